@@ -1,0 +1,51 @@
+// The catalog of stable error codes. docs/errors.md has one row per code; a test keeps the two in step.
+
+export const ErrorCodes = {
+  // Reading files
+  SG_ERR_IO_READ: 'The file could not be read from disk.',
+  SG_ERR_IO_WRITE: 'The output file could not be written.',
+  // PE / COFF (ECMA-335 II.25)
+  SG_ERR_PE_TRUNCATED: 'The file ends inside a PE structure.',
+  SG_ERR_PE_NOT_MZ: 'The file does not start with the MZ signature of a PE file.',
+  SG_ERR_PE_BAD_LFANEW: 'e_lfanew points outside the file or into the DOS header.',
+  SG_ERR_PE_NOT_PE: 'No PE\\0\\0 signature at e_lfanew.',
+  SG_ERR_PE_BAD_MAGIC: 'The optional header magic is neither 0x10B (PE32) nor 0x20B (PE32+).',
+  SG_ERR_PE_BAD_OPTIONAL_HEADER: 'SizeOfOptionalHeader or NumberOfRvaAndSizes is too small for the fields that must be read.',
+  SG_ERR_PE_TOO_MANY_SECTIONS: 'NumberOfSections is larger than any real image uses.',
+  SG_ERR_PE_SECTION_OUT_OF_FILE: 'A section header points at raw data beyond the end of the file.',
+  SG_ERR_PE_SECTION_OVERLAP: 'Two sections share raw file bytes.',
+  SG_ERR_PE_RVA_UNMAPPED: 'An RVA does not lie inside the raw data of any section.',
+  // CLI header (II.25.3.3)
+  SG_ERR_CLI_BAD_HEADER: 'The CLI (COR20) header is too small or malformed.',
+  // Metadata (II.24)
+  SG_ERR_MD_TRUNCATED: 'The file ends inside a metadata structure.',
+  SG_ERR_MD_BAD_SIGNATURE: 'The metadata root does not start with BSJB.',
+  SG_ERR_MD_BAD_STREAM: 'A metadata stream header is malformed or points outside the metadata.',
+  SG_ERR_MD_DUPLICATE_STREAM: 'A metadata stream name occurs twice.',
+  SG_ERR_MD_MISSING_STREAM: 'A required metadata stream is missing.',
+  SG_ERR_MD_BAD_TABLES: 'The #~ table stream header is malformed.',
+  SG_ERR_MD_ROW_COUNT: 'A table row count is larger than the table stream can hold.',
+  SG_ERR_MD_BAD_INDEX: 'A table or coded index points at a row that does not exist.',
+  SG_ERR_MD_BAD_HEAP_INDEX: 'A heap index points outside its heap.',
+  SG_ERR_MD_BAD_COMPRESSED_INT: 'A compressed integer is invalid or truncated.',
+  SG_ERR_MD_NESTING_CYCLE: 'Nested-type or resolution-scope chains form a cycle.',
+  SG_ERR_MD_BAD_SIGNATURE_BLOB: 'A member signature blob is malformed.',
+  SG_ERR_MD_BAD_ATTRIBUTE: 'A custom attribute has a malformed constructor or value blob.',
+  SG_ERR_MD_NO_ASSEMBLY: 'The metadata has no Assembly row (a netmodule, not an assembly).',
+  // Keys (strong-naming.md section 6)
+  SG_ERR_KEY_BAD_BLOB: 'The key file or public key blob is not a valid CAPI RSA key blob.',
+  SG_ERR_KEY_NOT_PAIR: 'A key pair (.snk with the private key) is needed, but the file holds only a public key.',
+  SG_ERR_KEY_MISMATCH: 'The key pair does not belong to the public key in the assembly.',
+  SG_ERR_KEY_ECMA: 'The assembly uses the ECMA neutral key; only Microsoft can sign it.',
+  // Strong names (section 7)
+  SG_ERR_SN_NOT_STRONG_NAMED: 'The assembly carries no public key or no signature slot.',
+  SG_ERR_SN_BAD_SLOT: 'The strong-name signature slot is misplaced or has the wrong size.',
+  SG_ERR_SN_NONSTANDARD_HEADER: 'The PE headers are not of the standard size, so the signed byte ranges are ambiguous.',
+  SG_ERR_SN_CRYPTO: 'The crypto library refused the operation.',
+  // Command line
+  SG_ERR_USAGE: 'The command line is not valid.',
+  SG_ERR_NO_INPUT: 'No input file matched.',
+  SG_ERR_INTERNAL: 'An unexpected internal error.',
+} as const;
+
+export type ErrorCode = keyof typeof ErrorCodes;

@@ -1,0 +1,81 @@
+// The public library API of signgate. Library functions take bytes and options, never paths.
+
+// Errors
+export { ErrorCodes, type ErrorCode } from './core/error-codes.js';
+export { SignGateError, FormatError, KeyError, UsageError, isSignGateError, type FormatErrorDetails } from './core/errors.js';
+
+// Binary
+export { ByteCursor } from './binary/byte-cursor.js';
+
+// PE
+export {
+  parsePeImage,
+  rvaToFileOffset,
+  findSectionByRva,
+  getDataDirectory,
+  getCertificateTable,
+  getOverlay,
+  findOverlappingSections,
+  PeMagic,
+  DataDirectoryIndex,
+  type PeImage,
+  type SectionHeader,
+  type DataDirectory,
+  type ByteRange,
+} from './pe/pe-image.js';
+export { parseCorHeader, hasCorHeader, CorFlags, type CorHeader } from './pe/cor-header.js';
+export { computePeChecksum } from './pe/checksum.js';
+
+// Metadata
+export { parseMetadataRoot, type MetadataRoot, type StreamHeader } from './metadata/root.js';
+export { MetadataTables, MAX_ROW_COUNT } from './metadata/tables.js';
+export { TableId, TableNames, CodedIndex } from './metadata/schema.js';
+export {
+  ModuleMetadata,
+  formatVersion,
+  AssemblyFlags,
+  type AssemblyDefinition,
+  type AssemblyReferenceRow,
+  type AssemblyVersion,
+  type CustomAttributeRow,
+  type TypeOrigin,
+  type FileRow,
+  type ManifestResourceRow,
+  type ExportedTypeRow,
+} from './metadata/module-metadata.js';
+export { parseMethodSignature, ElementType, type MethodSignature, type TypeSig } from './metadata/signatures.js';
+export { decodeCustomAttributeValue, type AttributeArgument, type NamedAttributeArgument, type DecodedAttributeValue } from './metadata/custom-attribute-value.js';
+
+// Strong names
+export {
+  parsePublicKeyBlob,
+  parseStrongNameKeyFile,
+  toPublicKeyObject,
+  sameRsaKey,
+  ECMA_KEY,
+  MICROSOFT_PLATFORM_KEY,
+  AlgId,
+  type PublicKeyInfo,
+  type StrongNameKeyFile,
+  type HashAlgorithm,
+} from './strongname/key-blob.js';
+export { publicKeyToken, referenceToken } from './strongname/token.js';
+export { getSignatureSlot, signedContent, signedContentLength, assertHashableLayout, type SignatureSlot } from './strongname/signed-content.js';
+export {
+  classifyStrongName,
+  verifyStrongName,
+  signAssembly,
+  compareIgnoringSignature,
+  computeStrongNameHash,
+  describeOffset,
+  StrongNameStates,
+  DEFAULT_KEY_MAP,
+  ECMA_KEY_TOKEN,
+  type StrongNameState,
+  type StrongNameDetail,
+  type StrongNameStatus,
+  type VerifyOptions,
+  type SignOptions,
+  type SignatureOnlyDiff,
+} from './strongname/strong-name.js';
+export { inspectAssembly, readModule, describeAttributes, type AssemblyInfo, type AttributeInfo, type ReferenceInfo, type InspectOptions } from './strongname/assembly-info.js';

@@ -1,0 +1,114 @@
+// The #Strings, #Blob and #GUID heaps (ECMA-335 II.24.2.3 - II.24.2.5). Strings are decoded on first use and cached.
+import { ByteCursor } from '../binary/byte-cursor.js';
+import { FormatError, hex } from '../core/errors.js';
+import type { StreamHeader } from './root.js';
+
+const utf8 = new TextDecoder('utf-8');
+
+function badIndex(heap: string, index: number, size: number, stream: StreamHeader | undefined): FormatError {
+  return new FormatError('SG_ERR_MD_BAD_HEAP_INDEX', `${heap} index ${hex(index)} is outside the ${size}-byte heap`, {
+    structure: heap,
+    fileOffset: stream ? stream.fileOffset : -1,
+    needed: index,
+    available: size,
+  });
+}
+
+export class StringHeap {
+  private readonly cache = new Map<number, string>();
+  private readonly start: number;
+  readonly size: number;
+
+  constructor(
+    private readonly bytes: Uint8Array,
+    private readonly stream: StreamHeader | undefined,
+  ) {
+    this.start = stream?.fileOffset ?? 0;
+    this.size = stream?.size ?? 0;
+  }
+
+  /** The NUL-terminated UTF-8 string at `index`; index 0 is "". */
+  get(index: number): string {
+    if (index === 0) return '';
+    const cached = this.cache.get(index);
+    if (cached !== undefined) return cached;
+    if (index >= this.size) throw badIndex('#Strings heap', index, this.size, this.stream);
+    const from = this.start + index;
+    const end = this.start + this.size;
+    const nul = this.bytes.indexOf(0, from);
+    if (nul < 0 || nul >= end) {
+      throw new FormatError('SG_ERR_MD_BAD_HEAP_INDEX', `#Strings heap string at ${hex(from)} has no terminating NUL before the end of the heap`, {
+        structure: '#Strings heap',
+        fileOffset: from,
+      });
+    }
+    const value = utf8.decode(this.bytes.subarray(from, nul));
+    this.cache.set(index, value);
+    return value;
+  }
+}
+
+export class BlobHeap {
+  private readonly start: number;
+  readonly size: number;
+
+  constructor(
+    private readonly bytes: Uint8Array,
+    private readonly stream: StreamHeader | undefined,
+  ) {
+    this.start = stream?.fileOffset ?? 0;
+    this.size = stream?.size ?? 0;
+  }
+
+  /** File offset of the blob's first content byte. */
+  contentFileOffset(index: number): number {
+    return this.cursor(index).start;
+  }
+
+  /** A view (no copy) of the blob at `index`; index 0 is the empty blob. */
+  get(index: number): Uint8Array {
+    const c = this.cursor(index);
+    return this.bytes.subarray(c.start, c.end);
+  }
+
+  /** A cursor over the blob content at `index`. */
+  cursor(index: number): ByteCursor {
+    if (index === 0) return new ByteCursor(this.bytes, { structure: '#Blob heap', errorCode: 'SG_ERR_MD_TRUNCATED', start: this.start, end: this.start });
+    if (index >= this.size) throw badIndex('#Blob heap', index, this.size, this.stream);
+    const heap = new ByteCursor(this.bytes, {
+      structure: '#Blob heap',
+      errorCode: 'SG_ERR_MD_TRUNCATED',
+      start: this.start,
+      end: this.start + this.size,
+    });
+    heap.seek(this.start + index);
+    const length = heap.compressedU32();
+    return heap.slice(heap.position, length, 'blob');
+  }
+}
+
+export class GuidHeap {
+  readonly size: number;
+  private readonly start: number;
+
+  constructor(
+    private readonly bytes: Uint8Array,
+    private readonly stream: StreamHeader | undefined,
+  ) {
+    this.start = stream?.fileOffset ?? 0;
+    this.size = stream?.size ?? 0;
+  }
+
+  /** GUID `index` (1-based; 0 is null) in registry format, lower case. */
+  get(index: number): string | null {
+    if (index === 0) return null;
+    const at = (index - 1) * 16;
+    if (at + 16 > this.size) throw badIndex('#GUID heap', index, this.size, this.stream);
+    const b = this.bytes.subarray(this.start + at, this.start + at + 16);
+    const h = (i: number) => b[i]!.toString(16).padStart(2, '0');
+    return (
+      h(3) + h(2) + h(1) + h(0) + '-' + h(5) + h(4) + '-' + h(7) + h(6) + '-' + h(8) + h(9) + '-' +
+      h(10) + h(11) + h(12) + h(13) + h(14) + h(15)
+    );
+  }
+}

@@ -1,0 +1,471 @@
+// One managed module's metadata: identity, references, type names and custom attributes
+// (ECMA-335 II.22, II.24; strong-naming.md sections 3-5). Built on the PE image; everything is lazy.
+import { ByteCursor } from '../binary/byte-cursor.js';
+import { FormatError, hex } from '../core/errors.js';
+import { parseCorHeader, type CorHeader } from '../pe/cor-header.js';
+import { rvaToFileOffset, type PeImage } from '../pe/pe-image.js';
+import { decodeCustomAttributeValue, type AttributeTypeResolver, type DecodedAttributeValue } from './custom-attribute-value.js';
+import { BlobHeap, GuidHeap, StringHeap } from './heaps.js';
+import { parseMetadataRoot, type MetadataRoot } from './root.js';
+import { TableId, TableNames } from './schema.js';
+import { ElementType, parseMethodSignature, parseTypeSignature, type MethodSignature, type TypeHandle, type TypeSig } from './signatures.js';
+import { MetadataTables } from './tables.js';
+
+export interface AssemblyVersion {
+  readonly major: number;
+  readonly minor: number;
+  readonly build: number;
+  readonly revision: number;
+}
+
+export function formatVersion(v: AssemblyVersion): string {
+  return `${v.major}.${v.minor}.${v.build}.${v.revision}`;
+}
+
+/** AssemblyFlags (II.23.1.2). */
+export const AssemblyFlags = { PublicKey: 0x0001, Retargetable: 0x0100, ContentTypeMask: 0x0e00 } as const;
+
+export interface AssemblyDefinition {
+  readonly hashAlgId: number;
+  readonly version: AssemblyVersion;
+  readonly flags: number;
+  /** The full public key blob; empty when the assembly is not strong-named. */
+  readonly publicKey: Uint8Array;
+  readonly name: string;
+  readonly culture: string;
+}
+
+export interface AssemblyReferenceRow {
+  readonly rid: number;
+  readonly version: AssemblyVersion;
+  readonly flags: number;
+  /** A full public key when `flags & 1`, else an 8-byte token, or empty. */
+  readonly publicKeyOrToken: Uint8Array;
+  readonly name: string;
+  readonly culture: string;
+}
+
+export interface FileRow {
+  readonly rid: number;
+  /** 0 = contains metadata, 1 = no metadata. */
+  readonly flags: number;
+  readonly name: string;
+  readonly hashValue: Uint8Array;
+}
+
+export interface ManifestResourceRow {
+  readonly rid: number;
+  readonly name: string;
+  readonly flags: number;
+  readonly offset: number;
+  /** null when embedded in this file. */
+  readonly implementation: { readonly table: number; readonly rid: number } | null;
+}
+
+export interface ExportedTypeRow {
+  readonly rid: number;
+  readonly flags: number;
+  readonly fullName: string;
+  readonly implementation: { readonly table: number; readonly rid: number };
+}
+
+/** Where a type is defined, as far as this module says. */
+export type TypeOrigin =
+  | { readonly kind: 'this-module' }
+  | { readonly kind: 'assembly'; readonly name: string; readonly assemblyRef: number }
+  | { readonly kind: 'module'; readonly name: string }
+  | { readonly kind: 'unresolved' };
+
+export interface CustomAttributeRow {
+  readonly rid: number;
+  readonly parent: { readonly table: number; readonly rid: number };
+  readonly constructor: { readonly table: number; readonly rid: number };
+  /** Namespace.Outer/Inner, ECMA form. */
+  readonly typeName: string;
+  readonly typeNamespace: string;
+  readonly origin: TypeOrigin;
+  /** Index of the value blob (0 = empty). */
+  readonly valueIndex: number;
+}
+
+/** Beyond any real nesting depth; stops cycles in NestedClass and TypeRef chains. */
+const MAX_NESTING = 64;
+
+/** TypeDef flags: the visibility mask marks nested types (II.23.1.15). */
+const TYPE_VISIBILITY_MASK = 0x7;
+
+export class ModuleMetadata {
+  readonly corHeader: CorHeader;
+  readonly root: MetadataRoot;
+  readonly tables: MetadataTables;
+  readonly strings: StringHeap;
+  readonly blobs: BlobHeap;
+  readonly guids: GuidHeap;
+  private nesting: Map<number, number> | undefined;
+  private typeDefNames = new Map<number, string>();
+
+  /**
+   * @throws FormatError SG_ERR_CLI_*, SG_ERR_MD_*, SG_ERR_PE_RVA_UNMAPPED
+   */
+  constructor(readonly image: PeImage) {
+    this.corHeader = parseCorHeader(image);
+    const md = this.corHeader.metadata;
+    const mdAt = rvaToFileOffset(image, md.rva, md.size, 'metadata root');
+    this.root = parseMetadataRoot(image.bytes, mdAt, md.size);
+    this.tables = new MetadataTables(image.bytes, this.root);
+    this.strings = new StringHeap(image.bytes, this.root.strings);
+    this.blobs = new BlobHeap(image.bytes, this.root.blob);
+    this.guids = new GuidHeap(image.bytes, this.root.guid);
+  }
+
+  private cell(table: number, rid: number, column: string): number {
+    return this.tables.cell(table, rid, this.tables.column(table, column));
+  }
+
+  private str(table: number, rid: number, column: string): string {
+    return this.strings.get(this.cell(table, rid, column));
+  }
+
+  private blob(table: number, rid: number, column: string): Uint8Array {
+    return this.blobs.get(this.cell(table, rid, column));
+  }
+
+  private version(table: number, rid: number): AssemblyVersion {
+    return {
+      major: this.cell(table, rid, 'majorVersion'),
+      minor: this.cell(table, rid, 'minorVersion'),
+      build: this.cell(table, rid, 'buildNumber'),
+      revision: this.cell(table, rid, 'revisionNumber'),
+    };
+  }
+
+  get moduleName(): string {
+    return this.tables.rowCount(TableId.Module) > 0 ? this.str(TableId.Module, 1, 'name') : '';
+  }
+
+  get mvid(): string | null {
+    return this.tables.rowCount(TableId.Module) > 0 ? this.guids.get(this.cell(TableId.Module, 1, 'mvid')) : null;
+  }
+
+  /** True when the module has an Assembly row (a manifest); false for a bare netmodule. */
+  get hasManifest(): boolean {
+    return this.tables.rowCount(TableId.Assembly) > 0;
+  }
+
+  /** The Assembly row, or undefined for a netmodule. */
+  get assembly(): AssemblyDefinition | undefined {
+    if (!this.hasManifest) return undefined;
+    const A = TableId.Assembly;
+    return {
+      hashAlgId: this.cell(A, 1, 'hashAlgId'),
+      version: this.version(A, 1),
+      flags: this.cell(A, 1, 'flags'),
+      publicKey: this.blob(A, 1, 'publicKey'),
+      name: this.str(A, 1, 'name'),
+      culture: this.str(A, 1, 'culture'),
+    };
+  }
+
+  get assemblyReferences(): AssemblyReferenceRow[] {
+    const R = TableId.AssemblyRef;
+    const out: AssemblyReferenceRow[] = [];
+    for (let rid = 1; rid <= this.tables.rowCount(R); rid++) out.push(this.assemblyReference(rid));
+    return out;
+  }
+
+  assemblyReference(rid: number): AssemblyReferenceRow {
+    const R = TableId.AssemblyRef;
+    return {
+      rid,
+      version: this.version(R, rid),
+      flags: this.cell(R, rid, 'flags'),
+      publicKeyOrToken: this.blob(R, rid, 'publicKeyOrToken'),
+      name: this.str(R, rid, 'name'),
+      culture: this.str(R, rid, 'culture'),
+    };
+  }
+
+  get files(): FileRow[] {
+    const F = TableId.File;
+    const out: FileRow[] = [];
+    for (let rid = 1; rid <= this.tables.rowCount(F); rid++) {
+      out.push({ rid, flags: this.cell(F, rid, 'flags'), name: this.str(F, rid, 'name'), hashValue: this.blob(F, rid, 'hashValue') });
+    }
+    return out;
+  }
+
+  get manifestResources(): ManifestResourceRow[] {
+    const M = TableId.ManifestResource;
+    const out: ManifestResourceRow[] = [];
+    for (let rid = 1; rid <= this.tables.rowCount(M); rid++) {
+      const impl = this.tables.decodeCoded('Implementation', this.cell(M, rid, 'implementation'));
+      out.push({
+        rid,
+        name: this.str(M, rid, 'name'),
+        flags: this.cell(M, rid, 'flags'),
+        offset: this.cell(M, rid, 'offset'),
+        implementation: impl.rid === 0 ? null : impl,
+      });
+    }
+    return out;
+  }
+
+  get exportedTypes(): ExportedTypeRow[] {
+    const E = TableId.ExportedType;
+    const out: ExportedTypeRow[] = [];
+    for (let rid = 1; rid <= this.tables.rowCount(E); rid++) {
+      const ns = this.str(E, rid, 'typeNamespace');
+      const name = this.str(E, rid, 'typeName');
+      out.push({
+        rid,
+        flags: this.cell(E, rid, 'flags'),
+        fullName: ns ? `${ns}.${name}` : name,
+        implementation: this.tables.decodeCoded('Implementation', this.cell(E, rid, 'implementation')),
+      });
+    }
+    return out;
+  }
+
+  // ---- type names (strong-naming.md section 4.2) ----
+
+  private nestingMap(): Map<number, number> {
+    if (!this.nesting) {
+      const N = TableId.NestedClass;
+      const map = new Map<number, number>();
+      for (let rid = 1; rid <= this.tables.rowCount(N); rid++) map.set(this.cell(N, rid, 'nestedClass'), this.cell(N, rid, 'enclosingClass'));
+      this.nesting = map;
+    }
+    return this.nesting;
+  }
+
+  private cycle(table: number, rid: number): FormatError {
+    return new FormatError('SG_ERR_MD_NESTING_CYCLE', `${TableNames[table]} row ${rid} is part of a nesting cycle or a chain deeper than ${MAX_NESTING}`, {
+      structure: `${TableNames[table]} table`,
+      fileOffset: this.tables.rowFileOffset(table, rid),
+    });
+  }
+
+  /** Namespace.Outer/Inner of a TypeDef row. */
+  typeDefFullName(rid: number): string {
+    const cached = this.typeDefNames.get(rid);
+    if (cached !== undefined) return cached;
+    const T = TableId.TypeDef;
+    const parts: string[] = [];
+    let current = rid;
+    const seen = new Set<number>();
+    for (;;) {
+      if (seen.has(current) || seen.size >= MAX_NESTING) throw this.cycle(T, rid);
+      seen.add(current);
+      const name = this.str(T, current, 'typeName');
+      const enclosing = this.nestingMap().get(current);
+      const nested = (this.cell(T, current, 'flags') & TYPE_VISIBILITY_MASK) >= 2;
+      if (enclosing !== undefined && enclosing !== 0 && nested) {
+        parts.unshift(name);
+        current = enclosing;
+        continue;
+      }
+      const ns = this.str(T, current, 'typeNamespace');
+      parts.unshift(ns ? `${ns}.${name}` : name);
+      break;
+    }
+    const full = parts.join('/');
+    this.typeDefNames.set(rid, full);
+    return full;
+  }
+
+  /** Namespace.Outer/Inner of a TypeRef row and the scope it resolves to. */
+  typeRefInfo(rid: number): { fullName: string; namespace: string; origin: TypeOrigin } {
+    const R = TableId.TypeRef;
+    const parts: string[] = [];
+    let current = rid;
+    const seen = new Set<number>();
+    for (;;) {
+      if (seen.has(current) || seen.size >= MAX_NESTING) throw this.cycle(R, rid);
+      seen.add(current);
+      const scope = this.tables.decodeCoded('ResolutionScope', this.cell(R, current, 'resolutionScope'));
+      const name = this.str(R, current, 'typeName');
+      if (scope.table === TableId.TypeRef && scope.rid !== 0) {
+        parts.unshift(name);
+        current = scope.rid;
+        continue;
+      }
+      const ns = this.str(R, current, 'typeNamespace');
+      parts.unshift(ns ? `${ns}.${name}` : name);
+      return { fullName: parts.join('/'), namespace: ns, origin: this.scopeOrigin(scope) };
+    }
+  }
+
+  private scopeOrigin(scope: { table: number; rid: number }): TypeOrigin {
+    if (scope.rid === 0) return { kind: 'unresolved' }; // resolved through ExportedType; not followed
+    switch (scope.table) {
+      case TableId.Module:
+        return { kind: 'this-module' };
+      case TableId.ModuleRef:
+        return { kind: 'module', name: this.str(TableId.ModuleRef, scope.rid, 'name') };
+      case TableId.AssemblyRef:
+        return { kind: 'assembly', name: this.str(TableId.AssemblyRef, scope.rid, 'name'), assemblyRef: scope.rid };
+      default:
+        return { kind: 'unresolved' };
+    }
+  }
+
+  /** Full name and origin of a TypeDefOrRef handle (TypeSpec resolves to its generic definition). */
+  typeHandleInfo(handle: TypeHandle, depth = 0): { fullName: string; namespace: string; origin: TypeOrigin } {
+    if (handle.table === TableId.TypeDef) {
+      const fullName = this.typeDefFullName(handle.rid);
+      return { fullName, namespace: this.outerNamespace(handle.rid), origin: { kind: 'this-module' } };
+    }
+    if (handle.table === TableId.TypeRef) return this.typeRefInfo(handle.rid);
+    if (handle.table === TableId.TypeSpec && depth < 4) {
+      const sig = parseTypeSignature(this.blobs.cursor(this.cell(TableId.TypeSpec, handle.rid, 'signature')));
+      const inner = sig.kind === 'genericinst' ? sig.generic : sig;
+      if (inner.kind === 'class' || inner.kind === 'valuetype') return this.typeHandleInfo(inner.type, depth + 1);
+    }
+    throw new FormatError('SG_ERR_MD_BAD_INDEX', `type handle ${TableNames[handle.table] ?? hex(handle.table)} row ${handle.rid} does not name a type`, {
+      structure: 'type reference',
+      fileOffset: -1,
+    });
+  }
+
+  private outerNamespace(typeDefRid: number): string {
+    const full = this.typeDefFullName(typeDefRid);
+    const outer = full.split('/')[0]!;
+    const dot = outer.lastIndexOf('.');
+    return dot < 0 ? '' : outer.slice(0, dot);
+  }
+
+  /** The TypeDef that owns MethodDef `rid` (largest i with MethodList(i) <= rid). */
+  methodOwner(methodRid: number): number {
+    const T = TableId.TypeDef;
+    let position = methodRid;
+    const ptrRows = this.tables.uncompressed ? this.tables.rowCount(TableId.MethodPtr) : 0;
+    if (ptrRows > 0) {
+      // #- with a MethodPtr table: MethodList values are positions in MethodPtr.
+      position = 0;
+      for (let p = 1; p <= ptrRows; p++) {
+        if (this.tables.cell(TableId.MethodPtr, p, 0) === methodRid) {
+          position = p;
+          break;
+        }
+      }
+    }
+    const column = this.tables.column(T, 'methodList');
+    let lo = 1;
+    let hi = this.tables.rowCount(T);
+    let found = 0;
+    while (lo <= hi) {
+      const mid = (lo + hi) >>> 1;
+      if (this.tables.cell(T, mid, column) <= position) {
+        found = mid;
+        lo = mid + 1;
+      } else {
+        hi = mid - 1;
+      }
+    }
+    if (found === 0 || position === 0) throw this.tables.badRow(TableId.MethodDef, methodRid);
+    return found;
+  }
+
+  // ---- custom attributes (section 4) ----
+
+  /** Every CustomAttribute row whose parent is (`table`, `rid`), in table order. */
+  customAttributesOf(table: number, rid: number): CustomAttributeRow[] {
+    const C = TableId.CustomAttribute;
+    const parentColumn = this.tables.column(C, 'parent');
+    const out: CustomAttributeRow[] = [];
+    // The table should be sorted by parent, but unsorted files exist: scan it all.
+    for (let row = 1; row <= this.tables.rowCount(C); row++) {
+      const parent = this.tables.decodeCoded('HasCustomAttribute', this.tables.cell(C, row, parentColumn));
+      if (parent.table === table && parent.rid === rid) out.push(this.customAttribute(row));
+    }
+    return out;
+  }
+
+  /** Attributes on the Assembly row (parent token 0x20000001). */
+  get assemblyAttributes(): CustomAttributeRow[] {
+    return this.hasManifest ? this.customAttributesOf(TableId.Assembly, 1) : [];
+  }
+
+  /** Attributes on the Module row. */
+  get moduleAttributes(): CustomAttributeRow[] {
+    return this.customAttributesOf(TableId.Module, 1);
+  }
+
+  customAttribute(rid: number): CustomAttributeRow {
+    const C = TableId.CustomAttribute;
+    const parent = this.tables.decodeCoded('HasCustomAttribute', this.cell(C, rid, 'parent'));
+    const ctor = this.tables.decodeCoded('CustomAttributeType', this.cell(C, rid, 'type'));
+    const type = this.constructorType(ctor, rid);
+    return {
+      rid,
+      parent,
+      constructor: ctor,
+      typeName: type.fullName,
+      typeNamespace: type.namespace,
+      origin: type.origin,
+      valueIndex: this.cell(C, rid, 'value'),
+    };
+  }
+
+  private constructorType(ctor: { table: number; rid: number }, attributeRid: number): { fullName: string; namespace: string; origin: TypeOrigin } {
+    if (ctor.table === TableId.MethodDef) {
+      const owner = this.methodOwner(ctor.rid);
+      return this.typeHandleInfo({ table: TableId.TypeDef, rid: owner });
+    }
+    if (ctor.table === TableId.MemberRef) {
+      const parent = this.tables.decodeCoded('MemberRefParent', this.cell(TableId.MemberRef, ctor.rid, 'class'));
+      if (parent.table === TableId.TypeDef || parent.table === TableId.TypeRef || parent.table === TableId.TypeSpec) {
+        return this.typeHandleInfo(parent);
+      }
+    }
+    throw new FormatError('SG_ERR_MD_BAD_ATTRIBUTE', `CustomAttribute row ${attributeRid} has a constructor that is not a method of a type`, {
+      structure: 'CustomAttribute table',
+      fileOffset: this.tables.rowFileOffset(TableId.CustomAttribute, attributeRid),
+    });
+  }
+
+  /** The constructor's name (should be .ctor) and its signature. */
+  attributeConstructor(attribute: CustomAttributeRow): { name: string; signature: MethodSignature; flags: number | undefined } {
+    const { table, rid } = attribute.constructor;
+    const name = this.str(table, rid, 'name');
+    const signature = parseMethodSignature(this.blobs.cursor(this.cell(table, rid, 'signature')));
+    const flags = table === TableId.MethodDef ? this.cell(table, rid, 'flags') : undefined;
+    return { name, signature, flags };
+  }
+
+  /**
+   * Decodes an attribute's arguments using its constructor signature.
+   * @throws FormatError SG_ERR_MD_BAD_ATTRIBUTE, SG_ERR_MD_BAD_SIGNATURE_BLOB and truncation codes
+   */
+  decodeAttribute(attribute: CustomAttributeRow): DecodedAttributeValue {
+    const { signature } = this.attributeConstructor(attribute);
+    return decodeCustomAttributeValue(this.blobs.cursor(attribute.valueIndex), signature.parameters, this.attributeResolver);
+  }
+
+  /** Raw value blob of an attribute. */
+  attributeValue(attribute: CustomAttributeRow): Uint8Array {
+    return this.blobs.get(attribute.valueIndex);
+  }
+
+  private readonly attributeResolver: AttributeTypeResolver = {
+    typeName: (sig) => this.typeHandleInfo(sig.type).fullName,
+    enumUnderlyingType: (sig) => (sig.type.table === TableId.TypeDef ? this.enumUnderlyingType(sig.type.rid) : undefined),
+  };
+
+  /** The element type of an enum's `value__` field, for enums defined in this module. */
+  private enumUnderlyingType(typeDefRid: number): number | undefined {
+    const T = TableId.TypeDef;
+    const F = TableId.Field;
+    const first = this.cell(T, typeDefRid, 'fieldList');
+    const next = typeDefRid < this.tables.rowCount(T) ? this.cell(T, typeDefRid + 1, 'fieldList') : this.tables.rowCount(F) + 1;
+    for (let f = first; f < next && f <= this.tables.rowCount(F); f++) {
+      const STATIC = 0x10;
+      if (this.cell(F, f, 'flags') & STATIC) continue;
+      const c: ByteCursor = this.blobs.cursor(this.cell(F, f, 'signature'));
+      if (c.u8() !== 0x06) return undefined; // FIELD prolog
+      const sig: TypeSig = parseTypeSignature(c);
+      return sig.kind === 'primitive' && sig.elementType !== ElementType.Boolean ? sig.elementType : undefined;
+    }
+    return undefined;
+  }
+}

@@ -1,0 +1,226 @@
+// The #~ / #- table stream (ECMA-335 II.24.2.6; strong-naming.md sections 3.2-3.3).
+// Row sizes and column offsets are computed once from the heap-size flags and row counts;
+// rows are read on demand. The whole table area is bounds-checked up front, so cell reads
+// only check the row id.
+import { ByteCursor, peekU16, peekU32 } from '../binary/byte-cursor.js';
+import { FormatError, hex } from '../core/errors.js';
+import type { MetadataRoot } from './root.js';
+import { CodedIndex, PTR_TABLES, TABLE_COUNT, TableId, TableNames, TableSchemas, type CodedIndexName, type ColumnDef } from './schema.js';
+
+/** SRM's limit: a row count needs at most 24 bits. */
+export const MAX_ROW_COUNT = 0x00ffffff;
+
+const HeapSizes = { StringsWide: 0x01, GuidWide: 0x02, BlobWide: 0x04, ExtraData: 0x40 } as const;
+
+export interface TableInfo {
+  readonly rowCount: number;
+  readonly rowSize: number;
+  readonly fileOffset: number;
+  /** Byte offset and width of each column within a row. */
+  readonly columnOffsets: readonly number[];
+  readonly columnSizes: readonly number[];
+}
+
+export interface CodedValue {
+  /** Table id, or -1 for an unused tag. */
+  readonly table: number;
+  readonly rid: number;
+}
+
+export class MetadataTables {
+  readonly majorVersion: number;
+  readonly minorVersion: number;
+  readonly heapSizes: number;
+  readonly valid: bigint;
+  readonly sorted: bigint;
+  readonly uncompressed: boolean;
+  private readonly info: (TableInfo | undefined)[] = [];
+  private readonly columnIndex: Map<string, number>[] = [];
+
+  constructor(
+    readonly bytes: Uint8Array,
+    root: MetadataRoot,
+  ) {
+    const stream = root.tables;
+    this.uncompressed = stream.name === '#-';
+    const c = new ByteCursor(bytes, {
+      structure: `${stream.name} table stream`,
+      errorCode: 'SG_ERR_MD_TRUNCATED',
+      start: stream.fileOffset,
+      end: stream.fileOffset + stream.size,
+    });
+    c.skip(4); // Reserved
+    this.majorVersion = c.u8();
+    this.minorVersion = c.u8();
+    this.heapSizes = c.u8();
+    c.skip(1); // Reserved
+    this.valid = c.u64();
+    this.sorted = c.u64();
+    if (this.valid >> BigInt(TABLE_COUNT) !== 0n) {
+      throw new FormatError(
+        'SG_ERR_MD_BAD_TABLES',
+        `${stream.name} Valid mask 0x${this.valid.toString(16)} at ${hex(stream.fileOffset + 8)} has bits for tables above 0x2C`,
+        { structure: `${stream.name} header`, fileOffset: stream.fileOffset + 8 },
+      );
+    }
+    const rowCounts = new Array<number>(TABLE_COUNT).fill(0);
+    for (let id = 0; id < TABLE_COUNT; id++) {
+      if (!this.isPresent(id)) continue;
+      const at = c.position;
+      const n = c.u32();
+      if (n > MAX_ROW_COUNT) {
+        throw new FormatError('SG_ERR_MD_ROW_COUNT', `${TableNames[id]} row count ${n} at ${hex(at)} is over ${MAX_ROW_COUNT}`, {
+          structure: `${stream.name} header`,
+          fileOffset: at,
+        });
+      }
+      rowCounts[id] = n;
+    }
+    if (!this.uncompressed) {
+      for (const id of [...PTR_TABLES, TableId.EncMap]) {
+        if (rowCounts[id]! > 0) {
+          throw new FormatError('SG_ERR_MD_BAD_TABLES', `#~ stream contains the ${TableNames[id]} table, allowed only in #-`, {
+            structure: '#~ header',
+            fileOffset: stream.fileOffset + 8,
+          });
+        }
+      }
+    }
+    if (this.heapSizes & HeapSizes.ExtraData) c.skip(4);
+
+    const wide = root.minimalDelta;
+    const stringSize = wide || this.heapSizes & HeapSizes.StringsWide ? 4 : 2;
+    const guidSize = wide || this.heapSizes & HeapSizes.GuidWide ? 4 : 2;
+    const blobSize = wide || this.heapSizes & HeapSizes.BlobWide ? 4 : 2;
+    const tableIndexSize = (table: number) => (wide || rowCounts[table]! >= 0x10000 ? 4 : 2);
+    const codedSize = (name: CodedIndexName) => {
+      const def = CodedIndex[name];
+      const max = Math.max(...def.tables.map((table) => (table < 0 ? 0 : rowCounts[table]!)));
+      return wide || max >= 1 << (16 - def.bits) ? 4 : 2;
+    };
+    const columnSize = (column: ColumnDef): number => {
+      const type = column.type;
+      switch (type.kind) {
+        case 'u1':
+          return 1;
+        case 'u2':
+          return 2;
+        case 'u4':
+          return 4;
+        case 'string':
+          return stringSize;
+        case 'guid':
+          return guidSize;
+        case 'blob':
+          return blobSize;
+        case 'table':
+          return tableIndexSize(type.table);
+        case 'list':
+          // #- only: the list points into the Ptr table when that table exists.
+          if (this.uncompressed && rowCounts[type.ptrTable]! > 0) return tableIndexSize(type.ptrTable);
+          return tableIndexSize(type.table);
+        case 'coded':
+          return codedSize(type.coded);
+      }
+    };
+
+    // Check the whole table area against the stream before computing offsets: a lying row count
+    // must never lead to a read, let alone an allocation, beyond the stream.
+    let offset = c.position;
+    const streamEnd = stream.fileOffset + stream.size;
+    for (let id = 0; id < TABLE_COUNT; id++) {
+      const schema = TableSchemas[id]!;
+      this.columnIndex.push(new Map(schema.map((col, i) => [col.name, i])));
+      if (rowCounts[id] === 0) {
+        this.info.push(undefined);
+        continue;
+      }
+      const columnSizes = schema.map(columnSize);
+      const columnOffsets: number[] = [];
+      let rowSize = 0;
+      for (const size of columnSizes) {
+        columnOffsets.push(rowSize);
+        rowSize += size;
+      }
+      const tableSize = rowSize * rowCounts[id]!;
+      if (offset + tableSize > streamEnd) {
+        throw new FormatError(
+          'SG_ERR_MD_ROW_COUNT',
+          `${TableNames[id]} table (${rowCounts[id]} rows of ${rowSize} bytes at ${hex(offset)}) runs past the end of the ${stream.name} stream at ${hex(streamEnd)}`,
+          { structure: `${TableNames[id]} table`, fileOffset: offset, needed: tableSize, available: Math.max(0, streamEnd - offset) },
+        );
+      }
+      this.info.push({ rowCount: rowCounts[id]!, rowSize, fileOffset: offset, columnOffsets, columnSizes });
+      offset += tableSize;
+    }
+  }
+
+  isPresent(table: number): boolean {
+    return ((this.valid >> BigInt(table)) & 1n) === 1n;
+  }
+
+  rowCount(table: number): number {
+    return this.info[table]?.rowCount ?? 0;
+  }
+
+  tableInfo(table: number): TableInfo | undefined {
+    return this.info[table];
+  }
+
+  /** Index of the column `name` in `table`'s schema. */
+  column(table: number, name: string): number {
+    const index = this.columnIndex[table]!.get(name);
+    if (index === undefined) throw new Error(`internal: ${TableNames[table]} has no column ${name}`);
+    return index;
+  }
+
+  /**
+   * The raw value of cell (`table`, `rid`, `column`).
+   * @throws FormatError SG_ERR_MD_BAD_INDEX when the row does not exist.
+   */
+  cell(table: number, rid: number, column: number): number {
+    const info = this.info[table];
+    if (!info || rid < 1 || rid > info.rowCount) throw this.badRow(table, rid);
+    const at = info.fileOffset + (rid - 1) * info.rowSize + info.columnOffsets[column]!;
+    switch (info.columnSizes[column]) {
+      case 1:
+        return this.bytes[at]!;
+      case 2:
+        return peekU16(this.bytes, at);
+      default:
+        return peekU32(this.bytes, at);
+    }
+  }
+
+  /** File offset of row `rid` of `table`. */
+  rowFileOffset(table: number, rid: number): number {
+    const info = this.info[table];
+    if (!info || rid < 1 || rid > info.rowCount) throw this.badRow(table, rid);
+    return info.fileOffset + (rid - 1) * info.rowSize;
+  }
+
+  /** Splits a coded index into table and row id. Row ids are not checked here. */
+  decodeCoded(name: CodedIndexName, value: number): CodedValue {
+    const def = CodedIndex[name];
+    const tag = value & ((1 << def.bits) - 1);
+    const table = (def.tables as readonly number[])[tag] ?? -1;
+    return { table, rid: value >>> def.bits };
+  }
+
+  /** Reads a whole row as named raw values (for diagnostics and the `#-` list helpers). */
+  row(table: number, rid: number): Record<string, number> {
+    const out: Record<string, number> = {};
+    TableSchemas[table]!.forEach((col, i) => {
+      out[col.name] = this.cell(table, rid, i);
+    });
+    return out;
+  }
+
+  badRow(table: number, rid: number): FormatError {
+    const name = TableNames[table] ?? `table ${hex(table)}`;
+    return new FormatError('SG_ERR_MD_BAD_INDEX', `${name} row ${rid} does not exist (the table has ${this.rowCount(table)} rows)`, {
+      structure: `${name} table`,
+      fileOffset: this.info[table]?.fileOffset ?? -1,
+    });
+  }
+}

@@ -1,0 +1,219 @@
+// Everything `signgate inspect` reports about one file, built from the PE, metadata and strong-name layers.
+// Never throws for bad bytes: a file that cannot be read yields `error` with a stable code.
+import { SignGateError, isSignGateError } from '../core/errors.js';
+import type { AttributeArgument, NamedAttributeArgument } from '../metadata/custom-attribute-value.js';
+import { formatVersion, ModuleMetadata } from '../metadata/module-metadata.js';
+import { computePeChecksum } from '../pe/checksum.js';
+import { CorFlags, hasCorHeader } from '../pe/cor-header.js';
+import { getCertificateTable, getOverlay, parsePeImage, type PeImage } from '../pe/pe-image.js';
+import { classifyStrongName, type StrongNameDetail, type StrongNameState, type VerifyOptions } from './strong-name.js';
+import { publicKeyToken, referenceToken } from './token.js';
+import type { HashAlgorithm } from './key-blob.js';
+import { toHex } from '../binary/byte-cursor.js';
+
+export const MACHINE_NAMES: Record<number, string> = { 0x14c: 'i386', 0x8664: 'x64', 0xaa64: 'arm64', 0x1c4: 'arm', 0x200: 'ia64' };
+
+export interface AttributeInfo {
+  /** Namespace.Outer/Inner */
+  readonly type: string;
+  /** Name of the defining assembly, or null when the type is defined in this module. */
+  readonly assembly: string | null;
+  /** Where the attribute is applied. */
+  readonly target: 'assembly' | 'module';
+  readonly arguments: readonly AttributeArgument[] | null;
+  readonly namedArguments: readonly NamedAttributeArgument[] | null;
+  /** Hex of the constructor signature blob (e.g. "20010102" for a ctor taking one bool). */
+  readonly constructorSignature: string | null;
+  readonly error: { readonly code: string; readonly message: string } | null;
+}
+
+export interface ReferenceInfo {
+  readonly name: string;
+  readonly version: string;
+  readonly culture: string;
+  readonly publicKeyToken: string | null;
+}
+
+export interface AssemblyInfo {
+  readonly path: string;
+  readonly size: number;
+  readonly managed: boolean;
+  readonly error: { readonly code: string; readonly message: string; readonly fileOffset?: number } | null;
+  readonly pe: {
+    readonly format: 'PE32' | 'PE32+';
+    readonly machine: string;
+    readonly kind: 'dll' | 'exe';
+    readonly timeDateStamp: number;
+    readonly checkSum: number;
+    readonly checkSumValid: boolean;
+    readonly authenticode: boolean;
+    readonly overlayBytes: number;
+  } | null;
+  readonly cli: {
+    readonly runtimeVersion: string;
+    readonly metadataVersion: string;
+    readonly flags: number;
+    readonly ilOnly: boolean;
+    readonly requires32Bit: boolean;
+    readonly prefers32Bit: boolean;
+    readonly ilLibrary: boolean;
+    readonly strongNameSignedFlag: boolean;
+  } | null;
+  readonly module: { readonly name: string; readonly mvid: string | null; readonly hasManifest: boolean } | null;
+  readonly assembly: {
+    readonly name: string;
+    readonly version: string;
+    readonly culture: string;
+    readonly flags: number;
+    readonly hashAlgId: number;
+    readonly publicKey: string | null;
+    readonly publicKeyToken: string | null;
+    /** Hash algorithm of the strong-name signature, from the public key blob's HashAlgID. */
+    readonly hashAlgorithm: HashAlgorithm | null;
+  } | null;
+  readonly strongName: {
+    readonly state: StrongNameState;
+    readonly details: readonly StrongNameDetail[];
+    readonly description: string;
+    readonly flagSet: boolean;
+    readonly slotSize: number | null;
+    readonly keyBits: number | null;
+    readonly hashAlgorithm: HashAlgorithm | null;
+    readonly signatureValid: boolean | null;
+  } | null;
+  readonly attributes: readonly AttributeInfo[];
+  readonly references: readonly ReferenceInfo[];
+}
+
+export interface InspectOptions extends VerifyOptions {
+  /** Verify non-empty signatures cryptographically (default true). */
+  readonly verify?: boolean;
+  /** Decode attribute arguments (default true). */
+  readonly decodeAttributes?: boolean;
+}
+
+function errorInfo(error: unknown): { code: string; message: string; fileOffset?: number } {
+  if (isSignGateError(error)) {
+    const fileOffset = (error as { fileOffset?: number }).fileOffset;
+    return fileOffset !== undefined && fileOffset >= 0 ? { code: error.code, message: error.message, fileOffset } : { code: error.code, message: error.message };
+  }
+  return { code: 'SG_ERR_INTERNAL', message: error instanceof Error ? error.message : String(error) };
+}
+
+function peInfo(image: PeImage): NonNullable<AssemblyInfo['pe']> {
+  const DLL = 0x2000;
+  return {
+    format: image.isPe32Plus ? 'PE32+' : 'PE32',
+    machine: MACHINE_NAMES[image.machine] ?? `0x${image.machine.toString(16)}`,
+    kind: image.characteristics & DLL ? 'dll' : 'exe',
+    timeDateStamp: image.timeDateStamp,
+    checkSum: image.checkSum,
+    checkSumValid: image.checkSum === 0 || image.checkSum === computePeChecksum(image.bytes, image.checkSumFileOffset),
+    authenticode: getCertificateTable(image) !== null,
+    overlayBytes: getOverlay(image)?.size ?? 0,
+  };
+}
+
+/** Attributes on the assembly and the module, with decoded arguments; a bad attribute carries its own error. */
+export function describeAttributes(module: ModuleMetadata, decode = true): AttributeInfo[] {
+  const rows = [...module.assemblyAttributes.map((row) => ({ row, target: 'assembly' as const })), ...module.moduleAttributes.map((row) => ({ row, target: 'module' as const }))];
+  return rows.map(({ row, target }) => {
+    const assembly = row.origin.kind === 'this-module' ? null : row.origin.kind === 'assembly' || row.origin.kind === 'module' ? row.origin.name : null;
+    try {
+      const ctor = module.attributeConstructor(row);
+      const decoded = decode ? module.decodeAttribute(row) : null;
+      return {
+        type: row.typeName,
+        assembly,
+        target,
+        arguments: decoded?.fixedArguments ?? null,
+        namedArguments: decoded?.namedArguments ?? null,
+        constructorSignature: toHex(ctor.signature.bytes),
+        error: null,
+      };
+    } catch (error) {
+      if (!(error instanceof SignGateError)) throw error;
+      return { type: row.typeName, assembly, target, arguments: null, namedArguments: null, constructorSignature: null, error: errorInfo(error) };
+    }
+  });
+}
+
+/**
+ * Reads one file's bytes into the inspect record. Never throws for malformed input.
+ * @param path how the file is named in the output (POSIX separators recommended)
+ */
+export function inspectAssembly(bytes: Uint8Array, path: string, options: InspectOptions = {}): AssemblyInfo {
+  const empty = { path, size: bytes.length, pe: null, cli: null, module: null, assembly: null, strongName: null, attributes: [], references: [] };
+  let image: PeImage;
+  try {
+    image = parsePeImage(bytes);
+  } catch (error) {
+    return { ...empty, managed: false, error: errorInfo(error) };
+  }
+  const pe = peInfo(image);
+  if (!hasCorHeader(image)) return { ...empty, pe, managed: false, error: null };
+  let module: ModuleMetadata;
+  try {
+    module = new ModuleMetadata(image);
+  } catch (error) {
+    return { ...empty, pe, managed: true, error: errorInfo(error) };
+  }
+  const partial: Record<string, unknown> = { ...empty, pe, managed: true, error: null };
+  try {
+    const cor = module.corHeader;
+    partial.cli = {
+      runtimeVersion: `${cor.majorRuntimeVersion}.${cor.minorRuntimeVersion}`,
+      metadataVersion: module.root.version,
+      flags: cor.flags,
+      ilOnly: (cor.flags & CorFlags.ILOnly) !== 0,
+      requires32Bit: (cor.flags & CorFlags.Requires32Bit) !== 0,
+      prefers32Bit: (cor.flags & CorFlags.Prefers32Bit) !== 0,
+      ilLibrary: (cor.flags & CorFlags.ILLibrary) !== 0,
+      strongNameSignedFlag: (cor.flags & CorFlags.StrongNameSigned) !== 0,
+    };
+    partial.module = { name: module.moduleName, mvid: module.mvid, hasManifest: module.hasManifest };
+    const def = module.assembly;
+    partial.references = module.assemblyReferences.map((r) => ({
+      name: r.name,
+      version: formatVersion(r.version),
+      culture: r.culture,
+      publicKeyToken: referenceToken(r.publicKeyOrToken, r.flags),
+    }));
+    partial.attributes = describeAttributes(module, options.decodeAttributes !== false);
+    const status = classifyStrongName(module, options);
+    if (def) {
+      partial.assembly = {
+        name: def.name,
+        version: formatVersion(def.version),
+        culture: def.culture,
+        flags: def.flags,
+        hashAlgId: def.hashAlgId,
+        publicKey: def.publicKey.length ? toHex(def.publicKey) : null,
+        publicKeyToken: def.publicKey.length ? publicKeyToken(def.publicKey) : null,
+        hashAlgorithm: status.publicKey?.hashAlgorithm ?? null,
+      };
+    }
+    partial.strongName = {
+      state: status.state,
+      details: status.details,
+      description: status.description,
+      flagSet: status.flagSet,
+      slotSize: status.slot?.size ?? null,
+      keyBits: status.keyBits,
+      hashAlgorithm: status.hashAlgorithm,
+      signatureValid: status.signatureValid,
+    };
+  } catch (error) {
+    partial.error = errorInfo(error);
+  }
+  return partial as unknown as AssemblyInfo;
+}
+
+/** Parses a file into ModuleMetadata, or throws the typed error (for callers that need the metadata). */
+export function readModule(bytes: Uint8Array): ModuleMetadata {
+  const image = parsePeImage(bytes);
+  if (!hasCorHeader(image)) {
+    throw new SignGateError('SG_ERR_CLI_BAD_HEADER', 'the file is a native PE image with no CLI header, not a .NET assembly');
+  }
+  return new ModuleMetadata(image);
+}
