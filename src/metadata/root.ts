@@ -110,6 +110,19 @@ export function parseMetadataRoot(bytes: Uint8Array, fileOffset: number, size: n
     byName.set(name, header);
     if (!KNOWN_STREAMS.has(name)) unknownStreams.push(name);
   }
+  // Streams that share bytes are hostile: one heap's edits would show up in another.
+  const sorted = streams.filter((st) => st.size > 0).sort((a, b) => a.offset - b.offset);
+  for (let i = 1; i < sorted.length; i++) {
+    const previous = sorted[i - 1]!;
+    const current = sorted[i]!;
+    if (current.offset < previous.offset + previous.size) {
+      throw new FormatError(
+        'SG_ERR_MD_BAD_STREAM',
+        `streams ${JSON.stringify(previous.name)} (${hex(previous.offset)}+${hex(previous.size)}) and ${JSON.stringify(current.name)} (${hex(current.offset)}) overlap`,
+        { structure: 'stream header', fileOffset: current.fileOffset },
+      );
+    }
+  }
   const compressed = byName.get('#~');
   const uncompressed = byName.get('#-');
   if (compressed && uncompressed) {

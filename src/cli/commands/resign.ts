@@ -1,0 +1,56 @@
+// `signgate resign`: sign a delay-signed assembly with the matching key pair (like sn -R), atomically.
+import { resolve } from 'node:path';
+import type { ArgumentsCamelCase, Argv, CommandModule } from 'yargs';
+import { KeyError, SignGateError } from '../../core/errors.js';
+import { readModule } from '../../strongname/assembly-info.js';
+import { signAssembly, verifyStrongName } from '../../strongname/strong-name.js';
+import { publicKeyToken } from '../../strongname/token.js';
+import { ExitCode, type ExitCodeValue } from '../exit-codes.js';
+import { displayPath, readInputFile, writeFileAtomic } from '../files.js';
+import type { Io } from '../output.js';
+import { loadKeyFile, type CommonArgs } from './common.js';
+
+interface ResignArgs extends CommonArgs {
+  assembly: string;
+  keyPair: string;
+  output?: string;
+}
+
+export async function runResign(args: Pick<ResignArgs, 'assembly' | 'keyPair' | 'output'>, io: Io): Promise<ExitCodeValue> {
+  const input = resolve(args.assembly);
+  const shown = displayPath(input);
+  const key = loadKeyFile(args.keyPair);
+  if (key.kind !== 'key-pair') {
+    throw new KeyError('SG_ERR_KEY_NOT_PAIR', `${displayPath(resolve(args.keyPair))}: holds only a public key; resign needs the key pair (.snk from sn -k)`);
+  }
+  const module = readModule(readInputFile(input, shown));
+  let signed: Uint8Array;
+  try {
+    signed = signAssembly(module, key);
+  } catch (error) {
+    if (error instanceof KeyError || (error instanceof SignGateError && error.code.startsWith('SG_ERR_SN_'))) {
+      io.err(`${shown}: refused: ${error.message}`);
+      return ExitCode.Findings;
+    }
+    throw error;
+  }
+  // Verify our own output before it replaces anything.
+  const check = verifyStrongName(readModule(signed), { expectedKey: key.publicKey });
+  if (!check.valid) throw new SignGateError('SG_ERR_INTERNAL', `${shown}: the signed output did not verify (${check.reason}); nothing was written`);
+  const target = resolve(args.output ?? args.assembly);
+  writeFileAtomic(target, signed);
+  io.out(`${displayPath(target)}: signed with key token ${publicKeyToken(key.publicKey.blob)} (${key.publicKey.bitLength}-bit ${key.publicKey.hashAlgorithm})`);
+  return ExitCode.Ok;
+}
+
+export const resignCommand = (io: Io, setExit: (code: ExitCodeValue) => void): CommandModule<CommonArgs, ResignArgs> => ({
+  command: 'resign <assembly>',
+  describe: 'Sign a delay-signed assembly with its key pair (like sn -R): sets the signed flag, writes the signature, recomputes the checksum',
+  builder: (y: Argv<CommonArgs>) =>
+    y
+      .positional('assembly', { type: 'string', demandOption: true, describe: 'The delay-signed assembly' })
+      .option('key-pair', { type: 'string', demandOption: true, describe: 'The key pair (.snk from sn -k) whose public key the assembly carries' })
+      .option('output', { alias: 'o', type: 'string', describe: 'Write here instead of replacing the input (written to a temporary file, then renamed)' })
+      .example('$0 resign Addin.dll --key-pair 12345.snk -o signed/Addin.dll', 'sign into another folder') as unknown as Argv<ResignArgs>,
+  handler: async (args: ArgumentsCamelCase<ResignArgs>) => setExit(await runResign(args, io)),
+});

@@ -1,0 +1,100 @@
+// Turning command-line inputs (files, folders, globs) into files, and writing files safely.
+import { randomBytes } from 'node:crypto';
+import { closeSync, fsyncSync, openSync, readFileSync, renameSync, statSync, unlinkSync, writeSync } from 'node:fs';
+import { basename, dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
+import { glob } from 'glob';
+import { SignGateError, UsageError } from '../core/errors.js';
+
+export interface InputFile {
+  /** How the file is shown: relative to the working directory, with `/` separators. */
+  readonly displayPath: string;
+  readonly absolutePath: string;
+}
+
+const ASSEMBLY_EXTENSION = /\.(dll|exe)$/i;
+
+/** `/`-separated path relative to `cwd` when inside it, else absolute with `/`. */
+export function displayPath(absolutePath: string, cwd = process.cwd()): string {
+  const rel = relative(cwd, absolutePath);
+  const shown = rel === '' ? basename(absolutePath) : rel.startsWith('..') || isAbsolute(rel) ? absolutePath : rel;
+  return shown.split(sep).join('/');
+}
+
+function hasGlobMagic(pattern: string): boolean {
+  return /[*?[\]{}]/.test(pattern);
+}
+
+/**
+ * Expands files, folders (every *.dll and *.exe below, any letter case) and glob patterns.
+ * Results are unique (case-insensitively on Windows) and sorted by display path.
+ * @throws UsageError SG_ERR_NO_INPUT when an input matches nothing
+ */
+export async function expandInputs(inputs: readonly string[], cwd = process.cwd()): Promise<InputFile[]> {
+  const found = new Map<string, InputFile>();
+  const key = (p: string) => (process.platform === 'win32' ? p.toLowerCase() : p);
+  const add = (absolutePath: string) => found.set(key(absolutePath), { absolutePath, displayPath: displayPath(absolutePath, cwd) });
+  for (const input of inputs) {
+    const absolute = resolve(cwd, input);
+    let stat: ReturnType<typeof statSync> | undefined;
+    try {
+      stat = statSync(absolute);
+    } catch {
+      stat = undefined;
+    }
+    if (stat?.isDirectory()) {
+      const matches = await glob('**/*', { cwd: absolute, nodir: true, absolute: true, dot: false, follow: false });
+      const assemblies = matches.filter((m) => ASSEMBLY_EXTENSION.test(m));
+      assemblies.forEach(add);
+      continue;
+    }
+    if (stat) {
+      add(absolute);
+      continue;
+    }
+    if (hasGlobMagic(input)) {
+      const matches = await glob(input.split('\\').join('/'), { cwd, nodir: true, absolute: true, nocase: true, windowsPathsNoEscape: true });
+      if (matches.length === 0) throw new UsageError(`no file matches ${JSON.stringify(input)}`, 'Check the pattern; quote it so that the shell does not expand it.', 'SG_ERR_NO_INPUT');
+      matches.forEach(add);
+      continue;
+    }
+    throw new UsageError(`${JSON.stringify(input)} does not exist`, 'Pass an existing file, a folder or a glob pattern such as "bin/Release/**/*.dll".', 'SG_ERR_NO_INPUT');
+  }
+  return [...found.values()].sort((a, b) => (a.displayPath < b.displayPath ? -1 : a.displayPath > b.displayPath ? 1 : 0));
+}
+
+/** Reads a whole file, turning fs errors into SG_ERR_IO_READ with the file name. */
+export function readInputFile(absolutePath: string, shownAs = absolutePath): Buffer {
+  try {
+    return readFileSync(absolutePath);
+  } catch (cause) {
+    const reason = (cause as NodeJS.ErrnoException).code ?? (cause as Error).message;
+    throw new SignGateError('SG_ERR_IO_READ', `${shownAs}: cannot read the file (${reason})`, { cause, file: shownAs });
+  }
+}
+
+/**
+ * Writes `bytes` to `target` through a temporary file in the same folder and a rename, so that the
+ * target is either the old file or the complete new one, never half written.
+ */
+export function writeFileAtomic(target: string, bytes: Uint8Array): void {
+  const temp = join(dirname(target), `.${basename(target)}.signgate-tmp-${process.pid}-${randomBytes(4).toString('hex')}`);
+  let fd: number | undefined;
+  try {
+    fd = openSync(temp, 'wx');
+    let written = 0;
+    while (written < bytes.length) written += writeSync(fd, bytes, written, bytes.length - written);
+    fsyncSync(fd);
+    closeSync(fd);
+    fd = undefined;
+    renameSync(temp, target);
+  } catch (cause) {
+    if (fd !== undefined) closeSync(fd);
+    try {
+      unlinkSync(temp);
+    } catch {
+      // the temporary file was never created or is already gone
+    }
+    const reason = (cause as NodeJS.ErrnoException).code ?? (cause as Error).message;
+    throw new SignGateError('SG_ERR_IO_WRITE', `${target}: cannot write the file (${reason}); the original is unchanged`, { cause, file: target });
+  }
+}

@@ -1,0 +1,49 @@
+// The signgate command line: yargs command modules over the library; sets exit codes, never calls process.exit.
+import yargs from 'yargs';
+import { UsageError } from '../core/errors.js';
+import { inspectCommand } from './commands/inspect.js';
+import { resignCommand } from './commands/resign.js';
+import { tokenCommand } from './commands/token.js';
+import { verifyCommand } from './commands/verify.js';
+import { EXIT_CODES_HELP, ExitCode, type ExitCodeValue } from './exit-codes.js';
+import { formatError, processIo, type Io } from './output.js';
+
+/** Runs the CLI with `argv` (without node and script) and returns the exit code. */
+export async function main(argv: readonly string[], io: Io = processIo()): Promise<ExitCodeValue> {
+  let exitCode: ExitCodeValue = ExitCode.Ok;
+  const setExit = (code: ExitCodeValue) => {
+    exitCode = code;
+  };
+  let usageFailure: string | undefined;
+  const parser = yargs([...argv])
+    .scriptName('signgate')
+    .usage('$0 <command> [options]\n\nPre-flight, signing and verification of strong-named .NET add-in assemblies.')
+    .option('verbose', { type: 'boolean', default: false, describe: 'Show the cause chain of errors' })
+    .command(inspectCommand(io, setExit))
+    .command(verifyCommand(io, setExit))
+    .command(tokenCommand(io, setExit))
+    .command(resignCommand(io, setExit))
+    .demandCommand(1, 'Name a command: inspect, verify, token or resign.')
+    .strict()
+    .epilog(EXIT_CODES_HELP)
+    .wrap(Math.min(110, process.stdout.columns || 100))
+    .exitProcess(false)
+    .fail((message, error) => {
+      if (error) throw error;
+      usageFailure = message;
+    })
+    .help();
+  try {
+    await parser.parseAsync();
+  } catch (error) {
+    const verbose = argv.includes('--verbose');
+    io.err(formatError(error, verbose));
+    // Unreadable input, key and I/O errors, and anything unexpected, all mean the inputs could not be judged.
+    return error instanceof UsageError && error.code === 'SG_ERR_USAGE' ? ExitCode.Usage : ExitCode.Unreadable;
+  }
+  if (usageFailure !== undefined) {
+    io.err(`error SG_ERR_USAGE: ${usageFailure}\n  hint: run 'signgate --help' or 'signgate <command> --help'`);
+    return ExitCode.Usage;
+  }
+  return exitCode;
+}
