@@ -239,9 +239,10 @@ export class ModuleMetadata {
   }
 
   private cycle(table: number, rid: number): FormatError {
-    return new FormatError('SG_ERR_MD_NESTING_CYCLE', `${TableNames[table]} row ${rid} is part of a nesting cycle or a chain deeper than ${MAX_NESTING}`, {
+    const fileOffset = this.tables.rowFileOffset(table, rid);
+    return new FormatError('SG_ERR_MD_NESTING_CYCLE', `${TableNames[table]} row ${rid} at ${hex(fileOffset)} is part of a nesting cycle or a chain deeper than ${MAX_NESTING}`, {
       structure: `${TableNames[table]} table`,
-      fileOffset: this.tables.rowFileOffset(table, rid),
+      fileOffset,
     });
   }
 

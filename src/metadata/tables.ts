@@ -218,9 +218,11 @@ export class MetadataTables {
 
   badRow(table: number, rid: number): FormatError {
     const name = TableNames[table] ?? `table ${hex(table)}`;
-    return new FormatError('SG_ERR_MD_BAD_INDEX', `${name} row ${rid} does not exist (the table has ${this.rowCount(table)} rows)`, {
+    const fileOffset = this.info[table]?.fileOffset ?? -1;
+    const where = fileOffset >= 0 ? ` at ${hex(fileOffset)}` : '';
+    return new FormatError('SG_ERR_MD_BAD_INDEX', `${name} row ${rid} does not exist (the table${where} has ${this.rowCount(table)} rows)`, {
       structure: `${name} table`,
-      fileOffset: this.info[table]?.fileOffset ?? -1,
+      fileOffset,
     });
   }
 }

@@ -52,7 +52,7 @@ export function hasCorHeader(image: PeImage): boolean {
 export function parseCorHeader(image: PeImage): CorHeader {
   const dir = getDataDirectory(image, DataDirectoryIndex.CliHeader);
   if (dir.size < COR_HEADER_SIZE) {
-    throw new FormatError('SG_ERR_CLI_BAD_HEADER', `CLI header directory size is ${dir.size}, smaller than ${COR_HEADER_SIZE}`, {
+    throw new FormatError('SG_ERR_CLI_BAD_HEADER', `CLI header directory entry at ${hex(dir.entryFileOffset)} gives size ${dir.size}, smaller than ${COR_HEADER_SIZE}`, {
       structure: 'CLI header',
       fileOffset: dir.entryFileOffset,
     });

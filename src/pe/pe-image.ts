@@ -143,7 +143,7 @@ export function parsePeImage(bytes: Uint8Array): PeImage {
   }
   const numberOfSections = file.numberOfSections;
   if (numberOfSections > MAX_SECTIONS) {
-    throw new FormatError('SG_ERR_PE_TOO_MANY_SECTIONS', `NumberOfSections is ${numberOfSections}; signgate reads at most ${MAX_SECTIONS}`, {
+    throw new FormatError('SG_ERR_PE_TOO_MANY_SECTIONS', `NumberOfSections at ${hex(coffAt + 2)} is ${numberOfSections}; signgate reads at most ${MAX_SECTIONS}`, {
       structure: 'COFF header',
       fileOffset: coffAt + 2,
     });

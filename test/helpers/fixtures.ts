@@ -1,0 +1,53 @@
+// Shared test helpers: fixture bytes, Mono availability and running the built CLI.
+import { execFileSync, spawnSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+export const repoRoot = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
+export const fixturesDir = join(repoRoot, 'fixtures');
+
+export function fixture(relativePath: string): Uint8Array {
+  return new Uint8Array(readFileSync(join(fixturesDir, relativePath)));
+}
+
+export function fixturePath(relativePath: string): string {
+  return join(fixturesDir, relativePath);
+}
+
+function has(tool: string): boolean {
+  try {
+    execFileSync('sh', ['-c', `command -v ${tool}`], { stdio: 'ignore' });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** Mono's sn and monodis are installed. In CI they must be: .ci/run installs them. */
+export const hasMono = has('sn') && has('monodis');
+if (process.env.CI && !hasMono) {
+  throw new Error('CI is set but Mono (sn, monodis) is not installed; .ci/run must apt-get install mono-devel mono-utils');
+}
+
+export interface CliResult {
+  stdout: string;
+  stderr: string;
+  status: number | null;
+}
+
+/** Runs bin/signgate.js (the built CLI) in a child process without colours. */
+export function runCli(args: readonly string[], options: { cwd?: string; env?: Record<string, string> } = {}): CliResult {
+  const r = spawnSync(process.execPath, [join(repoRoot, 'bin', 'signgate.js'), ...args], {
+    cwd: options.cwd ?? repoRoot,
+    env: { ...process.env, NO_COLOR: '1', FORCE_COLOR: '0', ...options.env },
+    encoding: 'utf8',
+  });
+  return { stdout: r.stdout, stderr: r.stderr, status: r.status };
+}
+
+/** Runs a Mono tool and returns its exit code and output. */
+export function runMono(tool: string, args: readonly string[]): CliResult {
+  const r = spawnSync(tool, args, { encoding: 'utf8' });
+  return { stdout: r.stdout, stderr: r.stderr, status: r.status };
+}

@@ -1,0 +1,11 @@
+import { defineConfig } from 'vitest/config';
+
+export default defineConfig({
+  test: {
+    include: ['test/**/*.test.ts'],
+    testTimeout: 30_000,
+    hookTimeout: 60_000,
+    // Corpus and CLI tests spawn processes; two workers fit a 2-core machine.
+    maxWorkers: 2,
+  },
+});
