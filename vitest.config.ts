@@ -1,4 +1,5 @@
 import { defineConfig } from 'vitest/config';
+import SummaryReporter from './test/helpers/summary-reporter.js';
 
 export default defineConfig({
   test: {
@@ -7,5 +8,6 @@ export default defineConfig({
     hookTimeout: 60_000,
     // Corpus and CLI tests spawn processes; two workers fit a 2-core machine.
     maxWorkers: 2,
+    reporters: ['default', new SummaryReporter()],
   },
 });

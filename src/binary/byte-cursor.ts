@@ -5,7 +5,8 @@ import { FormatError, hex } from '../core/errors.js';
 
 export class ByteCursor {
   readonly bytes: Uint8Array;
-  private readonly view: DataView;
+  /** Created on first use: most cursors only read bytes and small integers. */
+  private dataView: DataView | undefined;
   /** Start of this cursor's window in `bytes`. */
   readonly start: number;
   /** End (exclusive) of this cursor's window in `bytes`. */
@@ -22,7 +23,6 @@ export class ByteCursor {
     options: { structure: string; errorCode: ErrorCode; start?: number; end?: number; fileOffsetBase?: number },
   ) {
     this.bytes = bytes;
-    this.view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
     this.start = options.start ?? 0;
     this.end = options.end ?? bytes.length;
     this.position = this.start;
@@ -32,6 +32,10 @@ export class ByteCursor {
     if (this.start < 0 || this.end > bytes.length || this.start > this.end) {
       this.fail(this.start, Math.max(0, this.end - this.start));
     }
+  }
+
+  private get view(): DataView {
+    return (this.dataView ??= new DataView(this.bytes.buffer, this.bytes.byteOffset, this.bytes.byteLength));
   }
 
   get remaining(): number {
@@ -59,35 +63,28 @@ export class ByteCursor {
 
   u16(): number {
     this.need(2);
-    const v = this.view.getUint16(this.position, true);
+    const v = peekU16(this.bytes, this.position);
     this.position += 2;
     return v;
   }
 
   u32(): number {
     this.need(4);
-    const v = this.view.getUint32(this.position, true);
+    const v = peekU32(this.bytes, this.position);
     this.position += 4;
     return v;
   }
 
   i8(): number {
-    this.need(1);
-    return this.view.getInt8(this.position++);
+    return (this.u8() << 24) >> 24;
   }
 
   i16(): number {
-    this.need(2);
-    const v = this.view.getInt16(this.position, true);
-    this.position += 2;
-    return v;
+    return (this.u16() << 16) >> 16;
   }
 
   i32(): number {
-    this.need(4);
-    const v = this.view.getInt32(this.position, true);
-    this.position += 4;
-    return v;
+    return this.u32() | 0;
   }
 
   u64(): bigint {

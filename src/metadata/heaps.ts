@@ -75,15 +75,34 @@ export class BlobHeap {
   cursor(index: number): ByteCursor {
     if (index === 0) return new ByteCursor(this.bytes, { structure: '#Blob heap', errorCode: 'SG_ERR_MD_TRUNCATED', start: this.start, end: this.start });
     if (index >= this.size) throw badIndex('#Blob heap', index, this.size, this.stream);
-    const heap = new ByteCursor(this.bytes, {
-      structure: '#Blob heap',
-      errorCode: 'SG_ERR_MD_TRUNCATED',
-      start: this.start,
-      end: this.start + this.size,
-    });
-    heap.seek(this.start + index);
-    const length = heap.compressedU32();
-    return heap.slice(heap.position, length, 'blob');
+    // The length prefix (II.24.2.4) is decoded inline: a cursor per blob is the common case.
+    const at = this.start + index;
+    const end = this.start + this.size;
+    const b0 = this.bytes[at]!;
+    let length: number;
+    let header: number;
+    if ((b0 & 0x80) === 0) {
+      length = b0;
+      header = 1;
+    } else if ((b0 & 0xc0) === 0x80 && at + 2 <= end) {
+      length = ((b0 & 0x3f) << 8) | this.bytes[at + 1]!;
+      header = 2;
+    } else {
+      // 4-byte lengths, invalid and truncated prefixes: the careful path reports them.
+      const heap = new ByteCursor(this.bytes, { structure: '#Blob heap', errorCode: 'SG_ERR_MD_TRUNCATED', start: at, end });
+      length = heap.compressedU32();
+      header = heap.position - at;
+    }
+    const contentAt = at + header;
+    if (contentAt + length > end) {
+      throw new FormatError('SG_ERR_MD_TRUNCATED', `blob at ${hex(at)} claims ${length} bytes, but the #Blob heap ends at ${hex(end)}`, {
+        structure: 'blob',
+        fileOffset: at,
+        needed: length,
+        available: end - contentAt,
+      });
+    }
+    return new ByteCursor(this.bytes, { structure: 'blob', errorCode: 'SG_ERR_MD_TRUNCATED', start: contentAt, end: contentAt + length });
   }
 }
 

@@ -1,13 +1,13 @@
 // One managed module's metadata: identity, references, type names and custom attributes
 // (ECMA-335 II.22, II.24; strong-naming.md sections 3-5). Built on the PE image; everything is lazy.
-import { ByteCursor } from '../binary/byte-cursor.js';
+import { ByteCursor, peekU16, peekU32 } from '../binary/byte-cursor.js';
 import { FormatError, hex } from '../core/errors.js';
 import { parseCorHeader, type CorHeader } from '../pe/cor-header.js';
 import { rvaToFileOffset, type PeImage } from '../pe/pe-image.js';
 import { decodeCustomAttributeValue, type AttributeTypeResolver, type DecodedAttributeValue } from './custom-attribute-value.js';
 import { BlobHeap, GuidHeap, StringHeap } from './heaps.js';
 import { parseMetadataRoot, type MetadataRoot } from './root.js';
-import { TableId, TableNames } from './schema.js';
+import { CodedIndex, TableId, TableNames } from './schema.js';
 import { ElementType, parseMethodSignature, parseTypeSignature, type MethodSignature, type TypeHandle, type TypeSig } from './signatures.js';
 import { MetadataTables } from './tables.js';
 
@@ -102,7 +102,9 @@ export class ModuleMetadata {
   readonly blobs: BlobHeap;
   readonly guids: GuidHeap;
   private nesting: Map<number, number> | undefined;
-  private typeDefNames = new Map<number, string>();
+  private readonly typeDefNames = new Map<number, string>();
+  private readonly typeRefInfos = new Map<number, { fullName: string; namespace: string; origin: TypeOrigin }>();
+  private readonly constructors = new Map<number, { name: string; signature: MethodSignature; flags: number | undefined }>();
 
   /**
    * @throws FormatError SG_ERR_CLI_*, SG_ERR_MD_*, SG_ERR_PE_RVA_UNMAPPED
@@ -276,6 +278,15 @@ export class ModuleMetadata {
 
   /** Namespace.Outer/Inner of a TypeRef row and the scope it resolves to. */
   typeRefInfo(rid: number): { fullName: string; namespace: string; origin: TypeOrigin } {
+    let info = this.typeRefInfos.get(rid);
+    if (!info) {
+      info = this.resolveTypeRef(rid);
+      this.typeRefInfos.set(rid, info);
+    }
+    return info;
+  }
+
+  private resolveTypeRef(rid: number): { fullName: string; namespace: string; origin: TypeOrigin } {
     const R = TableId.TypeRef;
     const parts: string[] = [];
     let current = rid;
@@ -371,15 +382,39 @@ export class ModuleMetadata {
 
   /** Every CustomAttribute row whose parent is (`table`, `rid`), in table order. */
   customAttributesOf(table: number, rid: number): CustomAttributeRow[] {
+    return this.findAttributeRows([{ table, rid }])[0]!.map((row) => this.customAttribute(row));
+  }
+
+  /**
+   * Row ids of the attributes of each parent, in one pass over the table. The table should be sorted by
+   * parent, but unsorted files exist, so every row is looked at; raw coded values are compared.
+   */
+  private findAttributeRows(parents: readonly { table: number; rid: number }[]): number[][] {
     const C = TableId.CustomAttribute;
-    const parentColumn = this.tables.column(C, 'parent');
-    const out: CustomAttributeRow[] = [];
-    // The table should be sorted by parent, but unsorted files exist: scan it all.
-    for (let row = 1; row <= this.tables.rowCount(C); row++) {
-      const parent = this.tables.decodeCoded('HasCustomAttribute', this.tables.cell(C, row, parentColumn));
-      if (parent.table === table && parent.rid === rid) out.push(this.customAttribute(row));
+    const def = CodedIndex.HasCustomAttribute;
+    const wanted = parents.map(({ table, rid }) => {
+      const tag = (def.tables as readonly number[]).indexOf(table);
+      return tag < 0 ? -1 : ((rid << def.bits) | tag) >>> 0;
+    });
+    const out = parents.map((): number[] => []);
+    const info = this.tables.tableInfo(C);
+    if (!info) return out;
+    const bytes = this.image.bytes;
+    const wide = info.columnSizes[0] === 4;
+    for (let row = 1, at = info.fileOffset; row <= info.rowCount; row++, at += info.rowSize) {
+      const parent = wide ? peekU32(bytes, at) : peekU16(bytes, at);
+      for (let i = 0; i < wanted.length; i++) if (parent === wanted[i]) out[i]!.push(row);
     }
     return out;
+  }
+
+  /** Attributes on the Assembly row (parent token 0x20000001) and on the Module row, in one pass. */
+  assemblyAndModuleAttributes(): { assembly: CustomAttributeRow[]; module: CustomAttributeRow[] } {
+    const [assembly, module] = this.findAttributeRows([
+      { table: TableId.Assembly, rid: this.hasManifest ? 1 : 0 },
+      { table: TableId.Module, rid: 1 },
+    ]);
+    return { assembly: assembly!.map((r) => this.customAttribute(r)), module: module!.map((r) => this.customAttribute(r)) };
   }
 
   /** Attributes on the Assembly row (parent token 0x20000001). */
@@ -428,10 +463,16 @@ export class ModuleMetadata {
   /** The constructor's name (should be .ctor) and its signature. */
   attributeConstructor(attribute: CustomAttributeRow): { name: string; signature: MethodSignature; flags: number | undefined } {
     const { table, rid } = attribute.constructor;
-    const name = this.str(table, rid, 'name');
-    const signature = parseMethodSignature(this.blobs.cursor(this.cell(table, rid, 'signature')));
-    const flags = table === TableId.MethodDef ? this.cell(table, rid, 'flags') : undefined;
-    return { name, signature, flags };
+    const key = table * 0x1000000 + rid;
+    let ctor = this.constructors.get(key);
+    if (!ctor) {
+      const name = this.str(table, rid, 'name');
+      const signature = parseMethodSignature(this.blobs.cursor(this.cell(table, rid, 'signature')));
+      const flags = table === TableId.MethodDef ? this.cell(table, rid, 'flags') : undefined;
+      ctor = { name, signature, flags };
+      this.constructors.set(key, ctor);
+    }
+    return ctor;
   }
 
   /**

@@ -171,7 +171,7 @@ class SigReader {
     }
   }
 
-  method(depth = 0): Omit<MethodSignature, 'bytes' | 'hasCustomModifiers'> {
+  method(depth = 0, start = this.c.position): MethodSignature {
     const callingConvention = this.c.u8();
     const generic = (callingConvention & CallingConvention.Generic) !== 0;
     const genericParamCount = generic ? this.c.compressedU32() : 0;
@@ -191,6 +191,8 @@ class SigReader {
       genericParamCount,
       returnType,
       parameters,
+      hasCustomModifiers: this.customModifiers,
+      bytes: this.c.bytes.subarray(start, this.c.position),
     };
   }
 }
@@ -200,10 +202,8 @@ class SigReader {
  * @throws FormatError SG_ERR_MD_BAD_SIGNATURE_BLOB, SG_ERR_MD_BAD_COMPRESSED_INT, SG_ERR_MD_TRUNCATED
  */
 export function parseMethodSignature(blob: ByteCursor): MethodSignature {
-  const reader = new SigReader(blob);
-  const start = blob.position;
-  const sig = reader.method();
-  return { ...sig, hasCustomModifiers: reader.customModifiers, bytes: blob.bytes.subarray(start, blob.position) };
+  // Built as one literal: an object spread here cost more than the whole parse (V8, Node 20).
+  return new SigReader(blob).method();
 }
 
 /** Parses a single Type (a TypeSpec blob or a field's type after its 0x06 prolog). */

@@ -12,6 +12,9 @@ export const MAX_ROW_COUNT = 0x00ffffff;
 
 const HeapSizes = { StringsWide: 0x01, GuidWide: 0x02, BlobWide: 0x04, ExtraData: 0x40 } as const;
 
+/** Column name to index, per table; the schema is static, so this is built once. */
+const COLUMN_INDEX: readonly Map<string, number>[] = TableSchemas.map((schema) => new Map(schema.map((col, i) => [col.name, i])));
+
 export interface TableInfo {
   readonly rowCount: number;
   readonly rowSize: number;
@@ -35,7 +38,9 @@ export class MetadataTables {
   readonly sorted: bigint;
   readonly uncompressed: boolean;
   private readonly info: (TableInfo | undefined)[] = [];
-  private readonly columnIndex: Map<string, number>[] = [];
+  /** The Valid mask as two 32-bit halves: BigInt arithmetic per table is slow. */
+  private readonly validLow: number;
+  private readonly validHigh: number;
 
   constructor(
     readonly bytes: Uint8Array,
@@ -54,9 +59,11 @@ export class MetadataTables {
     this.minorVersion = c.u8();
     this.heapSizes = c.u8();
     c.skip(1); // Reserved
-    this.valid = c.u64();
+    this.validLow = c.u32();
+    this.validHigh = c.u32();
+    this.valid = (BigInt(this.validHigh) << 32n) | BigInt(this.validLow);
     this.sorted = c.u64();
-    if (this.valid >> BigInt(TABLE_COUNT) !== 0n) {
+    if (this.validHigh >>> (TABLE_COUNT - 32) !== 0) {
       throw new FormatError(
         'SG_ERR_MD_BAD_TABLES',
         `${stream.name} Valid mask 0x${this.valid.toString(16)} at ${hex(stream.fileOffset + 8)} has bits for tables above 0x2C`,
@@ -130,7 +137,6 @@ export class MetadataTables {
     const streamEnd = stream.fileOffset + stream.size;
     for (let id = 0; id < TABLE_COUNT; id++) {
       const schema = TableSchemas[id]!;
-      this.columnIndex.push(new Map(schema.map((col, i) => [col.name, i])));
       if (rowCounts[id] === 0) {
         this.info.push(undefined);
         continue;
@@ -156,7 +162,7 @@ export class MetadataTables {
   }
 
   isPresent(table: number): boolean {
-    return ((this.valid >> BigInt(table)) & 1n) === 1n;
+    return table < 32 ? ((this.validLow >>> table) & 1) === 1 : ((this.validHigh >>> (table - 32)) & 1) === 1;
   }
 
   rowCount(table: number): number {
@@ -169,7 +175,7 @@ export class MetadataTables {
 
   /** Index of the column `name` in `table`'s schema. */
   column(table: number, name: string): number {
-    const index = this.columnIndex[table]!.get(name);
+    const index = COLUMN_INDEX[table]!.get(name);
     if (index === undefined) throw new Error(`internal: ${TableNames[table]} has no column ${name}`);
     return index;
   }

@@ -116,7 +116,8 @@ function peInfo(image: PeImage): NonNullable<AssemblyInfo['pe']> {
 
 /** Attributes on the assembly and the module, with decoded arguments; a bad attribute carries its own error. */
 export function describeAttributes(module: ModuleMetadata, decode = true): AttributeInfo[] {
-  const rows = [...module.assemblyAttributes.map((row) => ({ row, target: 'assembly' as const })), ...module.moduleAttributes.map((row) => ({ row, target: 'module' as const }))];
+  const found = module.assemblyAndModuleAttributes();
+  const rows = [...found.assembly.map((row) => ({ row, target: 'assembly' as const })), ...found.module.map((row) => ({ row, target: 'module' as const }))];
   return rows.map(({ row, target }) => {
     const assembly = row.origin.kind === 'this-module' ? null : row.origin.kind === 'assembly' || row.origin.kind === 'module' ? row.origin.name : null;
     try {

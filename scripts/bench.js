@@ -1,0 +1,78 @@
+// `npm run bench`: scans a corpus (default: every *.dll/*.exe under /usr/lib/mono) and prints files/s, MB/s,
+// wall seconds and peak RSS per mode, each mode in a fresh process so that peak RSS is its own:
+//   read        read every file (the floor for inspect)
+//   read+sha1   read and SHA-1 every byte (the floor for verify)
+//   inspect     identity, attributes and strong-name state (no signature check)
+//   verify      inspect plus full cryptographic verification
+// Usage: npm run bench [-- --corpus DIR] [--repeat N]
+import { execFileSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { inspectAssembly } from '../dist/index.js';
+
+const args = process.argv.slice(2);
+const opt = (name, fallback) => {
+  const i = args.indexOf(name);
+  return i >= 0 ? args[i + 1] : fallback;
+};
+const corpus = opt('--corpus', '/usr/lib/mono');
+const repeat = Number(opt('--repeat', '3'));
+
+function listFiles(dir, out = []) {
+  for (const e of readdirSync(dir, { withFileTypes: true })) {
+    const p = join(dir, e.name);
+    if (e.isDirectory()) listFiles(p, out);
+    else if (e.isFile() && /\.(dll|exe)$/i.test(e.name)) out.push(p);
+  }
+  return out;
+}
+
+const modes = {
+  read: (bytes) => bytes.length,
+  'read+sha1': (bytes) => createHash('sha1').update(bytes).digest().length,
+  inspect: (bytes, path) => inspectAssembly(bytes, path, { verify: false }).attributes.length,
+  verify: (bytes, path) => inspectAssembly(bytes, path, { verify: true }).attributes.length,
+};
+
+const mode = opt('--mode', undefined);
+if (mode) {
+  // Child: run one mode over the corpus twice: the first pass includes JIT warm-up (cold),
+  // the second is steady state (warm). Print both as JSON.
+  const files = listFiles(corpus).sort();
+  const pass = () => {
+    const start = process.hrtime.bigint();
+    let bytesTotal = 0;
+    let sink = 0;
+    for (const f of files) {
+      const bytes = readFileSync(f);
+      bytesTotal += bytes.length;
+      sink += modes[mode](bytes, f);
+    }
+    return { seconds: Number(process.hrtime.bigint() - start) / 1e9, bytes: bytesTotal, sink };
+  };
+  const cold = pass();
+  const warm = pass();
+  process.stdout.write(JSON.stringify({ files: files.length, bytes: warm.bytes, seconds: warm.seconds, coldSeconds: cold.seconds, peakRssMb: process.resourceUsage().maxRSS / 1024, sink: cold.sink + warm.sink }));
+} else {
+  const script = fileURLToPath(import.meta.url);
+  const runMode = (m) => JSON.parse(execFileSync(process.execPath, [script, '--mode', m, '--corpus', corpus], { encoding: 'utf8', maxBuffer: 1 << 20 }));
+  runMode('read'); // warm the page cache so that every mode reads from memory
+  const results = {};
+  for (const m of Object.keys(modes)) {
+    const runs = Array.from({ length: repeat }, () => runMode(m)).sort((a, b) => a.seconds - b.seconds);
+    results[m] = runs[Math.floor(runs.length / 2)]; // median
+  }
+  const row = (m) => {
+    const r = results[m];
+    return `${m.padEnd(10)} ${String(r.files).padStart(6)} ${(r.files / r.seconds).toFixed(0).padStart(9)} ${(r.bytes / 1e6 / r.seconds).toFixed(1).padStart(8)} ${r.seconds.toFixed(3).padStart(8)} ${r.coldSeconds.toFixed(3).padStart(8)} ${r.peakRssMb.toFixed(0).padStart(8)}`;
+  };
+  console.log(`corpus: ${corpus} (${results.read.files} files, ${(results.read.bytes / 1e6).toFixed(1)} MB), median of ${repeat} runs, page cache warm`);
+  console.log('files/s, MB/s and wall s are for a steady-state pass; cold s is the first pass of a fresh process (JIT warm-up included)');
+  console.log(`${'mode'.padEnd(10)} ${'files'.padStart(6)} ${'files/s'.padStart(9)} ${'MB/s'.padStart(8)} ${'wall s'.padStart(8)} ${'cold s'.padStart(8)} ${'RSS MB'.padStart(8)}`);
+  for (const m of Object.keys(modes)) console.log(row(m));
+  const ratio = (a, b, key) => results[a][key] / results[b][key];
+  console.log(`inspect / read        = ${ratio('inspect', 'read', 'seconds').toFixed(2)}x steady, ${ratio('inspect', 'read', 'coldSeconds').toFixed(2)}x cold (target <= 1.5x)`);
+  console.log(`verify  / read+sha1   = ${ratio('verify', 'read+sha1', 'seconds').toFixed(2)}x steady, ${ratio('verify', 'read+sha1', 'coldSeconds').toFixed(2)}x cold (target <= 1.3x)`);
+}

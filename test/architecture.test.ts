@@ -1,0 +1,52 @@
+// Imports point one way: cli -> rules/report/client/server -> strongname -> metadata -> pe -> binary -> core.
+import { readdirSync, readFileSync } from 'node:fs';
+import { join, relative } from 'node:path';
+import { describe, expect, test } from 'vitest';
+import { ErrorCodes } from '../src/core/error-codes.js';
+import { repoRoot } from './helpers/fixtures.js';
+
+const src = join(repoRoot, 'src');
+const ALLOWED: Record<string, readonly string[]> = {
+  core: [],
+  binary: ['core'],
+  pe: ['binary', 'core'],
+  metadata: ['pe', 'binary', 'core'],
+  strongname: ['metadata', 'pe', 'binary', 'core'],
+  cli: ['strongname', 'metadata', 'pe', 'binary', 'core'],
+};
+/** Packages a layer may import; chalk, yargs and glob belong to the CLI only. */
+const PACKAGES: Record<string, readonly string[]> = { pe: ['pe-library'], cli: ['yargs', 'chalk', 'glob'] };
+
+function sourceFiles(dir: string): string[] {
+  return readdirSync(dir, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? sourceFiles(join(dir, e.name)) : e.name.endsWith('.ts') ? [join(dir, e.name)] : []));
+}
+
+describe('architecture', () => {
+  const files = sourceFiles(src).filter((f) => relative(src, f).includes('/'));
+  test.each(files.map((f) => [relative(src, f)]))('%s imports only from layers to its right', (file) => {
+    const layer = file.split('/')[0]!;
+    expect(Object.keys(ALLOWED)).toContain(layer);
+    const text = readFileSync(join(src, file), 'utf8');
+    for (const m of text.matchAll(/^\s*(?:import|export)[^'"]*from\s+'([^']+)'/gm)) {
+      const spec = m[1]!;
+      if (spec.startsWith('.')) {
+        const target = relative(src, join(src, file, '..', spec)).split('/')[0]!;
+        if (target === layer) continue;
+        expect(ALLOWED[layer], `${file} imports ${spec}`).toContain(target);
+      } else if (!spec.startsWith('node:')) {
+        expect(PACKAGES[layer] ?? [], `${file} imports the package ${spec}`).toContain(spec);
+      }
+    }
+  });
+
+  test('index.ts exports the library, not the CLI', () => {
+    const index = readFileSync(join(src, 'index.ts'), 'utf8');
+    expect(index).not.toMatch(/from '\.\/cli\//);
+  });
+
+  test('docs/errors.md has one row per error code and no other', () => {
+    const doc = readFileSync(join(repoRoot, 'docs', 'errors.md'), 'utf8');
+    const documented = [...doc.matchAll(/^\| <a id="[^"]+"><\/a>`(SG_ERR_[A-Z0-9_]+)`/gm)].map((m) => m[1]);
+    expect(documented.sort()).toEqual(Object.keys(ErrorCodes).sort());
+  });
+});
