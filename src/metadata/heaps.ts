@@ -14,18 +14,22 @@ function badIndex(heap: string, index: number, size: number, stream: StreamHeade
   });
 }
 
-export class StringHeap {
-  private readonly cache = new Map<number, string>();
-  private readonly start: number;
+/** A heap is a window of the file given by its stream header; an absent stream is an empty heap. */
+abstract class Heap {
+  protected readonly start: number;
   readonly size: number;
 
   constructor(
-    private readonly bytes: Uint8Array,
-    private readonly stream: StreamHeader | undefined,
+    protected readonly bytes: Uint8Array,
+    protected readonly stream: StreamHeader | undefined,
   ) {
     this.start = stream?.fileOffset ?? 0;
     this.size = stream?.size ?? 0;
   }
+}
+
+export class StringHeap extends Heap {
+  private readonly cache = new Map<number, string>();
 
   /** The NUL-terminated UTF-8 string at `index`; index 0 is "". */
   get(index: number): string {
@@ -48,18 +52,7 @@ export class StringHeap {
   }
 }
 
-export class BlobHeap {
-  private readonly start: number;
-  readonly size: number;
-
-  constructor(
-    private readonly bytes: Uint8Array,
-    private readonly stream: StreamHeader | undefined,
-  ) {
-    this.start = stream?.fileOffset ?? 0;
-    this.size = stream?.size ?? 0;
-  }
-
+export class BlobHeap extends Heap {
   /** File offset of the blob's first content byte. */
   contentFileOffset(index: number): number {
     return this.cursor(index).start;
@@ -106,18 +99,7 @@ export class BlobHeap {
   }
 }
 
-export class GuidHeap {
-  readonly size: number;
-  private readonly start: number;
-
-  constructor(
-    private readonly bytes: Uint8Array,
-    private readonly stream: StreamHeader | undefined,
-  ) {
-    this.start = stream?.fileOffset ?? 0;
-    this.size = stream?.size ?? 0;
-  }
-
+export class GuidHeap extends Heap {
   /** GUID `index` (1-based; 0 is null) in registry format, lower case. */
   get(index: number): string | null {
     if (index === 0) return null;
