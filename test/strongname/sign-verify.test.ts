@@ -1,4 +1,4 @@
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, test } from 'vitest';
@@ -7,7 +7,7 @@ import { parsePeImage } from '../../src/pe/pe-image.js';
 import { parseStrongNameKeyFile } from '../../src/strongname/key-blob.js';
 import { getSignatureSlot, signedContentLength } from '../../src/strongname/signed-content.js';
 import { classifyStrongName, compareIgnoringSignature, signAssembly, verifyStrongName } from '../../src/strongname/strong-name.js';
-import { fixture, hasMono, runMono } from '../helpers/fixtures.js';
+import { fixture, fixturePath, hasMono, runMono } from '../helpers/fixtures.js';
 
 const load = (bytes: Uint8Array) => new ModuleMetadata(parsePeImage(bytes));
 const pair1024 = parseStrongNameKeyFile(fixture('test-keys/12345_keypair.snk'));
@@ -122,11 +122,19 @@ describe.skipIf(!hasMono)('agreement with Mono sn', () => {
       ['assemblies/delay-1024.dll', pair1024],
       ['assemblies/delay-2048.dll', pair2048],
       ['assemblies/app-delay.exe', pair1024],
+      ['assemblies/pe32plus-delay.dll', pair1024],
     ] as const) {
       const path = write(name.replace(/\//g, '_'), signAssembly(load(fixture(name)), pair));
       const r = runMono('sn', ['-q', '-vf', path]);
       expect(r.status, `${name}: ${r.stdout}${r.stderr}`).toBe(0);
     }
+  });
+
+  test('PE32+: Mono sn -R run now gives our bytes (without flag and checksum)', () => {
+    const path = write('pe32plus-mono.dll', fixture('assemblies/pe32plus-delay.dll'));
+    expect(runMono('sn', ['-q', '-R', path, fixturePath('test-keys/12345_keypair.snk')]).status).toBe(0);
+    const ours = signAssembly(load(fixture('assemblies/pe32plus-delay.dll')), pair1024, { setSignedFlag: false, updateChecksum: false });
+    expect(Buffer.from(ours).equals(readFileSync(path))).toBe(true);
   });
 
   test('sn -R output passes our verify', () => {
