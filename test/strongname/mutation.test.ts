@@ -23,7 +23,7 @@ const VARIANTS_PER_SOURCE = 1000;
 const pair = parseStrongNameKeyFile(fixture('test-keys/12345_keypair.snk'));
 
 describe('mutated assemblies', () => {
-  test.each(sources)('%s: %i variants give a result or a typed error, never a crash', (name) => {
+  test.each(sources)(`%s: ${VARIANTS_PER_SOURCE} variants give a result or a typed error, never a crash`, (name) => {
     const original = fixture(name);
     const random = rng(0x5167 + name.length);
     const codes = new Map<string, number>();
