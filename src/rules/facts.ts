@@ -1,0 +1,161 @@
+// Reads every input once and decides which files must be uploaded and why (the set matters:
+// use of the vendor API is transitive, and generated companions go with the assembly they serve).
+import { isSignGateError } from '../core/errors.js';
+import { ModuleMetadata } from '../metadata/module-metadata.js';
+import { hasCorHeader } from '../pe/cor-header.js';
+import { parsePeImage } from '../pe/pe-image.js';
+import { classifyStrongName, type StrongNameStatus } from '../strongname/strong-name.js';
+import { compileNamePatterns, type NameMatcher } from './name-pattern.js';
+import { TableId } from '../metadata/schema.js';
+import type { CheckInput, CheckSettings, FileFacts, FileRole } from './types.js';
+import { needsSigning } from './types.js';
+
+const INTEROP_ATTRIBUTES = new Set(['System.Runtime.InteropServices.ImportedFromTypeLibAttribute', 'System.Runtime.InteropServices.PrimaryInteropAssemblyAttribute']);
+
+interface Parsed {
+  input: CheckInput;
+  module: ModuleMetadata | undefined;
+  readError: FileFacts['readError'];
+  native: boolean;
+  assemblyName: string | undefined;
+  culture: string;
+  referenceNames: string[];
+  interop: boolean;
+  /** Vendor types this module references, other than the vendor attribute (Namespace.Type). */
+  vendorTypes: string[];
+  /** True when the vendor attribute's type is referenced from a vendor assembly. */
+  marked: boolean;
+}
+
+/** TypeRefs into vendor assemblies: the attribute alone marks a file, any other type is use of the API. */
+function vendorTypeUse(module: ModuleMetadata, isVendorApi: NameMatcher, attributeName: string): { types: string[]; marked: boolean } {
+  const types: string[] = [];
+  let marked = false;
+  for (let rid = 1; rid <= module.tables.rowCount(TableId.TypeRef); rid++) {
+    const info = module.typeRefInfo(rid);
+    if (info.origin.kind !== 'assembly' || !isVendorApi(info.origin.name)) continue;
+    if (info.fullName.split(/[./]/).pop() === attributeName) marked = true;
+    else types.push(info.fullName);
+  }
+  return { types, marked };
+}
+
+function parse(input: CheckInput, isVendorApi: NameMatcher, attributeName: string): Parsed {
+  const base = { input, module: undefined, readError: undefined, native: false, assemblyName: undefined, culture: '', referenceNames: [], interop: false, vendorTypes: [], marked: false };
+  try {
+    const image = parsePeImage(input.bytes);
+    if (!hasCorHeader(image)) return { ...base, native: true };
+    const module = new ModuleMetadata(image);
+    const assembly = module.assembly;
+    return {
+      ...base,
+      module,
+      assemblyName: assembly?.name,
+      culture: assembly?.culture ?? '',
+      referenceNames: module.assemblyReferences.map((r) => r.name),
+      interop: module.assemblyAttributes.some((a) => INTEROP_ATTRIBUTES.has(a.typeName)),
+      ...(() => {
+        const use = vendorTypeUse(module, isVendorApi, attributeName);
+        return { vendorTypes: use.types, marked: use.marked };
+      })(),
+    };
+  } catch (error) {
+    if (!isSignGateError(error)) throw error;
+    const fileOffset = (error as { fileOffset?: number }).fileOffset;
+    return { ...base, readError: { code: error.code, message: error.message, ...(fileOffset !== undefined && fileOffset >= 0 ? { fileOffset } : {}) } };
+  }
+}
+
+/**
+ * Parses every input and classifies it: vendor API assemblies, direct users of the vendor API,
+ * companions (XmlSerializers, COM interop, satellites) of files that need signing, indirect users
+ * (referencing a file that needs signing, at any depth), and the rest (not required).
+ */
+export function collectFacts(inputs: readonly CheckInput[], settings: CheckSettings): Map<string, FileFacts> {
+  const isVendorApi = compileNamePatterns(settings.vendorApi);
+  const parsed = inputs.map((input) => parse(input, isVendorApi, `${settings.vendor}SignedAssemblyAttribute`));
+  const roles = new Map<Parsed, FileRole>();
+  const byName = new Map<string, Parsed[]>();
+  for (const p of parsed) {
+    if (!p.assemblyName) continue;
+    const key = p.assemblyName.toLowerCase();
+    byName.set(key, [...(byName.get(key) ?? []), p]);
+  }
+  // Vendor assemblies and direct users first.
+  for (const p of parsed) {
+    if (p.readError) roles.set(p, { kind: 'unreadable' });
+    else if (p.native) roles.set(p, { kind: 'not-required', why: 'native code (no CLI header)' });
+    else if (!p.assemblyName) roles.set(p, { kind: 'not-required', why: 'a netmodule (no assembly manifest); it belongs to the assembly that lists it' });
+    else if (isVendorApi(p.assemblyName)) roles.set(p, { kind: 'vendor' });
+    else if (p.vendorTypes.length > 0) {
+      roles.set(p, { kind: 'direct', vendorReferences: p.referenceNames.filter(isVendorApi), vendorTypes: p.vendorTypes });
+    }
+  }
+  // Companions and indirect users, until nothing changes.
+  const chain = (p: Parsed): string[] => {
+    const role = roles.get(p);
+    return role?.kind === 'indirect' ? [p.assemblyName!, ...role.via] : [p.assemblyName!];
+  };
+  for (let changed = true; changed; ) {
+    changed = false;
+    const signing = parsed.filter((p) => needsSigning(roles.get(p) ?? { kind: 'unreadable' }));
+    for (const p of parsed) {
+      if (roles.has(p) || !p.assemblyName) continue;
+      const name = p.assemblyName.toLowerCase();
+      const serves = (suffix: string) => (name.endsWith(suffix) ? byName.get(name.slice(0, -suffix.length))?.find((q) => signing.includes(q)) : undefined);
+      const xml = serves('.xmlserializers');
+      const satellite = p.culture ? serves('.resources') : undefined;
+      const interopUser = p.interop ? signing.find((q) => q.referenceNames.some((r) => r.toLowerCase() === name)) : undefined;
+      const referenced = p.referenceNames.map((r) => byName.get(r.toLowerCase())?.find((q) => signing.includes(q))).find((q) => q !== undefined);
+      let role: FileRole | undefined;
+      if (xml) role = { kind: 'companion', companionOf: xml.assemblyName!, companion: 'xml-serializers' };
+      else if (satellite) role = { kind: 'companion', companionOf: satellite.assemblyName!, companion: 'satellite' };
+      else if (interopUser) role = { kind: 'companion', companionOf: interopUser.assemblyName!, companion: 'com-interop' };
+      else if (referenced) role = { kind: 'indirect', via: chain(referenced) };
+      if (role) {
+        roles.set(p, role);
+        changed = true;
+      }
+    }
+  }
+  // Files that carry the vendor attribute but neither use the API nor serve a file that does.
+  for (const p of parsed) if (!roles.has(p) && p.marked) roles.set(p, { kind: 'marked' });
+  const facts = new Map<string, FileFacts>();
+  for (const p of parsed) {
+    let status: StrongNameStatus | undefined;
+    facts.set(p.input.path, {
+      input: p.input,
+      module: p.module,
+      readError: p.readError,
+      native: p.native,
+      assemblyName: p.assemblyName,
+      culture: p.culture,
+      referenceNames: p.referenceNames,
+      role: roles.get(p) ?? { kind: 'not-required', why: 'uses no vendor API, directly or through the add-in' },
+      status: () => (status ??= classifyStrongName(p.module!)),
+    });
+  }
+  return facts;
+}
+
+/** A one-line reason for a role, as reports show it. */
+export function describeRole(role: FileRole): string {
+  switch (role.kind) {
+    case 'direct': {
+      const shown = role.vendorTypes.slice(0, 3).join(', ') + (role.vendorTypes.length > 3 ? ', …' : '');
+      return `uses the vendor API directly (${shown} from ${role.vendorReferences.join(', ')})`;
+    }
+    case 'marked':
+      return 'carries the vendor attribute (uses no other vendor type)';
+    case 'indirect':
+      return `uses the vendor API indirectly (via ${role.via.join(' → ')})`;
+    case 'companion':
+      return `${role.companion === 'xml-serializers' ? 'XmlSerializers' : role.companion === 'satellite' ? 'satellite resource' : 'COM interop'} companion of ${role.companionOf}`;
+    case 'vendor':
+      return 'a vendor API assembly (comes from the vendor; never uploaded)';
+    case 'not-required':
+      return `not required: ${role.why}`;
+    case 'unreadable':
+      return 'could not be read';
+  }
+}

@@ -1,0 +1,190 @@
+// Runs every rule over a set of files. Each rule runs isolated per file: an error while checking
+// one file becomes a `malformed` finding for that file and never stops the batch.
+import { compareFindings, type Finding, type Severity, type SeveritySetting } from '../core/diagnostic.js';
+import { isSignGateError } from '../core/errors.js';
+import { collectFacts, describeRole } from './facts.js';
+import { findRule, rules } from './index.js';
+import { sameKeyBlob } from './keys.js';
+import { needsSigning, type CheckInput, type CheckSettings, type FileFacts, type FileRole, type Rule, type RuleReport } from './types.js';
+
+export interface CheckOptions {
+  readonly settings: CheckSettings;
+  /** Severity overrides by rule id or name; `off` disables a rule. */
+  readonly severities?: Readonly<Record<string, SeveritySetting>>;
+}
+
+export type Outcome = 'pass' | 'fail' | 'not-required';
+
+export interface FileResult {
+  readonly path: string;
+  readonly size: number;
+  readonly assemblyName: string | null;
+  readonly needsSigning: boolean;
+  readonly role: FileRole['kind'];
+  readonly reason: string;
+  /** `fail` when any finding on the file has error severity. */
+  readonly outcome: Outcome;
+  /** Whether `sign` would upload it (needs signing, not already signed with the organization's key). */
+  readonly upload: boolean;
+  readonly findings: readonly Finding[];
+}
+
+export interface CheckSummary {
+  readonly files: number;
+  readonly needsSigning: number;
+  readonly notRequired: number;
+  readonly upload: number;
+  readonly passed: number;
+  readonly failed: number;
+  readonly errors: number;
+  readonly warnings: number;
+  readonly notes: number;
+}
+
+export interface CheckResult {
+  readonly settings: {
+    readonly vendor: string;
+    readonly vendorApi: readonly string[];
+    readonly keys: readonly { readonly source: string; readonly optionId: number | null; readonly token: string }[];
+    readonly root: string | null;
+    readonly maxUploadBytes: number;
+    readonly online: boolean;
+  };
+  readonly files: readonly FileResult[];
+  readonly uploadSet: {
+    readonly files: readonly string[];
+    readonly totalBytes: number;
+    readonly maxUploadBytes: number;
+    readonly findings: readonly Finding[];
+  };
+  /** Every finding, sorted by file, offset and rule id; set-level findings last. */
+  readonly findings: readonly Finding[];
+  readonly summary: CheckSummary;
+}
+
+/** The effective severity of each rule: the override, else the default. */
+export function resolveSeverities(overrides: Readonly<Record<string, SeveritySetting>> = {}): Map<string, SeveritySetting> {
+  const out = new Map<string, SeveritySetting>(rules.map((r) => [r.id, r.defaultSeverity]));
+  for (const [key, value] of Object.entries(overrides)) {
+    const rule = findRule(key);
+    if (rule) out.set(rule.id, value);
+  }
+  return out;
+}
+
+function toFinding(rule: Rule, severity: Severity, report: RuleReport, file: string | null): Finding {
+  return {
+    ruleId: rule.id,
+    rule: rule.name,
+    severity,
+    message: report.message,
+    hint: report.hint ?? rule.hint,
+    file: report.file !== undefined ? report.file : file,
+    ...(report.location ? { location: report.location } : {}),
+    ...(report.data ? { data: report.data } : {}),
+  };
+}
+
+function crashed(facts: FileFacts, rule: Rule, error: unknown): RuleReport {
+  const code = isSignGateError(error) ? error.code : 'SG_ERR_INTERNAL';
+  const message = error instanceof Error ? error.message : String(error);
+  return { message: `${code}: ${message} (while checking ${rule.name})`, data: { code, rule: rule.id } };
+}
+
+/** True when the file is already validly signed with one of the organization's keys. */
+function signedWithOrganizationKey(facts: FileFacts, settings: CheckSettings): boolean {
+  if (!facts.module) return false;
+  const status = facts.status();
+  return status.state === 'signed' && status.publicKey !== null && settings.keys.some((k) => sameKeyBlob(k.publicKey, status.publicKey!));
+}
+
+/**
+ * Checks a set of files against every rule.
+ * @param inputs the files with their bytes; `path` is how they are shown
+ */
+export function runCheck(inputs: readonly CheckInput[], options: CheckOptions): CheckResult {
+  const { settings } = options;
+  const severities = resolveSeverities(options.severities);
+  const all = collectFacts(inputs, settings);
+  const malformed = rules.find((r) => r.name === 'malformed')!;
+  const perFile = new Map<string, Finding[]>([...all.keys()].map((k) => [k, []]));
+  for (const facts of all.values()) {
+    const signing = needsSigning(facts.role);
+    for (const rule of rules as readonly Rule[]) {
+      const severity = severities.get(rule.id)!;
+      if (rule.scope !== 'file' || severity === 'off') continue;
+      if (!rule.allFiles && (!signing || !facts.module)) continue;
+      let reports: RuleReport[];
+      try {
+        reports = rule.check({ facts, settings, all });
+      } catch (error) {
+        const malformedSeverity = severities.get(malformed.id);
+        if (malformedSeverity !== 'off') perFile.get(facts.input.path)!.push(toFinding(malformed, malformedSeverity ?? 'error', crashed(facts, rule, error), facts.input.path));
+        continue;
+      }
+      for (const r of reports) perFile.get(facts.input.path)!.push(toFinding(rule, severity, r, facts.input.path));
+    }
+  }
+  const uploadFiles = [...all.values()].filter((f) => needsSigning(f.role) && !signedWithOrganizationKey(f, settings));
+  const upload = { files: uploadFiles, totalBytes: uploadFiles.reduce((n, f) => n + f.input.bytes.length, 0) };
+  const setFindings: Finding[] = [];
+  for (const rule of rules as readonly Rule[]) {
+    const severity = severities.get(rule.id)!;
+    if (rule.scope !== 'set' || severity === 'off') continue;
+    for (const r of rule.check({ all, upload, settings })) {
+      const finding = toFinding(rule, severity, r, null);
+      if (finding.file && perFile.has(finding.file)) perFile.get(finding.file)!.push(finding);
+      else setFindings.push(finding);
+    }
+  }
+  const uploadPaths = new Set(uploadFiles.map((f) => f.input.path));
+  const files: FileResult[] = [...all.values()]
+    .map((facts) => {
+      const findings = perFile.get(facts.input.path)!.sort(compareFindings);
+      const signing = needsSigning(facts.role);
+      const failed = findings.some((f) => f.severity === 'error');
+      return {
+        path: facts.input.path,
+        size: facts.input.bytes.length,
+        assemblyName: facts.assemblyName ?? null,
+        needsSigning: signing,
+        role: facts.role.kind,
+        reason: describeRole(facts.role),
+        outcome: failed ? 'fail' : signing ? 'pass' : 'not-required',
+        upload: uploadPaths.has(facts.input.path),
+        findings,
+      } satisfies FileResult;
+    })
+    .sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
+  const findings = [...files.flatMap((f) => f.findings), ...setFindings].sort(compareFindings);
+  const count = (s: Severity) => findings.filter((f) => f.severity === s).length;
+  return {
+    settings: {
+      vendor: settings.vendor,
+      vendorApi: settings.vendorApi,
+      keys: settings.keys.map((k) => ({ source: k.source, optionId: k.optionId, token: k.token })),
+      root: settings.root,
+      maxUploadBytes: settings.maxUploadBytes,
+      online: settings.licensedOptionIds !== undefined,
+    },
+    files,
+    uploadSet: { files: [...uploadPaths].sort(), totalBytes: upload.totalBytes, maxUploadBytes: settings.maxUploadBytes, findings: setFindings.sort(compareFindings) },
+    findings,
+    summary: {
+      files: files.length,
+      needsSigning: files.filter((f) => f.needsSigning).length,
+      notRequired: files.filter((f) => f.outcome === 'not-required').length,
+      upload: uploadPaths.size,
+      passed: files.filter((f) => f.outcome === 'pass').length,
+      failed: files.filter((f) => f.outcome === 'fail').length,
+      errors: count('error'),
+      warnings: count('warning'),
+      notes: count('note'),
+    },
+  };
+}
+
+/** 0 when no finding has error severity, else 1. */
+export function checkExitCode(result: CheckResult): 0 | 1 {
+  return result.summary.errors > 0 ? 1 : 0;
+}

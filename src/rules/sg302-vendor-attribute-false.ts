@@ -1,0 +1,27 @@
+// SG302 vendor-attribute-false: the vendor attribute is there, with `false`.
+import { isSignGateError } from '../core/errors.js';
+import { ONE_BOOL_CTOR, vendorAttributeCandidates, vendorAttributeOnAssembly } from './vendor-attribute.js';
+import { defineRule } from './types.js';
+import { toHex } from '../binary/byte-cursor.js';
+
+export default defineRule({
+  id: 'SG302',
+  name: 'vendor-attribute-false',
+  scope: 'file',
+  defaultSeverity: 'error',
+  summary: 'The vendor attribute is applied with the argument false; the service signs only assemblies marked true.',
+  hint: 'Change the attribute to [assembly: Contoso.ContosoSignedAssembly(true)].',
+  check: ({ facts, settings }) => {
+    const c = vendorAttributeCandidates(facts, settings);
+    const attribute = c && vendorAttributeOnAssembly(c, settings);
+    if (!c || !attribute) return [];
+    if (toHex(c.module.attributeConstructor(attribute).signature.bytes) !== ONE_BOOL_CTOR) return [];
+    try {
+      const value = c.module.decodeAttribute(attribute).fixedArguments[0]?.value;
+      return value === false ? [{ message: `${attribute.typeName} is applied with false` }] : [];
+    } catch (error) {
+      if (isSignGateError(error)) return []; // vendor-attribute-wrong-type reports an undecodable value
+      throw error;
+    }
+  },
+});

@@ -1,0 +1,29 @@
+// SG503 upload-too-large: the files to upload exceed the service's size limit; propose a split.
+import { proposeSplit } from './split.js';
+import { defineRule } from './types.js';
+
+const mb = (bytes: number) => `${(bytes / 1e6).toFixed(1)} MB`;
+
+export default defineRule({
+  id: 'SG503',
+  name: 'upload-too-large',
+  scope: 'set',
+  defaultSeverity: 'error',
+  summary: "The files to upload exceed the signing service's size limit for one job (default 40 MB).",
+  hint: 'Upload in several jobs: `signgate sign --split` does it, or upload the proposed groups one by one.',
+  check: ({ upload, settings }) => {
+    if (upload.totalBytes <= settings.maxUploadBytes) return [];
+    const plan = proposeSplit(
+      upload.files.map((f) => ({ path: f.input.path, uploadName: f.input.uploadName, size: f.input.bytes.length })),
+      settings.maxUploadBytes,
+    );
+    const jobs = plan.jobs.map((job, i) => `job ${i + 1} (${mb(job.reduce((n, f) => n + f.size, 0))}): ${job.map((f) => f.path).join(', ')}`);
+    const tooLarge = plan.tooLarge.map((f) => `${f.path} alone is ${mb(f.size)}, over the limit`);
+    return [
+      {
+        message: `the upload is ${mb(upload.totalBytes)} in ${upload.files.length} files, over the limit of ${mb(settings.maxUploadBytes)}; proposed split: ${[...jobs, ...tooLarge].join('; ')}`,
+        data: { totalBytes: upload.totalBytes, maxUploadBytes: settings.maxUploadBytes, jobs: plan.jobs.map((j) => j.map((f) => f.path)), tooLarge: plan.tooLarge.map((f) => f.path) },
+      },
+    ];
+  },
+});

@@ -1,0 +1,129 @@
+// Rule definitions: one module per rule, declared through defineRule so types infer.
+import type { FindingLocation, Severity } from '../core/diagnostic.js';
+import type { ModuleMetadata } from '../metadata/module-metadata.js';
+import type { PublicKeyInfo } from '../strongname/key-blob.js';
+import type { StrongNameStatus } from '../strongname/strong-name.js';
+
+/** A key the organization may sign with: `<optionId>_public.snk`. */
+export interface ExpectedKey {
+  /** From the file name; null when the name does not follow `<optionId>_public.snk`. */
+  readonly optionId: number | null;
+  /** How the key file is shown in messages. */
+  readonly source: string;
+  readonly publicKey: PublicKeyInfo;
+  readonly token: string;
+}
+
+export interface CheckSettings {
+  /** Vendor name, e.g. "Contoso": the attribute is `<Vendor>SignedAssemblyAttribute`. */
+  readonly vendor: string;
+  /** Glob patterns for the vendor's API assembly names (default `<Vendor>.*`), matched case-insensitively. */
+  readonly vendorApi: readonly string[];
+  /** Namespace the vendor attribute must be in: the vendor name or below it (default the vendor name). */
+  readonly vendorNamespace: string;
+  readonly keys: readonly ExpectedKey[];
+  /** Upload limit in bytes (the service's limit; default 40 MB). */
+  readonly maxUploadBytes: number;
+  /** When set, upload names are paths relative to this folder (`/`-separated); else bare file names. */
+  readonly root: string | null;
+  /** Option ids from GET /licenses, when the check ran online; undefined offline. */
+  readonly licensedOptionIds?: readonly number[];
+}
+
+/** Why a file is (or is not) part of the upload. */
+export type FileRole =
+  | { readonly kind: 'direct'; readonly vendorReferences: readonly string[]; readonly vendorTypes: readonly string[] }
+  | { readonly kind: 'marked' }
+  | { readonly kind: 'indirect'; readonly via: readonly string[] }
+  | { readonly kind: 'companion'; readonly companionOf: string; readonly companion: 'xml-serializers' | 'com-interop' | 'satellite' }
+  | { readonly kind: 'vendor' }
+  | { readonly kind: 'not-required'; readonly why: string }
+  | { readonly kind: 'unreadable' };
+
+/** One input file. `explicit` is true when it was named directly, not found in a folder or by a glob. */
+export interface CheckInput {
+  readonly path: string;
+  /** The path relative to the upload root with `/`, when a root is set. */
+  readonly uploadName: string;
+  readonly bytes: Uint8Array;
+  readonly explicit: boolean;
+}
+
+/** Facts about one file, parsed once and shared by every rule. */
+export interface FileFacts {
+  readonly input: CheckInput;
+  /** The metadata, or undefined when the file is not a managed module. */
+  readonly module: ModuleMetadata | undefined;
+  /** Why the file could not be read, when it could not. */
+  readonly readError: { readonly code: string; readonly message: string; readonly fileOffset?: number } | undefined;
+  /** True for a PE image without a CLI header. */
+  readonly native: boolean;
+  readonly assemblyName: string | undefined;
+  readonly culture: string;
+  readonly referenceNames: readonly string[];
+  readonly role: FileRole;
+  /** Strong-name state, computed on first use. */
+  readonly status: () => StrongNameStatus;
+}
+
+export interface RuleReport {
+  readonly message: string;
+  /** Overrides the rule's default hint when the fix depends on what was found. */
+  readonly hint?: string;
+  /** For set rules: the file the finding is about, if any. */
+  readonly file?: string | null;
+  readonly location?: FindingLocation;
+  readonly data?: Readonly<Record<string, unknown>>;
+}
+
+export interface FileRuleContext {
+  readonly facts: FileFacts;
+  readonly settings: CheckSettings;
+  /** Facts of every file in the set, by display path. */
+  readonly all: ReadonlyMap<string, FileFacts>;
+}
+
+export interface UploadSet {
+  readonly files: readonly FileFacts[];
+  readonly totalBytes: number;
+}
+
+export interface SetRuleContext {
+  readonly all: ReadonlyMap<string, FileFacts>;
+  readonly upload: UploadSet;
+  readonly settings: CheckSettings;
+}
+
+interface RuleMeta<Id extends string, Name extends string> {
+  readonly id: Id;
+  readonly name: Name;
+  readonly defaultSeverity: Severity;
+  /** One line: what the rule checks. */
+  readonly summary: string;
+  /** The default fix. */
+  readonly hint: string;
+}
+
+export interface FileRule<Id extends string = string, Name extends string = string> extends RuleMeta<Id, Name> {
+  readonly scope: 'file';
+  /** Runs for files that must be uploaded (`needsSigning`), or for every file when `allFiles` is set. */
+  readonly allFiles?: boolean;
+  readonly check: (context: FileRuleContext) => RuleReport[];
+}
+
+export interface SetRule<Id extends string = string, Name extends string = string> extends RuleMeta<Id, Name> {
+  readonly scope: 'set';
+  readonly check: (context: SetRuleContext) => RuleReport[];
+}
+
+export type Rule = FileRule | SetRule;
+
+/** Identity helper that keeps a rule's literal id and name in its type. */
+export function defineRule<Id extends string, Name extends string, R extends FileRule<Id, Name> | SetRule<Id, Name>>(rule: R): R {
+  return rule;
+}
+
+/** Files whose role means they are uploaded for signing. */
+export function needsSigning(role: FileRole): boolean {
+  return role.kind === 'direct' || role.kind === 'marked' || role.kind === 'indirect' || role.kind === 'companion';
+}
