@@ -9,6 +9,8 @@ export interface InputFile {
   /** How the file is shown: relative to the working directory, with `/` separators. */
   readonly displayPath: string;
   readonly absolutePath: string;
+  /** True when the file was named itself, not found in a folder or by a glob. */
+  readonly explicit: boolean;
 }
 
 const ASSEMBLY_EXTENSION = /\.(dll|exe)$/i;
@@ -32,7 +34,10 @@ function hasGlobMagic(pattern: string): boolean {
 export async function expandInputs(inputs: readonly string[], cwd = process.cwd()): Promise<InputFile[]> {
   const found = new Map<string, InputFile>();
   const key = (p: string) => (process.platform === 'win32' ? p.toLowerCase() : p);
-  const add = (absolutePath: string) => found.set(key(absolutePath), { absolutePath, displayPath: displayPath(absolutePath, cwd) });
+  const add = (absolutePath: string, explicit = false) => {
+    const previous = found.get(key(absolutePath));
+    found.set(key(absolutePath), { absolutePath, displayPath: displayPath(absolutePath, cwd), explicit: explicit || (previous?.explicit ?? false) });
+  };
   for (const input of inputs) {
     const absolute = resolve(cwd, input);
     let stat: ReturnType<typeof statSync> | undefined;
@@ -44,17 +49,17 @@ export async function expandInputs(inputs: readonly string[], cwd = process.cwd(
     if (stat?.isDirectory()) {
       const matches = await glob('**/*', { cwd: absolute, nodir: true, absolute: true, dot: false, follow: false });
       const assemblies = matches.filter((m) => ASSEMBLY_EXTENSION.test(m));
-      assemblies.forEach(add);
+      assemblies.forEach((a) => add(a));
       continue;
     }
     if (stat) {
-      add(absolute);
+      add(absolute, true);
       continue;
     }
     if (hasGlobMagic(input)) {
       const matches = await glob(input.split('\\').join('/'), { cwd, nodir: true, absolute: true, nocase: true, windowsPathsNoEscape: true });
       if (matches.length === 0) throw new UsageError(`no file matches ${JSON.stringify(input)}`, 'Check the pattern; quote it so that the shell does not expand it.', 'SG_ERR_NO_INPUT');
-      matches.forEach(add);
+      matches.forEach((m) => add(m));
       continue;
     }
     throw new UsageError(`${JSON.stringify(input)} does not exist`, 'Pass an existing file, a folder or a glob pattern such as "bin/Release/**/*.dll".', 'SG_ERR_NO_INPUT');

@@ -1,6 +1,7 @@
 // The signgate command line: yargs command modules over the library; sets exit codes, never calls process.exit.
 import yargs from 'yargs';
 import { UsageError } from '../core/errors.js';
+import { checkCommand } from './commands/check.js';
 import { inspectCommand } from './commands/inspect.js';
 import { resignCommand } from './commands/resign.js';
 import { tokenCommand } from './commands/token.js';
@@ -19,11 +20,12 @@ export async function main(argv: readonly string[], io: Io = processIo()): Promi
     .scriptName('signgate')
     .usage('$0 <command> [options]\n\nPre-flight, signing and verification of strong-named .NET add-in assemblies.')
     .option('verbose', { type: 'boolean', default: false, describe: 'Show the cause chain of errors' })
+    .command(checkCommand(io, setExit))
     .command(inspectCommand(io, setExit))
     .command(verifyCommand(io, setExit))
     .command(tokenCommand(io, setExit))
     .command(resignCommand(io, setExit))
-    .demandCommand(1, 'Name a command: inspect, verify, token or resign.')
+    .demandCommand(1, 'Name a command: check, inspect, verify, token or resign.')
     .strict()
     .epilog(EXIT_CODES_HELP)
     .wrap(Math.min(110, process.stdout.columns || 100))
@@ -39,7 +41,7 @@ export async function main(argv: readonly string[], io: Io = processIo()): Promi
     const verbose = argv.includes('--verbose');
     io.err(formatError(error, verbose));
     // Unreadable input, key and I/O errors, and anything unexpected, all mean the inputs could not be judged.
-    return error instanceof UsageError && error.code === 'SG_ERR_USAGE' ? ExitCode.Usage : ExitCode.Unreadable;
+    return error instanceof UsageError && (error.code === 'SG_ERR_USAGE' || error.code === 'SG_ERR_CONFIG') ? ExitCode.Usage : ExitCode.Unreadable;
   }
   if (usageFailure !== undefined) {
     io.err(`error SG_ERR_USAGE: ${usageFailure}\n  hint: run 'signgate --help' or 'signgate <command> --help'`);

@@ -42,8 +42,15 @@ export const ErrorCodes = {
   SG_ERR_SN_BAD_SLOT: 'The strong-name signature slot is misplaced or has the wrong size.',
   SG_ERR_SN_NONSTANDARD_HEADER: 'The PE headers are not of the standard size, so the signed byte ranges are ambiguous.',
   SG_ERR_SN_CRYPTO: 'The crypto library refused the operation.',
-  // Command line
+  // Signing service
+  SG_ERR_HTTP_STATUS: 'The signing service answered with an error status.',
+  SG_ERR_HTTP_UNREACHABLE: 'The signing service could not be reached.',
+  SG_ERR_HTTP_TIMEOUT: 'The signing service did not answer in time.',
+  SG_ERR_HTTP_BAD_RESPONSE: 'The signing service answered with a body that does not follow the API.',
+  SG_ERR_HTTP_INSECURE: 'The base URL is plain HTTP to a host that is not this machine.',
+  // Command line and configuration
   SG_ERR_USAGE: 'The command line is not valid.',
+  SG_ERR_CONFIG: 'The configuration file is not valid.',
   SG_ERR_NO_INPUT: 'No input file matched.',
   SG_ERR_INTERNAL: 'An unexpected internal error.',
 } as const;

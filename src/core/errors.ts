@@ -62,6 +62,31 @@ export class UsageError extends SignGateError {
   }
 }
 
+/** The signing service could not be used: unreachable, timed out, an error status or an unexpected body. */
+export class ServiceError extends SignGateError {
+  readonly method: string;
+  /** The request URL (never carries the token). */
+  readonly url: string;
+  readonly status: number | undefined;
+  readonly title: string | undefined;
+  readonly detail: string | undefined;
+
+  constructor(
+    code: ErrorCode,
+    message: string,
+    request: { method: string; url: string; status?: number; title?: string; detail?: string },
+    options?: { cause?: unknown },
+  ) {
+    super(code, message, options);
+    this.name = 'ServiceError';
+    this.method = request.method;
+    this.url = request.url;
+    this.status = request.status;
+    this.title = request.title;
+    this.detail = request.detail;
+  }
+}
+
 /** Guard that works across realms and duplicate module copies. */
 export function isSignGateError(value: unknown): value is SignGateError {
   return (

@@ -1,0 +1,94 @@
+// signgate.config.json: found from the working directory upward (or given with --config), validated with ajv.
+import { existsSync, readFileSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
+import { Ajv2020, type ErrorObject } from 'ajv/dist/2020.js';
+import type { SeveritySetting } from '../core/diagnostic.js';
+import { UsageError } from '../core/errors.js';
+import { findRule, rules } from '../rules/index.js';
+import type { ReportFormat } from '../report/index.js';
+import { displayPath } from './files.js';
+
+export const CONFIG_FILE_NAME = 'signgate.config.json';
+
+export interface CheckConfig {
+  vendor?: string;
+  keys?: string[];
+  vendorApi?: string[];
+  vendorNamespace?: string;
+  paths?: string[];
+  root?: string;
+  maxUploadBytes?: number;
+  format?: ReportFormat;
+  output?: string;
+  baseUrl?: string;
+  rules?: Record<string, SeveritySetting>;
+}
+
+export interface LoadedConfig {
+  readonly config: CheckConfig;
+  /** The file it came from, or undefined when there is none. */
+  readonly path: string | undefined;
+}
+
+const schema = JSON.parse(readFileSync(new URL('../../schemas/config.schema.json', import.meta.url), 'utf8'));
+const validate = new Ajv2020({ allErrors: true, strict: true, allowUnionTypes: true }).compile<CheckConfig>(schema);
+
+function describe(error: ErrorObject): string {
+  const where = error.instancePath ? error.instancePath.slice(1).split('/').join('.') : '(top level)';
+  const params = error.params as Record<string, unknown>;
+  switch (error.keyword) {
+    case 'additionalProperties':
+      return `unknown key ${JSON.stringify(params.additionalProperty)} in ${where}; allowed: ${Object.keys(schema.properties).filter((k) => k !== '$schema').join(', ')}`;
+    case 'enum':
+      return `${where} must be one of ${(params.allowedValues as unknown[]).map((v) => JSON.stringify(v)).join(', ')}`;
+    case 'type':
+      return `${where} must be ${String(params.type)}`;
+    case 'pattern':
+      return `${where} ${error.message}`;
+    default:
+      return `${where} ${error.message}`;
+  }
+}
+
+/** The nearest signgate.config.json from `cwd` upward. */
+export function findConfigFile(cwd = process.cwd()): string | undefined {
+  for (let dir = resolve(cwd); ; dir = dirname(dir)) {
+    const candidate = join(dir, CONFIG_FILE_NAME);
+    if (existsSync(candidate)) return candidate;
+    if (dirname(dir) === dir) return undefined;
+  }
+}
+
+/**
+ * Loads and validates a config file; paths in it are made absolute relative to the file's folder.
+ * @throws UsageError SG_ERR_CONFIG naming the file, the bad key and what is allowed
+ */
+export function loadConfig(explicitPath: string | undefined, cwd = process.cwd()): LoadedConfig {
+  const path = explicitPath ? resolve(cwd, explicitPath) : findConfigFile(cwd);
+  if (!path) return { config: {}, path: undefined };
+  const shown = displayPath(path, cwd);
+  let raw: unknown;
+  try {
+    raw = JSON.parse(readFileSync(path, 'utf8'));
+  } catch (cause) {
+    const reason = (cause as NodeJS.ErrnoException).code === 'ENOENT' ? 'the file does not exist' : (cause as Error).message;
+    throw new UsageError(`${shown}: ${reason}`, 'Fix the JSON, or pass --config with the right path.', 'SG_ERR_CONFIG');
+  }
+  if (!validate(raw)) {
+    const messages = (validate.errors ?? []).map(describe);
+    throw new UsageError(`${shown}: ${messages.join('; ')}`, 'See schemas/config.schema.json for every setting.', 'SG_ERR_CONFIG');
+  }
+  const config: CheckConfig = { ...raw };
+  for (const key of Object.keys(config.rules ?? {})) {
+    if (!findRule(key)) {
+      throw new UsageError(`${shown}: rules.${key} is not a rule; known rules: ${rules.map((r) => `${r.id} ${r.name}`).join(', ')}`, 'Use a rule id (SG301) or name (missing-vendor-attribute).', 'SG_ERR_CONFIG');
+    }
+  }
+  const base = dirname(path);
+  const abs = (p: string) => resolve(base, p);
+  if (config.keys) config.keys = config.keys.map(abs);
+  if (config.paths) config.paths = config.paths.map((p) => (/[*?[\]{}]/.test(p) ? join(base, p).split('\\').join('/') : abs(p)));
+  if (config.root) config.root = abs(config.root);
+  if (config.output) config.output = abs(config.output);
+  return { config, path };
+}
