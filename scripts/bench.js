@@ -4,13 +4,16 @@
 //   read+sha1   read and SHA-1 every byte (the floor for verify)
 //   inspect     identity, attributes and strong-name state (no signature check)
 //   verify      inspect plus full cryptographic verification
+//   check       the pre-flight rules over the whole corpus as one set, with a made-up vendor "Mono" whose
+//               API assembly is Mono.Security (so that the files referencing it need signing and every rule runs)
 // Usage: npm run bench [-- --corpus DIR] [--repeat N]
 import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { inspectAssembly } from '../dist/index.js';
+import { inspectAssembly, parseStrongNameKeyFile, publicKeyToken } from '../dist/index.js';
+import { runCheck } from '../dist/rules/runner.js';
 
 const args = process.argv.slice(2);
 const opt = (name, fallback) => {
@@ -29,6 +32,16 @@ function listFiles(dir, out = []) {
   return out;
 }
 
+const benchKey = parseStrongNameKeyFile(readFileSync(new URL('../fixtures/test-keys/12345_public.snk', import.meta.url))).publicKey;
+const checkSettings = {
+  vendor: 'Mono',
+  vendorApi: ['Mono.Security'],
+  vendorNamespace: 'Mono',
+  keys: [{ optionId: 12345, source: '12345_public.snk', publicKey: benchKey, token: publicKeyToken(benchKey.blob) }],
+  maxUploadBytes: 40_000_000,
+  root: null,
+};
+
 const modes = {
   read: (bytes) => bytes.length,
   'read+sha1': (bytes) => createHash('sha1').update(bytes).digest().length,
@@ -45,10 +58,17 @@ if (mode) {
     const start = process.hrtime.bigint();
     let bytesTotal = 0;
     let sink = 0;
-    for (const f of files) {
-      const bytes = readFileSync(f);
-      bytesTotal += bytes.length;
-      sink += modes[mode](bytes, f);
+    if (mode === 'check') {
+      // The set matters for check: read every file, then run the rules over all of them at once.
+      const inputs = files.map((f) => ({ path: f, uploadName: f.slice(f.lastIndexOf('/') + 1), bytes: readFileSync(f), explicit: false }));
+      bytesTotal = inputs.reduce((n, i) => n + i.bytes.length, 0);
+      sink = runCheck(inputs, { settings: checkSettings }).findings.length;
+    } else {
+      for (const f of files) {
+        const bytes = readFileSync(f);
+        bytesTotal += bytes.length;
+        sink += modes[mode](bytes, f);
+      }
     }
     return { seconds: Number(process.hrtime.bigint() - start) / 1e9, bytes: bytesTotal, sink };
   };
@@ -60,7 +80,7 @@ if (mode) {
   const runMode = (m) => JSON.parse(execFileSync(process.execPath, [script, '--mode', m, '--corpus', corpus], { encoding: 'utf8', maxBuffer: 1 << 20 }));
   runMode('read'); // warm the page cache so that every mode reads from memory
   const results = {};
-  for (const m of Object.keys(modes)) {
+  for (const m of [...Object.keys(modes), 'check']) {
     const runs = Array.from({ length: repeat }, () => runMode(m)).sort((a, b) => a.seconds - b.seconds);
     results[m] = runs[Math.floor(runs.length / 2)]; // median
   }
@@ -71,8 +91,10 @@ if (mode) {
   console.log(`corpus: ${corpus} (${results.read.files} files, ${(results.read.bytes / 1e6).toFixed(1)} MB), median of ${repeat} runs, page cache warm`);
   console.log('files/s, MB/s and wall s are for a steady-state pass; cold s is the first pass of a fresh process (JIT warm-up included)');
   console.log(`${'mode'.padEnd(10)} ${'files'.padStart(6)} ${'files/s'.padStart(9)} ${'MB/s'.padStart(8)} ${'wall s'.padStart(8)} ${'cold s'.padStart(8)} ${'RSS MB'.padStart(8)}`);
-  for (const m of Object.keys(modes)) console.log(row(m));
+  for (const m of [...Object.keys(modes), 'check']) console.log(row(m));
   const ratio = (a, b, key) => results[a][key] / results[b][key];
   console.log(`inspect / read        = ${ratio('inspect', 'read', 'seconds').toFixed(2)}x steady, ${ratio('inspect', 'read', 'coldSeconds').toFixed(2)}x cold (target <= 1.5x)`);
   console.log(`verify  / read+sha1   = ${ratio('verify', 'read+sha1', 'seconds').toFixed(2)}x steady, ${ratio('verify', 'read+sha1', 'coldSeconds').toFixed(2)}x cold (target <= 1.3x)`);
+  console.log(`check   / inspect     = ${ratio('check', 'inspect', 'seconds').toFixed(2)}x steady, ${ratio('check', 'inspect', 'coldSeconds').toFixed(2)}x cold (target <= 1.10x)`);
+  console.log(`check: ${results.check.sink} findings over the corpus`);
 }

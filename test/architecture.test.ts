@@ -12,10 +12,13 @@ const ALLOWED: Record<string, readonly string[]> = {
   pe: ['binary', 'core'],
   metadata: ['pe', 'binary', 'core'],
   strongname: ['metadata', 'pe', 'binary', 'core'],
-  cli: ['strongname', 'metadata', 'pe', 'binary', 'core'],
+  rules: ['strongname', 'metadata', 'pe', 'binary', 'core'],
+  report: ['rules', 'core'],
+  'service-client': ['core'],
+  cli: ['report', 'rules', 'service-client', 'strongname', 'metadata', 'pe', 'binary', 'core'],
 };
-/** Packages a layer may import; chalk, yargs and glob belong to the CLI only. */
-const PACKAGES: Record<string, readonly string[]> = { pe: ['pe-library'], cli: ['yargs', 'chalk', 'glob'] };
+/** Packages a layer may import; yargs and glob belong to the CLI, chalk to the CLI and the terminal reporter. */
+const PACKAGES: Record<string, readonly string[]> = { pe: ['pe-library'], report: ['chalk'], cli: ['yargs', 'chalk', 'glob', 'ajv/dist/2020.js'] };
 
 function sourceFiles(dir: string): string[] {
   return readdirSync(dir, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? sourceFiles(join(dir, e.name)) : e.name.endsWith('.ts') ? [join(dir, e.name)] : []));
@@ -48,5 +51,16 @@ describe('architecture', () => {
     const doc = readFileSync(join(repoRoot, 'docs', 'errors.md'), 'utf8');
     const documented = [...doc.matchAll(/^\| <a id="[^"]+"><\/a>`(SG_ERR_[A-Z0-9_]+)`/gm)].map((m) => m[1]);
     expect(documented.sort()).toEqual(Object.keys(ErrorCodes).sort());
+  });
+});
+
+describe('rule documentation', () => {
+  test('docs/rules.md has a section per rule and ids are unique', async () => {
+    const { rules } = await import('../src/rules/index.js');
+    const doc = readFileSync(join(repoRoot, 'docs', 'rules.md'), 'utf8');
+    const sections = [...doc.matchAll(/^## (SG\d{3})$/gm)].map((m) => m[1]);
+    expect(sections).toEqual(rules.map((r) => r.id));
+    expect(new Set(rules.map((r) => r.name)).size).toBe(rules.length);
+    for (const r of rules) expect(r.name).toMatch(/^[a-z]+(-[a-z]+)*$/);
   });
 });

@@ -20,7 +20,8 @@ interface Parsed {
   assemblyName: string | undefined;
   culture: string;
   referenceNames: string[];
-  interop: boolean;
+  /** True for a COM interop assembly (ImportedFromTypeLib or PrimaryInteropAssembly); computed on first use. */
+  interop: () => boolean;
   /** Vendor types this module references, other than the vendor attribute (Namespace.Type). */
   vendorTypes: string[];
   /** True when the vendor attribute's type is referenced from a vendor assembly. */
@@ -41,7 +42,7 @@ function vendorTypeUse(module: ModuleMetadata, isVendorApi: NameMatcher, attribu
 }
 
 function parse(input: CheckInput, isVendorApi: NameMatcher, attributeName: string): Parsed {
-  const base = { input, module: undefined, readError: undefined, native: false, assemblyName: undefined, culture: '', referenceNames: [], interop: false, vendorTypes: [], marked: false };
+  const base = { input, module: undefined, readError: undefined, native: false, assemblyName: undefined, culture: '', referenceNames: [], interop: () => false, vendorTypes: [], marked: false };
   try {
     const image = parsePeImage(input.bytes);
     if (!hasCorHeader(image)) return { ...base, native: true };
@@ -53,11 +54,17 @@ function parse(input: CheckInput, isVendorApi: NameMatcher, attributeName: strin
       assemblyName: assembly?.name,
       culture: assembly?.culture ?? '',
       referenceNames: module.assemblyReferences.map((r) => r.name),
-      interop: module.assemblyAttributes.some((a) => INTEROP_ATTRIBUTES.has(a.typeName)),
-      ...(() => {
-        const use = vendorTypeUse(module, isVendorApi, attributeName);
-        return { vendorTypes: use.types, marked: use.marked };
+      interop: (() => {
+        let interop: boolean | undefined;
+        return () => (interop ??= module.assemblyAttributes.some((a) => INTEROP_ATTRIBUTES.has(a.typeName)));
       })(),
+      // Only files that reference a vendor assembly can use its types: skip the TypeRef scan for the rest.
+      ...(module.assemblyReferences.some((r) => isVendorApi(r.name))
+        ? (() => {
+            const use = vendorTypeUse(module, isVendorApi, attributeName);
+            return { vendorTypes: use.types, marked: use.marked };
+          })()
+        : {}),
     };
   } catch (error) {
     if (!isSignGateError(error)) throw error;
@@ -98,15 +105,20 @@ export function collectFacts(inputs: readonly CheckInput[], settings: CheckSetti
   };
   for (let changed = true; changed; ) {
     changed = false;
-    const signing = parsed.filter((p) => needsSigning(roles.get(p) ?? { kind: 'unreadable' }));
+    // Per pass: the files that need signing, and which of them references each assembly name.
+    const signing = new Set(parsed.filter((p) => needsSigning(roles.get(p) ?? { kind: 'unreadable' })));
+    const userOf = new Map<string, Parsed>();
+    for (const q of signing) for (const r of q.referenceNames) if (!userOf.has(r.toLowerCase())) userOf.set(r.toLowerCase(), q);
+    const signingByName = (name: string) => byName.get(name)?.find((q) => signing.has(q));
     for (const p of parsed) {
       if (roles.has(p) || !p.assemblyName) continue;
       const name = p.assemblyName.toLowerCase();
-      const serves = (suffix: string) => (name.endsWith(suffix) ? byName.get(name.slice(0, -suffix.length))?.find((q) => signing.includes(q)) : undefined);
+      const serves = (suffix: string) => (name.endsWith(suffix) ? signingByName(name.slice(0, -suffix.length)) : undefined);
       const xml = serves('.xmlserializers');
       const satellite = p.culture ? serves('.resources') : undefined;
-      const interopUser = p.interop ? signing.find((q) => q.referenceNames.some((r) => r.toLowerCase() === name)) : undefined;
-      const referenced = p.referenceNames.map((r) => byName.get(r.toLowerCase())?.find((q) => signing.includes(q))).find((q) => q !== undefined);
+      const user = userOf.get(name);
+      const interopUser = user && p.interop() ? user : undefined;
+      const referenced = p.referenceNames.map((r) => signingByName(r.toLowerCase())).find((q) => q !== undefined);
       let role: FileRole | undefined;
       if (xml) role = { kind: 'companion', companionOf: xml.assemblyName!, companion: 'xml-serializers' };
       else if (satellite) role = { kind: 'companion', companionOf: satellite.assemblyName!, companion: 'satellite' };

@@ -20,17 +20,27 @@ export interface VendorAttributeCandidates {
   readonly onModule: readonly CustomAttributeRow[];
 }
 
+/** Four rules look at the same candidates: find them once per file and settings. */
+const candidateCache = new WeakMap<FileFacts, WeakMap<CheckSettings, VendorAttributeCandidates | undefined>>();
+
 /** Attributes named like the vendor attribute, on the assembly and on the module; undefined when rules do not apply. */
 export function vendorAttributeCandidates(facts: FileFacts, settings: CheckSettings): VendorAttributeCandidates | undefined {
+  let bySettings = candidateCache.get(facts);
+  if (!bySettings) candidateCache.set(facts, (bySettings = new WeakMap()));
+  if (bySettings.has(settings)) return bySettings.get(settings);
+  let result: VendorAttributeCandidates | undefined;
   // Generated companions (XmlSerializers, interop, satellites) need no attribute.
-  if (!facts.module || facts.role.kind === 'companion') return undefined;
-  const name = vendorAttributeName(settings);
-  const found = facts.module.assemblyAndModuleAttributes();
-  return {
-    module: facts.module,
-    onAssembly: found.assembly.filter((a) => simpleName(a.typeName) === name),
-    onModule: found.module.filter((a) => simpleName(a.typeName) === name),
-  };
+  if (facts.module && facts.role.kind !== 'companion') {
+    const name = vendorAttributeName(settings);
+    const found = facts.module.assemblyAndModuleAttributes();
+    result = {
+      module: facts.module,
+      onAssembly: found.assembly.filter((a) => simpleName(a.typeName) === name),
+      onModule: found.module.filter((a) => simpleName(a.typeName) === name),
+    };
+  }
+  bySettings.set(settings, result);
+  return result;
 }
 
 /** Why an attribute type is not the vendor's, or undefined when it is. */

@@ -1,5 +1,5 @@
 // Shared test helpers: fixture bytes, Mono availability and running the built CLI.
-import { execFileSync, spawnSync } from 'node:child_process';
+import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -50,4 +50,20 @@ export function runCli(args: readonly string[], options: { cwd?: string; env?: R
 export function runMono(tool: string, args: readonly string[]): CliResult {
   const r = spawnSync(tool, args, { encoding: 'utf8' });
   return { stdout: r.stdout, stderr: r.stderr, status: r.status };
+}
+
+/** Like runCli, without blocking the event loop (for tests whose server runs in this process). */
+export function runCliAsync(args: readonly string[], options: { cwd?: string; env?: Record<string, string> } = {}): Promise<CliResult> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [join(repoRoot, 'bin', 'signgate.js'), ...args], {
+      cwd: options.cwd ?? repoRoot,
+      env: { ...process.env, NO_COLOR: '1', FORCE_COLOR: '0', ...options.env },
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));
+    child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
+    child.on('error', reject);
+    child.on('close', (status) => resolve({ stdout, stderr, status }));
+  });
 }

@@ -1,0 +1,182 @@
+// `signgate check` through the built CLI: formats, configuration, exit codes, and the licenses cross-check
+// against a real HTTP server on loopback.
+import { createServer, type Server } from 'node:http';
+import { mkdtempSync, readFileSync, writeFileSync, mkdirSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Ajv2020 } from 'ajv/dist/2020.js';
+import AjvDraft04 from 'ajv-draft-04';
+import { XMLParser, XMLValidator } from 'fast-xml-parser';
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { repoRoot, runCli, runCliAsync } from '../helpers/fixtures.js';
+
+const KEY = 'fixtures/test-keys/12345_public.snk';
+const base = ['check', '--key', KEY, '--vendor', 'Contoso'];
+const SARIF_SCHEMA = join(repoRoot, '..', 'shared', 'schemas', 'sarif-schema-2.1.0.json');
+
+describe('report formats', () => {
+  test('json validates against schemas/report.schema.json', () => {
+    const r = runCli([...base, 'fixtures/addin', 'fixtures/findings', '--format', 'json']);
+    expect(r.status).toBe(1);
+    const report = JSON.parse(r.stdout);
+    const validate = new Ajv2020({ allErrors: true, strict: true, allowUnionTypes: true }).compile(JSON.parse(readFileSync(join(repoRoot, 'schemas', 'report.schema.json'), 'utf8')));
+    expect(validate(report), JSON.stringify(validate.errors)).toBe(true);
+    const addin = report.files.find((f: { path: string }) => f.path === 'fixtures/addin/SampleAddin.dll');
+    expect(addin).toMatchObject({ needsSigning: true, outcome: 'pass', findings: [] });
+    expect(report.summary.errors).toBeGreaterThan(10);
+  });
+
+  test('sarif validates against the published SARIF 2.1.0 schema', () => {
+    const r = runCli([...base, 'fixtures/findings', '--format', 'sarif']);
+    const log = JSON.parse(r.stdout);
+    const ajv = new AjvDraft04({ allErrors: true, strict: false, validateFormats: false });
+    const validate = ajv.compile(JSON.parse(readFileSync(SARIF_SCHEMA, 'utf8')));
+    expect(validate(log), JSON.stringify(validate.errors?.slice(0, 3))).toBe(true);
+    const run = log.runs[0];
+    expect(run.tool.driver.rules.map((x: { id: string }) => x.id)).toContain('SG301');
+    const slot = run.results.find((x: { ruleId: string }) => x.ruleId === 'SG206');
+    expect(slot.locations[0].physicalLocation.region).toMatchObject({ byteOffset: expect.any(Number), byteLength: 64 });
+    expect(slot.level).toBe('error');
+  });
+
+  test('junit is well-formed XML with one failure per failing file', () => {
+    const r = runCli([...base, 'fixtures/findings', '--format', 'junit']);
+    expect(XMLValidator.validate(r.stdout)).toBe(true);
+    const xml = new XMLParser({ ignoreAttributes: false }).parse(r.stdout);
+    const suite = xml.testsuites.testsuite;
+    const cases = suite.testcase as { '@_name': string; failure?: unknown }[];
+    const failing = cases.filter((c) => c.failure).map((c) => c['@_name']);
+    expect(failing).toContain('fixtures/findings/vendor-attribute-false/FindingAddin.dll');
+    expect(failing).not.toContain('fixtures/findings/passing/FindingAddin.dll');
+    expect(Number(suite['@_failures'])).toBe(failing.length);
+  });
+
+  test('text: grouped by file, no colour codes when not a terminal, --output writes atomically', () => {
+    const r = runCli([...base, 'fixtures/findings/vendor-attribute-false']);
+    expect(r.status).toBe(1);
+    expect(r.stdout).toContain('FAIL fixtures/findings/vendor-attribute-false/FindingAddin.dll');
+    expect(r.stdout).toContain('SG302 vendor-attribute-false');
+    expect(r.stdout).toContain('fix: ');
+    expect(r.stdout).not.toMatch(/\u001b\[/);
+    const out = join(mkdtempSync(join(tmpdir(), 'signgate-out-')), 'report.sarif');
+    const w = runCli([...base, 'fixtures/addin', '--format', 'sarif', '-o', out]);
+    expect(w.status).toBe(0);
+    expect(JSON.parse(readFileSync(out, 'utf8')).version).toBe('2.1.0');
+    expect(w.stderr).toContain('sarif report written to');
+  });
+});
+
+describe('configuration', () => {
+  test('signgate.config.json is found from the working directory upward; paths are relative to it', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'signgate-config-'));
+    writeFileSync(
+      join(dir, 'signgate.config.json'),
+      JSON.stringify({ vendor: 'Contoso', keys: [join(repoRoot, KEY)], paths: [join(repoRoot, 'fixtures/findings/missing-vendor-attribute')], rules: { 'missing-vendor-attribute': 'warning' } }),
+    );
+    mkdirSync(join(dir, 'deep', 'er'), { recursive: true });
+    const r = runCli(['check'], { cwd: join(dir, 'deep', 'er') });
+    expect(r.stdout).toContain('warning SG301');
+    expect(r.status).toBe(0);
+  });
+
+  test('a bad key gets a message naming the key and what is allowed; exit 2', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'signgate-config-'));
+    writeFileSync(join(dir, 'signgate.config.json'), JSON.stringify({ vendor: 'Contoso', keyz: ['x'], format: 'xml' }));
+    const r = runCli(['check', 'x'], { cwd: dir });
+    expect(r.status).toBe(2);
+    expect(r.stderr).toContain('SG_ERR_CONFIG');
+    expect(r.stderr).toContain('unknown key "keyz"');
+    expect(r.stderr).toContain('format must be one of "text", "json", "sarif", "junit"');
+  });
+
+  test('an unknown rule name in the config is refused with the list of rules', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'signgate-config-'));
+    writeFileSync(join(dir, 'signgate.config.json'), JSON.stringify({ rules: { SG999: 'off' } }));
+    const r = runCli(['check', '--vendor', 'Contoso', '--key', join(repoRoot, KEY), join(repoRoot, 'fixtures/addin')], { cwd: dir });
+    expect(r.status).toBe(2);
+    expect(r.stderr).toContain('rules.SG999 is not a rule');
+    expect(r.stderr).toContain('SG301 missing-vendor-attribute');
+  });
+
+  test('missing vendor or key is a usage error with a hint', () => {
+    const r = runCli(['check', 'fixtures/addin', '--key', KEY], { cwd: repoRoot });
+    expect(r.status).toBe(2);
+    expect(r.stderr).toContain('--vendor');
+  });
+});
+
+describe('licenses cross-check against a real server on loopback', () => {
+  const TOKEN = 'sg_test_3b9c0f1e2d4a5b6c7d8e9f00';
+  let server: Server;
+  let baseUrl: string;
+  let licenses: unknown = [{ optionId: 12345 }];
+  let status = 200;
+  const seen: string[] = [];
+
+  beforeAll(async () => {
+    server = createServer((req, res) => {
+      seen.push(`${req.method} ${req.url} ${req.headers.authorization === `Bearer ${TOKEN}` ? 'auth-ok' : 'auth-bad'}`);
+      if (req.url !== '/assembly-signing/v1.0/licenses') {
+        res.writeHead(404).end();
+        return;
+      }
+      if (status !== 200) {
+        res.writeHead(status, { 'content-type': 'application/problem+json' }).end(JSON.stringify({ type: 'about:blank', title: 'Unauthorized', status, detail: 'The token has expired.' }));
+        return;
+      }
+      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(licenses));
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const address = server.address() as { port: number };
+    baseUrl = `http://127.0.0.1:${address.port}/assembly-signing/v1.0`;
+  });
+  afterAll(() => new Promise<void>((resolve) => server.close(() => resolve())));
+
+  const online = (extra: string[] = []) => runCliAsync([...base, 'fixtures/addin', '--base-url', baseUrl, ...extra], { env: { SIGNGATE_ACCESS_TOKEN: TOKEN } });
+
+  test('a licensed option passes and the request carried the token', async () => {
+    licenses = [{ optionId: 12345, name: 'ignored' }, { optionId: '67890' }];
+    status = 200;
+    const r = await online();
+    expect(r.status).toBe(0);
+    expect(seen.at(-1)).toBe('GET /assembly-signing/v1.0/licenses auth-ok');
+    expect(r.stdout).not.toContain('offline');
+  });
+
+  test('an option the organization does not hold: option-not-licensed', async () => {
+    licenses = [{ optionId: 67890 }];
+    const r = await online(['--format', 'json']);
+    expect(r.status).toBe(1);
+    const report = JSON.parse(r.stdout);
+    expect(report.uploadSet.findings.map((f: { rule: string }) => f.rule)).toEqual(['option-not-licensed']);
+    expect(report.settings.online).toBe(true);
+  });
+
+  test('an empty list: no-license', async () => {
+    licenses = [];
+    const r = await online(['--format', 'json']);
+    expect(JSON.parse(r.stdout).uploadSet.findings.map((f: { rule: string }) => f.rule)).toEqual(['no-license']);
+  });
+
+  test('401: exit 3, advice to create a new token, and the token is never printed', async () => {
+    status = 401;
+    const r = await online();
+    expect(r.status).toBe(3);
+    expect(r.stderr).toContain('401');
+    expect(r.stderr).toContain('create a new token');
+    expect(r.stdout + r.stderr).not.toContain(TOKEN);
+    status = 200;
+  });
+
+  test('an unreachable service: exit 3 with a clear message', () => {
+    const r = runCli([...base, 'fixtures/addin', '--base-url', 'http://127.0.0.1:1/assembly-signing/v1.0'], { env: { SIGNGATE_ACCESS_TOKEN: TOKEN } });
+    expect(r.status).toBe(3);
+    expect(r.stderr).toContain('SG_ERR_HTTP_UNREACHABLE');
+  });
+
+  test('plain HTTP to another host is refused before any request', () => {
+    const r = runCli([...base, 'fixtures/addin', '--base-url', 'http://signing.example.com/assembly-signing/v1.0'], { env: { SIGNGATE_ACCESS_TOKEN: TOKEN } });
+    expect(r.status).toBe(3);
+    expect(r.stderr).toContain('SG_ERR_HTTP_INSECURE');
+  });
+});

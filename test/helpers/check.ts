@@ -1,0 +1,39 @@
+// Runs the pre-flight rules over fixture folders, as `signgate check` would.
+import { readFileSync } from 'node:fs';
+import { basename, relative } from 'node:path';
+import { expandInputs } from '../../src/cli/files.js';
+import { parseStrongNameKeyFile } from '../../src/strongname/key-blob.js';
+import { publicKeyToken } from '../../src/strongname/token.js';
+import { runCheck, type CheckOptions, type CheckResult } from '../../src/rules/runner.js';
+import type { CheckSettings, ExpectedKey } from '../../src/rules/types.js';
+import { fixturePath, repoRoot } from './fixtures.js';
+
+export function expectedKey(file: string, optionId: number | null = 12345): ExpectedKey {
+  const publicKey = parseStrongNameKeyFile(readFileSync(fixturePath(file))).publicKey;
+  return { optionId, source: file, publicKey, token: publicKeyToken(publicKey.blob) };
+}
+
+export const defaultSettings = (): CheckSettings => ({
+  vendor: 'Contoso',
+  vendorApi: ['Contoso.*'],
+  vendorNamespace: 'Contoso',
+  keys: [expectedKey('test-keys/12345_public.snk')],
+  maxUploadBytes: 40_000_000,
+  root: null,
+});
+
+/** Checks files or folders (absolute, or relative to the repository) with the default settings plus overrides. */
+export async function checkPaths(paths: string[], settings: Partial<CheckSettings> = {}, options: Omit<CheckOptions, 'settings'> = {}): Promise<CheckResult> {
+  const merged = { ...defaultSettings(), ...settings };
+  const files = await expandInputs(paths, repoRoot);
+  const inputs = files.map((f) => ({
+    path: f.displayPath,
+    uploadName: merged.root ? relative(merged.root, f.absolutePath).split('\\').join('/') : basename(f.absolutePath),
+    bytes: readFileSync(f.absolutePath),
+    explicit: f.explicit,
+  }));
+  return runCheck(inputs, { ...options, settings: merged });
+}
+
+/** Rule names of every finding, sorted. */
+export const ruleNames = (result: CheckResult) => result.findings.map((f) => f.rule).sort();
