@@ -1,12 +1,14 @@
 // `npm start`: the main job on embedded defaults, with no network and nothing outside the repository.
-// It inspects the sample add-ins in fixtures/addin, signs the delay-signed ones with the sandbox test key
-// (as the signing service would), verifies the results and shows that only the signature changed.
+// It runs the pre-flight check over the sample add-ins in fixtures/addin, signs the files that need it with
+// the sandbox test key (as the signing service would), verifies the results and shows that only the
+// signature changed.
 // (The story grows with `check`, `serve`, `sign` and `audit`.)
 import { mkdirSync, readFileSync, readdirSync, statSync } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { main } from '../dist/cli/main.js';
-import { compareIgnoringSignature, parseStrongNameKeyFile, readModule, signAssembly, verifyStrongName } from '../dist/index.js';
+import { compareIgnoringSignature, parseStrongNameKeyFile, publicKeyToken, readModule, signAssembly, verifyStrongName } from '../dist/index.js';
+import { runCheck } from '../dist/rules/runner.js';
 import { writeFileAtomic } from '../dist/cli/files.js';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
@@ -16,10 +18,14 @@ const outDir = 'out/demo/signed';
 const keyPair = parseStrongNameKeyFile(readFileSync('fixtures/test-keys/12345_keypair.snk'));
 
 const say = (text) => process.stdout.write(`${text}\n`);
-say('== 1. Inspect the sample add-in folder ==\n');
-await main(['inspect', addinDir]);
+say('== 1. Pre-flight check of the sample add-in folder (vendor "Contoso", option 12345) ==\n');
+const checkCode = await main(['check', addinDir, '--vendor', 'Contoso', '--key', 'fixtures/test-keys/12345_public.snk']);
+if (checkCode !== 0) {
+  say('The pre-flight check found errors; nothing is signed.');
+  process.exit(checkCode);
+}
 
-say('\n== 2. Sign the delay-signed assemblies with the sandbox key of option 12345 (TEST KEY) ==\n');
+say('\n== 2. Sign the files that need it with the sandbox key of option 12345 (TEST KEY) ==\n');
 const files = [];
 const walk = (dir) => {
   for (const name of readdirSync(dir).sort()) {
@@ -29,18 +35,16 @@ const walk = (dir) => {
   }
 };
 walk(addinDir);
+const check = runCheck(
+  files.map((f) => ({ path: f, uploadName: relative(addinDir, f), bytes: readFileSync(f), explicit: false })),
+  { settings: { vendor: 'Contoso', vendorApi: ['Contoso.*'], vendorNamespace: 'Contoso', keys: [{ optionId: 12345, source: '12345_public.snk', publicKey: keyPair.publicKey, token: publicKeyToken(keyPair.publicKey.blob) }], maxUploadBytes: 40_000_000, root: null } },
+);
 let failures = 0;
 const signedPaths = [];
-for (const file of files) {
+for (const file of check.uploadSet.files) {
   const module = readModule(readFileSync(file));
   const shown = relative(root, file).split('\\').join('/');
-  let signed;
-  try {
-    signed = signAssembly(module, keyPair);
-  } catch (error) {
-    say(`  skip  ${shown}: ${error.message}`);
-    continue;
-  }
+  const signed = signAssembly(module, keyPair);
   const target = join(outDir, relative(addinDir, file));
   mkdirSync(dirname(target), { recursive: true });
   writeFileAtomic(target, signed);
