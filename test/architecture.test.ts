@@ -15,10 +15,18 @@ const ALLOWED: Record<string, readonly string[]> = {
   rules: ['strongname', 'metadata', 'pe', 'binary', 'core'],
   report: ['rules', 'core'],
   'service-client': ['core'],
-  cli: ['report', 'rules', 'service-client', 'strongname', 'metadata', 'pe', 'binary', 'core'],
+  zip: ['core'],
+  server: ['zip', 'rules', 'strongname', 'metadata', 'pe', 'binary', 'core'],
+  cli: ['server', 'report', 'rules', 'service-client', 'zip', 'strongname', 'metadata', 'pe', 'binary', 'core'],
 };
 /** Packages a layer may import; yargs and glob belong to the CLI, chalk to the CLI and the terminal reporter. */
-const PACKAGES: Record<string, readonly string[]> = { pe: ['pe-library'], report: ['chalk'], cli: ['yargs', 'chalk', 'glob', 'ajv/dist/2020.js'] };
+const PACKAGES: Record<string, readonly string[]> = {
+  pe: ['pe-library'],
+  report: ['chalk'],
+  zip: ['yazl', 'yauzl'],
+  server: ['fastify', '@fastify/multipart', '@fastify/swagger', '@fastify/swagger-ui', 'ajv/dist/2020.js'],
+  cli: ['yargs', 'chalk', 'glob', 'ajv/dist/2020.js'],
+};
 
 function sourceFiles(dir: string): string[] {
   return readdirSync(dir, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? sourceFiles(join(dir, e.name)) : e.name.endsWith('.ts') ? [join(dir, e.name)] : []));

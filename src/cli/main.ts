@@ -4,6 +4,7 @@ import { UsageError } from '../core/errors.js';
 import { checkCommand } from './commands/check.js';
 import { inspectCommand } from './commands/inspect.js';
 import { resignCommand } from './commands/resign.js';
+import { serveCommand } from './commands/serve.js';
 import { tokenCommand } from './commands/token.js';
 import { verifyCommand } from './commands/verify.js';
 import { EXIT_CODES_HELP, ExitCode, type ExitCodeValue } from './exit-codes.js';
@@ -25,7 +26,8 @@ export async function main(argv: readonly string[], io: Io = processIo()): Promi
     .command(verifyCommand(io, setExit))
     .command(tokenCommand(io, setExit))
     .command(resignCommand(io, setExit))
-    .demandCommand(1, 'Name a command: check, inspect, verify, token or resign.')
+    .command(serveCommand(io, setExit))
+    .demandCommand(1, 'Name a command: check, inspect, verify, token, resign or serve.')
     .strict()
     .epilog(EXIT_CODES_HELP)
     .wrap(Math.min(110, process.stdout.columns || 100))

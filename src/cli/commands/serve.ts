@@ -1,0 +1,93 @@
+// `signgate serve`: the reference signing service; `signgate serve token create`: a new access token.
+import { resolve } from 'node:path';
+import type { ArgumentsCamelCase, Argv, CommandModule } from 'yargs';
+import { UsageError } from '../../core/errors.js';
+import { buildServer } from '../../server/app.js';
+import { USER_ROLE, watchServerConfigFile } from '../../server/server-config.js';
+import { TokenStore } from '../../server/token-store.js';
+import { ExitCode, type ExitCodeValue } from '../exit-codes.js';
+import type { Io } from '../output.js';
+import type { CommonArgs } from './common.js';
+
+interface ServeArgs extends CommonArgs {
+  config: string;
+  dataDir: string;
+  port: number;
+  host: string;
+  shutdownTimeout: number;
+}
+
+interface TokenCreateArgs extends CommonArgs {
+  config: string;
+  dataDir: string;
+  org: string;
+  user: string;
+  days: number;
+}
+
+/** How long a shutdown waits for uploads in flight before abandoning them (they are cleaned up at the next start). */
+const DEFAULT_SHUTDOWN_TIMEOUT_S = 30;
+
+export async function runServe(args: ServeArgs, io: Io): Promise<ExitCodeValue> {
+  const watched = watchServerConfigFile(args.config);
+  const app = await buildServer({ config: watched.current, dataDir: resolve(args.dataDir), logger: { level: 'info' } });
+  const address = await app.listen({ port: args.port, host: args.host });
+  io.err(`signgate serve: API at ${address}${app.signgate.apiPrefix}, documentation at ${address}/docs (data in ${resolve(args.dataDir)})`);
+  await new Promise<void>((done) => {
+    const stop = (signal: string) => {
+      app.log.info({ signal }, 'shutting down: no new requests, finishing uploads in flight');
+      const deadline = setTimeout(() => {
+        app.log.warn('shutdown timeout: abandoning uploads still in flight');
+        app.server.closeAllConnections();
+      }, args.shutdownTimeout * 1000);
+      deadline.unref();
+      void app.close().then(done);
+    };
+    process.once('SIGTERM', () => stop('SIGTERM'));
+    process.once('SIGINT', () => stop('SIGINT'));
+  });
+  return ExitCode.Ok;
+}
+
+export function runTokenCreate(args: TokenCreateArgs, io: Io): ExitCodeValue {
+  const config = watchServerConfigFile(args.config).current();
+  const org = config.organizations.get(args.org);
+  if (!org) throw new UsageError(`no organization ${JSON.stringify(args.org)} in ${args.config}`, `Known organizations: ${[...config.organizations.keys()].join(', ')}.`);
+  const roles = org.users.get(args.user);
+  if (!roles) throw new UsageError(`no user ${JSON.stringify(args.user)} in organization ${args.org}`, `Add the user to the organization's "users" in ${args.config} first.`);
+  if (!Number.isInteger(args.days) || args.days < 1 || args.days > 366) throw new UsageError(`--days ${args.days} is not a whole number of days from 1 to 366`, 'Tokens have a fixed lifetime; make a new one when it expires.');
+  const { token, expiresAt } = new TokenStore(resolve(args.dataDir)).create(args.org, args.user, args.days);
+  io.out(token);
+  io.err(`Token for ${args.user} in ${args.org}, valid until ${expiresAt}. It is shown only now; the service keeps only its hash.`);
+  if (!roles.includes(USER_ROLE)) io.err(`warning: ${args.user} does not hold the role ${USER_ROLE}; the token is refused until the role is granted.`);
+  return ExitCode.Ok;
+}
+
+const tokenCreateCommand = (io: Io, setExit: (code: ExitCodeValue) => void): CommandModule<CommonArgs, TokenCreateArgs> => ({
+  command: 'token create',
+  describe: 'Create a personal access token for a user (printed once; only its hash is stored)',
+  builder: (y: Argv<CommonArgs>) =>
+    y
+      .option('config', { type: 'string', demandOption: true, describe: 'Server configuration (schemas/server-config.schema.json)' })
+      .option('data-dir', { type: 'string', default: 'signgate-data', describe: 'Data directory of the service' })
+      .option('org', { type: 'string', demandOption: true, describe: 'Organization id' })
+      .option('user', { type: 'string', demandOption: true, describe: 'User id' })
+      .option('days', { type: 'number', default: 30, describe: 'Lifetime in days (tokens cannot be prolonged)' }) as unknown as Argv<TokenCreateArgs>,
+  handler: (args: ArgumentsCamelCase<TokenCreateArgs>) => setExit(runTokenCreate(args, io)),
+});
+
+export const serveCommand = (io: Io, setExit: (code: ExitCodeValue) => void): CommandModule<CommonArgs, ServeArgs> => ({
+  command: 'serve',
+  describe: 'Run the reference signing service (API under /<service-name>/v1.0, documentation at /docs)',
+  builder: (y: Argv<CommonArgs>) =>
+    y
+      .command(tokenCreateCommand(io, setExit))
+      .option('config', { type: 'string', demandOption: true, describe: 'Server configuration (schemas/server-config.schema.json)' })
+      .option('data-dir', { type: 'string', default: 'signgate-data', describe: 'Where jobs and token hashes are kept' })
+      .option('port', { type: 'number', default: 8080, describe: 'TCP port (0 picks a free one)' })
+      .option('host', { type: 'string', default: '127.0.0.1', describe: 'Address to listen on (0.0.0.0 for every interface; put TLS in front)' })
+      .option('shutdown-timeout', { type: 'number', default: DEFAULT_SHUTDOWN_TIMEOUT_S, describe: 'Seconds to wait for uploads in flight on SIGTERM/SIGINT' })
+      .example('$0 serve --config server.json --data-dir /var/lib/signgate --port 8443', 'run the service')
+      .example('$0 serve token create --config server.json --org sandbox --user ci --days 30', 'make a token') as unknown as Argv<ServeArgs>,
+  handler: async (args: ArgumentsCamelCase<ServeArgs>) => setExit(await runServe(args, io)),
+});

@@ -1,0 +1,268 @@
+// The reference signing service as a fastify app (service-api.md is the contract).
+// buildServer() makes the app; the caller listens, and closes it (which also stops the signing worker).
+import { createHash } from 'node:crypto';
+import { createReadStream, createWriteStream } from 'node:fs';
+import { mkdir } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
+import { Transform } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import multipart from '@fastify/multipart';
+import swagger from '@fastify/swagger';
+import swaggerUi from '@fastify/swagger-ui';
+import Fastify, { type FastifyInstance, type FastifyRequest, type FastifyServerOptions } from 'fastify';
+import { JobStore, type JobRecord, type PendingJob } from './job-store.js';
+import { errorResponse, HttpProblem, problem, type ProblemFileError } from './problem.js';
+import * as S from './schemas.js';
+import { DEFAULT_SERVICE_NAME, USER_ROLE, type Organization, type ServerConfig } from './server-config.js';
+import { RESULT_ZIP, SigningWorker } from './signing-worker.js';
+import { TokenStore } from './token-store.js';
+import { checkUploadName } from './upload-names.js';
+
+export interface BuildServerOptions {
+  /** The configuration, or a function that returns the current one (re-read when the file changes). */
+  readonly config: ServerConfig | (() => ServerConfig);
+  readonly dataDir: string;
+  /** fastify/pino logger options; false for none. The Authorization header is always redacted. */
+  readonly logger?: FastifyServerOptions['logger'];
+  /** Now, for token expiry (tests move time). */
+  readonly now?: () => Date;
+}
+
+export interface Principal {
+  readonly organization: Organization;
+  readonly user: string;
+}
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    principal?: Principal;
+  }
+  interface FastifyInstance {
+    signgate: { store: JobStore; worker: SigningWorker; tokens: TokenStore; apiPrefix: string };
+  }
+}
+
+const COMMENT_MAX = 1000;
+
+/** Builds the service. Jobs that were still processing when the data directory was last used are resumed. */
+export async function buildServer(options: BuildServerOptions): Promise<FastifyInstance> {
+  const config = typeof options.config === 'function' ? options.config : () => options.config as ServerConfig;
+  const now = options.now ?? (() => new Date());
+  const serviceName = config().serviceName ?? DEFAULT_SERVICE_NAME;
+  const apiPrefix = `/${serviceName}/v1.0`;
+  const logger =
+    options.logger === undefined || options.logger === false
+      ? false
+      : { ...(typeof options.logger === 'object' ? options.logger : {}), redact: ['req.headers.authorization', 'req.headers.cookie'] };
+  const app = Fastify({ logger, bodyLimit: 1024 * 1024, forceCloseConnections: 'idle', return503OnClosing: true });
+  const store = new JobStore(options.dataDir);
+  const tokens = new TokenStore(options.dataDir);
+  const worker = new SigningWorker(store, config, app.log);
+  app.decorate('signgate', { store, worker, tokens, apiPrefix });
+  app.addHook('onClose', async () => {
+    await worker.stop();
+  });
+
+  app.setErrorHandler((error, request, reply) => {
+    const { status, body } = errorResponse(error, request.url);
+    if (status >= 500) request.log.error({ err: { message: (error as Error).message, code: (error as { code?: string }).code } }, 'request failed');
+    if (status === 413) reply.header('connection', 'close'); // stop reading the rest of an oversized upload
+    return reply.status(status).type('application/problem+json').send(body);
+  });
+  app.setNotFoundHandler((request, reply) =>
+    reply.status(404).type('application/problem+json').send(problem(404, 'Not Found', `There is no ${request.method} ${request.url.split('?')[0]}.`, request.url)),
+  );
+
+  await app.register(multipart, {
+    // Part filenames are relative paths (Addins/Foo.dll); busboy would keep only the last segment.
+    preservePath: true,
+    limits: { fileSize: config().maxUploadBytes + 1, files: config().maxFilesPerJob, fields: 20, fieldSize: 64 * 1024, parts: config().maxFilesPerJob + 20 },
+  });
+  await app.register(swagger, {
+    openapi: {
+      openapi: '3.1.0',
+      info: {
+        title: 'Assembly signing service (signgate reference implementation)',
+        version: '1.0',
+        description: 'Upload delay-signed .NET assemblies, follow the job, download the signed files. Authorize with a personal access token.',
+      },
+      servers: [{ url: '/' }],
+      components: { securitySchemes: { bearerAuth: { type: 'http', scheme: 'bearer', description: 'Personal access token' } } },
+      security: [{ bearerAuth: [] }],
+      tags: [{ name: 'licenses' }, { name: 'assemblies' }],
+    },
+    // The upload body is read as a multipart stream, so fastify does not validate it; describe it for the docs only.
+    transform: ({ schema, url, route }) => {
+      const out = { ...(schema as object) } as Record<string, unknown>;
+      if (route.method === 'POST' && url === `${apiPrefix}/assemblies`) out.body = S.uploadBody;
+      if (url === `${apiPrefix}/openapi.json`) out.hide = true;
+      return { schema: out, url };
+    },
+  });
+  await app.register(swaggerUi, { routePrefix: '/docs', uiConfig: { persistAuthorization: false, tryItOutEnabled: true } });
+
+  app.get(`${apiPrefix}/openapi.json`, { schema: { hide: true } }, async () => app.swagger());
+
+  const authenticate = async (request: FastifyRequest) => {
+    const header = request.headers.authorization ?? '';
+    const match = /^Bearer\s+(\S+)$/i.exec(header);
+    if (!match) throw new HttpProblem(401, 'Unauthorized', 'Send a personal access token: Authorization: Bearer <token>.');
+    const stored = tokens.find(match[1]!);
+    if (!stored) throw new HttpProblem(401, 'Unauthorized', 'The access token is not known. Create a new token.');
+    if (Date.parse(stored.expiresAt) <= now().getTime()) {
+      throw new HttpProblem(401, 'Unauthorized', `The access token expired on ${stored.expiresAt}. Tokens cannot be prolonged: create a new one.`);
+    }
+    const organization = config().organizations.get(stored.organization);
+    const roles = organization?.users.get(stored.user);
+    if (!organization || !roles?.includes(USER_ROLE)) {
+      throw new HttpProblem(403, 'Forbidden', `The user ${stored.user} does not hold the role ${USER_ROLE} on the signing application.`);
+    }
+    request.principal = { organization, user: stored.user };
+  };
+
+  const links = (request: FastifyRequest, id: string) => {
+    const base = `${request.protocol}://${request.host}${apiPrefix}/assemblies/${id}`;
+    return { status: `${base}/status`, download: base, delete: base };
+  };
+
+  const jobOf = async (request: FastifyRequest<{ Params: { id: string } }>): Promise<JobRecord> => {
+    const record = await store.get(request.principal!.organization.id, request.params.id);
+    // Another organization's job answers exactly like an unknown one.
+    if (!record) throw new HttpProblem(404, 'Not Found', `There is no job ${request.params.id}.`);
+    return record;
+  };
+
+  await app.register(async (api) => {
+    api.addHook('onRequest', authenticate);
+
+    api.get('/licenses', { schema: S.licensesRoute }, async (request) => request.principal!.organization.licenses.map((l) => ({ optionId: l.optionId })));
+
+    api.post('/assemblies', { schema: S.uploadRoute }, async (request, reply) => {
+      const org = request.principal!.organization;
+      const limits = config();
+      if (org.licenses.length === 0) throw new HttpProblem(403, 'Forbidden', `The organization ${org.id} holds no license option, so nothing can be signed.`);
+      if (!request.isMultipart()) throw new HttpProblem(400, 'Bad Request', 'Send the files as multipart/form-data, one part per file (files[0], files[1], …).');
+      if (!store.reserveSlot(org.id, limits.maxJobsPerOrganization)) {
+        reply.header('connection', 'close');
+        throw new HttpProblem(409, 'Job limit reached', `The organization keeps ${limits.maxJobsPerOrganization} jobs, the most it may keep. Delete finished jobs, then upload again.`);
+      }
+      let pending: PendingJob | undefined;
+      try {
+        pending = await store.begin(org.id);
+        const job = await receiveUpload(request, pending, limits.maxUploadBytes);
+        const record: JobRecord = {
+          id: pending.id,
+          organization: org.id,
+          comment: job.comment,
+          createdAt: now().toISOString(),
+          processingFinished: false,
+          assemblies: job.files.map((f) => ({ ...f, fileProcessingState: 'Pending', messages: [] })),
+        };
+        await store.commit(pending, record);
+        request.log.info({ job: record.id, organization: org.id, files: record.assemblies.length, bytes: job.bytes }, 'job accepted');
+        worker.enqueue(org.id, record.id);
+        return reply.status(201).send({ id: record.id, comment: record.comment, links: links(request, record.id) });
+      } catch (error) {
+        if (pending) await store.abandon(pending);
+        store.releaseSlot(org.id);
+        throw error;
+      }
+    });
+
+    api.get('/assemblies', { schema: S.listRoute }, async (request) =>
+      (await store.list(request.principal!.organization.id)).map((r) => ({
+        id: r.id,
+        comment: r.comment,
+        createdAt: r.createdAt,
+        processingFinished: r.processingFinished,
+        fileCount: r.assemblies.length,
+      })),
+    );
+
+    api.get<{ Params: { id: string } }>('/assemblies/:id/status', { schema: S.statusRoute }, async (request) => {
+      const r = await jobOf(request);
+      return {
+        id: r.id,
+        comment: r.comment,
+        createdAt: r.createdAt,
+        processingFinished: r.processingFinished,
+        assemblies: r.assemblies.map((a) => ({ fileName: a.fileName, fileProcessingState: a.fileProcessingState, messages: a.messages })),
+      };
+    });
+
+    api.get<{ Params: { id: string } }>('/assemblies/:id', { schema: S.downloadRoute }, async (request, reply) => {
+      const r = await jobOf(request);
+      if (!r.processingFinished) throw new HttpProblem(409, 'Not ready', `Job ${r.id} is still being processed; poll its status until processingFinished is true.`);
+      const path = join(store.jobDir(r.organization, r.id), RESULT_ZIP);
+      return reply
+        .type('application/zip')
+        .header('content-disposition', `attachment; filename="${r.id}.zip"`)
+        .send(createReadStream(path));
+    });
+
+    api.delete<{ Params: { id: string } }>('/assemblies/:id', { schema: S.deleteRoute }, async (request, reply) => {
+      const deleted = await store.delete(request.principal!.organization.id, request.params.id);
+      if (!deleted) throw new HttpProblem(404, 'Not Found', `There is no job ${request.params.id}.`);
+      return reply.status(204).send();
+    });
+  }, { prefix: apiPrefix });
+
+  await app.ready();
+  for (const record of store.unfinished()) worker.enqueue(record.organization, record.id);
+  return app;
+}
+
+interface ReceivedUpload {
+  comment: string | null;
+  bytes: number;
+  files: { fileName: string; size: number; sha256: string }[];
+}
+
+/**
+ * Streams the multipart parts to disk, counting bytes: past the limit it stops reading and answers 413.
+ * Names are checked as they arrive; all name problems are reported together (400, one entry per file).
+ */
+async function receiveUpload(request: FastifyRequest, pending: PendingJob, maxBytes: number): Promise<ReceivedUpload> {
+  let total = 0;
+  let comment: string | null = null;
+  const files: ReceivedUpload['files'] = [];
+  const nameErrors: ProblemFileError[] = [];
+  const seen = new Map<string, string>();
+  for await (const part of request.parts()) {
+    if (part.type === 'field') {
+      if (part.fieldname === 'comment') comment = String(part.value).slice(0, COMMENT_MAX);
+      continue;
+    }
+    const check = checkUploadName(part.filename, seen);
+    const hash = createHash('sha256');
+    let size = 0;
+    const counter = new Transform({
+      transform(chunk: Buffer, _encoding, callback) {
+        total += chunk.length;
+        size += chunk.length;
+        if (total > maxBytes) {
+          callback(new HttpProblem(413, 'Upload too large', `The upload exceeds ${maxBytes} bytes, the most one job may hold. Split the files into several jobs.`));
+          return;
+        }
+        hash.update(chunk);
+        callback(null, chunk);
+      },
+    });
+    if (!check.ok) {
+      nameErrors.push({ fileName: part.filename ?? '', detail: check.reason });
+      await pipeline(part.file, counter, new Transform({ transform: (_c, _e, cb) => cb() }));
+      continue;
+    }
+    const target = join(pending.uploadsDir, check.name);
+    await mkdir(dirname(target), { recursive: true });
+    await pipeline(part.file, counter, createWriteStream(target, { flags: 'wx' }));
+    if ((part.file as { truncated?: boolean }).truncated) {
+      throw new HttpProblem(413, 'Upload too large', `The upload exceeds ${maxBytes} bytes, the most one job may hold. Split the files into several jobs.`);
+    }
+    files.push({ fileName: check.name, size, sha256: hash.digest('hex') });
+  }
+  if (nameErrors.length) throw new HttpProblem(400, 'Bad file names', `${nameErrors.length} file name(s) cannot be accepted; nothing was stored.`, nameErrors);
+  if (files.length === 0) throw new HttpProblem(400, 'No files', 'The upload holds no file part. Send one part per file, each with a filename.');
+  return { comment, bytes: total, files };
+}
+

@@ -1,0 +1,144 @@
+// Jobs on disk under <data-dir>/jobs/<organization>/<job-id>/. A job is written into <data-dir>/tmp/ and
+// renamed into place only when complete, so a crash never leaves a half job visible. Deleting renames the
+// job out of sight first, then removes every byte.
+import { randomUUID } from 'node:crypto';
+import { existsSync, mkdirSync, readdirSync, readFileSync } from 'node:fs';
+import { mkdir, readFile, rename, rm } from 'node:fs/promises';
+import { join } from 'node:path';
+import { writeFileAtomic } from './fs-atomic.js';
+
+export type FileProcessingState = 'Pending' | 'Processing' | 'Signed' | 'Error';
+
+export interface JobMessage {
+  readonly dateTime: string;
+  readonly messageType: 'Info' | 'Warning' | 'Error';
+  readonly message: string;
+}
+
+export interface JobFile {
+  /** Relative path with `/`, as uploaded. */
+  readonly fileName: string;
+  readonly size: number;
+  readonly sha256: string;
+  fileProcessingState: FileProcessingState;
+  messages: JobMessage[];
+}
+
+export interface JobRecord {
+  readonly id: string;
+  readonly organization: string;
+  readonly comment: string | null;
+  readonly createdAt: string;
+  processingFinished: boolean;
+  assemblies: JobFile[];
+}
+
+/** Where an upload is written while it arrives. */
+export interface PendingJob {
+  readonly id: string;
+  readonly organization: string;
+  readonly dir: string;
+  readonly uploadsDir: string;
+}
+
+const JOB_FILE = 'job.json';
+
+export class JobStore {
+  readonly jobsDir: string;
+  readonly tmpDir: string;
+  /** Jobs kept plus uploads in flight, per organization: the job limit is checked against this, exactly. */
+  private readonly slots = new Map<string, number>();
+
+  constructor(readonly dataDir: string) {
+    this.jobsDir = join(dataDir, 'jobs');
+    this.tmpDir = join(dataDir, 'tmp');
+    mkdirSync(this.jobsDir, { recursive: true });
+    // Whatever is in tmp/ was never acknowledged (or was being deleted): it goes.
+    if (existsSync(this.tmpDir)) for (const entry of readdirSync(this.tmpDir)) void rm(join(this.tmpDir, entry), { recursive: true, force: true });
+    mkdirSync(this.tmpDir, { recursive: true });
+    for (const org of readdirSync(this.jobsDir)) this.slots.set(org, this.jobIds(org).length);
+  }
+
+  private jobIds(organization: string): string[] {
+    const dir = join(this.jobsDir, organization);
+    return existsSync(dir) ? readdirSync(dir).filter((id) => existsSync(join(dir, id, JOB_FILE))) : [];
+  }
+
+  /** Reserves a job slot; false when the organization already keeps `limit` jobs (counting uploads in flight). */
+  reserveSlot(organization: string, limit: number): boolean {
+    const used = this.slots.get(organization) ?? 0;
+    if (used >= limit) return false;
+    this.slots.set(organization, used + 1);
+    return true;
+  }
+
+  releaseSlot(organization: string): void {
+    this.slots.set(organization, Math.max(0, (this.slots.get(organization) ?? 1) - 1));
+  }
+
+  /** A temporary place for an upload that has a reserved slot. */
+  async begin(organization: string): Promise<PendingJob> {
+    const id = randomUUID();
+    const dir = join(this.tmpDir, `${organization}--${id}`);
+    const uploadsDir = join(dir, 'uploads');
+    await mkdir(uploadsDir, { recursive: true });
+    return { id, organization, dir, uploadsDir };
+  }
+
+  /** Throws away an upload that will not become a job (its slot is released by the caller). */
+  async abandon(pending: PendingJob): Promise<void> {
+    await rm(pending.dir, { recursive: true, force: true });
+  }
+
+  /** Writes the job record and makes the job visible in one rename. */
+  async commit(pending: PendingJob, record: JobRecord): Promise<void> {
+    await writeFileAtomic(join(pending.dir, JOB_FILE), JSON.stringify(record, null, 2));
+    await mkdir(join(this.jobsDir, pending.organization), { recursive: true });
+    await rename(pending.dir, this.jobDir(pending.organization, pending.id));
+  }
+
+  jobDir(organization: string, id: string): string {
+    return join(this.jobsDir, organization, id);
+  }
+
+  /** The job of this organization, or undefined (also for another organization's job and malformed ids). */
+  async get(organization: string, id: string): Promise<JobRecord | undefined> {
+    if (!/^[0-9a-f-]{36}$/.test(id)) return undefined;
+    try {
+      return JSON.parse(await readFile(join(this.jobDir(organization, id), JOB_FILE), 'utf8')) as JobRecord;
+    } catch {
+      return undefined;
+    }
+  }
+
+  async save(record: JobRecord): Promise<void> {
+    await writeFileAtomic(join(this.jobDir(record.organization, record.id), JOB_FILE), JSON.stringify(record, null, 2));
+  }
+
+  async list(organization: string): Promise<JobRecord[]> {
+    const records = await Promise.all(this.jobIds(organization).map((id) => this.get(organization, id)));
+    return records.filter((r): r is JobRecord => r !== undefined).sort((a, b) => (a.createdAt < b.createdAt ? -1 : a.createdAt > b.createdAt ? 1 : a.id < b.id ? -1 : 1));
+  }
+
+  /** Every job that had not finished processing (to resume after a restart). */
+  unfinished(): JobRecord[] {
+    const out: JobRecord[] = [];
+    for (const org of readdirSync(this.jobsDir)) {
+      for (const id of this.jobIds(org)) {
+        const record = JSON.parse(readFileSync(join(this.jobDir(org, id), JOB_FILE), 'utf8')) as JobRecord;
+        if (!record.processingFinished) out.push(record);
+      }
+    }
+    return out.sort((a, b) => (a.createdAt < b.createdAt ? -1 : 1));
+  }
+
+  /** Removes the job and every byte stored for it; false when there is no such job. */
+  async delete(organization: string, id: string): Promise<boolean> {
+    if (!(await this.get(organization, id))) return false;
+    const trash = join(this.tmpDir, `deleted--${id}`);
+    await rename(this.jobDir(organization, id), trash);
+    this.releaseSlot(organization);
+    await rm(trash, { recursive: true, force: true });
+    return true;
+  }
+}

@@ -1,0 +1,131 @@
+// The reference service's configuration: organizations, their license options (key pairs) and users with roles.
+// Read with ajv against schemas/server-config.schema.json; re-read when the file changes, so that removing a
+// user's role takes effect at once without a restart.
+import { readFileSync, statSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
+import { Ajv2020, type ErrorObject } from 'ajv/dist/2020.js';
+import { UsageError } from '../core/errors.js';
+import { parseStrongNameKeyFile, type StrongNameKeyFile } from '../strongname/key-blob.js';
+import { publicKeyToken } from '../strongname/token.js';
+
+export interface ServerConfigFile {
+  serviceName?: string;
+  vendor: string;
+  vendorApi?: string[];
+  vendorNamespace?: string;
+  limits?: { maxUploadBytes?: number; maxJobsPerOrganization?: number; maxFilesPerJob?: number };
+  organizations: {
+    id: string;
+    name?: string;
+    licenses: { optionId: number; keyPair: string }[];
+    users: { id: string; roles: string[] }[];
+  }[];
+}
+
+export interface License {
+  readonly optionId: number;
+  readonly key: StrongNameKeyFile;
+  readonly token: string;
+}
+
+export interface Organization {
+  readonly id: string;
+  readonly name: string;
+  readonly licenses: readonly License[];
+  /** User id to roles. */
+  readonly users: ReadonlyMap<string, readonly string[]>;
+}
+
+export interface ServerConfig {
+  readonly serviceName: string;
+  readonly vendor: string;
+  readonly vendorApi: readonly string[];
+  readonly vendorNamespace: string;
+  readonly maxUploadBytes: number;
+  readonly maxJobsPerOrganization: number;
+  readonly maxFilesPerJob: number;
+  readonly organizations: ReadonlyMap<string, Organization>;
+}
+
+export const DEFAULT_SERVICE_NAME = 'assembly-signing';
+export const DEFAULT_MAX_UPLOAD_BYTES = 40_000_000;
+export const DEFAULT_MAX_JOBS = 9999;
+export const DEFAULT_MAX_FILES = 1000;
+/** The role a user needs for every request. */
+export const USER_ROLE = 'User';
+
+const schema = JSON.parse(readFileSync(new URL('../../schemas/server-config.schema.json', import.meta.url), 'utf8'));
+const validate = new Ajv2020({ allErrors: true, strict: true, allowUnionTypes: true }).compile<ServerConfigFile>(schema);
+
+function describe(error: ErrorObject): string {
+  const where = error.instancePath ? error.instancePath.slice(1).split('/').join('.') : '(top level)';
+  const params = error.params as Record<string, unknown>;
+  if (error.keyword === 'additionalProperties') return `unknown key ${JSON.stringify(params.additionalProperty)} in ${where}`;
+  if (error.keyword === 'required') return `${where} needs ${JSON.stringify(params.missingProperty)}`;
+  if (error.keyword === 'enum') return `${where} must be one of ${(params.allowedValues as unknown[]).map((v) => JSON.stringify(v)).join(', ')}`;
+  return `${where} ${error.message}`;
+}
+
+/**
+ * Validates a server configuration object; key pair paths are relative to `baseDir`.
+ * @throws UsageError SG_ERR_CONFIG naming the place and what is wrong
+ */
+export function parseServerConfig(raw: unknown, baseDir: string, shownAs = 'server config'): ServerConfig {
+  if (!validate(raw)) throw new UsageError(`${shownAs}: ${(validate.errors ?? []).map(describe).join('; ')}`, 'See schemas/server-config.schema.json.', 'SG_ERR_CONFIG');
+  const organizations = new Map<string, Organization>();
+  for (const org of raw.organizations) {
+    if (organizations.has(org.id)) throw new UsageError(`${shownAs}: organization ${JSON.stringify(org.id)} is listed twice`, 'Give every organization its own id.', 'SG_ERR_CONFIG');
+    const licenses = org.licenses.map((l) => {
+      const path = resolve(baseDir, l.keyPair);
+      let key: StrongNameKeyFile;
+      try {
+        key = parseStrongNameKeyFile(readFileSync(path));
+      } catch (cause) {
+        throw new UsageError(`${shownAs}: organization ${org.id}, option ${l.optionId}: ${path}: ${(cause as Error).message}`, 'keyPair must be a key pair made by sn -k.', 'SG_ERR_CONFIG');
+      }
+      if (key.kind !== 'key-pair') throw new UsageError(`${shownAs}: organization ${org.id}, option ${l.optionId}: ${path} holds only a public key`, 'The service signs: keyPair must be the key pair (sn -k), not the public key.', 'SG_ERR_CONFIG');
+      return { optionId: l.optionId, key, token: publicKeyToken(key.publicKey.blob) };
+    });
+    organizations.set(org.id, { id: org.id, name: org.name ?? org.id, licenses, users: new Map(org.users.map((u) => [u.id, u.roles])) });
+  }
+  return {
+    serviceName: raw.serviceName ?? DEFAULT_SERVICE_NAME,
+    vendor: raw.vendor,
+    vendorApi: raw.vendorApi ?? [`${raw.vendor}.*`],
+    vendorNamespace: raw.vendorNamespace ?? raw.vendor,
+    maxUploadBytes: raw.limits?.maxUploadBytes ?? DEFAULT_MAX_UPLOAD_BYTES,
+    maxJobsPerOrganization: raw.limits?.maxJobsPerOrganization ?? DEFAULT_MAX_JOBS,
+    maxFilesPerJob: raw.limits?.maxFilesPerJob ?? DEFAULT_MAX_FILES,
+    organizations,
+  };
+}
+
+/** Reads a config file; `current()` re-reads it when its modification time changes. */
+export function watchServerConfigFile(path: string): { current: () => ServerConfig } {
+  const absolute = resolve(path);
+  const load = () => {
+    let raw: unknown;
+    try {
+      raw = JSON.parse(readFileSync(absolute, 'utf8'));
+    } catch (cause) {
+      throw new UsageError(`${absolute}: ${(cause as Error).message}`, 'Pass --config with a valid JSON server configuration.', 'SG_ERR_CONFIG');
+    }
+    return parseServerConfig(raw, dirname(absolute), absolute);
+  };
+  let config = load();
+  let mtime = statSync(absolute).mtimeMs;
+  return {
+    current: () => {
+      try {
+        const now = statSync(absolute).mtimeMs;
+        if (now !== mtime) {
+          config = load();
+          mtime = now;
+        }
+      } catch {
+        // A file being rewritten or broken keeps the last good configuration.
+      }
+      return config;
+    },
+  };
+}

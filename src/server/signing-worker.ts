@@ -1,0 +1,175 @@
+// Processes jobs one at a time after their upload was acknowledged: the pre-flight rules decide (the same
+// code as `signgate check`), files that pass are signed with the matching key pair, every file gets a state
+// and messages, and the result package holds every file plus signing-log.txt.
+import { readFile, mkdir, writeFile } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
+import type { FastifyBaseLogger } from 'fastify';
+import { formatVersion } from '../metadata/module-metadata.js';
+import { runCheck } from '../rules/runner.js';
+import type { CheckSettings } from '../rules/types.js';
+import { readModule } from '../strongname/assembly-info.js';
+import { signAssembly, verifyStrongName } from '../strongname/strong-name.js';
+import { writeZip, type ZipEntry } from '../zip/write-zip.js';
+import type { JobFile, JobMessage, JobRecord, JobStore } from './job-store.js';
+import type { License, Organization, ServerConfig } from './server-config.js';
+
+export const SIGNING_LOG = 'signing-log.txt';
+export const RESULT_ZIP = 'result.zip';
+
+function message(messageType: JobMessage['messageType'], text: string): JobMessage {
+  return { dateTime: new Date().toISOString(), messageType, message: text };
+}
+
+/** The check settings a service organization signs with: its licensed keys, the service's vendor. */
+export function organizationSettings(config: ServerConfig, org: Organization): CheckSettings {
+  return {
+    vendor: config.vendor,
+    vendorApi: config.vendorApi,
+    vendorNamespace: config.vendorNamespace,
+    keys: org.licenses.map((l) => ({ optionId: l.optionId, source: `option ${l.optionId}`, publicKey: l.key.publicKey, token: l.token })),
+    maxUploadBytes: config.maxUploadBytes,
+    root: null,
+  };
+}
+
+function signingLog(record: JobRecord): string {
+  const lines = [`Signing job ${record.id} for ${record.organization}${record.comment ? ` (${record.comment})` : ''}, created ${record.createdAt}`, ''];
+  for (const file of record.assemblies) {
+    lines.push(`${file.fileName}: ${file.fileProcessingState}`);
+    for (const m of file.messages) lines.push(`  ${m.dateTime} ${m.messageType}: ${m.message}`);
+  }
+  return `${lines.join('\r\n')}\r\n`;
+}
+
+export async function processJob(store: JobStore, config: ServerConfig, record: JobRecord, shouldStop: () => boolean = () => false): Promise<void> {
+  const dir = store.jobDir(record.organization, record.id);
+  const org = config.organizations.get(record.organization);
+  const uploads = join(dir, 'uploads');
+  const results = join(dir, 'results');
+  await mkdir(results, { recursive: true });
+  const signedFiles = new Set<string>();
+  for (const f of record.assemblies) {
+    f.fileProcessingState = 'Processing';
+    f.messages = [];
+  }
+  await store.save(record);
+  if (!org) {
+    for (const f of record.assemblies) {
+      f.fileProcessingState = 'Error';
+      f.messages.push(message('Error', `The organization ${record.organization} is no longer configured; nothing was signed.`));
+    }
+  } else {
+    const inputs = await Promise.all(
+      record.assemblies.map(async (f) => ({ path: f.fileName, uploadName: f.fileName, bytes: await readFile(join(uploads, f.fileName)), explicit: true })),
+    );
+    const check = runCheck(inputs, { settings: organizationSettings(config, org) });
+    const byPath = new Map(check.files.map((f) => [f.path, f]));
+    for (const [i, file] of record.assemblies.entries()) {
+      if (shouldStop()) return; // left unfinished: resumed after the restart
+      const bytes = inputs[i]!.bytes;
+      const signWith = decide(file, byPath.get(file.fileName)!, bytes, org);
+      if (signWith) {
+        const signed = signAssembly(readModule(bytes), signWith.key);
+        if (verifyStrongName(readModule(signed), { expectedKey: signWith.key.publicKey }).valid) {
+          const target = join(results, file.fileName);
+          await mkdir(dirname(target), { recursive: true });
+          await writeFile(target, signed);
+          signedFiles.add(file.fileName);
+        } else {
+          file.fileProcessingState = 'Error';
+          file.messages = [message('Error', 'Internal error: the signature did not verify; the file was not signed.')];
+        }
+      }
+      await store.save(record);
+      await new Promise((resolve) => setImmediate(resolve)); // let requests in between files
+    }
+  }
+  const entries: ZipEntry[] = [];
+  for (const f of record.assemblies) {
+    entries.push({ name: f.fileName, source: { path: join(signedFiles.has(f.fileName) ? results : uploads, f.fileName) } });
+  }
+  record.processingFinished = true;
+  entries.push({ name: SIGNING_LOG, source: { bytes: new TextEncoder().encode(signingLog(record)) } });
+  await writeZip(join(dir, RESULT_ZIP), entries);
+  await store.save(record);
+}
+
+/** Decides a file's state and messages from its check result; returns the license to sign with, if any. */
+function decide(
+  file: JobFile,
+  result: { needsSigning: boolean; reason: string; findings: readonly { severity: string; ruleId: string; rule: string; message: string; hint: string }[] },
+  bytes: Uint8Array,
+  org: Organization,
+): License | undefined {
+  const errors = result.findings.filter((f) => f.severity === 'error');
+  if (errors.length) {
+    file.fileProcessingState = 'Error';
+    for (const e of errors) file.messages.push(message('Error', `${e.ruleId} ${e.rule}: ${e.message}. ${e.hint}`));
+    file.messages.push(message('Info', 'The file was not signed; the package holds it as uploaded.'));
+    return undefined;
+  }
+  if (!result.needsSigning) {
+    file.fileProcessingState = 'Error';
+    file.messages.push(message('Error', `Not signed: ${result.reason}. Only assemblies that carry the vendor attribute, and their generated companions, are signed.`));
+    return undefined;
+  }
+  // No error finding means the key is one of the organization's, byte for byte.
+  const assembly = readModule(bytes).assembly!;
+  const license = org.licenses.find((l) => Buffer.compare(Buffer.from(l.key.publicKey.blob), Buffer.from(assembly.publicKey)) === 0)!;
+  file.fileProcessingState = 'Signed';
+  if (result.findings.some((f) => f.rule === 'already-signed')) {
+    file.messages.push(message('Info', `Already signed with option ${license.optionId}; returned unchanged.`));
+    return undefined;
+  }
+  file.messages.push(message('Info', `Signed with option ${license.optionId} (${assembly.name} ${formatVersion(assembly.version)}, key token ${license.token}).`));
+  for (const w of result.findings) file.messages.push(message('Warning', `${w.ruleId} ${w.rule}: ${w.message}`));
+  return license;
+}
+
+/** Runs jobs one at a time in the order they were queued. */
+export class SigningWorker {
+  private queue: { organization: string; id: string }[] = [];
+  private running: Promise<void> | undefined;
+  private stopped = false;
+
+  constructor(
+    private readonly store: JobStore,
+    private readonly config: () => ServerConfig,
+    private readonly log: FastifyBaseLogger,
+  ) {}
+
+  enqueue(organization: string, id: string): void {
+    if (this.stopped) return;
+    this.queue.push({ organization, id });
+    this.running ??= this.drain().finally(() => {
+      this.running = undefined;
+    });
+  }
+
+  private async drain(): Promise<void> {
+    while (this.queue.length && !this.stopped) {
+      const next = this.queue.shift()!;
+      const record = await this.store.get(next.organization, next.id);
+      if (!record) continue; // deleted while queued
+      try {
+        await processJob(this.store, this.config(), record, () => this.stopped);
+        this.log.info({ job: record.id, organization: record.organization, files: record.assemblies.length }, 'job processed');
+      } catch (error) {
+        // A job deleted while it was processed ends here too.
+        this.log.warn({ job: next.id, err: { message: (error as Error).message } }, 'job processing stopped');
+      }
+    }
+  }
+
+  /** Resolves when the queue is empty. */
+  async idle(): Promise<void> {
+    while (this.running) await this.running;
+  }
+
+  /** Takes no new work; the job in progress stops after its current file and resumes after a restart. */
+  async stop(): Promise<void> {
+    this.stopped = true;
+    this.queue = [];
+    await this.idle();
+  }
+}

@@ -1,0 +1,37 @@
+// Writes a ZIP package with yazl, to a temporary file first and then renamed, so a reader never sees half of it.
+import { createWriteStream } from 'node:fs';
+import { rename, rm } from 'node:fs/promises';
+import { basename, dirname, join } from 'node:path';
+import { randomBytes } from 'node:crypto';
+import yazl from 'yazl';
+
+export interface ZipEntry {
+  /** Name inside the package, `/`-separated. */
+  readonly name: string;
+  /** A file on disk to store, or the bytes. */
+  readonly source: { readonly path: string } | { readonly bytes: Uint8Array };
+}
+
+/** A fixed date keeps packages of the same content byte-identical. */
+const FIXED_DATE = new Date(Date.UTC(2000, 0, 1));
+
+export async function writeZip(target: string, entries: readonly ZipEntry[]): Promise<void> {
+  const temp = join(dirname(target), `.${basename(target)}.tmp-${randomBytes(4).toString('hex')}`);
+  const zip = new yazl.ZipFile();
+  for (const entry of entries) {
+    const options = { mtime: FIXED_DATE, mode: 0o100644 };
+    if ('path' in entry.source) zip.addFile(entry.source.path, entry.name, options);
+    else zip.addBuffer(Buffer.from(entry.source.bytes), entry.name, options);
+  }
+  zip.end();
+  try {
+    await new Promise<void>((resolve, reject) => {
+      const out = createWriteStream(temp, { flags: 'wx' });
+      zip.outputStream.on('error', reject).pipe(out).on('error', reject).on('close', resolve);
+    });
+    await rename(temp, target);
+  } catch (error) {
+    await rm(temp, { force: true });
+    throw error;
+  }
+}
