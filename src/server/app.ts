@@ -53,7 +53,15 @@ export async function buildServer(options: BuildServerOptions): Promise<FastifyI
   const logger =
     options.logger === undefined || options.logger === false
       ? false
-      : { ...(typeof options.logger === 'object' ? options.logger : {}), redact: ['req.headers.authorization', 'req.headers.cookie'] };
+      : {
+          ...(typeof options.logger === 'object' ? options.logger : {}),
+          // Tokens never reach a log: fastify logs req.headers at most, @fastify/multipart logs busboy's options
+          // (with all headers) at trace level.
+          redact: {
+            paths: ['req.headers.authorization', 'req.headers.cookie', 'headers.authorization', 'busboyOptions.headers.authorization', 'busboyOptions.headers.cookie', '*.headers.authorization'],
+            censor: '[redacted]',
+          },
+        };
   const app = Fastify({ logger, bodyLimit: 1024 * 1024, forceCloseConnections: 'idle', return503OnClosing: true });
   const store = new JobStore(options.dataDir);
   const tokens = new TokenStore(options.dataDir);
@@ -99,7 +107,8 @@ export async function buildServer(options: BuildServerOptions): Promise<FastifyI
       return { schema: out, url };
     },
   });
-  await app.register(swaggerUi, { routePrefix: '/docs', uiConfig: { persistAuthorization: false, tryItOutEnabled: true } });
+  // validatorUrl null: the page must not call the public validator (no network beyond this service).
+  await app.register(swaggerUi, { routePrefix: '/docs', uiConfig: { persistAuthorization: false, tryItOutEnabled: true, validatorUrl: null } });
 
   app.get(`${apiPrefix}/openapi.json`, { schema: { hide: true } }, async () => app.swagger());
 

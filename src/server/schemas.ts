@@ -36,7 +36,7 @@ const message = {
 export const licensesRoute = {
   tags: ['licenses'],
   summary: "The license options of the caller's organization",
-  description: 'Each optionId names the key file <optionId>_public.snk the organization may delay-sign with. An empty list means nothing can be signed.',
+  description: 'Each optionId names the key file `<optionId>_public.snk` the organization may delay-sign with. An empty list means nothing can be signed.',
   response: {
     200: { description: 'License entries', type: 'array', items: { type: 'object', required: ['optionId'], properties: { optionId: { type: 'integer' } } } },
     ...problems(401, 403),

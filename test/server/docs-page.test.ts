@@ -1,0 +1,66 @@
+// The documentation page in a real browser: Debian's chromium driven by playwright-core (no browser download).
+import { existsSync, mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { chromium, type Browser } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { repoRoot } from '../helpers/fixtures.js';
+import { startServer, type TestServer } from '../helpers/server.js';
+
+const CHROMIUM = process.env.SIGNGATE_CHROMIUM ?? '/usr/bin/chromium';
+const hasChromium = existsSync(CHROMIUM);
+if (process.env.CI && !hasChromium) throw new Error(`CI is set but ${CHROMIUM} is missing; .ci/run must apt-get install chromium`);
+
+describe.skipIf(!hasChromium)('the /docs page in headless Chromium', () => {
+  let browser: Browser;
+  let server: TestServer;
+  beforeAll(async () => {
+    server = await startServer();
+    browser = await chromium.launch({
+      executablePath: CHROMIUM,
+      headless: true,
+      args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+    });
+  }, 60_000);
+  afterAll(async () => {
+    await browser?.close();
+    await server?.close();
+  });
+
+  test('loads without console errors, authorizes with a token, runs GET /licenses and shows the optionIds', async () => {
+    const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
+    const problems: string[] = [];
+    page.on('console', (m) => {
+      if (m.type() === 'error') problems.push(m.text());
+    });
+    page.on('pageerror', (e) => problems.push(e.message));
+    const docsUrl = server.baseUrl.replace('/assembly-signing/v1.0', '/docs/');
+    await page.goto(docsUrl, { waitUntil: 'networkidle' });
+    await page.locator('.swagger-ui .info .title').waitFor();
+    expect(await page.locator('.swagger-ui .info .title').innerText()).toContain('Assembly signing service');
+
+    // Authorize with a bearer token.
+    await page.locator('button.authorize').first().click();
+    await page.locator('.modal-ux input').first().fill(server.token());
+    await page.locator('.modal-ux .auth-btn-wrapper button.authorize').click();
+    await page.locator('.modal-ux button.btn-done').click();
+
+    // Try GET /licenses.
+    const operation = page.locator('.opblock-get', { has: page.locator('.opblock-summary-path', { hasText: /\/licenses$/ }) });
+    await operation.locator('.opblock-summary').click();
+    // tryItOutEnabled opens "Try it out" already; click it only when it did not.
+    const execute = operation.locator('button.execute');
+    await operation.locator('.opblock-body').waitFor();
+    if (!(await execute.isVisible())) await operation.locator('button.try-out__btn').click();
+    await execute.click();
+    const body = operation.locator('.responses-wrapper .live-responses-table .response-col_description pre').first();
+    await body.waitFor();
+    const text = await body.innerText();
+    expect(text).toContain('12345');
+    expect(text).toContain('67890');
+    expect(await operation.locator('.live-responses-table .response .response-col_status').first().innerText()).toContain('200');
+
+    mkdirSync(join(repoRoot, 'out'), { recursive: true });
+    await page.screenshot({ path: join(repoRoot, 'out', 'docs-page.png'), fullPage: false });
+    expect(problems).toEqual([]);
+  }, 60_000);
+});
