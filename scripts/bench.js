@@ -97,4 +97,6 @@ if (mode) {
   console.log(`verify  / read+sha1   = ${ratio('verify', 'read+sha1', 'seconds').toFixed(2)}x steady, ${ratio('verify', 'read+sha1', 'coldSeconds').toFixed(2)}x cold (target <= 1.3x)`);
   console.log(`check   / inspect     = ${ratio('check', 'inspect', 'seconds').toFixed(2)}x steady, ${ratio('check', 'inspect', 'coldSeconds').toFixed(2)}x cold (target <= 1.10x)`);
   console.log(`check: ${results.check.sink} findings over the corpus`);
+  console.log('');
+  execFileSync(process.execPath, [fileURLToPath(new URL('./bench-service.js', import.meta.url))], { stdio: 'inherit' });
 }

@@ -1,0 +1,112 @@
+// Service benchmark: upload -> status -> download of a typical add-in set (10 assemblies, 5 MB) against
+// `signgate serve` on loopback (a separate process), at concurrency 1 and 8, beside the floor: the same
+// work in-process without HTTP (hash + check + sign + zip).
+// Usage: node scripts/bench-service.js [--jobs N]
+import { spawn } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { runCheck } from '../dist/rules/runner.js';
+import { readModule, signAssembly } from '../dist/index.js';
+import { organizationSettings } from '../dist/server/signing-worker.js';
+import { parseServerConfig } from '../dist/server/server-config.js';
+import { writeZip } from '../dist/zip/write-zip.js';
+
+const root = fileURLToPath(new URL('..', import.meta.url));
+const args = process.argv.slice(2);
+const jobsPerRun = Number(args[args.indexOf('--jobs') + 1] || 24);
+const bytes = readFileSync(join(root, 'fixtures/bench/LargeAddin.dll'));
+const files = Array.from({ length: 10 }, (_, i) => ({ name: `Addins/LargeAddin${String(i + 1).padStart(2, '0')}.dll`, bytes }));
+const setMb = (files.length * bytes.length) / 1e6;
+const configPath = join(root, 'fixtures/server/sandbox.json');
+
+const percentile = (sorted, p) => sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)];
+const run = (cmd, argv, opts = {}) => spawn(process.execPath, [join(root, 'bin/signgate.js'), ...argv], { stdio: ['ignore', 'pipe', 'pipe'], ...opts });
+
+async function floor(repeats = 10) {
+  const config = parseServerConfig(JSON.parse(readFileSync(configPath, 'utf8')), join(root, 'fixtures/server'));
+  const org = config.organizations.get('sandbox');
+  const settings = organizationSettings(config, org);
+  const dir = mkdtempSync(join(tmpdir(), 'signgate-floor-'));
+  const times = [];
+  for (let r = 0; r < repeats; r++) {
+    const start = process.hrtime.bigint();
+    for (const f of files) createHash('sha256').update(f.bytes).digest();
+    const check = runCheck(files.map((f) => ({ path: f.name, uploadName: f.name, bytes: f.bytes, explicit: true })), { settings });
+    const key = org.licenses.find((l) => l.optionId === 12345).key;
+    const signed = check.files.map((f, i) => ({ name: f.path, source: { bytes: signAssembly(readModule(files[i].bytes), key) } }));
+    await writeZip(join(dir, `r${r}.zip`), signed);
+    times.push(Number(process.hrtime.bigint() - start) / 1e6);
+  }
+  rmSync(dir, { recursive: true, force: true });
+  times.sort((a, b) => a - b);
+  return { p50: percentile(times, 50), jobsPerSecond: 1000 / percentile(times, 50) };
+}
+
+async function main() {
+  const dataDir = mkdtempSync(join(tmpdir(), 'signgate-bench-service-'));
+  const token = await new Promise((resolve, reject) => {
+    const p = run('token', ['serve', 'token', 'create', '--config', configPath, '--data-dir', dataDir, '--org', 'sandbox', '--user', 'ci']);
+    let out = '';
+    p.stdout.on('data', (d) => (out += d));
+    p.on('close', (code) => (code === 0 ? resolve(out.trim()) : reject(new Error('token create failed'))));
+  });
+  const server = run('serve', ['serve', '--config', configPath, '--data-dir', dataDir, '--port', '0']);
+  server.stdout.resume();
+  const base = await new Promise((resolve) => server.stderr.on('data', (d) => {
+    const m = /API at (\S+?),/.exec(d.toString());
+    if (m) resolve(m[1]);
+  }));
+  const headers = { authorization: `Bearer ${token}` };
+  const oneJob = async () => {
+    const form = new FormData();
+    files.forEach((f, i) => form.append(`files[${i}]`, new Blob([f.bytes]), f.name));
+    const start = performance.now();
+    const response = await fetch(`${base}/assemblies`, { method: 'POST', headers, body: form });
+    if (response.status !== 201) throw new Error(`upload answered ${response.status}: ${await response.text()}`);
+    const created = await response.json();
+    for (;;) {
+      const r = await fetch(`${base}/assemblies/${created.id}/status`, { headers });
+      if (r.status !== 200) throw new Error(`status answered ${r.status}`);
+      const status = await r.json();
+      if (status.processingFinished) break;
+      await new Promise((r) => setTimeout(r, 10));
+    }
+    const zip = await (await fetch(`${base}/assemblies/${created.id}`, { headers })).arrayBuffer();
+    const ms = performance.now() - start;
+    if (zip.byteLength < bytes.length) throw new Error('the result package is too small');
+    await fetch(`${base}/assemblies/${created.id}`, { method: 'DELETE', headers });
+    return ms;
+  };
+  const measure = async (concurrency) => {
+    const latencies = [];
+    let next = 0;
+    const start = performance.now();
+    await Promise.all(Array.from({ length: concurrency }, async () => {
+      while (next < jobsPerRun) {
+        next++;
+        latencies.push(await oneJob());
+      }
+    }));
+    const seconds = (performance.now() - start) / 1000;
+    latencies.sort((a, b) => a - b);
+    return { jobsPerSecond: jobsPerRun / seconds, p50: percentile(latencies, 50), p99: percentile(latencies, 99) };
+  };
+  await oneJob(); // warm-up
+  const c1 = await measure(1);
+  const c8 = await measure(8);
+  server.kill('SIGTERM');
+  await new Promise((r) => server.on('close', r));
+  rmSync(dataDir, { recursive: true, force: true });
+  const f = await floor();
+  console.log(`service: ${files.length} assemblies, ${setMb.toFixed(1)} MB per job, ${jobsPerRun} jobs per run, signgate serve on loopback (separate process)`);
+  console.log(`${'run'.padEnd(28)} ${'jobs/s'.padStart(8)} ${'p50 ms'.padStart(8)} ${'p99 ms'.padStart(8)}`);
+  const row = (name, r) => console.log(`${name.padEnd(28)} ${r.jobsPerSecond.toFixed(2).padStart(8)} ${r.p50.toFixed(0).padStart(8)} ${(r.p99 ?? r.p50).toFixed(0).padStart(8)}`);
+  row('upload->status->download c=1', c1);
+  row('upload->status->download c=8', c8);
+  row('floor: in-process, no HTTP', { jobsPerSecond: f.jobsPerSecond, p50: f.p50, p99: undefined });
+}
+
+await main();
