@@ -94,6 +94,51 @@ describe('restarts', () => {
   });
 });
 
+describe('graceful shutdown', () => {
+  test('SIGTERM during an upload lets it finish, acknowledges it, then exits 0', async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'signgate-term-'));
+    const config = fixturePath('server/sandbox.json');
+    const token = await new Promise<string>((resolve) => {
+      const p = spawn(process.execPath, [join(repoRoot, 'bin/signgate.js'), 'serve', 'token', 'create', '--config', config, '--data-dir', dataDir, '--org', 'sandbox', '--user', 'ci']);
+      let out = '';
+      p.stdout.on('data', (d) => (out += d));
+      p.on('close', () => resolve(out.trim()));
+    });
+    const child = spawn(process.execPath, [join(repoRoot, 'bin/signgate.js'), 'serve', '--config', config, '--data-dir', dataDir, '--port', '0'], { stdio: ['ignore', 'pipe', 'pipe'] });
+    child.stdout.resume();
+    const port = await new Promise<number>((resolve) => child.stderr.on('data', (d: Buffer) => {
+      const m = /127\.0\.0\.1:(\d+)/.exec(d.toString());
+      if (m) resolve(Number(m[1]));
+    }));
+    const boundary = 'signgateboundary';
+    const dll = Buffer.from(fixture('findings/passing/FindingAddin.dll'));
+    const head = Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="files[0]"; filename="FindingAddin.dll"\r\nContent-Type: application/octet-stream\r\n\r\n`);
+    const tail = Buffer.from(`\r\n--${boundary}--\r\n`);
+    const response = new Promise<{ status: number; body: string }>((resolve, reject) => {
+      const req = request({ host: '127.0.0.1', port, method: 'POST', path: '/assembly-signing/v1.0/assemblies', headers: { authorization: `Bearer ${token}`, 'content-type': `multipart/form-data; boundary=${boundary}`, 'content-length': head.length + dll.length + tail.length } }, (res) => {
+        let body = '';
+        res.on('data', (d) => (body += d));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
+      });
+      req.on('error', reject);
+      req.write(head);
+      req.write(dll.subarray(0, 1000));
+      setTimeout(() => {
+        child.kill('SIGTERM');
+        setTimeout(() => {
+          req.write(dll.subarray(1000));
+          req.end(tail);
+        }, 300);
+      }, 200);
+    });
+    const result = await response;
+    expect(result.status).toBe(201);
+    const exitCode = await new Promise((r) => child.on('close', r));
+    expect(exitCode).toBe(0);
+    expect(jobs(dataDir).length).toBe(1);
+  });
+});
+
 describe('logs', () => {
   test('request logs carry no token and no file contents', async () => {
     const lines: string[] = [];
