@@ -5,6 +5,7 @@ import { checkCommand } from './commands/check.js';
 import { inspectCommand } from './commands/inspect.js';
 import { resignCommand } from './commands/resign.js';
 import { serveCommand } from './commands/serve.js';
+import { signCommand } from './commands/sign.js';
 import { tokenCommand } from './commands/token.js';
 import { verifyCommand } from './commands/verify.js';
 import { EXIT_CODES_HELP, ExitCode, type ExitCodeValue } from './exit-codes.js';
@@ -22,12 +23,13 @@ export async function main(argv: readonly string[], io: Io = processIo()): Promi
     .usage('$0 <command> [options]\n\nPre-flight, signing and verification of strong-named .NET add-in assemblies.')
     .option('verbose', { type: 'boolean', default: false, describe: 'Show the cause chain of errors' })
     .command(checkCommand(io, setExit))
+    .command(signCommand(io, setExit) as never)
     .command(inspectCommand(io, setExit))
     .command(verifyCommand(io, setExit))
     .command(tokenCommand(io, setExit))
     .command(resignCommand(io, setExit))
     .command(serveCommand(io, setExit))
-    .demandCommand(1, 'Name a command: check, inspect, verify, token, resign or serve.')
+    .demandCommand(1, 'Name a command: check, sign, inspect, verify, token, resign or serve.')
     .strict()
     .epilog(EXIT_CODES_HELP)
     .wrap(Math.min(110, process.stdout.columns || 100))

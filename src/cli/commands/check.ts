@@ -60,13 +60,27 @@ export function resolveAccessToken(args: { accessToken?: string; accessTokenFile
   return process.env.SIGNGATE_ACCESS_TOKEN || undefined;
 }
 
-export async function runCheckCommand(args: CheckArgs, io: Io): Promise<ExitCodeValue> {
+export interface PreparedCheck {
+  readonly settings: CheckSettings;
+  readonly inputs: CheckInput[];
+  readonly severities: Record<string, SeveritySetting> | undefined;
+  readonly format: ReportFormat;
+  readonly output: string | undefined;
+  readonly configPath: string | undefined;
+  readonly baseUrl: string | undefined;
+  readonly token: string | undefined;
+}
+
+/**
+ * Everything a check needs, from the command line over signgate.config.json: settings, keys, inputs with
+ * their upload names, and the service address and token when given. Shared by `check` and `sign`.
+ */
+export async function prepareCheck(args: CheckArgs): Promise<PreparedCheck> {
   const { config, path: configPath } = loadConfig(args.config);
   const vendor = args.vendor ?? config.vendor;
   if (!vendor) throw new UsageError('no vendor name', `Pass --vendor <Name> (the attribute is <Name>SignedAssemblyAttribute) or set "vendor" in ${CONFIG_FILE_NAME}.`);
   const keyPaths = args.key?.length ? args.key : (config.keys ?? []);
   if (keyPaths.length === 0) throw new UsageError('no key file', `Pass --key <optionId>_public.snk (several are allowed) or set "keys" in ${CONFIG_FILE_NAME}.`);
-  const format = args.format ?? config.format ?? 'text';
   const rootArg = args.root ?? config.root;
   const root = rootArg ? resolve(rootArg) : null;
   const paths = args.paths?.length ? args.paths : config.paths;
@@ -74,7 +88,6 @@ export async function runCheckCommand(args: CheckArgs, io: Io): Promise<ExitCode
   const baseUrl = args.baseUrl ?? config.baseUrl ?? process.env.SIGNGATE_BASE_URL;
   const token = resolveAccessToken(args);
   if (baseUrl && !token) throw new UsageError('--base-url is set but no access token', 'Pass --access-token-file <file> or set SIGNGATE_ACCESS_TOKEN (avoid --access-token: it shows in process lists).');
-
   const keys = keyPaths.map(loadExpectedKey);
   const files = await expandInputs(paths);
   const inputs: CheckInput[] = files.map((f) => {
@@ -86,8 +99,6 @@ export async function runCheckCommand(args: CheckArgs, io: Io): Promise<ExitCode
     }
     return { path: f.displayPath, uploadName, bytes: readInputFile(f.absolutePath, f.displayPath), explicit: f.explicit };
   });
-  let licensedOptionIds: number[] | undefined;
-  if (baseUrl && token) licensedOptionIds = await getLicenses({ baseUrl, accessToken: token });
   const settings: CheckSettings = {
     vendor,
     vendorApi: args.vendorApi?.length ? args.vendorApi : (config.vendorApi ?? [`${vendor}.*`]),
@@ -95,10 +106,25 @@ export async function runCheckCommand(args: CheckArgs, io: Io): Promise<ExitCode
     keys,
     maxUploadBytes: args.maxUploadBytes ?? config.maxUploadBytes ?? DEFAULT_MAX_UPLOAD_BYTES,
     root: root ? displayPath(root) : null,
-    ...(licensedOptionIds ? { licensedOptionIds } : {}),
   };
-  const result = runCheck(inputs, { settings, severities: config.rules as Record<string, SeveritySetting> | undefined });
-  const output = args.output ?? config.output;
+  return {
+    settings,
+    inputs,
+    severities: config.rules as Record<string, SeveritySetting> | undefined,
+    format: args.format ?? config.format ?? 'text',
+    output: args.output ?? config.output,
+    configPath,
+    baseUrl,
+    token,
+  };
+}
+
+export async function runCheckCommand(args: CheckArgs, io: Io): Promise<ExitCodeValue> {
+  const prepared = await prepareCheck(args);
+  const { baseUrl, token, format, output, configPath } = prepared;
+  const licensedOptionIds = baseUrl && token ? await getLicenses({ baseUrl, accessToken: token }) : undefined;
+  const settings: CheckSettings = { ...prepared.settings, ...(licensedOptionIds ? { licensedOptionIds } : {}) };
+  const result = runCheck(prepared.inputs, { settings, severities: prepared.severities });
   const text = formatReport(format, result, { color: output ? new Chalk({ level: 0 }) : io.color });
   if (output) {
     writeFileAtomic(resolve(output), new TextEncoder().encode(text));

@@ -1,0 +1,79 @@
+// The local job ledger: what was uploaded where, with SHA-256 of each file and the job's state, so that a
+// run interrupted by a network loss, Ctrl-C or a timeout resumes the same job instead of uploading again.
+// JSON in the user's cache folder; it never holds a token.
+import { mkdirSync, readFileSync } from 'node:fs';
+import { homedir } from 'node:os';
+import { join } from 'node:path';
+import { writeFileAtomic } from './files.js';
+
+export type LedgerState = 'uploaded' | 'finished' | 'downloaded' | 'verified' | 'failed' | 'deleted';
+
+export interface LedgerFile {
+  readonly name: string;
+  readonly sha256: string;
+  readonly size: number;
+  /** Where the file was read from, as shown. */
+  readonly source: string;
+}
+
+export interface LedgerEntry {
+  readonly jobId: string;
+  readonly baseUrl: string;
+  readonly comment: string | null;
+  readonly createdAt: string;
+  updatedAt: string;
+  state: LedgerState;
+  readonly files: readonly LedgerFile[];
+  destination?: string;
+  results?: { fileName: string; state: string; verified: boolean; messages: { dateTime: string; messageType: string; message: string }[] }[];
+}
+
+/** The cache folder: SIGNGATE_CACHE_DIR, else %LOCALAPPDATA%\signgate on Windows, else $XDG_CACHE_HOME/signgate or ~/.cache/signgate. */
+export function cacheDir(env: NodeJS.ProcessEnv = process.env): string {
+  if (env.SIGNGATE_CACHE_DIR) return env.SIGNGATE_CACHE_DIR;
+  if (process.platform === 'win32') return join(env.LOCALAPPDATA ?? join(homedir(), 'AppData', 'Local'), 'signgate');
+  return join(env.XDG_CACHE_HOME ?? join(homedir(), '.cache'), 'signgate');
+}
+
+export function ledgerPath(env: NodeJS.ProcessEnv = process.env): string {
+  return join(cacheDir(env), 'jobs.json');
+}
+
+export class Ledger {
+  private entries: LedgerEntry[];
+
+  constructor(readonly path = ledgerPath()) {
+    try {
+      const parsed = JSON.parse(readFileSync(path, 'utf8')) as { jobs?: LedgerEntry[] };
+      this.entries = Array.isArray(parsed.jobs) ? parsed.jobs : [];
+    } catch {
+      this.entries = [];
+    }
+  }
+
+  all(): readonly LedgerEntry[] {
+    return this.entries;
+  }
+
+  find(jobId: string): LedgerEntry | undefined {
+    return this.entries.find((e) => e.jobId === jobId);
+  }
+
+  /** A job of the same service with exactly these files (names and contents) that was not completed. */
+  resumable(baseUrl: string, files: readonly { name: string; sha256: string }[]): LedgerEntry | undefined {
+    const key = (fs: readonly { name: string; sha256: string }[]) => fs.map((f) => `${f.name.toLowerCase()}\u0000${f.sha256}`).sort().join('\n');
+    const wanted = key(files);
+    return [...this.entries].reverse().find((e) => e.baseUrl === baseUrl && ['uploaded', 'finished', 'downloaded'].includes(e.state) && key(e.files) === wanted);
+  }
+
+  upsert(entry: LedgerEntry): void {
+    entry.updatedAt = new Date().toISOString();
+    this.entries = [...this.entries.filter((e) => e.jobId !== entry.jobId), entry];
+    this.save();
+  }
+
+  private save(): void {
+    mkdirSync(join(this.path, '..'), { recursive: true });
+    writeFileAtomic(this.path, new TextEncoder().encode(`${JSON.stringify({ jobs: this.entries }, null, 2)}\n`));
+  }
+}
