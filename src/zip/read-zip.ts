@@ -40,7 +40,8 @@ export function readZip(buffer: Uint8Array, limits: ZipLimits = DEFAULT_ZIP_LIMI
       if (openError || !zip) return reject(fail(`the package is not a ZIP file (${openError?.message ?? 'unreadable'})`));
       const out: ZipFileEntry[] = [];
       let total = 0;
-      zip.on('error', (e: Error) => reject(fail(`the ZIP package is damaged: ${e.message}`)));
+      // yauzl refuses some unsafe names itself ("invalid relative path"); either way nothing is written.
+      zip.on('error', (e: Error) => reject(fail(`the ZIP package is damaged or unsafe (${e.message}); nothing was extracted`)));
       zip.on('end', () => resolve(out));
       zip.on('entry', (entry: yauzl.Entry) => {
         const reason = unsafeEntryReason(entry.fileName);

@@ -1,0 +1,46 @@
+// A loopback HTTP proxy in front of the real service that can answer or break requests on purpose.
+import { createServer, request, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+
+export type Intercept = (req: IncomingMessage, res: ServerResponse, count: number) => boolean | 'drop-body';
+
+export interface Proxy {
+  baseUrl: string;
+  /** Requests seen, as "METHOD /path". */
+  seen: string[];
+  close(): Promise<void>;
+}
+
+/** Forwards to `target` (an origin); `intercept` may answer a request itself (true) or cut its response body short ('drop-body'). */
+export async function startProxy(target: string, apiPrefix: string, intercept: Intercept): Promise<Proxy> {
+  const seen: string[] = [];
+  const counts = new Map<string, number>();
+  const server: Server = createServer((req, res) => {
+    const key = `${req.method} ${req.url}`;
+    seen.push(key);
+    const count = (counts.get(key) ?? 0) + 1;
+    counts.set(key, count);
+    const decision = intercept(req, res, count);
+    if (decision === true) {
+      req.resume();
+      return;
+    }
+    const upstream = new URL(req.url!, target);
+    const forward = request(upstream, { method: req.method, headers: { ...req.headers, host: upstream.host } }, (up) => {
+      res.writeHead(up.statusCode ?? 502, up.headers);
+      if (decision === 'drop-body') {
+        let sent = 0;
+        up.on('data', (chunk: Buffer) => {
+          if (sent > 1000) return;
+          sent += chunk.length;
+          res.write(chunk.subarray(0, 1500));
+          if (sent > 1000) res.socket?.destroy();
+        });
+      } else up.pipe(res);
+    });
+    forward.on('error', () => res.destroy());
+    req.pipe(forward);
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  const { port } = server.address() as { port: number };
+  return { baseUrl: `http://127.0.0.1:${port}${apiPrefix}`, seen, close: () => new Promise((r) => server.close(() => r())) };
+}
