@@ -25,7 +25,7 @@ const PACKAGES: Record<string, readonly string[]> = {
   report: ['chalk'],
   zip: ['yazl', 'yauzl'],
   server: ['fastify', '@fastify/multipart', '@fastify/swagger', '@fastify/swagger-ui', 'ajv/dist/2020.js'],
-  cli: ['yargs', 'chalk', 'glob', 'ajv/dist/2020.js'],
+  cli: ['yargs', 'chalk', 'glob', 'cli-progress', 'ajv/dist/2020.js'],
 };
 
 function sourceFiles(dir: string): string[] {
