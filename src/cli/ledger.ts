@@ -25,7 +25,8 @@ export interface LedgerEntry {
   state: LedgerState;
   readonly files: readonly LedgerFile[];
   destination?: string;
-  results?: { fileName: string; state: string; verified: boolean; messages: { dateTime: string; messageType: string; message: string }[] }[];
+  /** Per file: the service's state, whether it verified, the SHA-256 of the returned file, the messages. */
+  results?: { fileName: string; state: string; verified: boolean; outputSha256: string | null; messages: { dateTime: string; messageType: string; message: string }[] }[];
 }
 
 /** The cache folder: SIGNGATE_CACHE_DIR, else %LOCALAPPDATA%\signgate on Windows, else $XDG_CACHE_HOME/signgate or ~/.cache/signgate. */

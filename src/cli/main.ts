@@ -7,6 +7,7 @@ import { resignCommand } from './commands/resign.js';
 import { serveCommand } from './commands/serve.js';
 import { signCommand } from './commands/sign.js';
 import { jobsCommand, licensesCommand } from './commands/jobs.js';
+import { auditCommand } from './commands/audit.js';
 import { tokenCommand } from './commands/token.js';
 import { verifyCommand } from './commands/verify.js';
 import { EXIT_CODES_HELP, ExitCode, type ExitCodeValue } from './exit-codes.js';
@@ -27,12 +28,13 @@ export async function main(argv: readonly string[], io: Io = processIo()): Promi
     .command(signCommand(io, setExit) as never)
     .command(licensesCommand(io, setExit) as never)
     .command(jobsCommand(io, setExit) as never)
+    .command(auditCommand(io, setExit) as never)
     .command(inspectCommand(io, setExit))
     .command(verifyCommand(io, setExit))
     .command(tokenCommand(io, setExit))
     .command(resignCommand(io, setExit))
     .command(serveCommand(io, setExit))
-    .demandCommand(1, 'Name a command: check, sign, licenses, jobs, inspect, verify, token, resign or serve.')
+    .demandCommand(1, 'Name a command: check, sign, licenses, jobs, audit, inspect, verify, token, resign or serve.')
     .strict()
     .epilog(EXIT_CODES_HELP)
     .wrap(Math.min(110, process.stdout.columns || 100))

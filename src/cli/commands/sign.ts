@@ -191,7 +191,7 @@ export async function runSign(args: SignArgs, io: Io): Promise<ExitCodeValue> {
       else reason = checkReturnedFile(input.bytes, returned.bytes, settings.keys);
       const verified = reason === null;
       const messages = [...(fileStatus?.messages ?? [])];
-      results.push({ fileName: input.uploadName, state, verified, messages });
+      results.push({ fileName: input.uploadName, state, verified, outputSha256: returned ? sha256(returned.bytes) : null, messages });
       result.files.push({ path: input.path, uploadName: input.uploadName, uploaded: true, jobId: entry.jobId, state, verified, reason, output: returned ? displayPath(returned.path) : null, messages });
     }
     entry.results = results;
