@@ -25,7 +25,7 @@ table { border-collapse: collapse; width: 100%; }
 th, td { text-align: left; padding: 6px 10px; border-bottom: 1px solid var(--line); white-space: nowrap; }
 th { background: var(--head); cursor: pointer; user-select: none; position: sticky; top: 0; }
 th[aria-sort="ascending"]::after { content: " ▲"; } th[aria-sort="descending"]::after { content: " ▼"; }
-td.path { white-space: normal; word-break: break-all; min-width: 180px; }
+td.path { white-space: normal; overflow-wrap: anywhere; min-width: 180px; }
 .outcome-ok { color: var(--ok); font-weight: 600; } .outcome-fail { color: var(--fail); font-weight: 600; } .outcome-not-required { color: var(--skip); }
 code { font-family: ui-monospace, SFMono-Regular, Consolas, monospace; font-size: 12px; word-break: break-all; }
 details { border: 1px solid var(--line); border-radius: 8px; padding: 8px 12px; margin: 6px 0; }

@@ -35,7 +35,10 @@ export interface AuditJob {
 export type VendorAttributeState = 'present' | 'false' | 'wrong-type' | 'look-alike' | 'missing' | 'not-required' | 'unreadable';
 
 export interface AuditFile {
+  /** As shown (relative to the working directory). */
   readonly path: string;
+  /** Relative to the audited root, `/`-separated: what manifests and comparisons match on. */
+  readonly name: string;
   readonly size: number;
   readonly sha256: string;
   readonly assembly: { readonly name: string; readonly version: string; readonly culture: string; readonly publicKeyToken: string | null } | null;
@@ -140,21 +143,21 @@ export function buildAudit(inputs: readonly CheckInput[], options: AuditOptions)
       const failed = findings.some((x) => x.severity === 'error');
       return {
         path: input.path,
-        uploadName: input.uploadName,
+        name: input.uploadName,
         size: input.bytes.length,
         sha256,
         assembly: assembly ? { name: assembly.name, version: formatVersion(assembly.version), culture: assembly.culture, publicKeyToken: assembly.publicKey.length ? publicKeyToken(assembly.publicKey) : null } : null,
         strongName: status
           ? { state: status.state, keyBits: status.keyBits, hashAlgorithm: status.hashAlgorithm, signedWithExpectedKey, optionId: key?.optionId ?? null }
           : null,
-        vendorAttribute: vendorAttributeState(f, settings),
+        vendorAttribute: needsSigning(f.role) || f.role.kind === 'unreadable' ? vendorAttributeState(f, settings) : 'not-required',
         needsSigning: needsSigning(f.role),
         role: f.role.kind,
         reason: result.reason,
         job: options.jobs?.get(sha256) ?? null,
         outcome: failed ? 'fail' : needsSigning(f.role) ? 'ok' : 'not-required',
         findings,
-      } as AuditFile & { uploadName: string };
+      } satisfies AuditFile;
     })
     .sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
 
@@ -162,14 +165,14 @@ export function buildAudit(inputs: readonly CheckInput[], options: AuditOptions)
   let manifest: AuditReport['manifest'] = null;
   if (options.manifest) {
     const listed = new Map(options.manifest.map((m) => [m.replace(/\\/g, '/').toLowerCase(), m]));
-    const present = new Map((files as (AuditFile & { uploadName: string })[]).map((f) => [f.uploadName.toLowerCase(), f]));
+    const present = new Map(files.map((f) => [f.name.toLowerCase(), f]));
     const missing = [...listed.entries()].filter(([k]) => !present.has(k)).map(([, m]) => m).sort();
     const extra = [...present.entries()].filter(([k]) => !listed.has(k)).map(([, f]) => f.path).sort();
     for (const m of missing) releaseFindings.push(auditFinding('SG702', `${m} is listed in the manifest but not in the release`, null));
     for (const e of extra) releaseFindings.push(auditFinding('SG703', `${e} is in the release but not in the manifest`, e));
     manifest = { missing, extra };
   }
-  const changes = options.previous ? compareAudits(options.previous, files as (AuditFile & { uploadName: string })[]) : null;
+  const changes = options.previous ? compareAudits(options.previous, files) : null;
   const withDocs = (f: Finding): Finding => ({ ...f, data: { ...(f.data ?? {}), docsUrl: ruleDocsUrl(f.ruleId) } });
   const allFindings = [...files.flatMap((f) => f.findings), ...releaseFindings].sort(compareFindings).map(withDocs);
   const byState: Record<string, number> = {};
@@ -184,29 +187,29 @@ export function buildAudit(inputs: readonly CheckInput[], options: AuditOptions)
       errors: allFindings.filter((f) => f.severity === 'error').length,
       warnings: allFindings.filter((f) => f.severity === 'warning').length,
     },
-    files: files.map(({ uploadName: _u, ...rest }: AuditFile & { uploadName?: string }) => rest),
+    files,
     findings: allFindings,
     manifest,
     changes,
   };
 }
 
-/** What changed between two releases, matching files by path. */
+/** What changed between two releases, matching files by their name relative to the release root (case-insensitive). */
 export function compareAudits(previous: AuditReport, current: readonly AuditFile[]): AuditChanges {
-  const before = new Map(previous.files.map((f) => [f.path.toLowerCase(), f]));
-  const now = new Map(current.map((f) => [f.path.toLowerCase(), f]));
-  const added = current.filter((f) => !before.has(f.path.toLowerCase())).map((f) => f.path);
-  const removed = previous.files.filter((f) => !now.has(f.path.toLowerCase())).map((f) => f.path);
+  const before = new Map(previous.files.map((f) => [f.name.toLowerCase(), f]));
+  const now = new Map(current.map((f) => [f.name.toLowerCase(), f]));
+  const added = current.filter((f) => !before.has(f.name.toLowerCase())).map((f) => f.name);
+  const removed = previous.files.filter((f) => !now.has(f.name.toLowerCase())).map((f) => f.name);
   const resigned: string[] = [];
   const keyChanged: string[] = [];
   const identityChanged: string[] = [];
   for (const f of current) {
-    const old = before.get(f.path.toLowerCase());
+    const old = before.get(f.name.toLowerCase());
     if (!old || old.sha256 === f.sha256) continue;
     const id = (x: AuditFile) => (x.assembly ? `${x.assembly.name}|${x.assembly.version}|${x.assembly.culture}` : '');
-    if (old.assembly?.publicKeyToken !== f.assembly?.publicKeyToken) keyChanged.push(f.path);
-    else if (id(old) !== id(f)) identityChanged.push(f.path);
-    else resigned.push(f.path);
+    if (old.assembly?.publicKeyToken !== f.assembly?.publicKeyToken) keyChanged.push(f.name);
+    else if (id(old) !== id(f)) identityChanged.push(f.name);
+    else resigned.push(f.name);
   }
   return { added, removed, resigned, keyChanged, identityChanged };
 }
