@@ -1,61 +1,61 @@
-// `npm start`: the main job on embedded defaults, with no network and nothing outside the repository.
-// It runs the pre-flight check over the sample add-ins in fixtures/addin, signs the files that need it with
-// the sandbox test key (as the signing service would), verifies the results and shows that only the
-// signature changed.
-// (The story grows with `check`, `serve`, `sign` and `audit`.)
-import { mkdirSync, readFileSync, readdirSync, statSync } from 'node:fs';
-import { dirname, join, relative } from 'node:path';
+// `npm start`: the whole story on embedded defaults, with no network beyond this machine.
+// 1. start the reference signing service in-process on 127.0.0.1 with a sandbox organization and TEST keys;
+// 2. pre-flight check of the sample add-ins in fixtures/addin, with the licenses from the service;
+// 3. sign them through the client (upload, wait, download, extract, verify);
+// 4. verify the signed files against the option's public key;
+// 5. write the release audit (HTML, Markdown, JSON); 6. say where everything is.
+import { mkdirSync, rmSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { main } from '../dist/cli/main.js';
-import { compareIgnoringSignature, parseStrongNameKeyFile, publicKeyToken, readModule, signAssembly, verifyStrongName } from '../dist/index.js';
-import { runCheck } from '../dist/rules/runner.js';
-import { writeFileAtomic } from '../dist/cli/files.js';
+import { buildServer } from '../dist/server/app.js';
+import { watchServerConfigFile } from '../dist/server/server-config.js';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 process.chdir(root);
-const addinDir = 'fixtures/addin';
-const outDir = 'out/demo/signed';
-const keyPair = parseStrongNameKeyFile(readFileSync('fixtures/test-keys/12345_keypair.snk'));
-
+const out = 'out/demo';
+rmSync(out, { recursive: true, force: true });
+mkdirSync(out, { recursive: true });
+// Keep the demo's job ledger with the demo, not in the user's cache folder.
+process.env.SIGNGATE_CACHE_DIR = join(root, out, 'cache');
+const KEY = 'fixtures/test-keys/12345_public.snk';
 const say = (text) => process.stdout.write(`${text}\n`);
-say('== 1. Pre-flight check of the sample add-in folder (vendor "Contoso", option 12345) ==\n');
-const checkCode = await main(['check', addinDir, '--vendor', 'Contoso', '--key', 'fixtures/test-keys/12345_public.snk']);
-if (checkCode !== 0) {
-  say('The pre-flight check found errors; nothing is signed.');
-  process.exit(checkCode);
-}
-
-say('\n== 2. Sign the files that need it with the sandbox key of option 12345 (TEST KEY) ==\n');
-const files = [];
-const walk = (dir) => {
-  for (const name of readdirSync(dir).sort()) {
-    const path = join(dir, name);
-    if (statSync(path).isDirectory()) walk(path);
-    else if (/\.(dll|exe)$/i.test(name)) files.push(path);
-  }
+const codes = [];
+const step = async (title, argv) => {
+  say(`\n== ${title} ==\n$ signgate ${argv.join(' ')}\n`);
+  const code = await main(argv);
+  codes.push(code);
+  return code;
 };
-walk(addinDir);
-const check = runCheck(
-  files.map((f) => ({ path: f, uploadName: relative(addinDir, f), bytes: readFileSync(f), explicit: false })),
-  { settings: { vendor: 'Contoso', vendorApi: ['Contoso.*'], vendorNamespace: 'Contoso', keys: [{ optionId: 12345, source: '12345_public.snk', publicKey: keyPair.publicKey, token: publicKeyToken(keyPair.publicKey.blob) }], maxUploadBytes: 40_000_000, root: null } },
-);
-let failures = 0;
-const signedPaths = [];
-for (const file of check.uploadSet.files) {
-  const module = readModule(readFileSync(file));
-  const shown = relative(root, file).split('\\').join('/');
-  const signed = signAssembly(module, keyPair);
-  const target = join(outDir, relative(addinDir, file));
-  mkdirSync(dirname(target), { recursive: true });
-  writeFileAtomic(target, signed);
-  const diff = compareIgnoringSignature(module, signed);
-  const ok = verifyStrongName(readModule(signed), { expectedKey: keyPair.publicKey }).valid && diff.onlySignatureDiffers;
-  if (!ok) failures++;
-  signedPaths.push(target);
-  say(`  ${ok ? 'ok   ' : 'FAIL '} ${shown} -> ${target.split('\\').join('/')} (only signature, flag and checksum changed: ${diff.onlySignatureDiffers})`);
+
+const app = await buildServer({ config: watchServerConfigFile('fixtures/server/sandbox.json').current, dataDir: join(out, 'service-data'), logger: false });
+await app.listen({ port: 0, host: '127.0.0.1' });
+const base = `http://127.0.0.1:${app.server.address().port}${app.signgate.apiPrefix}`;
+// A token for the sandbox user; it lives only in this process's environment and is never printed.
+process.env.SIGNGATE_ACCESS_TOKEN = app.signgate.tokens.create('sandbox', 'ci', 1).token;
+say(`== 1. Reference signing service (sandbox organization, TEST keys) ==\n\nAPI  ${base}\ndocs ${base.replace(app.signgate.apiPrefix, '/docs')}`);
+
+try {
+  const checked = await step('2. Pre-flight check of the sample add-ins, with the licenses from the service', ['check', 'fixtures/addin', '--vendor', 'Contoso', '--key', KEY, '--base-url', base]);
+  if (checked === 0) {
+    await step('3. Sign through the client: upload, wait, download, extract, verify', [
+      'sign', 'fixtures/addin', '--root', 'fixtures/addin', '--vendor', 'Contoso', '--key', KEY, '--base-url', base,
+      '--destination-path', `${out}/signed`, '--comment', 'npm start', '--poll-interval', '100', '--delete-afterwards',
+    ]);
+    await step('4. Verify the signed files against 12345_public.snk', ['verify', `${out}/signed`, '--key', KEY]);
+    await step('5. Release audit', ['audit', `${out}/signed`, '--key', KEY, '--vendor', 'Contoso', '-o', `${out}/audit.html`]);
+    await main(['audit', `${out}/signed`, '--key', KEY, '--vendor', 'Contoso', '--format', 'markdown', '-o', `${out}/audit.md`]);
+    await main(['audit', `${out}/signed`, '--key', KEY, '--vendor', 'Contoso', '--format', 'json', '-o', `${out}/audit.json`]);
+  }
+} finally {
+  await app.close();
 }
 
-say('\n== 3. Verify the signed files against the public key file 12345_public.snk ==\n');
-const code = await main(['verify', ...signedPaths, '--key', 'fixtures/test-keys/12345_public.snk']);
-say(`\nSigned files are in ${outDir}/. Try: node bin/signgate.js inspect ${outDir}`);
-process.exitCode = failures === 0 ? code : 1;
+const ok = codes.every((c) => c === 0);
+say(`\n== 6. Where everything is ==\n
+signed files     ${out}/signed/
+audit report     ${out}/audit.html (also audit.md, audit.json)
+job ledger       ${out}/cache/jobs.json
+service data     ${out}/service-data/ (the service stopped; 'signgate serve --config fixtures/server/sandbox.json' runs it again)
+\n${ok ? 'Every step succeeded.' : 'A step failed: see above.'}`);
+process.exitCode = ok ? 0 : 1;
