@@ -1,16 +1,14 @@
 // The HTML audit in a real browser (Debian's chromium through playwright-core): no console errors,
 // the filter and sorting work, and screenshots at desktop and narrow widths for a person to look at.
-import { existsSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { chromium, type Browser } from 'playwright-core';
+import type { Browser } from 'playwright-core';
+import { hasChromium, launchChromium } from '../helpers/browser.js';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { fixturePath, repoRoot, runCli } from '../helpers/fixtures.js';
 
-const CHROMIUM = process.env.SIGNGATE_CHROMIUM ?? '/usr/bin/chromium';
-const hasChromium = existsSync(CHROMIUM);
-if (process.env.CI && !hasChromium) throw new Error(`CI is set but ${CHROMIUM} is missing; .ci/run must apt-get install chromium`);
 
 describe.skipIf(!hasChromium)('the HTML audit report in headless Chromium', () => {
   let browser: Browser;
@@ -22,11 +20,7 @@ describe.skipIf(!hasChromium)('the HTML audit report in headless Chromium', () =
     const r = runCli(['audit', fixturePath('addin'), fixturePath('findings/vendor-attribute-false'), '--key', fixturePath('test-keys/12345_public.snk'), '--vendor', 'Contoso', '-o', html, '--no-timestamp']);
     expect(r.stderr).toContain('html audit written to');
     url = pathToFileURL(html).href;
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      headless: true,
-      args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-    });
+    browser = await launchChromium();
   }, 60_000);
   afterAll(async () => browser?.close());
 
