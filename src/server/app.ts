@@ -71,10 +71,13 @@ export async function buildServer(options: BuildServerOptions): Promise<FastifyI
     await worker.stop();
   });
 
-  app.setErrorHandler((error, request, reply) => {
+  app.setErrorHandler(async (error, request, reply) => {
     const { status, body } = errorResponse(error, request.url);
     if (status >= 500) request.log.error({ err: { message: (error as Error).message, code: (error as { code?: string }).code } }, 'request failed');
     if (status === 413) reply.header('connection', 'close'); // stop reading the rest of an oversized upload
+    // Any other refusal (401, 403, 409, 400) reads and drops what the client is still sending, so that the client
+    // sees the answer instead of a broken pipe; past the upload limit it gives up and closes the connection.
+    else if (!(await discardBody(request.raw, config().maxUploadBytes + 1024 * 1024))) reply.header('connection', 'close');
     return reply.status(status).type('application/problem+json').send(body);
   });
   app.setNotFoundHandler((request, reply) =>
@@ -152,7 +155,6 @@ export async function buildServer(options: BuildServerOptions): Promise<FastifyI
       if (org.licenses.length === 0) throw new HttpProblem(403, 'Forbidden', `The organization ${org.id} holds no license option, so nothing can be signed.`);
       if (!request.isMultipart()) throw new HttpProblem(400, 'Bad Request', 'Send the files as multipart/form-data, one part per file (files[0], files[1], …).');
       if (!store.reserveSlot(org.id, limits.maxJobsPerOrganization)) {
-        reply.header('connection', 'close');
         throw new HttpProblem(409, 'Job limit reached', `The organization keeps ${limits.maxJobsPerOrganization} jobs, the most it may keep. Delete finished jobs, then upload again.`);
       }
       let pending: PendingJob | undefined;
@@ -219,6 +221,30 @@ export async function buildServer(options: BuildServerOptions): Promise<FastifyI
   await app.ready();
   for (const record of store.unfinished()) worker.enqueue(record.organization, record.id);
   return app;
+}
+
+/** Reads and drops the rest of a request body; false when it is longer than `maxBytes` (the caller closes). */
+function discardBody(raw: NodeJS.ReadableStream & { readableEnded?: boolean; complete?: boolean }, maxBytes: number): Promise<boolean> {
+  if (raw.readableEnded || raw.complete) return Promise.resolve(true);
+  return new Promise((resolve) => {
+    let seen = 0;
+    const onData = (chunk: Buffer) => {
+      seen += chunk.length;
+      if (seen > maxBytes) finish(false);
+    };
+    const finish = (ok: boolean) => {
+      raw.removeListener('data', onData);
+      raw.removeListener('end', onEnd);
+      raw.removeListener('error', onError);
+      resolve(ok);
+    };
+    const onEnd = () => finish(true);
+    const onError = () => finish(false);
+    raw.on('data', onData);
+    raw.once('end', onEnd);
+    raw.once('error', onError);
+    raw.resume();
+  });
 }
 
 interface ReceivedUpload {

@@ -37,6 +37,23 @@ describe('the job limit', () => {
   });
 });
 
+describe('refusals reach the client', () => {
+  test('a 3 MB upload refused for the job limit (or a bad token) gets its 409 (401), not a broken pipe', async () => {
+    const server = await startServer({ config: sandboxConfig((c) => (c.limits = { maxJobsPerOrganization: 1 })) });
+    try {
+      const token = server.token();
+      expect((await api(server, '/assemblies', token, { method: 'POST', body: uploadForm(addin()) })).status).toBe(201);
+      const big = [{ name: 'Big.dll', bytes: new Uint8Array(3 * 1024 * 1024) }];
+      for (let i = 0; i < 5; i++) {
+        expect((await api(server, '/assemblies', token, { method: 'POST', body: uploadForm(big) })).status).toBe(409);
+        expect((await api(server, '/assemblies', 'sgt_unknown', { method: 'POST', body: uploadForm(big) })).status).toBe(401);
+      }
+    } finally {
+      await server.close();
+    }
+  });
+});
+
 describe('restarts', () => {
   test('a job acknowledged but not processed is processed after a restart', async () => {
     const first = await startServer();
