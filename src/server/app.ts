@@ -62,7 +62,8 @@ export async function buildServer(options: BuildServerOptions): Promise<FastifyI
             censor: '[redacted]',
           },
         };
-  const app = Fastify({ logger, bodyLimit: 1024 * 1024, forceCloseConnections: 'idle', return503OnClosing: true });
+  // trustProxy: behind the TLS-terminating proxy the README recommends, links must say https and the public host.
+  const app = Fastify({ logger, bodyLimit: 1024 * 1024, forceCloseConnections: 'idle', return503OnClosing: true, trustProxy: true });
   const store = new JobStore(options.dataDir);
   const tokens = new TokenStore(options.dataDir);
   const worker = new SigningWorker(store, config, app.log);

@@ -16,8 +16,9 @@ import { prepareCheck, type CheckArgs } from './check.js';
 export const AuditFormats = ['html', 'markdown', 'json'] as const;
 type AuditFormat = (typeof AuditFormats)[number];
 
-interface AuditArgs extends CheckArgs {
-  auditFormat?: AuditFormat;
+/** The check settings plus the audit's own options; `format` is the audit's, not the check report's. */
+interface AuditArgs extends Omit<CheckArgs, 'format'> {
+  format?: AuditFormat;
   timestamp: boolean;
   compare?: string;
   manifest?: string;
@@ -50,8 +51,13 @@ export async function runAudit(args: AuditArgs, io: Io): Promise<ExitCodeValue> 
   const paths = args.paths ?? [];
   // With one folder, names in the manifest and comparisons are relative to it.
   const single = paths.length === 1 && statSafe(paths[0]!)?.isDirectory() ? paths[0] : undefined;
-  const prepared = await prepareCheck({ ...args, root: args.root ?? single });
-  const read = (file: string, what: string) => readInputFile(resolve(file), displayPath(resolve(file))).toString('utf8') || (() => { throw new UsageError(`${file}: the ${what} is empty`); })();
+  const { format: auditFormat, ...checkArgs } = args;
+  const prepared = await prepareCheck({ ...checkArgs, root: args.root ?? single });
+  const read = (file: string, what: string) => {
+    const text = readInputFile(resolve(file), displayPath(resolve(file))).toString('utf8');
+    if (!text.trim()) throw new UsageError(`${file}: the ${what} is empty`);
+    return text;
+  };
   let previous: AuditReport | undefined;
   if (args.compare) {
     try {
@@ -68,7 +74,7 @@ export async function runAudit(args: AuditArgs, io: Io): Promise<ExitCodeValue> 
     ...(previous ? { previous } : {}),
   });
   const generatedAt = args.timestamp ? new Date().toISOString() : null;
-  const format: AuditFormat = args.auditFormat ?? 'html';
+  const format: AuditFormat = auditFormat ?? 'html';
   const text = format === 'html' ? formatAuditHtml(report, generatedAt) : format === 'markdown' ? formatAuditMarkdown(report, generatedAt) : formatAuditJson(report, generatedAt);
   if (args.output) {
     writeFileAtomic(resolve(args.output), new TextEncoder().encode(text));
@@ -105,5 +111,5 @@ export const auditCommand = (io: Io, setExit: (code: ExitCodeValue) => void): Co
       .example('$0 audit release/ --key 12345_public.snk --vendor Contoso -o audit.html', 'the HTML report for auditors')
       .example('$0 audit release/ --format json -o audit-1.5.json --compare audit-1.4.json --no-timestamp', 'what changed since 1.4')
       .epilog('Exit codes: 0 no error findings, 1 error findings, 2 usage or configuration error, 3 unreadable input.') as unknown as Argv<AuditArgs>,
-  handler: async (args: ArgumentsCamelCase<AuditArgs>) => setExit(await runAudit({ ...args, auditFormat: (args as unknown as { format?: AuditFormat }).format ?? args.auditFormat, format: undefined }, io)),
+  handler: async (args: ArgumentsCamelCase<AuditArgs>) => setExit(await runAudit(args, io)),
 });
