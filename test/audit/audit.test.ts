@@ -2,7 +2,7 @@
 import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Ajv2020 } from 'ajv/dist/2020.js';
+import { schemaValidator } from '../helpers/schemas.js';
 import { beforeAll, describe, expect, test } from 'vitest';
 import { parseStrongNameKeyFile } from '../../src/strongname/key-blob.js';
 import { readModule } from '../../src/strongname/assembly-info.js';
@@ -11,7 +11,7 @@ import { fixture, fixturePath, repoRoot, runCli } from '../helpers/fixtures.js';
 
 const KEY = fixturePath('test-keys/12345_public.snk');
 const pair = parseStrongNameKeyFile(fixture('test-keys/12345_keypair.snk'));
-const validate = new Ajv2020({ allErrors: true, strict: true, allowUnionTypes: true }).compile(JSON.parse(readFileSync(join(repoRoot, 'schemas', 'audit.schema.json'), 'utf8')));
+const validate = schemaValidator('audit.schema.json');
 
 /** A release folder: the sample add-in's files that need signing, signed with the sandbox key. */
 function release(): string {

@@ -4,7 +4,7 @@ import { createServer, type Server } from 'node:http';
 import { mkdtempSync, readFileSync, writeFileSync, mkdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Ajv2020 } from 'ajv/dist/2020.js';
+import { schemaValidator } from '../helpers/schemas.js';
 import AjvDraft04 from 'ajv-draft-04';
 import { XMLParser, XMLValidator } from 'fast-xml-parser';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
@@ -19,7 +19,7 @@ describe('report formats', () => {
     const r = runCli([...base, 'fixtures/addin', 'fixtures/findings', '--format', 'json']);
     expect(r.status).toBe(1);
     const report = JSON.parse(r.stdout);
-    const validate = new Ajv2020({ allErrors: true, strict: true, allowUnionTypes: true }).compile(JSON.parse(readFileSync(join(repoRoot, 'schemas', 'report.schema.json'), 'utf8')));
+    const validate = schemaValidator('report.schema.json');
     expect(validate(report), JSON.stringify(validate.errors)).toBe(true);
     const addin = report.files.find((f: { path: string }) => f.path === 'fixtures/addin/SampleAddin.dll');
     expect(addin).toMatchObject({ needsSigning: true, outcome: 'pass', findings: [] });

@@ -2,12 +2,11 @@
 import { copyFileSync, mkdtempSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Ajv2020 } from 'ajv/dist/2020.js';
+import { schemaValidator } from '../helpers/schemas.js';
 import { beforeAll, describe, expect, test } from 'vitest';
 import { fixturePath, hasMono, repoRoot, runCli, runMono } from '../helpers/fixtures.js';
 
-const schema = JSON.parse(readFileSync(join(repoRoot, 'schemas', 'inspect.schema.json'), 'utf8'));
-const validate = new Ajv2020({ allErrors: true, strict: true, allowUnionTypes: true }).compile(schema);
+const validate = schemaValidator('inspect.schema.json');
 
 describe('signgate inspect --json', () => {
   let files: { path: string; managed: boolean; error: { code: string } | null; assembly: { name: string; publicKeyToken: string | null } | null; strongName: { state: string } | null; attributes: { type: string; assembly: string | null; arguments: { value: unknown }[] }[] }[];

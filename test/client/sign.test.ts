@@ -4,7 +4,7 @@ import { createServer } from 'node:http';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, writeFileSync, mkdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Ajv2020 } from 'ajv/dist/2020.js';
+import { schemaValidator } from '../helpers/schemas.js';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { parseStrongNameKeyFile } from '../../src/strongname/key-blob.js';
 import { readModule } from '../../src/strongname/assembly-info.js';
@@ -16,7 +16,7 @@ import { api, sandboxConfig, startServer, uploadForm, type TestServer } from '..
 
 const KEY = fixturePath('test-keys/12345_public.snk');
 const key12345 = parseStrongNameKeyFile(readFileSync(KEY)).publicKey;
-const validateResult = new Ajv2020({ allErrors: true, strict: true, allowUnionTypes: true }).compile(JSON.parse(readFileSync(join(repoRoot, 'schemas', 'sign-result.schema.json'), 'utf8')));
+const validateResult = schemaValidator('sign-result.schema.json');
 
 let server: TestServer;
 let token: string;
