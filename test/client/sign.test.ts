@@ -71,6 +71,22 @@ describe('the happy path', () => {
   });
 });
 
+describe('a destination inside the build output', () => {
+  test('earlier results in the destination are not inputs on the next run', async () => {
+    const w = workdir();
+    const bin = join(w.dir, 'bin');
+    mkdirSync(join(bin, 'de'), { recursive: true });
+    for (const name of ['SampleAddin.dll', 'SampleAddin.Helpers.dll', 'de/SampleAddin.resources.dll']) writeFileSync(join(bin, name), fixture(`addin/${name}`));
+    const args = ['sign', bin, '--root', bin, '--vendor', 'Contoso', '--key', KEY, '--base-url', server.baseUrl, '--destination-path', join(bin, 'signed'), '--poll-interval', '50', '--json', '--delete-afterwards'];
+    const first = await runCliAsync(args, { env: w.env });
+    expect(first.status, first.stderr).toBe(0);
+    const second = await runCliAsync(args, { env: w.env });
+    expect(second.status, second.stderr).toBe(0);
+    const result = JSON.parse(second.stdout);
+    expect(result.files.map((f: { uploadName: string }) => f.uploadName).sort()).toEqual(['SampleAddin.Helpers.dll', 'SampleAddin.dll', 'de/SampleAddin.resources.dll']);
+  });
+});
+
 describe('failures', () => {
   test('a pre-flight error stops before any upload; --no-check uploads and the file comes back unsigned (exit 1)', async () => {
     const w = workdir();

@@ -3,7 +3,7 @@
 // the local ledger lets an interrupted run resume the same job.
 import { createHash } from 'node:crypto';
 import { rmSync, mkdirSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+import { isAbsolute, join, relative, resolve } from 'node:path';
 import type { ArgumentsCamelCase, Argv, CommandModule } from 'yargs';
 import { ServiceError, UsageError } from '../../core/errors.js';
 import { formatVersion } from '../../metadata/module-metadata.js';
@@ -108,7 +108,15 @@ async function poll(client: ServiceClient, jobId: string, timeoutS: number, inte
 export async function runSign(args: SignArgs, io: Io): Promise<ExitCodeValue> {
   const paths = [...(args.files ?? []), ...(args.assemblies ?? []).flatMap((a) => a.split(',')).map((s) => s.trim()).filter(Boolean)];
   const prepared = await prepareCheck({ ...args, paths, root: args.rootDirectory ?? args.root });
-  const { baseUrl, token, settings, inputs } = prepared;
+  const destination = resolve(args.destinationPath ?? 'signed');
+  // The destination is often inside the build output (bin/Release/signed): earlier results there are not inputs.
+  const inDestination = (p: string) => {
+    const rel = relative(destination, resolve(p));
+    return rel === '' || (!rel.startsWith('..') && !isAbsolute(rel));
+  };
+  const { baseUrl, token, settings } = prepared;
+  const inputs = prepared.inputs.filter((i) => !inDestination(i.path));
+  if (inputs.length === 0) throw new UsageError('no files to sign outside the destination folder', 'Point signgate at the build output, and --destination-path somewhere else or below it.');
   if (!baseUrl || !token) throw new UsageError('sign needs the service address and an access token', 'Pass --base-url (or "baseUrl" in signgate.config.json) and --access-token-file, or set SIGNGATE_BASE_URL and SIGNGATE_ACCESS_TOKEN.');
   const client = createServiceClient({
     baseUrl,
@@ -128,7 +136,6 @@ export async function runSign(args: SignArgs, io: Io): Promise<ExitCodeValue> {
   }
   const uploadPaths = new Set(args.check ? check.uploadSet.files : inputs.map((i) => i.path));
   const toUpload = inputs.filter((i) => uploadPaths.has(i.path));
-  const destination = resolve(args.destinationPath ?? 'signed');
   const result: SignResult = { baseUrl, destination: displayPath(destination), ledger: ledgerPath(), jobs: [], files: [], summary: { files: inputs.length, uploaded: 0, signed: 0, verified: 0, failed: 0, notUploaded: 0 } };
   for (const f of check.files.filter((f) => !uploadPaths.has(f.path))) {
     const already = f.findings.some((x) => x.rule === 'already-signed');
