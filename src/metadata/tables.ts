@@ -213,15 +213,6 @@ export class MetadataTables {
     return { table, rid: value >>> def.bits };
   }
 
-  /** Reads a whole row as named raw values (for diagnostics and the `#-` list helpers). */
-  row(table: number, rid: number): Record<string, number> {
-    const out: Record<string, number> = {};
-    TableSchemas[table]!.forEach((col, i) => {
-      out[col.name] = this.cell(table, rid, i);
-    });
-    return out;
-  }
-
   badRow(table: number, rid: number): FormatError {
     const name = TableNames[table] ?? `table ${hex(table)}`;
     const fileOffset = this.info[table]?.fileOffset ?? -1;

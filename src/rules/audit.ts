@@ -7,7 +7,7 @@ import { compareFindings, type Finding } from '../core/diagnostic.js';
 import { formatVersion } from '../metadata/module-metadata.js';
 import { publicKeyToken } from '../strongname/token.js';
 import { ruleDocsUrl } from './index.js';
-import { runCheck } from './runner.js';
+import { runCheckOnFacts } from './runner.js';
 import { sameKeyBlob } from './keys.js';
 import { needsSigning, type CheckInput, type CheckSettings, type FileRole } from './types.js';
 import { collectFacts } from './facts.js';
@@ -122,8 +122,8 @@ function vendorAttributeState(facts: Parameters<typeof vendorAttributeCandidates
  */
 export function buildAudit(inputs: readonly CheckInput[], options: AuditOptions): AuditReport {
   const { settings } = options;
-  const check = runCheck(inputs, { settings });
   const facts = collectFacts(inputs, settings);
+  const check = runCheckOnFacts(facts, { settings });
   const byPath = new Map(check.files.map((f) => [f.path, f]));
   const files: AuditFile[] = inputs
     .map((input) => {

@@ -103,9 +103,13 @@ function signedWithOrganizationKey(facts: FileFacts, settings: CheckSettings): b
  * @param inputs the files with their bytes; `path` is how they are shown
  */
 export function runCheck(inputs: readonly CheckInput[], options: CheckOptions): CheckResult {
+  return runCheckOnFacts(collectFacts(inputs, options.settings), options);
+}
+
+/** The same check over facts already collected (the audit reuses them instead of parsing every file twice). */
+export function runCheckOnFacts(all: ReadonlyMap<string, FileFacts>, options: CheckOptions): CheckResult {
   const { settings } = options;
   const severities = resolveSeverities(options.severities);
-  const all = collectFacts(inputs, settings);
   const malformed = rules.find((r) => r.name === 'malformed')!;
   const perFile = new Map<string, Finding[]>([...all.keys()].map((k) => [k, []]));
   for (const facts of all.values()) {

@@ -85,7 +85,7 @@ export function checkReturnedFile(uploaded: Uint8Array, returned: Uint8Array, ke
   return null;
 }
 
-async function poll(client: ServiceClient, jobId: string, timeoutS: number, intervalMs: number, io: Io): Promise<JobStatus> {
+async function poll(client: ServiceClient, jobId: string, timeoutS: number, intervalMs: number): Promise<JobStatus> {
   const deadline = Date.now() + timeoutS * 1000;
   let wait = intervalMs;
   let last: JobStatus | undefined;
@@ -168,7 +168,7 @@ export async function runSign(args: SignArgs, io: Io): Promise<ExitCodeValue> {
       ledger.upsert(entry);
       io.err(`uploaded ${group.length} file(s) as job ${job.id}`);
     }
-    const status = await poll(client, entry.jobId, args.timeout, args.pollInterval, io);
+    const status = await poll(client, entry.jobId, args.timeout, args.pollInterval);
     entry.state = 'finished';
     ledger.upsert(entry);
     const zipPath = join(cacheDir(), `${entry.jobId}.zip`);
