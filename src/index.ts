@@ -79,3 +79,34 @@ export {
   type SignatureOnlyDiff,
 } from './strongname/strong-name.js';
 export { inspectAssembly, readModule, describeAttributes, type AssemblyInfo, type AttributeInfo, type ReferenceInfo, type InspectOptions } from './strongname/assembly-info.js';
+
+// Workflows: what the commands do, as functions (options in, typed result out).
+export { check, prepareCheck, DEFAULT_MAX_UPLOAD_BYTES, type CheckOptions, type CheckRun, type PreparedCheck } from './workflows/check.js';
+export { sign, checkReturnedFile, fileVerdict, type SignOptions as SignWorkflowOptions, type SignEvents, type SignResult, type SignedFileResult, type ProgressReporter } from './workflows/sign.js';
+export { audit, renderAudit, parseManifest, jobsFromLedger, AuditFormats, type AuditOptions, type AuditFormat } from './workflows/audit.js';
+export { downloadJob, planPrune, parseDuration, type PrunePlan } from './workflows/jobs.js';
+export { connect, resolveAccessToken, type ServiceOptions, type AccessTokenOptions } from './workflows/service.js';
+export { extractPackage, type ExtractOptions, type ExtractResult, type ExtractedFile } from './workflows/extract.js';
+export { loadConfig, findConfigFile, CONFIG_FILE_NAME, type CheckConfig } from './workflows/config.js';
+export { Ledger, cacheDir, ledgerPath, type LedgerEntry } from './workflows/ledger.js';
+export { windowsNameKey, windowsNameProblem } from './workflows/names.js';
+
+// Rules and reports
+export { runCheck, checkExitCode, type CheckResult, type FileResult } from './rules/runner.js';
+export { rules, ruleDocsUrl } from './rules/index.js';
+export type { CheckInput, CheckSettings, ExpectedKey } from './rules/types.js';
+export { buildAudit, type AuditReport, type AuditFile } from './rules/audit.js';
+export { formatReport, ReportFormats, type ReportFormat } from './report/index.js';
+
+// The signing service client
+export {
+  createServiceClient,
+  FAILED_STATES,
+  type ServiceClient,
+  type ClientOptions,
+  type JobRef,
+  type CreatedJob,
+  type JobStatus,
+  type JobSummary,
+  type UploadFile,
+} from './service-client/client.js';

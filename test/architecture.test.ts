@@ -1,4 +1,4 @@
-// Imports point one way: cli -> rules/report/client/server -> strongname -> metadata -> pe -> binary -> core.
+// Imports point one way: cli -> workflows -> rules/report/client/server -> strongname -> metadata -> pe -> binary -> core.
 import { readdirSync, readFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { describe, expect, test } from 'vitest';
@@ -17,7 +17,8 @@ const ALLOWED: Record<string, readonly string[]> = {
   'service-client': ['core'],
   zip: ['core'],
   server: ['zip', 'rules', 'strongname', 'metadata', 'pe', 'binary', 'core'],
-  cli: ['server', 'report', 'rules', 'service-client', 'zip', 'strongname', 'metadata', 'pe', 'binary', 'core'],
+  workflows: ['report', 'rules', 'service-client', 'zip', 'strongname', 'metadata', 'pe', 'binary', 'core'],
+  cli: ['workflows', 'server', 'report', 'rules', 'service-client', 'zip', 'strongname', 'metadata', 'pe', 'binary', 'core'],
 };
 /** Packages a layer may import; yargs and glob belong to the CLI, chalk to the CLI and the terminal reporter. */
 const PACKAGES: Record<string, readonly string[]> = {
@@ -25,7 +26,9 @@ const PACKAGES: Record<string, readonly string[]> = {
   report: ['chalk'],
   zip: ['yazl', 'yauzl'],
   server: ['fastify', '@fastify/multipart', '@fastify/swagger', '@fastify/swagger-ui', 'ajv/dist/2020.js'],
-  cli: ['yargs', 'chalk', 'glob', 'cli-progress', 'ajv/dist/2020.js'],
+  'service-client': ['ajv/dist/2020.js'],
+  workflows: ['glob', 'ajv/dist/2020.js'],
+  cli: ['yargs', 'chalk', 'glob', 'cli-progress'],
 };
 
 function sourceFiles(dir: string): string[] {

@@ -5,44 +5,66 @@ import { createWriteStream } from 'node:fs';
 import { rename, rm } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { ServiceError } from '../core/errors.js';
-import { apiUrl, assertSafeBaseUrl, requestJson, send, type ServiceClientOptions } from './http.js';
+import { assertAnswer, cleanServiceText, fileNameText, idText } from './answers.js';
+import { apiUrl, assertSafeBaseUrl, readJson, requestJson, send, type ServiceClientOptions } from './http.js';
 import { getLicenses } from './licenses.js';
 
 export interface UploadFile {
-  /** The name the service gets: relative path with `/`. */
+  /** The name the service gets: the path relative to the root, with `/` (sent with the configured separator). */
   readonly name: string;
   readonly bytes: Uint8Array;
 }
 
-export interface CreatedJob {
+/** Where a job's status, result and deletion live: the URLs the service gave, or built from the id. */
+export interface JobRef {
+  /** The job id as text (the service may use any JSON type), or the status URL when the service gave only links. */
   readonly id: string;
+  readonly links?: { readonly status?: string; readonly download?: string; readonly delete?: string };
+}
+
+export interface CreatedJob extends JobRef {
   readonly comment: string | null;
   readonly links: { readonly status: string; readonly download: string; readonly delete: string };
 }
 
 export interface JobMessage {
-  readonly dateTime: string;
+  readonly dateTime: string | null;
   readonly messageType: string;
   readonly message: string;
 }
 
+export interface JobFileStatus {
+  /** Relative path with `/`, whatever separator the service used. */
+  readonly fileName: string;
+  /** As the service said it (`Signed`, `Success`, `Error`, …): states the client does not know are kept. */
+  readonly fileProcessingState: string;
+  readonly messages: readonly JobMessage[];
+}
+
 export interface JobStatus {
-  readonly id: string;
+  readonly id: string | null;
   readonly comment: string | null;
-  readonly createdAt: string;
+  readonly createdAt: string | null;
   readonly processingFinished: boolean;
-  readonly assemblies: readonly { readonly fileName: string; readonly fileProcessingState: string; readonly messages: readonly JobMessage[] }[];
+  readonly assemblies: readonly JobFileStatus[];
 }
 
 export interface JobSummary {
   readonly id: string;
   readonly comment: string | null;
-  readonly createdAt: string;
-  readonly processingFinished: boolean;
-  readonly fileCount: number;
+  /** Null when the service does not say. */
+  readonly createdAt: string | null;
+  readonly processingFinished: boolean | null;
+  readonly fileCount: number | null;
 }
 
 export type Progress = (done: number, total: number) => void;
+
+/** States in which the service says a file was not signed. */
+export const FAILED_STATES: ReadonlySet<string> = new Set(['error', 'failed', 'failure', 'rejected']);
+
+/** States that are not final yet. */
+export const PENDING_STATES: ReadonlySet<string> = new Set(['pending', 'processing', 'queued', 'inprogress', 'in progress', 'running']);
 
 const CHUNK = 64 * 1024;
 
@@ -50,20 +72,31 @@ function bad(method: string, url: string, what: string): ServiceError {
   return new ServiceError('SG_ERR_HTTP_BAD_RESPONSE', `${method} ${url}: ${what}`, { method, url });
 }
 
-function quote(name: string): string {
-  return name.replace(/\\/g, '\\\\').replace(/"/g, '\\"').replace(/[\r\n]/g, ' ');
+/**
+ * A file name in a Content-Disposition header as .NET's MultipartFormDataContent writes it: quoted, no
+ * escaping (Windows names hold no `"`), non-ASCII names as an RFC 2047 encoded word.
+ */
+export function dispositionFileName(name: string): string {
+  const clean = name.replace(/[\r\n"]/g, '_');
+  return /^[\x20-\x7e]*$/.test(clean) ? `"${clean}"` : `"=?utf-8?B?${Buffer.from(clean, 'utf8').toString('base64')}?="`;
+}
+
+export interface MultipartOptions {
+  /** The folder separator in file names: `\\` as the vendor's script sends them (default), or `/`. */
+  readonly separator?: '\\' | '/';
 }
 
 /** A multipart/form-data body as a byte stream, with its length, reporting progress as it is read. */
-export function multipartBody(files: readonly UploadFile[], comment: string | undefined, onProgress?: Progress): { contentType: string; length: number; make: () => AsyncIterable<Uint8Array> } {
+export function multipartBody(files: readonly UploadFile[], comment: string | undefined, onProgress?: Progress, options: MultipartOptions = {}): { contentType: string; length: number; make: () => AsyncIterable<Uint8Array> } {
   const boundary = `----signgate${randomBytes(12).toString('hex')}`;
+  const separator = options.separator ?? '\\';
   const enc = new TextEncoder();
   const pieces: Uint8Array[][] = files.map((f, i) => [
-    enc.encode(`--${boundary}\r\nContent-Disposition: form-data; name="files[${i}]"; filename="${quote(f.name)}"\r\nContent-Type: application/octet-stream\r\n\r\n`),
+    enc.encode(`--${boundary}\r\nContent-Disposition: form-data; name="files[${i}]"; filename=${dispositionFileName(f.name.split('/').join(separator))}\r\nContent-Type: application/octet-stream\r\n\r\n`),
     f.bytes,
     enc.encode('\r\n'),
   ]);
-  if (comment !== undefined) pieces.push([enc.encode(`--${boundary}\r\nContent-Disposition: form-data; name="comment"\r\n\r\n${comment}\r\n`)]);
+  if (comment !== undefined) pieces.push([enc.encode(`--${boundary}\r\nContent-Disposition: form-data; name="comment"\r\nContent-Type: text/plain; charset=utf-8\r\n\r\n${comment}\r\n`)]);
   pieces.push([enc.encode(`--${boundary}--\r\n`)]);
   const all = pieces.flat();
   const length = all.reduce((n, p) => n + p.length, 0);
@@ -88,10 +121,46 @@ export function multipartBody(files: readonly UploadFile[], comment: string | un
   };
 }
 
-export function createServiceClient(options: ServiceClientOptions) {
-  assertSafeBaseUrl(options.baseUrl);
+export interface ClientOptions extends ServiceClientOptions {
+  /** The folder separator in uploaded file names (default `\\`, as the vendor's script sends them). */
+  readonly nameSeparator?: '\\' | '/';
+}
+
+export interface DownloadOptions {
+  readonly onProgress?: Progress;
+  /** The most bytes the result package may have; a longer download is cut off and refused. */
+  readonly maxBytes?: number;
+}
+
+/** Default cap of a result package when the caller does not know the upload size: 1 GiB. */
+export const DEFAULT_MAX_DOWNLOAD_BYTES = 1024 * 1024 * 1024;
+
+/**
+ * The signing service client: licenses, upload, status, list, download, delete. Ids from the service are
+ * untrusted: they go into URLs encoded, never into paths; `links` are followed only to the base URL's origin.
+ * @example
+ * const client = createServiceClient({ baseUrl: 'https://signing.example.com/assembly-signing/v1.0', accessToken });
+ * const job = await client.upload([{ name: 'MyAddin.dll', bytes }], 'nightly');
+ * const status = await client.status(job);
+ */
+export function createServiceClient(options: ClientOptions) {
+  const base = assertSafeBaseUrl(options.baseUrl);
   const url = (path: string) => apiUrl(options.baseUrl, path);
   const jobPath = (id: string) => `/assemblies/${encodeURIComponent(id)}`;
+  /** A link from the service, when it is on the base URL's origin; foreign links are ignored. */
+  const ownLink = (link: string | undefined): string | undefined => {
+    if (!link) return undefined;
+    try {
+      const u = new URL(link, options.baseUrl);
+      return u.origin === base.origin ? u.href : undefined;
+    } catch {
+      return undefined;
+    }
+  };
+  const refOf = (job: JobRef | string): JobRef => (typeof job === 'string' ? { id: job } : job);
+  const statusUrl = (job: JobRef) => ownLink(job.links?.status) ?? url(`${jobPath(job.id)}/status`);
+  const downloadUrl = (job: JobRef) => ownLink(job.links?.download) ?? url(jobPath(job.id));
+  const deleteUrl = (job: JobRef) => ownLink(job.links?.delete) ?? url(jobPath(job.id));
 
   return {
     baseUrl: options.baseUrl,
@@ -103,7 +172,7 @@ export function createServiceClient(options: ServiceClientOptions) {
      * @throws ServiceError with advice for 400 (names), 401, 403, 409 (job limit), 413 (too large)
      */
     async upload(files: readonly UploadFile[], comment?: string, onProgress?: Progress): Promise<CreatedJob> {
-      const body = multipartBody(files, comment, onProgress);
+      const body = multipartBody(files, comment, onProgress, { separator: options.nameSeparator ?? '\\' });
       const target = url('/assemblies');
       const response = await send(options, 'POST', target, {
         idempotent: false,
@@ -111,39 +180,68 @@ export function createServiceClient(options: ServiceClientOptions) {
         makeBody: () => body.make() as unknown as RequestInit['body'],
         headers: { 'content-type': body.contentType, 'content-length': String(body.length), accept: 'application/json' },
       });
-      const created = (await response.json().catch(() => undefined)) as Partial<CreatedJob> | undefined;
-      if (!created || typeof created.id !== 'string') throw bad('POST', target, 'the answer has no job id');
-      const base = url(jobPath(created.id));
+      const created = (await readJson(response, { method: 'POST', url: target })) as { id?: unknown; comment?: unknown; links?: { status?: string; download?: string; delete?: string } };
+      assertAnswer('created', created, { method: 'POST', url: target });
+      const links = { status: ownLink(created.links?.status), download: ownLink(created.links?.download), delete: ownLink(created.links?.delete) };
+      const rawId = created.id === undefined || created.id === null ? undefined : idText(created.id);
+      if (rawId === undefined && (!links.status || !links.download)) {
+        throw bad('POST', target, 'the answer has no job id and its links lead to another origin; the token is never sent there');
+      }
+      const id = rawId ?? links.status!;
+      const byId = (suffix = '') => url(`${jobPath(id)}${suffix}`);
       return {
-        id: created.id,
-        comment: created.comment ?? null,
-        links: { status: created.links?.status ?? `${base}/status`, download: created.links?.download ?? base, delete: created.links?.delete ?? base },
+        id,
+        comment: typeof created.comment === 'string' ? cleanServiceText(created.comment) : null,
+        links: { status: links.status ?? byId('/status'), download: links.download ?? byId(), delete: links.delete ?? links.download ?? byId() },
       };
     },
 
-    async status(id: string): Promise<JobStatus> {
-      const { url: u, body } = await requestJson(options, 'GET', `${jobPath(id)}/status`);
-      const s = body as Partial<JobStatus>;
-      if (typeof s?.processingFinished !== 'boolean' || !Array.isArray(s.assemblies)) throw bad('GET', u, 'the status has no processingFinished flag or assemblies list');
-      return s as JobStatus;
+    async status(job: JobRef | string): Promise<JobStatus> {
+      const u = statusUrl(refOf(job));
+      const { body } = await requestJson(options, 'GET', u);
+      assertAnswer('status', body, { method: 'GET', url: u });
+      const s = body as { id?: unknown; comment?: unknown; createdAt?: unknown; processingFinished: boolean; assemblies: { fileName: string; fileProcessingState: string; messages?: { dateTime?: unknown; messageType?: unknown; message?: unknown }[] | null }[] };
+      return {
+        id: s.id === undefined || s.id === null ? null : idText(s.id),
+        comment: typeof s.comment === 'string' ? cleanServiceText(s.comment) : null,
+        createdAt: typeof s.createdAt === 'string' ? cleanServiceText(s.createdAt, 100) : null,
+        processingFinished: s.processingFinished,
+        assemblies: s.assemblies.map((a) => ({
+          fileName: fileNameText(a.fileName),
+          fileProcessingState: cleanServiceText(a.fileProcessingState, 100) || '(none)',
+          messages: (a.messages ?? []).map((m) => ({
+            dateTime: typeof m.dateTime === 'string' ? cleanServiceText(m.dateTime, 100) : null,
+            messageType: typeof m.messageType === 'string' ? cleanServiceText(m.messageType, 100) : 'Info',
+            message: typeof m.message === 'string' ? cleanServiceText(m.message) : '',
+          })),
+        })),
+      };
     },
 
     async list(): Promise<JobSummary[]> {
       const { url: u, body } = await requestJson(options, 'GET', '/assemblies');
-      if (!Array.isArray(body)) throw bad('GET', u, 'the job list is not a JSON array');
-      return body as JobSummary[];
+      assertAnswer('list', body, { method: 'GET', url: u });
+      return (body as { id: unknown; comment?: unknown; createdAt?: unknown; processingFinished?: unknown; fileCount?: unknown }[]).map((j) => ({
+        id: idText(j.id),
+        comment: typeof j.comment === 'string' ? cleanServiceText(j.comment, 200) : null,
+        createdAt: typeof j.createdAt === 'string' ? cleanServiceText(j.createdAt, 100) : null,
+        processingFinished: typeof j.processingFinished === 'boolean' ? j.processingFinished : null,
+        fileCount: typeof j.fileCount === 'number' ? j.fileCount : null,
+      }));
     },
 
-    async delete(id: string): Promise<void> {
-      await send(options, 'DELETE', url(jobPath(id)), { idempotent: true });
+    async delete(job: JobRef | string): Promise<void> {
+      await send(options, 'DELETE', deleteUrl(refOf(job)), { idempotent: true });
     },
 
     /**
-     * Streams the result package into `target` through a temporary file; a dropped connection starts the
-     * download again (up to the retry policy). The result must be a ZIP.
+     * Streams the result package into `target` through a temporary file beside it; a dropped connection starts
+     * the download again (up to the retry policy). The result must be a ZIP of at most `maxBytes`.
+     * @throws ServiceError SG_ERR_HTTP_BAD_RESPONSE for a body that is not a ZIP or is too long
      */
-    async download(id: string, target: string, onProgress?: Progress): Promise<number> {
-      const u = url(jobPath(id));
+    async download(job: JobRef | string, target: string, downloadOptions: DownloadOptions = {}): Promise<number> {
+      const u = downloadUrl(refOf(job));
+      const maxBytes = downloadOptions.maxBytes ?? DEFAULT_MAX_DOWNLOAD_BYTES;
       const attempts = (options.retry?.retries ?? 4) + 1;
       for (let attempt = 1; ; attempt++) {
         const response = await send(options, 'GET', u, { idempotent: true, headers: { accept: 'application/zip' } });
@@ -152,6 +250,7 @@ export function createServiceClient(options: ServiceClientOptions) {
         let received = 0;
         let first: Uint8Array | undefined;
         try {
+          if (total > maxBytes) throw bad('GET', u, `the result package announces ${total} bytes, more than the ${maxBytes} allowed (--max-download-bytes)`);
           await new Promise<void>((resolve, reject) => {
             const out = createWriteStream(temp, { flags: 'wx' });
             out.on('error', reject);
@@ -159,17 +258,19 @@ export function createServiceClient(options: ServiceClientOptions) {
               for await (const chunk of response.body as unknown as AsyncIterable<Uint8Array>) {
                 first ??= chunk;
                 received += chunk.length;
-                onProgress?.(received, total);
+                if (received > maxBytes) throw bad('GET', u, `the result package is longer than the ${maxBytes} bytes allowed (--max-download-bytes); the download was cut off`);
+                downloadOptions.onProgress?.(received, total);
                 if (!out.write(chunk)) await new Promise<void>((r) => out.once('drain', () => r()));
               }
               out.end(() => resolve());
             })().catch((error) => {
               out.destroy();
+              void response.body?.cancel().catch(() => {});
               reject(error);
             });
           });
           if (total && received !== total) throw new Error(`the download ended after ${received} of ${total} bytes`);
-          if (!first || first[0] !== 0x50 || first[1] !== 0x4b) throw bad('GET', u, `the result is not a ZIP package (content-type ${response.headers.get('content-type') ?? 'none'})`);
+          if (!first || first[0] !== 0x50 || first[1] !== 0x4b) throw bad('GET', u, `the result is not a ZIP package (content-type ${cleanServiceText(response.headers.get('content-type') ?? 'none', 100)})`);
           await rename(temp, target);
           return received;
         } catch (error) {

@@ -1,7 +1,17 @@
 // The HTTP layer of the service client: base URL rules, a timeout on every request, retries with backoff for
 // idempotent requests, and problem+json errors turned into advice. Never prints or logs the token.
 import { ServiceError } from '../core/errors.js';
+import { cleanServiceText } from './text.js';
 import { DEFAULT_RETRY, isRetryableStatus, parseRetryAfter, retryDelayMs, type RetryPolicy } from './retry-timing.js';
+
+/** What the client says before it retries a request. */
+export interface RetryInfo {
+  readonly method: string;
+  readonly url: string;
+  readonly attempt: number;
+  readonly delayMs: number;
+  readonly reason: string;
+}
 
 export interface ServiceClientOptions {
   /** Ends in /<service-name>/v1.0. */
@@ -13,7 +23,7 @@ export interface ServiceClientOptions {
   readonly timeoutMs?: number;
   readonly retry?: RetryPolicy;
   /** Called before each retry, for progress output. */
-  readonly onRetry?: (info: { method: string; url: string; attempt: number; delayMs: number; reason: string }) => void;
+  readonly onRetry?: (info: RetryInfo) => void;
   /** Waits between retries (tests shorten it). */
   readonly sleep?: (ms: number) => Promise<void>;
 }
@@ -51,31 +61,111 @@ const ADVICE: Record<number, string> = {
   429: 'the service asks to slow down; try again later',
 };
 
-async function readProblem(response: Response): Promise<{ title?: string; detail?: string; errors?: { fileName: string; detail: string }[] }> {
+/** Most a JSON answer or error body may hold: status documents of thousands of files stay far below it. */
+export const MAX_JSON_BODY_BYTES = 8 * 1024 * 1024;
+
+/**
+ * Reads a response body up to `maxBytes`, cancelling the stream beyond it.
+ * @throws ServiceError SG_ERR_HTTP_BAD_RESPONSE when the body is longer
+ */
+export async function readBodyCapped(response: Response, maxBytes: number, request: { method: string; url: string }): Promise<Uint8Array> {
+  const declared = Number(response.headers.get('content-length') ?? NaN);
+  const tooLong = () =>
+    new ServiceError('SG_ERR_HTTP_BAD_RESPONSE', `${request.method} ${request.url} answered a body of more than ${maxBytes} bytes; the answer was dropped`, { ...request, status: response.status });
+  if (declared > maxBytes) {
+    await response.body?.cancel().catch(() => {});
+    throw tooLong();
+  }
+  const chunks: Uint8Array[] = [];
+  let total = 0;
+  if (!response.body) return new Uint8Array(0);
+  for await (const chunk of response.body as unknown as AsyncIterable<Uint8Array>) {
+    total += chunk.length;
+    if (total > maxBytes) {
+      await response.body.cancel().catch(() => {});
+      throw tooLong();
+    }
+    chunks.push(chunk);
+  }
+  return Buffer.concat(chunks);
+}
+
+interface ServiceWords {
+  /** One line of what the service said, control characters removed; undefined when it said nothing usable. */
+  readonly said?: string;
+  readonly title?: string;
+  readonly detail?: string;
+}
+
+const MAX_ERROR_BODY_BYTES = 64 * 1024;
+
+/**
+ * The service's own words in an error body, whatever its shape: problem+json (with `errors` as a list per file
+ * or as ASP.NET's object of field -> messages), JSON with `message` or `error`, or plain text.
+ */
+export async function readServiceWords(response: Response, request: { method: string; url: string }): Promise<ServiceWords> {
+  let text: string;
   try {
-    const body = (await response.json()) as { title?: unknown; detail?: unknown; errors?: unknown };
-    return {
-      ...(typeof body.title === 'string' ? { title: body.title } : {}),
-      ...(typeof body.detail === 'string' ? { detail: body.detail } : {}),
-      ...(Array.isArray(body.errors) ? { errors: body.errors as { fileName: string; detail: string }[] } : {}),
-    };
+    text = new TextDecoder().decode(await readBodyCapped(response, MAX_ERROR_BODY_BYTES, request));
   } catch {
     return {};
   }
+  if (!text.trim()) return {};
+  let body: unknown;
+  try {
+    body = JSON.parse(text);
+  } catch {
+    // Plain text or HTML: show the text, without markup.
+    const plain = cleanServiceText(text.replace(/<[^>]*>/g, ' '), 500);
+    return plain ? { said: plain } : {};
+  }
+  if (typeof body === 'string') return { said: cleanServiceText(body, 500) };
+  if (!body || typeof body !== 'object') return {};
+  const b = body as Record<string, unknown>;
+  const str = (v: unknown) => (typeof v === 'string' && v.trim() ? cleanServiceText(v, 500) : undefined);
+  const title = str(b.title);
+  const detail = str(b.detail);
+  const message = str(b.message) ?? str(b.error_description) ?? str(b.error) ?? str((b.error as Record<string, unknown> | undefined)?.message);
+  const parts: string[] = [];
+  if (title) parts.push(title);
+  if (detail) parts.push(detail);
+  if (message && message !== title && message !== detail) parts.push(message);
+  const errors = b.errors;
+  if (Array.isArray(errors)) {
+    const perFile = errors
+      .slice(0, 20)
+      .map((e) => {
+        if (typeof e === 'string') return cleanServiceText(e, 300);
+        const o = (e ?? {}) as Record<string, unknown>;
+        const name = str(o.fileName) ?? str(o.name) ?? str(o.field);
+        const what = str(o.detail) ?? str(o.message) ?? str(o.title);
+        return [name, what].filter(Boolean).join(': ');
+      })
+      .filter(Boolean);
+    if (perFile.length) parts.push(perFile.join('; '));
+  } else if (errors && typeof errors === 'object') {
+    // ASP.NET Core's ValidationProblemDetails: { "errors": { "files": ["…"], "comment": ["…"] } }
+    const fields = Object.entries(errors as Record<string, unknown>)
+      .slice(0, 20)
+      .map(([field, list]) => `${cleanServiceText(field, 100)}: ${(Array.isArray(list) ? list : [list]).map((m) => cleanServiceText(String(m), 300)).join(' ')}`);
+    if (fields.length) parts.push(fields.join('; '));
+  }
+  return { ...(parts.length ? { said: parts.join(': ') } : {}), ...(title ? { title } : {}), ...(detail ? { detail } : {}) };
 }
 
-/** Turns an error status into a ServiceError whose message says what to do. */
+/** Turns an error status into a ServiceError whose message says what the service said and what to do. */
 export async function statusError(method: string, url: string, response: Response): Promise<ServiceError> {
-  const problem = await readProblem(response);
-  const said = [problem.title, problem.detail].filter(Boolean).join(': ');
-  const perFile = problem.errors?.length ? `; ${problem.errors.map((e) => `${e.fileName}: ${e.detail}`).join('; ')}` : '';
-  const advice = ADVICE[response.status] ?? (response.status >= 500 ? 'the service failed; try again later' : 'the request was refused');
-  return new ServiceError('SG_ERR_HTTP_STATUS', `${method} ${url} answered ${response.status}${said ? ` (${said})` : ''}${perFile}: ${advice}`, {
+  const words = await readServiceWords(response, { method, url });
+  const wrongBase = response.status === 404 && !/\/assemblies\/[^/]+/.test(new URL(url).pathname);
+  const advice = wrongBase
+    ? `the base URL does not lead to the signing API: it must end in /<service-name>/v1.0 (for example https://signing.example.com/assembly-signing/v1.0)`
+    : ADVICE[response.status] ?? (response.status >= 500 ? 'the service failed; try again later' : 'the request was refused; see what the service said');
+  return new ServiceError('SG_ERR_HTTP_STATUS', `${method} ${url} answered ${response.status}${words.said ? ` (${words.said})` : ''}: ${advice}`, {
     method,
     url,
     status: response.status,
-    ...(problem.title ? { title: problem.title } : {}),
-    ...(problem.detail ? { detail: problem.detail } : {}),
+    ...(words.title ? { title: words.title } : {}),
+    ...(words.detail ? { detail: words.detail } : {}),
   });
 }
 
@@ -99,12 +189,44 @@ export interface SendOptions {
   readonly makeBody?: () => RequestInit['body'];
 }
 
+const MAX_REDIRECTS = 5;
+
+/**
+ * One fetch that follows redirects itself: never from HTTPS to plain HTTP (the body would travel in clear),
+ * and the token goes only to the base URL's origin.
+ */
+async function fetchFollowing(options: ServiceClientOptions, method: string, url: string, init: RequestInit, headers: Record<string, string>): Promise<Response> {
+  const fetchImpl = options.fetch ?? globalThis.fetch;
+  const base = new URL(options.baseUrl);
+  let target = new URL(url);
+  for (let hop = 0; ; hop++) {
+    const sameOrigin = target.origin === base.origin;
+    const response = await fetchImpl(target, {
+      ...init,
+      method,
+      redirect: 'manual',
+      headers: { ...headers, ...(sameOrigin ? { authorization: `Bearer ${options.accessToken}` } : {}) },
+    });
+    const location = response.headers.get('location');
+    if (![301, 302, 303, 307, 308].includes(response.status) || !location) return response;
+    await response.body?.cancel().catch(() => {});
+    if (hop >= MAX_REDIRECTS) throw new ServiceError('SG_ERR_HTTP_BAD_RESPONSE', `${method} ${url} redirected more than ${MAX_REDIRECTS} times`, { method, url });
+    const next = new URL(location, target);
+    if (next.protocol !== 'https:' && !(next.protocol === 'http:' && target.protocol === 'http:')) {
+      throw new ServiceError('SG_ERR_HTTP_INSECURE', `${method} ${url} redirected to ${next.origin}, which is not HTTPS; the redirect was not followed`, { method, url });
+    }
+    if (init.body !== undefined && next.origin !== base.origin) {
+      throw new ServiceError('SG_ERR_HTTP_BAD_RESPONSE', `${method} ${url} redirected an upload to another origin (${next.origin}); the files were not sent there`, { method, url });
+    }
+    target = next;
+  }
+}
+
 /**
  * Sends one request with the policy above and returns the successful response (body unread).
  * @throws ServiceError SG_ERR_HTTP_* after the last attempt
  */
 export async function send(options: ServiceClientOptions, method: string, url: string, opts: SendOptions): Promise<Response> {
-  const fetchImpl = options.fetch ?? globalThis.fetch;
   const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
   const policy = options.retry ?? DEFAULT_RETRY;
   const sleep = options.sleep ?? ((ms: number) => new Promise<void>((r) => setTimeout(r, ms)));
@@ -113,13 +235,15 @@ export async function send(options: ServiceClientOptions, method: string, url: s
     let failure: ServiceError | undefined;
     try {
       const body = opts.makeBody ? opts.makeBody() : opts.body;
-      response = await fetchImpl(url, {
+      response = await fetchFollowing(
+        options,
         method,
-        headers: { authorization: `Bearer ${options.accessToken}`, ...opts.headers },
-        ...(body !== undefined ? { body, duplex: 'half' } : {}),
-        signal: AbortSignal.timeout(timeoutMs),
-      } as RequestInit);
+        url,
+        { ...(body !== undefined ? { body, duplex: 'half' } : {}), signal: AbortSignal.timeout(timeoutMs) } as RequestInit,
+        { ...opts.headers },
+      );
     } catch (cause) {
+      if (cause instanceof ServiceError) throw cause;
       failure = networkError(method, url, timeoutMs, cause);
     }
     if (response?.ok) return response;
@@ -134,13 +258,20 @@ export async function send(options: ServiceClientOptions, method: string, url: s
   }
 }
 
-/** A GET or DELETE with retries that parses a JSON answer. */
-export async function requestJson(options: ServiceClientOptions, method: 'GET' | 'DELETE', path: string): Promise<{ url: string; body: unknown }> {
-  const url = apiUrl(options.baseUrl, path);
-  const response = await send(options, method, url, { idempotent: true, headers: { accept: 'application/json' } });
+/** Parses a JSON answer of at most MAX_JSON_BODY_BYTES. */
+export async function readJson(response: Response, request: { method: string; url: string }): Promise<unknown> {
+  const bytes = await readBodyCapped(response, MAX_JSON_BODY_BYTES, request);
   try {
-    return { url, body: await response.json() };
+    return JSON.parse(new TextDecoder().decode(bytes));
   } catch (cause) {
-    throw new ServiceError('SG_ERR_HTTP_BAD_RESPONSE', `${method} ${url} answered ${response.status} with a body that is not JSON`, { method, url, status: response.status }, { cause });
+    const start = cleanServiceText(new TextDecoder().decode(bytes.subarray(0, 200)), 80);
+    throw new ServiceError('SG_ERR_HTTP_BAD_RESPONSE', `${request.method} ${request.url} answered ${response.status} with a body that is not JSON${start ? ` (it starts "${start}")` : ''}`, { ...request, status: response.status }, { cause });
   }
+}
+
+/** A GET or DELETE with retries that parses a JSON answer. */
+export async function requestJson(options: ServiceClientOptions, method: 'GET' | 'DELETE', pathOrUrl: string): Promise<{ url: string; body: unknown }> {
+  const url = /^https?:/.test(pathOrUrl) ? pathOrUrl : apiUrl(options.baseUrl, pathOrUrl);
+  const response = await send(options, method, url, { idempotent: true, headers: { accept: 'application/json' } });
+  return { url, body: await readJson(response, { method, url }) };
 }

@@ -288,21 +288,21 @@ describe('hostile result packages', () => {
     }
   });
 
-  test('an existing file outside the set is overwritten only with --force', async () => {
+  test('a file the user did not send is written apart under from-service/, never over a file of the destination', async () => {
     const fake = await fakeService(buildZip([{ name: 'SampleAddin.dll', data: fixture('addin/SampleAddin.dll') }, { name: 'Other.dll', data: Buffer.from('new') }]));
     try {
       const w = workdir();
       mkdirSync(w.out, { recursive: true });
       writeFileSync(join(w.out, 'Other.dll'), 'mine');
-      const r = await runCliAsync(signArgs(fake.baseUrl, w.out, fixturePath('addin/SampleAddin.dll')), { env: w.env });
-      expect(r.status).toBe(2);
-      expect(r.stderr).toContain('Other.dll');
+      const r = await runCliAsync([...signArgs(fake.baseUrl, w.out, fixturePath('addin/SampleAddin.dll')), '--json'], { env: w.env });
       expect(readFileSync(join(w.out, 'Other.dll'), 'utf8')).toBe('mine');
-      const forced = await runCliAsync(signArgs(fake.baseUrl, w.out, fixturePath('addin/SampleAddin.dll'), '--force'), { env: w.env });
-      expect(readFileSync(join(w.out, 'Other.dll'), 'utf8')).toBe('new');
+      expect(readFileSync(join(w.out, 'from-service', 'Other.dll'), 'utf8')).toBe('new');
+      const result = JSON.parse(r.stdout);
+      expect(result.extras).toEqual([expect.stringMatching(/from-service\/Other\.dll$/)]);
+      expect(r.stderr).toContain('which was not uploaded');
       // The fake service returns the unsigned bytes: the verification catches it.
-      expect(forced.status).toBe(1);
-      expect(forced.stdout).toContain('FAIL');
+      expect(r.status).toBe(1);
+      expect(result.files[0].verified).toBe(false);
     } finally {
       await fake.close();
     }

@@ -3,9 +3,10 @@ import type { ArgumentsCamelCase, Argv, CommandModule } from 'yargs';
 import { inspectAssembly, type AssemblyInfo } from '../../strongname/assembly-info.js';
 import type { AttributeValue } from '../../metadata/custom-attribute-value.js';
 import { ExitCode, type ExitCodeValue } from '../exit-codes.js';
-import { expandInputs, readInputFile } from '../files.js';
+import { expandInputs, readInputFile } from '../../workflows/files.js';
 import type { Io } from '../output.js';
-import { loadKeyMap, type CommonArgs } from './common.js';
+import { loadKeyMap } from '../../workflows/keys.js';
+import { type CommonArgs } from './common.js';
 
 interface InspectArgs extends CommonArgs {
   inputs: string[];

@@ -1,18 +1,16 @@
 // `signgate licenses` and `signgate jobs list|status|download|delete|prune`: the service's jobs from the command line.
-import { mkdirSync, rmSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+import { resolve } from 'node:path';
 import { createInterface } from 'node:readline/promises';
 import type { ArgumentsCamelCase, Argv, CommandModule } from 'yargs';
 import { UsageError } from '../../core/errors.js';
-import { createServiceClient, type JobSummary, type ServiceClient } from '../../service-client/client.js';
-import { loadConfig } from '../config.js';
-import { extractPackage } from '../extract.js';
+import { FAILED_STATES, type ServiceClient } from '../../service-client/client.js';
+import { displayPath } from '../../workflows/files.js';
+import { downloadJob, parseDuration, planPrune } from '../../workflows/jobs.js';
+import { Ledger } from '../../workflows/ledger.js';
+import { connect } from '../../workflows/service.js';
 import { ExitCode, type ExitCodeValue } from '../exit-codes.js';
-import { displayPath } from '../files.js';
-import { cacheDir, Ledger } from '../ledger.js';
 import type { Io } from '../output.js';
 import { createProgress } from '../progress.js';
-import { resolveAccessToken } from './check.js';
 
 interface ServiceArgs {
   baseUrl?: string;
@@ -23,34 +21,22 @@ interface ServiceArgs {
 }
 
 function clientFrom(args: ServiceArgs, io: Io): ServiceClient {
-  const baseUrl = args.baseUrl ?? loadConfig(args.config).config.baseUrl ?? process.env.SIGNGATE_BASE_URL;
-  if (!baseUrl) throw new UsageError('no service address', 'Pass --base-url, set "baseUrl" in signgate.config.json, or set SIGNGATE_BASE_URL.');
-  const accessToken = resolveAccessToken(args);
-  if (!accessToken) throw new UsageError('no access token', 'Pass --access-token-file <file> or set SIGNGATE_ACCESS_TOKEN.');
-  return createServiceClient({ baseUrl, accessToken, onRetry: (r) => io.err(`retrying ${r.method} (${r.reason}) in ${r.delayMs} ms`) });
+  return connect({
+    ...(args.baseUrl ? { baseUrl: args.baseUrl } : {}),
+    ...(args.accessToken ? { accessToken: args.accessToken } : {}),
+    ...(args.accessTokenFile ? { accessTokenFile: args.accessTokenFile } : {}),
+    ...(args.config ? { config: args.config } : {}),
+    onRetry: (r) => io.err(`retrying ${r.method} (${r.reason}) in ${r.delayMs} ms`),
+  });
 }
 
 const serviceOptions = <T>(y: Argv<T>) =>
   y
-    .option('base-url', { alias: 'baseUrl', type: 'string', describe: 'Signing service base URL (…/<service-name>/v1.0)' })
+    .option('base-url', { alias: 'baseUrl', type: 'string', describe: 'Signing service base URL (…/<service-name>/v1.0); or SIGNGATE_BASE_URL' })
     .option('access-token', { alias: 'accessToken', type: 'string', describe: 'Personal access token (prefer --access-token-file or SIGNGATE_ACCESS_TOKEN)' })
     .option('access-token-file', { type: 'string', describe: 'File whose first line is the access token' })
     .option('config', { type: 'string', describe: 'Config file with "baseUrl"' })
     .option('json', { type: 'boolean', default: false, describe: 'Print JSON' });
-
-/** "7d", "12h", "30m" or "45s" in milliseconds. */
-export function parseDuration(text: string): number {
-  const m = /^(\d+)\s*([dhms])$/i.exec(text.trim());
-  if (!m) throw new UsageError(`--older-than ${JSON.stringify(text)} is not a duration`, 'Write a number and a unit: 7d, 12h, 30m or 45s.');
-  return Number(m[1]) * { d: 86_400_000, h: 3_600_000, m: 60_000, s: 1000 }[m[2]!.toLowerCase() as 'd' | 'h' | 'm' | 's'];
-}
-
-/** The jobs `prune` deletes: older than a duration, or all but the newest `keep`. */
-export function jobsToPrune(jobs: readonly JobSummary[], options: { olderThanMs?: number; keep?: number }, now = Date.now()): JobSummary[] {
-  const newestFirst = [...jobs].sort((a, b) => (a.createdAt < b.createdAt ? 1 : a.createdAt > b.createdAt ? -1 : 0));
-  if (options.keep !== undefined) return newestFirst.slice(options.keep);
-  return newestFirst.filter((j) => now - Date.parse(j.createdAt) > options.olderThanMs!);
-}
 
 async function confirm(question: string, io: Io): Promise<boolean> {
   if (!process.stdin.isTTY) throw new UsageError('prune deletes jobs and needs a confirmation', 'Pass --yes when there is no terminal to answer on (CI).');
@@ -96,7 +82,10 @@ export async function runJobs(args: JobsArgs, io: Io): Promise<ExitCodeValue> {
       const jobs = await client.list();
       if (args.json) io.out(JSON.stringify(jobs, null, 2));
       else {
-        for (const j of jobs) io.out(`${j.id}  ${j.createdAt}  ${j.processingFinished ? 'finished  ' : 'processing'}  ${String(j.fileCount).padStart(4)} files  ${j.comment ?? ''}`);
+        for (const j of jobs) {
+          const state = j.processingFinished === null ? '?         ' : j.processingFinished ? 'finished  ' : 'processing';
+          io.out(`${j.id}  ${j.createdAt ?? '(no date)'}  ${state}  ${j.fileCount === null ? '   ?' : String(j.fileCount).padStart(4)} files  ${j.comment ?? ''}`);
+        }
         io.out(`${jobs.length} job(s)`);
       }
       return ExitCode.Ok;
@@ -112,23 +101,13 @@ export async function runJobs(args: JobsArgs, io: Io): Promise<ExitCodeValue> {
           for (const m of a.messages) io.out(`             ${m.messageType}: ${m.message}`);
         }
       }
-      return status.assemblies.every((a) => a.fileProcessingState === 'Signed') ? ExitCode.Ok : ExitCode.Findings;
+      return status.processingFinished && status.assemblies.every((a) => !FAILED_STATES.has(a.fileProcessingState.toLowerCase())) ? ExitCode.Ok : ExitCode.Findings;
     }
     case 'download': {
       needId();
-      const destination = resolve(args.destinationPath ?? ids[0]!);
-      mkdirSync(cacheDir(), { recursive: true });
-      const zipPath = join(cacheDir(), `${ids[0]}.zip`);
-      const progress = createProgress('download', io);
-      await client.download(ids[0]!, zipPath, (d, t) => progress.update(d, t));
-      progress.stop();
-      try {
-        const known = new Ledger().find(ids[0]!);
-        const files = await extractPackage(zipPath, destination, { expected: new Set(known?.files.map((f) => f.name) ?? []), force: args.force, logName: 'signing-log.txt' });
-        io.out(`${files.length} file(s) extracted into ${displayPath(destination)}`);
-      } finally {
-        rmSync(zipPath, { force: true });
-      }
+      const destination = resolve(args.destinationPath ?? ids[0]!.replace(/[^A-Za-z0-9._-]/g, '_'));
+      const extracted = await downloadJob(client, ids[0]!, destination, { force: args.force, progress: createProgress('download', io) });
+      io.out(`${extracted.files.length + extracted.extras.length + (extracted.log ? 1 : 0)} file(s) extracted into ${displayPath(destination)}`);
       return ExitCode.Ok;
     }
     case 'delete': {
@@ -147,10 +126,14 @@ export async function runJobs(args: JobsArgs, io: Io): Promise<ExitCodeValue> {
     }
     case 'prune': {
       if ((args.olderThan === undefined) === (args.keep === undefined)) throw new UsageError('prune needs exactly one of --older-than <duration> and --keep <n>', 'For example: signgate jobs prune --older-than 30d');
-      const doomed = jobsToPrune(await client.list(), args.keep !== undefined ? { keep: args.keep } : { olderThanMs: parseDuration(args.olderThan!) });
+      const plan = planPrune(await client.list(), args.keep !== undefined ? { keep: args.keep } : { olderThanMs: parseDuration(args.olderThan!) });
+      const doomed = plan.doomed;
+      if (plan.undated.length && args.keep === undefined) {
+        io.err(`${plan.undated.length} job(s) have no date the service gave (${plan.undated.slice(0, 5).map((j) => j.id).join(', ')}${plan.undated.length > 5 ? ', …' : ''}): not pruned by age; delete them with 'signgate jobs delete <id..>' or prune with --keep`);
+      }
       if (doomed.length === 0) {
-        io.out('nothing to prune');
-        return ExitCode.Ok;
+        io.out(plan.undated.length && args.keep === undefined ? `no dated job is older than ${args.olderThan}; ${plan.undated.length} undated job(s) left as they are` : 'nothing to prune');
+        return plan.undated.length && args.keep === undefined ? ExitCode.Findings : ExitCode.Ok;
       }
       if (!args.yes && !(await confirm(`Delete ${doomed.length} job(s) on ${client.baseUrl}?`, io))) {
         io.out('nothing deleted');
@@ -158,7 +141,7 @@ export async function runJobs(args: JobsArgs, io: Io): Promise<ExitCodeValue> {
       }
       for (const j of doomed) {
         await client.delete(j.id);
-        io.out(`deleted ${j.id} (${j.createdAt})`);
+        io.out(`deleted ${j.id} (${j.createdAt ?? 'no date'})`);
       }
       return ExitCode.Ok;
     }

@@ -6,9 +6,10 @@ import { readModule } from '../../strongname/assembly-info.js';
 import { signAssembly, verifyStrongName } from '../../strongname/strong-name.js';
 import { publicKeyToken } from '../../strongname/token.js';
 import { ExitCode, type ExitCodeValue } from '../exit-codes.js';
-import { displayPath, readInputFile, writeFileAtomic } from '../files.js';
+import { displayPath, readInputFile, writeFileAtomic } from '../../workflows/files.js';
 import type { Io } from '../output.js';
-import { loadKeyFile, type CommonArgs } from './common.js';
+import { loadKeyFile } from '../../workflows/keys.js';
+import { type CommonArgs } from './common.js';
 
 interface ResignArgs extends CommonArgs {
   assembly: string;

@@ -5,9 +5,10 @@ import { readModule } from '../../strongname/assembly-info.js';
 import { parsePublicKeyBlob, publicKeyHex } from '../../strongname/key-blob.js';
 import { publicKeyToken } from '../../strongname/token.js';
 import { ExitCode, type ExitCodeValue } from '../exit-codes.js';
-import { displayPath, readInputFile } from '../files.js';
+import { displayPath, readInputFile } from '../../workflows/files.js';
 import type { Io } from '../output.js';
-import { loadKeyFile, type CommonArgs } from './common.js';
+import { loadKeyFile } from '../../workflows/keys.js';
+import { type CommonArgs } from './common.js';
 
 interface TokenArgs extends CommonArgs {
   file: string;

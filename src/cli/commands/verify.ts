@@ -5,9 +5,10 @@ import { readModule } from '../../strongname/assembly-info.js';
 import { verifyStrongName } from '../../strongname/strong-name.js';
 import { publicKeyToken } from '../../strongname/token.js';
 import { ExitCode, worstExitCode, type ExitCodeValue } from '../exit-codes.js';
-import { expandInputs, readInputFile } from '../files.js';
+import { expandInputs, readInputFile } from '../../workflows/files.js';
 import type { Io } from '../output.js';
-import { loadKeyFile, loadKeyMap, type CommonArgs } from './common.js';
+import { loadKeyFile, loadKeyMap } from '../../workflows/keys.js';
+import { type CommonArgs } from './common.js';
 
 interface VerifyArgs extends CommonArgs {
   inputs: string[];

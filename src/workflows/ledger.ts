@@ -18,6 +18,8 @@ export interface LedgerFile {
 
 export interface LedgerEntry {
   readonly jobId: string;
+  /** The job's URLs as the service gave them (same origin as baseUrl), when it gave any. */
+  readonly links?: { readonly status?: string; readonly download?: string; readonly delete?: string };
   readonly baseUrl: string;
   readonly comment: string | null;
   readonly createdAt: string;
@@ -26,7 +28,7 @@ export interface LedgerEntry {
   readonly files: readonly LedgerFile[];
   destination?: string;
   /** Per file: the service's state, whether it verified, the SHA-256 of the returned file, the messages. */
-  results?: { fileName: string; state: string; verified: boolean; outputSha256: string | null; messages: { dateTime: string; messageType: string; message: string }[] }[];
+  results?: { fileName: string; state: string; verified: boolean; outputSha256: string | null; messages: { dateTime: string | null; messageType: string; message: string }[] }[];
 }
 
 /** The cache folder: SIGNGATE_CACHE_DIR, else %LOCALAPPDATA%\signgate on Windows, else $XDG_CACHE_HOME/signgate or ~/.cache/signgate. */
@@ -62,9 +64,18 @@ export class Ledger {
 
   /** A job of the same service with exactly these files (names and contents) that was not completed. */
   resumable(baseUrl: string, files: readonly { name: string; sha256: string }[]): LedgerEntry | undefined {
+    return this.latest(baseUrl, files, ['uploaded', 'finished', 'downloaded']);
+  }
+
+  /** The newest completed job of the same service with exactly these files. */
+  completed(baseUrl: string, files: readonly { name: string; sha256: string }[]): LedgerEntry | undefined {
+    return this.latest(baseUrl, files, ['verified', 'failed', 'deleted']);
+  }
+
+  private latest(baseUrl: string, files: readonly { name: string; sha256: string }[], states: readonly LedgerState[]): LedgerEntry | undefined {
     const key = (fs: readonly { name: string; sha256: string }[]) => fs.map((f) => `${f.name.toLowerCase()}\u0000${f.sha256}`).sort().join('\n');
     const wanted = key(files);
-    return [...this.entries].reverse().find((e) => e.baseUrl === baseUrl && ['uploaded', 'finished', 'downloaded'].includes(e.state) && key(e.files) === wanted);
+    return [...this.entries].reverse().find((e) => e.baseUrl === baseUrl && states.includes(e.state) && key(e.files) === wanted);
   }
 
   upsert(entry: LedgerEntry): void {

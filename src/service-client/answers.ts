@@ -1,0 +1,92 @@
+// The service's answers are untrusted input: each is checked against a JSON Schema of what the client relies
+// on (ajv, compiled on first use), and then normalised: ids of any JSON type become strings, file names use
+// `/`, every text loses its control characters. Unknown fields are ignored, unknown states kept as they are.
+import { Ajv2020, type ErrorObject, type ValidateFunction } from 'ajv/dist/2020.js';
+import { ServiceError } from '../core/errors.js';
+import { cleanServiceText } from './text.js';
+
+const id = { type: ['string', 'number'], minLength: 1 } as const;
+const text = { type: ['string', 'null'] } as const;
+
+const schemas = {
+  created: {
+    type: 'object',
+    properties: {
+      id,
+      comment: text,
+      links: { type: 'object', properties: { status: { type: 'string' }, download: { type: 'string' }, delete: { type: 'string' } } },
+    },
+    anyOf: [{ required: ['id'] }, { required: ['links'], properties: { links: { required: ['status', 'download'] } } }],
+  },
+  status: {
+    type: 'object',
+    required: ['processingFinished', 'assemblies'],
+    properties: {
+      id,
+      comment: text,
+      createdAt: text,
+      processingFinished: { type: 'boolean' },
+      assemblies: {
+        type: 'array',
+        maxItems: 100_000,
+        items: {
+          type: 'object',
+          required: ['fileName', 'fileProcessingState'],
+          properties: {
+            fileName: { type: 'string', minLength: 1 },
+            fileProcessingState: { type: 'string' },
+            messages: {
+              type: ['array', 'null'],
+              items: { type: 'object', properties: { dateTime: text, messageType: text, message: text } },
+            },
+          },
+        },
+      },
+    },
+  },
+  list: {
+    type: 'array',
+    items: {
+      type: 'object',
+      required: ['id'],
+      properties: { id, comment: text, createdAt: text, processingFinished: { type: ['boolean', 'null'] }, fileCount: { type: ['number', 'null'] } },
+    },
+  },
+} as const;
+
+type AnswerKind = keyof typeof schemas;
+const compiled = new Map<AnswerKind, ValidateFunction>();
+
+function describe(errors: readonly ErrorObject[] | null | undefined): string {
+  const e = errors?.[0];
+  if (!e) return 'it does not follow the API';
+  const where = e.instancePath ? `at ${e.instancePath}` : 'at the top level';
+  return `${where}: ${e.message ?? e.keyword}`;
+}
+
+/**
+ * Checks `body` against what the client relies on for `kind`.
+ * @throws ServiceError SG_ERR_HTTP_BAD_RESPONSE naming the request and the first thing that was wrong
+ */
+export function assertAnswer(kind: AnswerKind, body: unknown, request: { method: string; url: string }): void {
+  let validate = compiled.get(kind);
+  if (!validate) {
+    validate = new Ajv2020({ allErrors: false, strict: false, allowUnionTypes: true }).compile(schemas[kind]);
+    compiled.set(kind, validate);
+  }
+  if (!validate(body)) {
+    throw new ServiceError('SG_ERR_HTTP_BAD_RESPONSE', `${request.method} ${request.url}: the ${kind === 'created' ? 'upload answer' : kind === 'status' ? 'job status' : 'job list'} does not follow the API (${describe(validate.errors)})`, request);
+  }
+}
+
+/** A job id as text, whatever JSON type the service used. */
+export function idText(value: unknown): string {
+  return typeof value === 'number' ? String(value) : String(value ?? '');
+}
+
+/** A file name as the service reported it, with `/` as separator and control characters removed. */
+export function fileNameText(value: string): string {
+  return cleanServiceText(value, 1000).replace(/\\/g, '/');
+}
+
+export { cleanServiceText };

@@ -1,0 +1,122 @@
+// check(): the pre-flight gate as a library function. Settings come from the options over signgate.config.json.
+import { basename, isAbsolute, relative, resolve, sep } from 'node:path';
+import type { SeveritySetting } from '../core/diagnostic.js';
+import { UsageError } from '../core/errors.js';
+import type { ReportFormat } from '../report/index.js';
+import { runCheck, type CheckResult } from '../rules/runner.js';
+import type { CheckInput, CheckSettings } from '../rules/types.js';
+import { getLicenses } from '../service-client/licenses.js';
+import { CONFIG_FILE_NAME, loadConfig } from './config.js';
+import { displayPath, expandInputs, readInputFile } from './files.js';
+import { loadExpectedKey } from './keys.js';
+import { resolveAccessToken, type AccessTokenOptions } from './service.js';
+
+/** Default size limit of one upload job (the service's documented limit: about 40 MB). */
+export const DEFAULT_MAX_UPLOAD_BYTES = 40_000_000;
+
+export interface CheckOptions extends AccessTokenOptions {
+  /** Build output folders, files or glob patterns (default: "paths" in the config file). */
+  readonly paths?: readonly string[];
+  /** Option public key files `<optionId>_public.snk` (default: "keys" in the config file). */
+  readonly keys?: readonly string[];
+  /** The vendor name: the attribute is `<Vendor>SignedAssemblyAttribute`. */
+  readonly vendor?: string;
+  /** Vendor API assembly name patterns (default `<Vendor>.*`). */
+  readonly vendorApi?: readonly string[];
+  /** Namespace of the vendor attribute (default the vendor name). */
+  readonly vendorNamespace?: string;
+  /** Upload names are paths relative to this folder. */
+  readonly root?: string;
+  readonly maxUploadBytes?: number;
+  /** With a token: the licenses are fetched and cross-checked. */
+  readonly baseUrl?: string;
+  /** Config file (default: signgate.config.json from the working directory upward). */
+  readonly config?: string;
+  /** Report format and output file from the config file, when the options do not say (the caller writes the report). */
+  readonly format?: ReportFormat;
+  readonly output?: string;
+}
+
+export interface PreparedCheck {
+  readonly settings: CheckSettings;
+  readonly inputs: CheckInput[];
+  readonly severities: Record<string, SeveritySetting> | undefined;
+  readonly format: ReportFormat;
+  readonly output: string | undefined;
+  readonly configPath: string | undefined;
+  readonly baseUrl: string | undefined;
+  readonly token: string | undefined;
+}
+
+/**
+ * Everything a check needs, from the options over signgate.config.json: settings, keys, inputs with their
+ * upload names, and the service address and token when given. Shared by check(), sign() and audit().
+ * @throws UsageError SG_ERR_USAGE / SG_ERR_CONFIG / SG_ERR_NO_INPUT; SignGateError SG_ERR_IO_READ; KeyError
+ */
+export async function prepareCheck(options: CheckOptions): Promise<PreparedCheck> {
+  const { config, path: configPath } = loadConfig(options.config);
+  const vendor = options.vendor ?? config.vendor;
+  if (!vendor) throw new UsageError('no vendor name', `Pass --vendor <Name> (the attribute is <Name>SignedAssemblyAttribute) or set "vendor" in ${CONFIG_FILE_NAME}.`);
+  const keyPaths = options.keys?.length ? options.keys : (config.keys ?? []);
+  if (keyPaths.length === 0) throw new UsageError('no key file', `Pass --key <optionId>_public.snk (several are allowed) or set "keys" in ${CONFIG_FILE_NAME}.`);
+  const rootArg = options.root ?? config.root;
+  const root = rootArg ? resolve(rootArg) : null;
+  const paths = options.paths?.length ? options.paths : config.paths;
+  if (!paths?.length) throw new UsageError('no files to check', `Name the build output folder, files or globs, or set "paths" in ${CONFIG_FILE_NAME}.`);
+  const baseUrl = options.baseUrl ?? config.baseUrl ?? (options.env ?? process.env).SIGNGATE_BASE_URL;
+  const token = resolveAccessToken(options);
+  if (baseUrl && !token) throw new UsageError('--base-url is set but no access token', 'Pass --access-token-file <file> or set SIGNGATE_ACCESS_TOKEN (avoid --access-token: it shows in process lists).');
+  const keys = keyPaths.map(loadExpectedKey);
+  const files = await expandInputs(paths);
+  const inputs: CheckInput[] = files.map((f) => {
+    let uploadName = basename(f.absolutePath);
+    if (root) {
+      const rel = relative(root, f.absolutePath);
+      if (rel.startsWith('..') || isAbsolute(rel)) throw new UsageError(`${f.displayPath} is outside the root folder ${displayPath(root)}`, 'Pass a --root that contains every file, or leave --root out.');
+      uploadName = rel.split(sep).join('/');
+    }
+    return { path: f.displayPath, uploadName, bytes: readInputFile(f.absolutePath, f.displayPath), explicit: f.explicit };
+  });
+  const settings: CheckSettings = {
+    vendor,
+    vendorApi: options.vendorApi?.length ? options.vendorApi : (config.vendorApi ?? [`${vendor}.*`]),
+    vendorNamespace: options.vendorNamespace ?? config.vendorNamespace ?? vendor,
+    keys,
+    maxUploadBytes: options.maxUploadBytes ?? config.maxUploadBytes ?? DEFAULT_MAX_UPLOAD_BYTES,
+    root: root ? displayPath(root) : null,
+  };
+  return {
+    settings,
+    inputs,
+    severities: config.rules as Record<string, SeveritySetting> | undefined,
+    format: options.format ?? config.format ?? 'text',
+    output: options.output ?? config.output,
+    configPath,
+    baseUrl,
+    token,
+  };
+}
+
+export interface CheckRun {
+  /** The findings, per file and for the upload set; `checkExitCode(result)` is 1 when any is an error. */
+  readonly result: CheckResult;
+  /** The settings, inputs and report choices the check ran with. */
+  readonly prepared: PreparedCheck;
+}
+
+/**
+ * The pre-flight check: reads the inputs, fetches the licenses when a service address and token are given,
+ * and runs every rule.
+ * @example
+ * const { result } = await check({ paths: ['bin/Release'], keys: ['12345_public.snk'], vendor: 'Contoso' });
+ * if (result.summary.errors > 0) process.exitCode = 1;
+ * @throws UsageError for bad options; SignGateError SG_ERR_IO_READ; ServiceError SG_ERR_HTTP_* online
+ */
+export async function check(options: CheckOptions): Promise<CheckRun> {
+  const prepared = await prepareCheck(options);
+  const { baseUrl, token } = prepared;
+  const licensedOptionIds = baseUrl && token ? await getLicenses({ baseUrl, accessToken: token }) : undefined;
+  const settings: CheckSettings = { ...prepared.settings, ...(licensedOptionIds ? { licensedOptionIds } : {}) };
+  const result = runCheck(prepared.inputs, { settings, severities: prepared.severities });
+  return { result, prepared: { ...prepared, settings } };
+}

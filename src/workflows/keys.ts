@@ -1,0 +1,43 @@
+// Reading key files and key maps from disk, with the file name in every error.
+import { basename, resolve } from 'node:path';
+import { KeyError, SignGateError } from '../core/errors.js';
+import type { ExpectedKey } from '../rules/types.js';
+import { parseStrongNameKeyFile, type StrongNameKeyFile } from '../strongname/key-blob.js';
+import { parseMonoKeyMap } from '../strongname/key-map.js';
+import { publicKeyToken } from '../strongname/token.js';
+import { displayPath, readInputFile } from './files.js';
+
+/** Reads and parses a .snk file; errors name the file and say what was expected. */
+export function loadKeyFile(path: string): StrongNameKeyFile {
+  const shown = displayPath(resolve(path));
+  const bytes = readInputFile(resolve(path), shown);
+  try {
+    return parseStrongNameKeyFile(bytes);
+  } catch (error) {
+    if (error instanceof SignGateError) {
+      throw new KeyError(error.code, `${shown}: ${error.message}`, { cause: error, file: shown });
+    }
+    throw error;
+  }
+}
+
+/** Reads a Mono machine.config into a key map, or returns undefined when no path is given. */
+export function loadKeyMap(path: string | undefined): Map<string, Uint8Array> | undefined {
+  if (!path) return undefined;
+  const shown = displayPath(resolve(path));
+  return parseMonoKeyMap(readInputFile(resolve(path), shown).toString('utf8'));
+}
+
+const OPTION_ID = /^(\d+)_public\.snk$/i;
+
+/** The option id a key file's name carries (`12345_public.snk`, any case of `_public`). */
+export function optionIdFromKeyFile(path: string): number | null {
+  const m = OPTION_ID.exec(basename(path));
+  return m ? Number(m[1]) : null;
+}
+
+/** An option's public key file as the rules expect it: option id, where it came from, key and token. */
+export function loadExpectedKey(path: string): ExpectedKey {
+  const key = loadKeyFile(path);
+  return { optionId: optionIdFromKeyFile(path), source: displayPath(resolve(path)), publicKey: key.publicKey, token: publicKeyToken(key.publicKey.blob) };
+}

@@ -1,0 +1,280 @@
+// sign(): check -> licenses -> upload -> poll -> download -> extract -> verify -> (delete), as a library
+// function. Never loses a result: the local ledger lets an interrupted run resume the same job, and the job is
+// deleted (when asked) only once everything is saved locally.
+import { createHash, randomBytes } from 'node:crypto';
+import { mkdirSync, rmSync } from 'node:fs';
+import { isAbsolute, join, relative, resolve } from 'node:path';
+import { ServiceError, UsageError } from '../core/errors.js';
+import { formatVersion } from '../metadata/module-metadata.js';
+import { runCheck, type CheckResult } from '../rules/runner.js';
+import { proposeSplit } from '../rules/split.js';
+import type { CheckInput, ExpectedKey } from '../rules/types.js';
+import { createServiceClient, FAILED_STATES, PENDING_STATES, type JobRef, type JobStatus, type ServiceClient } from '../service-client/client.js';
+import type { RetryInfo } from '../service-client/http.js';
+import { readModule } from '../strongname/assembly-info.js';
+import { compareIgnoringSignature, verifyStrongName } from '../strongname/strong-name.js';
+import { prepareCheck, type CheckOptions } from './check.js';
+import { extractPackage, SERVICE_LOG_NAME } from './extract.js';
+import { displayPath } from './files.js';
+import { cacheDir, Ledger, ledgerPath, type LedgerEntry, type LedgerFile } from './ledger.js';
+import { windowsNameKey } from './names.js';
+
+export interface SignOptions extends CheckOptions {
+  /** Where the signed files go (default ./signed; created if missing). */
+  readonly destination?: string;
+  /** Delete the job on the service once its results are saved locally. */
+  readonly deleteAfterwards?: boolean;
+  readonly comment?: string;
+  /** Run the pre-flight check first and stop on errors (default true). */
+  readonly check?: boolean;
+  /** Upload several jobs when the files exceed the size limit or share names. */
+  readonly split?: boolean;
+  /** Overwrite files in the destination that the run cannot attribute to this job. */
+  readonly force?: boolean;
+  /** Seconds to wait for the service to finish a job (default 600). */
+  readonly timeoutS?: number;
+  /** First status poll interval in ms (grows by 1.5x up to 10 s; default 1000). */
+  readonly pollIntervalMs?: number;
+  /** The folder separator in uploaded names (default `\`, as the vendor's script sends them). */
+  readonly nameSeparator?: '\\' | '/';
+  /** Most bytes a result package may have (default twice the upload plus 16 MiB). */
+  readonly maxDownloadBytes?: number;
+}
+
+export interface ProgressReporter {
+  update(done: number, total: number): void;
+  stop(): void;
+}
+
+/** Where sign() reports what it does; every member is optional. */
+export interface SignEvents {
+  /** A line for the user (stderr in the CLI). */
+  readonly log?: (line: string) => void;
+  /** A progress reporter for an upload or download. */
+  readonly progress?: (label: string) => ProgressReporter;
+  /** The pre-flight check stopped the run: nothing was uploaded. */
+  readonly checkFailed?: (check: CheckResult, errors: number) => void;
+  /** A job exists on the service (uploaded now or resumed); until `jobDone`, it is kept there. */
+  readonly jobStarted?: (job: { jobId: string; resumed: boolean }) => void;
+  readonly jobDone?: (job: { jobId: string }) => void;
+  readonly retry?: (info: RetryInfo) => void;
+}
+
+export interface SignedFileResult {
+  readonly path: string;
+  readonly uploadName: string;
+  readonly uploaded: boolean;
+  readonly jobId: string | null;
+  /** The service's fileProcessingState as it said it, or already-signed / not-uploaded / Missing. */
+  readonly state: string;
+  /** Signed with the organization's key, same identity, nothing else changed. */
+  readonly verified: boolean;
+  readonly reason: string | null;
+  readonly output: string | null;
+  readonly messages: readonly { dateTime: string | null; messageType: string; message: string }[];
+}
+
+export interface SignResult {
+  readonly baseUrl: string;
+  readonly destination: string;
+  readonly ledger: string;
+  readonly jobs: { jobId: string; resumed: boolean; files: number; deleted: boolean }[];
+  readonly files: SignedFileResult[];
+  /** Files in the result packages that were not uploaded, written apart under `from-service/` (not verified). */
+  readonly extras: string[];
+  /** True when the pre-flight check stopped the run before any upload. */
+  stoppedByCheck: boolean;
+  summary: { files: number; uploaded: number; signed: number; verified: number; failed: number; notUploaded: number };
+}
+
+const sha256 = (bytes: Uint8Array) => createHash('sha256').update(bytes).digest('hex');
+
+/** Why a returned file is not what was ordered, or null when it is signed correctly and changed in nothing else. */
+export function checkReturnedFile(uploaded: Uint8Array, returned: Uint8Array, keys: readonly ExpectedKey[]): string | null {
+  let before;
+  let after;
+  try {
+    before = readModule(uploaded);
+    after = readModule(returned);
+  } catch (error) {
+    return `the returned file cannot be read: ${(error as Error).message}`;
+  }
+  const a = before.assembly;
+  const b = after.assembly;
+  if (!a || !b) return 'the returned file has no assembly manifest';
+  if (a.name !== b.name || formatVersion(a.version) !== formatVersion(b.version) || a.culture !== b.culture || Buffer.compare(Buffer.from(a.publicKey), Buffer.from(b.publicKey)) !== 0) {
+    return `the identity changed: ${a.name} ${formatVersion(a.version)} became ${b.name} ${formatVersion(b.version)}`;
+  }
+  const key = keys.find((k) => Buffer.compare(Buffer.from(k.publicKey.blob), Buffer.from(b.publicKey)) === 0);
+  if (!key) return "the returned file is not signed with one of the organization's keys";
+  const verification = verifyStrongName(after, { expectedKey: key.publicKey });
+  if (!verification.valid) return `the signature does not verify: ${verification.reason}`;
+  const diff = compareIgnoringSignature(before, returned);
+  if (!diff.onlySignatureDiffers) return `the returned file differs in more than its signature, flag and checksum (first at ${diff.firstDifference?.where})`;
+  return null;
+}
+
+/** A file's verdict: from what came back, not from the state's name; a failed state is believed, an unknown one shown. */
+export function fileVerdict(state: string, uploaded: Uint8Array, returned: Uint8Array | undefined, keys: readonly ExpectedKey[]): string | null {
+  if (FAILED_STATES.has(state.toLowerCase())) return `the service reports ${state}`;
+  if (!returned) return 'the result package does not contain the file';
+  const reason = checkReturnedFile(uploaded, returned, keys);
+  return reason === null ? null : state === 'Missing' ? `the service did not report the file, and ${reason}` : reason;
+}
+
+async function poll(client: ServiceClient, job: JobRef, timeoutS: number, intervalMs: number): Promise<JobStatus> {
+  const deadline = Date.now() + timeoutS * 1000;
+  let wait = intervalMs;
+  for (;;) {
+    const last = await client.status(job);
+    if (last.processingFinished) return last;
+    if (Date.now() + wait > deadline) {
+      const pending = last.assemblies.filter((a) => PENDING_STATES.has(a.fileProcessingState.toLowerCase())).length;
+      throw new ServiceError(
+        'SG_ERR_HTTP_TIMEOUT',
+        `job ${job.id} is still being processed after ${timeoutS} s (${pending} of ${last.assemblies.length} files not final); it is kept on the service: run the same command again to resume it, or raise --timeout`,
+        { method: 'GET', url: `${client.baseUrl}/assemblies/${encodeURIComponent(job.id)}/status` },
+      );
+    }
+    await new Promise((r) => setTimeout(r, wait));
+    wait = Math.min(Math.round(wait * 1.5), 10_000);
+  }
+}
+
+/**
+ * The whole signing round trip.
+ * @example
+ * const result = await sign({ paths: ['bin/Release'], root: 'bin/Release', keys: ['12345_public.snk'], vendor: 'Contoso',
+ *   baseUrl: 'https://signing.example.com/assembly-signing/v1.0', accessTokenFile: 'token.txt', destination: 'signed' });
+ * if (result.summary.failed > 0) process.exitCode = 1;
+ * @throws UsageError for bad options; ServiceError SG_ERR_HTTP_*; SignGateError for an unsafe result package
+ */
+export async function sign(options: SignOptions, events: SignEvents = {}): Promise<SignResult> {
+  const log = events.log ?? (() => {});
+  const prepared = await prepareCheck(options);
+  const destination = resolve(options.destination ?? 'signed');
+  // The destination is often inside the build output (bin/Release/signed): earlier results there are not inputs.
+  const inDestination = (p: string) => {
+    const rel = relative(destination, resolve(p));
+    return rel === '' || (!rel.startsWith('..') && !isAbsolute(rel));
+  };
+  const { baseUrl, token, settings } = prepared;
+  const inputs = prepared.inputs.filter((i) => !inDestination(i.path));
+  if (inputs.length === 0) throw new UsageError('no files to sign outside the destination folder', 'Point signgate at the build output, and --destination-path somewhere else or below it.');
+  if (!baseUrl || !token) throw new UsageError('sign needs the service address and an access token', 'Pass --base-url (or "baseUrl" in signgate.config.json) and --access-token-file, or set SIGNGATE_BASE_URL and SIGNGATE_ACCESS_TOKEN.');
+  const client = createServiceClient({ baseUrl, accessToken: token, ...(options.nameSeparator ? { nameSeparator: options.nameSeparator } : {}), ...(events.retry ? { onRetry: events.retry } : {}) });
+  const runChecks = options.check ?? true;
+
+  // 1. Pre-flight check with the licenses.
+  const licensedOptionIds = await client.licenses();
+  const check = runCheck(inputs, { settings: { ...settings, licensedOptionIds }, severities: prepared.severities });
+  const handledBySplit = new Set(options.split ? ['upload-too-large', 'duplicate-name'] : []);
+  const blocking = check.findings.filter((f) => f.severity === 'error' && !handledBySplit.has(f.rule));
+  const result: SignResult = { baseUrl, destination: displayPath(destination), ledger: ledgerPath(), jobs: [], files: [], extras: [], stoppedByCheck: false, summary: { files: inputs.length, uploaded: 0, signed: 0, verified: 0, failed: 0, notUploaded: 0 } };
+  if (runChecks && blocking.length) {
+    events.checkFailed?.(check, blocking.length);
+    result.stoppedByCheck = true;
+    return result;
+  }
+  const uploadPaths = new Set(runChecks ? check.uploadSet.files : inputs.map((i) => i.path));
+  const toUpload = inputs.filter((i) => uploadPaths.has(i.path));
+  for (const f of check.files.filter((f) => !uploadPaths.has(f.path))) {
+    const already = f.findings.some((x) => x.rule === 'already-signed');
+    result.files.push({ path: f.path, uploadName: inputs.find((i) => i.path === f.path)!.uploadName, uploaded: false, jobId: null, state: already ? 'already-signed' : 'not-uploaded', verified: false, reason: f.reason, output: null, messages: [] });
+  }
+
+  // 2. One job, or several when split.
+  const totalBytes = toUpload.reduce((n, i) => n + i.bytes.length, 0);
+  let groups: CheckInput[][] = toUpload.length ? [toUpload] : [];
+  if (totalBytes > settings.maxUploadBytes || (options.split && check.findings.some((f) => f.rule === 'duplicate-name'))) {
+    if (!options.split) throw new UsageError(`the upload is ${(totalBytes / 1e6).toFixed(1)} MB, over the limit of ${(settings.maxUploadBytes / 1e6).toFixed(1)} MB`, 'Pass --split to upload several jobs that each fit.');
+    const plan = proposeSplit(toUpload.map((i) => ({ path: i.path, uploadName: i.uploadName, size: i.bytes.length })), settings.maxUploadBytes);
+    if (plan.tooLarge.length) throw new UsageError(`${plan.tooLarge.map((t) => t.path).join(', ')} alone exceed(s) the upload limit`, 'No split can upload a file larger than the limit.');
+    groups = plan.jobs.map((job) => job.map((j) => toUpload.find((i) => i.path === j.path)!));
+  }
+
+  const ledger = new Ledger();
+  mkdirSync(cacheDir(), { recursive: true });
+  for (const [index, group] of groups.entries()) {
+    const files: LedgerFile[] = group.map((i) => ({ name: i.uploadName, sha256: sha256(i.bytes), size: i.bytes.length, source: i.path }));
+    let entry: LedgerEntry | undefined = ledger.resumable(baseUrl, files);
+    const resumed = entry !== undefined;
+    if (entry) log(`resuming job ${entry.jobId} (uploaded ${entry.createdAt}); nothing is uploaded again`);
+    else {
+      const before = ledger.completed(baseUrl, files);
+      if (before) log(`these ${files.length} file(s) were signed before in job ${before.jobId} (${before.createdAt}); uploading them again`);
+      const progress = events.progress?.(`upload${groups.length > 1 ? ` ${index + 1}/${groups.length}` : ''}`);
+      const job = await client.upload(group.map((i) => ({ name: i.uploadName, bytes: i.bytes })), options.comment, progress ? (d, t) => progress.update(d, t) : undefined);
+      progress?.stop();
+      const now = new Date().toISOString();
+      entry = { jobId: job.id, links: job.links, baseUrl, comment: options.comment ?? null, createdAt: now, updatedAt: now, state: 'uploaded', files };
+      ledger.upsert(entry);
+      log(`uploaded ${group.length} file(s) as job ${job.id}`);
+    }
+    events.jobStarted?.({ jobId: entry.jobId, resumed });
+    const ref: JobRef = { id: entry.jobId, ...(entry.links ? { links: entry.links } : {}) };
+    const status = await poll(client, ref, options.timeoutS ?? 600, options.pollIntervalMs ?? 1000);
+    entry.state = 'finished';
+    ledger.upsert(entry);
+    // The package goes to a name of our own: ids from the service never become paths.
+    const zipPath = join(cacheDir(), `download-${process.pid}-${randomBytes(6).toString('hex')}.zip`);
+    const progress = events.progress?.('download');
+    const groupBytes = group.reduce((n, i) => n + i.bytes.length, 0);
+    let extracted;
+    try {
+      await client.download(ref, zipPath, { ...(progress ? { onProgress: (d: number, t: number) => progress.update(d, t) } : {}), maxBytes: options.maxDownloadBytes ?? 2 * groupBytes + 16 * 1024 * 1024 });
+      progress?.stop();
+      extracted = await extractPackage(zipPath, destination, {
+        expected: new Set(group.map((i) => i.uploadName)),
+        force: options.force ?? false,
+        logName: groups.length > 1 ? `signing-log-${index + 1}.txt` : SERVICE_LOG_NAME,
+      });
+    } finally {
+      progress?.stop();
+      rmSync(zipPath, { force: true });
+    }
+    entry.state = 'downloaded';
+    entry.destination = destination;
+    for (const extra of extracted.extras) {
+      result.extras.push(displayPath(extra.path));
+      log(`the result package holds ${JSON.stringify(extra.name)}, which was not uploaded: written apart to ${displayPath(extra.path)}, not verified`);
+    }
+    const results: NonNullable<LedgerEntry['results']> = [];
+    for (const input of group) {
+      const key = windowsNameKey(input.uploadName);
+      const fileStatus = status.assemblies.find((a) => windowsNameKey(a.fileName) === key);
+      const returned = extracted.files.find((e) => windowsNameKey(e.name) === key);
+      const state = fileStatus?.fileProcessingState ?? 'Missing';
+      const reason = fileVerdict(state, input.bytes, returned?.bytes, settings.keys);
+      const verified = reason === null;
+      const messages = [...(fileStatus?.messages ?? [])];
+      results.push({ fileName: input.uploadName, state, verified, outputSha256: returned ? sha256(returned.bytes) : null, messages });
+      result.files.push({ path: input.path, uploadName: input.uploadName, uploaded: true, jobId: entry.jobId, state, verified, reason, output: returned ? displayPath(returned.path) : null, messages });
+    }
+    entry.results = results;
+    entry.state = results.every((r) => r.verified) ? 'verified' : 'failed';
+    ledger.upsert(entry);
+    // Everything of this job is saved locally now: deleting it loses nothing, whatever the verdicts.
+    let deleted = false;
+    if (options.deleteAfterwards) {
+      await client.delete(ref);
+      entry.state = 'deleted';
+      ledger.upsert(entry);
+      deleted = true;
+    }
+    events.jobDone?.({ jobId: entry.jobId });
+    result.jobs.push({ jobId: entry.jobId, resumed, files: group.length, deleted });
+  }
+
+  result.files.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
+  const uploaded = result.files.filter((f) => f.uploaded);
+  result.summary = {
+    files: result.files.length,
+    uploaded: uploaded.length,
+    signed: uploaded.filter((f) => f.output !== null && !FAILED_STATES.has(f.state.toLowerCase())).length,
+    verified: uploaded.filter((f) => f.verified).length,
+    failed: uploaded.filter((f) => !f.verified).length,
+    notUploaded: result.files.length - uploaded.length,
+  };
+  return result;
+}
