@@ -19,7 +19,6 @@ export async function main(argv: readonly string[], io: Io = processIo()): Promi
   const setExit = (code: ExitCodeValue) => {
     exitCode = code;
   };
-  let usageFailure: string | undefined;
   const parser = yargs([...argv])
     .scriptName('signgate')
     .usage('$0 <command> [options]\n\nPre-flight, signing and verification of strong-named .NET add-in assemblies.')
@@ -39,9 +38,12 @@ export async function main(argv: readonly string[], io: Io = processIo()): Promi
     .epilog(EXIT_CODES_HELP)
     .wrap(Math.min(110, process.stdout.columns || 100))
     .exitProcess(false)
+    // Throwing here stops yargs before any command handler runs: a mistyped option never lets work start.
     .fail((message, error) => {
+      // yargs wraps what a `coerce` throws (our UsageError) into its own YError: keep it a usage error.
+      if (error && error.name === 'YError') throw new UsageError(error.message, "run 'signgate <command> --help'");
       if (error) throw error;
-      usageFailure = message;
+      throw new UsageError(message, "run 'signgate --help' or 'signgate <command> --help'");
     })
     .help();
   try {
@@ -51,10 +53,6 @@ export async function main(argv: readonly string[], io: Io = processIo()): Promi
     io.err(formatError(error, verbose));
     // Unreadable input, key and I/O errors, and anything unexpected, all mean the inputs could not be judged.
     return error instanceof UsageError && (error.code === 'SG_ERR_USAGE' || error.code === 'SG_ERR_CONFIG') ? ExitCode.Usage : ExitCode.Unreadable;
-  }
-  if (usageFailure !== undefined) {
-    io.err(`error SG_ERR_USAGE: ${usageFailure}\n  hint: run 'signgate --help' or 'signgate <command> --help'`);
-    return ExitCode.Usage;
   }
   return exitCode;
 }

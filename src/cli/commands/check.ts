@@ -8,6 +8,7 @@ import { check, DEFAULT_MAX_UPLOAD_BYTES, type CheckOptions } from '../../workfl
 import { CONFIG_FILE_NAME } from '../../workflows/config.js';
 import { displayPath, writeFileAtomic } from '../../workflows/files.js';
 import { ExitCode, type ExitCodeValue } from '../exit-codes.js';
+import { numberOption } from '../options.js';
 import type { Io } from '../output.js';
 import type { CommonArgs } from './common.js';
 
@@ -74,7 +75,7 @@ export const checkCommand = (io: Io, setExit: (code: ExitCodeValue) => void): Co
       .option('root', { type: 'string', describe: 'Upload names are paths relative to this folder (the relative folders then count for duplicates)' })
       .option('format', { type: 'string', choices: ReportFormats, describe: 'Report format (default text)' })
       .option('output', { alias: 'o', type: 'string', describe: 'Write the report to this file (a text summary still goes to stdout)' })
-      .option('max-upload-bytes', { type: 'number', describe: `Size limit of one upload job (default ${DEFAULT_MAX_UPLOAD_BYTES})` })
+      .option('max-upload-bytes', { type: 'number', coerce: numberOption('max-upload-bytes', { integer: true, min: 1 }), describe: `Size limit of one upload job (default ${DEFAULT_MAX_UPLOAD_BYTES})` })
       .option('base-url', { alias: 'baseUrl', type: 'string', describe: 'Signing service base URL (…/<service-name>/v1.0): adds the license cross-check' })
       .option('access-token', { alias: 'accessToken', type: 'string', describe: 'Personal access token (prefer --access-token-file or SIGNGATE_ACCESS_TOKEN)' })
       .option('access-token-file', { type: 'string', describe: 'File whose first line is the access token' })

@@ -9,6 +9,7 @@ import { downloadJob, parseDuration, planPrune } from '../../workflows/jobs.js';
 import { Ledger } from '../../workflows/ledger.js';
 import { connect } from '../../workflows/service.js';
 import { ExitCode, type ExitCodeValue } from '../exit-codes.js';
+import { numberOption } from '../options.js';
 import type { Io } from '../output.js';
 import { createProgress } from '../progress.js';
 
@@ -160,7 +161,7 @@ export const jobsCommand = (io: Io, setExit: (code: ExitCodeValue) => void): Com
       .option('destination-path', { alias: 'destinationPath', type: 'string', describe: 'download: where to extract (default: a folder named by the job id)' })
       .option('force', { type: 'boolean', default: false, describe: 'download: overwrite files not recorded for this job' })
       .option('older-than', { type: 'string', describe: 'prune: jobs older than this (7d, 12h, 30m)' })
-      .option('keep', { type: 'number', describe: 'prune: keep the newest n jobs' })
+      .option('keep', { type: 'number', coerce: numberOption('keep', { integer: true, min: 0 }), describe: 'prune: keep the newest n jobs' })
       .option('yes', { alias: 'y', type: 'boolean', default: false, describe: 'prune: do not ask for confirmation' })
       .example('$0 jobs prune --older-than 30d --yes', 'stay under the kept-jobs limit from CI') as unknown as Argv<JobsArgs>,
   handler: async (args: ArgumentsCamelCase<JobsArgs>) => setExit(await runJobs(args, io)),

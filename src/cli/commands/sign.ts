@@ -6,6 +6,7 @@ import { ledgerPath } from '../../workflows/ledger.js';
 import { sign, type SignResult } from '../../workflows/sign.js';
 import { ExitCode, type ExitCodeValue } from '../exit-codes.js';
 import type { Io } from '../output.js';
+import { numberOption } from '../options.js';
 import { createProgress } from '../progress.js';
 import { checkOptionsFrom, type CheckArgs } from './check.js';
 
@@ -106,10 +107,10 @@ export const signCommand = (io: Io, setExit: (code: ExitCodeValue) => void): Com
       .option('check', { type: 'boolean', default: true, describe: 'Run the pre-flight check first and stop on errors (--no-check uploads anyway)' })
       .option('split', { type: 'boolean', default: false, describe: 'Upload several jobs when the files exceed the size limit or share names' })
       .option('force', { type: 'boolean', default: false, describe: 'Overwrite files in the destination that are not among the files being signed' })
-      .option('timeout', { type: 'number', default: 600, describe: 'Seconds to wait for the service to finish a job' })
-      .option('poll-interval', { type: 'number', default: 1000, hidden: true, describe: 'First status poll interval in ms (grows by 1.5x up to 10 s)' })
-      .option('max-upload-bytes', { type: 'number', describe: 'Size limit of one job (default 40000000)' })
-      .option('max-download-bytes', { type: 'number', describe: 'Most bytes a result package may have (default twice the upload plus 16 MiB)' })
+      .option('timeout', { type: 'number', default: 600, coerce: numberOption('timeout', { min: 1 }), describe: 'Seconds to wait for the service to finish a job' })
+      .option('poll-interval', { type: 'number', default: 1000, coerce: numberOption('poll-interval', { integer: true, min: 10 }), hidden: true, describe: 'First status poll interval in ms (grows by 1.5x up to 10 s)' })
+      .option('max-upload-bytes', { type: 'number', coerce: numberOption('max-upload-bytes', { integer: true, min: 1 }), describe: 'Size limit of one job (default 40000000)' })
+      .option('max-download-bytes', { type: 'number', coerce: numberOption('max-download-bytes', { integer: true, min: 1 }), describe: 'Most bytes a result package may have (default twice the upload plus 16 MiB)' })
       .option('name-separator', { type: 'string', choices: ['\\', '/'], describe: "Folder separator in uploaded names (default \\ as the vendor's script sends them)" })
       .option('json', { type: 'boolean', default: false, describe: 'Print the result as JSON (schemas/sign-result.schema.json)' })
       .option('config', { type: 'string', describe: 'Config file (default: signgate.config.json from the working directory upward)' })
