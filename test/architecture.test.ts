@@ -27,7 +27,7 @@ const PACKAGES: Record<string, readonly string[]> = {
   zip: ['yazl', 'yauzl'],
   server: ['fastify', '@fastify/multipart', '@fastify/swagger', '@fastify/swagger-ui', 'ajv/dist/2020.js'],
   'service-client': ['ajv/dist/2020.js'],
-  workflows: ['glob', 'ajv/dist/2020.js'],
+  workflows: ['glob', 'ajv/dist/2020.js', 'jsonc-parser'],
   cli: ['yargs', 'chalk', 'glob', 'cli-progress'],
 };
 

@@ -18,7 +18,7 @@ export const EXIT_CODES_HELP = [
   '  0  all good',
   '  1  findings (an invalid or missing signature, a refused operation)',
   '  2  usage or configuration error',
-  '  3  unreadable input (missing file, not a .NET assembly, malformed)',
+  '  3  unreadable input (missing file, not a .NET assembly, malformed), or a network or service error',
 ].join('\n');
 
 /** The worst of several exit codes, where unreadable input outranks findings. */

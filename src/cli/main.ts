@@ -13,13 +13,48 @@ import { verifyCommand } from './commands/verify.js';
 import { EXIT_CODES_HELP, ExitCode, type ExitCodeValue } from './exit-codes.js';
 import { formatError, processIo, type Io } from './output.js';
 
+/** The vendor's post-build script's parameters, as PowerShell users type them (`-baseUrl`, `--BaseUrl`). */
+const VENDOR_PARAMETERS: Record<string, string> = {
+  baseurl: 'base-url',
+  accesstoken: 'access-token',
+  assemblies: 'assemblies',
+  destinationpath: 'destination-path',
+  deleteafterwards: 'delete-afterwards',
+  rootdirectory: 'root-directory',
+  comment: 'comment',
+};
+
+/** Rewrites the vendor script's parameter spellings, in any case and with one or two dashes, to ours. */
+export function normalizeVendorParameters(argv: readonly string[]): string[] {
+  const end = argv.indexOf('--');
+  return argv.map((arg, i) => {
+    if (end >= 0 && i > end) return arg;
+    const m = /^--?([A-Za-z]+)(?:([=:])(.*))?$/.exec(arg);
+    const ours = m ? VENDOR_PARAMETERS[m[1]!.toLowerCase()] : undefined;
+    if (m && !ours && /^-[A-Za-z]{3,}/.test(arg)) {
+      const long = m[1]!.replace(/([a-z])([A-Z])/g, '$1-$2').toLowerCase();
+      throw new UsageError(`${arg} is not an option: options longer than one letter take two dashes`, `Write --${long}.`);
+    }
+    if (!m || !ours) return arg;
+    // PowerShell writes a switch's value after a colon: -deleteAfterwards:$false arrives as -deleteAfterwards:False.
+    return m[2] === undefined ? `--${ours}` : `--${ours}=${/^(true|false)$/i.test(m[3]!) ? m[3]!.toLowerCase() : m[3]}`;
+  });
+}
+
 /** Runs the CLI with `argv` (without node and script) and returns the exit code. */
 export async function main(argv: readonly string[], io: Io = processIo()): Promise<ExitCodeValue> {
   let exitCode: ExitCodeValue = ExitCode.Ok;
   const setExit = (code: ExitCodeValue) => {
     exitCode = code;
   };
-  const parser = yargs([...argv])
+  let normalized: string[];
+  try {
+    normalized = normalizeVendorParameters(argv);
+  } catch (error) {
+    io.err(formatError(error));
+    return ExitCode.Usage;
+  }
+  const parser = yargs(normalized)
     .scriptName('signgate')
     .usage('$0 <command> [options]\n\nPre-flight, signing and verification of strong-named .NET add-in assemblies.')
     .option('verbose', { type: 'boolean', default: false, describe: 'Show the cause chain of errors' })
@@ -33,6 +68,11 @@ export async function main(argv: readonly string[], io: Io = processIo()): Promi
     .command(tokenCommand(io, setExit))
     .command(resignCommand(io, setExit))
     .command(serveCommand(io, setExit))
+    // One spelling for JSON output everywhere: --json and --format json mean the same in every command.
+    .middleware((args) => {
+      if (args.format === 'json') args.json = true;
+      else if (args.json === true && args.format === undefined) args.format = 'json';
+    })
     .demandCommand(1, 'Name a command: check, sign, licenses, jobs, audit, inspect, verify, token, resign or serve.')
     .strict()
     .epilog(EXIT_CODES_HELP)

@@ -30,6 +30,7 @@ export function createProgress(label: string, io: Io, interactive = Boolean(proc
   let lastQuarter = -1;
   return {
     update: (done, total) => {
+      if (total < 1_000_000) return; // small transfers finish before a line would help
       const quarter = total > 0 ? Math.floor((done / total) * 4) : 0;
       if (quarter > lastQuarter) {
         lastQuarter = quarter;

@@ -46,6 +46,8 @@ export interface PreparedCheck {
   readonly configPath: string | undefined;
   readonly baseUrl: string | undefined;
   readonly token: string | undefined;
+  /** Things the user should know that are not findings (a key pair given where a public key belongs). */
+  readonly notes: readonly string[];
 }
 
 /**
@@ -66,7 +68,9 @@ export async function prepareCheck(options: CheckOptions): Promise<PreparedCheck
   const baseUrl = options.baseUrl ?? config.baseUrl ?? (options.env ?? process.env).SIGNGATE_BASE_URL;
   const token = resolveAccessToken(options);
   if (baseUrl && !token) throw new UsageError('--base-url is set but no access token', 'Pass --access-token-file <file> or set SIGNGATE_ACCESS_TOKEN (avoid --access-token: it shows in process lists).');
-  const keys = keyPaths.map(loadExpectedKey);
+  const loadedKeys = keyPaths.map(loadExpectedKey);
+  const notes = loadedKeys.flatMap((k) => (k.note ? [k.note] : []));
+  const keys = loadedKeys.map(({ note: _note, ...key }) => key);
   const files = await expandInputs(paths);
   const inputs: CheckInput[] = files.map((f) => {
     let uploadName = basename(f.absolutePath);
@@ -94,6 +98,7 @@ export async function prepareCheck(options: CheckOptions): Promise<PreparedCheck
     configPath,
     baseUrl,
     token,
+    notes,
   };
 }
 

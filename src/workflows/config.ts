@@ -2,6 +2,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { Ajv2020, type ErrorObject } from 'ajv/dist/2020.js';
+import { parse as parseTolerant, printParseErrorCode, type ParseError } from 'jsonc-parser';
 import type { SeveritySetting } from '../core/diagnostic.js';
 import { UsageError } from '../core/errors.js';
 import { findRule, rules } from '../rules/index.js';
@@ -37,8 +38,11 @@ function describe(error: ErrorObject): string {
   const where = error.instancePath ? error.instancePath.slice(1).split('/').join('.') : '(top level)';
   const params = error.params as Record<string, unknown>;
   switch (error.keyword) {
-    case 'additionalProperties':
-      return `unknown key ${JSON.stringify(params.additionalProperty)} in ${where}; allowed: ${Object.keys(schema.properties).filter((k) => k !== '$schema').join(', ')}`;
+    case 'additionalProperties': {
+      const allowed = Object.keys(schema.properties).filter((k) => k !== '$schema');
+      const near = closest(String(params.additionalProperty), allowed);
+      return `unknown key ${JSON.stringify(params.additionalProperty)} in ${where}${near ? ` (did you mean ${JSON.stringify(near)}?)` : ''}; allowed: ${allowed.join(', ')}`;
+    }
     case 'enum':
       return `${where} must be one of ${(params.allowedValues as unknown[]).map((v) => JSON.stringify(v)).join(', ')}`;
     case 'type':
@@ -47,6 +51,51 @@ function describe(error: ErrorObject): string {
       return `${where} ${error.message}`;
     default:
       return `${where} ${error.message}`;
+  }
+}
+
+/** Edit distance between two words, case-insensitively (for "did you mean"). */
+function distance(a: string, b: string): number {
+  const x = a.toLowerCase();
+  const y = b.toLowerCase();
+  let row = Array.from({ length: y.length + 1 }, (_, i) => i);
+  for (let i = 1; i <= x.length; i++) {
+    const next = [i];
+    for (let j = 1; j <= y.length; j++) next[j] = Math.min(row[j]! + 1, next[j - 1]! + 1, row[j - 1]! + (x[i - 1] === y[j - 1] ? 0 : 1));
+    row = next;
+  }
+  return row[y.length]!;
+}
+
+/** The candidate nearest to `word` when it is close enough to be a typo. */
+export function closest(word: string, candidates: readonly string[]): string | undefined {
+  let best: string | undefined;
+  let bestDistance = Infinity;
+  for (const c of candidates) {
+    const d = distance(word, c);
+    if (d < bestDistance) [best, bestDistance] = [c, d];
+  }
+  return bestDistance <= Math.max(2, Math.floor(word.length / 3)) ? best : undefined;
+}
+
+/**
+ * JSON as Windows editors save it (a UTF-8 byte-order mark is dropped); a syntax error names line and column.
+ * @throws SyntaxError with "line L, column C"
+ */
+export function parseJsonText(text: string): unknown {
+  const body = text.replace(/^\uFEFF/, '');
+  try {
+    return JSON.parse(body);
+  } catch (error) {
+    // JSON.parse does not always say where; jsonc-parser (strict settings) finds the first error's offset.
+    const errors: ParseError[] = [];
+    parseTolerant(body, errors, { disallowComments: true, allowTrailingComma: false });
+    const first = errors[0];
+    if (!first) throw error;
+    const before = body.slice(0, first.offset);
+    const line = before.split('\n').length;
+    const column = first.offset - before.lastIndexOf('\n');
+    throw new SyntaxError(`${printParseErrorCode(first.error).replace(/([a-z])([A-Z])/g, '$1 $2').toLowerCase()} at line ${line}, column ${column}`);
   }
 }
 
@@ -69,7 +118,7 @@ export function loadConfig(explicitPath: string | undefined, cwd = process.cwd()
   const shown = displayPath(path, cwd);
   let raw: unknown;
   try {
-    raw = JSON.parse(readFileSync(path, 'utf8'));
+    raw = parseJsonText(readFileSync(path, 'utf8'));
   } catch (cause) {
     const reason = (cause as NodeJS.ErrnoException).code === 'ENOENT' ? 'the file does not exist' : (cause as Error).message;
     throw new UsageError(`${shown}: ${reason}`, 'Fix the JSON, or pass --config with the right path.', 'SG_ERR_CONFIG');
@@ -81,7 +130,8 @@ export function loadConfig(explicitPath: string | undefined, cwd = process.cwd()
   const config: CheckConfig = { ...raw };
   for (const key of Object.keys(config.rules ?? {})) {
     if (!findRule(key)) {
-      throw new UsageError(`${shown}: rules.${key} is not a rule; known rules: ${rules.map((r) => `${r.id} ${r.name}`).join(', ')}`, 'Use a rule id (SG301) or name (missing-vendor-attribute).', 'SG_ERR_CONFIG');
+      const near = closest(key, rules.map((r) => r.name));
+      throw new UsageError(`${shown}: rules.${key} is not a rule${near ? ` (did you mean ${JSON.stringify(near)}?)` : ''}; known rules: ${rules.map((r) => `${r.id} ${r.name}`).join(', ')}`, 'Use a rule id (SG301) or name (missing-vendor-attribute).', 'SG_ERR_CONFIG');
     }
   }
   const base = dirname(path);

@@ -72,8 +72,13 @@ export function readInputFile(absolutePath: string, shownAs = absolutePath): Buf
   try {
     return readFileSync(absolutePath);
   } catch (cause) {
-    const reason = (cause as NodeJS.ErrnoException).code ?? (cause as Error).message;
-    throw new SignGateError('SG_ERR_IO_READ', `${shownAs}: cannot read the file (${reason})`, { cause, file: shownAs });
+    const code = (cause as NodeJS.ErrnoException).code;
+    const reason =
+      code === 'ENOENT' ? 'the file does not exist; check the path (relative paths start at the working directory, or at the config file for paths in signgate.config.json)'
+      : code === 'EACCES' || code === 'EPERM' ? 'permission denied'
+      : code === 'EISDIR' ? 'it is a folder, not a file'
+      : `cannot read the file (${code ?? (cause as Error).message})`;
+    throw new SignGateError('SG_ERR_IO_READ', `${shownAs}: ${reason}`, { cause, file: shownAs });
   }
 }
 

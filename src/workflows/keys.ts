@@ -37,7 +37,12 @@ export function optionIdFromKeyFile(path: string): number | null {
 }
 
 /** An option's public key file as the rules expect it: option id, where it came from, key and token. */
-export function loadExpectedKey(path: string): ExpectedKey {
+export function loadExpectedKey(path: string): ExpectedKey & { readonly note?: string } {
   const key = loadKeyFile(path);
-  return { optionId: optionIdFromKeyFile(path), source: displayPath(resolve(path)), publicKey: key.publicKey, token: publicKeyToken(key.publicKey.blob) };
+  const source = displayPath(resolve(path));
+  const optionId = optionIdFromKeyFile(path);
+  const note = key.privateKey
+    ? `${source} holds the private key as well; only its public key is used. Pass the option's public key file (${optionId ?? '<optionId>'}_public.snk, or 'sn -p' of the pair) and keep key pairs out of builds.`
+    : undefined;
+  return { optionId, source, publicKey: key.publicKey, token: publicKeyToken(key.publicKey.blob), ...(note ? { note } : {}) };
 }

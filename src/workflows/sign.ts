@@ -152,6 +152,7 @@ async function poll(client: ServiceClient, job: JobRef, timeoutS: number, interv
 export async function sign(options: SignOptions, events: SignEvents = {}): Promise<SignResult> {
   const log = events.log ?? (() => {});
   const prepared = await prepareCheck(options);
+  for (const note of prepared.notes) log(`note: ${note}`);
   const destination = resolve(options.destination ?? 'signed');
   // The destination is often inside the build output (bin/Release/signed): earlier results there are not inputs.
   const inDestination = (p: string) => {

@@ -1,6 +1,7 @@
 // `signgate audit`: parses the options, runs audit() and writes the report (HTML, Markdown or JSON).
 import { resolve } from 'node:path';
 import type { ArgumentsCamelCase, Argv, CommandModule } from 'yargs';
+import { UsageError } from '../../core/errors.js';
 import { audit, AuditFormats, renderAudit, type AuditFormat } from '../../workflows/audit.js';
 import { displayPath, writeFileAtomic } from '../../workflows/files.js';
 import { ExitCode, type ExitCodeValue } from '../exit-codes.js';
@@ -17,6 +18,9 @@ interface AuditArgs extends Omit<CheckArgs, 'format'> {
 
 export async function runAudit(args: AuditArgs, io: Io): Promise<ExitCodeValue> {
   const { format: auditFormat, output, ...rest } = args;
+  if (!output && (auditFormat ?? 'html') === 'html' && process.stdout.isTTY) {
+    throw new UsageError('the HTML report is a page for a browser, not for the terminal', 'Pass -o audit.html to write it to a file, or --format markdown to read it here.');
+  }
   const { output: _output, format: _format, ...checkOptions } = checkOptionsFrom(rest);
   const report = await audit({ ...checkOptions, ...(args.compare ? { compare: args.compare } : {}), ...(args.manifest ? { manifest: args.manifest } : {}) });
   const format: AuditFormat = auditFormat ?? 'html';
@@ -34,12 +38,14 @@ export const auditCommand = (io: Io, setExit: (code: ExitCodeValue) => void): Co
   describe: 'Release audit: every assembly with its hash, identity, verified strong name, vendor attribute and signing job',
   builder: (y: Argv) =>
     y
-      .positional('paths', { type: 'string', array: true, describe: 'The release folders, files or quoted globs' })
+      .positional('paths', { type: 'string', array: true, default: undefined, describe: 'The release folders, files or quoted globs' })
       .option('key', { type: 'string', array: true, describe: 'The option public key file <optionId>_public.snk the release must be signed with' })
       .option('vendor', { type: 'string', describe: 'Vendor name (the attribute is <Vendor>SignedAssemblyAttribute)' })
       .option('vendor-api', { type: 'string', array: true, describe: 'Vendor API assembly name patterns (default <Vendor>.*)' })
+      .option('vendor-namespace', { type: 'string', describe: 'Namespace of the vendor attribute (default the vendor name)' })
       .option('root', { type: 'string', describe: 'Paths in the manifest and comparisons are relative to this folder (default: the one folder given)' })
       .option('format', { type: 'string', choices: AuditFormats, describe: 'Report format (default html)' })
+      .option('json', { type: 'boolean', describe: 'The same as --format json' })
       .option('output', { alias: 'o', type: 'string', describe: 'Write the report to this file (atomically)' })
       .option('timestamp', { type: 'boolean', default: true, describe: 'Add a generated-at line (--no-timestamp makes reports byte-identical for identical inputs)' })
       .option('compare', { type: 'string', describe: "The previous release's audit JSON: adds what changed" })

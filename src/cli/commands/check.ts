@@ -28,11 +28,17 @@ export interface CheckArgs extends CommonArgs {
   maxUploadBytes?: number;
 }
 
+/** The strings of an array option; yargs gives `[undefined]` for an absent variadic positional. */
+export function strings(values: readonly unknown[] | undefined): string[] | undefined {
+  const list = values?.filter((v): v is string => typeof v === 'string' && v !== '');
+  return list?.length ? list : undefined;
+}
+
 /** The library's check options from the command line's. */
 export function checkOptionsFrom(args: CheckArgs): CheckOptions {
   const picked: Record<string, unknown> = {
-    paths: args.paths,
-    keys: args.key,
+    paths: strings(args.paths),
+    keys: strings(args.key),
     vendor: args.vendor,
     vendorApi: args.vendorApi,
     vendorNamespace: args.vendorNamespace,
@@ -51,6 +57,7 @@ export function checkOptionsFrom(args: CheckArgs): CheckOptions {
 export async function runCheckCommand(args: CheckArgs, io: Io): Promise<ExitCodeValue> {
   const { result, prepared } = await check(checkOptionsFrom(args));
   const { format, output, configPath } = prepared;
+  for (const note of prepared.notes) io.err(`note: ${note}`);
   const text = formatReport(format, result, { color: output ? new Chalk({ level: 0 }) : io.color });
   if (output) {
     writeFileAtomic(resolve(output), new TextEncoder().encode(text));
@@ -67,17 +74,18 @@ export const checkCommand = (io: Io, setExit: (code: ExitCodeValue) => void): Co
   describe: 'Pre-flight gate: will the signing service accept every file, and will the signed result load?',
   builder: (y: Argv<CommonArgs>) =>
     y
-      .positional('paths', { type: 'string', array: true, describe: 'Build output folders, files or glob patterns (default: "paths" in the config)' })
+      .positional('paths', { type: 'string', array: true, default: undefined, describe: 'Build output folders, files or glob patterns (default: "paths" in the config)' })
       .option('key', { type: 'string', array: true, describe: 'The option public key file <optionId>_public.snk (repeat for several options)' })
       .option('vendor', { type: 'string', describe: 'Vendor name: the attribute is <Vendor>SignedAssemblyAttribute' })
       .option('vendor-api', { type: 'string', array: true, describe: 'Vendor API assembly name patterns (default <Vendor>.*)' })
       .option('vendor-namespace', { type: 'string', describe: 'Namespace of the vendor attribute (default the vendor name)' })
       .option('root', { type: 'string', describe: 'Upload names are paths relative to this folder (the relative folders then count for duplicates)' })
       .option('format', { type: 'string', choices: ReportFormats, describe: 'Report format (default text)' })
+      .option('json', { type: 'boolean', describe: 'The same as --format json' })
       .option('output', { alias: 'o', type: 'string', describe: 'Write the report to this file (a text summary still goes to stdout)' })
       .option('max-upload-bytes', { type: 'number', coerce: numberOption('max-upload-bytes', { integer: true, min: 1 }), describe: `Size limit of one upload job (default ${DEFAULT_MAX_UPLOAD_BYTES})` })
-      .option('base-url', { alias: 'baseUrl', type: 'string', describe: 'Signing service base URL (…/<service-name>/v1.0): adds the license cross-check' })
-      .option('access-token', { alias: 'accessToken', type: 'string', describe: 'Personal access token (prefer --access-token-file or SIGNGATE_ACCESS_TOKEN)' })
+      .option('base-url', { alias: 'baseUrl', type: 'string', describe: 'Signing service base URL (…/<service-name>/v1.0): adds the license cross-check; or SIGNGATE_BASE_URL' })
+      .option('access-token', { alias: 'accessToken', type: 'string', describe: 'Personal access token (prefer --access-token-file or the SIGNGATE_ACCESS_TOKEN variable: a value here shows in process lists)' })
       .option('access-token-file', { type: 'string', describe: 'File whose first line is the access token' })
       .option('config', { type: 'string', describe: `Config file (default: ${CONFIG_FILE_NAME} from the working directory upward)` })
       .example('$0 check bin/Release --key 12345_public.snk --vendor Contoso', 'check a build output folder')

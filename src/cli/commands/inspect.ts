@@ -90,8 +90,9 @@ export const inspectCommand = (io: Io, setExit: (code: ExitCodeValue) => void): 
   describe: 'Show identity, PE kind, CLI flags, strong-name state, attributes and references of assemblies',
   builder: (y: Argv<CommonArgs>) =>
     y
-      .positional('inputs', { type: 'string', array: true, demandOption: true, describe: 'Files, folders (all *.dll and *.exe below) or glob patterns' })
+      .positional('inputs', { type: 'string', default: undefined, describe: 'Files, folders (all *.dll and *.exe below) or glob patterns' })
       .option('json', { type: 'boolean', default: false, describe: 'Print one JSON array (schemas/inspect.schema.json)' })
+      .option('format', { type: 'string', choices: ['text', 'json'], describe: 'Output format (json is the same as --json)' })
       .option('verify', { type: 'boolean', default: true, describe: 'Verify signatures cryptographically (--no-verify reports a non-empty slot as signed, not-verified)' })
       .option('key-map', { type: 'string', describe: "Mono machine.config whose <pubTokenMapping> substitutes keys by token, as Mono's sn does" })
       .example('$0 inspect bin/Release', 'every assembly below bin/Release')

@@ -34,10 +34,11 @@ function clientFrom(args: ServiceArgs, io: Io): ServiceClient {
 const serviceOptions = <T>(y: Argv<T>) =>
   y
     .option('base-url', { alias: 'baseUrl', type: 'string', describe: 'Signing service base URL (…/<service-name>/v1.0); or SIGNGATE_BASE_URL' })
-    .option('access-token', { alias: 'accessToken', type: 'string', describe: 'Personal access token (prefer --access-token-file or SIGNGATE_ACCESS_TOKEN)' })
+    .option('access-token', { alias: 'accessToken', type: 'string', describe: 'Personal access token (prefer --access-token-file or the SIGNGATE_ACCESS_TOKEN variable: a value here shows in process lists)' })
     .option('access-token-file', { type: 'string', describe: 'File whose first line is the access token' })
     .option('config', { type: 'string', describe: 'Config file with "baseUrl"' })
-    .option('json', { type: 'boolean', default: false, describe: 'Print JSON' });
+    .option('json', { type: 'boolean', default: false, describe: 'Print JSON' })
+      .option('format', { type: 'string', choices: ['text', 'json'], describe: 'Output format (json is the same as --json)' });
 
 async function confirm(question: string, io: Io): Promise<boolean> {
   if (!process.stdin.isTTY) throw new UsageError('prune deletes jobs and needs a confirmation', 'Pass --yes when there is no terminal to answer on (CI).');

@@ -8,7 +8,7 @@ import { ExitCode, type ExitCodeValue } from '../exit-codes.js';
 import type { Io } from '../output.js';
 import { numberOption } from '../options.js';
 import { createProgress } from '../progress.js';
-import { checkOptionsFrom, type CheckArgs } from './check.js';
+import { checkOptionsFrom, strings, type CheckArgs } from './check.js';
 
 export interface SignArgs extends CheckArgs {
   files?: string[];
@@ -28,7 +28,7 @@ export interface SignArgs extends CheckArgs {
 }
 
 export async function runSign(args: SignArgs, io: Io): Promise<ExitCodeValue> {
-  const paths = [...(args.files ?? []), ...(args.assemblies ?? []).flatMap((a) => a.split(',')).map((s) => s.trim()).filter(Boolean)];
+  const paths = [...(strings(args.files) ?? []), ...(strings(args.assemblies) ?? []).flatMap((a) => a.split(',')).map((s) => s.trim()).filter(Boolean)];
   const root = args.rootDirectory ?? args.root;
   // Until a job is done, Ctrl-C leaves it on the service: say so, and how to pick it up again.
   let openJob: string | undefined;
@@ -92,17 +92,18 @@ export const signCommand = (io: Io, setExit: (code: ExitCodeValue) => void): Com
   describe: 'Check, upload, wait, download, extract and verify: the whole signing round trip',
   builder: (y: Argv) =>
     y
-      .positional('files', { type: 'string', array: true, describe: 'Assemblies, folders or quoted globs (or --assemblies a.dll,b.dll)' })
+      .positional('files', { type: 'string', array: true, default: undefined, describe: 'Assemblies, folders or quoted globs (or --assemblies a.dll,b.dll)' })
       .option('assemblies', { type: 'string', array: true, describe: 'Comma-separated assemblies (the vendor script\'s parameter)' })
       .option('key', { type: 'string', array: true, describe: 'The option public key file <optionId>_public.snk' })
       .option('vendor', { type: 'string', describe: 'Vendor name (the attribute is <Vendor>SignedAssemblyAttribute)' })
       .option('vendor-api', { type: 'string', array: true, describe: 'Vendor API assembly name patterns (default <Vendor>.*)' })
+      .option('vendor-namespace', { type: 'string', describe: 'Namespace of the vendor attribute (default the vendor name)' })
       .option('root-directory', { alias: ['rootDirectory', 'root'], type: 'string', describe: 'Upload names are paths relative to this folder' })
       .option('destination-path', { alias: 'destinationPath', type: 'string', describe: 'Where the signed files go (default ./signed; created if missing)' })
       .option('delete-afterwards', { alias: 'deleteAfterwards', type: 'boolean', default: false, describe: 'Delete the job on the service once its results are saved locally' })
       .option('comment', { type: 'string', describe: 'Comment stored with the job' })
       .option('base-url', { alias: 'baseUrl', type: 'string', describe: 'Signing service base URL (…/<service-name>/v1.0); or SIGNGATE_BASE_URL' })
-      .option('access-token', { alias: 'accessToken', type: 'string', describe: 'Personal access token (prefer --access-token-file or SIGNGATE_ACCESS_TOKEN)' })
+      .option('access-token', { alias: 'accessToken', type: 'string', describe: 'Personal access token (prefer --access-token-file or the SIGNGATE_ACCESS_TOKEN variable: a value here shows in process lists)' })
       .option('access-token-file', { type: 'string', describe: 'File whose first line is the access token' })
       .option('check', { type: 'boolean', default: true, describe: 'Run the pre-flight check first and stop on errors (--no-check uploads anyway)' })
       .option('split', { type: 'boolean', default: false, describe: 'Upload several jobs when the files exceed the size limit or share names' })
@@ -113,6 +114,7 @@ export const signCommand = (io: Io, setExit: (code: ExitCodeValue) => void): Com
       .option('max-download-bytes', { type: 'number', coerce: numberOption('max-download-bytes', { integer: true, min: 1 }), describe: 'Most bytes a result package may have (default twice the upload plus 16 MiB)' })
       .option('name-separator', { type: 'string', choices: ['\\', '/'], describe: "Folder separator in uploaded names (default \\ as the vendor's script sends them)" })
       .option('json', { type: 'boolean', default: false, describe: 'Print the result as JSON (schemas/sign-result.schema.json)' })
+      .option('format', { type: 'string', choices: ['text', 'json'], describe: 'Output format (json is the same as --json)' })
       .option('config', { type: 'string', describe: 'Config file (default: signgate.config.json from the working directory upward)' })
       .example('$0 sign bin/Release --root bin/Release --destination-path signed --delete-afterwards', 'settings from signgate.config.json, token from SIGNGATE_ACCESS_TOKEN')
       .example('$0 sign --baseUrl https://… --accessToken $TOKEN --assemblies A.dll,B.dll --destinationPath out', "the vendor script's parameter names")

@@ -54,6 +54,7 @@ export const tokenCommand = (io: Io, setExit: (code: ExitCodeValue) => void): Co
       .positional('file', { type: 'string', demandOption: true, describe: 'A .snk key pair, a public key file (sn -p) or an assembly' })
       .option('public-key', { alias: 'p', type: 'boolean', default: false, describe: 'Also print the public key (never the private key)' })
       .option('json', { type: 'boolean', default: false, describe: 'Print JSON' })
+      .option('format', { type: 'string', choices: ['text', 'json'], describe: 'Output format (json is the same as --json)' })
       .example('$0 token 12345_public.snk', 'token of the key of option 12345') as unknown as Argv<TokenArgs>,
   handler: async (args: ArgumentsCamelCase<TokenArgs>) => setExit(await runToken(args, io)),
 });

@@ -74,9 +74,10 @@ export const verifyCommand = (io: Io, setExit: (code: ExitCodeValue) => void): C
   describe: 'Verify strong-name signatures cryptographically (like sn -vf); exit 0 only when every file is validly signed',
   builder: (y: Argv<CommonArgs>) =>
     y
-      .positional('inputs', { type: 'string', array: true, demandOption: true, describe: 'Files, folders or glob patterns' })
+      .positional('inputs', { type: 'string', array: true, default: undefined, describe: 'Files, folders or glob patterns' })
       .option('key', { type: 'string', describe: 'Expected public key (.snk from sn -p, or a key pair): the signature must be by this key' })
       .option('json', { type: 'boolean', default: false, describe: 'Print one JSON array' })
+      .option('format', { type: 'string', choices: ['text', 'json'], describe: 'Output format (json is the same as --json)' })
       .option('key-map', { type: 'string', describe: "Mono machine.config whose <pubTokenMapping> substitutes keys by token, as Mono's sn does" })
       .example('$0 verify signed/*.dll --key 12345_public.snk', 'every file must be signed with the key of option 12345') as unknown as Argv<VerifyArgs>,
   handler: async (args: ArgumentsCamelCase<VerifyArgs>) => setExit(await runVerify(args, io)),

@@ -1,0 +1,136 @@
+// What a new user meets in the first hour: mistakes stopped before any work, token files and config files as
+// Windows writes them, one spelling of JSON output, the vendor script's parameter spellings, clear words.
+import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { normalizeVendorParameters } from '../../src/cli/main.js';
+import { fixturePath, runCli, runCliAsync } from '../helpers/fixtures.js';
+import { startStandIn, type StandIn } from '../helpers/stand-in-service.js';
+
+const KEY = fixturePath('test-keys/12345_public.snk');
+const ADDIN = fixturePath('addin');
+const TOKEN = 'sgt_first-contact-token';
+
+let service: StandIn;
+beforeAll(async () => {
+  service = await startStandIn();
+});
+afterAll(() => service.close());
+
+function workdir() {
+  const dir = mkdtempSync(join(tmpdir(), 'signgate-first-'));
+  return { dir, out: join(dir, 'out'), env: { SIGNGATE_CACHE_DIR: join(dir, 'cache'), SIGNGATE_ACCESS_TOKEN: TOKEN } };
+}
+
+describe('a mistake is stopped before any work starts', () => {
+  test('a mistyped option of sign: exit 2, nothing uploaded, nothing written', async () => {
+    const w = workdir();
+    const before = service.uploads.length;
+    const r = await runCliAsync(['sign', ADDIN, '--root', ADDIN, '--vendor', 'Contoso', '--key', KEY, '--base-url', service.baseUrl, '--destinaton-path', w.out, '--delete-afterwards'], { env: w.env, cwd: w.dir });
+    expect(r.status).toBe(2);
+    expect(r.stderr).toMatch(/Unknown arguments?: .*destinaton-path/);
+    expect(service.uploads.length).toBe(before);
+    expect(r.stdout).toBe('');
+  });
+
+  test('a mistyped option of check: exit 2 and no report', () => {
+    const r = runCli(['check', ADDIN, '--vendor', 'Contoso', '--key', KEY, '--formt', 'json']);
+    expect(r.status).toBe(2);
+    expect(r.stdout).toBe('');
+    expect(r.stderr).toContain('formt');
+  });
+
+  test.each([
+    [['resign', 'x.dll', 'key.snk'], 'key-pair'],
+    [['token'], 'Not enough'],
+    [['check', ADDIN, '-vendor', 'Contoso'], 'Write --vendor'],
+  ])('%j: a usage error, never an internal one', (args, words) => {
+    const r = runCli(args);
+    expect(r.status).toBe(2);
+    expect(r.stderr).toContain(words);
+    expect(r.stderr).not.toContain('SG_ERR_INTERNAL');
+  });
+});
+
+describe('token files', () => {
+  test('only the first line of a token file is the token', async () => {
+    const w = workdir();
+    const file = join(w.dir, 'token.txt');
+    writeFileSync(file, `\uFEFF${TOKEN}\r\nexpires 2027-01-01\r\n`);
+    const r = await runCliAsync(['licenses', '--base-url', service.baseUrl, '--access-token-file', file], { env: { SIGNGATE_CACHE_DIR: w.env.SIGNGATE_CACHE_DIR } });
+    expect(r.status, r.stderr).toBe(0);
+    expect(r.stdout).toContain('option 12345');
+  });
+
+  test('a token with a space in it: a usage error that never shows the token', async () => {
+    const w = workdir();
+    const file = join(w.dir, 'token.txt');
+    writeFileSync(file, `${TOKEN} trailing words\n`);
+    const r = await runCliAsync(['licenses', '--base-url', service.baseUrl, '--access-token-file', file], { env: { SIGNGATE_CACHE_DIR: w.env.SIGNGATE_CACHE_DIR } });
+    expect(r.status).toBe(2);
+    expect(r.stderr).toContain('spaces or control characters');
+    expect(r.stderr).not.toContain(TOKEN);
+  });
+});
+
+describe('config files as Windows editors write them', () => {
+  test('a UTF-8 byte-order mark is fine', () => {
+    const w = workdir();
+    writeFileSync(join(w.dir, 'signgate.config.json'), `\uFEFF${JSON.stringify({ vendor: 'Contoso', keys: [KEY], paths: [ADDIN] })}`);
+    const r = runCli(['check'], { cwd: w.dir });
+    expect(r.stderr).not.toContain('SG_ERR_CONFIG');
+    expect(r.status, r.stderr).toBe(0);
+  });
+
+  test('a syntax error names the line and column; an unknown key gets a suggestion', () => {
+    const w = workdir();
+    writeFileSync(join(w.dir, 'signgate.config.json'), '{\r\n  "vendor": "Contoso",\r\n  "keys": ["k.snk",]\r\n}\r\n');
+    const syntax = runCli(['check'], { cwd: w.dir });
+    expect(syntax.status).toBe(2);
+    expect(syntax.stderr).toMatch(/line 3, column \d+/);
+    writeFileSync(join(w.dir, 'signgate.config.json'), JSON.stringify({ vendor: 'Contoso', keyss: [KEY] }));
+    const unknown = runCli(['check'], { cwd: w.dir });
+    expect(unknown.status).toBe(2);
+    expect(unknown.stderr).toContain('did you mean "keys"?');
+  });
+});
+
+describe('one command line', () => {
+  test('--format json and --json mean the same in check and in inspect', () => {
+    const a = runCli(['check', ADDIN, '--vendor', 'Contoso', '--key', KEY, '--json']);
+    const b = runCli(['check', ADDIN, '--vendor', 'Contoso', '--key', KEY, '--format', 'json']);
+    expect(a.status).toBe(0);
+    expect(JSON.parse(a.stdout)).toEqual(JSON.parse(b.stdout));
+    const c = runCli(['inspect', join(ADDIN, 'SampleAddin.dll'), '--format', 'json']);
+    expect(JSON.parse(c.stdout)[0].assembly.name).toBe('SampleAddin');
+  });
+
+  test("the vendor script's PowerShell spellings: -baseUrl, --BaseUrl, -deleteAfterwards:False", async () => {
+    expect(normalizeVendorParameters(['-baseUrl', 'u', '--AccessToken', 't', '-deleteAfterwards:False', '--', '-comment'])).toEqual(['--base-url', 'u', '--access-token', 't', '--delete-afterwards=false', '--', '-comment']);
+    const w = workdir();
+    mkdirSync(w.out, { recursive: true });
+    const r = await runCliAsync(['sign', '--vendor', 'Contoso', '--key', KEY, '-baseUrl', service.baseUrl, '--Assemblies', join(ADDIN, 'SampleAddin.dll'), '-destinationPath', w.out, '--poll-interval', '20'], { env: w.env });
+    expect(r.status, r.stderr).toBe(0);
+    expect(r.stdout).toContain('signed and verified');
+  });
+
+  test('a key pair given where the public key belongs is used, with a note', () => {
+    const r = runCli(['check', ADDIN, '--vendor', 'Contoso', '--key', fixturePath('test-keys/12345_keypair.snk')]);
+    expect(r.status).toBe(0);
+    expect(r.stderr).toContain('holds the private key as well');
+  });
+
+  test('a missing key file says it does not exist', () => {
+    const r = runCli(['check', ADDIN, '--vendor', 'Contoso', '--key', 'nowhere/12345_public.snk']);
+    expect(r.status).toBe(3);
+    expect(r.stderr).toContain('nowhere/12345_public.snk: the file does not exist');
+  });
+
+  test('a base URL without its path is named as the likely cause of a 404', async () => {
+    const w = workdir();
+    const r = await runCliAsync(['licenses', '--base-url', service.origin], { env: w.env });
+    expect(r.status).toBe(3);
+    expect(r.stderr).toContain('must end in /<service-name>/v1.0');
+  });
+});
