@@ -1,0 +1,5 @@
+// The reference signing service as a library: `import { buildServer } from 'signgate/server'`. Kept apart from
+// the main entry so that importing the library never loads fastify.
+export { buildServer, type BuildServerOptions, type Principal } from './server/app.js';
+export { parseServerConfig, watchServerConfigFile, USER_ROLE, DEFAULT_SERVICE_NAME, type ServerConfig, type ServerConfigFile, type Organization, type License } from './server/server-config.js';
+export { TokenStore, hashToken, type StoredToken } from './server/token-store.js';
