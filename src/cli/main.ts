@@ -1,15 +1,8 @@
 // The signgate command line: yargs command modules over the library; sets exit codes, never calls process.exit.
 import yargs from 'yargs';
 import { UsageError } from '../core/errors.js';
-import { checkCommand } from './commands/check.js';
-import { inspectCommand } from './commands/inspect.js';
-import { resignCommand } from './commands/resign.js';
-import { serveCommand } from './commands/serve.js';
-import { signCommand } from './commands/sign.js';
-import { jobsCommand, licensesCommand } from './commands/jobs.js';
-import { auditCommand } from './commands/audit.js';
-import { tokenCommand } from './commands/token.js';
-import { verifyCommand } from './commands/verify.js';
+import { closest } from '../core/words.js';
+import type { CommandModule } from 'yargs';
 import { EXIT_CODES_HELP, ExitCode, type ExitCodeValue } from './exit-codes.js';
 import { formatError, processIo, type Io } from './output.js';
 
@@ -41,6 +34,34 @@ export function normalizeVendorParameters(argv: readonly string[]): string[] {
   });
 }
 
+type SetExit = (code: ExitCodeValue) => void;
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- each command has its own argument type
+type CommandFactory = (io: Io, setExit: SetExit) => CommandModule<any, any>;
+
+/**
+ * Each command's module, loaded only when that command runs (or for the overall --help): `check` never loads
+ * the server, `--version` loads no command at all.
+ */
+const COMMANDS: Record<string, () => Promise<CommandFactory>> = {
+  check: async () => (await import('./commands/check.js')).checkCommand as unknown as CommandFactory,
+  sign: async () => (await import('./commands/sign.js')).signCommand as unknown as CommandFactory,
+  licenses: async () => (await import('./commands/jobs.js')).licensesCommand as unknown as CommandFactory,
+  jobs: async () => (await import('./commands/jobs.js')).jobsCommand as unknown as CommandFactory,
+  audit: async () => (await import('./commands/audit.js')).auditCommand as unknown as CommandFactory,
+  inspect: async () => (await import('./commands/inspect.js')).inspectCommand as unknown as CommandFactory,
+  verify: async () => (await import('./commands/verify.js')).verifyCommand as unknown as CommandFactory,
+  token: async () => (await import('./commands/token.js')).tokenCommand as unknown as CommandFactory,
+  resign: async () => (await import('./commands/resign.js')).resignCommand as unknown as CommandFactory,
+  serve: async () => (await import('./commands/serve.js')).serveCommand as unknown as CommandFactory,
+};
+
+/** The commands to register: the one named first on the command line, or all (help, a typo, none). */
+function commandsFor(argv: readonly string[]): string[] {
+  if (argv.length === 1 && (argv[0] === '--version' || argv[0] === '-v')) return [];
+  const first = argv.find((a) => !a.startsWith('-'));
+  return first && first in COMMANDS ? [first] : Object.keys(COMMANDS);
+}
+
 /** Runs the CLI with `argv` (without node and script) and returns the exit code. */
 export async function main(argv: readonly string[], io: Io = processIo()): Promise<ExitCodeValue> {
   let exitCode: ExitCodeValue = ExitCode.Ok;
@@ -54,20 +75,17 @@ export async function main(argv: readonly string[], io: Io = processIo()): Promi
     io.err(formatError(error));
     return ExitCode.Usage;
   }
-  const parser = yargs(normalized)
+  const first = normalized.find((a) => !a.startsWith('-'));
+  if (first && !(first in COMMANDS) && normalized.indexOf(first) === 0) {
+    const near = closest(first, Object.keys(COMMANDS));
+    io.err(`error SG_ERR_USAGE: ${JSON.stringify(first)} is not a command${near ? `; did you mean ${near}?` : ''}\n  hint: run 'signgate --help' for the commands`);
+    return ExitCode.Usage;
+  }
+  const factories = await Promise.all(commandsFor(normalized).map((name) => COMMANDS[name]!()));
+  let parser = yargs(normalized)
     .scriptName('signgate')
     .usage('$0 <command> [options]\n\nPre-flight, signing and verification of strong-named .NET add-in assemblies.')
     .option('verbose', { type: 'boolean', default: false, describe: 'Show the cause chain of errors' })
-    .command(checkCommand(io, setExit))
-    .command(signCommand(io, setExit) as never)
-    .command(licensesCommand(io, setExit) as never)
-    .command(jobsCommand(io, setExit) as never)
-    .command(auditCommand(io, setExit) as never)
-    .command(inspectCommand(io, setExit))
-    .command(verifyCommand(io, setExit))
-    .command(tokenCommand(io, setExit))
-    .command(resignCommand(io, setExit))
-    .command(serveCommand(io, setExit))
     // One spelling for JSON output everywhere: --json and --format json mean the same in every command.
     .middleware((args) => {
       if (args.format === 'json') args.json = true;
@@ -86,6 +104,7 @@ export async function main(argv: readonly string[], io: Io = processIo()): Promi
       throw new UsageError(message, "run 'signgate --help' or 'signgate <command> --help'");
     })
     .help();
+  for (const factory of new Set(factories)) parser = parser.command(factory(io, setExit));
   try {
     await parser.parseAsync();
   } catch (error) {

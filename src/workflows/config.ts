@@ -1,10 +1,11 @@
 // signgate.config.json: found from the working directory upward (or given with --config), validated with ajv.
 import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
-import { Ajv2020, type ErrorObject } from 'ajv/dist/2020.js';
+import { Ajv2020, type ErrorObject, type ValidateFunction } from 'ajv/dist/2020.js';
 import { parse as parseTolerant, printParseErrorCode, type ParseError } from 'jsonc-parser';
 import type { SeveritySetting } from '../core/diagnostic.js';
 import { UsageError } from '../core/errors.js';
+import { closest } from '../core/words.js';
 import { findRule, rules } from '../rules/index.js';
 import type { ReportFormat } from '../report/index.js';
 import { displayPath } from './files.js';
@@ -32,7 +33,9 @@ export interface LoadedConfig {
 }
 
 const schema = JSON.parse(readFileSync(new URL('../../schemas/config.schema.json', import.meta.url), 'utf8'));
-const validate = new Ajv2020({ allErrors: true, strict: true, allowUnionTypes: true }).compile<CheckConfig>(schema);
+let compiled: ValidateFunction<CheckConfig> | undefined;
+/** The config validator, compiled on first use: most runs have no config file. */
+const validator = () => (compiled ??= new Ajv2020({ allErrors: true, strict: true, allowUnionTypes: true }).compile<CheckConfig>(schema));
 
 function describe(error: ErrorObject): string {
   const where = error.instancePath ? error.instancePath.slice(1).split('/').join('.') : '(top level)';
@@ -52,30 +55,6 @@ function describe(error: ErrorObject): string {
     default:
       return `${where} ${error.message}`;
   }
-}
-
-/** Edit distance between two words, case-insensitively (for "did you mean"). */
-function distance(a: string, b: string): number {
-  const x = a.toLowerCase();
-  const y = b.toLowerCase();
-  let row = Array.from({ length: y.length + 1 }, (_, i) => i);
-  for (let i = 1; i <= x.length; i++) {
-    const next = [i];
-    for (let j = 1; j <= y.length; j++) next[j] = Math.min(row[j]! + 1, next[j - 1]! + 1, row[j - 1]! + (x[i - 1] === y[j - 1] ? 0 : 1));
-    row = next;
-  }
-  return row[y.length]!;
-}
-
-/** The candidate nearest to `word` when it is close enough to be a typo. */
-export function closest(word: string, candidates: readonly string[]): string | undefined {
-  let best: string | undefined;
-  let bestDistance = Infinity;
-  for (const c of candidates) {
-    const d = distance(word, c);
-    if (d < bestDistance) [best, bestDistance] = [c, d];
-  }
-  return bestDistance <= Math.max(2, Math.floor(word.length / 3)) ? best : undefined;
 }
 
 /**
@@ -123,6 +102,7 @@ export function loadConfig(explicitPath: string | undefined, cwd = process.cwd()
     const reason = (cause as NodeJS.ErrnoException).code === 'ENOENT' ? 'the file does not exist' : (cause as Error).message;
     throw new UsageError(`${shown}: ${reason}`, 'Fix the JSON, or pass --config with the right path.', 'SG_ERR_CONFIG');
   }
+  const validate = validator();
   if (!validate(raw)) {
     const messages = (validate.errors ?? []).map(describe);
     throw new UsageError(`${shown}: ${messages.join('; ')}`, 'See schemas/config.schema.json for every setting.', 'SG_ERR_CONFIG');
