@@ -105,6 +105,10 @@ export async function main(argv: readonly string[], io: Io = processIo()): Promi
     })
     .help();
   for (const factory of new Set(factories)) parser = parser.command(factory(io, setExit));
+  // yargs renders the whole help text each time a command starts, in case it fails later and wants to show
+  // it; our failures print an error and a hint instead, so skip that work (a third of `check`'s start-up).
+  const usage = (parser as unknown as { getInternalMethods?: () => { getUsageInstance?: () => { cacheHelpMessage?: () => void } } }).getInternalMethods?.().getUsageInstance?.();
+  if (usage?.cacheHelpMessage) usage.cacheHelpMessage = () => {};
   try {
     await parser.parseAsync();
   } catch (error) {

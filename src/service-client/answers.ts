@@ -1,7 +1,8 @@
 // The service's answers are untrusted input: each is checked against a JSON Schema of what the client relies
 // on (ajv, compiled on first use), and then normalised: ids of any JSON type become strings, file names use
 // `/`, every text loses its control characters. Unknown fields are ignored, unknown states kept as they are.
-import { Ajv2020, type ErrorObject, type ValidateFunction } from 'ajv/dist/2020.js';
+import { createRequire } from 'node:module';
+import type { ErrorObject, ValidateFunction } from 'ajv/dist/2020.js';
 import { ServiceError } from '../core/errors.js';
 import { cleanServiceText } from './text.js';
 
@@ -71,6 +72,7 @@ function describe(errors: readonly ErrorObject[] | null | undefined): string {
 export function assertAnswer(kind: AnswerKind, body: unknown, request: { method: string; url: string }): void {
   let validate = compiled.get(kind);
   if (!validate) {
+    const { Ajv2020 } = createRequire(import.meta.url)('ajv/dist/2020.js') as typeof import('ajv/dist/2020.js');
     validate = new Ajv2020({ allErrors: false, strict: false, allowUnionTypes: true }).compile(schemas[kind]);
     compiled.set(kind, validate);
   }

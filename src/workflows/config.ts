@@ -1,8 +1,9 @@
 // signgate.config.json: found from the working directory upward (or given with --config), validated with ajv.
 import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
-import { Ajv2020, type ErrorObject, type ValidateFunction } from 'ajv/dist/2020.js';
-import { parse as parseTolerant, printParseErrorCode, type ParseError } from 'jsonc-parser';
+import { createRequire } from 'node:module';
+import type { ErrorObject, ValidateFunction } from 'ajv/dist/2020.js';
+import type { ParseError } from 'jsonc-parser';
 import type { SeveritySetting } from '../core/diagnostic.js';
 import { UsageError } from '../core/errors.js';
 import { closest } from '../core/words.js';
@@ -32,10 +33,18 @@ export interface LoadedConfig {
   readonly path: string | undefined;
 }
 
+// ajv and jsonc-parser are loaded on first use (a config file, a syntax error): most runs need neither.
+const require = createRequire(import.meta.url);
 const schema = JSON.parse(readFileSync(new URL('../../schemas/config.schema.json', import.meta.url), 'utf8'));
 let compiled: ValidateFunction<CheckConfig> | undefined;
 /** The config validator, compiled on first use: most runs have no config file. */
-const validator = () => (compiled ??= new Ajv2020({ allErrors: true, strict: true, allowUnionTypes: true }).compile<CheckConfig>(schema));
+const validator = (): ValidateFunction<CheckConfig> => {
+  if (!compiled) {
+    const { Ajv2020 } = require('ajv/dist/2020.js') as typeof import('ajv/dist/2020.js');
+    compiled = new Ajv2020({ allErrors: true, strict: true, allowUnionTypes: true }).compile<CheckConfig>(schema);
+  }
+  return compiled;
+};
 
 function describe(error: ErrorObject): string {
   const where = error.instancePath ? error.instancePath.slice(1).split('/').join('.') : '(top level)';
@@ -67,6 +76,7 @@ export function parseJsonText(text: string): unknown {
     return JSON.parse(body);
   } catch (error) {
     // JSON.parse does not always say where; jsonc-parser (strict settings) finds the first error's offset.
+    const { parse: parseTolerant, printParseErrorCode } = require('jsonc-parser') as typeof import('jsonc-parser');
     const errors: ParseError[] = [];
     parseTolerant(body, errors, { disallowComments: true, allowTrailingComma: false });
     const first = errors[0];

@@ -1,8 +1,7 @@
 // Turning command-line inputs (files, folders, globs) into files, and writing files safely.
 import { randomBytes } from 'node:crypto';
-import { closeSync, fsyncSync, openSync, readFileSync, renameSync, statSync, unlinkSync, writeSync } from 'node:fs';
+import { closeSync, fsyncSync, openSync, readdirSync, readFileSync, renameSync, statSync, unlinkSync, writeSync } from 'node:fs';
 import { basename, dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
-import { glob } from 'glob';
 import { SignGateError, UsageError } from '../core/errors.js';
 
 export interface InputFile {
@@ -26,6 +25,21 @@ function hasGlobMagic(pattern: string): boolean {
   return /[*?[\]{}]/.test(pattern);
 }
 
+/** Every *.dll and *.exe below `folder` (any letter case), skipping dot-folders and not following folder links. */
+function assembliesBelow(folder: string): string[] {
+  const out: string[] = [];
+  const walk = (dir: string) => {
+    for (const entry of readdirSync(dir, { withFileTypes: true })) {
+      if (entry.name.startsWith('.')) continue;
+      const path = join(dir, entry.name);
+      if (entry.isDirectory()) walk(path);
+      else if ((entry.isFile() || entry.isSymbolicLink()) && ASSEMBLY_EXTENSION.test(entry.name)) out.push(path);
+    }
+  };
+  walk(folder);
+  return out;
+}
+
 /**
  * Expands files, folders (every *.dll and *.exe below, any letter case) and glob patterns.
  * Results are unique (case-insensitively on Windows) and sorted by display path.
@@ -47,9 +61,7 @@ export async function expandInputs(inputs: readonly string[], cwd = process.cwd(
       stat = undefined;
     }
     if (stat?.isDirectory()) {
-      const matches = await glob('**/*', { cwd: absolute, nodir: true, absolute: true, dot: false, follow: false });
-      const assemblies = matches.filter((m) => ASSEMBLY_EXTENSION.test(m));
-      assemblies.forEach((a) => add(a));
+      assembliesBelow(absolute).forEach((a) => add(a));
       continue;
     }
     if (stat) {
@@ -57,6 +69,8 @@ export async function expandInputs(inputs: readonly string[], cwd = process.cwd(
       continue;
     }
     if (hasGlobMagic(input)) {
+      // glob is loaded only for patterns: folders and files, the common case, start faster without it.
+      const { glob } = await import('glob');
       const matches = await glob(input.split('\\').join('/'), { cwd, nodir: true, absolute: true, nocase: true, windowsPathsNoEscape: true });
       if (matches.length === 0) throw new UsageError(`no file matches ${JSON.stringify(input)}`, 'Check the pattern; quote it so that the shell does not expand it.', 'SG_ERR_NO_INPUT');
       matches.forEach((m) => add(m));
