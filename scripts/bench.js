@@ -112,5 +112,24 @@ if (mode) {
   console.log(`check   / inspect     = ${line('check', 'inspect', '1.10x')}`);
   console.log(`check: ${results.check.sink} findings over the corpus`);
   console.log('');
+  // Start-up: whole processes, as a build step runs them, beside a bare Node start measured in the same run.
+  const bin = fileURLToPath(new URL('../bin/signgate.js', import.meta.url));
+  const fixture = (p) => fileURLToPath(new URL(`../fixtures/${p}`, import.meta.url));
+  const startup = (argv) => {
+    const times = Array.from({ length: 11 }, () => {
+      const start = process.hrtime.bigint();
+      execFileSync(process.execPath, argv, { stdio: 'ignore' });
+      return Number(process.hrtime.bigint() - start) / 1e9;
+    }).sort((a, b) => a - b);
+    return times[5];
+  };
+  const bare = startup(['-e', '0']);
+  const version = startup([bin, '--version']);
+  const checkAddin = startup([bin, 'check', fixture('addin'), '--vendor', 'Contoso', '--key', fixture('test-keys/12345_public.snk')]);
+  console.log('start-up (median of 11 whole processes)');
+  console.log(`node -e 0                    ${bare.toFixed(3)} s  (anchor)`);
+  console.log(`signgate --version           ${version.toFixed(3)} s  = ${(version / bare).toFixed(2)}x node -e 0 (target <= 2x)`);
+  console.log(`signgate check fixtures/addin ${checkAddin.toFixed(3)} s  = ${(checkAddin / bare).toFixed(2)}x node -e 0 (target <= 3x)`);
+  console.log('');
   execFileSync(process.execPath, [fileURLToPath(new URL('./bench-service.js', import.meta.url))], { stdio: 'inherit' });
 }
