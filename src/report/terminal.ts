@@ -1,7 +1,14 @@
-// Text report for a terminal: findings grouped by file with rule, message and fix, then a summary.
+// Text report for a terminal: findings grouped by file with rule, message and fix, then a summary and
+// the documentation link of each rule that reported something.
 import type { ChalkInstance } from 'chalk';
 import type { Finding, Severity } from '../core/diagnostic.js';
+import { ruleDocsUrl } from '../rules/index.js';
 import type { CheckResult } from '../rules/runner.js';
+
+/** `1 file`, `2 files`, `0 errors`. */
+export function countOf(n: number, singular: string, plural = `${singular}s`): string {
+  return `${n} ${n === 1 ? singular : plural}`;
+}
 
 export interface TerminalOptions {
   readonly color: ChalkInstance;
@@ -22,11 +29,18 @@ export function formatTerminal(check: CheckResult, { color: c }: TerminalOptions
   }
   const s = check.summary;
   const mb = (check.uploadSet.totalBytes / 1e6).toFixed(1);
+  const errors = countOf(s.errors, 'error');
+  const warnings = countOf(s.warnings, 'warning');
   lines.push(
     '',
-    `${s.files} files: ${s.needsSigning} need signing (${c.green(`${s.passed} pass`)}, ${s.failed ? c.red(`${s.failed} fail`) : '0 fail'}), ${s.notRequired} not required; ` +
-      `upload: ${s.upload} files, ${mb} MB of ${(check.uploadSet.maxUploadBytes / 1e6).toFixed(0)} MB`,
-    `${s.errors ? c.red(`${s.errors} errors`) : '0 errors'}, ${s.warnings ? c.yellow(`${s.warnings} warnings`) : '0 warnings'}, ${s.notes} notes${check.settings.online ? '' : ' (offline: licenses not checked)'}`,
+    `${countOf(s.files, 'file')}: ${s.needsSigning} need${s.needsSigning === 1 ? 's' : ''} signing (${c.green(`${s.passed} pass`)}, ${s.failed ? c.red(`${s.failed} fail`) : '0 fail'}), ${s.notRequired} not required; ` +
+      `upload: ${countOf(s.upload, 'file')}, ${mb} MB of ${(check.uploadSet.maxUploadBytes / 1e6).toFixed(0)} MB`,
+    `${s.errors ? c.red(errors) : errors}, ${s.warnings ? c.yellow(warnings) : warnings}, ${countOf(s.notes, 'note')}${check.settings.online ? '' : ' (offline: licenses not checked)'}`,
   );
+  const reported = [...new Map(check.findings.map((f) => [f.ruleId, f.rule])).entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+  if (reported.length) {
+    lines.push('', c.dim('rule documentation:'));
+    for (const [id, name] of reported) lines.push(c.dim(`  ${id} ${name}  ${ruleDocsUrl(id)}`));
+  }
   return `${lines.join('\n')}\n`;
 }

@@ -1,7 +1,26 @@
-// Comparing an assembly's public key with the organization's key files.
+// Comparing an assembly's public key with the organization's key files, and naming those files in hints.
 import type { PublicKeyInfo } from '../strongname/key-blob.js';
+import type { ExpectedKey } from './types.js';
 
 /** Byte-for-byte equality of two public key blobs, header included. */
 export function sameKeyBlob(a: PublicKeyInfo, b: PublicKeyInfo): boolean {
   return Buffer.compare(Buffer.from(a.blob), Buffer.from(b.blob)) === 0;
+}
+
+/**
+ * The file name a project should point <AssemblyOriginatorKeyFile> at: the name the user gave, else the last
+ * segment of the source when it is a key file path, else the license convention `<optionId>_public.snk`.
+ */
+export function keyFileName(key: ExpectedKey | undefined): string {
+  if (key?.fileName) return key.fileName;
+  const last = key?.source.split(/[\\/]/).pop();
+  if (last && /\.snk$/i.test(last)) return last;
+  return `${key?.optionId ?? '<optionId>'}_public.snk`;
+}
+
+/** The <AssemblyOriginatorKeyFile> element for the configured keys; further options are named after it. */
+export function keyFileElement(keys: readonly ExpectedKey[]): string {
+  const [first, ...others] = [...new Set(keys.length ? keys.map(keyFileName) : [keyFileName(undefined)])];
+  const element = `<AssemblyOriginatorKeyFile>${first}</AssemblyOriginatorKeyFile>`;
+  return others.length ? `${element} (or ${others.join(' or ')} for another license option)` : element;
 }

@@ -14,7 +14,12 @@ export function compileNamePatterns(patterns: readonly string[]): NameMatcher {
   return (name) => regexes.some((r) => r.test(name));
 }
 
-/** True when `namespace` is `root` or lies below it (`Contoso`, `Contoso.Addins`). */
-export function isInNamespace(namespace: string, root: string): boolean {
-  return namespace === root || namespace.startsWith(`${root}.`);
+/**
+ * When `name` is `root` or lies below it (`Contoso`, `Contoso.Addins`), ignoring case: the part of `name` that
+ * matches `root`, in `name`'s own spelling; else undefined.
+ */
+export function namespacePrefix(name: string, root: string): string | undefined {
+  const n = name.toLowerCase();
+  const r = root.toLowerCase();
+  return n === r || n.startsWith(`${r}.`) ? name.slice(0, root.length) : undefined;
 }

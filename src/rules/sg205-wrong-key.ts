@@ -1,7 +1,7 @@
 // SG205 wrong-key: the assembly's public key is not the key of any configured option, byte for byte.
 import { sameRsaKey } from '../strongname/key-blob.js';
 import { publicKeyToken } from '../strongname/token.js';
-import { sameKeyBlob } from './keys.js';
+import { keyFileElement, sameKeyBlob } from './keys.js';
 import { defineRule } from './types.js';
 
 export default defineRule({
@@ -10,7 +10,7 @@ export default defineRule({
   scope: 'file',
   defaultSeverity: 'error',
   summary: "The assembly's public key is not the organization's key from <optionId>_public.snk (the whole blob, hash-algorithm header included).",
-  hint: 'Delay-sign with the public key file of your license option: <AssemblyOriginatorKeyFile>12345_public.snk</AssemblyOriginatorKeyFile>.',
+  hint: 'Delay-sign with the public key file of your license option: <AssemblyOriginatorKeyFile><optionId>_public.snk</AssemblyOriginatorKeyFile>.',
   check: ({ facts, settings }) => {
     const status = facts.status();
     const key = status.publicKey;
@@ -26,7 +26,9 @@ export default defineRule({
     return [
       {
         message,
-        ...(sameRsa ? { hint: `Delay-sign with ${sameRsa.source} exactly as it is; do not convert the key to another hash algorithm.` } : {}),
+        hint: sameRsa
+          ? `Delay-sign with ${sameRsa.source} exactly as it is; do not convert the key to another hash algorithm.`
+          : `Delay-sign with the public key file of your license option: ${keyFileElement(settings.keys)}.`,
         data: { token, expected: settings.keys.map((k) => k.token) },
       },
     ];

@@ -1,5 +1,5 @@
 // SG301 missing-vendor-attribute: no <Vendor>SignedAssemblyAttribute on the assembly.
-import { vendorAttributeCandidates, vendorAttributeName } from './vendor-attribute.js';
+import { vendorAttributeCandidates, vendorAttributeSpelling } from './vendor-attribute.js';
 import { defineRule } from './types.js';
 
 export default defineRule({
@@ -12,10 +12,10 @@ export default defineRule({
   check: ({ facts, settings }) => {
     const c = vendorAttributeCandidates(facts, settings);
     if (!c || c.onAssembly.length > 0) return [];
-    const name = vendorAttributeName(settings);
+    const spelling = vendorAttributeSpelling(facts, settings);
     if (c.onModule.length > 0) {
-      return [{ message: `${c.onModule[0]!.typeName} is applied to the module, not to the assembly`, hint: `Write [assembly: ${name.replace(/Attribute$/, '')}(true)], not [module: …].` }];
+      return [{ message: `${c.onModule[0]!.typeName} is applied to the module, not to the assembly`, hint: `Write [assembly: ${spelling}(true)], not [module: …].` }];
     }
-    return [{ message: `no ${name} on the assembly`, hint: `Add [assembly: ${settings.vendor}.${name.replace(/Attribute$/, '')}(true)] to the project.` }];
+    return [{ message: `no ${spelling.split('.').pop()}Attribute on the assembly`, hint: `Add [assembly: ${spelling}(true)] to the project.` }];
   },
 });

@@ -18,7 +18,7 @@ export default defineRule({
     if (toHex(c.module.attributeConstructor(attribute).signature.bytes) !== ONE_BOOL_CTOR) return [];
     try {
       const value = c.module.decodeAttribute(attribute).fixedArguments[0]?.value;
-      return value === false ? [{ message: `${attribute.typeName} is applied with false` }] : [];
+      return value === false ? [{ message: `${attribute.typeName} is applied with false`, hint: `Change the attribute to [assembly: ${attribute.typeName.replace(/Attribute$/, '')}(true)].` }] : [];
     } catch (error) {
       if (isSignGateError(error)) return []; // vendor-attribute-wrong-type reports an undecodable value
       throw error;

@@ -15,17 +15,18 @@ export default defineRule({
     const c = vendorAttributeCandidates(facts, settings);
     const attribute = c && vendorAttributeOnAssembly(c, settings);
     if (!c || !attribute) return [];
+    const hint = `Use the constructor that takes one bool: [assembly: ${attribute.typeName.replace(/Attribute$/, '')}(true)]; reference the vendor API version your license covers.`;
     const ctor = c.module.attributeConstructor(attribute);
     const signature = toHex(ctor.signature.bytes);
     if (signature !== ONE_BOOL_CTOR) {
-      return [{ message: `${attribute.typeName} is constructed through a constructor with signature ${signature}, not one bool (${ONE_BOOL_CTOR})`, data: { signature } }];
+      return [{ message: `${attribute.typeName} is constructed through a constructor with signature ${signature}, not one bool (${ONE_BOOL_CTOR})`, hint, data: { signature } }];
     }
     try {
       c.module.decodeAttribute(attribute);
       return [];
     } catch (error) {
       if (!isSignGateError(error)) throw error;
-      return [{ message: `${attribute.typeName} has a value blob that does not decode as one bool: ${error.message}` }];
+      return [{ message: `${attribute.typeName} has a value blob that does not decode as one bool: ${error.message}`, hint }];
     }
   },
 });

@@ -10,6 +10,8 @@ export interface ExpectedKey {
   readonly optionId: number | null;
   /** How the key file is shown in messages. */
   readonly source: string;
+  /** The key file's name as the user gave it (`12345_public.snk`), for fix hints; see `keyFileName`. */
+  readonly fileName?: string;
   readonly publicKey: PublicKeyInfo;
   readonly token: string;
 }

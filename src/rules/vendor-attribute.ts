@@ -1,6 +1,6 @@
 // Finding `<Vendor>SignedAssemblyAttribute` and telling the vendor's type from look-alikes.
 import type { CustomAttributeRow, ModuleMetadata } from '../metadata/module-metadata.js';
-import { compileNamePatterns, isInNamespace } from './name-pattern.js';
+import { compileNamePatterns, namespacePrefix } from './name-pattern.js';
 import type { CheckSettings, FileFacts } from './types.js';
 
 /** A constructor taking exactly one bool: HASTHIS, 1 parameter, void, BOOLEAN (strong-naming.md 4.3). */
@@ -12,6 +12,15 @@ export function vendorAttributeName(settings: CheckSettings): string {
 
 function simpleName(typeName: string): string {
   return typeName.split(/[./]/).pop()!;
+}
+
+/**
+ * The vendor name is matched without regard to case, as the API patterns are (`--vendor contoso` finds
+ * `Contoso.AddinApi`): only the vendor's API assembly can supply the real type, so its spelling is the real one,
+ * and a local type spelled differently is still reported as a look-alike.
+ */
+function isVendorAttributeName(typeName: string, settings: CheckSettings): boolean {
+  return simpleName(typeName).toLowerCase() === vendorAttributeName(settings).toLowerCase();
 }
 
 export interface VendorAttributeCandidates {
@@ -31,12 +40,11 @@ export function vendorAttributeCandidates(facts: FileFacts, settings: CheckSetti
   let result: VendorAttributeCandidates | undefined;
   // Generated companions (XmlSerializers, interop, satellites) need no attribute.
   if (facts.module && facts.role.kind !== 'companion') {
-    const name = vendorAttributeName(settings);
     const found = facts.module.assemblyAndModuleAttributes();
     result = {
       module: facts.module,
-      onAssembly: found.assembly.filter((a) => simpleName(a.typeName) === name),
-      onModule: found.module.filter((a) => simpleName(a.typeName) === name),
+      onAssembly: found.assembly.filter((a) => isVendorAttributeName(a.typeName, settings)),
+      onModule: found.module.filter((a) => isVendorAttributeName(a.typeName, settings)),
     };
   }
   bySettings.set(settings, result);
@@ -46,14 +54,37 @@ export function vendorAttributeCandidates(facts: FileFacts, settings: CheckSetti
 /** Why an attribute type is not the vendor's, or undefined when it is. */
 export function lookAlikeReason(row: CustomAttributeRow, settings: CheckSettings): string | undefined {
   const isVendorApi = compileNamePatterns(settings.vendorApi);
-  if (row.origin.kind === 'this-module') return `${row.typeName} is declared in this assembly, not referenced from the vendor's`;
+  const api = settings.vendorApi.join(', ');
+  if (row.origin.kind === 'this-module') return `${row.typeName} is declared in this assembly, not referenced from a vendor API assembly (${api})`;
   if (row.origin.kind !== 'assembly') return `${row.typeName} does not come from a vendor assembly`;
-  if (!isVendorApi(row.origin.name)) return `${row.typeName} comes from ${row.origin.name}, which is not a vendor API assembly (${settings.vendorApi.join(', ')})`;
-  if (!isInNamespace(row.typeNamespace, settings.vendorNamespace)) return `${row.typeName} is not in the vendor namespace ${settings.vendorNamespace}`;
+  if (!isVendorApi(row.origin.name)) return `${row.typeName} comes from ${row.origin.name}, which is not a vendor API assembly (${api})`;
+  if (namespacePrefix(row.typeNamespace, settings.vendorNamespace) === undefined) return `${row.typeName} is not in the vendor namespace ${settings.vendorNamespace}`;
   return undefined;
 }
 
 /** The vendor's own attribute among the candidates on the assembly. */
 export function vendorAttributeOnAssembly(c: VendorAttributeCandidates, settings: CheckSettings): CustomAttributeRow | undefined {
   return c.onAssembly.find((a) => lookAlikeReason(a, settings) === undefined);
+}
+
+/**
+ * How to write the vendor attribute in C# (`Contoso.ContosoSignedAssembly`), spelled as the vendor spells it:
+ * from the attribute type when this module references it from a vendor assembly, else from the namespace of
+ * the vendor types or the names of the vendor assemblies it references, else as configured.
+ */
+export function vendorAttributeSpelling(facts: FileFacts, settings: CheckSettings): string {
+  const strip = (typeName: string) => typeName.replace(/Attribute$/, '');
+  const c = vendorAttributeCandidates(facts, settings);
+  const real = c && [...c.onAssembly, ...c.onModule].find((a) => lookAlikeReason(a, settings) === undefined);
+  if (real) return strip(real.typeName);
+  const isVendorApi = compileNamePatterns(settings.vendorApi);
+  const vendorTypes = facts.role.kind === 'direct' ? facts.role.vendorTypes : [];
+  const attributeType = vendorTypes.find((t) => isVendorAttributeName(t, settings) && namespacePrefix(t, settings.vendorNamespace) !== undefined);
+  if (attributeType) return strip(attributeType);
+  const namespace =
+    [...vendorTypes, ...facts.referenceNames.filter(isVendorApi)].map((n) => namespacePrefix(n, settings.vendorNamespace)).find((p) => p !== undefined) ??
+    settings.vendorNamespace;
+  // The vendor's own spelling of its name, where the namespace shows it (`Contoso` in `Contoso.Addins`).
+  const vendor = namespace.split('.').find((segment) => segment.toLowerCase() === settings.vendor.toLowerCase()) ?? settings.vendor;
+  return `${namespace}.${strip(vendorAttributeName({ ...settings, vendor }))}`;
 }

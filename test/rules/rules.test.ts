@@ -51,8 +51,9 @@ describe('each finding on its own fixture', () => {
   });
 
   test('malformed and not-managed: corrupt files, and native or netmodule files named explicitly', async () => {
-    expect(ruleNames(await checkPaths(['fixtures/corrupt/zero-byte.dll']))).toEqual(['malformed']);
-    expect(ruleNames(await checkPaths(['fixtures/variants/native.dll', 'fixtures/assemblies/part.netmodule']))).toEqual(['not-managed', 'not-managed']);
+    // Alone, such files also leave nothing to sign (nothing-to-sign.test.ts).
+    expect(ruleNames(await checkPaths(['fixtures/corrupt/zero-byte.dll']))).toEqual(['malformed', 'nothing-to-sign']);
+    expect(ruleNames(await checkPaths(['fixtures/variants/native.dll', 'fixtures/assemblies/part.netmodule']))).toEqual(['not-managed', 'not-managed', 'nothing-to-sign']);
     // Found in a folder, a native DLL is not required, not an error.
     const folder = await checkPaths(['fixtures/variants']);
     expect(folder.files.find((f) => f.path.endsWith('native.dll'))).toMatchObject({ role: 'not-required', outcome: 'not-required', findings: [] });
@@ -79,7 +80,7 @@ describe('each finding on its own fixture', () => {
   });
 
   test('every rule in the registry has a fixture above that makes it fire', () => {
-    const covered = new Set(['not-delay-signed', 'public-signed', 'already-signed', 'wrong-key', 'invalid-signature', 'signature-slot-size', 'missing-vendor-attribute', 'vendor-attribute-false', 'vendor-attribute-wrong-type', 'vendor-attribute-look-alike', 'unsigned-reference', 'malformed', 'not-managed', 'vendor-assembly-included', 'duplicate-name', 'upload-too-large', 'option-not-licensed', 'no-license']);
+    const covered = new Set(['not-delay-signed', 'public-signed', 'already-signed', 'wrong-key', 'invalid-signature', 'signature-slot-size', 'missing-vendor-attribute', 'vendor-attribute-false', 'vendor-attribute-wrong-type', 'vendor-attribute-look-alike', 'unsigned-reference', 'malformed', 'not-managed', 'vendor-assembly-included', 'duplicate-name', 'upload-too-large', 'nothing-to-sign', 'option-not-licensed', 'no-license']);
     expect(rules.map((r) => r.name).filter((n) => !covered.has(n))).toEqual([]);
   });
 });
