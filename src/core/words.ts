@@ -1,6 +1,6 @@
 // Words a user may have mistyped: the nearest known one, for "did you mean".
 
-/** Edit distance between two words, case-insensitively (for "did you mean"). */
+/** Edit distance between two words (Levenshtein), case-insensitively: single-character insertions, deletions and substitutions. */
 export function distance(a: string, b: string): number {
   const x = a.toLowerCase();
   const y = b.toLowerCase();

@@ -1,5 +1,5 @@
 // SG504 nothing-to-sign: no input needs signing, so a passing check would approve nothing; name the likely cause.
-import { editDistance } from './edit-distance.js';
+import { distance as editDistance } from '../core/words.js';
 import { compileNamePatterns } from './name-pattern.js';
 import { defineRule, needsSigning, type CheckSettings, type FileFacts, type RuleReport } from './types.js';
 

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, test } from 'vitest';
 import { checkExitCode } from '../../src/rules/runner.js';
-import { editDistance } from '../../src/rules/edit-distance.js';
+import { closest, distance as editDistance } from '../../src/core/words.js';
 import { checkPaths, ruleNames } from '../helpers/check.js';
 import { fixturePath } from '../helpers/fixtures.js';
 
@@ -80,7 +80,8 @@ describe('nothing-to-sign', () => {
     expect(ruleNames(await checkPaths([dir]))).toEqual([]);
   });
 
-  test('editDistance', () => {
-    expect([editDistance('contoso', 'contosso'), editDistance('contoso', 'contoso'), editDistance('', 'abc'), editDistance('kitten', 'sitting')]).toEqual([1, 0, 3, 3]);
+  test('edit distance and the nearest word', () => {
+    expect([editDistance('contoso', 'contosso'), editDistance('contoso', 'Contoso'), editDistance('', 'abc'), editDistance('kitten', 'sitting')]).toEqual([1, 0, 3, 3]);
+    expect([closest('chek', ['check', 'sign']), closest('zzz', ['check', 'sign'])]).toEqual(['check', undefined]);
   });
 });
