@@ -62,7 +62,7 @@ export {
   type HashAlgorithm,
 } from './strongname/key-blob.js';
 export { publicKeyToken, referenceToken } from './strongname/token.js';
-export { getSignatureSlot, signedContent, signedContentLength, assertHashableLayout, type SignatureSlot } from './strongname/signed-content.js';
+export { getSignatureSlot, signedContent, signedContentLength, assertHashableLayout, assertHeadersOutsideSections, type SignatureSlot } from './strongname/signed-content.js';
 export {
   classifyStrongName,
   verifyStrongName,

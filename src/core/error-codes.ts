@@ -41,6 +41,7 @@ export const ErrorCodes = {
   SG_ERR_SN_NOT_STRONG_NAMED: 'The assembly carries no public key or no signature slot.',
   SG_ERR_SN_BAD_SLOT: 'The strong-name signature slot is misplaced or has the wrong size.',
   SG_ERR_SN_NONSTANDARD_HEADER: 'The PE headers are not of the standard size, so the signed byte ranges are ambiguous.',
+  SG_ERR_SN_HEADERS_IN_SECTION: 'A section\'s raw data covers the PE headers, so the checksum would be written inside the signed bytes.',
   SG_ERR_SN_CRYPTO: 'The crypto library refused the operation.',
   // Signing service
   SG_ERR_HTTP_STATUS: 'The signing service answered with an error status.',
