@@ -569,6 +569,8 @@ export class ModuleMetadata {
     const F = TableId.Field;
     const first = this.cell(T, typeDefRid, 'fieldList');
     const next = typeDefRid < this.tables.rowCount(T) ? this.cell(T, typeDefRid + 1, 'fieldList') : this.tables.rowCount(F) + 1;
+    // Field lists of hostile files may overlap; each enum type's range is charged once (the result is cached).
+    this.chargeScan(F, Math.max(0, Math.min(next, this.tables.rowCount(F) + 1) - first));
     for (let f = first; f < next && f <= this.tables.rowCount(F); f++) {
       const STATIC = 0x10;
       if (this.cell(F, f, 'flags') & STATIC) continue;
