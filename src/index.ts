@@ -42,9 +42,11 @@ export {
   type FileRow,
   type ManifestResourceRow,
   type ExportedTypeRow,
+  type ModuleMetadataOptions,
 } from './metadata/module-metadata.js';
+export { DEFAULT_READER_BUDGETS, ReaderMeter, type ReaderBudgets, type ReaderWork } from './metadata/budget.js';
 export { parseMethodSignature, ElementType, type MethodSignature, type TypeSig } from './metadata/signatures.js';
-export { decodeCustomAttributeValue, type AttributeArgument, type NamedAttributeArgument, type DecodedAttributeValue } from './metadata/custom-attribute-value.js';
+export { decodeCustomAttributeValue, type SerStringDecoder, type AttributeArgument, type NamedAttributeArgument, type DecodedAttributeValue } from './metadata/custom-attribute-value.js';
 
 // Strong names
 export {
@@ -60,7 +62,7 @@ export {
   type HashAlgorithm,
 } from './strongname/key-blob.js';
 export { publicKeyToken, referenceToken } from './strongname/token.js';
-export { getSignatureSlot, signedContent, signedContentLength, assertHashableLayout, type SignatureSlot } from './strongname/signed-content.js';
+export { getSignatureSlot, signedContent, signedContentLength, assertHashableLayout, assertHeadersOutsideSections, type SignatureSlot } from './strongname/signed-content.js';
 export {
   classifyStrongName,
   verifyStrongName,

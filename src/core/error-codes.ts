@@ -31,6 +31,7 @@ export const ErrorCodes = {
   SG_ERR_MD_NESTING_CYCLE: 'Nested-type or resolution-scope chains form a cycle.',
   SG_ERR_MD_BAD_SIGNATURE_BLOB: 'A member signature blob is malformed.',
   SG_ERR_MD_BAD_ATTRIBUTE: 'A custom attribute has a malformed constructor or value blob.',
+  SG_ERR_MD_BUDGET: 'Reading the metadata would exceed a reader budget (name length, decoded bytes, attributes or rows scanned per module).',
   // Keys (strong-naming.md section 6)
   SG_ERR_KEY_BAD_BLOB: 'The key file or public key blob is not a valid CAPI RSA key blob.',
   SG_ERR_KEY_NOT_PAIR: 'A key pair (.snk with the private key) is needed, but the file holds only a public key.',
@@ -40,6 +41,7 @@ export const ErrorCodes = {
   SG_ERR_SN_NOT_STRONG_NAMED: 'The assembly carries no public key or no signature slot.',
   SG_ERR_SN_BAD_SLOT: 'The strong-name signature slot is misplaced or has the wrong size.',
   SG_ERR_SN_NONSTANDARD_HEADER: 'The PE headers are not of the standard size, so the signed byte ranges are ambiguous.',
+  SG_ERR_SN_HEADERS_IN_SECTION: 'A section\'s raw data covers the PE headers, so the checksum would be written inside the signed bytes.',
   SG_ERR_SN_CRYPTO: 'The crypto library refused the operation.',
   // Signing service
   SG_ERR_HTTP_STATUS: 'The signing service answered with an error status.',

@@ -35,6 +35,21 @@ export interface AttributeTypeResolver {
   enumUnderlyingType(sig: TypeSig & { kind: 'class' | 'valuetype' }): number | undefined;
 }
 
+/**
+ * Turns the UTF-8 bytes of a SerString at `fileOffset` into a string. ModuleMetadata passes one that caches
+ * by file offset and charges its budget: attributes that share a value blob then share its strings.
+ */
+export type SerStringDecoder = (utf8: Uint8Array, fileOffset: number) => string;
+
+const decodeFresh: SerStringDecoder = (utf8) => Buffer.from(utf8).toString('utf8');
+
+/** What one decoding attempt carries down the recursion. */
+interface DecodeContext {
+  /** Underlying type assumed for enums defined in other assemblies. */
+  readonly enumGuess: number;
+  readonly decodeString: SerStringDecoder;
+}
+
 /** Cap on array elements so a lying count cannot drive a huge loop. */
 const MAX_ARRAY_ELEMENTS = 1 << 20;
 
@@ -97,17 +112,18 @@ function fromSig(sig: TypeSig, resolver: AttributeTypeResolver, c: ByteCursor): 
 }
 
 /** SerString: compressed length or 0xFF for null, then UTF-8. */
-function readSerString(c: ByteCursor): string | null {
+function readSerString(c: ByteCursor, decodeString: SerStringDecoder): string | null {
   if (c.remaining > 0 && c.bytes[c.position] === 0xff) {
     c.skip(1);
     return null;
   }
   const length = c.compressedU32();
-  return Buffer.from(c.bytesView(length)).toString('utf8');
+  const fileOffset = c.position + c.fileOffsetBase;
+  return decodeString(c.bytesView(length), fileOffset);
 }
 
 /** FieldOrPropType as written in named arguments and boxed values (II.23.3). */
-function readFieldOrPropType(c: ByteCursor, depth: number): ArgType {
+function readFieldOrPropType(c: ByteCursor, depth: number, ctx: DecodeContext): ArgType {
   if (depth > 8) throw caError(c, 'attribute argument type nested too deeply');
   const et = c.u8();
   if (PRIMITIVE_NAMES[et]) return { et, name: PRIMITIVE_NAMES[et]! };
@@ -117,11 +133,11 @@ function readFieldOrPropType(c: ByteCursor, depth: number): ArgType {
     case ElementType.Boxed:
       return { et, name: 'object' };
     case ElementType.SzArray: {
-      const element = readFieldOrPropType(c, depth + 1);
+      const element = readFieldOrPropType(c, depth + 1, ctx);
       return { et, name: `${element.name}[]`, element };
     }
     case ElementType.Enum: {
-      const name = readSerString(c) ?? '';
+      const name = readSerString(c, ctx.decodeString) ?? '';
       // The enum's assembly-qualified name is given, but not its underlying type.
       return { et, name: `enum ${name.split(',')[0]}`, underlying: undefined };
     }
@@ -157,7 +173,7 @@ function integer(c: ByteCursor, et: number): number | string {
 /** Underlying types tried, in order, for an enum defined in another assembly. */
 const ENUM_GUESSES = [ElementType.I4, ElementType.I1, ElementType.I2, ElementType.I8];
 
-function readElem(c: ByteCursor, type: ArgType, depth: number, enumGuess: number): AttributeValue {
+function readElem(c: ByteCursor, type: ArgType, depth: number, ctx: DecodeContext): AttributeValue {
   if (depth > 8) throw caError(c, 'attribute argument nested too deeply');
   switch (type.et) {
     case ElementType.Boolean: {
@@ -171,12 +187,12 @@ function readElem(c: ByteCursor, type: ArgType, depth: number, enumGuess: number
       return c.f64();
     case ElementType.String:
     case ElementType.SystemType:
-      return readSerString(c);
+      return readSerString(c, ctx.decodeString);
     case ElementType.Boxed:
-      return readElem(c, readFieldOrPropType(c, depth + 1), depth + 1, enumGuess);
+      return readElem(c, readFieldOrPropType(c, depth + 1, ctx), depth + 1, ctx);
     case ElementType.Enum: {
       // An enum from another assembly: its size is not in this file, so the caller guesses.
-      const underlying = ('underlying' in type ? type.underlying : undefined) ?? enumGuess;
+      const underlying = ('underlying' in type ? type.underlying : undefined) ?? ctx.enumGuess;
       return integer(c, underlying);
     }
     case ElementType.SzArray: {
@@ -185,7 +201,7 @@ function readElem(c: ByteCursor, type: ArgType, depth: number, enumGuess: number
       if (count > MAX_ARRAY_ELEMENTS || count > c.remaining) throw caError(c, `array argument claims ${count} elements`);
       const element = (type as { element: ArgType }).element;
       const out: AttributeValue[] = [];
-      for (let i = 0; i < count; i++) out.push(readElem(c, element, depth + 1, enumGuess));
+      for (let i = 0; i < count; i++) out.push(readElem(c, element, depth + 1, ctx));
       return out;
     }
     default:
@@ -197,20 +213,24 @@ function readElem(c: ByteCursor, type: ArgType, depth: number, enumGuess: number
  * Decodes a CustomAttrib blob given the constructor's parameter types. An enum whose definition is in
  * another assembly has an unknown size: int32 is tried first (nearly every enum), then 1, 2 and 8 bytes;
  * the first size with which the whole blob decodes exactly wins.
- * @throws FormatError SG_ERR_MD_BAD_ATTRIBUTE, SG_ERR_MD_TRUNCATED, SG_ERR_MD_BAD_COMPRESSED_INT
+ * @throws FormatError SG_ERR_MD_BAD_ATTRIBUTE, SG_ERR_MD_TRUNCATED, SG_ERR_MD_BAD_COMPRESSED_INT, and
+ * SG_ERR_MD_BUDGET from `decodeString`
  */
 export function decodeCustomAttributeValue(
   blob: ByteCursor,
   parameters: readonly TypeSig[],
   resolver: AttributeTypeResolver,
+  decodeString: SerStringDecoder = decodeFresh,
 ): DecodedAttributeValue {
   if (blob.remaining === 0) return { fixedArguments: [], namedArguments: [] }; // nil blob (II.22.10)
   const types = parameters.map((p) => fromSig(p, resolver, blob));
   let firstError: unknown;
   for (const guess of ENUM_GUESSES) {
     try {
-      return decodeWith(blob.slice(blob.position, blob.remaining), types, guess);
+      return decodeWith(blob.slice(blob.position, blob.remaining), types, { enumGuess: guess, decodeString });
     } catch (error) {
+      // A spent budget stays spent whatever the enum size: another guess would only charge it again.
+      if ((error as { code?: unknown }).code === 'SG_ERR_MD_BUDGET') throw error;
       firstError ??= error;
       if (!hasUnknownEnum(types)) break;
     }
@@ -222,10 +242,10 @@ function hasUnknownEnum(types: readonly ArgType[]): boolean {
   return types.some((t) => (t.et === ElementType.Enum && 'underlying' in t && t.underlying === undefined) || (t.et === ElementType.SzArray && 'element' in t && hasUnknownEnum([t.element])));
 }
 
-function decodeWith(c: ByteCursor, types: readonly ArgType[], enumGuess: number): DecodedAttributeValue {
+function decodeWith(c: ByteCursor, types: readonly ArgType[], ctx: DecodeContext): DecodedAttributeValue {
   const prolog = c.u16();
   if (prolog !== 0x0001) throw caError(c, `custom attribute prolog is ${hex(prolog)}, not 0x0001`);
-  const fixedArguments = types.map((type) => ({ type: type.name, value: readElem(c, type, 0, enumGuess) }));
+  const fixedArguments = types.map((type) => ({ type: type.name, value: readElem(c, type, 0, ctx) }));
   const namedCount = c.u16();
   const namedArguments: NamedAttributeArgument[] = [];
   for (let i = 0; i < namedCount; i++) {
@@ -233,9 +253,9 @@ function decodeWith(c: ByteCursor, types: readonly ArgType[], enumGuess: number)
     if (kindByte !== ElementType.Field && kindByte !== ElementType.Property) {
       throw caError(c, `named argument kind ${hex(kindByte)} is neither FIELD (0x53) nor PROPERTY (0x54)`);
     }
-    const type = readFieldOrPropType(c, 0);
-    const name = readSerString(c) ?? '';
-    namedArguments.push({ kind: kindByte === ElementType.Field ? 'field' : 'property', name, type: type.name, value: readElem(c, type, 0, enumGuess) });
+    const type = readFieldOrPropType(c, 0, ctx);
+    const name = readSerString(c, ctx.decodeString) ?? '';
+    namedArguments.push({ kind: kindByte === ElementType.Field ? 'field' : 'property', name, type: type.name, value: readElem(c, type, 0, ctx) });
   }
   if (c.remaining !== 0) throw caError(c, `${c.remaining} bytes follow the last named argument`);
   return { fixedArguments, namedArguments };

@@ -1,6 +1,7 @@
 // The #Strings, #Blob and #GUID heaps (ECMA-335 II.24.2.3 - II.24.2.5). Strings are decoded on first use and cached.
 import { ByteCursor } from '../binary/byte-cursor.js';
 import { FormatError, hex } from '../core/errors.js';
+import { nameTooLong, ReaderMeter } from './budget.js';
 import type { StreamHeader } from './root.js';
 
 const utf8 = new TextDecoder('utf-8');
@@ -31,7 +32,19 @@ abstract class Heap {
 export class StringHeap extends Heap {
   private readonly cache = new Map<number, string>();
 
-  /** The NUL-terminated UTF-8 string at `index`; index 0 is "". */
+  constructor(
+    bytes: Uint8Array,
+    stream: StreamHeader | undefined,
+    private readonly meter: ReaderMeter = new ReaderMeter(),
+  ) {
+    super(bytes, stream);
+  }
+
+  /**
+   * The NUL-terminated UTF-8 string at `index`; index 0 is "". Names may share tails (II.24.2.3), so
+   * every distinct index is a new decode: each is capped at maxNameBytes and charged to the module's budget.
+   * @throws FormatError SG_ERR_MD_BAD_HEAP_INDEX, SG_ERR_MD_BUDGET
+   */
   get(index: number): string {
     if (index === 0) return '';
     const cached = this.cache.get(index);
@@ -39,13 +52,19 @@ export class StringHeap extends Heap {
     if (index >= this.size) throw badIndex('#Strings heap', index, this.size, this.stream);
     const from = this.start + index;
     const end = this.start + this.size;
-    const nul = this.bytes.indexOf(0, from);
+    const maxNameBytes = this.meter.budgets.maxNameBytes;
+    // Look for the NUL no further than the cap, so that a long run costs maxNameBytes, not its length.
+    const window = Math.min(end, from + maxNameBytes + 1);
+    const found = this.bytes.subarray(from, window).indexOf(0);
+    const nul = found < 0 ? -1 : from + found;
+    if (nul < 0 && window < end) throw nameTooLong(from, maxNameBytes);
     if (nul < 0 || nul >= end) {
       throw new FormatError('SG_ERR_MD_BAD_HEAP_INDEX', `#Strings heap string at ${hex(from)} has no terminating NUL before the end of the heap`, {
         structure: '#Strings heap',
         fileOffset: from,
       });
     }
+    this.meter.stringBytes(nul - from, from, '#Strings heap');
     const value = utf8.decode(this.bytes.subarray(from, nul));
     this.cache.set(index, value);
     return value;

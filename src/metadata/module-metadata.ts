@@ -4,7 +4,8 @@ import { ByteCursor, peekU16, peekU32 } from '../binary/byte-cursor.js';
 import { FormatError, hex } from '../core/errors.js';
 import { parseCorHeader, type CorHeader } from '../pe/cor-header.js';
 import { rvaToFileOffset, type PeImage } from '../pe/pe-image.js';
-import { decodeCustomAttributeValue, type AttributeTypeResolver, type DecodedAttributeValue } from './custom-attribute-value.js';
+import { ReaderMeter, type ReaderBudgets, type ReaderWork } from './budget.js';
+import { decodeCustomAttributeValue, type AttributeTypeResolver, type DecodedAttributeValue, type SerStringDecoder } from './custom-attribute-value.js';
 import { BlobHeap, GuidHeap, StringHeap } from './heaps.js';
 import { parseMetadataRoot, type MetadataRoot } from './root.js';
 import { CodedIndex, TableId, TableNames } from './schema.js';
@@ -94,6 +95,13 @@ const MAX_NESTING = 64;
 /** TypeDef flags: the visibility mask marks nested types (II.23.1.15). */
 const TYPE_VISIBILITY_MASK = 0x7;
 
+export interface ModuleMetadataOptions {
+  /** Limits on the work reading this module may cost; unset fields take DEFAULT_READER_BUDGETS. */
+  readonly budgets?: Partial<ReaderBudgets>;
+}
+
+type TypeInfo = { fullName: string; namespace: string; origin: TypeOrigin };
+
 export class ModuleMetadata {
   readonly corHeader: CorHeader;
   readonly root: MetadataRoot;
@@ -105,19 +113,36 @@ export class ModuleMetadata {
   private readonly typeDefNames = new Map<number, string>();
   private readonly typeRefInfos = new Map<number, { fullName: string; namespace: string; origin: TypeOrigin }>();
   private readonly constructors = new Map<number, { name: string; signature: MethodSignature; flags: number | undefined }>();
+  private readonly typeSpecInfos = new Map<number, TypeInfo>();
+  private readonly enumTypes = new Map<number, number | undefined>();
+  /** Attribute strings by file offset: attributes that share a value blob share its strings. */
+  private readonly serStrings = new Map<number, { length: number; value: string }>();
+  /** Position in MethodPtr of each MethodDef row (0 = not listed), built on first use in a #- stream. */
+  private methodPositions: Uint32Array | undefined;
+  /** Counts this module's work and enforces its reader budgets. */
+  readonly meter: ReaderMeter;
 
   /**
    * @throws FormatError SG_ERR_CLI_*, SG_ERR_MD_*, SG_ERR_PE_RVA_UNMAPPED
    */
-  constructor(readonly image: PeImage) {
+  constructor(
+    readonly image: PeImage,
+    options: ModuleMetadataOptions = {},
+  ) {
+    this.meter = new ReaderMeter(options.budgets);
     this.corHeader = parseCorHeader(image);
     const md = this.corHeader.metadata;
     const mdAt = rvaToFileOffset(image, md.rva, md.size, 'metadata root');
     this.root = parseMetadataRoot(image.bytes, mdAt, md.size);
     this.tables = new MetadataTables(image.bytes, this.root);
-    this.strings = new StringHeap(image.bytes, this.root.strings);
+    this.strings = new StringHeap(image.bytes, this.root.strings, this.meter);
     this.blobs = new BlobHeap(image.bytes, this.root.blob);
     this.guids = new GuidHeap(image.bytes, this.root.guid);
+  }
+
+  /** The work reading this module has cost so far. */
+  get work(): Readonly<ReaderWork> {
+    return this.meter.work;
   }
 
   private cell(table: number, rid: number, column: string): number {
@@ -233,6 +258,7 @@ export class ModuleMetadata {
   private nestingMap(): Map<number, number> {
     if (!this.nesting) {
       const N = TableId.NestedClass;
+      this.chargeScan(N);
       const map = new Map<number, number>();
       for (let rid = 1; rid <= this.tables.rowCount(N); rid++) map.set(this.cell(N, rid, 'nestedClass'), this.cell(N, rid, 'enclosingClass'));
       this.nesting = map;
@@ -329,9 +355,16 @@ export class ModuleMetadata {
     }
     if (handle.table === TableId.TypeRef) return this.typeRefInfo(handle.rid);
     if (handle.table === TableId.TypeSpec && depth < 4) {
+      // Cached: every attribute on a generic attribute type would otherwise parse the same signature again.
+      const cached = this.typeSpecInfos.get(handle.rid);
+      if (cached) return cached;
       const sig = parseTypeSignature(this.blobs.cursor(this.cell(TableId.TypeSpec, handle.rid, 'signature')));
       const inner = sig.kind === 'genericinst' ? sig.generic : sig;
-      if (inner.kind === 'class' || inner.kind === 'valuetype') return this.typeHandleInfo(inner.type, depth + 1);
+      if (inner.kind === 'class' || inner.kind === 'valuetype') {
+        const info = this.typeHandleInfo(inner.type, depth + 1);
+        this.typeSpecInfos.set(handle.rid, info);
+        return info;
+      }
     }
     throw new FormatError('SG_ERR_MD_BAD_INDEX', `type handle ${TableNames[handle.table] ?? hex(handle.table)} row ${handle.rid} does not name a type`, {
       structure: 'type reference',
@@ -346,21 +379,36 @@ export class ModuleMetadata {
     return dot < 0 ? '' : outer.slice(0, dot);
   }
 
+  /** Charges one full pass over `table` to the module's row budget. */
+  private chargeScan(table: number, rows = this.tables.rowCount(table)): void {
+    this.meter.rowsScanned(rows, this.tables.tableInfo(table)?.fileOffset ?? -1, TableNames[table] ?? hex(table));
+  }
+
+  /**
+   * Position of MethodDef `methodRid` in the MethodPtr table (0 when not listed): the inverse of MethodPtr,
+   * built in one pass on first use. The first position wins when a row is listed twice.
+   */
+  private methodPosition(methodRid: number): number {
+    if (!this.methodPositions) {
+      const P = TableId.MethodPtr;
+      const ptrRows = this.tables.rowCount(P);
+      this.chargeScan(P);
+      const positions = new Uint32Array(this.tables.rowCount(TableId.MethodDef) + 1);
+      for (let p = ptrRows; p >= 1; p--) {
+        const method = this.tables.cell(P, p, 0);
+        if (method < positions.length) positions[method] = p;
+      }
+      this.methodPositions = positions;
+    }
+    return this.methodPositions[methodRid] ?? 0;
+  }
+
   /** The TypeDef that owns MethodDef `rid` (largest i with MethodList(i) <= rid). */
   methodOwner(methodRid: number): number {
     const T = TableId.TypeDef;
-    let position = methodRid;
+    // #- with a MethodPtr table: MethodList values are positions in MethodPtr.
     const ptrRows = this.tables.uncompressed ? this.tables.rowCount(TableId.MethodPtr) : 0;
-    if (ptrRows > 0) {
-      // #- with a MethodPtr table: MethodList values are positions in MethodPtr.
-      position = 0;
-      for (let p = 1; p <= ptrRows; p++) {
-        if (this.tables.cell(TableId.MethodPtr, p, 0) === methodRid) {
-          position = p;
-          break;
-        }
-      }
-    }
+    const position = ptrRows > 0 ? this.methodPosition(methodRid) : methodRid;
     const column = this.tables.column(T, 'methodList');
     let lo = 1;
     let hi = this.tables.rowCount(T);
@@ -399,6 +447,7 @@ export class ModuleMetadata {
     const out = parents.map((): number[] => []);
     const info = this.tables.tableInfo(C);
     if (!info) return out;
+    this.chargeScan(C, info.rowCount);
     const bytes = this.image.bytes;
     const wide = info.columnSizes[0] === 4;
     for (let row = 1, at = info.fileOffset; row <= info.rowCount; row++, at += info.rowSize) {
@@ -476,13 +525,26 @@ export class ModuleMetadata {
   }
 
   /**
-   * Decodes an attribute's arguments using its constructor signature.
-   * @throws FormatError SG_ERR_MD_BAD_ATTRIBUTE, SG_ERR_MD_BAD_SIGNATURE_BLOB and truncation codes
+   * Decodes an attribute's arguments using its constructor signature. Every decode is charged to the
+   * module's attribute-value budget, also when another attribute shares the blob.
+   * @throws FormatError SG_ERR_MD_BAD_ATTRIBUTE, SG_ERR_MD_BAD_SIGNATURE_BLOB, SG_ERR_MD_BUDGET and truncation codes
    */
   decodeAttribute(attribute: CustomAttributeRow): DecodedAttributeValue {
     const { signature } = this.attributeConstructor(attribute);
-    return decodeCustomAttributeValue(this.blobs.cursor(attribute.valueIndex), signature.parameters, this.attributeResolver);
+    const blob = this.blobs.cursor(attribute.valueIndex);
+    // The parameters count too: each is resolved before the blob is read.
+    this.meter.attributeValueBytes(blob.remaining + signature.parameters.length, blob.start);
+    return decodeCustomAttributeValue(blob, signature.parameters, this.attributeResolver, this.decodeSerString);
   }
+
+  private readonly decodeSerString: SerStringDecoder = (utf8, fileOffset) => {
+    const cached = this.serStrings.get(fileOffset);
+    if (cached && cached.length === utf8.length) return cached.value;
+    this.meter.stringBytes(utf8.length, fileOffset, 'custom attribute string');
+    const value = Buffer.from(utf8).toString('utf8');
+    this.serStrings.set(fileOffset, { length: utf8.length, value });
+    return value;
+  };
 
   /** Raw value blob of an attribute. */
   attributeValue(attribute: CustomAttributeRow): Uint8Array {
@@ -496,10 +558,19 @@ export class ModuleMetadata {
 
   /** The element type of an enum's `value__` field, for enums defined in this module. */
   private enumUnderlyingType(typeDefRid: number): number | undefined {
+    if (this.enumTypes.has(typeDefRid)) return this.enumTypes.get(typeDefRid);
+    const underlying = this.findEnumUnderlyingType(typeDefRid);
+    this.enumTypes.set(typeDefRid, underlying);
+    return underlying;
+  }
+
+  private findEnumUnderlyingType(typeDefRid: number): number | undefined {
     const T = TableId.TypeDef;
     const F = TableId.Field;
     const first = this.cell(T, typeDefRid, 'fieldList');
     const next = typeDefRid < this.tables.rowCount(T) ? this.cell(T, typeDefRid + 1, 'fieldList') : this.tables.rowCount(F) + 1;
+    // Field lists of hostile files may overlap; each enum type's range is charged once (the result is cached).
+    this.chargeScan(F, Math.max(0, Math.min(next, this.tables.rowCount(F) + 1) - first));
     for (let f = first; f < next && f <= this.tables.rowCount(F); f++) {
       const STATIC = 0x10;
       if (this.cell(F, f, 'flags') & STATIC) continue;

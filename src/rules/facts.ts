@@ -48,18 +48,20 @@ function parse(input: CheckInput, isVendorApi: NameMatcher, attributeName: strin
     if (!hasCorHeader(image)) return { ...base, native: true };
     const module = new ModuleMetadata(image);
     const assembly = module.assembly;
+    // Decoded once: every name is a #Strings read charged to the module's reader budget.
+    const referenceNames = module.assemblyReferences.map((r) => r.name);
     return {
       ...base,
       module,
       assemblyName: assembly?.name,
       culture: assembly?.culture ?? '',
-      referenceNames: module.assemblyReferences.map((r) => r.name),
+      referenceNames,
       interop: (() => {
         let interop: boolean | undefined;
         return () => (interop ??= module.assemblyAttributes.some((a) => INTEROP_ATTRIBUTES.has(a.typeName)));
       })(),
       // Only files that reference a vendor assembly can use its types: skip the TypeRef scan for the rest.
-      ...(module.assemblyReferences.some((r) => isVendorApi(r.name))
+      ...(referenceNames.some(isVendorApi)
         ? (() => {
             const use = vendorTypeUse(module, isVendorApi, attributeName);
             return { vendorTypes: use.types, marked: use.marked };

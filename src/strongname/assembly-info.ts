@@ -2,6 +2,7 @@
 // Never throws for bad bytes: a file that cannot be read yields `error` with a stable code.
 import { SignGateError, isSignGateError } from '../core/errors.js';
 import type { AttributeArgument, NamedAttributeArgument } from '../metadata/custom-attribute-value.js';
+import type { ReaderBudgets } from '../metadata/budget.js';
 import { formatVersion, ModuleMetadata } from '../metadata/module-metadata.js';
 import { computePeChecksum } from '../pe/checksum.js';
 import { CorFlags, hasCorHeader } from '../pe/cor-header.js';
@@ -10,6 +11,7 @@ import { classifyStrongName, type StrongNameDetail, type StrongNameState, type V
 import { publicKeyToken, referenceToken } from './token.js';
 import type { HashAlgorithm } from './key-blob.js';
 import { toHex } from '../binary/byte-cursor.js';
+import { TableId } from '../metadata/schema.js';
 
 export const MACHINE_NAMES: Record<number, string> = { 0x14c: 'i386', 0x8664: 'x64', 0xaa64: 'arm64', 0x1c4: 'arm', 0x200: 'ia64' };
 
@@ -90,6 +92,8 @@ export interface InspectOptions extends VerifyOptions {
   readonly verify?: boolean;
   /** Decode attribute arguments (default true). */
   readonly decodeAttributes?: boolean;
+  /** Reader budgets for the module; unset fields take DEFAULT_READER_BUDGETS. */
+  readonly budgets?: Partial<ReaderBudgets>;
 }
 
 function errorInfo(error: unknown): { code: string; message: string; fileOffset?: number } {
@@ -114,9 +118,14 @@ function peInfo(image: PeImage): NonNullable<AssemblyInfo['pe']> {
   };
 }
 
-/** Attributes on the assembly and the module, with decoded arguments; a bad attribute carries its own error. */
+/**
+ * Attributes on the assembly and the module, with decoded arguments; a bad attribute carries its own error.
+ * A spent reader budget is the module's error, not the attribute's: it is thrown.
+ * @throws FormatError SG_ERR_MD_BUDGET and the codes of ModuleMetadata.assemblyAndModuleAttributes
+ */
 export function describeAttributes(module: ModuleMetadata, decode = true): AttributeInfo[] {
   const found = module.assemblyAndModuleAttributes();
+  module.meter.describedAttributes(found.assembly.length + found.module.length, module.tables.tableInfo(TableId.CustomAttribute)?.fileOffset ?? -1);
   const rows = [...found.assembly.map((row) => ({ row, target: 'assembly' as const })), ...found.module.map((row) => ({ row, target: 'module' as const }))];
   return rows.map(({ row, target }) => {
     const assembly = row.origin.kind === 'this-module' ? null : row.origin.kind === 'assembly' || row.origin.kind === 'module' ? row.origin.name : null;
@@ -133,7 +142,7 @@ export function describeAttributes(module: ModuleMetadata, decode = true): Attri
         error: null,
       };
     } catch (error) {
-      if (!(error instanceof SignGateError)) throw error;
+      if (!(error instanceof SignGateError) || error.code === 'SG_ERR_MD_BUDGET') throw error;
       return { type: row.typeName, assembly, target, arguments: null, namedArguments: null, constructorSignature: null, error: errorInfo(error) };
     }
   });
@@ -155,7 +164,7 @@ export function inspectAssembly(bytes: Uint8Array, path: string, options: Inspec
   if (!hasCorHeader(image)) return { ...empty, pe, managed: false, error: null };
   let module: ModuleMetadata;
   try {
-    module = new ModuleMetadata(image);
+    module = new ModuleMetadata(image, options.budgets === undefined ? {} : { budgets: options.budgets });
   } catch (error) {
     return { ...empty, pe, managed: true, error: errorInfo(error) };
   }

@@ -54,6 +54,24 @@ export function assertHashableLayout(image: PeImage): void {
 }
 
 /**
+ * Checks that no section's raw data covers the hashed headers (DOS header, NT headers, section table).
+ * In such a file the CheckSum field is hashed twice, once zeroed as a header and once as it stands inside the
+ * section: writing the checksum after signing then changes signed bytes, and no verifier accepts the result.
+ * @throws FormatError SG_ERR_SN_HEADERS_IN_SECTION
+ */
+export function assertHeadersOutsideSections(image: PeImage): void {
+  const headersEnd = image.sectionTableFileOffset + image.numberOfSections * 40;
+  for (const s of image.sections) {
+    if (s.sizeOfRawData === 0 || s.pointerToRawData >= headersEnd) continue;
+    throw new FormatError(
+      'SG_ERR_SN_HEADERS_IN_SECTION',
+      `section ${JSON.stringify(s.name)} raw data starts at ${hex(s.pointerToRawData)}, inside the PE headers that end at ${hex(headersEnd)}; its bytes include the CheckSum at ${hex(image.checkSumFileOffset)}`,
+      { structure: 'section header', fileOffset: s.headerFileOffset + 20, needed: headersEnd, available: s.pointerToRawData },
+    );
+  }
+}
+
+/**
  * Yields the signed content in order: DOS header and stub, the NT headers with CheckSum and the
  * certificate directory entry zeroed, the section table, then each section's raw data in table
  * order without the signature slot. Header padding, gaps and overlay are not covered.

@@ -7,7 +7,7 @@ import { computePeChecksum } from '../pe/checksum.js';
 import { CorFlags } from '../pe/cor-header.js';
 import { parsePeImage } from '../pe/pe-image.js';
 import { MICROSOFT_PLATFORM_KEY, parsePublicKeyBlob, sameRsaKey, toPublicKeyObject, type HashAlgorithm, type PublicKeyInfo, type StrongNameKeyFile } from './key-blob.js';
-import { getSignatureSlot, signedContent, type SignatureSlot } from './signed-content.js';
+import { assertHeadersOutsideSections, getSignatureSlot, signedContent, type SignatureSlot } from './signed-content.js';
 import { publicKeyToken } from './token.js';
 
 /** The five states of section 7.6, decided by content, not by the flag alone. */
@@ -232,6 +232,7 @@ export interface SignOptions {
  * Produces the fully signed bytes of a delay-signed (or re-signable) assembly. The input is not modified.
  * @throws KeyError SG_ERR_KEY_NOT_PAIR, SG_ERR_KEY_MISMATCH, SG_ERR_KEY_ECMA
  * @throws SignGateError SG_ERR_SN_NOT_STRONG_NAMED, SG_ERR_SN_BAD_SLOT and FormatError codes
+ * @throws FormatError SG_ERR_SN_HEADERS_IN_SECTION when a section's raw data covers the PE headers
  */
 export function signAssembly(module: ModuleMetadata, keyPair: StrongNameKeyFile, options: SignOptions = {}): Uint8Array {
   if (!keyPair.privateKey && !options.signer) {
@@ -252,6 +253,8 @@ export function signAssembly(module: ModuleMetadata, keyPair: StrongNameKeyFile,
       `the key pair (token ${publicKeyToken(keyPair.publicKey.blob)}) does not match the assembly's public key (token ${publicKeyToken(identity.blob)})`,
     );
   }
+  // Before any work: the checksum written after signing must lie outside the signed bytes.
+  assertHeadersOutsideSections(module.image);
   const slot = getSignatureSlot(module.image, module.corHeader);
   if (!slot) throw new SignGateError('SG_ERR_SN_BAD_SLOT', 'the CLI header reserves no strong-name signature slot; build the assembly delay-signed');
   if (slot.size !== identity.bitLength / 8) {
