@@ -1,0 +1,32 @@
+// MSBuild's canonical diagnostic format, so that an Exec task turns each finding into a build error or
+// warning with its code and file: `origin : category code: text` ("MSBuild diagnostic format for tasks";
+// the parser is CanonicalError.cs in dotnet/msbuild). An assembly has no line to point at, so the origin is
+// the path alone, which the parser takes as the file name; findings about the upload set name signgate.
+import type { Finding } from '../core/diagnostic.js';
+import type { CheckResult } from '../rules/runner.js';
+
+/** The parser reads one line at a time and splits the origin at the first colon. */
+const oneLine = (text: string) => text.replace(/[\r\n\u2028\u2029]+/g, ' ').trim();
+
+/** A file name with a colon (other than a drive letter) would end the origin early; fall back to no origin. */
+function origin(file: string | null): string {
+  if (file === null) return 'signgate';
+  return /^([a-zA-Z]:)?[^:]*$/.test(file) ? file : 'signgate';
+}
+
+/**
+ * `error` and `warning` are MSBuild categories; notes have none, so they print as plain messages, with no
+ * colon that could make a later "error x:" in the text read as a diagnostic.
+ */
+function line(f: Finding): string {
+  const text = oneLine(`${f.message} (${f.rule}). ${f.hint}`);
+  if (f.severity === 'note') return `${origin(f.file)} - note ${f.ruleId} - ${text.replace(/:/g, ';')}`;
+  return `${origin(f.file)} : ${f.severity} ${f.ruleId}: ${text}`;
+}
+
+export function formatMsbuild(result: CheckResult): string {
+  const s = result.summary;
+  // The summary must not itself read as a diagnostic: no colon before the words error or warning.
+  const summary = `signgate check, ${s.files} files, ${s.needsSigning} need signing (${s.passed} pass, ${s.failed} fail), ${s.errors} errors, ${s.warnings} warnings, ${s.notes} notes`;
+  return [...result.findings.map(line), summary, ''].join('\n');
+}

@@ -1,0 +1,55 @@
+// The report formats build hosts read, on SDK-built fixtures: `--format msbuild` (MSBuild's canonical diagnostic
+// lines, checked with the same pattern MSBuild's Exec task applies) and `--format github` (workflow annotations).
+import { describe, expect, test } from 'vitest';
+import { runCli } from '../helpers/fixtures.js';
+
+const KEY = 'fixtures/test-keys/12345_public.snk';
+const WRONG = 'fixtures/sdk/bin/wrong-turns';
+const check = (format: string, ...args: string[]) => runCli(['check', '--vendor', 'Contoso', '--key', KEY, '--format', format, ...args]);
+
+// The pattern of CanonicalError.cs in dotnet/msbuild (origin, subcategory, category, code, text), case-insensitive.
+const CANONICAL = /^\s*(((?<origin>(((\d+>)?[a-zA-Z]?:[^:]*)|([^:]*))):)|())(?<subcategory>(()|([^:]*? )))(?<category>(error|warning))( \s*(?<code>[^: ]*))?\s*:(?<text>.*)$/i;
+
+describe('--format msbuild', () => {
+  const r = check('msbuild', `${WRONG}/OtherOption`, `${WRONG}/VendorCopied`, `${WRONG}/NoAttribute`, '--max-upload-bytes', '100');
+  const lines = r.stdout.trimEnd().split('\n');
+
+  test('each finding is one canonical line: the file as origin, the category, the rule id as code', () => {
+    expect(r.status).toBe(1);
+    const parsed = lines.map((l) => l.match(CANONICAL)?.groups);
+    expect(parsed.slice(0, -1).map((g) => g && [g.origin.trim(), g.category, g.code])).toEqual([
+      [`${WRONG}/NoAttribute/WrongTurn.NoAttribute.dll`, 'error', 'SG301'],
+      [`${WRONG}/OtherOption/WrongTurn.OtherOption.dll`, 'error', 'SG205'],
+      [`${WRONG}/VendorCopied/Contoso.AddinApi.dll`, 'warning', 'SG501'],
+      ['signgate', 'error', 'SG503'],
+    ]);
+    expect(parsed[1]?.text).toContain('expected 5d004f218731cd20 (fixtures/test-keys/12345_public.snk) (wrong-key). Delay-sign with');
+  });
+
+  test('the closing summary is not itself read as a diagnostic', () => {
+    expect(lines.at(-1)).toBe('signgate check, 4 files, 3 need signing (1 pass, 2 fail), 3 errors, 1 warnings, 0 notes');
+    expect(lines.at(-1)).not.toMatch(CANONICAL);
+  });
+
+  test('a passing folder prints the summary alone', () => {
+    const ok = check('msbuild', 'fixtures/sdk/bin/net48');
+    expect(ok.status).toBe(0);
+    expect(ok.stdout).toBe('signgate check, 3 files, 3 need signing (3 pass, 0 fail), 0 errors, 0 warnings, 0 notes\n');
+  });
+});
+
+describe('--format github', () => {
+  test('one annotation per finding with file and title; message lines and separators escaped', () => {
+    const r = check('github', `${WRONG}/OtherOption`, `${WRONG}/VendorCopied`, '--max-upload-bytes', '100');
+    expect(r.status).toBe(1);
+    const lines = r.stdout.trimEnd().split('\n');
+    expect(lines[0]).toMatch(
+      /^::error file=fixtures\/sdk\/bin\/wrong-turns\/OtherOption\/WrongTurn\.OtherOption\.dll,title=SG205 wrong-key::the assembly has key token [0-9a-f]{16}, expected 5d004f218731cd20 \(fixtures\/test-keys\/12345_public\.snk\)%0ADelay-sign .*%0Ahttps:\/\/\S+\/docs\/rules\.md#sg205$/,
+    );
+    expect(lines[1]).toMatch(/^::warning file=[^,]+Contoso\.AddinApi\.dll,title=SG501 vendor-assembly-included::/);
+    // The upload set has no file: a title only.
+    expect(lines[2]).toMatch(/^::error title=SG503 upload-too-large::/);
+    expect(lines.every((l) => !l.includes('\r'))).toBe(true);
+    expect(lines.at(-1)).toMatch(/^signgate check: 3 files/);
+  });
+});
