@@ -16,7 +16,8 @@ import * as S from './schemas.js';
 import { DEFAULT_SERVICE_NAME, USER_ROLE, type Organization, type ServerConfig } from './server-config.js';
 import { RESULT_ZIP, SigningWorker } from './signing-worker.js';
 import { TokenStore } from './token-store.js';
-import { checkUploadName } from './upload-names.js';
+import { decodeEncodedWords } from './encoded-words.js';
+import { UploadNames } from './upload-names.js';
 
 export interface BuildServerOptions {
   /** The configuration, or a function that returns the current one (re-read when the file changes). */
@@ -263,13 +264,14 @@ async function receiveUpload(request: FastifyRequest, pending: PendingJob, maxBy
   let comment: string | null = null;
   const files: ReceivedUpload['files'] = [];
   const nameErrors: ProblemFileError[] = [];
-  const seen = new Map<string, string>();
+  const names = new UploadNames();
   for await (const part of request.parts()) {
     if (part.type === 'field') {
       if (part.fieldname === 'comment') comment = String(part.value).slice(0, COMMENT_MAX);
       continue;
     }
-    const check = checkUploadName(part.filename, seen);
+    const fileName = part.filename === undefined ? undefined : decodeEncodedWords(part.filename);
+    const check = names.check(fileName);
     const hash = createHash('sha256');
     let size = 0;
     const counter = new Transform({
@@ -285,7 +287,7 @@ async function receiveUpload(request: FastifyRequest, pending: PendingJob, maxBy
       },
     });
     if (!check.ok) {
-      nameErrors.push({ fileName: part.filename ?? '', detail: check.reason });
+      nameErrors.push({ fileName: fileName ?? '', detail: check.reason });
       await pipeline(part.file, counter, new Transform({ transform: (_c, _e, cb) => cb() }));
       continue;
     }
