@@ -214,7 +214,18 @@ export async function buildServer(options: BuildServerOptions): Promise<FastifyI
     });
 
     api.delete<{ Params: { id: string } }>('/assemblies/:id', { schema: S.deleteRoute }, async (request, reply) => {
-      const deleted = await store.delete(request.principal!.organization.id, request.params.id);
+      const org = request.principal!.organization.id;
+      // The worker lets go of the job first, so that it never writes into a folder that is being removed.
+      await worker.cancel(org, request.params.id);
+      let deleted: boolean;
+      try {
+        deleted = await store.delete(org, request.params.id);
+      } catch (error) {
+        // Still there: let the worker finish it rather than leave it processing for ever.
+        const record = await store.get(org, request.params.id);
+        if (record && !record.processingFinished) worker.enqueue(org, record.id);
+        throw error;
+      }
       if (!deleted) throw new HttpProblem(404, 'Not Found', `There is no job ${request.params.id}.`);
       return reply.status(204).send();
     });
