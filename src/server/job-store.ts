@@ -48,6 +48,8 @@ export class JobStore {
   readonly tmpDir: string;
   /** Jobs kept plus uploads in flight, per organization: the job limit is checked against this, exactly. */
   private readonly slots = new Map<string, number>();
+  /** Jobs whose delete is under way (organization/id). */
+  private readonly deleting = new Set<string>();
 
   constructor(readonly dataDir: string) {
     this.jobsDir = join(dataDir, 'jobs');
@@ -132,13 +134,28 @@ export class JobStore {
     return out.sort((a, b) => (a.createdAt < b.createdAt ? -1 : 1));
   }
 
-  /** Removes the job and every byte stored for it; false when there is no such job. */
+  /**
+   * Removes the job and every byte stored for it; false when there is no such job. Of concurrent deletes of
+   * one job exactly one returns true: the others find it being deleted, or already renamed away.
+   */
   async delete(organization: string, id: string): Promise<boolean> {
-    if (!(await this.get(organization, id))) return false;
-    const trash = join(this.tmpDir, `deleted--${id}`);
-    await rename(this.jobDir(organization, id), trash);
-    this.releaseSlot(organization);
-    await rm(trash, { recursive: true, force: true });
-    return true;
+    const key = `${organization}/${id}`;
+    if (this.deleting.has(key)) return false;
+    this.deleting.add(key);
+    try {
+      if (!(await this.get(organization, id))) return false;
+      const trash = join(this.tmpDir, `deleted--${id}--${randomUUID()}`);
+      try {
+        await rename(this.jobDir(organization, id), trash);
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code === 'ENOENT') return false;
+        throw error;
+      }
+      this.releaseSlot(organization);
+      await rm(trash, { recursive: true, force: true });
+      return true;
+    } finally {
+      this.deleting.delete(key);
+    }
   }
 }
