@@ -1,15 +1,16 @@
 // Requests that race each other on one job.
-import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { beforeAll, describe, expect, test } from 'vitest';
 import { fixture } from '../helpers/fixtures.js';
-import { api, startServer, uploadForm, waitFinished, type TestServer } from '../helpers/server.js';
+import { api, uploadForm, waitFinished, type TestServer } from '../helpers/server.js';
+import { sharedServer } from '../helpers/shared-server.js';
 
+const shared = sharedServer();
 let server: TestServer;
 let token: string;
-beforeAll(async () => {
-  server = await startServer();
-  token = server.token();
+beforeAll(() => {
+  server = shared.server();
+  token = shared.token();
 });
-afterAll(() => server.close());
 
 describe('concurrent deletes', () => {
   test.each([

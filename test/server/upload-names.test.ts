@@ -3,22 +3,23 @@
 import { randomUUID } from 'node:crypto';
 import { existsSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { beforeAll, describe, expect, test } from 'vitest';
 import { ModuleMetadata } from '../../src/metadata/module-metadata.js';
 import { parsePeImage } from '../../src/pe/pe-image.js';
 import { verifyStrongName } from '../../src/strongname/strong-name.js';
 import { readZip } from '../../src/zip/read-zip.js';
 import { fixture, hasMono, runMono } from '../helpers/fixtures.js';
 import { multipartBytes, sendRaw, type MultipartPart } from '../helpers/raw-http.js';
-import { api, startServer, uploadForm, waitFinished, type TestServer } from '../helpers/server.js';
+import { api, uploadForm, waitFinished, type TestServer } from '../helpers/server.js';
+import { sharedServer } from '../helpers/shared-server.js';
 
+const shared = sharedServer();
 let server: TestServer;
 let token: string;
-beforeAll(async () => {
-  server = await startServer();
-  token = server.token();
+beforeAll(() => {
+  server = shared.server();
+  token = shared.token();
 });
-afterAll(() => server.close());
 
 const addin = fixture('findings/passing/FindingAddin.dll');
 const jobsOnDisk = () => (existsSync(join(server.dataDir, 'jobs', 'sandbox')) ? readdirSync(join(server.dataDir, 'jobs', 'sandbox')) : []);
