@@ -2,7 +2,7 @@
 // renamed into place only when complete, so a crash never leaves a half job visible. Deleting renames the
 // job out of sight first, then removes every byte.
 import { randomUUID } from 'node:crypto';
-import { existsSync, mkdirSync, readdirSync, readFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { mkdir, readFile, rename, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { writeFileAtomic } from './fs-atomic.js';
@@ -58,7 +58,30 @@ export class JobStore {
     // Whatever is in tmp/ was never acknowledged (or was being deleted): it goes.
     if (existsSync(this.tmpDir)) for (const entry of readdirSync(this.tmpDir)) void rm(join(this.tmpDir, entry), { recursive: true, force: true });
     mkdirSync(this.tmpDir, { recursive: true });
-    for (const org of readdirSync(this.jobsDir)) this.slots.set(org, this.jobIds(org).length);
+    for (const org of readdirSync(this.jobsDir)) {
+      this.removeLeftovers(org);
+      this.slots.set(org, this.jobIds(org).length);
+    }
+  }
+
+  /**
+   * What a crash (kill -9) leaves in an organization's job folders: temporary files of an atomic write
+   * (`job.json.tmp-*`, `.result.zip.tmp-*`), which are never read, and folders without a job.json, which
+   * no job owns. Removed before the service answers its first request.
+   */
+  private removeLeftovers(organization: string): void {
+    const orgDir = join(this.jobsDir, organization);
+    for (const id of readdirSync(orgDir)) {
+      const dir = join(orgDir, id);
+      if (!statSync(dir).isDirectory()) continue;
+      if (!existsSync(join(dir, JOB_FILE))) {
+        rmSync(dir, { recursive: true, force: true });
+        continue;
+      }
+      for (const entry of readdirSync(dir)) {
+        if (/^(?:job\.json|\.result\.zip)\.tmp-/.test(entry)) rmSync(join(dir, entry), { force: true });
+      }
+    }
   }
 
   private jobIds(organization: string): string[] {
