@@ -33,10 +33,13 @@ export async function writeZip(target: string, entries: readonly ZipEntry[]): Pr
       const out = createWriteStream(temp, { flags: 'wx' });
       let failed = false;
       const fail = (error: Error) => {
+        if (failed) return;
         failed = true;
         zip.outputStream.unpipe(out);
+        // Settle only once the file is closed, so that removing the temporary file below cannot race its opening.
+        if (out.closed) return reject(error);
+        out.once('close', () => reject(error));
         out.destroy();
-        reject(error);
       };
       if (zipError) return fail(zipError);
       zip.on('error', fail);
