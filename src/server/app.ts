@@ -96,8 +96,9 @@ export async function buildServer(options: BuildServerOptions): Promise<FastifyI
     // Behind the TLS-terminating proxy the README recommends, trust that proxy, so links say https and the public host.
     trustProxy,
     requestTimeout: options.timeouts?.requestMs ?? DEFAULT_REQUEST_TIMEOUT_MS,
-    // A socket silent for longer than a body may be is closed even where no 408 can be sent (stalled headers).
-    connectionTimeout: 2 * idleMs,
+    // A socket silent well past the body's idle timeout is closed even where no 408 can be sent (stalled
+    // headers); the margin lets the 408 go out first however late the route started watching the body.
+    connectionTimeout: idleMs + Math.max(idleMs, 10_000),
   });
   const store = new JobStore(options.dataDir);
   const tokens = new TokenStore(options.dataDir);

@@ -184,7 +184,9 @@ describe('after kill -9', () => {
     try {
       expect(readdirSync(dir).filter((n) => n.includes('.tmp-'))).toEqual([]);
       expect(existsSync(join(dir, 'job.json'))).toBe(true);
-      expect((await api(second, `/assemblies/${id}`, token)).status).toBe(200);
+      const download = await api(second, `/assemblies/${id}`, token);
+      expect(download.status).toBe(200);
+      await download.arrayBuffer(); // a response left unread would hold close() until the connection times out
     } finally {
       await second.close();
     }
