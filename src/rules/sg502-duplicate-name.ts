@@ -1,4 +1,5 @@
 // SG502 duplicate-name: two uploaded files with the same name at the same folder level (compared as Windows does).
+import { windowsPathKey } from '../core/windows-names.js';
 import { defineRule } from './types.js';
 
 export default defineRule({
@@ -11,7 +12,7 @@ export default defineRule({
   check: ({ upload, settings }) => {
     const groups = new Map<string, string[]>();
     for (const f of upload.files) {
-      const key = f.input.uploadName.toLowerCase();
+      const key = windowsPathKey(f.input.uploadName);
       groups.set(key, [...(groups.get(key) ?? []), f.input.path]);
     }
     return [...groups.values()]

@@ -16,7 +16,8 @@ import * as S from './schemas.js';
 import { DEFAULT_SERVICE_NAME, USER_ROLE, type Organization, type ServerConfig } from './server-config.js';
 import { RESULT_ZIP, SigningWorker } from './signing-worker.js';
 import { TokenStore } from './token-store.js';
-import { checkUploadName } from './upload-names.js';
+import { decodeEncodedWords } from './encoded-words.js';
+import { UploadNames } from './upload-names.js';
 
 export interface BuildServerOptions {
   /** The configuration, or a function that returns the current one (re-read when the file changes). */
@@ -26,7 +27,26 @@ export interface BuildServerOptions {
   readonly logger?: FastifyServerOptions['logger'];
   /** Now, for token expiry (tests move time). */
   readonly now?: () => Date;
+  /**
+   * Which proxies may speak for the client through X-Forwarded-For/-Host/-Proto: fastify's trustProxy
+   * (addresses or CIDR ranges as a list or comma-separated string, or true for any). Default: none, so a
+   * direct client cannot choose the address the log shows or the host in the links of an answer.
+   */
+  readonly trustProxy?: boolean | string | readonly string[];
+  readonly timeouts?: ServerTimeouts;
 }
+
+export interface ServerTimeouts {
+  /** A request body that brings no byte for this long is answered 408 and its connection closed. */
+  readonly idleMs?: number;
+  /** The whole request must arrive within this time (Node checks about every 30 s). */
+  readonly requestMs?: number;
+}
+
+export const DEFAULT_IDLE_TIMEOUT_MS = 30_000;
+export const DEFAULT_REQUEST_TIMEOUT_MS = 15 * 60_000;
+/** Room for what surrounds the file bytes in an upload body: boundaries, part headers, the comment. */
+export const UPLOAD_ENVELOPE_BYTES = 1024 * 1024;
 
 export interface Principal {
   readonly organization: Organization;
@@ -57,13 +77,29 @@ export async function buildServer(options: BuildServerOptions): Promise<FastifyI
           ...(typeof options.logger === 'object' ? options.logger : {}),
           // Tokens never reach a log: fastify logs req.headers at most, @fastify/multipart logs busboy's options
           // (with all headers) at trace level.
+          // The URL is logged without its query: a token sent as ?access_token=… is refused, but must not be kept.
+          serializers: {
+            req: (req: FastifyRequest) => ({ method: req.method, url: withoutQuery(req.url), host: req.host, remoteAddress: req.ip, remotePort: req.socket?.remotePort }),
+          },
           redact: {
             paths: ['req.headers.authorization', 'req.headers.cookie', 'headers.authorization', 'busboyOptions.headers.authorization', 'busboyOptions.headers.cookie', '*.headers.authorization'],
             censor: '[redacted]',
           },
         };
-  // trustProxy: behind the TLS-terminating proxy the README recommends, links must say https and the public host.
-  const app = Fastify({ logger, bodyLimit: 1024 * 1024, forceCloseConnections: 'idle', return503OnClosing: true, trustProxy: true });
+  const idleMs = options.timeouts?.idleMs ?? DEFAULT_IDLE_TIMEOUT_MS;
+  const trustProxy = typeof options.trustProxy === 'object' ? [...options.trustProxy] : (options.trustProxy ?? false);
+  const app = Fastify({
+    logger,
+    bodyLimit: 1024 * 1024,
+    forceCloseConnections: 'idle',
+    return503OnClosing: true,
+    // Behind the TLS-terminating proxy the README recommends, trust that proxy, so links say https and the public host.
+    trustProxy,
+    requestTimeout: options.timeouts?.requestMs ?? DEFAULT_REQUEST_TIMEOUT_MS,
+    // A socket silent well past the body's idle timeout is closed even where no 408 can be sent (stalled
+    // headers); the margin lets the 408 go out first however late the route started watching the body.
+    connectionTimeout: idleMs + Math.max(idleMs, 10_000),
+  });
   const store = new JobStore(options.dataDir);
   const tokens = new TokenStore(options.dataDir);
   const worker = new SigningWorker(store, config, app.log);
@@ -75,14 +111,14 @@ export async function buildServer(options: BuildServerOptions): Promise<FastifyI
   app.setErrorHandler(async (error, request, reply) => {
     const { status, body } = errorResponse(error, request.url);
     if (status >= 500) request.log.error({ err: { message: (error as Error).message, code: (error as { code?: string }).code } }, 'request failed');
-    if (status === 413) reply.header('connection', 'close'); // stop reading the rest of an oversized upload
+    if (status === 413 || status === 408) reply.header('connection', 'close'); // stop reading the rest of an oversized or stalled upload
     // Any other refusal (401, 403, 409, 400) reads and drops what the client is still sending, so that the client
     // sees the answer instead of a broken pipe; past the upload limit it gives up and closes the connection.
-    else if (!(await discardBody(request.raw, config().maxUploadBytes + 1024 * 1024))) reply.header('connection', 'close');
+    else if (!(await discardBody(request.raw, config().maxUploadBytes + UPLOAD_ENVELOPE_BYTES, idleMs))) reply.header('connection', 'close');
     return reply.status(status).type('application/problem+json').send(body);
   });
   app.setNotFoundHandler((request, reply) =>
-    reply.status(404).type('application/problem+json').send(problem(404, 'Not Found', `There is no ${request.method} ${request.url.split('?')[0]}.`, request.url)),
+    reply.status(404).type('application/problem+json').send(problem(404, 'Not Found', `There is no ${request.method} ${withoutQuery(request.url)}.`, request.url)),
   );
 
   await app.register(multipart, {
@@ -155,13 +191,15 @@ export async function buildServer(options: BuildServerOptions): Promise<FastifyI
       const limits = config();
       if (org.licenses.length === 0) throw new HttpProblem(403, 'Forbidden', `The organization ${org.id} holds no license option, so nothing can be signed.`);
       if (!request.isMultipart()) throw new HttpProblem(400, 'Bad Request', 'Send the files as multipart/form-data, one part per file (files[0], files[1], …).');
+      const maxBodyBytes = limits.maxUploadBytes + UPLOAD_ENVELOPE_BYTES;
+      if (Number(request.headers['content-length'] ?? 0) > maxBodyBytes) throw tooLarge(limits.maxUploadBytes);
       if (!store.reserveSlot(org.id, limits.maxJobsPerOrganization)) {
         throw new HttpProblem(409, 'Job limit reached', `The organization keeps ${limits.maxJobsPerOrganization} jobs, the most it may keep. Delete finished jobs, then upload again.`);
       }
       let pending: PendingJob | undefined;
       try {
         pending = await store.begin(org.id);
-        const job = await receiveUpload(request, pending, limits.maxUploadBytes);
+        const job = await receiveUpload(request, pending, limits.maxUploadBytes, idleMs);
         const record: JobRecord = {
           id: pending.id,
           organization: org.id,
@@ -213,7 +251,18 @@ export async function buildServer(options: BuildServerOptions): Promise<FastifyI
     });
 
     api.delete<{ Params: { id: string } }>('/assemblies/:id', { schema: S.deleteRoute }, async (request, reply) => {
-      const deleted = await store.delete(request.principal!.organization.id, request.params.id);
+      const org = request.principal!.organization.id;
+      // The worker lets go of the job first, so that it never writes into a folder that is being removed.
+      await worker.cancel(org, request.params.id);
+      let deleted: boolean;
+      try {
+        deleted = await store.delete(org, request.params.id);
+      } catch (error) {
+        // Still there: let the worker finish it rather than leave it processing for ever.
+        const record = await store.get(org, request.params.id);
+        if (record && !record.processingFinished) worker.enqueue(org, record.id);
+        throw error;
+      }
       if (!deleted) throw new HttpProblem(404, 'Not Found', `There is no job ${request.params.id}.`);
       return reply.status(204).send();
     });
@@ -224,16 +273,27 @@ export async function buildServer(options: BuildServerOptions): Promise<FastifyI
   return app;
 }
 
-/** Reads and drops the rest of a request body; false when it is longer than `maxBytes` (the caller closes). */
-function discardBody(raw: NodeJS.ReadableStream & { readableEnded?: boolean; complete?: boolean }, maxBytes: number): Promise<boolean> {
+function withoutQuery(url: string): string {
+  const q = url.indexOf('?');
+  return q === -1 ? url : `${url.slice(0, q)}?[query not logged]`;
+}
+
+const tooLarge = (maxBytes: number) =>
+  new HttpProblem(413, 'Upload too large', `The upload exceeds ${maxBytes} bytes, the most one job may hold. Split the files into several jobs.`);
+
+/** Reads and drops the rest of a request body; false when it is longer than `maxBytes` or stalls for `idleMs` (the caller closes). */
+function discardBody(raw: NodeJS.ReadableStream & { readableEnded?: boolean; complete?: boolean }, maxBytes: number, idleMs: number): Promise<boolean> {
   if (raw.readableEnded || raw.complete) return Promise.resolve(true);
   return new Promise((resolve) => {
     let seen = 0;
+    let idle = setTimeout(() => finish(false), idleMs);
     const onData = (chunk: Buffer) => {
       seen += chunk.length;
+      idle.refresh();
       if (seen > maxBytes) finish(false);
     };
     const finish = (ok: boolean) => {
+      clearTimeout(idle);
       raw.removeListener('data', onData);
       raw.removeListener('end', onEnd);
       raw.removeListener('error', onError);
@@ -255,50 +315,82 @@ interface ReceivedUpload {
 }
 
 /**
+ * Watches the raw body while busboy parses it: every byte counts (preamble, part headers, fields), and a
+ * body that brings nothing for `idleMs` is stalled. Either ends the parts iteration with that error.
+ */
+function guardBody(request: FastifyRequest, maxBodyBytes: number, maxUploadBytes: number, idleMs: number): () => void {
+  const raw = request.raw;
+  let seen = 0;
+  const stop = (error: HttpProblem) => {
+    release();
+    // @fastify/multipart listens for 'error' on the request: it unpipes busboy and the iteration throws this.
+    raw.emit('error', error);
+  };
+  const idle = setTimeout(() => stop(new HttpProblem(408, 'Request Timeout', `The upload sent nothing for ${Math.round(idleMs / 1000)} s and was abandoned; send it again.`)), idleMs);
+  const onData = (chunk: Buffer) => {
+    seen += chunk.length;
+    idle.refresh();
+    if (seen > maxBodyBytes) stop(tooLarge(maxUploadBytes));
+  };
+  const release = () => {
+    clearTimeout(idle);
+    raw.removeListener('data', onData);
+    raw.removeListener('end', release);
+  };
+  raw.on('data', onData);
+  raw.once('end', release);
+  return release;
+}
+
+/**
  * Streams the multipart parts to disk, counting bytes: past the limit it stops reading and answers 413.
  * Names are checked as they arrive; all name problems are reported together (400, one entry per file).
  */
-async function receiveUpload(request: FastifyRequest, pending: PendingJob, maxBytes: number): Promise<ReceivedUpload> {
+async function receiveUpload(request: FastifyRequest, pending: PendingJob, maxBytes: number, idleMs: number): Promise<ReceivedUpload> {
   let total = 0;
   let comment: string | null = null;
   const files: ReceivedUpload['files'] = [];
   const nameErrors: ProblemFileError[] = [];
-  const seen = new Map<string, string>();
-  for await (const part of request.parts()) {
-    if (part.type === 'field') {
-      if (part.fieldname === 'comment') comment = String(part.value).slice(0, COMMENT_MAX);
-      continue;
+  const names = new UploadNames();
+  const parts = request.parts()[Symbol.asyncIterator]();
+  // The first next() pipes the request into busboy; the guard listens beside it from the same tick on.
+  const first = parts.next();
+  const release = guardBody(request, maxBytes + UPLOAD_ENVELOPE_BYTES, maxBytes, idleMs);
+  try {
+    for (let result = await first; !result.done; result = await parts.next()) {
+      const part = result.value;
+      if (part.type === 'field') {
+        if (part.fieldname === 'comment') comment = String(part.value).slice(0, COMMENT_MAX);
+        continue;
+      }
+      const fileName = part.filename === undefined ? undefined : decodeEncodedWords(part.filename);
+      const check = names.check(fileName);
+      const hash = createHash('sha256');
+      let size = 0;
+      const counter = new Transform({
+        transform(chunk: Buffer, _encoding, callback) {
+          total += chunk.length;
+          size += chunk.length;
+          if (total > maxBytes) return callback(tooLarge(maxBytes));
+          hash.update(chunk);
+          callback(null, chunk);
+        },
+      });
+      if (!check.ok) {
+        nameErrors.push({ fileName: fileName ?? '', detail: check.reason });
+        await pipeline(part.file, counter, new Transform({ transform: (_c, _e, cb) => cb() }));
+        continue;
+      }
+      const target = join(pending.uploadsDir, check.name);
+      await mkdir(dirname(target), { recursive: true });
+      await pipeline(part.file, counter, createWriteStream(target, { flags: 'wx' }));
+      if ((part.file as { truncated?: boolean }).truncated) throw tooLarge(maxBytes);
+      files.push({ fileName: check.name, size, sha256: hash.digest('hex') });
     }
-    const check = checkUploadName(part.filename, seen);
-    const hash = createHash('sha256');
-    let size = 0;
-    const counter = new Transform({
-      transform(chunk: Buffer, _encoding, callback) {
-        total += chunk.length;
-        size += chunk.length;
-        if (total > maxBytes) {
-          callback(new HttpProblem(413, 'Upload too large', `The upload exceeds ${maxBytes} bytes, the most one job may hold. Split the files into several jobs.`));
-          return;
-        }
-        hash.update(chunk);
-        callback(null, chunk);
-      },
-    });
-    if (!check.ok) {
-      nameErrors.push({ fileName: part.filename ?? '', detail: check.reason });
-      await pipeline(part.file, counter, new Transform({ transform: (_c, _e, cb) => cb() }));
-      continue;
-    }
-    const target = join(pending.uploadsDir, check.name);
-    await mkdir(dirname(target), { recursive: true });
-    await pipeline(part.file, counter, createWriteStream(target, { flags: 'wx' }));
-    if ((part.file as { truncated?: boolean }).truncated) {
-      throw new HttpProblem(413, 'Upload too large', `The upload exceeds ${maxBytes} bytes, the most one job may hold. Split the files into several jobs.`);
-    }
-    files.push({ fileName: check.name, size, sha256: hash.digest('hex') });
+  } finally {
+    release();
   }
   if (nameErrors.length) throw new HttpProblem(400, 'Bad file names', `${nameErrors.length} file name(s) cannot be accepted; nothing was stored.`, nameErrors);
   if (files.length === 0) throw new HttpProblem(400, 'No files', 'The upload holds no file part. Send one part per file, each with a filename.');
   return { comment, bytes: total, files };
 }
-

@@ -2,7 +2,7 @@
 // renamed into place only when complete, so a crash never leaves a half job visible. Deleting renames the
 // job out of sight first, then removes every byte.
 import { randomUUID } from 'node:crypto';
-import { existsSync, mkdirSync, readdirSync, readFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { mkdir, readFile, rename, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { writeFileAtomic } from './fs-atomic.js';
@@ -48,6 +48,8 @@ export class JobStore {
   readonly tmpDir: string;
   /** Jobs kept plus uploads in flight, per organization: the job limit is checked against this, exactly. */
   private readonly slots = new Map<string, number>();
+  /** Jobs whose delete is under way (organization/id). */
+  private readonly deleting = new Set<string>();
 
   constructor(readonly dataDir: string) {
     this.jobsDir = join(dataDir, 'jobs');
@@ -56,7 +58,30 @@ export class JobStore {
     // Whatever is in tmp/ was never acknowledged (or was being deleted): it goes.
     if (existsSync(this.tmpDir)) for (const entry of readdirSync(this.tmpDir)) void rm(join(this.tmpDir, entry), { recursive: true, force: true });
     mkdirSync(this.tmpDir, { recursive: true });
-    for (const org of readdirSync(this.jobsDir)) this.slots.set(org, this.jobIds(org).length);
+    for (const org of readdirSync(this.jobsDir)) {
+      this.removeLeftovers(org);
+      this.slots.set(org, this.jobIds(org).length);
+    }
+  }
+
+  /**
+   * What a crash (kill -9) leaves in an organization's job folders: temporary files of an atomic write
+   * (`job.json.tmp-*`, `.result.zip.tmp-*`), which are never read, and folders without a job.json, which
+   * no job owns. Removed before the service answers its first request.
+   */
+  private removeLeftovers(organization: string): void {
+    const orgDir = join(this.jobsDir, organization);
+    for (const id of readdirSync(orgDir)) {
+      const dir = join(orgDir, id);
+      if (!statSync(dir).isDirectory()) continue;
+      if (!existsSync(join(dir, JOB_FILE))) {
+        rmSync(dir, { recursive: true, force: true });
+        continue;
+      }
+      for (const entry of readdirSync(dir)) {
+        if (/^(?:job\.json|\.result\.zip)\.tmp-/.test(entry)) rmSync(join(dir, entry), { force: true });
+      }
+    }
   }
 
   private jobIds(organization: string): string[] {
@@ -132,13 +157,28 @@ export class JobStore {
     return out.sort((a, b) => (a.createdAt < b.createdAt ? -1 : 1));
   }
 
-  /** Removes the job and every byte stored for it; false when there is no such job. */
+  /**
+   * Removes the job and every byte stored for it; false when there is no such job. Of concurrent deletes of
+   * one job exactly one returns true: the others find it being deleted, or already renamed away.
+   */
   async delete(organization: string, id: string): Promise<boolean> {
-    if (!(await this.get(organization, id))) return false;
-    const trash = join(this.tmpDir, `deleted--${id}`);
-    await rename(this.jobDir(organization, id), trash);
-    this.releaseSlot(organization);
-    await rm(trash, { recursive: true, force: true });
-    return true;
+    const key = `${organization}/${id}`;
+    if (this.deleting.has(key)) return false;
+    this.deleting.add(key);
+    try {
+      if (!(await this.get(organization, id))) return false;
+      const trash = join(this.tmpDir, `deleted--${id}--${randomUUID()}`);
+      try {
+        await rename(this.jobDir(organization, id), trash);
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code === 'ENOENT') return false;
+        throw error;
+      }
+      this.releaseSlot(organization);
+      await rm(trash, { recursive: true, force: true });
+      return true;
+    } finally {
+      this.deleting.delete(key);
+    }
   }
 }

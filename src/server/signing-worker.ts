@@ -1,7 +1,7 @@
 // Processes jobs one at a time after their upload was acknowledged: the pre-flight rules decide (the same
 // code as `signgate check`), files that pass are signed with the matching key pair, every file gets a state
 // and messages, and the result package holds every file plus signing-log.txt.
-import { readFile, mkdir, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import type { FastifyBaseLogger } from 'fastify';
 import { formatVersion } from '../metadata/module-metadata.js';
@@ -41,12 +41,18 @@ function signingLog(record: JobRecord): string {
   return `${lines.join('\r\n')}\r\n`;
 }
 
-export async function processJob(store: JobStore, config: ServerConfig, record: JobRecord, shouldStop: () => boolean = () => false): Promise<void> {
+/**
+ * Signs one job. `signal` is checked between steps: when it is aborted (the job is being deleted, or the
+ * service stops) the job is left as it is, and nothing is written for it any more. Folders are created one
+ * level at a time below the job's folder, never with `recursive`, so a job folder that is gone stays gone.
+ */
+export async function processJob(store: JobStore, config: ServerConfig, record: JobRecord, signal: AbortSignal = new AbortController().signal): Promise<void> {
   const dir = store.jobDir(record.organization, record.id);
   const org = config.organizations.get(record.organization);
   const uploads = join(dir, 'uploads');
   const results = join(dir, 'results');
-  await mkdir(results, { recursive: true });
+  if (signal.aborted) return;
+  await mkdirBelow(dir, 'results');
   const signedFiles = new Set<string>();
   for (const f of record.assemblies) {
     f.fileProcessingState = 'Processing';
@@ -65,21 +71,22 @@ export async function processJob(store: JobStore, config: ServerConfig, record: 
     const check = runCheck(inputs, { settings: organizationSettings(config, org) });
     const byPath = new Map(check.files.map((f) => [f.path, f]));
     for (const [i, file] of record.assemblies.entries()) {
-      if (shouldStop()) return; // left unfinished: resumed after the restart
+      if (signal.aborted) return; // deleted, or left unfinished and resumed after the restart
       const bytes = inputs[i]!.bytes;
       const signWith = decide(file, byPath.get(file.fileName)!, bytes, org);
       if (signWith) {
         const signed = signAssembly(readModule(bytes), signWith.key);
         if (verifyStrongName(readModule(signed), { expectedKey: signWith.key.publicKey }).valid) {
-          const target = join(results, file.fileName);
-          await mkdir(dirname(target), { recursive: true });
-          await writeFile(target, signed);
+          const parent = dirname(file.fileName);
+          if (parent !== '.') await mkdirBelow(results, parent);
+          await writeFile(join(results, file.fileName), signed);
           signedFiles.add(file.fileName);
         } else {
           file.fileProcessingState = 'Error';
           file.messages = [message('Error', 'Internal error: the signature did not verify; the file was not signed.')];
         }
       }
+      if (signal.aborted) return;
       await store.save(record);
       await new Promise((resolve) => setImmediate(resolve)); // let requests in between files
     }
@@ -90,8 +97,23 @@ export async function processJob(store: JobStore, config: ServerConfig, record: 
   }
   record.processingFinished = true;
   entries.push({ name: SIGNING_LOG, source: { bytes: new TextEncoder().encode(signingLog(record)) } });
+  if (signal.aborted) return;
   await writeZip(join(dir, RESULT_ZIP), entries);
+  if (signal.aborted) return;
   await store.save(record);
+}
+
+/** Creates `relative` (a `/`-separated folder path) below `root`, one level at a time; `root` must exist. */
+async function mkdirBelow(root: string, relative: string): Promise<void> {
+  let path = root;
+  for (const segment of relative.split('/')) {
+    path = join(path, segment);
+    try {
+      await mkdir(path);
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+    }
+  }
 }
 
 /** Decides a file's state and messages from its check result; returns the license to sign with, if any. */
@@ -131,6 +153,8 @@ export class SigningWorker {
   private queue: { organization: string; id: string }[] = [];
   private running: Promise<void> | undefined;
   private stopped = false;
+  /** The job being processed, with what stops it and what settles when it has stopped. */
+  private current: { organization: string; id: string; controller: AbortController; done: Promise<void> } | undefined;
 
   constructor(
     private readonly store: JobStore,
@@ -146,17 +170,38 @@ export class SigningWorker {
     });
   }
 
+  /**
+   * Takes the job out of the queue, or stops it when it is being processed and resolves once the worker
+   * has let go of it (after the current file): the caller may then remove its folder safely.
+   */
+  async cancel(organization: string, id: string): Promise<void> {
+    this.queue = this.queue.filter((q) => q.organization !== organization || q.id !== id);
+    const current = this.current;
+    if (current && current.organization === organization && current.id === id) {
+      current.controller.abort();
+      await current.done;
+    }
+  }
+
   private async drain(): Promise<void> {
     while (this.queue.length && !this.stopped) {
       const next = this.queue.shift()!;
-      const record = await this.store.get(next.organization, next.id);
-      if (!record) continue; // deleted while queued
+      // Set before the first await, so that cancel() always sees the job it must wait for.
+      const controller = new AbortController();
+      let settle!: () => void;
+      const done = new Promise<void>((resolve) => (settle = resolve));
+      this.current = { ...next, controller, done };
       try {
-        await processJob(this.store, this.config(), record, () => this.stopped);
-        this.log.info({ job: record.id, organization: record.organization, files: record.assemblies.length }, 'job processed');
+        const record = await this.store.get(next.organization, next.id);
+        if (!record) continue; // deleted while queued
+        await processJob(this.store, this.config(), record, controller.signal);
+        if (controller.signal.aborted) this.log.info({ job: record.id, organization: record.organization }, 'job processing stopped');
+        else this.log.info({ job: record.id, organization: record.organization, files: record.assemblies.length }, 'job processed');
       } catch (error) {
-        // A job deleted while it was processed ends here too.
-        this.log.warn({ job: next.id, err: { message: (error as Error).message } }, 'job processing stopped');
+        this.log.warn({ job: next.id, err: { message: (error as Error).message } }, 'job processing failed');
+      } finally {
+        this.current = undefined;
+        settle();
       }
     }
   }
@@ -170,6 +215,7 @@ export class SigningWorker {
   async stop(): Promise<void> {
     this.stopped = true;
     this.queue = [];
+    this.current?.controller.abort();
     await this.idle();
   }
 }

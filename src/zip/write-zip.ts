@@ -18,6 +18,10 @@ const FIXED_DATE = new Date(Date.UTC(2000, 0, 1));
 export async function writeZip(target: string, entries: readonly ZipEntry[]): Promise<void> {
   const temp = join(dirname(target), `.${basename(target)}.tmp-${randomBytes(4).toString('hex')}`);
   const zip = new yazl.ZipFile();
+  // yazl reports a file it cannot read (stat or open) as 'error' on the ZipFile: without a listener that
+  // would end the process. Kept until the promise below takes over.
+  let zipError: Error | undefined;
+  zip.on('error', (error: Error) => (zipError ??= error));
   for (const entry of entries) {
     const options = { mtime: FIXED_DATE, mode: 0o100644 };
     if ('path' in entry.source) zip.addFile(entry.source.path, entry.name, options);
@@ -27,7 +31,19 @@ export async function writeZip(target: string, entries: readonly ZipEntry[]): Pr
   try {
     await new Promise<void>((resolve, reject) => {
       const out = createWriteStream(temp, { flags: 'wx' });
-      zip.outputStream.on('error', reject).pipe(out).on('error', reject).on('close', resolve);
+      let failed = false;
+      const fail = (error: Error) => {
+        if (failed) return;
+        failed = true;
+        zip.outputStream.unpipe(out);
+        // Settle only once the file is closed, so that removing the temporary file below cannot race its opening.
+        if (out.closed) return reject(error);
+        out.once('close', () => reject(error));
+        out.destroy();
+      };
+      if (zipError) return fail(zipError);
+      zip.on('error', fail);
+      zip.outputStream.on('error', fail).pipe(out).on('error', fail).on('close', () => (failed ? undefined : resolve()));
     });
     await rename(temp, target);
   } catch (error) {

@@ -26,10 +26,12 @@ export interface TestServer {
   close(): Promise<void>;
 }
 
-export async function startServer(options: { config?: ServerConfig; dataDir?: string; logger?: BuildServerOptions['logger']; port?: number } = {}): Promise<TestServer> {
+export async function startServer(
+  options: { config?: ServerConfig; dataDir?: string; logger?: BuildServerOptions['logger']; port?: number; build?: Partial<Pick<BuildServerOptions, 'trustProxy' | 'timeouts'>> } = {},
+): Promise<TestServer> {
   let config = options.config ?? sandboxConfig();
   const dataDir = options.dataDir ?? mkdtempSync(join(tmpdir(), 'signgate-data-'));
-  const app = await buildServer({ config: () => config, dataDir, logger: options.logger ?? false });
+  const app = await buildServer({ ...options.build, config: () => config, dataDir, logger: options.logger ?? false });
   await app.listen({ port: options.port ?? 0, host: '127.0.0.1' });
   const { port } = app.server.address() as { port: number };
   return {

@@ -2,7 +2,7 @@
 import { resolve } from 'node:path';
 import type { ArgumentsCamelCase, Argv, CommandModule } from 'yargs';
 import { UsageError } from '../../core/errors.js';
-import { buildServer } from '../../server/app.js';
+import { buildServer, DEFAULT_IDLE_TIMEOUT_MS, DEFAULT_REQUEST_TIMEOUT_MS } from '../../server/app.js';
 import { USER_ROLE, watchServerConfigFile } from '../../server/server-config.js';
 import { TokenStore } from '../../server/token-store.js';
 import { ExitCode, type ExitCodeValue } from '../exit-codes.js';
@@ -15,6 +15,9 @@ interface ServeArgs extends CommonArgs {
   port: number;
   host: string;
   shutdownTimeout: number;
+  trustProxy?: string;
+  idleTimeout: number;
+  requestTimeout: number;
 }
 
 interface TokenCreateArgs extends CommonArgs {
@@ -30,7 +33,17 @@ const DEFAULT_SHUTDOWN_TIMEOUT_S = 30;
 
 export async function runServe(args: ServeArgs, io: Io): Promise<ExitCodeValue> {
   const watched = watchServerConfigFile(args.config);
-  const app = await buildServer({ config: watched.current, dataDir: resolve(args.dataDir), logger: { level: 'info' } });
+  for (const [option, seconds] of [['--idle-timeout', args.idleTimeout], ['--request-timeout', args.requestTimeout]] as const) {
+    if (!Number.isFinite(seconds) || seconds <= 0) throw new UsageError(`${option} ${seconds} is not a positive number of seconds`, 'Pass a timeout in seconds, for example 30.');
+  }
+  const trustProxy = args.trustProxy?.split(',').map((a) => a.trim()).filter(Boolean);
+  const app = await buildServer({
+    config: watched.current,
+    dataDir: resolve(args.dataDir),
+    logger: { level: 'info' },
+    ...(trustProxy?.length ? { trustProxy } : {}),
+    timeouts: { idleMs: args.idleTimeout * 1000, requestMs: args.requestTimeout * 1000 },
+  });
   const address = await app.listen({ port: args.port, host: args.host });
   io.err(`signgate serve: API at ${address}${app.signgate.apiPrefix}, documentation at ${address}/docs (data in ${resolve(args.dataDir)})`);
   await new Promise<void>((done) => {
@@ -87,7 +100,11 @@ export const serveCommand = (io: Io, setExit: (code: ExitCodeValue) => void): Co
       .option('port', { type: 'number', default: 8080, describe: 'TCP port (0 picks a free one)' })
       .option('host', { type: 'string', default: '127.0.0.1', describe: 'Address to listen on (0.0.0.0 for every interface; put TLS in front)' })
       .option('shutdown-timeout', { type: 'number', default: DEFAULT_SHUTDOWN_TIMEOUT_S, describe: 'Seconds to wait for uploads in flight on SIGTERM/SIGINT' })
+      .option('trust-proxy', { type: 'string', describe: 'Addresses or CIDR ranges of the reverse proxy, comma-separated, whose X-Forwarded-For/-Host/-Proto are believed (default: none)' })
+      .option('idle-timeout', { type: 'number', default: DEFAULT_IDLE_TIMEOUT_MS / 1000, describe: 'Seconds an upload may send nothing before it is answered 408 and closed' })
+      .option('request-timeout', { type: 'number', default: DEFAULT_REQUEST_TIMEOUT_MS / 1000, describe: 'Seconds a whole request may take to arrive' })
       .example('$0 serve --config server.json --data-dir /var/lib/signgate --port 8443', 'run the service')
+      .example('$0 serve --config server.json --trust-proxy 127.0.0.1', 'run it behind a reverse proxy on this machine')
       .example('$0 serve token create --config server.json --org sandbox --user ci --days 30', 'make a token') as unknown as Argv<ServeArgs>,
   handler: async (args: ArgumentsCamelCase<ServeArgs>) => setExit(await runServe(args, io)),
 });
