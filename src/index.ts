@@ -91,7 +91,7 @@ export { connect, resolveAccessToken, type ServiceOptions, type AccessTokenOptio
 export { extractPackage, type ExtractOptions, type ExtractResult, type ExtractedFile } from './workflows/extract.js';
 export { loadConfig, findConfigFile, CONFIG_FILE_NAME, type CheckConfig } from './workflows/config.js';
 export { Ledger, cacheDir, ledgerPath, type LedgerEntry } from './workflows/ledger.js';
-export { windowsNameKey, windowsNameProblem } from './workflows/names.js';
+export { windowsPathKey, windowsNameProblem } from './core/windows-names.js';
 
 // Rules and reports
 export { runCheck, checkExitCode, type CheckResult, type FileResult } from './rules/runner.js';

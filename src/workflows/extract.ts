@@ -8,7 +8,7 @@ import { dirname, relative, resolve, sep } from 'node:path';
 import { SignGateError, UsageError } from '../core/errors.js';
 import { readZip, type ZipLimits } from '../zip/read-zip.js';
 import { writeFileAtomic } from './files.js';
-import { windowsNameKey, windowsNameProblem } from './names.js';
+import { windowsPathKey, windowsNameProblem } from '../core/windows-names.js';
 
 /** The log our own service puts at the top of a result package. */
 export const SERVICE_LOG_NAME = 'signing-log.txt';
@@ -53,19 +53,19 @@ function refuse(message: string): SignGateError {
 export async function extractPackage(zipPath: string, destination: string, options: ExtractOptions): Promise<ExtractResult> {
   const entries = await readZip(readFileSync(zipPath), options.limits);
   const root = resolve(destination);
-  const expected = options.expected ? new Map([...options.expected].map((n) => [windowsNameKey(n), n])) : undefined;
+  const expected = options.expected ? new Map([...options.expected].map((n) => [windowsPathKey(n), n])) : undefined;
   const seen = new Map<string, string>();
   const folders = new Set<string>();
   const planned = entries.map((e) => {
     const problem = windowsNameProblem(e.name);
     if (problem) throw refuse(`the package entry ${JSON.stringify(e.name)} ${problem}`);
-    const key = windowsNameKey(e.name);
+    const key = windowsPathKey(e.name);
     const earlier = seen.get(key);
     if (earlier !== undefined) throw refuse(`the package holds ${JSON.stringify(earlier)} and ${JSON.stringify(e.name)}, the same file on Windows`);
     seen.set(key, e.name);
     const segments = key.split('/');
     for (let i = 1; i < segments.length; i++) folders.add(segments.slice(0, i).join('/'));
-    const isLog = !expected?.has(key) && key === windowsNameKey(SERVICE_LOG_NAME);
+    const isLog = !expected?.has(key) && key === windowsPathKey(SERVICE_LOG_NAME);
     const kind: 'file' | 'extra' | 'log' = isLog ? 'log' : !expected || expected.has(key) ? 'file' : 'extra';
     const name = kind === 'log' ? options.logName : kind === 'extra' ? `${FROM_SERVICE_FOLDER}/${e.name}` : e.name;
     const path = resolve(root, ...name.split('/'));

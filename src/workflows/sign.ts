@@ -17,7 +17,7 @@ import { prepareCheck, type CheckOptions } from './check.js';
 import { extractPackage, SERVICE_LOG_NAME } from './extract.js';
 import { displayPath } from './files.js';
 import { cacheDir, Ledger, ledgerPath, type LedgerEntry, type LedgerFile } from './ledger.js';
-import { windowsNameKey } from './names.js';
+import { windowsPathKey } from '../core/windows-names.js';
 
 export interface SignOptions extends CheckOptions {
   /** Where the signed files go (default ./signed; created if missing). */
@@ -242,9 +242,9 @@ export async function sign(options: SignOptions, events: SignEvents = {}): Promi
     }
     const results: NonNullable<LedgerEntry['results']> = [];
     for (const input of group) {
-      const key = windowsNameKey(input.uploadName);
-      const fileStatus = status.assemblies.find((a) => windowsNameKey(a.fileName) === key);
-      const returned = extracted.files.find((e) => windowsNameKey(e.name) === key);
+      const key = windowsPathKey(input.uploadName);
+      const fileStatus = status.assemblies.find((a) => windowsPathKey(a.fileName) === key);
+      const returned = extracted.files.find((e) => windowsPathKey(e.name) === key);
       const state = fileStatus?.fileProcessingState ?? 'Missing';
       const reason = fileVerdict(state, input.bytes, returned?.bytes, settings.keys);
       const verified = reason === null;

@@ -4,7 +4,7 @@ import { copyFileSync, mkdirSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, win32 } from 'node:path';
 import { describe, expect, test } from 'vitest';
-import { sameWindowsPath, windowsPathKey, windowsSegmentKey } from '../../src/core/windows-names.js';
+import { sameWindowsPath, windowsNameProblem, windowsPathKey, windowsSegmentKey } from '../../src/core/windows-names.js';
 import { checkPaths, ruleNames } from '../helpers/check.js';
 import { fixturePath } from '../helpers/fixtures.js';
 
@@ -62,5 +62,31 @@ describe('SG502 duplicate-name compares as Windows does', () => {
   test('ß.dll and SS.dll do not', async () => {
     const result = await checkPaths([tree(['ß.dll', 'SS.dll'])]);
     expect(ruleNames(result)).not.toContain('duplicate-name');
+  });
+});
+
+describe('windowsNameProblem: names a result package may not write on Windows', () => {
+  test.each([
+    ['', 'empty'],
+    ['.', '"."'],
+    ['sub/./x.dll', '"."'],
+    ['a/../b.dll', '".."'],
+    ['/abs.dll', 'absolute'],
+    ['C:evil.dll', 'drive letter'],
+    ['a:b.dll', 'drive letter'],
+    ['sub/x|y.dll', 'character'],
+    ['CON.dll', 'reserved'],
+    ['sub/lpt1', 'reserved'],
+    ['x.dll.', 'dot or space'],
+    ['x.dll ', 'dot or space'],
+    [`${'a'.repeat(256)}.dll`, 'longer than 255'],
+  ])('%j: %s', (name, words) => {
+    expect(windowsNameProblem(name)).toContain(words);
+  });
+
+  test.each([['SampleAddin.dll'], ['de\\SampleAddin.resources.dll'], ['Addins/σ.dll']])('%j is fine', (name) => {
+    expect(windowsNameProblem(name)).toBeUndefined();
+    // and path.win32 keeps it inside the destination
+    expect(win32.relative('C:\\dest', win32.join('C:\\dest', name)).startsWith('..')).toBe(false);
   });
 });
