@@ -52,6 +52,7 @@ export { decodeCustomAttributeValue, type SerStringDecoder, type AttributeArgume
 export {
   parsePublicKeyBlob,
   parseStrongNameKeyFile,
+  createStrongNameKeyPair,
   toPublicKeyObject,
   sameRsaKey,
   ECMA_KEY,

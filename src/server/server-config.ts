@@ -106,7 +106,8 @@ export function watchServerConfigFile(path: string): { current: () => ServerConf
   const load = () => {
     let raw: unknown;
     try {
-      raw = JSON.parse(readFileSync(absolute, 'utf8'));
+      // A byte-order mark is what Windows editors write: not an error.
+      raw = JSON.parse(readFileSync(absolute, 'utf8').replace(/^\uFEFF/, ''));
     } catch (cause) {
       throw new UsageError(`${absolute}: ${(cause as Error).message}`, 'Pass --config with a valid JSON server configuration.', 'SG_ERR_CONFIG');
     }

@@ -1,6 +1,6 @@
 // CAPI key blobs: PublicKeyBlob (Assembly.PublicKey, `sn -p` output) and PRIVATEKEYBLOB key pairs (.snk)
 // (strong-naming.md sections 5 and 6). Keys become node:crypto KeyObjects through JWK.
-import { createPrivateKey, createPublicKey, type KeyObject } from 'node:crypto';
+import { createPrivateKey, createPublicKey, generateKeyPairSync, type KeyObject } from 'node:crypto';
 import { ByteCursor, peekU32, toHex } from '../binary/byte-cursor.js';
 import { KeyError } from '../core/errors.js';
 
@@ -196,4 +196,37 @@ export function sameRsaKey(a: PublicKeyInfo, b: PublicKeyInfo): boolean {
 /** Lower-case hex of a key blob (for reports; public keys only). */
 export function publicKeyHex(key: PublicKeyInfo): string {
   return toHex(key.blob);
+}
+
+/** `bytes` (big-endian, as JWK gives them) little-endian in exactly `length` bytes, as CAPI blobs store integers. */
+function littleEndianFixed(bytes: Uint8Array, length: number): Uint8Array {
+  const out = new Uint8Array(length);
+  const trimmed = bytes.subarray(Math.max(0, bytes.length - length));
+  for (let i = 0; i < trimmed.length; i++) out[i] = trimmed[trimmed.length - 1 - i]!;
+  return out;
+}
+
+/**
+ * A new RSA key pair as a `.snk` file (a CAPI PRIVATEKEYBLOB, what `sn -k` writes).
+ * @throws KeyError SG_ERR_KEY_BAD_BLOB for a size that is not a multiple of 8 from 1024 to 16384
+ */
+export function createStrongNameKeyPair(bits = 2048): Uint8Array {
+  if (!Number.isInteger(bits) || bits % 8 !== 0 || bits < 1024 || bits > MAX_KEY_BITS) throw keyError(`a key of ${bits} bits cannot be made; use a multiple of 8 from 1024 to ${MAX_KEY_BITS}`);
+  const jwk = generateKeyPairSync('rsa', { modulusLength: bits, publicExponent: 65537 }).privateKey.export({ format: 'jwk' });
+  const part = (name: 'n' | 'p' | 'q' | 'dp' | 'dq' | 'qi' | 'd') => Buffer.from(jwk[name]!, 'base64url');
+  const k = bits / 8;
+  const half = Math.ceil(bits / 16);
+  const header = Buffer.alloc(20);
+  header.writeUInt8(PRIVATEKEYBLOB, 0);
+  header.writeUInt8(0x02, 1); // CUR_BLOB_VERSION
+  header.writeUInt32LE(AlgId.RsaSign, 4);
+  header.writeUInt32LE(RSA2, 8);
+  header.writeUInt32LE(bits, 12);
+  header.writeUInt32LE(65537, 16);
+  return Buffer.concat([
+    header,
+    littleEndianFixed(part('n'), k),
+    ...(['p', 'q', 'dp', 'dq', 'qi'] as const).map((n) => littleEndianFixed(part(n), half)),
+    littleEndianFixed(part('d'), k),
+  ]);
 }

@@ -1,11 +1,16 @@
-// `signgate serve`: the reference signing service; `signgate serve token create`: a new access token.
-import { resolve } from 'node:path';
+// `signgate serve`: the reference signing service; `serve token create`: a new access token; `serve init`: a
+// first configuration with a fresh sandbox key pair.
+import { existsSync, mkdirSync } from 'node:fs';
+import { join, resolve } from 'node:path';
 import type { ArgumentsCamelCase, Argv, CommandModule } from 'yargs';
 import { UsageError } from '../../core/errors.js';
 import { buildServer, DEFAULT_IDLE_TIMEOUT_MS, DEFAULT_REQUEST_TIMEOUT_MS } from '../../server/app.js';
 import { USER_ROLE, watchServerConfigFile } from '../../server/server-config.js';
 import { TokenStore } from '../../server/token-store.js';
 import { ExitCode, type ExitCodeValue } from '../exit-codes.js';
+import { createStrongNameKeyPair } from '../../strongname/key-blob.js';
+import { writeFileAtomic } from '../../workflows/files.js';
+import { numberOption } from '../options.js';
 import type { Io } from '../output.js';
 import type { CommonArgs } from './common.js';
 
@@ -76,6 +81,53 @@ export function runTokenCreate(args: TokenCreateArgs, io: Io): ExitCodeValue {
   return ExitCode.Ok;
 }
 
+interface InitArgs extends CommonArgs {
+  dir: string;
+  vendor: string;
+  optionId: number;
+  force: boolean;
+}
+
+/** Writes server.json and a fresh key pair for one sandbox organization: a service that runs at once. */
+export function runServeInit(args: InitArgs, io: Io): ExitCodeValue {
+  const dir = resolve(args.dir);
+  const configPath = join(dir, 'server.json');
+  const keyName = `${args.optionId}_keypair.snk`;
+  for (const path of [configPath, join(dir, keyName)]) {
+    if (existsSync(path) && !args.force) throw new UsageError(`${path} exists already`, 'Choose another --dir, or pass --force to replace it.');
+  }
+  mkdirSync(dir, { recursive: true });
+  writeFileAtomic(join(dir, keyName), createStrongNameKeyPair(2048));
+  const config = {
+    vendor: args.vendor,
+    organizations: [{ id: 'sandbox', name: 'Sandbox organization', licenses: [{ optionId: args.optionId, keyPair: keyName }], users: [{ id: 'ci', roles: [USER_ROLE] }] }],
+  };
+  writeFileAtomic(configPath, new TextEncoder().encode(`${JSON.stringify(config, null, 2)}\n`));
+  io.out(configPath);
+  io.err(
+    [
+      `Wrote ${configPath} (vendor ${args.vendor}, organization "sandbox" with user "ci") and a new 2048-bit key pair ${keyName} for option ${args.optionId}.`,
+      `Keep ${keyName} secret: it signs. Give add-in developers its public key ('sn -p ${keyName} ${args.optionId}_public.snk').`,
+      'Next:',
+      `  signgate serve token create --config ${configPath} --org sandbox --user ci`,
+      `  signgate serve --config ${configPath}`,
+    ].join('\n'),
+  );
+  return ExitCode.Ok;
+}
+
+const initCommand = (io: Io, setExit: (code: ExitCodeValue) => void): CommandModule<CommonArgs, InitArgs> => ({
+  command: 'init',
+  describe: 'Write a server configuration with one sandbox organization and a fresh key pair',
+  builder: (y: Argv<CommonArgs>) =>
+    y
+      .option('dir', { type: 'string', default: '.', describe: 'Folder for server.json and the key pair' })
+      .option('vendor', { type: 'string', default: 'Contoso', describe: 'Vendor name (the attribute is <Vendor>SignedAssemblyAttribute)' })
+      .option('option-id', { type: 'number', default: 12345, coerce: numberOption('option-id', { integer: true, min: 1 }), describe: 'License option id of the sandbox key' })
+      .option('force', { type: 'boolean', default: false, describe: 'Replace existing files' }) as unknown as Argv<InitArgs>,
+  handler: (args: ArgumentsCamelCase<InitArgs>) => setExit(runServeInit(args, io)),
+});
+
 const tokenCreateCommand = (io: Io, setExit: (code: ExitCodeValue) => void): CommandModule<CommonArgs, TokenCreateArgs> => ({
   command: 'token create',
   describe: 'Create a personal access token for a user (printed once; only its hash is stored)',
@@ -85,26 +137,37 @@ const tokenCreateCommand = (io: Io, setExit: (code: ExitCodeValue) => void): Com
       .option('data-dir', { type: 'string', default: 'signgate-data', describe: 'Data directory of the service' })
       .option('org', { type: 'string', demandOption: true, describe: 'Organization id' })
       .option('user', { type: 'string', demandOption: true, describe: 'User id' })
-      .option('days', { type: 'number', default: 30, describe: 'Lifetime in days (tokens cannot be prolonged)' }) as unknown as Argv<TokenCreateArgs>,
+      .option('days', { type: 'number', default: 30, coerce: numberOption('days', { integer: true, min: 1, max: 366 }), describe: 'Lifetime in days (tokens cannot be prolonged)' }) as unknown as Argv<TokenCreateArgs>,
   handler: (args: ArgumentsCamelCase<TokenCreateArgs>) => setExit(runTokenCreate(args, io)),
+});
+
+const runCommand = (io: Io, setExit: (code: ExitCodeValue) => void): CommandModule<CommonArgs, ServeArgs> => ({
+  command: '$0',
+  describe: 'Run the reference signing service',
+  builder: (y: Argv<CommonArgs>) =>
+    y
+      .option('config', { type: 'string', demandOption: true, describe: 'Server configuration (schemas/server-config.schema.json; `signgate serve init` writes one)' })
+      .option('data-dir', { type: 'string', default: 'signgate-data', describe: 'Where jobs and token hashes are kept' })
+      .option('port', { type: 'number', default: 8080, coerce: numberOption('port', { integer: true, min: 0, max: 65535 }), describe: 'TCP port (0 picks a free one)' })
+      .option('host', { type: 'string', default: '127.0.0.1', describe: 'Address to listen on (0.0.0.0 for every interface; put TLS in front)' })
+      .option('shutdown-timeout', { type: 'number', default: DEFAULT_SHUTDOWN_TIMEOUT_S, coerce: numberOption('shutdown-timeout', { min: 0 }), describe: 'Seconds to wait for uploads in flight on SIGTERM/SIGINT' })
+      .option('trust-proxy', { type: 'string', describe: 'Addresses or CIDR ranges of the reverse proxy, comma-separated, whose X-Forwarded-For/-Host/-Proto are believed (default: none)' })
+      .option('idle-timeout', { type: 'number', default: DEFAULT_IDLE_TIMEOUT_MS / 1000, coerce: numberOption('idle-timeout', { min: 0.001 }), describe: 'Seconds an upload may send nothing before it is answered 408 and closed' })
+      .option('request-timeout', { type: 'number', default: DEFAULT_REQUEST_TIMEOUT_MS / 1000, coerce: numberOption('request-timeout', { min: 0.001 }), describe: 'Seconds a whole request may take to arrive' })
+      .example('$0 serve --config server.json --data-dir /var/lib/signgate --port 8443', 'run the service')
+      .example('$0 serve --config server.json --trust-proxy 127.0.0.1', 'run it behind a reverse proxy on this machine') as unknown as Argv<ServeArgs>,
+  handler: async (args: ArgumentsCamelCase<ServeArgs>) => setExit(await runServe(args, io)),
 });
 
 export const serveCommand = (io: Io, setExit: (code: ExitCodeValue) => void): CommandModule<CommonArgs, ServeArgs> => ({
   command: 'serve',
-  describe: 'Run the reference signing service (API under /<service-name>/v1.0, documentation at /docs)',
+  describe: 'Run the reference signing service (API under /<service-name>/v1.0, documentation at /docs); serve init, serve token create',
   builder: (y: Argv<CommonArgs>) =>
     y
+      .command(initCommand(io, setExit))
       .command(tokenCreateCommand(io, setExit))
-      .option('config', { type: 'string', demandOption: true, describe: 'Server configuration (schemas/server-config.schema.json)' })
-      .option('data-dir', { type: 'string', default: 'signgate-data', describe: 'Where jobs and token hashes are kept' })
-      .option('port', { type: 'number', default: 8080, describe: 'TCP port (0 picks a free one)' })
-      .option('host', { type: 'string', default: '127.0.0.1', describe: 'Address to listen on (0.0.0.0 for every interface; put TLS in front)' })
-      .option('shutdown-timeout', { type: 'number', default: DEFAULT_SHUTDOWN_TIMEOUT_S, describe: 'Seconds to wait for uploads in flight on SIGTERM/SIGINT' })
-      .option('trust-proxy', { type: 'string', describe: 'Addresses or CIDR ranges of the reverse proxy, comma-separated, whose X-Forwarded-For/-Host/-Proto are believed (default: none)' })
-      .option('idle-timeout', { type: 'number', default: DEFAULT_IDLE_TIMEOUT_MS / 1000, describe: 'Seconds an upload may send nothing before it is answered 408 and closed' })
-      .option('request-timeout', { type: 'number', default: DEFAULT_REQUEST_TIMEOUT_MS / 1000, describe: 'Seconds a whole request may take to arrive' })
-      .example('$0 serve --config server.json --data-dir /var/lib/signgate --port 8443', 'run the service')
-      .example('$0 serve --config server.json --trust-proxy 127.0.0.1', 'run it behind a reverse proxy on this machine')
+      .command(runCommand(io, setExit))
+      .example('$0 serve init --dir service', 'a first configuration with a fresh sandbox key pair')
       .example('$0 serve token create --config server.json --org sandbox --user ci --days 30', 'make a token') as unknown as Argv<ServeArgs>,
-  handler: async (args: ArgumentsCamelCase<ServeArgs>) => setExit(await runServe(args, io)),
+  handler: () => {},
 });
