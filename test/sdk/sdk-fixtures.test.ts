@@ -88,11 +88,12 @@ describe('the wrong turns users take, one SDK project each', () => {
     expect(report.files[0].findings[0].message).toContain('the RSA key is the same but the hash-algorithm header differs (sha256 in the assembly, sha1 in');
   });
 
-  test('a netmodule (OutputType Module) named for signing: SG002', () => {
+  test('a netmodule (OutputType Module) named for signing: SG002, and with nothing else there is nothing to sign (SG504)', () => {
     const r = check(`${BIN}/wrong-turns/Netmodule/WrongTurn.Netmodule.netmodule`);
     expect(r.status).toBe(1);
-    expect(ruleIds(parse(r.stdout))).toEqual(['SG002']);
+    expect(ruleIds(parse(r.stdout))).toEqual(['SG002', 'SG504']);
     fired.add('SG002');
+    fired.add('SG504');
   });
 });
 
