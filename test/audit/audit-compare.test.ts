@@ -34,6 +34,7 @@ describe('audit --compare on two releases', () => {
   };
   let status: number | null;
   let markdown: string;
+  let html: string;
   beforeAll(() => {
     const one = release([], 'passing');
     const previous = join(one, '..', `release-1-${process.pid}.json`);
@@ -52,6 +53,7 @@ describe('audit --compare on two releases', () => {
     report = JSON.parse(r.stdout);
     expect(schemaValidator('audit.schema.json')(report)).toBe(true);
     markdown = audit(two, '--format', 'markdown', '--compare', previous).stdout;
+    html = audit(two, '--format', 'html', '--compare', previous).stdout;
   }, 60_000);
 
   test('signed → delay-signed is a lost signature, not a re-signed file', () => {
@@ -75,10 +77,11 @@ describe('audit --compare on two releases', () => {
     expect(report.changes.vendorAttributeChanged).toEqual(['FindingAddin.dll']);
   });
 
-  test('the Markdown says the same in words', () => {
+  test('Markdown and HTML say the same in words', () => {
     expect(markdown).toContain('- Lost their signature: SampleAddin.Helpers.dll');
     expect(markdown).toContain('- **regression** SampleAddin.Helpers.dll: lost its signature: signed → delay-signed');
     expect(markdown).toContain('- Re-signed (same identity and key, new bytes): SampleAddin.dll');
+    expect(html).toContain('<span class="regression">regression</span> <code>SampleAddin.<wbr>Helpers.<wbr>dll</code>: lost its signature: signed → delay-signed');
   });
 });
 
