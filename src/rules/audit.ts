@@ -264,7 +264,7 @@ export function buildAudit(inputs: readonly CheckInput[], options: AuditOptions)
       const before = previousOf.get(c.name.toLowerCase())!;
       if (changes.signatureLost.includes(c.name)) releaseFindings.push(auditFinding('SG704', `${before.verdict ?? `${before.strongName?.state}`} in the previous release; now ${files.find((f) => f.name === c.name)!.verdict}`, pathOf.get(c.name) ?? c.name));
       const vendor = aspect('vendor-attribute');
-      if (vendor && vendor.before === 'present') releaseFindings.push(auditFinding('SG705', `the vendor attribute was present in the previous release; now ${vendor.after}`, pathOf.get(c.name) ?? c.name));
+      if (vendor && vendor.before === 'present' && vendor.after !== 'not-required') releaseFindings.push(auditFinding('SG705', `the vendor attribute was present in the previous release; now ${vendor.after}`, pathOf.get(c.name) ?? c.name));
       const option = aspect('option');
       if (option && option.before !== null && option.after !== null) releaseFindings.push(auditFinding('SG706', `signed for option ${option.before} in the previous release; now for option ${option.after}`, pathOf.get(c.name) ?? c.name));
     }

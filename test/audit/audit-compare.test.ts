@@ -102,6 +102,8 @@ describe('compareAudits, aspect by aspect', () => {
     ['signed → invalid signature', file({}), file({ sha256: 'b'.repeat(64), state: 'invalid-signature', expected: false }), 'signatureLost', true, 'lost its signature: signed → invalid-signature'],
     ['option 12345 → 67890', file({}), file({ sha256: 'b'.repeat(64), optionId: 67890 }), 'optionChanged', false, 'option 12345 → 67890'],
     ['vendor attribute present → missing', file({}), file({ sha256: 'b'.repeat(64), vendorAttribute: 'missing' }), 'vendorAttributeChanged', true, 'vendor attribute present → missing'],
+    // A file that no longer needs the attribute (no longer uses the vendor API) has not regressed.
+    ['vendor attribute present → not required', file({}), file({ sha256: 'b'.repeat(64), vendorAttribute: 'not-required' }), 'vendorAttributeChanged', false, 'vendor attribute present → not-required'],
   ] as const)('%s', (_label, before, after, list, regression, summary) => {
     const changes = compareAudits({ files: [before] }, [after]);
     expect((changes as unknown as Record<string, string[]>)[list]).toEqual(['A.dll']);
