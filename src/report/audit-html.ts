@@ -1,38 +1,55 @@
 // Audit as one self-contained HTML file: no network, no external assets. A summary chart, a sortable and
-// filterable table, per-file details, light and dark colour schemes, and a printable layout.
+// filterable table that fits the page from phone to desktop (columns by priority, a details view per row),
+// the evidence the report rests on, light and dark colour schemes, and a printable layout.
+import { VERSION } from '../core/version.js';
 import type { AuditFile, AuditReport } from '../rules/audit.js';
 import { escapeXml as esc } from './junit.js';
 
+// Column priorities: 1 always shown, 2 from 720 px, 3 from 1000 px, 4 from 1180 px. Every value of a hidden
+// column is in the row's details view, so nothing is out of reach on a phone.
 const CSS = `
-:root { --bg:#ffffff; --fg:#1b1f24; --muted:#5b6470; --line:#d5dae0; --head:#f3f5f7; --ok:#1a7f37; --fail:#cf222e; --skip:#8c959f; --bar:#0969da; --warn:#9a6700; }
-@media (prefers-color-scheme: dark) { :root { --bg:#0d1117; --fg:#e6edf3; --muted:#9198a1; --line:#30363d; --head:#161b22; --ok:#3fb950; --fail:#f85149; --skip:#6e7681; --bar:#4493f8; --warn:#d29922; } }
+:root { --bg:#ffffff; --fg:#1b1f24; --muted:#59636e; --line:#d5dae0; --head:#f3f5f7; --ok:#1a7f37; --fail:#cf222e; --skip:#6e7781; --bar:#0969da; --warn:#9a6700; --more:#f6f8fa; }
+@media (prefers-color-scheme: dark) { :root { --bg:#0d1117; --fg:#e6edf3; --muted:#9198a1; --line:#30363d; --head:#161b22; --ok:#3fb950; --fail:#f85149; --skip:#8b949e; --bar:#4493f8; --warn:#d29922; --more:#111820; } }
 * { box-sizing: border-box; }
-body { margin: 0; padding: 24px; font: 14px/1.45 system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; background: var(--bg); color: var(--fg); }
-h1 { font-size: 22px; margin: 0 0 4px; } h2 { font-size: 17px; margin: 28px 0 8px; } h3 { font-size: 14px; margin: 0; display: inline; }
+body { margin: 0 auto; max-width: 1440px; padding: 24px; font: 14px/1.45 system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; background: var(--bg); color: var(--fg); }
+h1 { font-size: 22px; margin: 0 0 4px; } h2 { font-size: 17px; margin: 24px 0 8px; }
+p { margin: 6px 0; }
 .muted, .generated { color: var(--muted); }
-.cards { display: flex; flex-wrap: wrap; gap: 12px; margin: 16px 0; }
-.card { border: 1px solid var(--line); border-radius: 8px; padding: 10px 14px; min-width: 120px; }
+.cards { display: grid; grid-template-columns: repeat(auto-fit, minmax(120px, 1fr)); gap: 8px; margin: 16px 0; }
+.card { border: 1px solid var(--line); border-radius: 8px; padding: 8px 12px; }
 .card b { display: block; font-size: 22px; }
-.charts { display: flex; flex-wrap: wrap; gap: 24px; }
-.chart { flex: 1 1 320px; max-width: 520px; }
-.chart svg { width: 100%; height: auto; }
-.chart text { fill: var(--fg); font-size: 12px; }
-.controls { display: flex; flex-wrap: wrap; gap: 8px; margin: 8px 0; }
+.charts { display: grid; grid-template-columns: repeat(auto-fit, minmax(280px, 1fr)); gap: 8px 32px; }
+.chart { margin: 0; }
+.chart figcaption { font-weight: 600; margin-bottom: 4px; }
+.bar { display: grid; grid-template-columns: minmax(90px, 9em) 1fr; gap: 8px; align-items: center; font-size: 13px; margin: 3px 0; }
+.bar span.track { display: flex; align-items: center; gap: 6px; }
+.bar i { display: block; height: 14px; border-radius: 3px; min-width: 2px; }
+.controls { display: flex; flex-wrap: wrap; gap: 8px; margin: 8px 0; align-items: center; }
 .controls input, .controls select { font: inherit; padding: 6px 8px; border: 1px solid var(--line); border-radius: 6px; background: var(--bg); color: var(--fg); }
-.controls input { flex: 1 1 240px; }
-.table-wrap { overflow-x: auto; border: 1px solid var(--line); border-radius: 8px; }
+.controls input { flex: 1 1 220px; min-width: 0; }
+.table-wrap { border: 1px solid var(--line); border-radius: 8px; overflow-x: auto; }
 table { border-collapse: collapse; width: 100%; }
-th, td { text-align: left; padding: 6px 10px; border-bottom: 1px solid var(--line); white-space: nowrap; }
-th { background: var(--head); cursor: pointer; user-select: none; position: sticky; top: 0; }
+th, td { text-align: left; vertical-align: top; padding: 6px 8px; border-bottom: 1px solid var(--line); overflow-wrap: break-word; }
+th { background: var(--head); cursor: pointer; user-select: none; font-weight: 600; }
+th.toggle { cursor: default; width: 2.2em; }
 th[aria-sort="ascending"]::after { content: " ▲"; } th[aria-sort="descending"]::after { content: " ▼"; }
-td.path { white-space: normal; overflow-wrap: anywhere; min-width: 180px; }
+td.nowrap { white-space: nowrap; }
+button.more { font: inherit; font-size: 14px; line-height: 1; padding: 4px 6px; border: 1px solid var(--line); border-radius: 6px; background: var(--bg); color: var(--fg); cursor: pointer; }
+button.more[aria-expanded="true"] { background: var(--head); }
+tr.more > td { background: var(--more); }
+tr.more dl { display: grid; grid-template-columns: minmax(8em, max-content) 1fr; gap: 4px 12px; margin: 4px 0; }
+tr.more dt { color: var(--muted); } tr.more dd { margin: 0; min-width: 0; overflow-wrap: anywhere; }
+tr.more ul { margin: 4px 0; padding-left: 18px; }
 .outcome-ok { color: var(--ok); font-weight: 600; } .outcome-fail { color: var(--fail); font-weight: 600; } .outcome-not-required { color: var(--skip); }
-code { font-family: ui-monospace, SFMono-Regular, Consolas, monospace; font-size: 12px; word-break: break-all; }
-details { border: 1px solid var(--line); border-radius: 8px; padding: 8px 12px; margin: 6px 0; }
-details ul { margin: 6px 0; padding-left: 20px; }
-.sev-error { color: var(--fail); } .sev-warning { color: var(--warn); }
-@media (max-width: 640px) { body { padding: 12px; } .card { min-width: 0; flex: 1 1 40%; } }
-@media print { .controls { display: none; } details { break-inside: avoid; } details > *:not(summary) { display: block !important; } th { position: static; } body { padding: 0; } }
+code { font-family: ui-monospace, SFMono-Regular, Consolas, monospace; font-size: 12px; }
+dd code, li code { overflow-wrap: anywhere; }
+.sev-error, .regression { color: var(--fail); font-weight: 600; } .sev-warning { color: var(--warn); font-weight: 600; }
+.p2, .p3, .p4 { display: none; }
+@media (min-width: 720px) { .p2 { display: table-cell; } }
+@media (min-width: 1000px) { .p3 { display: table-cell; } }
+@media (min-width: 1180px) { .p4 { display: table-cell; } }
+@media (max-width: 640px) { body { padding: 12px; } h1 { font-size: 19px; } .card b { font-size: 19px; } }
+@media print { .controls, button.more { display: none; } tr.more { display: table-row !important; } .p2, .p3, .p4 { display: table-cell; } body { padding: 0; max-width: none; } }
 `;
 
 const SCRIPT = `
@@ -42,70 +59,152 @@ const SCRIPT = `
   var filter = document.getElementById('filter');
   var outcome = document.getElementById('outcome');
   var count = document.getElementById('shown');
+  function fileRows() { return Array.prototype.filter.call(body.rows, function (r) { return r.classList.contains('file'); }); }
+  function moreOf(row) { return document.getElementById(row.getAttribute('data-more')); }
   function apply() {
     var q = filter.value.trim().toLowerCase();
     var o = outcome.value;
+    var rows = fileRows();
     var shown = 0;
-    Array.prototype.forEach.call(body.rows, function (row) {
-      var ok = (!q || row.textContent.toLowerCase().indexOf(q) >= 0) && (!o || row.getAttribute('data-outcome') === o);
+    rows.forEach(function (row) {
+      var more = moreOf(row);
+      var text = (row.textContent + ' ' + more.textContent).toLowerCase();
+      var ok = (!q || text.indexOf(q) >= 0) && (!o || row.getAttribute('data-outcome') === o);
       row.hidden = !ok;
+      more.hidden = !ok || row.querySelector('button.more').getAttribute('aria-expanded') !== 'true';
       if (ok) shown++;
     });
-    count.textContent = shown + ' of ' + body.rows.length + ' files shown';
+    count.textContent = shown + ' of ' + rows.length + ' files shown';
   }
   filter.addEventListener('input', apply);
   outcome.addEventListener('change', apply);
+  body.addEventListener('click', function (event) {
+    var button = event.target.closest('button.more');
+    if (!button) return;
+    var open = button.getAttribute('aria-expanded') !== 'true';
+    button.setAttribute('aria-expanded', String(open));
+    document.getElementById(button.getAttribute('aria-controls')).hidden = !open;
+  });
   Array.prototype.forEach.call(table.tHead.rows[0].cells, function (th, index) {
+    if (th.classList.contains('toggle')) return;
     th.addEventListener('click', function () {
       var dir = th.getAttribute('aria-sort') === 'ascending' ? 'descending' : 'ascending';
       Array.prototype.forEach.call(table.tHead.rows[0].cells, function (c) { c.removeAttribute('aria-sort'); });
       th.setAttribute('aria-sort', dir);
-      var rows = Array.prototype.slice.call(body.rows);
+      var rows = fileRows();
       rows.sort(function (a, b) {
         var x = a.cells[index].getAttribute('data-sort') || a.cells[index].textContent;
         var y = b.cells[index].getAttribute('data-sort') || b.cells[index].textContent;
         var n = x.localeCompare(y, undefined, { numeric: true });
         return dir === 'ascending' ? n : -n;
       });
-      rows.forEach(function (r) { body.appendChild(r); });
+      rows.forEach(function (r) { body.appendChild(r); body.appendChild(moreOf(r)); });
     });
   });
   apply();
 })();
 `;
 
+/** A path that may wrap after a separator (`/`, `\\`, `.`) rather than in the middle of a name. */
+export function breakablePath(path: string): string {
+  return esc(path).replace(/([/\\.])(?=[^/\\.])/g, '$1<wbr>');
+}
+
 function barChart(title: string, entries: [string, number][], colours: Record<string, string>): string {
   const max = Math.max(1, ...entries.map(([, v]) => v));
-  const rowH = 26;
-  const h = entries.length * rowH + 30;
   const bars = entries
-    .map(([label, value], i) => {
-      const y = 24 + i * rowH;
-      const w = Math.round((value / max) * 260);
-      return `<text x="0" y="${y + 13}">${esc(label)}</text><rect x="150" y="${y}" width="${Math.max(w, 2)}" height="18" rx="3" fill="${colours[label] ?? 'var(--bar)'}"><title>${esc(label)}: ${value}</title></rect><text x="${158 + w}" y="${y + 13}">${value}</text>`;
-    })
+    .map(([label, value]) => `<div class="bar"><span>${esc(label)}</span><span class="track"><i style="width:${Math.round((value / max) * 80)}%;background:${colours[label] ?? 'var(--bar)'}"></i>${value}</span></div>`)
     .join('');
-  return `<figure class="chart"><svg viewBox="0 0 480 ${h}" role="img" aria-label="${esc(title)}"><text x="0" y="14" font-weight="600">${esc(title)}</text>${bars}</svg></figure>`;
+  return `<figure class="chart" aria-label="${esc(title)}"><figcaption>${esc(title)}</figcaption>${bars}</figure>`;
 }
 
-function row(f: AuditFile, index: number): string {
+interface Column {
+  readonly label: string;
+  readonly priority: 1 | 2 | 3 | 4;
+  /** The cell's HTML, and the value shown in the details view. */
+  readonly cell: (f: AuditFile, report: AuditReport) => string;
+  readonly sort?: (f: AuditFile) => string;
+  readonly nowrap?: boolean;
+}
+
+function jobCell(f: AuditFile): string {
+  return f.job ? `<code>${esc(f.job.jobId.slice(0, 8))}</code> ${esc(f.job.date.slice(0, 10))}` : f.needsSigning ? '<span class="muted">not recorded</span>' : '<span class="muted">none needed</span>';
+}
+
+const COLUMNS: readonly Column[] = [
+  { label: 'File', priority: 1, cell: (f) => breakablePath(f.path), sort: (f) => f.path },
+  { label: 'Assembly', priority: 2, cell: (f) => breakablePath(f.assembly?.name ?? '') },
+  { label: 'Version', priority: 3, cell: (f) => esc(f.assembly?.version ?? ''), nowrap: true },
+  { label: 'Token', priority: 4, cell: (f) => (f.assembly?.publicKeyToken ? `<code>${esc(f.assembly.publicKeyToken)}</code>` : '<span class="muted">none</span>') },
+  { label: 'Strong name', priority: 2, cell: (f) => esc(f.verdict), sort: (f) => f.strongName?.state ?? 'unreadable' },
+  { label: 'Option', priority: 3, cell: (f) => (f.strongName?.optionId != null ? String(f.strongName.optionId) : '<span class="muted">none</span>') },
+  { label: 'Vendor attribute', priority: 3, cell: (f) => esc(f.vendorAttribute) },
+  { label: 'Needs signing', priority: 4, cell: (f) => (f.needsSigning ? 'yes' : 'no') },
+  { label: 'Job', priority: 3, cell: jobCell },
+  { label: 'Outcome', priority: 1, cell: (f) => `<span class="outcome-${f.outcome}">${f.outcome}</span>`, nowrap: true },
+];
+
+function row(f: AuditFile, index: number, report: AuditReport): string {
+  const cells = COLUMNS.map((c) => {
+    const cls = [c.priority > 1 ? `p${c.priority}` : '', c.nowrap ? 'nowrap' : ''].filter(Boolean).join(' ');
+    const sort = c.sort ? ` data-sort="${esc(c.sort(f))}"` : '';
+    return `<td${cls ? ` class="${cls}"` : ''}${sort}>${c.cell(f, report)}</td>`;
+  });
+  return `<tr class="file" data-outcome="${f.outcome}" data-more="more-${index}"><td><button class="more" type="button" aria-expanded="false" aria-controls="more-${index}" aria-label="Details of ${esc(f.path)}">▸</button></td>${cells.join('')}</tr>
+<tr class="more" id="more-${index}" hidden><td colspan="${COLUMNS.length + 1}">${details(f, report)}</td></tr>`;
+}
+
+function details(f: AuditFile, report: AuditReport): string {
   const sn = f.strongName;
-  return `<tr data-outcome="${f.outcome}">
-<td class="path"><a href="#file-${index}">${esc(f.path)}</a></td><td>${esc(f.assembly?.name ?? '')}</td><td data-sort="${esc(f.assembly?.version ?? '')}">${esc(f.assembly?.version ?? '')}</td>
-<td><code>${esc(f.assembly?.publicKeyToken ?? '')}</code></td><td>${esc(sn?.state ?? 'unreadable')}</td><td>${sn?.signedWithExpectedKey ? 'yes' : 'no'}</td><td>${sn?.optionId ?? ''}</td>
-<td>${esc(f.vendorAttribute)}</td><td>${f.needsSigning ? 'yes' : 'no'}</td><td>${f.job ? `<code>${esc(f.job.jobId.slice(0, 8))}</code> ${esc(f.job.date.slice(0, 10))}` : ''}</td>
-<td class="outcome-${f.outcome}">${f.outcome}</td></tr>`;
+  const ledger = report.jobSource.ledger ?? 'the local job ledger';
+  const job = f.job
+    ? `job <code>${esc(f.job.jobId)}</code> on ${esc(f.job.date)} (${esc(f.job.baseUrl)})`
+    : f.needsSigning
+      ? `not recorded: jobs come from the job ledger (${esc(ledger)}) that <code>signgate sign</code> writes on the machine that signed; ${report.jobSource.found ? 'no job there returned a file with this SHA-256' : 'the machine that made this report has none'}`
+      : 'none needed: the file is not signed by the service';
+  const items: [string, string][] = [
+    ...COLUMNS.filter((c) => c.label !== 'Job').map((c): [string, string] => [c.label, c.cell(f, report)]),
+    ['Job', job],
+    ['SHA-256', `<code>${f.sha256}</code>`],
+    ['Size', `${f.size} bytes`],
+    ['State', sn ? `${esc(sn.state)}${sn.keyBits ? `, ${sn.keyBits}-bit key, ${esc(sn.hashAlgorithm ?? '')}` : ''}` : 'not a readable .NET assembly'],
+    ['Signature check', sn ? (sn.signatureValid === null ? 'nothing to check: no signature' : sn.signatureValid ? 'valid' : 'invalid') : 'not applicable'],
+    ['Key', sn ? (sn.key === 'expected' ? "the organization's" : sn.key === 'other' ? 'another key' : 'none') : 'none'],
+    ['Why', esc(f.reason)],
+  ];
+  const findings = f.findings.length
+    ? `<ul>${f.findings.map((x) => `<li><span class="sev-${x.severity}">${x.severity}</span> ${esc(x.ruleId)} ${esc(x.rule)}: ${esc(x.message)}</li>`).join('')}</ul>`
+    : 'none';
+  items.push(['Findings', findings]);
+  return `<dl>${items.map(([k, v]) => `<dt>${esc(k)}</dt><dd>${v}</dd>`).join('')}</dl>`;
 }
 
-function details(f: AuditFile, index: number): string {
-  const items = [
-    `SHA-256 <code>${f.sha256}</code>, ${f.size} bytes`,
-    esc(f.reason),
-    f.strongName ? `strong name: ${esc(f.strongName.state)}${f.strongName.keyBits ? `, ${f.strongName.keyBits}-bit ${esc(f.strongName.hashAlgorithm ?? '')}` : ''}` : 'not a readable .NET assembly',
-    f.job ? `signed by job <code>${esc(f.job.jobId)}</code> on ${esc(f.job.date)} (${esc(f.job.baseUrl)})` : 'no signing job recorded in the local ledger',
-    ...f.findings.map((x) => `<span class="sev-${x.severity}">${x.severity}</span> ${esc(x.ruleId)} ${esc(x.rule)}: ${esc(x.message)}`),
-  ];
-  return `<details id="file-${index}"><summary><h3>${esc(f.path)}</h3> <span class="outcome-${f.outcome}">${f.outcome}</span></summary><ul>${items.map((i) => `<li>${i}</li>`).join('')}</ul></details>`;
+function changesSection(report: AuditReport): string {
+  const c = report.changes;
+  if (!c) return '';
+  const list = (names: readonly string[]) => (names.length ? names.map((n) => `<code>${breakablePath(n)}</code>`).join(', ') : 'none');
+  const lines = [
+    ['Added', c.added],
+    ['Removed', c.removed],
+    ['Lost their signature', c.signatureLost ?? []],
+    ['Newly signed', c.newlySigned ?? []],
+    ['Re-signed (same identity and key, new bytes)', c.resigned],
+    ['Key changed', c.keyChanged],
+    ['Identity changed', c.identityChanged],
+    ['Vendor attribute changed', c.vendorAttributeChanged ?? []],
+    ['Option changed', c.optionChanged ?? []],
+  ] as const;
+  const files = (c.files ?? []).map((x) => `<li>${x.regression ? '<span class="regression">regression</span> ' : ''}<code>${breakablePath(x.name)}</code>: ${esc(x.summary)}</li>`).join('');
+  return `<h2>Changes since the previous release</h2><ul>${lines.map(([label, names]) => `<li>${label}: ${list(names)}</li>`).join('')}</ul>${files ? `<p>Per file:</p><ul>${files}</ul>` : ''}`;
+}
+
+function evidenceSection(report: AuditReport): string {
+  const s = report.settings;
+  const keys = s.keys.map((k) => `<li><code>${esc(k.source)}</code>: token <code>${esc(k.token)}</code>${k.optionId !== null ? `, option ${k.optionId}` : ''}</li>`).join('');
+  return `<h2>Inputs and evidence</h2>
+<p>Made by signgate ${esc(VERSION)}, report format ${report.formatVersion}. Vendor <b>${esc(s.vendor)}</b>, vendor API ${s.vendorApi.map((p) => `<code>${esc(p)}</code>`).join(', ')}, attribute namespace <code>${esc(s.vendorNamespace)}</code>.</p>
+<p>The organization's keys (the JSON report holds each public key in full):</p><ul>${keys}</ul>
+<p>Re-check a stored JSON report against the release: <code>signgate audit --verify-report audit.json &lt;release folder&gt;</code>; with <code>--no-timestamp</code> the same inputs give the same bytes.</p>`;
 }
 
 export function formatAuditHtml(report: AuditReport, generatedAt: string | null): string {
@@ -113,23 +212,14 @@ export function formatAuditHtml(report: AuditReport, generatedAt: string | null)
   const stateColours: Record<string, string> = { signed: 'var(--ok)', 'delay-signed': 'var(--warn)', 'invalid-signature': 'var(--fail)', 'public-signed': 'var(--fail)', unsigned: 'var(--skip)' };
   const outcomeColours: Record<string, string> = { ok: 'var(--ok)', fail: 'var(--fail)', 'not-required': 'var(--skip)' };
   const keys = report.settings.keys.map((k) => `<code>${esc(k.token)}</code>${k.optionId !== null ? ` (option ${k.optionId})` : ''}`).join(', ');
-  const changes = report.changes
-    ? `<h2>Changes since the previous release</h2><ul>${(
-        [
-          ['Added', report.changes.added],
-          ['Removed', report.changes.removed],
-          ['Re-signed', report.changes.resigned],
-          ['Key changed', report.changes.keyChanged],
-          ['Identity changed', report.changes.identityChanged],
-        ] as const
-      )
-        .map(([label, list]) => `<li>${label}: ${list.length ? list.map(esc).join(', ') : 'none'}</li>`)
-        .join('')}</ul>`
-    : '';
   const manifest = report.manifest ? `<h2>Release manifest</h2><p>Missing: ${report.manifest.missing.map(esc).join(', ') || 'none'}. Extra: ${report.manifest.extra.map(esc).join(', ') || 'none'}.</p>` : '';
   const findings = report.findings.length
-    ? `<ul>${report.findings.map((x) => `<li><span class="sev-${x.severity}">${x.severity}</span> ${esc(x.ruleId)} ${esc(x.rule)}${x.file ? ` <code>${esc(x.file)}</code>` : ''}: ${esc(x.message)}</li>`).join('')}</ul>`
+    ? `<ul>${report.findings.map((x) => `<li><span class="sev-${x.severity}">${x.severity}</span> ${esc(x.ruleId)} ${esc(x.rule)}${x.file ? ` <code>${breakablePath(x.file)}</code>` : ''}: ${esc(x.message)}</li>`).join('')}</ul>`
     : '<p>None.</p>';
+  const js = report.jobSource;
+  const jobNote = `Jobs come from the job ledger that <code>signgate sign</code> writes on the machine that signed (${esc(js.ledger ?? 'the signgate cache folder')}), matched by the SHA-256 of the file the service returned.${
+    js.found ? '' : ' The machine that made this report has no ledger, so no job is recorded: audit on the signing machine to fill the Job column.'
+  }`;
   return `<!DOCTYPE html>
 <html lang="en">
 <head>
@@ -143,7 +233,7 @@ export function formatAuditHtml(report: AuditReport, generatedAt: string | null)
 <header>
 <h1>Release audit: strong names and vendor signing</h1>
 ${generatedAt ? `<p class="generated">Generated ${esc(generatedAt)}</p>` : ''}
-<p class="muted">Vendor <b>${esc(report.settings.vendor)}</b>; expected keys: ${keys}.</p>
+<p class="muted">Vendor <b>${esc(report.settings.vendor)}</b>; the organization's keys: ${keys}.</p>
 </header>
 <section class="cards">
 <div class="card">Files<b>${s.files}</b></div><div class="card">OK<b class="outcome-ok">${s.byOutcome.ok}</b></div>
@@ -155,20 +245,20 @@ ${barChart('By strong-name state', Object.entries(s.byState), stateColours)}
 ${barChart('By outcome', Object.entries(s.byOutcome), outcomeColours)}
 </section>
 <h2>Files</h2>
+<p class="muted" id="job-source">${jobNote}</p>
 <div class="controls"><input id="filter" type="search" placeholder="Filter by any text (name, token, state…)" aria-label="Filter files">
 <select id="outcome" aria-label="Outcome"><option value="">All outcomes</option><option value="ok">ok</option><option value="fail">fail</option><option value="not-required">not required</option></select>
 <span id="shown" class="muted"></span></div>
 <div class="table-wrap"><table id="files">
-<thead><tr><th>File</th><th>Assembly</th><th>Version</th><th>Token</th><th>State</th><th>Expected key</th><th>Option</th><th>Vendor attribute</th><th>Needs signing</th><th>Job</th><th>Outcome</th></tr></thead>
+<thead><tr><th class="toggle" aria-label="Details"></th>${COLUMNS.map((c) => `<th${c.priority > 1 ? ` class="p${c.priority}"` : ''}>${c.label}</th>`).join('')}</tr></thead>
 <tbody>
-${report.files.map(row).join('\n')}
+${report.files.map((f, i) => row(f, i, report)).join('\n')}
 </tbody></table></div>
 <h2>Findings</h2>
 ${findings}
 ${manifest}
-${changes}
-<h2>File details</h2>
-${report.files.map(details).join('\n')}
+${changesSection(report)}
+${evidenceSection(report)}
 <script>${SCRIPT}</script>
 </body>
 </html>

@@ -9,21 +9,23 @@ export function formatAuditMarkdown(report: AuditReport, generatedAt: string | n
     '# Release audit: strong names and vendor signing',
     '',
     ...(generatedAt ? [`Generated ${generatedAt}`, ''] : []),
-    `Vendor **${report.settings.vendor}**; expected keys: ${report.settings.keys.map((k) => `${k.token}${k.optionId !== null ? ` (option ${k.optionId})` : ''}`).join(', ')}.`,
+    `Vendor **${report.settings.vendor}**; the organization's keys: ${report.settings.keys.map((k) => `${k.token}${k.optionId !== null ? ` (option ${k.optionId})` : ''}`).join(', ')}.`,
     '',
     `**${s.files} files**: ${s.byOutcome.ok} ok, ${s.byOutcome.fail} fail, ${s.byOutcome['not-required']} not required; ${s.errors} errors, ${s.warnings} warnings.`,
     '',
     'By strong-name state: ' + Object.entries(s.byState).map(([k, v]) => `${k} ${v}`).join(', ') + '.',
     '',
-    '| File | Assembly | Version | Token | State | Expected key | Option | Vendor attribute | Needs signing | Job | Outcome |',
-    '|---|---|---|---|---|---|---|---|---|---|---|',
+    `Jobs come from the job ledger that \`signgate sign\` writes on the machine that signed (${report.jobSource.ledger ?? 'the signgate cache folder'})${report.jobSource.found ? '' : '; the machine that made this report has none, so no job is recorded'}.`,
+    '',
+    '| File | Assembly | Version | Token | Strong name | Option | Vendor attribute | Needs signing | Job | Outcome |',
+    '|---|---|---|---|---|---|---|---|---|---|',
     ...report.files.map((f) =>
-      `| ${cell(f.path)} | ${cell(f.assembly?.name ?? '')} | ${f.assembly?.version ?? ''} | ${f.assembly?.publicKeyToken ?? ''} | ${f.strongName?.state ?? 'unreadable'} | ${f.strongName?.signedWithExpectedKey ? 'yes' : 'no'} | ${f.strongName?.optionId ?? ''} | ${f.vendorAttribute} | ${f.needsSigning ? 'yes' : 'no'} | ${f.job ? `${f.job.jobId} (${f.job.date})` : ''} | ${f.outcome} |`,
+      `| ${cell(f.path)} | ${cell(f.assembly?.name ?? '')} | ${f.assembly?.version ?? ''} | ${f.assembly?.publicKeyToken ?? ''} | ${cell(f.verdict)} | ${f.strongName?.optionId ?? ''} | ${f.vendorAttribute} | ${f.needsSigning ? 'yes' : 'no'} | ${f.job ? `${f.job.jobId} (${f.job.date})` : f.needsSigning ? 'not recorded' : 'none needed'} | ${f.outcome} |`,
     ),
     '',
     '## Files',
     '',
-    ...report.files.flatMap((f) => [`### ${f.path}`, '', `- SHA-256: \`${f.sha256}\`, ${f.size} bytes`, `- ${cell(f.reason)}`, ...f.findings.map((x) => `- **${x.severity}** ${x.ruleId} ${x.rule}: ${cell(x.message)}`), '']),
+    ...report.files.flatMap((f) => [`### ${f.path}`, '', `- SHA-256: \`${f.sha256}\`, ${f.size} bytes`, `- Strong name: ${f.strongName ? `${f.strongName.state}, signature ${f.strongName.signatureValid === null ? 'not present' : f.strongName.signatureValid ? 'valid' : 'invalid'}` : 'unreadable'}`, `- ${cell(f.reason)}`, ...f.findings.map((x) => `- **${x.severity}** ${x.ruleId} ${x.rule}: ${cell(x.message)}`), '']),
     '## Findings',
     '',
     ...(report.findings.length ? report.findings.map((x) => `- **${x.severity}** ${x.ruleId} ${x.rule}${x.file ? ` (${x.file})` : ''}: ${cell(x.message)}`) : ['None.']),
@@ -33,10 +35,22 @@ export function formatAuditMarkdown(report: AuditReport, generatedAt: string | n
   if (report.changes) {
     const c = report.changes;
     lines.push('## Changes since the previous release', '');
-    for (const [label, list] of [['Added', c.added], ['Removed', c.removed], ['Re-signed', c.resigned], ['Key changed', c.keyChanged], ['Identity changed', c.identityChanged]] as const) {
-      lines.push(`- ${label}: ${list.length ? list.join(', ') : 'none'}`);
-    }
+    const groups = [
+      ['Added', c.added],
+      ['Removed', c.removed],
+      ['Lost their signature', c.signatureLost],
+      ['Newly signed', c.newlySigned],
+      ['Re-signed (same identity and key, new bytes)', c.resigned],
+      ['Key changed', c.keyChanged],
+      ['Identity changed', c.identityChanged],
+      ['Vendor attribute changed', c.vendorAttributeChanged],
+      ['Option changed', c.optionChanged],
+    ] as const;
+    for (const [label, list] of groups) lines.push(`- ${label}: ${list.length ? list.join(', ') : 'none'}`);
+    if (c.files.length) lines.push('', ...c.files.map((x) => `- ${x.regression ? '**regression** ' : ''}${x.name}: ${cell(x.summary)}`));
     lines.push('');
   }
+  const st = report.settings;
+  lines.push('## Inputs', '', `- Vendor ${st.vendor}, vendor API ${st.vendorApi.join(', ')}, attribute namespace ${st.vendorNamespace}`, ...st.keys.map((k) => `- Key ${k.source}: token ${k.token}${k.optionId !== null ? `, option ${k.optionId}` : ''}`), '- Re-check a stored JSON report: `signgate audit --verify-report audit.json <release folder>`', '');
   return lines.join('\n');
 }

@@ -13,14 +13,18 @@ import { needsSigning, type CheckInput, type CheckSettings, type FileRole } from
 import { collectFacts } from './facts.js';
 import { vendorAttributeCandidates, vendorAttributeOnAssembly, lookAlikeReason } from './vendor-attribute.js';
 
-export const AUDIT_FORMAT_VERSION = 1;
+/** 2: per-file verdict and key match, the inputs in full (public keys, vendor patterns), the job source, per-file changes. */
+export const AUDIT_FORMAT_VERSION = 2;
 
 /** Findings only an audit makes (a release has signed files, not delay-signed ones). */
 export const AuditRules = {
   SG701: { name: 'not-signed-for-release', summary: "A shipped assembly that needs signing is not validly signed with one of the organization's keys.", hint: 'Ship the files `signgate sign` returned and verified, not the delay-signed build output.' },
   SG702: { name: 'manifest-missing-file', summary: 'A file the release manifest lists is not in the release.', hint: 'Add the file to the release, or remove it from the manifest.' },
   SG703: { name: 'manifest-extra-file', summary: 'A file in the release is not in the release manifest.', hint: 'Remove the file from the release, or add it to the manifest.' },
-} as const;
+  SG704: { name: 'signature-lost', severity: 'error', summary: "A file that was signed with the organization's key in the previous release is not any more.", hint: 'Ship the file `signgate sign` returned for this release; the build output was probably copied over the signed file.' },
+  SG705: { name: 'vendor-attribute-lost', severity: 'error', summary: 'A file that carried the vendor attribute in the previous release does not any more.', hint: 'Put the vendor attribute back into the assembly (AssemblyInfo or the project file) and sign again.' },
+  SG706: { name: 'option-changed', severity: 'warning', summary: 'A file is signed for another option than in the previous release.', hint: 'Check that the option change is intended; customers licensed for the old option cannot load the new file.' },
+} as const satisfies Record<string, { name: string; severity?: 'error' | 'warning'; summary: string; hint: string }>;
 
 /** Check rules that describe delay-signed input or the upload; in a release they are replaced by SG701 or do not apply. */
 const NOT_FOR_RELEASE = new Set(['already-signed', 'not-delay-signed', 'public-signed', 'invalid-signature', 'duplicate-name', 'upload-too-large', 'option-not-licensed', 'no-license']);
@@ -48,8 +52,14 @@ export interface AuditFile {
     readonly hashAlgorithm: string | null;
     /** Validly signed with one of the expected keys. */
     readonly signedWithExpectedKey: boolean;
+    /** Whether the file's public key is one of the expected keys, another key, or absent. */
+    readonly key: 'expected' | 'other' | 'none';
+    /** The signature check: true valid, false invalid, null when there is no signature to check. */
+    readonly signatureValid: boolean | null;
     readonly optionId: number | null;
   } | null;
+  /** The strong-name state in a release manager's words ("delay-signed with the right key, but never signed by the service"). */
+  readonly verdict: string;
   readonly vendorAttribute: VendorAttributeState;
   readonly needsSigning: boolean;
   readonly role: FileRole['kind'];
@@ -59,18 +69,58 @@ export interface AuditFile {
   readonly findings: readonly Finding[];
 }
 
+/** One aspect of a file that differs from the previous release. */
+export interface AuditAspectChange {
+  readonly aspect: 'strong-name' | 'key' | 'identity' | 'vendor-attribute' | 'option' | 'bytes';
+  readonly before: string | null;
+  readonly after: string | null;
+}
+
+/** A file present in both releases whose bytes or evidence changed. */
+export interface AuditFileChange {
+  readonly name: string;
+  readonly aspects: readonly AuditAspectChange[];
+  /** The file is worse for a release than before (signature or vendor attribute lost). */
+  readonly regression: boolean;
+  /** What changed, in words. */
+  readonly summary: string;
+}
+
 export interface AuditChanges {
   readonly added: readonly string[];
   readonly removed: readonly string[];
-  /** Same identity and key, new bytes. */
+  /** Signed with the organization's key before and now, same key and identity, new bytes: and nothing else. */
   readonly resigned: readonly string[];
+  /** Signed with the organization's key before, not now (SG704). */
+  readonly signatureLost: readonly string[];
+  /** Not signed with the organization's key before, signed now. */
+  readonly newlySigned: readonly string[];
   readonly keyChanged: readonly string[];
   readonly identityChanged: readonly string[];
+  readonly vendorAttributeChanged: readonly string[];
+  readonly optionChanged: readonly string[];
+  /** Every file in both releases that changed, with each changed aspect before and after. */
+  readonly files: readonly AuditFileChange[];
+}
+
+/** Where the Job column comes from: the local job ledger `signgate sign` writes on the machine that signed. */
+export interface AuditJobSource {
+  /** The ledger as shown (with ~ for the home folder), or null when not known. */
+  readonly ledger: string | null;
+  /** Whether a ledger with at least one job was found on the machine that ran the audit. */
+  readonly found: boolean;
 }
 
 export interface AuditReport {
   readonly formatVersion: number;
-  readonly settings: { readonly vendor: string; readonly keys: readonly { readonly source: string; readonly optionId: number | null; readonly token: string }[] };
+  /** The inputs, in full, so that the report can be re-checked without the key files (`--verify-report`). */
+  readonly settings: {
+    readonly vendor: string;
+    readonly vendorApi: readonly string[];
+    readonly vendorNamespace: string;
+    readonly keys: readonly { readonly source: string; readonly optionId: number | null; readonly token: string; readonly publicKey: string }[];
+  };
+  readonly jobSource: AuditJobSource;
   readonly summary: {
     readonly files: number;
     readonly byState: Readonly<Record<string, number>>;
@@ -93,11 +143,42 @@ export interface AuditOptions {
   readonly manifest?: readonly string[];
   /** The previous release's audit report (JSON). */
   readonly previous?: AuditReport;
+  /** Where jobs came from (default: no ledger known). */
+  readonly jobSource?: AuditJobSource;
 }
 
 function auditFinding(id: keyof typeof AuditRules, message: string, file: string | null): Finding {
-  const rule = AuditRules[id];
-  return { ruleId: id, rule: rule.name, severity: 'error', message, hint: rule.hint, file };
+  const rule: { name: string; severity?: 'error' | 'warning'; hint: string } = AuditRules[id];
+  return { ruleId: id, rule: rule.name, severity: rule.severity ?? 'error', message, hint: rule.hint, file };
+}
+
+/** "option 12345's key (token 5d00…)" or "the key with token 5d00…" */
+function describeKey(k: { optionId: number | null; token: string }): string {
+  return k.optionId !== null ? `the key of option ${k.optionId} (token ${k.token})` : `the key with token ${k.token}`;
+}
+
+/**
+ * The strong-name state in the words of a release manager: signed by the service or not, and with whose key.
+ * Wording only; the state and key match stay in the report as data.
+ */
+export function describeVerdict(state: string | null, key: 'expected' | 'other' | 'none', token: string | null, optionId: number | null): string {
+  const other = `another key (token ${token ?? 'unknown'}), not the organization's`;
+  switch (state) {
+    case null:
+      return 'not a readable .NET assembly';
+    case 'unsigned':
+      return 'not strong-named: no public key at all';
+    case 'delay-signed':
+      return key === 'expected' ? 'delay-signed with the right key, but never signed by the service' : `delay-signed with ${other}`;
+    case 'public-signed':
+      return key === 'expected' ? 'public-signed with the right key: no real signature, never signed by the service' : `public-signed with ${other}`;
+    case 'signed':
+      return key === 'expected' ? `signed by the service with the organization's key${optionId !== null ? ` for option ${optionId}` : ''}` : `signed, but with ${other}`;
+    case 'invalid-signature':
+      return key === 'expected' ? 'signed with the right key, but changed after signing: the signature does not match the bytes' : `broken signature, and with ${other}`;
+    default:
+      return state;
+  }
 }
 
 function vendorAttributeState(facts: Parameters<typeof vendorAttributeCandidates>[0], settings: CheckSettings): VendorAttributeState {
@@ -134,10 +215,11 @@ export function buildAudit(inputs: readonly CheckInput[], options: AuditOptions)
       const assembly = f.module?.assembly;
       const key = status?.publicKey ? settings.keys.find((k) => sameKeyBlob(k.publicKey, status.publicKey!)) : undefined;
       const signedWithExpectedKey = status?.state === 'signed' && key !== undefined;
+      const keyMatch = key ? 'expected' : status?.publicKey ? 'other' : 'none';
+      const verdict = describeVerdict(status?.state ?? null, keyMatch, status?.publicKeyToken ?? null, key?.optionId ?? null);
       const findings: Finding[] = result.findings.filter((x) => !NOT_FOR_RELEASE.has(x.rule));
       if (needsSigning(f.role) && !signedWithExpectedKey) {
-        const token = status?.publicKeyToken ? `key token ${status.publicKeyToken}` : 'no key';
-        findings.push(auditFinding('SG701', `the file is ${status?.state ?? 'unreadable'} (${token}); expected validly signed with ${settings.keys.map((k) => k.token).join(' or ')}`, input.path));
+        findings.push(auditFinding('SG701', `${verdict}; a release needs it signed by the service with ${settings.keys.map(describeKey).join(' or ')}`, input.path));
       }
       findings.sort(compareFindings);
       const failed = findings.some((x) => x.severity === 'error');
@@ -148,8 +230,9 @@ export function buildAudit(inputs: readonly CheckInput[], options: AuditOptions)
         sha256,
         assembly: assembly ? { name: assembly.name, version: formatVersion(assembly.version), culture: assembly.culture, publicKeyToken: assembly.publicKey.length ? publicKeyToken(assembly.publicKey) : null } : null,
         strongName: status
-          ? { state: status.state, keyBits: status.keyBits, hashAlgorithm: status.hashAlgorithm, signedWithExpectedKey, optionId: key?.optionId ?? null }
+          ? { state: status.state, keyBits: status.keyBits, hashAlgorithm: status.hashAlgorithm, signedWithExpectedKey, key: keyMatch, signatureValid: status.signatureValid, optionId: key?.optionId ?? null }
           : null,
+        verdict,
         vendorAttribute: needsSigning(f.role) || f.role.kind === 'unreadable' ? vendorAttributeState(f, settings) : 'not-required',
         needsSigning: needsSigning(f.role),
         role: f.role.kind,
@@ -173,13 +256,32 @@ export function buildAudit(inputs: readonly CheckInput[], options: AuditOptions)
     manifest = { missing, extra };
   }
   const changes = options.previous ? compareAudits(options.previous, files) : null;
+  if (changes) {
+    const pathOf = new Map(files.map((f) => [f.name, f.path]));
+    const previousOf = new Map(options.previous!.files.map((f) => [f.name.toLowerCase(), f]));
+    for (const c of changes.files) {
+      const aspect = (a: AuditAspectChange['aspect']) => c.aspects.find((x) => x.aspect === a);
+      const before = previousOf.get(c.name.toLowerCase())!;
+      if (changes.signatureLost.includes(c.name)) releaseFindings.push(auditFinding('SG704', `${before.verdict ?? `${before.strongName?.state}`} in the previous release; now ${files.find((f) => f.name === c.name)!.verdict}`, pathOf.get(c.name) ?? c.name));
+      const vendor = aspect('vendor-attribute');
+      if (vendor && vendor.before === 'present' && vendor.after !== 'not-required') releaseFindings.push(auditFinding('SG705', `the vendor attribute was present in the previous release; now ${vendor.after}`, pathOf.get(c.name) ?? c.name));
+      const option = aspect('option');
+      if (option && option.before !== null && option.after !== null) releaseFindings.push(auditFinding('SG706', `signed for option ${option.before} in the previous release; now for option ${option.after}`, pathOf.get(c.name) ?? c.name));
+    }
+  }
   const withDocs = (f: Finding): Finding => ({ ...f, data: { ...(f.data ?? {}), docsUrl: ruleDocsUrl(f.ruleId) } });
   const allFindings = [...files.flatMap((f) => f.findings), ...releaseFindings].sort(compareFindings).map(withDocs);
   const byState: Record<string, number> = {};
   for (const f of files) byState[f.strongName?.state ?? 'unreadable'] = (byState[f.strongName?.state ?? 'unreadable'] ?? 0) + 1;
   return {
     formatVersion: AUDIT_FORMAT_VERSION,
-    settings: { vendor: settings.vendor, keys: settings.keys.map((k) => ({ source: k.source, optionId: k.optionId, token: k.token })) },
+    settings: {
+      vendor: settings.vendor,
+      vendorApi: [...settings.vendorApi],
+      vendorNamespace: settings.vendorNamespace,
+      keys: settings.keys.map((k) => ({ source: k.source, optionId: k.optionId, token: k.token, publicKey: Buffer.from(k.publicKey.blob).toString('hex') })),
+    },
+    jobSource: options.jobSource ?? { ledger: null, found: false },
     summary: {
       files: files.length,
       byState: Object.fromEntries(Object.entries(byState).sort()),
@@ -194,22 +296,96 @@ export function buildAudit(inputs: readonly CheckInput[], options: AuditOptions)
   };
 }
 
-/** What changed between two releases, matching files by their name relative to the release root (case-insensitive). */
-export function compareAudits(previous: AuditReport, current: readonly AuditFile[]): AuditChanges {
+type Evidence = Pick<AuditFile, 'name' | 'sha256' | 'assembly' | 'vendorAttribute'> & { readonly strongName: (Pick<NonNullable<AuditFile['strongName']>, 'state' | 'signedWithExpectedKey' | 'optionId'>) | null; readonly verdict?: string };
+
+const identityOf = (x: Evidence) => (x.assembly ? `${x.assembly.name}, Version=${x.assembly.version}, Culture=${x.assembly.culture || 'neutral'}` : null);
+const signedForRelease = (x: Evidence) => x.strongName?.signedWithExpectedKey === true;
+
+/**
+ * What changed between two releases, matching files by their name relative to the release root (case-insensitive).
+ * Each file in both releases is compared aspect by aspect (strong-name state, key, identity, vendor attribute,
+ * option, bytes); "re-signed" is only signed before and after with the same key and identity and new bytes.
+ * The previous report may be of format 1 (it has every field compared here but the verdict).
+ */
+export function compareAudits(previous: { readonly files: readonly Evidence[] }, current: readonly Evidence[]): AuditChanges {
   const before = new Map(previous.files.map((f) => [f.name.toLowerCase(), f]));
   const now = new Map(current.map((f) => [f.name.toLowerCase(), f]));
   const added = current.filter((f) => !before.has(f.name.toLowerCase())).map((f) => f.name);
   const removed = previous.files.filter((f) => !now.has(f.name.toLowerCase())).map((f) => f.name);
-  const resigned: string[] = [];
-  const keyChanged: string[] = [];
-  const identityChanged: string[] = [];
+  const lists = { resigned: [] as string[], signatureLost: [] as string[], newlySigned: [] as string[], keyChanged: [] as string[], identityChanged: [] as string[], vendorAttributeChanged: [] as string[], optionChanged: [] as string[] };
+  const files: AuditFileChange[] = [];
   for (const f of current) {
     const old = before.get(f.name.toLowerCase());
-    if (!old || old.sha256 === f.sha256) continue;
-    const id = (x: AuditFile) => (x.assembly ? `${x.assembly.name}|${x.assembly.version}|${x.assembly.culture}` : '');
-    if (old.assembly?.publicKeyToken !== f.assembly?.publicKeyToken) keyChanged.push(f.name);
-    else if (id(old) !== id(f)) identityChanged.push(f.name);
-    else resigned.push(f.name);
+    if (!old) continue;
+    const aspects: AuditAspectChange[] = [];
+    const note = (aspect: AuditAspectChange['aspect'], a: string | null, b: string | null) => a !== b && aspects.push({ aspect, before: a, after: b });
+    note('strong-name', old.strongName?.state ?? null, f.strongName?.state ?? null);
+    note('key', old.assembly?.publicKeyToken ?? null, f.assembly?.publicKeyToken ?? null);
+    note('identity', identityOf(old), identityOf(f));
+    note('vendor-attribute', old.vendorAttribute, f.vendorAttribute);
+    note('option', old.strongName?.optionId?.toString() ?? null, f.strongName?.optionId?.toString() ?? null);
+    note('bytes', old.sha256, f.sha256);
+    if (aspects.length === 0) continue;
+    const has = (a: AuditAspectChange['aspect']) => aspects.some((x) => x.aspect === a);
+    const lost = signedForRelease(old) && !signedForRelease(f);
+    const gained = !signedForRelease(old) && signedForRelease(f);
+    const vendorLost = old.vendorAttribute === 'present' && f.vendorAttribute !== 'present' && f.vendorAttribute !== 'not-required';
+    if (lost) lists.signatureLost.push(f.name);
+    if (gained) lists.newlySigned.push(f.name);
+    if (has('key')) lists.keyChanged.push(f.name);
+    if (has('identity')) lists.identityChanged.push(f.name);
+    if (has('vendor-attribute')) lists.vendorAttributeChanged.push(f.name);
+    if (has('option') && old.strongName?.optionId != null && f.strongName?.optionId != null) lists.optionChanged.push(f.name);
+    const resigned = signedForRelease(old) && signedForRelease(f) && aspects.length === 1 && has('bytes');
+    if (resigned) lists.resigned.push(f.name);
+    const words: string[] = [];
+    if (lost) words.push(`lost its signature: ${old.strongName?.state ?? 'unreadable'} → ${f.strongName?.state ?? 'unreadable'}`);
+    else if (gained) words.push(`now signed for release: ${old.strongName?.state ?? 'unreadable'} → ${f.strongName?.state ?? 'unreadable'}`);
+    else if (resigned) words.push('re-signed: same identity and key, new bytes');
+    else if (has('strong-name')) words.push(`strong name ${old.strongName?.state ?? 'unreadable'} → ${f.strongName?.state ?? 'unreadable'}`);
+    for (const a of aspects) {
+      if (a.aspect === 'key') words.push(`key token ${a.before ?? 'none'} → ${a.after ?? 'none'}`);
+      if (a.aspect === 'identity') words.push(`identity ${a.before ?? 'none'} → ${a.after ?? 'none'}`);
+      if (a.aspect === 'vendor-attribute') words.push(`vendor attribute ${a.before} → ${a.after}`);
+      if (a.aspect === 'option') words.push(`option ${a.before ?? 'none'} → ${a.after ?? 'none'}`);
+    }
+    if (words.length === 0) words.push('new bytes, same evidence');
+    files.push({ name: f.name, aspects, regression: lost || vendorLost, summary: words.join('; ') });
   }
-  return { added, removed, resigned, keyChanged, identityChanged };
+  return { added, removed, ...lists, files };
+}
+
+/** The fields of a file that are evidence: what the file is and what was found, not where it was read from or which job made it. */
+const EVIDENCE_FIELDS = ['size', 'sha256', 'assembly', 'strongName', 'verdict', 'vendorAttribute', 'needsSigning', 'role', 'outcome'] as const;
+
+const show = (value: unknown) => (value === undefined ? 'absent' : JSON.stringify(value));
+
+/**
+ * Every difference between a stored audit report and one made now from the same inputs, one sentence each;
+ * empty when they agree. Files match by name (relative to the release root); paths and jobs are not compared
+ * (they depend on the working folder and on the machine), nor are the changes since a previous release.
+ */
+export function diffAuditReports(stored: AuditReport, fresh: AuditReport): string[] {
+  const out: string[] = [];
+  const a = stored.settings;
+  const b = fresh.settings;
+  if (a.vendor !== b.vendor) out.push(`vendor: report ${show(a.vendor)}, now ${show(b.vendor)}`);
+  const tokens = (s: AuditReport['settings']) => s.keys.map((k) => k.token).join(', ');
+  if (tokens(a) !== tokens(b)) out.push(`expected keys: report ${tokens(a)}, now ${tokens(b)}`);
+  const storedFiles = new Map(stored.files.map((f) => [f.name.toLowerCase(), f]));
+  const freshFiles = new Map(fresh.files.map((f) => [f.name.toLowerCase(), f]));
+  for (const f of stored.files) if (!freshFiles.has(f.name.toLowerCase())) out.push(`${f.name}: in the report, not in the folder`);
+  for (const f of fresh.files) if (!storedFiles.has(f.name.toLowerCase())) out.push(`${f.name}: in the folder, not in the report`);
+  for (const f of stored.files) {
+    const now = freshFiles.get(f.name.toLowerCase());
+    if (!now) continue;
+    for (const field of EVIDENCE_FIELDS) {
+      const x = show(f[field]);
+      const y = show(now[field]);
+      if (x !== y) out.push(`${f.name}: ${field} in the report ${x}, now ${y}`);
+    }
+    const ids = (list: readonly Finding[]) => list.map((x) => `${x.ruleId} ${x.message}`).join(' | ') || 'none';
+    if (ids(f.findings) !== ids(now.findings)) out.push(`${f.name}: findings in the report ${ids(f.findings)}; now ${ids(now.findings)}`);
+  }
+  return out;
 }

@@ -2,15 +2,20 @@
 // verified strong name, vendor attribute and signing job (from the local ledger), compared with the previous
 // release when given.
 import { statSync } from 'node:fs';
-import { resolve } from 'node:path';
+import { homedir } from 'node:os';
+import { basename, relative, resolve, sep } from 'node:path';
 import { UsageError } from '../core/errors.js';
+import { VERSION } from '../core/version.js';
 import { formatAuditHtml } from '../report/audit-html.js';
 import { formatAuditJson } from '../report/audit-json.js';
 import { formatAuditMarkdown } from '../report/audit-markdown.js';
-import { buildAudit, type AuditJob, type AuditReport } from '../rules/audit.js';
-import { prepareCheck, type CheckOptions } from './check.js';
-import { displayPath, readInputFile } from './files.js';
-import { Ledger } from './ledger.js';
+import { buildAudit, diffAuditReports, type AuditJob, type AuditJobSource, type AuditReport } from '../rules/audit.js';
+import type { CheckInput, CheckSettings } from '../rules/types.js';
+import { parsePublicKeyBlob } from '../strongname/key-blob.js';
+import { publicKeyToken } from '../strongname/token.js';
+import { DEFAULT_MAX_UPLOAD_BYTES, prepareCheck, type CheckOptions } from './check.js';
+import { displayPath, expandInputs, readInputFile } from './files.js';
+import { Ledger, ledgerPath } from './ledger.js';
 
 export const AuditFormats = ['html', 'markdown', 'json'] as const;
 export type AuditFormat = (typeof AuditFormats)[number];
@@ -45,6 +50,23 @@ export function jobsFromLedger(ledger: Ledger): Map<string, AuditJob> {
     for (const r of entry.results ?? []) if (r.outputSha256) map.set(r.outputSha256, { jobId: entry.jobId, date: entry.createdAt, baseUrl: entry.baseUrl });
   }
   return map;
+}
+
+/**
+ * The ledger's place without absolute paths (the report stays the same for another user or folder):
+ * `$SIGNGATE_CACHE_DIR/jobs.json` when that is set, else under `~`.
+ */
+export function describeLedgerPath(env: NodeJS.ProcessEnv = process.env): string {
+  if (env.SIGNGATE_CACHE_DIR) return '$SIGNGATE_CACHE_DIR/jobs.json';
+  const path = ledgerPath(env);
+  const home = homedir();
+  return (path.startsWith(home + sep) ? `~${sep}${relative(home, path)}` : path).split(sep).join('/');
+}
+
+/** Where the report's jobs come from, for the report to say so when the column is empty. */
+export function jobSourceOf(ledger: Ledger | undefined, env: NodeJS.ProcessEnv = process.env): AuditJobSource {
+  const l = ledger ?? new Ledger();
+  return { ledger: ledger && ledger.path !== ledgerPath(env) ? basename(ledger.path) : describeLedgerPath(env), found: l.all().length > 0 };
 }
 
 function statSafe(path: string) {
@@ -83,9 +105,11 @@ export async function audit(options: AuditOptions): Promise<AuditReport> {
     }
     if (!Array.isArray(previous?.files)) throw new UsageError(`${options.compare} is not an audit JSON report (no "files" list)`, 'Pass the JSON written by `signgate audit --format json` for the previous release.');
   }
+  const ledger = options.ledger ?? new Ledger();
   return buildAudit(prepared.inputs, {
     settings: prepared.settings,
-    jobs: jobsFromLedger(options.ledger ?? new Ledger()),
+    jobs: jobsFromLedger(ledger),
+    jobSource: jobSourceOf(ledger),
     ...(options.manifest ? { manifest: parseManifest(read(options.manifest, 'manifest')) } : {}),
     ...(previous ? { previous } : {}),
   });
@@ -96,3 +120,60 @@ export function renderAudit(report: AuditReport, format: AuditFormat, generatedA
   return format === 'html' ? formatAuditHtml(report, generatedAt) : format === 'markdown' ? formatAuditMarkdown(report, generatedAt) : formatAuditJson(report, generatedAt);
 }
 
+
+export interface VerifyReportResult {
+  /** One sentence per difference between the stored report and the folder; empty when they agree. */
+  readonly differences: readonly string[];
+  /** Things worth saying that are not differences (another signgate version made the report). */
+  readonly notes: readonly string[];
+  /** The report made now, from the stored report's inputs. */
+  readonly report: AuditReport;
+}
+
+/**
+ * Re-checks a stored audit JSON against a release folder: audits the folder again with the inputs the report
+ * records (its vendor settings and public keys, so the key files are not needed) and names every difference
+ * in the evidence: files added or missing, hashes, identities, key tokens, strong-name states and
+ * verification, vendor attribute, option, outcome and findings.
+ * @throws UsageError when the report is not an audit JSON of format 2 or later
+ */
+export async function verifyAuditReport(options: { readonly report: string; readonly paths: readonly string[]; readonly root?: string; readonly ledger?: Ledger }): Promise<VerifyReportResult> {
+  const hint = 'Pass the JSON written by `signgate audit --format json` (signgate 0.1 or later writes format 2).';
+  let stored: AuditReport & { tool?: { version?: string } };
+  try {
+    stored = JSON.parse(readInputFile(resolve(options.report), displayPath(resolve(options.report))).toString('utf8').replace(/^\uFEFF/, '')) as typeof stored;
+  } catch (error) {
+    if (error instanceof SyntaxError) throw new UsageError(`${options.report} is not an audit JSON report (${error.message})`, hint);
+    throw error;
+  }
+  if (!Array.isArray(stored?.files) || !Array.isArray(stored.settings?.keys) || !stored.settings.keys.every((k) => typeof k.publicKey === 'string')) {
+    throw new UsageError(`${options.report} is not an audit JSON report that records its inputs (format ${String(stored?.formatVersion)})`, hint);
+  }
+  if (options.paths.length === 0) throw new UsageError('no release folder to verify the report against', 'Name the release folder: signgate audit --verify-report report.json release/');
+  const single = options.paths.length === 1 && statSafe(options.paths[0]!)?.isDirectory() ? options.paths[0] : undefined;
+  const rootArg = options.root ?? single;
+  const root = rootArg ? resolve(rootArg) : null;
+  const inputs: CheckInput[] = (await expandInputs(options.paths)).map((f) => ({
+    path: f.displayPath,
+    uploadName: root ? relative(root, f.absolutePath).split(sep).join('/') : basename(f.absolutePath),
+    bytes: readInputFile(f.absolutePath, f.displayPath),
+    explicit: f.explicit,
+  }));
+  const s = stored.settings;
+  const settings: CheckSettings = {
+    vendor: s.vendor,
+    vendorApi: s.vendorApi,
+    vendorNamespace: s.vendorNamespace,
+    // The token is computed again from the key, so a report whose token and key disagree shows a difference.
+    keys: s.keys.map((k) => {
+      const publicKey = parsePublicKeyBlob(Buffer.from(k.publicKey, 'hex'));
+      return { optionId: k.optionId, source: k.source, token: publicKeyToken(publicKey.blob), publicKey };
+    }),
+    maxUploadBytes: DEFAULT_MAX_UPLOAD_BYTES,
+    root: root ? displayPath(root) : null,
+  };
+  const ledger = options.ledger ?? new Ledger();
+  const report = buildAudit(inputs, { settings, jobs: jobsFromLedger(ledger), jobSource: jobSourceOf(ledger) });
+  const notes = stored.tool?.version && stored.tool.version !== VERSION ? [`the report was made by signgate ${stored.tool.version}; this is ${VERSION}`] : [];
+  return { differences: diffAuditReports(stored, report), notes, report };
+}

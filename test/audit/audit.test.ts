@@ -61,7 +61,7 @@ describe('audit of a signed release', () => {
       const without = a.split('\n');
       expect(withTime.filter((l) => !without.includes(l)).length).toBe(1);
     }
-  });
+  }, 120_000);
 
   test('the delay-signed build output fails: not signed for release', () => {
     const r = audit(fixturePath('addin'), '--format', 'json', '--no-timestamp');
@@ -70,7 +70,7 @@ describe('audit of a signed release', () => {
     expect(out.findings.filter((f: { rule: string }) => f.rule === 'not-signed-for-release').length).toBe(6);
   });
 
-  test('--compare: added, removed, re-signed, key changed, identity changed', () => {
+  test('--compare: added, removed, re-signed, key changed, identity changed, signature lost', () => {
     const previousJson = join(dir, '..', `prev-${Date.now()}.json`);
     writeFileSync(previousJson, audit(dir, '--format', 'json', '--no-timestamp').stdout);
     const next = release();
@@ -91,7 +91,9 @@ describe('audit of a signed release', () => {
     expect(names(changes.added)).toEqual(['Added.dll']);
     expect(names(changes.removed)).toEqual(['ThirdParty.Json.dll']);
     expect(names(changes.keyChanged)).toEqual(['AddinTool.exe']);
-    expect(names(changes.identityChanged)).toEqual(['Interop.SampleCom.dll']);
+    // Another assembly signed with another key: the key, the identity and the signature all changed.
+    expect(names(changes.identityChanged)).toEqual(['AddinTool.exe', 'Interop.SampleCom.dll']);
+    expect(names(changes.signatureLost)).toEqual(['AddinTool.exe']);
     expect(names(changes.resigned)).toEqual(['SampleAddin.dll']);
   });
 

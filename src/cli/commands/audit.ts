@@ -2,7 +2,7 @@
 import { resolve } from 'node:path';
 import type { ArgumentsCamelCase, Argv, CommandModule } from 'yargs';
 import { UsageError } from '../../core/errors.js';
-import { audit, AuditFormats, renderAudit, type AuditFormat } from '../../workflows/audit.js';
+import { audit, AuditFormats, renderAudit, verifyAuditReport, type AuditFormat } from '../../workflows/audit.js';
 import { displayPath, writeFileAtomic } from '../../workflows/files.js';
 import { ExitCode, type ExitCodeValue } from '../exit-codes.js';
 import type { Io } from '../output.js';
@@ -14,9 +14,27 @@ interface AuditArgs extends Omit<CheckArgs, 'format'> {
   timestamp: boolean;
   compare?: string;
   manifest?: string;
+  verifyReport?: string;
+}
+
+/** `--verify-report stored.json <folder>`: every difference, one per line; exit 0 when none, 1 otherwise. */
+async function runVerifyReport(args: AuditArgs, io: Io): Promise<ExitCodeValue> {
+  if (args.compare || args.manifest || args.output) throw new UsageError('--verify-report re-checks a stored report; it takes no --compare, --manifest or --output', 'Run: signgate audit --verify-report report.json release/');
+  const paths = (args.paths as string[] | undefined) ?? [];
+  const result = await verifyAuditReport({ report: args.verifyReport!, paths, ...(args.root ? { root: args.root } : {}) });
+  for (const note of result.notes) io.err(`note: ${note}`);
+  const where = paths.join(', ');
+  if (result.differences.length === 0) {
+    io.out(`${args.verifyReport} matches ${where}: ${result.report.files.length} files, the same hashes, keys, strong-name states, vendor attributes, options and findings`);
+    return ExitCode.Ok;
+  }
+  io.out(`${args.verifyReport} differs from ${where} in ${result.differences.length} ${result.differences.length === 1 ? 'point' : 'points'}:`);
+  for (const d of result.differences) io.out(`  - ${d}`);
+  return ExitCode.Findings;
 }
 
 export async function runAudit(args: AuditArgs, io: Io): Promise<ExitCodeValue> {
+  if (args.verifyReport) return runVerifyReport(args, io);
   const { format: auditFormat, output, ...rest } = args;
   if (!output && (auditFormat ?? 'html') === 'html' && process.stdout.isTTY) {
     throw new UsageError('the HTML report is a page for a browser, not for the terminal', 'Pass -o audit.html to write it to a file, or --format markdown to read it here.');
@@ -50,9 +68,11 @@ export const auditCommand = (io: Io, setExit: (code: ExitCodeValue) => void): Co
       .option('timestamp', { type: 'boolean', default: true, describe: 'Add a generated-at line (--no-timestamp makes reports byte-identical for identical inputs)' })
       .option('compare', { type: 'string', describe: "The previous release's audit JSON: adds what changed" })
       .option('manifest', { type: 'string', describe: 'Files the release must contain: one relative path per line, or a JSON array' })
+      .option('verify-report', { type: 'string', describe: 'Re-check a stored audit JSON against the release folder and name every difference (exit 0 identical, 1 differences)' })
       .option('config', { type: 'string', describe: 'Config file (default: signgate.config.json from the working directory upward)' })
       .example('$0 audit release/ --key 12345_public.snk --vendor Contoso -o audit.html', 'the HTML report for auditors')
       .example('$0 audit release/ --format json -o audit-1.5.json --compare audit-1.4.json --no-timestamp', 'what changed since 1.4')
+      .example('$0 audit --verify-report audit-1.5.json release/', 'check that a stored report still describes the release')
       .epilog('Exit codes: 0 no error findings, 1 error findings, 2 usage or configuration error, 3 unreadable input.') as unknown as Argv<AuditArgs>,
   handler: async (args: ArgumentsCamelCase<AuditArgs>) => setExit(await runAudit(args, io)),
 });
