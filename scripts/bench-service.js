@@ -109,4 +109,51 @@ async function main() {
   row('floor: in-process, no HTTP', { jobsPerSecond: f.jobsPerSecond, p50: f.p50, p99: undefined });
 }
 
+/** GET /assemblies with 9,999 kept jobs (the documented limit), beside a status call, in-process on loopback. */
+async function listBench(count = 9999) {
+  const { buildServer } = await import('../dist/server/app.js');
+  const { randomUUID } = await import('node:crypto');
+  const { mkdirSync, writeFileSync } = await import('node:fs');
+  const dataDir = mkdtempSync(join(tmpdir(), 'signgate-list-'));
+  const start = Date.parse('2026-01-01T00:00:00Z');
+  let someId;
+  for (let i = 0; i < count; i++) {
+    const id = randomUUID();
+    someId ??= id;
+    const dir = join(dataDir, 'jobs', 'sandbox', id);
+    mkdirSync(dir, { recursive: true });
+    const assemblies = files.map((f) => ({ fileName: f.name, fileProcessingState: 'Signed', messages: [{ dateTime: new Date(start).toISOString(), messageType: 'Info', message: 'Signed with option 12345.' }] }));
+    writeFileSync(join(dir, 'job.json'), JSON.stringify({ id, organization: 'sandbox', comment: `build ${i}`, createdAt: new Date(start + i * 1000).toISOString(), processingFinished: true, assemblies }));
+  }
+  const config = parseServerConfig({ ...JSON.parse(readFileSync(configPath, 'utf8')), limits: { maxJobsPerOrganization: count } }, join(root, 'fixtures/server'));
+  const app = await buildServer({ config: () => config, dataDir, logger: false });
+  await app.listen({ port: 0, host: '127.0.0.1' });
+  const base = `http://127.0.0.1:${app.server.address().port}${app.signgate.apiPrefix}`;
+  const headers = { authorization: `Bearer ${app.signgate.tokens.create('sandbox', 'ci', 1).token}` };
+  const timed = async (path) => {
+    const t = process.hrtime.bigint();
+    const body = await (await fetch(`${base}${path}`, { headers })).arrayBuffer();
+    return { ms: Number(process.hrtime.bigint() - t) / 1e6, bytes: body.byteLength };
+  };
+  const first = await timed('/assemblies');
+  const median = async (path) => {
+    const runs = [];
+    for (let i = 0; i < 21; i++) runs.push(await timed(path));
+    runs.sort((a, b) => a.ms - b.ms);
+    return runs[10];
+  };
+  const list = await median('/assemblies');
+  const page = await median('/assemblies?offset=9000&limit=100');
+  const status = await median(`/assemblies/${someId}/status`);
+  await app.close();
+  rmSync(dataDir, { recursive: true, force: true });
+  console.log(`GET /assemblies with ${count} kept jobs (in-process server on loopback, median of 21)`);
+  console.log(`first list after start (builds the index) ${first.ms.toFixed(1)} ms`);
+  console.log(`list                                      ${list.ms.toFixed(1)} ms, ${(list.bytes / 1e6).toFixed(2)} MB (target < 50 ms)`);
+  console.log(`one page of 100 (?offset=9000&limit=100)  ${page.ms.toFixed(1)} ms`);
+  console.log(`a status call (anchor)                    ${status.ms.toFixed(1)} ms`);
+}
+
 await main();
+console.log('');
+await listBench();

@@ -219,14 +219,8 @@ export async function buildServer(options: BuildServerOptions): Promise<FastifyI
       }
     });
 
-    api.get('/assemblies', { schema: S.listRoute }, async (request) =>
-      (await store.list(request.principal!.organization.id)).map((r) => ({
-        id: r.id,
-        comment: r.comment,
-        createdAt: r.createdAt,
-        processingFinished: r.processingFinished,
-        fileCount: r.assemblies.length,
-      })),
+    api.get<{ Querystring: { offset?: number; limit?: number } }>('/assemblies', { schema: S.listRoute }, async (request) =>
+      store.list(request.principal!.organization.id, request.query),
     );
 
     api.get<{ Params: { id: string } }>('/assemblies/:id/status', { schema: S.statusRoute }, async (request) => {

@@ -43,6 +43,18 @@ export interface PendingJob {
 
 const JOB_FILE = 'job.json';
 
+/** What GET /assemblies shows of a job: kept in memory so that a list never reads every job file. */
+export interface JobSummary {
+  readonly id: string;
+  readonly comment: string | null;
+  readonly createdAt: string;
+  readonly processingFinished: boolean;
+  readonly fileCount: number;
+}
+
+const summaryOf = (r: JobRecord): JobSummary => ({ id: r.id, comment: r.comment, createdAt: r.createdAt, processingFinished: r.processingFinished, fileCount: r.assemblies.length });
+const byCreation = (a: JobSummary, b: JobSummary) => (a.createdAt < b.createdAt ? -1 : a.createdAt > b.createdAt ? 1 : a.id < b.id ? -1 : 1);
+
 export class JobStore {
   readonly jobsDir: string;
   readonly tmpDir: string;
@@ -50,6 +62,8 @@ export class JobStore {
   private readonly slots = new Map<string, number>();
   /** Jobs whose delete is under way (organization/id). */
   private readonly deleting = new Set<string>();
+  /** Per organization, the summaries of its kept jobs in creation order; built from disk on first list. */
+  private readonly index = new Map<string, Map<string, JobSummary>>();
 
   constructor(readonly dataDir: string) {
     this.jobsDir = join(dataDir, 'jobs');
@@ -120,6 +134,7 @@ export class JobStore {
     await writeFileAtomic(join(pending.dir, JOB_FILE), JSON.stringify(record, null, 2));
     await mkdir(join(this.jobsDir, pending.organization), { recursive: true });
     await rename(pending.dir, this.jobDir(pending.organization, pending.id));
+    this.index.get(pending.organization)?.set(record.id, summaryOf(record));
   }
 
   jobDir(organization: string, id: string): string {
@@ -138,11 +153,26 @@ export class JobStore {
 
   async save(record: JobRecord): Promise<void> {
     await writeFileAtomic(join(this.jobDir(record.organization, record.id), JOB_FILE), JSON.stringify(record, null, 2));
+    const jobs = this.index.get(record.organization);
+    if (jobs?.has(record.id)) jobs.set(record.id, summaryOf(record));
   }
 
-  async list(organization: string): Promise<JobRecord[]> {
-    const records = await Promise.all(this.jobIds(organization).map((id) => this.get(organization, id)));
-    return records.filter((r): r is JobRecord => r !== undefined).sort((a, b) => (a.createdAt < b.createdAt ? -1 : a.createdAt > b.createdAt ? 1 : a.id < b.id ? -1 : 1));
+  /**
+   * The organization's kept jobs in creation order, from the in-memory index (job files are read once, on the
+   * first list after a start); `offset` and `limit` page through them.
+   */
+  async list(organization: string, page: { offset?: number; limit?: number } = {}): Promise<JobSummary[]> {
+    let jobs = this.index.get(organization);
+    if (!jobs) {
+      const records = await Promise.all(this.jobIds(organization).map((id) => this.get(organization, id)));
+      const summaries = records.filter((r): r is JobRecord => r !== undefined).map(summaryOf).sort(byCreation);
+      // Another list or a commit may have built it meanwhile: the first one wins, later changes go into it.
+      jobs = this.index.get(organization) ?? new Map(summaries.map((j) => [j.id, j]));
+      this.index.set(organization, jobs);
+    }
+    const all = [...jobs.values()];
+    const offset = page.offset ?? 0;
+    return all.slice(offset, page.limit === undefined ? undefined : offset + page.limit);
   }
 
   /** Every job that had not finished processing (to resume after a restart). */
@@ -175,6 +205,7 @@ export class JobStore {
         throw error;
       }
       this.releaseSlot(organization);
+      this.index.get(organization)?.delete(id);
       await rm(trash, { recursive: true, force: true });
       return true;
     } finally {

@@ -75,6 +75,15 @@ export const uploadRoute = {
 export const listRoute = {
   tags: ['assemblies'],
   summary: "The organization's kept jobs",
+  description: 'Without parameters every kept job, as the vendor\'s contract says; `offset` and `limit` page through them (an addition of this service).',
+  querystring: {
+    type: 'object',
+    additionalProperties: false,
+    properties: {
+      offset: { type: 'integer', minimum: 0, description: 'Jobs to skip, oldest first (default 0)' },
+      limit: { type: 'integer', minimum: 1, maximum: 10000, description: 'Most jobs to return (default all)' },
+    },
+  },
   response: {
     200: {
       description: 'Jobs, oldest first',
