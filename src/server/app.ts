@@ -133,11 +133,15 @@ export async function buildServer(options: BuildServerOptions): Promise<FastifyI
         title: 'Assembly signing service (signgate reference implementation)',
         version: '1.0',
         description: 'Upload delay-signed .NET assemblies, follow the job, download the signed files. Authorize with a personal access token.',
+        license: { name: 'MIT', identifier: 'MIT' },
       },
       servers: [{ url: '/' }],
       components: { securitySchemes: { bearerAuth: { type: 'http', scheme: 'bearer', description: 'Personal access token' } } },
       security: [{ bearerAuth: [] }],
-      tags: [{ name: 'licenses' }, { name: 'assemblies' }],
+      tags: [
+        { name: 'licenses', description: "The organization's license options: which <optionId>_public.snk it may delay-sign with" },
+        { name: 'assemblies', description: 'Signing jobs: upload, status, result package, deletion' },
+      ],
     },
     // The upload body is read as a multipart stream, so fastify does not validate it; describe it for the docs only.
     transform: ({ schema, url, route }) => {

@@ -34,6 +34,7 @@ const message = {
 } as const;
 
 export const licensesRoute = {
+  operationId: 'listLicenses',
   tags: ['licenses'],
   summary: "The license options of the caller's organization",
   description: 'Each optionId names the key file `<optionId>_public.snk` the organization may delay-sign with. An empty list means nothing can be signed.',
@@ -54,6 +55,7 @@ export const uploadBody = {
 } as const;
 
 export const uploadRoute = {
+  operationId: 'uploadAssemblies',
   tags: ['assemblies'],
   summary: 'Upload delay-signed assemblies; signing is attempted for every file',
   consumes: ['multipart/form-data'],
@@ -73,6 +75,7 @@ export const uploadRoute = {
 } as const;
 
 export const listRoute = {
+  operationId: 'listJobs',
   tags: ['assemblies'],
   summary: "The organization's kept jobs",
   description: 'Without parameters every kept job, as the vendor\'s contract says; `offset` and `limit` page through them (an addition of this service).',
@@ -99,6 +102,7 @@ export const listRoute = {
 } as const;
 
 export const statusRoute = {
+  operationId: 'getJobStatus',
   tags: ['assemblies'],
   summary: 'Status of one job',
   params: jobId,
@@ -127,6 +131,7 @@ export const statusRoute = {
 } as const;
 
 export const downloadRoute = {
+  operationId: 'downloadJobResult',
   tags: ['assemblies'],
   summary: 'Download the result package (ZIP): every file at its path, signed where signing succeeded, plus signing-log.txt',
   params: jobId,
@@ -138,6 +143,7 @@ export const downloadRoute = {
 } as const;
 
 export const deleteRoute = {
+  operationId: 'deleteJob',
   tags: ['assemblies'],
   summary: 'Delete a job and everything stored for it',
   params: jobId,
