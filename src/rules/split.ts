@@ -1,4 +1,5 @@
 // Proposes a split of the upload into jobs that each fit the size limit, with unique names in each job.
+import { windowsPathKey } from '../core/windows-names.js';
 
 export interface SplitItem {
   readonly path: string;
@@ -22,7 +23,7 @@ export function proposeSplit(items: readonly SplitItem[], maxBytes: number): Spl
       tooLarge.push(item);
       continue;
     }
-    const name = item.uploadName.toLowerCase();
+    const name = windowsPathKey(item.uploadName);
     let job = jobs.find((j) => j.bytes + item.size <= maxBytes && !j.names.has(name));
     if (!job) {
       job = { items: [], bytes: 0, names: new Set() };

@@ -22,6 +22,7 @@ const DESCRIPTIONS: Record<number, string> = {
   401: 'No valid token: missing, unknown or expired',
   403: 'The user lacks the role User, or the organization holds no license',
   404: 'No such job in your organization',
+  408: 'The upload stopped sending for longer than the idle timeout; nothing was kept and the job slot is free',
   409: 'Job limit reached, or the result is not ready',
   413: 'The upload is larger than one job may be',
 };
@@ -70,7 +71,7 @@ export const uploadRoute = {
         links: { type: 'object', properties: { status: { type: 'string' }, download: { type: 'string' }, delete: { type: 'string' } } },
       },
     },
-    ...problems(400, 401, 403, 409, 413),
+    ...problems(400, 401, 403, 408, 409, 413),
   },
 } as const;
 
