@@ -85,7 +85,7 @@ static void Describe(Utf8JsonWriter json, string path)
         foreach (var a in attributes) json.WriteStringValue(a);
         json.WriteEndArray();
     }
-    catch (Exception e) when (e is BadImageFormatException or InvalidOperationException or IOException or ArgumentException)
+    catch (Exception e)
     {
         json.WriteString("error", $"{e.GetType().Name}: {e.Message}");
     }
