@@ -7,11 +7,13 @@
 //   check       the pre-flight rules over the whole corpus as one set, with a made-up vendor "Mono" whose
 //               API assembly is Mono.Security (so that the files referencing it need signing and every rule runs)
 // Figures: steady state (page cache and JIT warm), from disk (page cache dropped before the pass, JIT warm;
-// needs root on Linux), and the first pass of a fresh process.
+// needs root on Linux), and the first pass of a fresh process. Then the start-up of whole processes, and
+// whole-process scans of `signgate inspect --json` beside tools/srm-oracle on this corpus and the NuGet corpus.
 // Usage: npm run bench [-- --corpus DIR] [--repeat N]
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { inspectAssembly, parseStrongNameKeyFile, publicKeyToken } from '../dist/index.js';
@@ -50,6 +52,49 @@ const modes = {
   inspect: (bytes, path) => inspectAssembly(bytes, path, { verify: false }).attributes.length,
   verify: (bytes, path) => inspectAssembly(bytes, path, { verify: true }).attributes.length,
 };
+
+/**
+ * Whole-process scans, as a build step runs them: `signgate inspect --json` (verification on) beside the
+ * System.Reflection.Metadata oracle of the NuGet corpus test (tools/srm-oracle: identity, slot, references and
+ * attribute types, no verification), over the same files: the corpus above and the NuGet corpus when restored.
+ */
+function scanBeside() {
+  const repo = fileURLToPath(new URL('..', import.meta.url));
+  const oracleDir = join(repo, 'tools', 'srm-oracle');
+  try {
+    execFileSync('dotnet', ['build', oracleDir, '-c', 'Release', '--nologo', '-v', 'q'], { stdio: 'ignore', env: { ...process.env, MSBUILDDISABLENODEREUSE: '1' } });
+  } catch {
+    console.log('whole-process scans: skipped (the .NET SDK is needed to build tools/srm-oracle)');
+    return;
+  }
+  const oracle = join(oracleDir, 'bin', 'Release', 'srm-oracle.dll');
+  const nugetList = join(process.env.SIGNGATE_NUGET_CORPUS ?? join(homedir(), '.cache', 'signgate', 'nuget-corpus'), 'assemblies.txt');
+  const corpora = [[corpus, listFiles(corpus).sort()]];
+  corpora.push(['NuGet corpus', existsSync(nugetList) ? readFileSync(nugetList, 'utf8').split('\n').filter(Boolean) : null]);
+  const bin = fileURLToPath(new URL('../bin/signgate.js', import.meta.url));
+  const timeOne = (cmd, argv, input) => {
+    const start = process.hrtime.bigint();
+    // inspect exits 3 when a file is unreadable (Mono ships a few on purpose): only a failed start counts.
+    const r = spawnSync(cmd, argv, { input, stdio: ['pipe', 'ignore', 'ignore'] });
+    if (r.error || r.status === null) throw r.error ?? new Error(`${cmd} was killed by ${r.signal}`);
+    return Number(process.hrtime.bigint() - start) / 1e9;
+  };
+  const medianOf3 = (run) => [run(), run(), run()].sort((a, b) => a - b)[1];
+  console.log('whole-process scans (median of 3), each tool over the same files');
+  for (const [label, files] of corpora) {
+    if (!files) {
+      console.log(`${label}: not restored (npm run corpus:nuget)`);
+      continue;
+    }
+    const ours = medianOf3(() => timeOne(process.execPath, [bin, 'inspect', '--json', ...files]));
+    const oursRead = medianOf3(() => timeOne(process.execPath, [bin, 'inspect', '--json', '--no-verify', ...files]));
+    const theirs = medianOf3(() => timeOne('dotnet', [oracle], files.join('\n') + '\n'));
+    console.log(`${label} (${files.length} files)`);
+    console.log(`  srm-oracle                             ${theirs.toFixed(3)} s  (reads identity, slot, references, attribute types)`);
+    console.log(`  signgate inspect --json --no-verify    ${oursRead.toFixed(3)} s  = ${(oursRead / theirs).toFixed(2)}x srm-oracle (also decodes attribute arguments)`);
+    console.log(`  signgate inspect --json                ${ours.toFixed(3)} s  = ${(ours / theirs).toFixed(2)}x srm-oracle (and verifies every signature)`);
+  }
+}
 
 const mode = opt('--mode', undefined);
 if (mode) {
@@ -130,6 +175,8 @@ if (mode) {
   console.log(`node -e 0                    ${bare.toFixed(3)} s  (anchor)`);
   console.log(`signgate --version           ${version.toFixed(3)} s  = ${(version / bare).toFixed(2)}x node -e 0 (target <= 2x)`);
   console.log(`signgate check fixtures/addin ${checkAddin.toFixed(3)} s  = ${(checkAddin / bare).toFixed(2)}x node -e 0 (target <= 3x)`);
+  console.log('');
+  scanBeside();
   console.log('');
   execFileSync(process.execPath, [fileURLToPath(new URL('./bench-service.js', import.meta.url))], { stdio: 'inherit' });
 }
