@@ -21,6 +21,8 @@ export interface FileResult {
   readonly assemblyName: string | null;
   readonly needsSigning: boolean;
   readonly role: FileRole['kind'];
+  /** For a netmodule (role `module`): the path of its assembly's manifest module, with which it is uploaded. */
+  readonly manifest?: string;
   readonly reason: string;
   /** `fail` when any finding on the file has error severity. */
   readonly outcome: Outcome;
@@ -160,6 +162,7 @@ export function runCheckOnFacts(all: ReadonlyMap<string, FileFacts>, options: Ch
         assemblyName: facts.assemblyName ?? null,
         needsSigning: signing,
         role: facts.role.kind,
+        ...(role.kind === 'module' ? { manifest: role.manifest } : {}),
         reason: describeRole(facts.role),
         outcome: failed ? 'fail' : signing || withAssembly ? 'pass' : 'not-required',
         upload: uploadPaths.has(facts.input.path),

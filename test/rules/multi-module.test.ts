@@ -20,6 +20,7 @@ describe('multi-module add-ins (fixtures/modules, built by build-module-fixtures
     expect(byPath[`${M}/passing/ModuleAddin.dll`]).toMatchObject({ role: 'direct', needsSigning: true, outcome: 'pass', upload: true, reason: 'uses the vendor API directly (Contoso.AddinBase from Contoso.AddinApi)' });
     expect(byPath[`${M}/passing/AddinCode.netmodule`]).toMatchObject({
       role: 'module',
+      manifest: `${M}/passing/ModuleAddin.dll`,
       assemblyName: null,
       needsSigning: false,
       outcome: 'pass',
