@@ -92,6 +92,9 @@ export interface CustomAttributeRow {
 /** Beyond any real nesting depth; stops cycles in NestedClass and TypeRef chains. */
 const MAX_NESTING = 64;
 
+/** mcs gives its assembly-attribute holder one field; a few more are looked at, not an unbounded list from the file. */
+const MAX_ATTRIBUTE_HOLDER_FIELDS = 8;
+
 /** TypeDef flags: the visibility mask marks nested types (II.23.1.15). */
 const TYPE_VISIBILITY_MASK = 0x7;
 
@@ -464,6 +467,38 @@ export class ModuleMetadata {
       { table: TableId.Module, rid: 1 },
     ]);
     return { assembly: assembly!.map((r) => this.customAttribute(r)), module: module!.map((r) => this.customAttribute(r)) };
+  }
+
+  /**
+   * Assembly-level attributes compiled into a netmodule, which has no Assembly row to carry them. Compilers
+   * park them on a stand-in type: csc on a TypeRef `System.Runtime.CompilerServices.AssemblyAttributesGoHere`
+   * (with suffixes M, S, SM), mcs on the static field `attributes` of a TypeDef `<$AssemblyAttributes$Name>`
+   * (the type's own CompilerGenerated attribute is not one of them). A linker may copy them into the
+   * manifest (csc /addmodule does not, Mono's al does not); the runtime reads assembly attributes from the
+   * manifest only. Empty for a module with a manifest.
+   */
+  netmoduleAssemblyAttributes(): CustomAttributeRow[] {
+    if (this.hasManifest) return [];
+    const parents: { table: number; rid: number }[] = [];
+    this.chargeScan(TableId.TypeRef);
+    for (let rid = 1; rid <= this.tables.rowCount(TableId.TypeRef); rid++) {
+      if (this.str(TableId.TypeRef, rid, 'typeNamespace') !== 'System.Runtime.CompilerServices') continue;
+      if (/^AssemblyAttributesGoHere(M|S|SM)?$/.test(this.str(TableId.TypeRef, rid, 'typeName'))) parents.push({ table: TableId.TypeRef, rid });
+    }
+    const T = TableId.TypeDef;
+    const fieldRows = this.tables.rowCount(TableId.Field);
+    this.chargeScan(T);
+    for (let rid = 1; rid <= this.tables.rowCount(T); rid++) {
+      if (!this.str(T, rid, 'typeName').startsWith('<$AssemblyAttributes$')) continue;
+      const next = rid < this.tables.rowCount(T) ? this.cell(T, rid + 1, 'fieldList') : fieldRows + 1;
+      const first = this.cell(T, rid, 'fieldList');
+      for (let field = first; field < Math.min(next, fieldRows + 1, first + MAX_ATTRIBUTE_HOLDER_FIELDS); field++) parents.push({ table: TableId.Field, rid: field });
+    }
+    if (parents.length === 0) return [];
+    return this.findAttributeRows(parents)
+      .flat()
+      .sort((a, b) => a - b)
+      .map((r) => this.customAttribute(r));
   }
 
   /** Attributes on the Assembly row (parent token 0x20000001). */

@@ -7,7 +7,8 @@ import { parsePeImage } from '../pe/pe-image.js';
 import { classifyStrongName, type StrongNameStatus } from '../strongname/strong-name.js';
 import { compileNamePatterns, type NameMatcher } from './name-pattern.js';
 import { TableId } from '../metadata/schema.js';
-import type { CheckInput, CheckSettings, FileFacts, FileRole } from './types.js';
+import type { FileRow } from '../metadata/module-metadata.js';
+import type { CheckInput, CheckSettings, FileFacts, FileRole, LinkedModule } from './types.js';
 import { needsSigning } from './types.js';
 
 const INTEROP_ATTRIBUTES = new Set(['System.Runtime.InteropServices.ImportedFromTypeLibAttribute', 'System.Runtime.InteropServices.PrimaryInteropAssemblyAttribute']);
@@ -26,6 +27,16 @@ interface Parsed {
   vendorTypes: string[];
   /** True when the vendor attribute's type is referenced from a vendor assembly. */
   marked: boolean;
+  /** File-table rows that name netmodules (ContainsMetaData), for a manifest module. */
+  fileRows: FileRow[];
+}
+
+/** FileAttributes.ContainsNoMetaData (II.23.1.6): a linked resource file, not a netmodule. */
+const FILE_CONTAINS_NO_METADATA = 0x0001;
+
+/** The folder part of a display path, with its trailing `/` ('' for a bare name). */
+function folderOf(path: string): string {
+  return path.slice(0, path.lastIndexOf('/') + 1);
 }
 
 /** TypeRefs into vendor assemblies: the attribute alone marks a file, any other type is use of the API. */
@@ -42,7 +53,7 @@ function vendorTypeUse(module: ModuleMetadata, isVendorApi: NameMatcher, attribu
 }
 
 function parse(input: CheckInput, isVendorApi: NameMatcher, attributeName: string): Parsed {
-  const base = { input, module: undefined, readError: undefined, native: false, assemblyName: undefined, culture: '', referenceNames: [], interop: () => false, vendorTypes: [], marked: false };
+  const base = { input, module: undefined, readError: undefined, native: false, assemblyName: undefined, culture: '', referenceNames: [], interop: () => false, vendorTypes: [], marked: false, fileRows: [] };
   try {
     const image = parsePeImage(input.bytes);
     if (!hasCorHeader(image)) return { ...base, native: true };
@@ -56,6 +67,7 @@ function parse(input: CheckInput, isVendorApi: NameMatcher, attributeName: strin
       assemblyName: assembly?.name,
       culture: assembly?.culture ?? '',
       referenceNames,
+      fileRows: assembly ? module.files.filter((f) => (f.flags & FILE_CONTAINS_NO_METADATA) === 0) : [],
       interop: (() => {
         let interop: boolean | undefined;
         return () => (interop ??= module.assemblyAttributes.some((a) => INTEROP_ATTRIBUTES.has(a.typeName)));
@@ -84,6 +96,25 @@ export function collectFacts(inputs: readonly CheckInput[], settings: CheckSetti
   const isVendorApi = compileNamePatterns(settings.vendorApi);
   const parsed = inputs.map((input) => parse(input, isVendorApi, `${settings.vendor}SignedAssemblyAttribute`));
   const roles = new Map<Parsed, FileRole>();
+  // Netmodules belong to the assembly whose File table lists them, in the same folder (II.22.19: the name is a
+  // bare file name, relative to the manifest module; compared case-insensitively, as Windows does).
+  const netmoduleAt = new Map<string, Parsed>();
+  for (const p of parsed) if (p.module && !p.assemblyName) netmoduleAt.set(p.input.path.toLowerCase(), p);
+  const ownerOf = new Map<Parsed, Parsed>();
+  const linked = new Map<Parsed, { row: FileRow; module: Parsed | undefined }[]>();
+  for (const p of parsed) {
+    const links = p.fileRows.map((row) => {
+      const module = netmoduleAt.get(`${folderOf(p.input.path)}${row.name}`.toLowerCase());
+      if (module && !ownerOf.has(module)) ownerOf.set(module, p);
+      return { row, module };
+    });
+    linked.set(p, links);
+  }
+  /** Modules of an assembly that are among the inputs (and were not claimed by another assembly first). */
+  const modulesOf = (p: Parsed) => (linked.get(p) ?? []).flatMap((l) => (l.module && ownerOf.get(l.module) === p ? [l.module] : []));
+  // An assembly uses what its modules use: their references and vendor types count for it.
+  const referencesOf = (p: Parsed) => [...new Set([...p.referenceNames, ...modulesOf(p).flatMap((m) => m.referenceNames)])];
+  const vendorTypesOf = (p: Parsed) => [...new Set([...p.vendorTypes, ...modulesOf(p).flatMap((m) => m.vendorTypes)])];
   const byName = new Map<string, Parsed[]>();
   for (const p of parsed) {
     if (!p.assemblyName) continue;
@@ -94,10 +125,17 @@ export function collectFacts(inputs: readonly CheckInput[], settings: CheckSetti
   for (const p of parsed) {
     if (p.readError) roles.set(p, { kind: 'unreadable' });
     else if (p.native) roles.set(p, { kind: 'not-required', why: 'native code (no CLI header)' });
-    else if (!p.assemblyName) roles.set(p, { kind: 'not-required', why: 'a netmodule (no assembly manifest); it belongs to the assembly that lists it' });
-    else if (isVendorApi(p.assemblyName)) roles.set(p, { kind: 'vendor' });
-    else if (p.vendorTypes.length > 0) {
-      roles.set(p, { kind: 'direct', vendorReferences: p.referenceNames.filter(isVendorApi), vendorTypes: p.vendorTypes });
+    else if (!p.assemblyName) {
+      const owner = ownerOf.get(p);
+      roles.set(
+        p,
+        owner
+          ? { kind: 'module', moduleOf: owner.assemblyName!, manifest: owner.input.path }
+          : { kind: 'not-required', why: 'a netmodule (no assembly manifest), and no input assembly lists it in its File table; it belongs to the assembly that does' },
+      );
+    } else if (isVendorApi(p.assemblyName)) roles.set(p, { kind: 'vendor' });
+    else if (vendorTypesOf(p).length > 0) {
+      roles.set(p, { kind: 'direct', vendorReferences: referencesOf(p).filter(isVendorApi), vendorTypes: vendorTypesOf(p) });
     }
   }
   // Companions and indirect users, until nothing changes.
@@ -110,7 +148,7 @@ export function collectFacts(inputs: readonly CheckInput[], settings: CheckSetti
     // Per pass: the files that need signing, and which of them references each assembly name.
     const signing = new Set(parsed.filter((p) => needsSigning(roles.get(p) ?? { kind: 'unreadable' })));
     const userOf = new Map<string, Parsed>();
-    for (const q of signing) for (const r of q.referenceNames) if (!userOf.has(r.toLowerCase())) userOf.set(r.toLowerCase(), q);
+    for (const q of signing) for (const r of referencesOf(q)) if (!userOf.has(r.toLowerCase())) userOf.set(r.toLowerCase(), q);
     const signingByName = (name: string) => byName.get(name)?.find((q) => signing.has(q));
     for (const p of parsed) {
       if (roles.has(p) || !p.assemblyName) continue;
@@ -120,7 +158,7 @@ export function collectFacts(inputs: readonly CheckInput[], settings: CheckSetti
       const satellite = p.culture ? serves('.resources') : undefined;
       const user = userOf.get(name);
       const interopUser = user && p.interop() ? user : undefined;
-      const referenced = p.referenceNames.map((r) => signingByName(r.toLowerCase())).find((q) => q !== undefined);
+      const referenced = referencesOf(p).map((r) => signingByName(r.toLowerCase())).find((q) => q !== undefined);
       let role: FileRole | undefined;
       if (xml) role = { kind: 'companion', companionOf: xml.assemblyName!, companion: 'xml-serializers' };
       else if (satellite) role = { kind: 'companion', companionOf: satellite.assemblyName!, companion: 'satellite' };
@@ -132,7 +170,8 @@ export function collectFacts(inputs: readonly CheckInput[], settings: CheckSetti
       }
     }
   }
-  // Files that carry the vendor attribute but neither use the API nor serve a file that does.
+  // Files that carry the vendor attribute but neither use the API nor serve a file that does. (A netmodule's
+  // attribute does not mark its assembly: the runtime reads assembly attributes from the manifest.)
   for (const p of parsed) if (!roles.has(p) && p.marked) roles.set(p, { kind: 'marked' });
   const facts = new Map<string, FileFacts>();
   for (const p of parsed) {
@@ -145,6 +184,7 @@ export function collectFacts(inputs: readonly CheckInput[], settings: CheckSetti
       assemblyName: p.assemblyName,
       culture: p.culture,
       referenceNames: p.referenceNames,
+      netmodules: (linked.get(p) ?? []).map((l): LinkedModule => ({ row: l.row, path: l.module && ownerOf.get(l.module) === p ? l.module.input.path : undefined })),
       role: roles.get(p) ?? { kind: 'not-required', why: 'uses no vendor API, directly or through the add-in' },
       status: () => (status ??= classifyStrongName(p.module!)),
     });
@@ -165,6 +205,8 @@ export function describeRole(role: FileRole): string {
       return `uses the vendor API indirectly (via ${role.via.join(' → ')})`;
     case 'companion':
       return `${role.companion === 'xml-serializers' ? 'XmlSerializers' : role.companion === 'satellite' ? 'satellite resource' : 'COM interop'} companion of ${role.companionOf}`;
+    case 'module':
+      return `a netmodule of ${role.moduleOf} (listed in the File table of ${role.manifest}); uploaded with it, not signed itself`;
     case 'vendor':
       return 'a vendor API assembly (comes from the vendor; never uploaded)';
     case 'not-required':

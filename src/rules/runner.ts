@@ -21,6 +21,8 @@ export interface FileResult {
   readonly assemblyName: string | null;
   readonly needsSigning: boolean;
   readonly role: FileRole['kind'];
+  /** For a netmodule (role `module`): the path of its assembly's manifest module, with which it is uploaded. */
+  readonly manifest?: string;
   readonly reason: string;
   /** `fail` when any finding on the file has error severity. */
   readonly outcome: Outcome;
@@ -129,7 +131,10 @@ export function runCheckOnFacts(all: ReadonlyMap<string, FileFacts>, options: Ch
       for (const r of reports) perFile.get(facts.input.path)!.push(toFinding(rule, severity, r, facts.input.path));
     }
   }
-  const uploadFiles = [...all.values()].filter((f) => needsSigning(f.role) && !signedWithOrganizationKey(f, settings));
+  const assemblies = [...all.values()].filter((f) => needsSigning(f.role) && !signedWithOrganizationKey(f, settings));
+  // A multi-module assembly is uploaded whole: its netmodules go with its manifest (they are not signed themselves).
+  const uploadedManifests = new Set(assemblies.map((f) => f.input.path));
+  const uploadFiles = [...all.values()].filter((f) => uploadedManifests.has(f.input.path) || (f.role.kind === 'module' && uploadedManifests.has(f.role.manifest)));
   const upload = { files: uploadFiles, totalBytes: uploadFiles.reduce((n, f) => n + f.input.bytes.length, 0) };
   const setFindings: Finding[] = [];
   for (const rule of rules as readonly Rule[]) {
@@ -146,15 +151,20 @@ export function runCheckOnFacts(all: ReadonlyMap<string, FileFacts>, options: Ch
     .map((facts) => {
       const findings = perFile.get(facts.input.path)!.sort(compareFindings);
       const signing = needsSigning(facts.role);
-      const failed = findings.some((f) => f.severity === 'error');
+      // A netmodule of an assembly that needs signing passes or fails with it: the findings about the
+      // netmodule (a stale hash, the vendor attribute in the wrong module) are on the manifest.
+      const role = facts.role;
+      const withAssembly = role.kind === 'module' && needsSigning(all.get(role.manifest)?.role ?? { kind: 'unreadable' });
+      const failed = [...findings, ...(withAssembly ? perFile.get(role.manifest)! : [])].some((f) => f.severity === 'error');
       return {
         path: facts.input.path,
         size: facts.input.bytes.length,
         assemblyName: facts.assemblyName ?? null,
         needsSigning: signing,
         role: facts.role.kind,
+        ...(role.kind === 'module' ? { manifest: role.manifest } : {}),
         reason: describeRole(facts.role),
-        outcome: failed ? 'fail' : signing ? 'pass' : 'not-required',
+        outcome: failed ? 'fail' : signing || withAssembly ? 'pass' : 'not-required',
         upload: uploadPaths.has(facts.input.path),
         findings,
       } satisfies FileResult;
@@ -179,8 +189,9 @@ export function runCheckOnFacts(all: ReadonlyMap<string, FileFacts>, options: Ch
       needsSigning: files.filter((f) => f.needsSigning).length,
       notRequired: files.filter((f) => f.outcome === 'not-required').length,
       upload: uploadPaths.size,
-      passed: files.filter((f) => f.outcome === 'pass').length,
-      failed: files.filter((f) => f.outcome === 'fail').length,
+      passed: files.filter((f) => f.needsSigning && f.outcome === 'pass').length,
+      // Netmodules share their assembly's outcome; counted once, with the assembly.
+      failed: files.filter((f) => f.outcome === 'fail' && f.role !== 'module').length,
       errors: count('error'),
       warnings: count('warning'),
       notes: count('note'),

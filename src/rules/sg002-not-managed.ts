@@ -13,6 +13,8 @@ export default defineRule({
     // Files found in folders or by globs are classified instead (native helpers are common and not uploaded).
     if (!facts.input.explicit || facts.readError) return [];
     if (facts.native) return [{ message: 'the file is native code (no CLI header), not a .NET assembly' }];
+    // A netmodule named beside the assembly that lists it is part of that assembly's upload.
+    if (facts.role.kind === 'module') return [];
     if (facts.module && !facts.module.hasManifest) {
       return [{ message: `the file is a netmodule (${facts.module.moduleName}) without an assembly manifest`, hint: 'Upload the assembly that lists the netmodule, built with al or the compiler.' }];
     }

@@ -1,5 +1,5 @@
 // SG301 missing-vendor-attribute: no <Vendor>SignedAssemblyAttribute on the assembly.
-import { vendorAttributeCandidates, vendorAttributeSpelling } from './vendor-attribute.js';
+import { isVendorAttributeName, vendorAttributeCandidates, vendorAttributeSpelling } from './vendor-attribute.js';
 import { defineRule } from './types.js';
 
 export default defineRule({
@@ -9,13 +9,28 @@ export default defineRule({
   defaultSeverity: 'error',
   summary: 'The assembly does not carry the vendor attribute <Vendor>SignedAssemblyAttribute(true) at assembly level.',
   hint: 'Add [assembly: Contoso.ContosoSignedAssembly(true)] (with your vendor name) to AssemblyInfo.cs or any source file of the project.',
-  check: ({ facts, settings }) => {
+  check: ({ facts, settings, all }) => {
     const c = vendorAttributeCandidates(facts, settings);
     if (!c || c.onAssembly.length > 0) return [];
     const spelling = vendorAttributeSpelling(facts, settings);
     if (c.onModule.length > 0) {
       return [{ message: `${c.onModule[0]!.typeName} is applied to the module, not to the assembly`, hint: `Write [assembly: ${spelling}(true)], not [module: …].` }];
     }
-    return [{ message: `no ${spelling.split('.').pop()}Attribute on the assembly`, hint: `Add [assembly: ${spelling}(true)] to the project.` }];
+    const name = `${spelling.split('.').pop()}Attribute`;
+    // The runtime reads assembly attributes from the manifest only; one compiled into a netmodule is not seen.
+    const inModules = facts.netmodules.flatMap((link) => {
+      const module = link.path === undefined ? undefined : all.get(link.path)?.module;
+      return module?.netmoduleAssemblyAttributes().some((a) => isVendorAttributeName(a.typeName, settings)) ? [link.row.name] : [];
+    });
+    if (inModules.length > 0) {
+      return [
+        {
+          message: `no ${name} on the assembly: the attribute is declared in ${inModules.join(', ')} but not in the manifest; the runtime reads assembly attributes from the manifest module only`,
+          hint: `Declare [assembly: ${spelling}(true)] in a source file of the manifest module (al copies no attributes from netmodules; with -addmodule, in the sources the compiler builds the manifest from).`,
+          data: { declaredIn: inModules },
+        },
+      ];
+    }
+    return [{ message: `no ${name} on the assembly`, hint: `Add [assembly: ${spelling}(true)] to the project.` }];
   },
 });

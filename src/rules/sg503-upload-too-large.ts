@@ -14,7 +14,8 @@ export default defineRule({
   check: ({ upload, settings }) => {
     if (upload.totalBytes <= settings.maxUploadBytes) return [];
     const plan = proposeSplit(
-      upload.files.map((f) => ({ path: f.input.path, uploadName: f.input.uploadName, size: f.input.bytes.length })),
+      // A netmodule goes in the job of its assembly.
+      upload.files.map((f) => ({ path: f.input.path, uploadName: f.input.uploadName, size: f.input.bytes.length, ...(f.role.kind === 'module' ? { unit: f.role.manifest } : {}) })),
       settings.maxUploadBytes,
     );
     const jobs = plan.jobs.map((job, i) => `job ${i + 1} (${mb(job.reduce((n, f) => n + f.size, 0))}): ${job.map((f) => f.path).join(', ')}`);

@@ -1,6 +1,6 @@
 // Rule definitions: one module per rule, declared through defineRule so types infer.
 import type { FindingLocation, Severity } from '../core/diagnostic.js';
-import type { ModuleMetadata } from '../metadata/module-metadata.js';
+import type { FileRow, ModuleMetadata } from '../metadata/module-metadata.js';
 import type { PublicKeyInfo } from '../strongname/key-blob.js';
 import type { StrongNameStatus } from '../strongname/strong-name.js';
 
@@ -38,6 +38,8 @@ export type FileRole =
   | { readonly kind: 'marked' }
   | { readonly kind: 'indirect'; readonly via: readonly string[] }
   | { readonly kind: 'companion'; readonly companionOf: string; readonly companion: 'xml-serializers' | 'com-interop' | 'satellite' }
+  /** A netmodule listed in the File table of an input assembly: uploaded with it, not signed itself. */
+  | { readonly kind: 'module'; readonly moduleOf: string; readonly manifest: string }
   | { readonly kind: 'vendor' }
   | { readonly kind: 'not-required'; readonly why: string }
   | { readonly kind: 'unreadable' };
@@ -63,9 +65,21 @@ export interface FileFacts {
   readonly assemblyName: string | undefined;
   readonly culture: string;
   readonly referenceNames: readonly string[];
+  /**
+   * For an assembly's manifest module: the netmodules its File table lists (rows that contain metadata), each
+   * with the display path of the input it was matched to (same folder, name compared case-insensitively).
+   */
+  readonly netmodules: readonly LinkedModule[];
   readonly role: FileRole;
   /** Strong-name state, computed on first use. */
   readonly status: () => StrongNameStatus;
+}
+
+/** A File-table row of a manifest module that names a netmodule, and the input found for it. */
+export interface LinkedModule {
+  readonly row: FileRow;
+  /** Display path of the matching input, or undefined when no input matches. */
+  readonly path: string | undefined;
 }
 
 export interface RuleReport {

@@ -19,7 +19,7 @@ function simpleName(typeName: string): string {
  * `Contoso.AddinApi`): only the vendor's API assembly can supply the real type, so its spelling is the real one,
  * and a local type spelled differently is still reported as a look-alike.
  */
-function isVendorAttributeName(typeName: string, settings: CheckSettings): boolean {
+export function isVendorAttributeName(typeName: string, settings: CheckSettings): boolean {
   return simpleName(typeName).toLowerCase() === vendorAttributeName(settings).toLowerCase();
 }
 

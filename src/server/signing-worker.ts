@@ -119,7 +119,7 @@ async function mkdirBelow(root: string, relative: string): Promise<void> {
 /** Decides a file's state and messages from its check result; returns the license to sign with, if any. */
 function decide(
   file: JobFile,
-  result: { needsSigning: boolean; reason: string; findings: readonly { severity: string; ruleId: string; rule: string; message: string; hint: string }[] },
+  result: { needsSigning: boolean; role: string; outcome: string; reason: string; findings: readonly { severity: string; ruleId: string; rule: string; message: string; hint: string }[] },
   bytes: Uint8Array,
   org: Organization,
 ): License | undefined {
@@ -128,6 +128,13 @@ function decide(
     file.fileProcessingState = 'Error';
     for (const e of errors) file.messages.push(message('Error', `${e.ruleId} ${e.rule}: ${e.message}. ${e.hint}`));
     file.messages.push(message('Info', 'The file was not signed; the package holds it as uploaded.'));
+    return undefined;
+  }
+  if (result.role === 'module' && result.outcome === 'pass') {
+    // Part of a multi-module assembly uploaded with its manifest: the manifest is signed, its File table binds
+    // the netmodule by hash, so the netmodule comes back byte for byte as it went in.
+    file.fileProcessingState = 'Signed';
+    file.messages.push(message('Info', `Returned unchanged: ${result.reason}.`));
     return undefined;
   }
   if (!result.needsSigning) {

@@ -71,7 +71,7 @@ export async function prepareCheck(options: CheckOptions): Promise<PreparedCheck
   const loadedKeys = keyPaths.map(loadExpectedKey);
   const notes = loadedKeys.flatMap((k) => (k.note ? [k.note] : []));
   const keys = loadedKeys.map(({ note: _note, ...key }) => key);
-  const files = await expandInputs(paths);
+  const files = await expandInputs(paths, process.cwd(), { netmodules: true });
   const inputs: CheckInput[] = files.map((f) => {
     let uploadName = basename(f.absolutePath);
     if (root) {

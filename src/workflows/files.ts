@@ -13,6 +13,13 @@ export interface InputFile {
 }
 
 const ASSEMBLY_EXTENSION = /\.(dll|exe)$/i;
+/** With netmodules: a multi-module assembly's other modules, checked and uploaded with it. */
+const MODULE_EXTENSION = /\.(dll|exe|netmodule)$/i;
+
+export interface ExpandOptions {
+  /** Folders stand for their *.netmodule files too (the pre-flight check, which links them to their assembly). */
+  readonly netmodules?: boolean;
+}
 
 /** `/`-separated path relative to `cwd` when inside it, else absolute with `/`. */
 export function displayPath(absolutePath: string, cwd = process.cwd()): string {
@@ -25,15 +32,15 @@ function hasGlobMagic(pattern: string): boolean {
   return /[*?[\]{}]/.test(pattern);
 }
 
-/** Every *.dll and *.exe below `folder` (any letter case), skipping dot-folders and not following folder links. */
-function assembliesBelow(folder: string): string[] {
+/** Every *.dll and *.exe (or also *.netmodule) below `folder`, any letter case, skipping dot-folders and not following folder links. */
+function assembliesBelow(folder: string, pattern: RegExp): string[] {
   const out: string[] = [];
   const walk = (dir: string) => {
     for (const entry of readdirSync(dir, { withFileTypes: true })) {
       if (entry.name.startsWith('.')) continue;
       const path = join(dir, entry.name);
       if (entry.isDirectory()) walk(path);
-      else if ((entry.isFile() || entry.isSymbolicLink()) && ASSEMBLY_EXTENSION.test(entry.name)) out.push(path);
+      else if ((entry.isFile() || entry.isSymbolicLink()) && pattern.test(entry.name)) out.push(path);
     }
   };
   walk(folder);
@@ -41,11 +48,11 @@ function assembliesBelow(folder: string): string[] {
 }
 
 /**
- * Expands files, folders (every *.dll and *.exe below, any letter case) and glob patterns.
+ * Expands files, folders (every *.dll and *.exe below, any letter case; *.netmodule too with `netmodules`) and glob patterns.
  * Results are unique (case-insensitively on Windows) and sorted by display path.
  * @throws UsageError SG_ERR_NO_INPUT when an input matches nothing
  */
-export async function expandInputs(inputs: readonly string[], cwd = process.cwd()): Promise<InputFile[]> {
+export async function expandInputs(inputs: readonly string[], cwd = process.cwd(), options: ExpandOptions = {}): Promise<InputFile[]> {
   const found = new Map<string, InputFile>();
   const key = (p: string) => (process.platform === 'win32' ? p.toLowerCase() : p);
   const add = (absolutePath: string, explicit = false) => {
@@ -61,7 +68,7 @@ export async function expandInputs(inputs: readonly string[], cwd = process.cwd(
       stat = undefined;
     }
     if (stat?.isDirectory()) {
-      assembliesBelow(absolute).forEach((a) => add(a));
+      assembliesBelow(absolute, options.netmodules ? MODULE_EXTENSION : ASSEMBLY_EXTENSION).forEach((a) => add(a));
       continue;
     }
     if (stat) {

@@ -114,11 +114,18 @@ export function checkReturnedFile(uploaded: Uint8Array, returned: Uint8Array, ke
   return null;
 }
 
-/** A file's verdict: from what came back, not from the state's name; a failed state is believed, an unknown one shown. */
-export function fileVerdict(state: string, uploaded: Uint8Array, returned: Uint8Array | undefined, keys: readonly ExpectedKey[]): string | null {
+/**
+ * A file's verdict: from what came back, not from the state's name; a failed state is believed, an unknown one shown.
+ * A netmodule (`netmodule`) is not signed: it must come back byte for byte, or its manifest's File-table hash breaks.
+ */
+export function fileVerdict(state: string, uploaded: Uint8Array, returned: Uint8Array | undefined, keys: readonly ExpectedKey[], netmodule = false): string | null {
   if (FAILED_STATES.has(state.toLowerCase())) return `the service reports ${state}`;
   if (!returned) return 'the result package does not contain the file';
-  const reason = checkReturnedFile(uploaded, returned, keys);
+  const reason = netmodule
+    ? Buffer.compare(Buffer.from(uploaded), Buffer.from(returned)) === 0
+      ? null
+      : "the netmodule came back changed; the hash its assembly's File table records no longer matches"
+    : checkReturnedFile(uploaded, returned, keys);
   return reason === null ? null : state === 'Missing' ? `the service did not report the file, and ${reason}` : reason;
 }
 
@@ -179,6 +186,8 @@ export async function sign(options: SignOptions, events: SignEvents = {}): Promi
   }
   const uploadPaths = new Set(runChecks ? check.uploadSet.files : inputs.map((i) => i.path));
   const toUpload = inputs.filter((i) => uploadPaths.has(i.path));
+  // Netmodules go with their manifest: in its job, and back unchanged.
+  const manifestOf = new Map(check.files.flatMap((f) => (f.manifest !== undefined ? [[f.path, f.manifest] as const] : [])));
   for (const f of check.files.filter((f) => !uploadPaths.has(f.path))) {
     const already = f.findings.some((x) => x.rule === 'already-signed');
     result.files.push({ path: f.path, uploadName: inputs.find((i) => i.path === f.path)!.uploadName, uploaded: false, jobId: null, state: already ? 'already-signed' : 'not-uploaded', verified: false, reason: f.reason, output: null, messages: [] });
@@ -189,7 +198,10 @@ export async function sign(options: SignOptions, events: SignEvents = {}): Promi
   let groups: CheckInput[][] = toUpload.length ? [toUpload] : [];
   if (totalBytes > settings.maxUploadBytes || (options.split && check.findings.some((f) => f.rule === 'duplicate-name'))) {
     if (!options.split) throw new UsageError(`the upload is ${(totalBytes / 1e6).toFixed(1)} MB, over the limit of ${(settings.maxUploadBytes / 1e6).toFixed(1)} MB`, 'Pass --split to upload several jobs that each fit.');
-    const plan = proposeSplit(toUpload.map((i) => ({ path: i.path, uploadName: i.uploadName, size: i.bytes.length })), settings.maxUploadBytes);
+    const plan = proposeSplit(
+      toUpload.map((i) => ({ path: i.path, uploadName: i.uploadName, size: i.bytes.length, ...(manifestOf.has(i.path) ? { unit: manifestOf.get(i.path)! } : {}) })),
+      settings.maxUploadBytes,
+    );
     if (plan.tooLarge.length) throw new UsageError(`${plan.tooLarge.map((t) => t.path).join(', ')} alone exceed(s) the upload limit`, 'No split can upload a file larger than the limit.');
     groups = plan.jobs.map((job) => job.map((j) => toUpload.find((i) => i.path === j.path)!));
   }
@@ -246,7 +258,7 @@ export async function sign(options: SignOptions, events: SignEvents = {}): Promi
       const fileStatus = status.assemblies.find((a) => windowsPathKey(a.fileName) === key);
       const returned = extracted.files.find((e) => windowsPathKey(e.name) === key);
       const state = fileStatus?.fileProcessingState ?? 'Missing';
-      const reason = fileVerdict(state, input.bytes, returned?.bytes, settings.keys);
+      const reason = fileVerdict(state, input.bytes, returned?.bytes, settings.keys, manifestOf.has(input.path));
       const verified = reason === null;
       const messages = [...(fileStatus?.messages ?? [])];
       results.push({ fileName: input.uploadName, state, verified, outputSha256: returned ? sha256(returned.bytes) : null, messages });

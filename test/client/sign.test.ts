@@ -1,5 +1,6 @@
 // `signgate sign`, `licenses` and `jobs` through the built CLI against `signgate serve` started in this
 // process on 127.0.0.1 (port 0): no mocked fetch anywhere.
+import { createHash } from 'node:crypto';
 import { createServer } from 'node:http';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, writeFileSync, mkdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -68,6 +69,21 @@ describe('the happy path', () => {
     expect(r.status, r.stderr).toBe(0);
     expect(readdirSync(w.out).sort()).toEqual(['SampleAddin.Helpers.dll', 'SampleAddin.dll', 'signing-log.txt']);
     expect(r.stdout).not.toContain(token);
+  });
+});
+
+describe('a multi-module add-in', () => {
+  test('the netmodule is uploaded with its assembly and comes back unchanged; the signed manifest still lists its hash', async () => {
+    const w = workdir();
+    const folder = fixturePath('modules/passing');
+    const r = await runCliAsync([...signArgs(server.baseUrl, w.out, folder, '--root', folder, '--delete-afterwards', '--json')], { env: w.env });
+    expect(r.status, r.stderr).toBe(0);
+    expect(JSON.parse(r.stdout).summary).toMatchObject({ files: 2, uploaded: 2, failed: 0 });
+    const manifest = readModule(readFileSync(join(w.out, 'ModuleAddin.dll')));
+    expect(verifyStrongName(manifest, { expectedKey: key12345 }).valid).toBe(true);
+    const netmodule = readFileSync(join(w.out, 'AddinCode.netmodule'));
+    expect(netmodule).toEqual(readFileSync(join(folder, 'AddinCode.netmodule')));
+    expect(Buffer.from(manifest.files[0]!.hashValue).toString('hex')).toBe(createHash('sha1').update(netmodule).digest('hex'));
   });
 });
 

@@ -25,7 +25,7 @@ export const defaultSettings = (): CheckSettings => ({
 /** Checks files or folders (absolute, or relative to the repository) with the default settings plus overrides. */
 export async function checkPaths(paths: string[], settings: Partial<CheckSettings> = {}, options: Omit<CheckOptions, 'settings'> = {}): Promise<CheckResult> {
   const merged = { ...defaultSettings(), ...settings };
-  const files = await expandInputs(paths, repoRoot);
+  const files = await expandInputs(paths, repoRoot, { netmodules: true });
   const inputs = files.map((f) => ({
     path: f.displayPath,
     uploadName: merged.root ? relative(merged.root, f.absolutePath).split('\\').join('/') : basename(f.absolutePath),

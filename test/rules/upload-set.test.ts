@@ -66,4 +66,25 @@ describe('upload size', () => {
     }
     expect(plan.jobs.flat().length).toBe(4);
   });
+
+  test('proposeSplit: a netmodule stays in the job of its assembly', () => {
+    const items = [
+      { path: 'Big.dll', uploadName: 'Big.dll', size: 30 },
+      { path: 'M.dll', uploadName: 'M.dll', size: 10 },
+      { path: 'Code.netmodule', uploadName: 'Code.netmodule', size: 21, unit: 'M.dll' },
+      { path: 'Huge.dll', uploadName: 'Huge.dll', size: 30 },
+      { path: 'Huge.netmodule', uploadName: 'Huge.netmodule', size: 20, unit: 'Huge.dll' },
+    ];
+    const plan = proposeSplit(items, 40);
+    expect(plan.jobs.map((j) => j.map((i) => i.path))).toEqual([['Code.netmodule', 'M.dll'], ['Big.dll']]);
+    expect(plan.tooLarge.map((i) => i.path)).toEqual(['Huge.dll', 'Huge.netmodule']);
+  });
+
+  test('over the limit with a multi-module assembly: the split keeps the netmodule with its manifest', async () => {
+    const dir = tree({ 'A/FindingAddin.dll': addin, 'M/ModuleAddin.dll': 'modules/passing/ModuleAddin.dll', 'M/AddinCode.netmodule': 'modules/passing/AddinCode.netmodule' });
+    const result = await checkPaths([dir], { root: dir, maxUploadBytes: 6000 });
+    const jobs = result.findings.find((f) => f.rule === 'upload-too-large')!.data!.jobs as string[][];
+    const withModule = jobs.find((j) => j.some((p) => p.endsWith('AddinCode.netmodule')))!;
+    expect(withModule.some((p) => p.endsWith('ModuleAddin.dll'))).toBe(true);
+  });
 });
