@@ -15,7 +15,10 @@ const problem = {
 } as const;
 
 const problems = (...codes: number[]) =>
-  Object.fromEntries(codes.map((c) => [c, { description: DESCRIPTIONS[c], content: { 'application/problem+json': { schema: problem } } }]));
+  Object.fromEntries(codes.map((c) => [c, { description: DESCRIPTIONS[c], content: { 'application/problem+json': { schema: problem, example: PROBLEM_EXAMPLES[c] } } }]));
+
+const EXAMPLE_JOB_ID = '3f1c2a9e-8b7d-4c55-9a0e-2d6f4b1e7c30';
+const EXAMPLE_CREATED_AT = '2026-11-23T09:41:07.512Z';
 
 const DESCRIPTIONS: Record<number, string> = {
   400: 'Bad request: not multipart, bad or duplicate file names (one entry per file in errors)',
@@ -25,6 +28,23 @@ const DESCRIPTIONS: Record<number, string> = {
   408: 'The upload stopped sending for longer than the idle timeout; nothing was kept and the job slot is free',
   409: 'Job limit reached, or the result is not ready',
   413: 'The upload is larger than one job may be',
+};
+
+/** One problem body per status, as the service sends it (examples in the OpenAPI document). */
+const PROBLEM_EXAMPLES: Record<number, Record<string, unknown>> = {
+  400: {
+    type: 'about:blank',
+    title: 'Bad Request',
+    status: 400,
+    detail: 'Some file names are not accepted.',
+    errors: [{ fileName: '../Contoso.Addin.dll', detail: 'The name leaves the root directory (..).' }],
+  },
+  401: { type: 'about:blank', title: 'Unauthorized', status: 401, detail: 'Send a personal access token: Authorization: Bearer <token>.' },
+  403: { type: 'about:blank', title: 'Forbidden', status: 403, detail: 'The organization contoso holds no license option, so nothing can be signed.' },
+  404: { type: 'about:blank', title: 'Not Found', status: 404, detail: `There is no job ${EXAMPLE_JOB_ID}.` },
+  408: { type: 'about:blank', title: 'Request Timeout', status: 408, detail: 'The upload sent nothing for 30 s and was abandoned; send it again.' },
+  409: { type: 'about:blank', title: 'Conflict', status: 409, detail: `Job ${EXAMPLE_JOB_ID} is still being processed; download its result when processingFinished is true.` },
+  413: { type: 'about:blank', title: 'Upload too large', status: 413, detail: 'The upload exceeds 268435456 bytes, the most one job may hold. Split the files into several jobs.' },
 };
 
 const jobId = { type: 'object', required: ['id'], properties: { id: { type: 'string', description: 'Job id (UUID)' } } } as const;
@@ -40,7 +60,12 @@ export const licensesRoute = {
   summary: "The license options of the caller's organization",
   description: 'Each optionId names the key file `<optionId>_public.snk` the organization may delay-sign with. An empty list means nothing can be signed.',
   response: {
-    200: { description: 'License entries', type: 'array', items: { type: 'object', required: ['optionId'], properties: { optionId: { type: 'integer' } } } },
+    200: {
+      description: 'License entries',
+      type: 'array',
+      items: { type: 'object', required: ['optionId'], properties: { optionId: { type: 'integer' } } },
+      examples: [[{ optionId: 12345 }]],
+    },
     ...problems(401, 403),
   },
 } as const;
@@ -53,6 +78,8 @@ export const uploadBody = {
     'files[1]': { type: 'string', format: 'binary' },
     comment: { type: 'string', description: 'Optional comment shown with the job' },
   },
+  // A multipart body shown as its parts: each file part carries the file's bytes under its relative path.
+  examples: [{ 'files[0]': 'Contoso.Addin.dll', 'files[1]': 'Addins/Contoso.Addin.Helpers.dll', comment: 'Release 1.4.0' }],
 } as const;
 
 export const uploadRoute = {
@@ -70,6 +97,17 @@ export const uploadRoute = {
         comment: { type: ['string', 'null'] },
         links: { type: 'object', properties: { status: { type: 'string' }, download: { type: 'string' }, delete: { type: 'string' } } },
       },
+      examples: [
+        {
+          id: EXAMPLE_JOB_ID,
+          comment: 'Release 1.4.0',
+          links: {
+            status: `http://127.0.0.1:8080/assembly-signing/v1.0/assemblies/${EXAMPLE_JOB_ID}/status`,
+            download: `http://127.0.0.1:8080/assembly-signing/v1.0/assemblies/${EXAMPLE_JOB_ID}`,
+            delete: `http://127.0.0.1:8080/assembly-signing/v1.0/assemblies/${EXAMPLE_JOB_ID}`,
+          },
+        },
+      ],
     },
     ...problems(400, 401, 403, 408, 409, 413),
   },
@@ -97,6 +135,7 @@ export const listRoute = {
         required: ['id', 'createdAt', 'processingFinished', 'fileCount'],
         properties: { id: { type: 'string' }, comment: { type: ['string', 'null'] }, createdAt: { type: 'string', format: 'date-time' }, processingFinished: { type: 'boolean' }, fileCount: { type: 'integer' } },
       },
+      examples: [[{ id: EXAMPLE_JOB_ID, comment: 'Release 1.4.0', createdAt: EXAMPLE_CREATED_AT, processingFinished: true, fileCount: 2 }]],
     },
     ...problems(401, 403),
   },
@@ -126,6 +165,18 @@ export const statusRoute = {
           },
         },
       },
+      examples: [
+        {
+          id: EXAMPLE_JOB_ID,
+          comment: 'Release 1.4.0',
+          createdAt: EXAMPLE_CREATED_AT,
+          processingFinished: true,
+          assemblies: [
+            { fileName: 'Contoso.Addin.dll', fileProcessingState: 'Signed', messages: [{ dateTime: '2026-11-23T09:41:08.020Z', messageType: 'Info', message: 'Signed with option 12345 (Contoso.Addin 1.4.0.0, key token 0c3a5c8f71d2e9b4).' }] },
+            { fileName: 'Addins/Contoso.Addin.Helpers.dll', fileProcessingState: 'Signed', messages: [] },
+          ],
+        },
+      ],
     },
     ...problems(401, 403, 404),
   },
