@@ -150,7 +150,10 @@ export async function buildServer(options: BuildServerOptions): Promise<FastifyI
       if (url === `${apiPrefix}/openapi.json`) out.hide = true;
       return { schema: out, url };
     },
+    // Shared schemas (S.problemSchema) appear in components.schemas under their $id, the name generated clients use.
+    refResolver: { buildLocalReference: (json, _baseUri, _fragment, i) => (typeof json.$id === 'string' ? json.$id : `def-${i}`) },
   });
+  app.addSchema(S.problemSchema);
   // validatorUrl null: the page must not call the public validator (no network beyond this service).
   await app.register(swaggerUi, { routePrefix: '/docs', uiConfig: { persistAuthorization: false, tryItOutEnabled: true, validatorUrl: null } });
 

@@ -1,6 +1,12 @@
 // Route schemas: fastify validates and serializes with them, and the OpenAPI document is generated from them.
 
-const problem = {
+/**
+ * RFC 9457 problem details, one shared schema (fastify's addSchema) that every error response refers to, so the
+ * OpenAPI document holds it once under components.schemas and a generated client has one Problem type.
+ */
+export const problemSchema = {
+  $id: 'Problem',
+  title: 'Problem',
   type: 'object',
   description: 'RFC 9457 problem details',
   required: ['type', 'title', 'status', 'detail'],
@@ -10,12 +16,12 @@ const problem = {
     status: { type: 'integer' },
     detail: { type: 'string' },
     instance: { type: 'string' },
-    errors: { type: 'array', items: { type: 'object', properties: { fileName: { type: 'string' }, detail: { type: 'string' } } } },
+    errors: { type: 'array', items: { title: 'ProblemFileError', type: 'object', properties: { fileName: { type: 'string' }, detail: { type: 'string' } } } },
   },
 } as const;
 
 const problems = (...codes: number[]) =>
-  Object.fromEntries(codes.map((c) => [c, { description: DESCRIPTIONS[c], content: { 'application/problem+json': { schema: problem, example: PROBLEM_EXAMPLES[c] } } }]));
+  Object.fromEntries(codes.map((c) => [c, { description: DESCRIPTIONS[c], content: { 'application/problem+json': { schema: { $ref: 'Problem#' }, example: PROBLEM_EXAMPLES[c] } } }]));
 
 const EXAMPLE_JOB_ID = '3f1c2a9e-8b7d-4c55-9a0e-2d6f4b1e7c30';
 const EXAMPLE_CREATED_AT = '2026-11-23T09:41:07.512Z';
@@ -44,14 +50,15 @@ const PROBLEM_EXAMPLES: Record<number, Record<string, unknown>> = {
   404: { type: 'about:blank', title: 'Not Found', status: 404, detail: `There is no job ${EXAMPLE_JOB_ID}.` },
   408: { type: 'about:blank', title: 'Request Timeout', status: 408, detail: 'The upload sent nothing for 30 s and was abandoned; send it again.' },
   409: { type: 'about:blank', title: 'Conflict', status: 409, detail: `Job ${EXAMPLE_JOB_ID} is still being processed; download its result when processingFinished is true.` },
-  413: { type: 'about:blank', title: 'Upload too large', status: 413, detail: 'The upload exceeds 268435456 bytes, the most one job may hold. Split the files into several jobs.' },
+  413: { type: 'about:blank', title: 'Upload too large', status: 413, detail: 'The upload exceeds 40000000 bytes, the most one job may hold. Split the files into several jobs.' },
 };
 
 const jobId = { type: 'object', required: ['id'], properties: { id: { type: 'string', description: 'Job id (UUID)' } } } as const;
 const message = {
+  title: 'JobMessage',
   type: 'object',
   required: ['dateTime', 'messageType', 'message'],
-  properties: { dateTime: { type: 'string', format: 'date-time' }, messageType: { type: 'string', enum: ['Info', 'Warning', 'Error'] }, message: { type: 'string' } },
+  properties: { dateTime: { type: 'string', format: 'date-time' }, messageType: { title: 'MessageType', type: 'string', enum: ['Info', 'Warning', 'Error'] }, message: { type: 'string' } },
 } as const;
 
 export const licensesRoute = {
@@ -63,7 +70,7 @@ export const licensesRoute = {
     200: {
       description: 'License entries',
       type: 'array',
-      items: { type: 'object', required: ['optionId'], properties: { optionId: { type: 'integer' } } },
+      items: { title: 'License', type: 'object', required: ['optionId'], properties: { optionId: { type: 'integer' } } },
       examples: [[{ optionId: 12345 }]],
     },
     ...problems(401, 403),
@@ -73,6 +80,7 @@ export const licensesRoute = {
 export const uploadBody = {
   type: 'object',
   description: 'One file part per assembly (files[0], files[1], …); the part filename is the path relative to the root directory with /.',
+  required: ['files[0]'],
   properties: {
     'files[0]': { type: 'string', format: 'binary' },
     'files[1]': { type: 'string', format: 'binary' },
@@ -90,12 +98,13 @@ export const uploadRoute = {
   response: {
     201: {
       description: 'The job was created; poll its status',
+      title: 'JobCreated',
       type: 'object',
       required: ['id', 'links'],
       properties: {
         id: { type: 'string' },
         comment: { type: ['string', 'null'] },
-        links: { type: 'object', properties: { status: { type: 'string' }, download: { type: 'string' }, delete: { type: 'string' } } },
+        links: { title: 'JobLinks', type: 'object', properties: { status: { type: 'string' }, download: { type: 'string' }, delete: { type: 'string' } } },
       },
       examples: [
         {
@@ -131,6 +140,7 @@ export const listRoute = {
       description: 'Jobs, oldest first',
       type: 'array',
       items: {
+        title: 'JobSummary',
         type: 'object',
         required: ['id', 'createdAt', 'processingFinished', 'fileCount'],
         properties: { id: { type: 'string' }, comment: { type: ['string', 'null'] }, createdAt: { type: 'string', format: 'date-time' }, processingFinished: { type: 'boolean' }, fileCount: { type: 'integer' } },
@@ -149,6 +159,7 @@ export const statusRoute = {
   response: {
     200: {
       description: 'processingFinished stays false until every file has a final state (Signed or Error)',
+      title: 'JobStatus',
       type: 'object',
       required: ['id', 'createdAt', 'processingFinished', 'assemblies'],
       properties: {
@@ -159,9 +170,10 @@ export const statusRoute = {
         assemblies: {
           type: 'array',
           items: {
+            title: 'AssemblyStatus',
             type: 'object',
             required: ['fileName', 'fileProcessingState', 'messages'],
-            properties: { fileName: { type: 'string' }, fileProcessingState: { type: 'string', enum: ['Pending', 'Processing', 'Signed', 'Error'] }, messages: { type: 'array', items: message } },
+            properties: { fileName: { type: 'string' }, fileProcessingState: { title: 'FileProcessingState', type: 'string', enum: ['Pending', 'Processing', 'Signed', 'Error'] }, messages: { type: 'array', items: message } },
           },
         },
       },
