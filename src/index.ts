@@ -32,6 +32,8 @@ export { parseCertificateTable, WIN_CERT_TYPE_PKCS_SIGNED_DATA, type Certificate
 export { computeAuthenticodeImageHash, imageHashRanges } from './authenticode/image-hash.js';
 export { DEFAULT_AUTHENTICODE_LIMITS, type AuthenticodeLimits } from './authenticode/limits.js';
 export type { AuthenticodeCertificate, AuthenticodeTimestamp } from './authenticode/signed-data.js';
+export { authenticodeOf, authenticodeVerdict, describeAuthenticodeVerdict, type AuthenticodeVerdict } from './authenticode/verdict.js';
+export { loadTrustStore } from './workflows/authenticode.js';
 
 // Metadata
 export { parseMetadataRoot, type MetadataRoot, type StreamHeader } from './metadata/root.js';
