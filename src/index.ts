@@ -26,6 +26,15 @@ export {
 export { parseCorHeader, hasCorHeader, CorFlags, type CorHeader } from './pe/cor-header.js';
 export { computePeChecksum } from './pe/checksum.js';
 
+// Authenticode
+export { readAuthenticode, parseTrustStore, type AuthenticodeInfo, type AuthenticodeState, type AuthenticodeSignatureInfo, type AuthenticodeTrust, type AuthenticodeOptions } from './authenticode/authenticode.js';
+export { parseCertificateTable, WIN_CERT_TYPE_PKCS_SIGNED_DATA, type CertificateTable, type CertificateTableEntry } from './authenticode/certificate-table.js';
+export { computeAuthenticodeImageHash, imageHashRanges } from './authenticode/image-hash.js';
+export { DEFAULT_AUTHENTICODE_LIMITS, type AuthenticodeLimits } from './authenticode/limits.js';
+export type { AuthenticodeCertificate, AuthenticodeTimestamp } from './authenticode/signed-data.js';
+export { authenticodeOf, authenticodeVerdict, describeAuthenticodeVerdict, type AuthenticodeVerdict } from './authenticode/verdict.js';
+export { loadTrustStore } from './workflows/authenticode.js';
+
 // Metadata
 export { parseMetadataRoot, type MetadataRoot, type StreamHeader } from './metadata/root.js';
 export { MetadataTables, MAX_ROW_COUNT } from './metadata/tables.js';

@@ -1,4 +1,4 @@
-// Imports point one way: cli -> workflows -> rules/report/client/server -> strongname -> metadata -> pe -> binary -> core.
+// Imports point one way: cli -> workflows -> rules/report/client/server -> strongname -> metadata/authenticode -> pe -> binary -> core.
 import { readdirSync, readFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { describe, expect, test } from 'vitest';
@@ -10,19 +10,21 @@ const ALLOWED: Record<string, readonly string[]> = {
   core: [],
   binary: ['core'],
   pe: ['binary', 'core'],
+  authenticode: ['pe', 'binary', 'core'],
   metadata: ['pe', 'binary', 'core'],
-  strongname: ['metadata', 'pe', 'binary', 'core'],
-  rules: ['strongname', 'metadata', 'pe', 'binary', 'core'],
+  strongname: ['authenticode', 'metadata', 'pe', 'binary', 'core'],
+  rules: ['strongname', 'authenticode', 'metadata', 'pe', 'binary', 'core'],
   report: ['rules', 'core'],
   'service-client': ['core'],
   zip: ['core'],
-  server: ['zip', 'rules', 'strongname', 'metadata', 'pe', 'binary', 'core'],
-  workflows: ['report', 'rules', 'service-client', 'zip', 'strongname', 'metadata', 'pe', 'binary', 'core'],
-  cli: ['workflows', 'server', 'report', 'rules', 'service-client', 'zip', 'strongname', 'metadata', 'pe', 'binary', 'core'],
+  server: ['zip', 'rules', 'strongname', 'authenticode', 'metadata', 'pe', 'binary', 'core'],
+  workflows: ['report', 'rules', 'service-client', 'zip', 'strongname', 'authenticode', 'metadata', 'pe', 'binary', 'core'],
+  cli: ['workflows', 'server', 'report', 'rules', 'service-client', 'zip', 'strongname', 'authenticode', 'metadata', 'pe', 'binary', 'core'],
 };
 /** Packages a layer may import; yargs and glob belong to the CLI, chalk to the CLI and the terminal reporter. */
 const PACKAGES: Record<string, readonly string[]> = {
   pe: ['pe-library'],
+  authenticode: ['pkijs', 'asn1js'],
   report: ['chalk'],
   zip: ['yazl', 'yauzl'],
   server: ['fastify', '@fastify/multipart', '@fastify/swagger', '@fastify/swagger-ui', 'ajv/dist/2020.js'],

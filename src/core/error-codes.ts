@@ -43,6 +43,11 @@ export const ErrorCodes = {
   SG_ERR_SN_NONSTANDARD_HEADER: 'The PE headers are not of the standard size, so the signed byte ranges are ambiguous.',
   SG_ERR_SN_HEADERS_IN_SECTION: 'A section\'s raw data covers the PE headers, so the checksum would be written inside the signed bytes.',
   SG_ERR_SN_CRYPTO: 'The crypto library refused the operation.',
+  // Authenticode (PE certificate table, PKCS#7 SignedData)
+  SG_ERR_AC_BAD_TABLE: 'The certificate table (data directory 4) lies outside the file or holds a malformed WIN_CERTIFICATE entry.',
+  SG_ERR_AC_BAD_SIGNATURE: 'An Authenticode entry is not a well-formed PKCS#7 SignedData with SpcIndirectDataContent.',
+  SG_ERR_AC_BUDGET: 'The certificate table is larger, holds more entries or nests ASN.1 deeper than signgate reads.',
+  SG_ERR_AC_TRUST_STORE: 'The trust store file holds no readable PEM certificate.',
   // Signing service
   SG_ERR_HTTP_STATUS: 'The signing service answered with an error status.',
   SG_ERR_HTTP_UNREACHABLE: 'The signing service could not be reached.',

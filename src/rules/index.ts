@@ -8,6 +8,7 @@ import sg204 from './sg204-invalid-signature.js';
 import sg205 from './sg205-wrong-key.js';
 import sg206 from './sg206-signature-slot-size.js';
 import sg207 from './sg207-netmodule-mismatch.js';
+import sg208 from './sg208-authenticode-before-strong-name.js';
 import sg301 from './sg301-missing-vendor-attribute.js';
 import sg302 from './sg302-vendor-attribute-false.js';
 import sg303 from './sg303-vendor-attribute-wrong-type.js';
@@ -21,7 +22,7 @@ import sg601 from './sg601-option-not-licensed.js';
 import sg602 from './sg602-no-license.js';
 import type { Rule } from './types.js';
 
-export const rules = [sg001, sg002, sg201, sg202, sg203, sg204, sg205, sg206, sg207, sg301, sg302, sg303, sg304, sg401, sg501, sg502, sg503, sg504, sg601, sg602] as const;
+export const rules = [sg001, sg002, sg201, sg202, sg203, sg204, sg205, sg206, sg207, sg208, sg301, sg302, sg303, sg304, sg401, sg501, sg502, sg503, sg504, sg601, sg602] as const;
 
 export type RuleId = (typeof rules)[number]['id'];
 export type RuleName = (typeof rules)[number]['name'];

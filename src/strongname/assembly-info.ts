@@ -12,6 +12,7 @@ import { publicKeyToken, referenceToken } from './token.js';
 import type { HashAlgorithm } from './key-blob.js';
 import { toHex } from '../binary/byte-cursor.js';
 import { TableId } from '../metadata/schema.js';
+import { readAuthenticode, type AuthenticodeInfo, type AuthenticodeOptions } from '../authenticode/authenticode.js';
 
 export const MACHINE_NAMES: Record<number, string> = { 0x14c: 'i386', 0x8664: 'x64', 0xaa64: 'arm64', 0x1c4: 'arm', 0x200: 'ia64' };
 
@@ -85,6 +86,8 @@ export interface AssemblyInfo {
   } | null;
   readonly attributes: readonly AttributeInfo[];
   readonly references: readonly ReferenceInfo[];
+  /** The Authenticode signatures, read and verified; null when the file is not a PE image. */
+  readonly authenticode: AuthenticodeInfo | null;
 }
 
 export interface InspectOptions extends VerifyOptions {
@@ -94,6 +97,8 @@ export interface InspectOptions extends VerifyOptions {
   readonly decodeAttributes?: boolean;
   /** Reader budgets for the module; unset fields take DEFAULT_READER_BUDGETS. */
   readonly budgets?: Partial<ReaderBudgets>;
+  /** Options for reading the Authenticode signatures (a trust store, limits). */
+  readonly authenticode?: AuthenticodeOptions;
 }
 
 function errorInfo(error: unknown): { code: string; message: string; fileOffset?: number } {
@@ -153,13 +158,14 @@ export function describeAttributes(module: ModuleMetadata, decode = true): Attri
  * @param path how the file is named in the output (POSIX separators recommended)
  */
 export function inspectAssembly(bytes: Uint8Array, path: string, options: InspectOptions = {}): AssemblyInfo {
-  const empty = { path, size: bytes.length, pe: null, cli: null, module: null, assembly: null, strongName: null, attributes: [], references: [] };
+  const none = { path, size: bytes.length, pe: null, cli: null, module: null, assembly: null, strongName: null, attributes: [], references: [] };
   let image: PeImage;
   try {
     image = parsePeImage(bytes);
   } catch (error) {
-    return { ...empty, managed: false, error: errorInfo(error) };
+    return { ...none, authenticode: null, managed: false, error: errorInfo(error) };
   }
+  const empty = { ...none, authenticode: readAuthenticode(image, options.authenticode) };
   const pe = peInfo(image);
   if (!hasCorHeader(image)) return { ...empty, pe, managed: false, error: null };
   let module: ModuleMetadata;

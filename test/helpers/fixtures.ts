@@ -15,7 +15,7 @@ export function fixturePath(relativePath: string): string {
   return join(fixturesDir, relativePath);
 }
 
-function has(tool: string): boolean {
+export function has(tool: string): boolean {
   try {
     execFileSync('sh', ['-c', `command -v ${tool}`], { stdio: 'ignore' });
     return true;

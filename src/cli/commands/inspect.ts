@@ -6,6 +6,8 @@ import { ExitCode, type ExitCodeValue } from '../exit-codes.js';
 import { expandInputs, readInputFile } from '../../workflows/files.js';
 import type { Io } from '../output.js';
 import { loadKeyMap } from '../../workflows/keys.js';
+import { authenticodeVerdict, describeAuthenticodeVerdict } from '../../authenticode/verdict.js';
+import { loadTrustStore } from '../../workflows/authenticode.js';
 import { type CommonArgs } from './common.js';
 
 interface InspectArgs extends CommonArgs {
@@ -13,6 +15,7 @@ interface InspectArgs extends CommonArgs {
   json: boolean;
   verify: boolean;
   keyMap?: string;
+  trustStore?: string;
 }
 
 function formatValue(value: AttributeValue): string {
@@ -24,7 +27,7 @@ function formatValue(value: AttributeValue): string {
 export function formatInspectText(info: AssemblyInfo, io: Io): string {
   const c = io.color;
   const lines = [c.bold(info.path)];
-  const row = (label: string, text: string) => lines.push(`  ${label.padEnd(12)}${text}`);
+  const row = (label: string, text: string) => lines.push(`  ${label.padEnd(12)}${label.length >= 12 ? ' ' : ''}${text}`);
   if (info.error && !info.pe) {
     row('error', c.red(`${info.error.code}: ${info.error.message}`));
     return lines.join('\n');
@@ -60,14 +63,19 @@ export function formatInspectText(info: AssemblyInfo, io: Io): string {
     const target = a.target === 'module' ? 'module: ' : '';
     row('attribute', `${target}${a.type}(${[...args, ...named].join(', ')})${from}${a.error ? c.red(` ${a.error.code}`) : ''}`);
   }
+  if (info.authenticode && info.authenticode.state !== 'absent') {
+    const a = info.authenticode;
+    row('authenticode', (a.state === 'valid' ? c.green : c.red)(describeAuthenticodeVerdict(authenticodeVerdict(a))));
+  }
   for (const r of info.references) row('reference', `${r.name}, Version=${r.version}, Culture=${r.culture || 'neutral'}, PublicKeyToken=${r.publicKeyToken ?? 'null'}`);
   if (info.error) row('error', c.red(`${info.error.code}: ${info.error.message}`));
   return lines.join('\n');
 }
 
-export async function runInspect(args: Pick<InspectArgs, 'inputs' | 'json' | 'verify' | 'keyMap'>, io: Io): Promise<ExitCodeValue> {
+export async function runInspect(args: Pick<InspectArgs, 'inputs' | 'json' | 'verify' | 'keyMap' | 'trustStore'>, io: Io): Promise<ExitCodeValue> {
   const files = await expandInputs(args.inputs);
   const keyMap = loadKeyMap(args.keyMap);
+  const trustStore = loadTrustStore(args.trustStore);
   const results: AssemblyInfo[] = [];
   for (const file of files) {
     let bytes: Buffer;
@@ -75,10 +83,10 @@ export async function runInspect(args: Pick<InspectArgs, 'inputs' | 'json' | 've
       bytes = readInputFile(file.absolutePath, file.displayPath);
     } catch (error) {
       const e = error as { code: string; message: string };
-      results.push({ path: file.displayPath, size: 0, managed: false, error: { code: e.code, message: e.message }, pe: null, cli: null, module: null, assembly: null, strongName: null, attributes: [], references: [] });
+      results.push({ path: file.displayPath, size: 0, managed: false, error: { code: e.code, message: e.message }, pe: null, cli: null, module: null, assembly: null, strongName: null, attributes: [], references: [], authenticode: null });
       continue;
     }
-    results.push(inspectAssembly(bytes, file.displayPath, { verify: args.verify, ...(keyMap ? { keyMap } : {}) }));
+    results.push(inspectAssembly(bytes, file.displayPath, { verify: args.verify, ...(keyMap ? { keyMap } : {}), ...(trustStore ? { authenticode: { trustStore } } : {}) }));
   }
   if (args.json) io.out(JSON.stringify(results, null, 2));
   else io.out(results.map((r) => formatInspectText(r, io)).join('\n\n'));
@@ -95,6 +103,7 @@ export const inspectCommand = (io: Io, setExit: (code: ExitCodeValue) => void): 
       .option('format', { type: 'string', choices: ['text', 'json'], describe: 'Output format (json is the same as --json)' })
       .option('verify', { type: 'boolean', default: true, describe: 'Verify signatures cryptographically (--no-verify reports a non-empty slot as signed, not-verified)' })
       .option('key-map', { type: 'string', describe: "Mono machine.config whose <pubTokenMapping> substitutes keys by token, as Mono's sn does" })
+      .option('trust-store', { type: 'string', describe: 'PEM file of trusted root/intermediate certificates: report whether each Authenticode chain reaches one' })
       .example('$0 inspect bin/Release', 'every assembly below bin/Release')
       .example('$0 inspect "out/**/*.dll" --json', 'JSON for a glob') as unknown as Argv<InspectArgs>,
   handler: async (args: ArgumentsCamelCase<InspectArgs>) => setExit(await runInspect(args, io)),

@@ -1,0 +1,347 @@
+// PKCS#7 SignedData as Authenticode uses it (Microsoft "Windows Authenticode Portable Executable Signature Format"):
+// contentType SPC_INDIRECT_DATA (1.3.6.1.4.1.311.2.1.4) whose DigestInfo holds the image hash; one SignerInfo with
+// authenticated attributes; unsigned attributes for timestamps (RFC 3161 1.3.6.1.4.1.311.3.3.1, legacy
+// countersignature 1.2.840.113549.1.9.6) and nested signatures (1.3.6.1.4.1.311.2.4.1).
+// pkijs reads the CMS structures, node:crypto checks digests and signatures, X509Certificate reads certificates.
+import { createHash, verify as cryptoVerify, X509Certificate } from 'node:crypto';
+import * as asn1js from 'asn1js';
+import * as pkijs from 'pkijs';
+import { FormatError } from '../core/errors.js';
+import { parseBer, type BlobOrigin } from './ber-guard.js';
+import type { AuthenticodeLimits } from './limits.js';
+
+export const Oid = {
+  signedData: '1.2.840.113549.1.7.2',
+  spcIndirectData: '1.3.6.1.4.1.311.2.1.4',
+  contentType: '1.2.840.113549.1.9.3',
+  messageDigest: '1.2.840.113549.1.9.4',
+  signingTime: '1.2.840.113549.1.9.5',
+  counterSignature: '1.2.840.113549.1.9.6',
+  rfc3161Timestamp: '1.3.6.1.4.1.311.3.3.1',
+  nestedSignature: '1.3.6.1.4.1.311.2.4.1',
+  spcSpOpusInfo: '1.3.6.1.4.1.311.2.1.12',
+  tstInfo: '1.2.840.113549.1.9.16.1.4',
+} as const;
+
+const DIGESTS: Readonly<Record<string, string>> = {
+  '1.2.840.113549.2.5': 'md5',
+  '1.3.14.3.2.26': 'sha1',
+  '2.16.840.1.101.3.4.2.1': 'sha256',
+  '2.16.840.1.101.3.4.2.2': 'sha384',
+  '2.16.840.1.101.3.4.2.3': 'sha512',
+};
+
+/** Signature algorithms whose digest is given apart (digestAlgorithm), or implied by the OID. */
+const SIGNATURES: Readonly<Record<string, { name: string; digest?: string }>> = {
+  '1.2.840.113549.1.1.1': { name: 'rsa' },
+  '1.2.840.113549.1.1.5': { name: 'rsa', digest: 'sha1' },
+  '1.2.840.113549.1.1.11': { name: 'rsa', digest: 'sha256' },
+  '1.2.840.113549.1.1.12': { name: 'rsa', digest: 'sha384' },
+  '1.2.840.113549.1.1.13': { name: 'rsa', digest: 'sha512' },
+  '1.2.840.10045.2.1': { name: 'ecdsa' },
+  '1.2.840.10045.4.3.2': { name: 'ecdsa', digest: 'sha256' },
+  '1.2.840.10045.4.3.3': { name: 'ecdsa', digest: 'sha384' },
+  '1.2.840.10045.4.3.4': { name: 'ecdsa', digest: 'sha512' },
+};
+
+/** The node:crypto name of a digest OID, or undefined. */
+export function digestName(oid: string): string | undefined {
+  return DIGESTS[oid];
+}
+
+/** One certificate as embedded in the signature. */
+export interface AuthenticodeCertificate {
+  /** `CN=…, O=…` in the certificate's order. */
+  readonly subject: string;
+  readonly issuer: string;
+  /** Serial number, upper-case hex. */
+  readonly serialNumber: string;
+  readonly notBefore: string;
+  readonly notAfter: string;
+  /** SHA-256 of the DER, lower-case hex. */
+  readonly sha256: string;
+}
+
+export interface AuthenticodeTimestamp {
+  readonly kind: 'rfc3161' | 'countersignature';
+  /** ISO 8601 UTC. */
+  readonly time: string;
+  /** The time-stamping authority's certificate subject, when the token embeds it. */
+  readonly signer: string | null;
+  /** The token covers this signature's value and its own signature verifies with the embedded certificate. */
+  readonly verified: boolean;
+  readonly problem: string | null;
+}
+
+/** One parsed SignedData, before the image hash is compared. */
+export interface ParsedSignature {
+  /** 0 for a table entry's signature, 1 for a signature nested in it, ... */
+  readonly nesting: number;
+  readonly digestAlgorithm: string;
+  readonly digestAlgorithmOid: string;
+  /** The image hash the signature covers (SpcIndirectDataContent's DigestInfo). */
+  readonly signedImageHash: Uint8Array;
+  readonly signer: AuthenticodeCertificate | null;
+  readonly certificates: readonly AuthenticodeCertificate[];
+  readonly signatureAlgorithm: string;
+  /** The SignerInfo's signature verifies with the signer certificate over the authenticated attributes, and their message digest matches the content. */
+  readonly signatureValid: boolean;
+  readonly signatureProblem: string | null;
+  /** signingTime among the authenticated attributes: the signer's own claim, not a timestamp. */
+  readonly claimedSigningTime: string | null;
+  readonly timestamp: AuthenticodeTimestamp | null;
+  readonly programName: string | null;
+  /** DER of the signer certificate and of every embedded certificate (for chain building). */
+  readonly signerCertificate: X509Certificate | null;
+  readonly embedded: readonly X509Certificate[];
+}
+
+interface Context {
+  readonly origin: BlobOrigin;
+  readonly limits: AuthenticodeLimits;
+  /** Signatures parsed so far in this file (shared by every entry and nesting level). */
+  count: { value: number };
+}
+
+function malformed(ctx: Context, what: string, cause?: unknown): FormatError {
+  return new FormatError('SG_ERR_AC_BAD_SIGNATURE', `${ctx.origin.structure}: ${what}`, { structure: ctx.origin.structure, fileOffset: ctx.origin.fileOffset }, cause === undefined ? undefined : { cause });
+}
+
+function bytesOf(view: ArrayBuffer | Uint8Array): Uint8Array {
+  return view instanceof Uint8Array ? view : new Uint8Array(view);
+}
+
+/** The content octets of an element (what follows its tag and length). */
+function contentOctets(element: asn1js.AsnType): Uint8Array {
+  const whole = bytesOf(element.valueBeforeDecodeView);
+  const header = element.idBlock.blockLength + element.lenBlock.blockLength;
+  return whole.subarray(header, whole.length - (element.lenBlock.isIndefiniteForm ? 2 : 0));
+}
+
+function hexUpper(bytes: Uint8Array): string {
+  return Buffer.from(bytes).toString('hex').toUpperCase();
+}
+
+function describeCertificate(x: X509Certificate): AuthenticodeCertificate {
+  const oneLine = (dn: string) => dn.split('\n').filter(Boolean).join(', ');
+  return {
+    subject: oneLine(x.subject),
+    issuer: oneLine(x.issuer),
+    serialNumber: x.serialNumber.toUpperCase(),
+    notBefore: new Date(x.validFrom).toISOString(),
+    notAfter: new Date(x.validTo).toISOString(),
+    sha256: x.fingerprint256.replace(/:/g, '').toLowerCase(),
+  };
+}
+
+function attribute(attrs: pkijs.SignedAndUnsignedAttributes | undefined, oid: string): pkijs.Attribute[] {
+  return (attrs?.attributes ?? []).filter((a) => a.type === oid);
+}
+
+/** Certificates of a SignedData: pkijs objects beside node's X509Certificate of the same DER. */
+interface Certs {
+  readonly pki: pkijs.Certificate[];
+  readonly x509: X509Certificate[];
+}
+
+function readCertificates(ctx: Context, signed: pkijs.SignedData): Certs {
+  const pki: pkijs.Certificate[] = [];
+  const x509: X509Certificate[] = [];
+  for (const c of signed.certificates ?? []) {
+    if (!(c instanceof pkijs.Certificate)) continue;
+    try {
+      const der = bytesOf(c.toSchema().toBER());
+      x509.push(new X509Certificate(der));
+      pki.push(c);
+    } catch (error) {
+      throw malformed(ctx, `an embedded certificate cannot be read (${error instanceof Error ? error.message : String(error)})`, error);
+    }
+  }
+  return { pki, x509 };
+}
+
+function findSigner(certs: Certs, info: pkijs.SignerInfo): X509Certificate | null {
+  const sid = info.sid;
+  if (!(sid instanceof pkijs.IssuerAndSerialNumber)) return null;
+  const i = certs.pki.findIndex((c) => c.serialNumber.isEqual(sid.serialNumber) && c.issuer.isEqual(sid.issuer));
+  return i >= 0 ? certs.x509[i]! : null;
+}
+
+interface SignerCheck {
+  readonly valid: boolean;
+  readonly problem: string | null;
+  readonly digest: string | null;
+}
+
+/**
+ * Checks one SignerInfo: the message digest attribute against `content` and the signature with `cert`.
+ * Without authenticated attributes the signature covers the content itself.
+ */
+function checkSignerInfo(info: pkijs.SignerInfo, content: Uint8Array, cert: X509Certificate | null): SignerCheck {
+  const digest = digestName(info.digestAlgorithm.algorithmId);
+  if (!digest) return { valid: false, problem: `unsupported digest algorithm ${info.digestAlgorithm.algorithmId}`, digest: null };
+  const sigAlg = SIGNATURES[info.signatureAlgorithm.algorithmId];
+  if (!sigAlg) return { valid: false, problem: `unsupported signature algorithm ${info.signatureAlgorithm.algorithmId}`, digest };
+  if (!cert) return { valid: false, problem: 'the signer certificate is not among the embedded certificates', digest };
+  let signedBytes: Uint8Array;
+  if (info.signedAttrs) {
+    const md = attribute(info.signedAttrs, Oid.messageDigest)[0]?.values[0];
+    if (!(md instanceof asn1js.OctetString)) return { valid: false, problem: 'no message digest among the authenticated attributes', digest };
+    const actual = createHash(digest).update(content).digest();
+    if (!actual.equals(Buffer.from(md.valueBlock.valueHexView))) return { valid: false, problem: 'the authenticated message digest does not match the signed content', digest };
+    // The attributes are signed as a SET OF (tag 0x31), not as the [0] IMPLICIT that carries them.
+    signedBytes = Uint8Array.from(bytesOf(info.signedAttrs.encodedValue));
+    signedBytes[0] = 0x31;
+  } else {
+    signedBytes = content;
+  }
+  const signature = bytesOf(info.signature.valueBlock.valueHexView);
+  let ok = false;
+  try {
+    ok = cryptoVerify(sigAlg.digest ?? digest, signedBytes, cert.publicKey, signature);
+  } catch (error) {
+    return { valid: false, problem: `the signature cannot be checked (${error instanceof Error ? error.message : String(error)})`, digest };
+  }
+  return ok ? { valid: true, problem: null, digest } : { valid: false, problem: 'the signature does not verify with the signer certificate', digest };
+}
+
+function timeOf(value: unknown): Date | null {
+  if (value instanceof asn1js.UTCTime || value instanceof asn1js.GeneralizedTime) return value.toDate();
+  return null;
+}
+
+function readRfc3161(ctx: Context, value: asn1js.AsnType, signatureValue: Uint8Array): AuthenticodeTimestamp {
+  let info: pkijs.ContentInfo;
+  let signed: pkijs.SignedData;
+  try {
+    info = new pkijs.ContentInfo({ schema: value });
+    signed = new pkijs.SignedData({ schema: info.content });
+  } catch (error) {
+    throw malformed(ctx, 'the RFC 3161 timestamp token is not a SignedData', error);
+  }
+  const e = signed.encapContentInfo;
+  if (e.eContentType !== Oid.tstInfo || !e.eContent) throw malformed(ctx, `the RFC 3161 timestamp token holds ${e.eContentType}, not TSTInfo`);
+  const tstBytes = bytesOf(e.eContent.getValue());
+  let tst: pkijs.TSTInfo;
+  try {
+    tst = new pkijs.TSTInfo({ schema: parseBer(tstBytes, { structure: `${ctx.origin.structure} TSTInfo`, fileOffset: -1 }, ctx.limits) });
+  } catch (error) {
+    if (error instanceof FormatError) throw error;
+    throw malformed(ctx, 'the RFC 3161 TSTInfo cannot be read', error);
+  }
+  const certs = readCertificates(ctx, signed);
+  const signerInfo = signed.signerInfos[0];
+  const cert = signerInfo ? findSigner(certs, signerInfo) : null;
+  const imprintDigest = digestName(tst.messageImprint.hashAlgorithm.algorithmId);
+  let problem: string | null = null;
+  if (!imprintDigest) problem = `unsupported message imprint digest ${tst.messageImprint.hashAlgorithm.algorithmId}`;
+  else if (!createHash(imprintDigest).update(signatureValue).digest().equals(Buffer.from(tst.messageImprint.hashedMessage.valueBlock.valueHexView))) {
+    problem = "the timestamp's message imprint does not match this signature";
+  } else if (!signerInfo) problem = 'the timestamp token has no signer';
+  else {
+    const check = checkSignerInfo(signerInfo, tstBytes, cert);
+    if (!check.valid) problem = `timestamp: ${check.problem}`;
+  }
+  return { kind: 'rfc3161', time: tst.genTime.toISOString(), signer: cert ? describeCertificate(cert).subject : null, verified: problem === null, problem };
+}
+
+function readCountersignature(ctx: Context, value: asn1js.AsnType, signatureValue: Uint8Array, certs: Certs): AuthenticodeTimestamp {
+  let info: pkijs.SignerInfo;
+  try {
+    info = new pkijs.SignerInfo({ schema: value });
+  } catch (error) {
+    throw malformed(ctx, 'the countersignature is not a SignerInfo', error);
+  }
+  const time = timeOf(attribute(info.signedAttrs, Oid.signingTime)[0]?.values[0]);
+  if (!time) throw malformed(ctx, 'the countersignature has no signing time');
+  const cert = findSigner(certs, info);
+  const check = checkSignerInfo(info, signatureValue, cert);
+  return { kind: 'countersignature', time: time.toISOString(), signer: cert ? describeCertificate(cert).subject : null, verified: check.valid, problem: check.problem };
+}
+
+function readProgramName(info: pkijs.SignerInfo): string | null {
+  // SpcSpOpusInfo ::= SEQUENCE { programName [0] EXPLICIT SpcString OPTIONAL, moreInfo [1] ... }
+  const opus = attribute(info.signedAttrs, Oid.spcSpOpusInfo)[0]?.values[0];
+  if (!(opus instanceof asn1js.Sequence)) return null;
+  const first = opus.valueBlock.value[0];
+  if (!(first instanceof asn1js.Constructed) || first.idBlock.tagClass !== 3 || first.idBlock.tagNumber !== 0) return null;
+  const spcString = first.valueBlock.value[0];
+  if (!spcString || spcString.idBlock.tagClass !== 3) return null;
+  const raw = contentOctets(spcString);
+  // [0] IMPLICIT BMPString (UTF-16BE) or [1] IMPLICIT IA5String.
+  if (spcString.idBlock.tagNumber === 0) return raw.length % 2 === 0 ? Buffer.from(raw).swap16().toString('utf16le') : null;
+  return Buffer.from(raw).toString('latin1');
+}
+
+/**
+ * Parses one Authenticode ContentInfo (a table entry or a nested signature) and everything nested in it.
+ * @returns the signature and its nested signatures, outermost first
+ * @throws FormatError SG_ERR_AC_BAD_SIGNATURE, SG_ERR_AC_BUDGET
+ */
+export function parseSignedData(element: asn1js.AsnType, ctx: Context, nesting = 0): ParsedSignature[] {
+  if (++ctx.count.value > ctx.limits.maxSignatures) {
+    throw new FormatError('SG_ERR_AC_BUDGET', `${ctx.origin.structure} holds more than ${ctx.limits.maxSignatures} signatures (nested ones counted)`, { structure: ctx.origin.structure, fileOffset: ctx.origin.fileOffset });
+  }
+  let signed: pkijs.SignedData;
+  try {
+    const info = new pkijs.ContentInfo({ schema: element });
+    if (info.contentType !== Oid.signedData) throw malformed(ctx, `the content type is ${info.contentType}, not SignedData (${Oid.signedData})`);
+    signed = new pkijs.SignedData({ schema: info.content });
+  } catch (error) {
+    if (error instanceof FormatError) throw error;
+    throw malformed(ctx, `not a PKCS#7 SignedData (${error instanceof Error ? error.message : String(error)})`, error);
+  }
+  const encap = signed.encapContentInfo;
+  if (encap.eContentType !== Oid.spcIndirectData || !encap.eContent) {
+    throw malformed(ctx, `the signed content is ${encap.eContentType}, not SpcIndirectDataContent (${Oid.spcIndirectData})`);
+  }
+  // SpcIndirectDataContent ::= SEQUENCE { data SpcAttributeTypeAndOptionalValue, messageDigest DigestInfo }
+  const indirect = encap.eContent as unknown as asn1js.AsnType;
+  const parts = indirect instanceof asn1js.Sequence ? indirect.valueBlock.value : [];
+  const digestInfo = parts[1];
+  const algId = digestInfo instanceof asn1js.Sequence ? digestInfo.valueBlock.value[0] : undefined;
+  const algOid = algId instanceof asn1js.Sequence ? algId.valueBlock.value[0] : undefined;
+  const hashValue = digestInfo instanceof asn1js.Sequence ? digestInfo.valueBlock.value[1] : undefined;
+  if (!(algOid instanceof asn1js.ObjectIdentifier) || !(hashValue instanceof asn1js.OctetString)) {
+    throw malformed(ctx, 'SpcIndirectDataContent has no DigestInfo (algorithm and image hash)');
+  }
+  const digestOid = algOid.valueBlock.toString();
+  const signerInfo = signed.signerInfos[0];
+  if (!signerInfo || signed.signerInfos.length !== 1) throw malformed(ctx, `Authenticode needs exactly one SignerInfo; this one has ${signed.signerInfos.length}`);
+  const certs = readCertificates(ctx, signed);
+  const cert = findSigner(certs, signerInfo);
+  const check = checkSignerInfo(signerInfo, contentOctets(indirect), cert);
+  const signatureValue = bytesOf(signerInfo.signature.valueBlock.valueHexView);
+  let timestamp: AuthenticodeTimestamp | null = null;
+  const nested: ParsedSignature[] = [];
+  for (const attr of signerInfo.unsignedAttrs?.attributes ?? []) {
+    for (const value of attr.values as asn1js.AsnType[]) {
+      if (attr.type === Oid.rfc3161Timestamp && !timestamp) timestamp = readRfc3161(ctx, value, signatureValue);
+      else if (attr.type === Oid.counterSignature && !timestamp) timestamp = readCountersignature(ctx, value, signatureValue, certs);
+      else if (attr.type === Oid.nestedSignature) nested.push(...parseSignedData(value, ctx, nesting + 1));
+    }
+  }
+  const claimed = timeOf(attribute(signerInfo.signedAttrs, Oid.signingTime)[0]?.values[0]);
+  const sigAlg = SIGNATURES[signerInfo.signatureAlgorithm.algorithmId];
+  return [
+    {
+      nesting,
+      digestAlgorithm: digestName(digestOid) ?? digestOid,
+      digestAlgorithmOid: digestOid,
+      signedImageHash: bytesOf(hashValue.valueBlock.valueHexView),
+      signer: cert ? describeCertificate(cert) : null,
+      certificates: certs.x509.map(describeCertificate),
+      signatureAlgorithm: sigAlg ? `${sigAlg.name}-${sigAlg.digest ?? check.digest ?? '?'}` : signerInfo.signatureAlgorithm.algorithmId,
+      signatureValid: check.valid,
+      signatureProblem: check.problem,
+      claimedSigningTime: claimed ? claimed.toISOString() : null,
+      timestamp,
+      programName: readProgramName(signerInfo),
+      signerCertificate: cert,
+      embedded: certs.x509,
+    },
+    ...nested,
+  ];
+}
+
+export { hexUpper, type Context as SignatureContext };

@@ -1,0 +1,12 @@
+// Authenticode for the commands: the trust store from disk (--trust-store).
+import type { X509Certificate } from 'node:crypto';
+import { resolve } from 'node:path';
+import { parseTrustStore } from '../authenticode/authenticode.js';
+import { displayPath, readInputFile } from './files.js';
+
+/** Reads a PEM trust store (`--trust-store`), or returns undefined when no path is given; errors name the file. */
+export function loadTrustStore(path: string | undefined): X509Certificate[] | undefined {
+  if (!path) return undefined;
+  const shown = displayPath(resolve(path));
+  return parseTrustStore(readInputFile(resolve(path), shown).toString('utf8'), shown);
+}

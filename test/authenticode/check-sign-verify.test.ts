@@ -1,0 +1,108 @@
+// Authenticode through the commands: check warns before the upload, sign reports what came back, verify shows
+// both signatures; every Authenticode verdict is compared with osslsigncode verify.
+import { copyFileSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { beforeAll, describe, expect, test } from 'vitest';
+import { readModule } from '../../src/strongname/assembly-info.js';
+import { parseStrongNameKeyFile } from '../../src/strongname/key-blob.js';
+import { signAssembly } from '../../src/strongname/strong-name.js';
+import { authenticodeSign, hasOsslsigncode, makeTestPki, osslVerify, type TestPki } from '../helpers/authenticode.js';
+import { checkPaths, ruleNames } from '../helpers/check.js';
+import { fixture, fixturePath, runCli } from '../helpers/fixtures.js';
+import { schemaValidator } from '../helpers/schemas.js';
+
+const pair = parseStrongNameKeyFile(fixture('test-keys/12345_keypair.snk'));
+
+describe.skipIf(!hasOsslsigncode)('Authenticode in check, sign and verify', () => {
+  let pki: TestPki;
+  let addin: string;
+
+  beforeAll(async () => {
+    pki = await makeTestPki();
+    // A build output whose add-in was Authenticode-signed before the upload (the wrong order).
+    addin = join(pki.dir, 'addin');
+    mkdirSync(addin);
+    copyFileSync(fixturePath('addin/Contoso.AddinApi.dll'), join(addin, 'Contoso.AddinApi.dll'));
+    await authenticodeSign(pki, fixturePath('addin/SampleAddin.dll'), join(addin, 'SampleAddin.dll'));
+    copyFileSync(fixturePath('addin/SampleAddin.Helpers.dll'), join(addin, 'SampleAddin.Helpers.dll'));
+    // A release: strong name first, then Authenticode (good.dll); Authenticode first (broken.dll); none (plain.dll).
+    writeFileSync(join(pki.dir, 'sn.dll'), signAssembly(readModule(fixture('addin/SampleAddin.dll')), pair));
+    await authenticodeSign(pki, join(pki.dir, 'sn.dll'), join(pki.dir, 'good.dll'));
+    writeFileSync(join(pki.dir, 'broken.dll'), signAssembly(readModule(new Uint8Array(readFileSync(join(addin, 'SampleAddin.dll')))), pair));
+  }, 60_000);
+
+  test('check warns (SG208) on the file Authenticode-signed before the upload, and only on it', async () => {
+    expect((await osslVerify(pki, join(addin, 'SampleAddin.dll'))).ok).toBe(true);
+    const result = await checkPaths([addin]);
+    expect(ruleNames(result)).toEqual(['authenticode-before-strong-name', 'vendor-assembly-included']);
+    const finding = result.findings.find((f) => f.ruleId === 'SG208')!;
+    expect(finding.severity).toBe('warning');
+    expect(finding.file).toMatch(/SampleAddin\.dll$/);
+    expect(finding.message).toContain(`by ${pki.signerSubject} (valid now)`);
+    expect(result.summary.errors).toBe(0);
+    // What the check predicts: after strong-name signing the Authenticode signature is broken (oracle agrees).
+    const signed = signAssembly(readModule(new Uint8Array(readFileSync(join(addin, 'SampleAddin.dll')))), pair);
+    writeFileSync(join(pki.dir, 'after-service.dll'), signed);
+    expect((await osslVerify(pki, join(pki.dir, 'after-service.dll'))).ok).toBe(false);
+  });
+
+  test('check is silent on the delay-signed add-in without Authenticode', async () => {
+    expect(ruleNames(await checkPaths(['fixtures/addin']))).not.toContain('authenticode-before-strong-name');
+  });
+
+  test('verify --authenticode: both signatures per file, verdicts as osslsigncode says', async () => {
+    const good = join(pki.dir, 'good.dll');
+    const broken = join(pki.dir, 'broken.dll');
+    const plain = join(pki.dir, 'sn.dll');
+    expect((await osslVerify(pki, good)).ok).toBe(true);
+    expect((await osslVerify(pki, broken)).ok).toBe(false);
+    const r = runCli(['verify', good, broken, plain, '--authenticode', '--json']);
+    expect(r.status, r.stderr).toBe(1);
+    const records = JSON.parse(r.stdout) as Array<{ path: string; valid: boolean; authenticode: { state: string; publisher: string | null; reason: string | null } }>;
+    const byName = Object.fromEntries(records.map((x) => [x.path.split('/').pop(), x]));
+    expect(byName['good.dll']).toMatchObject({ valid: true, authenticode: { state: 'valid', publisher: pki.signerSubject } });
+    expect(byName['broken.dll']!.valid).toBe(true);
+    expect(byName['broken.dll']!.authenticode.state).toBe('invalid');
+    expect(byName['broken.dll']!.authenticode.reason).toMatch(/changed after Authenticode signing/);
+    expect(byName['sn.dll']).toMatchObject({ valid: true, authenticode: { state: 'absent' } });
+    // One good file alone passes; the text names the signer.
+    const one = runCli(['verify', good, '--authenticode']);
+    expect(one.status, one.stdout).toBe(0);
+    expect(one.stdout).toContain(`authenticode: valid, signer ${pki.signerSubject}, sha256, no timestamp`);
+    expect(one.stdout).toContain('1 of 1 files with a valid Authenticode signature');
+    // Without --authenticode, verify is what it was: the strong name only.
+    expect(runCli(['verify', broken]).status).toBe(0);
+  });
+
+  test('verify --trust-store: trust is reported apart and required when asked', () => {
+    const good = join(pki.dir, 'good.dll');
+    const trusted = runCli(['verify', good, '--trust-store', pki.caPem]);
+    expect(trusted.status, trusted.stdout).toBe(0);
+    expect(trusted.stdout).toContain(', trusted');
+    const other = runCli(['verify', good, '--trust-store', pki.otherCaPem, '--json']);
+    expect(other.status).toBe(1);
+    const [record] = JSON.parse(other.stdout);
+    expect(record.authenticode).toMatchObject({ state: 'valid', trusted: false });
+    expect(record.authenticode.trustProblem).toMatch(/not in the trust store/);
+    const bad = runCli(['verify', good, '--trust-store', join(pki.dir, 'ext.cnf')]);
+    expect(bad.status).toBe(3); // unreadable input, as for a bad key file
+    expect(bad.stderr).toMatch(/ext\.cnf holds no -----BEGIN CERTIFICATE----- block/);
+  });
+
+  test('inspect --json shows the parsed structure and validates against the schema', () => {
+    const r = runCli(['inspect', join(pki.dir, 'good.dll'), join(pki.dir, 'broken.dll'), '--json']);
+    expect(r.status, r.stderr).toBe(0);
+    const infos = JSON.parse(r.stdout);
+    const validate = schemaValidator('inspect.schema.json');
+    expect(validate(infos), JSON.stringify(validate.errors)).toBe(true);
+    const [broken, good] = infos; // in path order
+    expect(good.pe.authenticode).toBe(true);
+    expect(good.authenticode.state).toBe('valid');
+    expect(good.authenticode.entries).toEqual([expect.objectContaining({ index: 0, revision: 0x200, certificateType: 2 })]);
+    expect(good.authenticode.signatures[0]).toMatchObject({ digestAlgorithm: 'sha256', imageHashMatches: true, signatureValid: true, signatureAlgorithm: 'rsa-sha256' });
+    expect(good.authenticode.signatures[0].certificates).toHaveLength(2);
+    expect(broken.authenticode.signatures[0].imageHashMatches).toBe(false);
+    const text = runCli(['inspect', join(pki.dir, 'broken.dll')]);
+    expect(text.stdout).toMatch(/authenticode +invalid: the file's sha256 image hash/);
+  });
+});
