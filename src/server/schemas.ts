@@ -14,8 +14,9 @@ const problem = {
   },
 } as const;
 
+// Every route may answer 429 (rate-limit.ts).
 const problems = (...codes: number[]) =>
-  Object.fromEntries(codes.map((c) => [c, { description: DESCRIPTIONS[c], content: { 'application/problem+json': { schema: problem } } }]));
+  Object.fromEntries([...codes, 429].map((c) => [c, { description: DESCRIPTIONS[c], content: { 'application/problem+json': { schema: problem } } }]));
 
 const DESCRIPTIONS: Record<number, string> = {
   400: 'Bad request: not multipart, bad or duplicate file names (one entry per file in errors)',
@@ -25,6 +26,7 @@ const DESCRIPTIONS: Record<number, string> = {
   408: 'The upload stopped sending for longer than the idle timeout; nothing was kept and the job slot is free',
   409: 'Job limit reached, or the result is not ready',
   413: 'The upload is larger than one job may be',
+  429: 'Too many requests from this access token or address; wait the seconds given in Retry-After',
 };
 
 const jobId = { type: 'object', required: ['id'], properties: { id: { type: 'string', description: 'Job id (UUID)' } } } as const;
