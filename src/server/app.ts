@@ -18,6 +18,7 @@ import { RESULT_ZIP, SigningWorker } from './signing-worker.js';
 import { TokenStore } from './token-store.js';
 import { decodeEncodedWords } from './encoded-words.js';
 import { UploadNames } from './upload-names.js';
+import { registerRateLimits, type RateLimitSettings } from './rate-limit.js';
 
 export interface BuildServerOptions {
   /** The configuration, or a function that returns the current one (re-read when the file changes). */
@@ -34,6 +35,8 @@ export interface BuildServerOptions {
    */
   readonly trustProxy?: boolean | string | readonly string[];
   readonly timeouts?: ServerTimeouts;
+  /** Rate limits that win over the configuration's `rateLimits` (each key separately). */
+  readonly rateLimits?: Partial<RateLimitSettings>;
 }
 
 export interface ServerTimeouts {
@@ -120,6 +123,8 @@ export async function buildServer(options: BuildServerOptions): Promise<FastifyI
   app.setNotFoundHandler((request, reply) =>
     reply.status(404).type('application/problem+json').send(problem(404, 'Not Found', `There is no ${request.method} ${withoutQuery(request.url)}.`, request.url)),
   );
+
+  await registerRateLimits(app, () => ({ ...config().rateLimits, ...options.rateLimits }));
 
   await app.register(multipart, {
     // Part filenames are relative paths (Addins/Foo.dll); busboy would keep only the last segment.

@@ -20,8 +20,9 @@ export const problemSchema = {
   },
 } as const;
 
+// Every route may answer 429 (rate-limit.ts).
 const problems = (...codes: number[]) =>
-  Object.fromEntries(codes.map((c) => [c, { description: DESCRIPTIONS[c], content: { 'application/problem+json': { schema: { $ref: 'Problem#' }, example: PROBLEM_EXAMPLES[c] } } }]));
+  Object.fromEntries([...codes, 429].map((c) => [c, { description: DESCRIPTIONS[c], content: { 'application/problem+json': { schema: { $ref: 'Problem#' }, example: PROBLEM_EXAMPLES[c] } } }]));
 
 const EXAMPLE_JOB_ID = '3f1c2a9e-8b7d-4c55-9a0e-2d6f4b1e7c30';
 const EXAMPLE_CREATED_AT = '2026-11-23T09:41:07.512Z';
@@ -34,6 +35,7 @@ const DESCRIPTIONS: Record<number, string> = {
   408: 'The upload stopped sending for longer than the idle timeout; nothing was kept and the job slot is free',
   409: 'Job limit reached, or the result is not ready',
   413: 'The upload is larger than one job may be',
+  429: 'Too many requests from this access token or address; wait the seconds given in Retry-After',
 };
 
 /** One problem body per status, as the service sends it (examples in the OpenAPI document). */
@@ -51,6 +53,7 @@ const PROBLEM_EXAMPLES: Record<number, Record<string, unknown>> = {
   408: { type: 'about:blank', title: 'Request Timeout', status: 408, detail: 'The upload sent nothing for 30 s and was abandoned; send it again.' },
   409: { type: 'about:blank', title: 'Conflict', status: 409, detail: `Job ${EXAMPLE_JOB_ID} is still being processed; download its result when processingFinished is true.` },
   413: { type: 'about:blank', title: 'Upload too large', status: 413, detail: 'The upload exceeds 40000000 bytes, the most one job may hold. Split the files into several jobs.' },
+  429: { type: 'about:blank', title: 'Too Many Requests', status: 429, detail: 'Rate limit exceeded, retry in 12 seconds' },
 };
 
 const jobId = { type: 'object', required: ['id'], properties: { id: { type: 'string', description: 'Job id (UUID)' } } } as const;

@@ -7,6 +7,7 @@ import { Ajv2020, type ErrorObject } from 'ajv/dist/2020.js';
 import { UsageError } from '../core/errors.js';
 import { parseStrongNameKeyFile, type StrongNameKeyFile } from '../strongname/key-blob.js';
 import { publicKeyToken } from '../strongname/token.js';
+import { DEFAULT_RATE_LIMITS, type RateLimit, type RateLimitSettings } from './rate-limit.js';
 
 export interface ServerConfigFile {
   serviceName?: string;
@@ -14,6 +15,7 @@ export interface ServerConfigFile {
   vendorApi?: string[];
   vendorNamespace?: string;
   limits?: { maxUploadBytes?: number; maxJobsPerOrganization?: number; maxFilesPerJob?: number };
+  rateLimits?: { perToken?: RateLimit | false; perAddress?: RateLimit | false; loopback?: boolean };
   organizations: {
     id: string;
     name?: string;
@@ -44,6 +46,8 @@ export interface ServerConfig {
   readonly maxUploadBytes: number;
   readonly maxJobsPerOrganization: number;
   readonly maxFilesPerJob: number;
+  /** Requests per token and per address (rate-limit.ts); the defaults leave loopback clients unlimited. */
+  readonly rateLimits: RateLimitSettings;
   readonly organizations: ReadonlyMap<string, Organization>;
 }
 
@@ -96,6 +100,11 @@ export function parseServerConfig(raw: unknown, baseDir: string, shownAs = 'serv
     maxUploadBytes: raw.limits?.maxUploadBytes ?? DEFAULT_MAX_UPLOAD_BYTES,
     maxJobsPerOrganization: raw.limits?.maxJobsPerOrganization ?? DEFAULT_MAX_JOBS,
     maxFilesPerJob: raw.limits?.maxFilesPerJob ?? DEFAULT_MAX_FILES,
+    rateLimits: {
+      perToken: raw.rateLimits?.perToken === false ? null : (raw.rateLimits?.perToken ?? DEFAULT_RATE_LIMITS.perToken),
+      perAddress: raw.rateLimits?.perAddress === false ? null : (raw.rateLimits?.perAddress ?? DEFAULT_RATE_LIMITS.perAddress),
+      loopback: raw.rateLimits?.loopback ?? DEFAULT_RATE_LIMITS.loopback,
+    },
     organizations,
   };
 }

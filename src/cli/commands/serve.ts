@@ -6,6 +6,7 @@ import type { ArgumentsCamelCase, Argv, CommandModule } from 'yargs';
 import { UsageError } from '../../core/errors.js';
 import { buildServer, DEFAULT_IDLE_TIMEOUT_MS, DEFAULT_REQUEST_TIMEOUT_MS } from '../../server/app.js';
 import { USER_ROLE, watchServerConfigFile } from '../../server/server-config.js';
+import { rateLimitOverrides } from '../../server/rate-limit.js';
 import { TokenStore } from '../../server/token-store.js';
 import { ExitCode, type ExitCodeValue } from '../exit-codes.js';
 import { createStrongNameKeyPair } from '../../strongname/key-blob.js';
@@ -23,6 +24,9 @@ interface ServeArgs extends CommonArgs {
   trustProxy?: string;
   idleTimeout: number;
   requestTimeout: number;
+  rateLimitPerToken?: string;
+  rateLimitPerAddress?: string;
+  rateLimitLoopback?: boolean;
 }
 
 interface TokenCreateArgs extends CommonArgs {
@@ -48,6 +52,7 @@ export async function runServe(args: ServeArgs, io: Io): Promise<ExitCodeValue> 
     logger: { level: 'info' },
     ...(trustProxy?.length ? { trustProxy } : {}),
     timeouts: { idleMs: args.idleTimeout * 1000, requestMs: args.requestTimeout * 1000 },
+    rateLimits: rateLimitOverrides({ perToken: args.rateLimitPerToken, perAddress: args.rateLimitPerAddress, loopback: args.rateLimitLoopback }),
   });
   const address = await app.listen({ port: args.port, host: args.host });
   io.err(`signgate serve: API at ${address}${app.signgate.apiPrefix}, documentation at ${address}/docs (data in ${resolve(args.dataDir)})`);
@@ -154,6 +159,9 @@ const runCommand = (io: Io, setExit: (code: ExitCodeValue) => void): CommandModu
       .option('trust-proxy', { type: 'string', describe: 'Addresses or CIDR ranges of the reverse proxy, comma-separated, whose X-Forwarded-For/-Host/-Proto are believed (default: none)' })
       .option('idle-timeout', { type: 'number', default: DEFAULT_IDLE_TIMEOUT_MS / 1000, coerce: numberOption('idle-timeout', { min: 0.001 }), describe: 'Seconds an upload may send nothing before it is answered 408 and closed' })
       .option('request-timeout', { type: 'number', default: DEFAULT_REQUEST_TIMEOUT_MS / 1000, coerce: numberOption('request-timeout', { min: 0.001 }), describe: 'Seconds a whole request may take to arrive' })
+      .option('rate-limit-per-token', { type: 'string', describe: 'Requests per access token as <max>/<seconds>, or off (default: the configuration\'s rateLimits, else 300/60)' })
+      .option('rate-limit-per-address', { type: 'string', describe: 'Requests per client address as <max>/<seconds>, or off (default: the configuration\'s, else 600/60)' })
+      .option('rate-limit-loopback', { type: 'boolean', describe: 'Count requests from 127.0.0.0/8 and ::1 too (default: not counted)' })
       .example('$0 serve --config server.json --data-dir /var/lib/signgate --port 8443', 'run the service')
       .example('$0 serve --config server.json --trust-proxy 127.0.0.1', 'run it behind a reverse proxy on this machine') as unknown as Argv<ServeArgs>,
   handler: async (args: ArgumentsCamelCase<ServeArgs>) => setExit(await runServe(args, io)),
