@@ -2,7 +2,8 @@
 // buildServer() makes the app; the caller listens, and closes it (which also stops the signing worker).
 import { createHash } from 'node:crypto';
 import { createReadStream, createWriteStream } from 'node:fs';
-import { mkdir } from 'node:fs/promises';
+import { constants } from 'node:fs';
+import { access, mkdir } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
@@ -18,6 +19,7 @@ import { RESULT_ZIP, SigningWorker } from './signing-worker.js';
 import { TokenStore } from './token-store.js';
 import { decodeEncodedWords } from './encoded-words.js';
 import { UploadNames } from './upload-names.js';
+import { registerHealth } from './health.js';
 
 export interface BuildServerOptions {
   /** The configuration, or a function that returns the current one (re-read when the file changes). */
@@ -154,14 +156,16 @@ export async function buildServer(options: BuildServerOptions): Promise<FastifyI
   // validatorUrl null: the page must not call the public validator (no network beyond this service).
   await app.register(swaggerUi, { routePrefix: '/docs', uiConfig: { persistAuthorization: false, tryItOutEnabled: true, validatorUrl: null } });
 
+  registerHealth(app, { role: 'all', ready: async () => access(options.dataDir, constants.W_OK) });
   app.get(`${apiPrefix}/openapi.json`, { schema: { hide: true } }, async () => app.swagger());
 
   const authenticate = async (request: FastifyRequest) => {
     const header = request.headers.authorization ?? '';
     const match = /^Bearer\s+(\S+)$/i.exec(header);
     if (!match) throw new HttpProblem(401, 'Unauthorized', 'Send a personal access token: Authorization: Bearer <token>.');
-    const stored = tokens.find(match[1]!);
+    const stored = await tokens.find(match[1]!);
     if (!stored) throw new HttpProblem(401, 'Unauthorized', 'The access token is not known. Create a new token.');
+    if (stored.revokedAt) throw new HttpProblem(401, 'Unauthorized', `The access token was revoked on ${stored.revokedAt}. Create a new token.`);
     if (Date.parse(stored.expiresAt) <= now().getTime()) {
       throw new HttpProblem(401, 'Unauthorized', `The access token expired on ${stored.expiresAt}. Tokens cannot be prolonged: create a new one.`);
     }

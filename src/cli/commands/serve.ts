@@ -81,6 +81,25 @@ export function runTokenCreate(args: TokenCreateArgs, io: Io): ExitCodeValue {
   return ExitCode.Ok;
 }
 
+interface TokenRevokeArgs extends CommonArgs {
+  dataDir: string;
+  token?: string;
+  org?: string;
+  user?: string;
+}
+
+/** Revokes one token (--token) or every token of a user (--org and --user); running services refuse it within seconds. */
+export async function runTokenRevoke(args: TokenRevokeArgs, io: Io): Promise<ExitCodeValue> {
+  if (args.token === undefined && (args.org === undefined || args.user === undefined)) {
+    throw new UsageError('serve token revoke needs --token, or --org and --user', 'Pass the token to revoke, or --org and --user to revoke every token of that user.');
+  }
+  const selector = args.token !== undefined ? { token: args.token } : { organization: args.org!, user: args.user! };
+  const count = await new TokenStore(resolve(args.dataDir)).revoke(selector);
+  const what = 'token' in selector ? 'the token' : `the tokens of ${args.user} in ${args.org}`;
+  io.err(count ? `Revoked ${count} token(s): ${what}. Running services refuse them within seconds.` : `Nothing to revoke: ${what} is not known or is already revoked.`);
+  return count ? ExitCode.Ok : ExitCode.Usage;
+}
+
 interface InitArgs extends CommonArgs {
   dir: string;
   vendor: string;
@@ -129,7 +148,7 @@ const initCommand = (io: Io, setExit: (code: ExitCodeValue) => void): CommandMod
 });
 
 const tokenCreateCommand = (io: Io, setExit: (code: ExitCodeValue) => void): CommandModule<CommonArgs, TokenCreateArgs> => ({
-  command: 'token create',
+  command: 'create',
   describe: 'Create a personal access token for a user (printed once; only its hash is stored)',
   builder: (y: Argv<CommonArgs>) =>
     y
@@ -139,6 +158,18 @@ const tokenCreateCommand = (io: Io, setExit: (code: ExitCodeValue) => void): Com
       .option('user', { type: 'string', demandOption: true, describe: 'User id' })
       .option('days', { type: 'number', default: 30, coerce: numberOption('days', { integer: true, min: 1, max: 366 }), describe: 'Lifetime in days (tokens cannot be prolonged)' }) as unknown as Argv<TokenCreateArgs>,
   handler: (args: ArgumentsCamelCase<TokenCreateArgs>) => setExit(runTokenCreate(args, io)),
+});
+
+const tokenRevokeCommand = (io: Io, setExit: (code: ExitCodeValue) => void): CommandModule<CommonArgs, TokenRevokeArgs> => ({
+  command: 'revoke',
+  describe: 'Revoke a token, or every token of a user; running services refuse it within seconds',
+  builder: (y: Argv<CommonArgs>) =>
+    y
+      .option('data-dir', { type: 'string', default: 'signgate-data', describe: 'Data directory of the service' })
+      .option('token', { type: 'string', describe: 'The token to revoke' })
+      .option('org', { type: 'string', describe: 'Organization id (with --user: revoke all of the user\'s tokens)' })
+      .option('user', { type: 'string', describe: 'User id' }) as unknown as Argv<TokenRevokeArgs>,
+  handler: async (args: ArgumentsCamelCase<TokenRevokeArgs>) => setExit(await runTokenRevoke(args, io)),
 });
 
 const runCommand = (io: Io, setExit: (code: ExitCodeValue) => void): CommandModule<CommonArgs, ServeArgs> => ({
@@ -165,9 +196,15 @@ export const serveCommand = (io: Io, setExit: (code: ExitCodeValue) => void): Co
   builder: (y: Argv<CommonArgs>) =>
     y
       .command(initCommand(io, setExit))
-      .command(tokenCreateCommand(io, setExit))
+      .command({
+        command: 'token',
+        describe: 'Create or revoke personal access tokens (serve token create, serve token revoke)',
+        builder: (t: Argv<CommonArgs>) => t.command(tokenCreateCommand(io, setExit)).command(tokenRevokeCommand(io, setExit)).demandCommand(1, 'Name a token command: create or revoke.'),
+        handler: () => {},
+      })
       .command(runCommand(io, setExit))
       .example('$0 serve init --dir service', 'a first configuration with a fresh sandbox key pair')
-      .example('$0 serve token create --config server.json --org sandbox --user ci --days 30', 'make a token') as unknown as Argv<ServeArgs>,
+      .example('$0 serve token create --config server.json --org sandbox --user ci --days 30', 'make a token')
+      .example('$0 serve token revoke --org sandbox --user ci', "revoke all of a user's tokens") as unknown as Argv<ServeArgs>,
   handler: () => {},
 });
