@@ -33,24 +33,28 @@ export interface ServiceProcess {
   readonly baseUrl: string;
   /** Everything the process wrote to stderr so far. */
   stderr(): string;
+  /** Everything it wrote to stdout (its JSON log) so far. */
+  stdout(): string;
   /** Resolves with the exit code or signal once the process has ended. */
   readonly exited: Promise<number | string | null>;
 }
 
 /** Starts `signgate serve …args` on 127.0.0.1, port 0, and resolves once it listens. */
 export async function startServiceProcess(args: string[], env: NodeJS.ProcessEnv = {}): Promise<ServiceProcess> {
-  const child = spawn(process.execPath, [CLI, 'serve', '--port', '0', ...args], { env: { ...process.env, ...env }, stdio: ['ignore', 'ignore', 'pipe'] });
+  const child = spawn(process.execPath, [CLI, 'serve', '--port', '0', ...args], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
   let stderr = '';
+  let stdout = '';
+  child.stdout!.on('data', (d: Buffer) => (stdout += d.toString()));
   const exited = new Promise<number | string | null>((resolve) => child.on('exit', (code, signal) => resolve(signal ?? code)));
   const port = await new Promise<number>((resolve, reject) => {
     child.stderr!.on('data', (d: Buffer) => {
       stderr += d.toString();
-      const m = /listening at http:\/\/127\.0\.0\.1:(\d+)|API at http:\/\/127\.0\.0\.1:(\d+)/.exec(stderr);
-      if (m) resolve(Number(m[1] ?? m[2]));
+      const m = /(?:API|worker, health) at http:\/\/127\.0\.0\.1:(\d+)/.exec(stderr);
+      if (m) resolve(Number(m[1]));
     });
     void exited.then((how) => reject(new Error(`signgate serve ended (${how}) before listening: ${stderr.slice(-2000)}`)));
   });
-  return { child, port, baseUrl: `http://127.0.0.1:${port}/assembly-signing/v1.0`, stderr: () => stderr, exited };
+  return { child, port, baseUrl: `http://127.0.0.1:${port}/assembly-signing/v1.0`, stderr: () => stderr, stdout: () => stdout, exited };
 }
 
 /** Stops a service process: SIGKILL unless told otherwise; resolves once it has ended. */
