@@ -10,15 +10,18 @@ import multipart from '@fastify/multipart';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import Fastify, { type FastifyInstance, type FastifyRequest, type FastifyServerOptions } from 'fastify';
-import { JobStore, type JobRecord, type PendingJob } from './job-store.js';
+import type { JobRecord, PendingJob } from './job-store.js';
 import { errorResponse, HttpProblem, problem, type ProblemFileError } from './problem.js';
 import * as S from './schemas.js';
 import { DEFAULT_SERVICE_NAME, USER_ROLE, type Organization, type ServerConfig } from './server-config.js';
-import { RESULT_ZIP, SigningWorker } from './signing-worker.js';
-import { TokenStore } from './token-store.js';
+import { RESULT_ZIP } from './signing-worker.js';
+import type { TokenKeeper } from './token-store.js';
+import type { JobStateStore, JobWorker, NodeRole } from './store.js';
+import { openStores } from './open-stores.js';
 import { decodeEncodedWords } from './encoded-words.js';
 import { UploadNames } from './upload-names.js';
 import { registerRateLimits, type RateLimitSettings } from './rate-limit.js';
+import { registerHealth } from './health.js';
 
 export interface BuildServerOptions {
   /** The configuration, or a function that returns the current one (re-read when the file changes). */
@@ -37,6 +40,12 @@ export interface BuildServerOptions {
   readonly timeouts?: ServerTimeouts;
   /** Rate limits that win over the configuration's `rateLimits` (each key separately). */
   readonly rateLimits?: Partial<RateLimitSettings>;
+  /** PostgreSQL connection string: jobs, queue and tokens in the database instead of the data directory. */
+  readonly database?: string;
+  /** api: accept, list and serve jobs; worker: sign queued jobs; all (default): both. */
+  readonly role?: NodeRole;
+  /** How long a PostgreSQL lease (a job being signed, an upload in flight) lasts without a heartbeat. */
+  readonly leaseMs?: number;
 }
 
 export interface ServerTimeouts {
@@ -61,7 +70,7 @@ declare module 'fastify' {
     principal?: Principal;
   }
   interface FastifyInstance {
-    signgate: { store: JobStore; worker: SigningWorker; tokens: TokenStore; apiPrefix: string };
+    signgate: { store: JobStateStore; worker: JobWorker; tokens: TokenKeeper; apiPrefix: string; role: NodeRole };
   }
 }
 
@@ -103,12 +112,13 @@ export async function buildServer(options: BuildServerOptions): Promise<FastifyI
     // headers); the margin lets the 408 go out first however late the route started watching the body.
     connectionTimeout: idleMs + Math.max(idleMs, 10_000),
   });
-  const store = new JobStore(options.dataDir);
-  const tokens = new TokenStore(options.dataDir);
-  const worker = new SigningWorker(store, config, app.log);
-  app.decorate('signgate', { store, worker, tokens, apiPrefix });
+  const role = options.role ?? 'all';
+  const stores = await openStores({ dataDir: options.dataDir, database: options.database, leaseMs: options.leaseMs, role, config, log: app.log });
+  const { jobs: store, tokens, worker } = stores;
+  app.decorate('signgate', { store, worker, tokens, apiPrefix, role });
   app.addHook('onClose', async () => {
     await worker.stop();
+    await stores.close();
   });
 
   app.setErrorHandler(async (error, request, reply) => {
@@ -162,14 +172,16 @@ export async function buildServer(options: BuildServerOptions): Promise<FastifyI
   // validatorUrl null: the page must not call the public validator (no network beyond this service).
   await app.register(swaggerUi, { routePrefix: '/docs', uiConfig: { persistAuthorization: false, tryItOutEnabled: true, validatorUrl: null } });
 
+  registerHealth(app, { role, ready: () => store.ping() });
   app.get(`${apiPrefix}/openapi.json`, { schema: { hide: true } }, async () => app.swagger());
 
   const authenticate = async (request: FastifyRequest) => {
     const header = request.headers.authorization ?? '';
     const match = /^Bearer\s+(\S+)$/i.exec(header);
     if (!match) throw new HttpProblem(401, 'Unauthorized', 'Send a personal access token: Authorization: Bearer <token>.');
-    const stored = tokens.find(match[1]!);
+    const stored = await tokens.find(match[1]!);
     if (!stored) throw new HttpProblem(401, 'Unauthorized', 'The access token is not known. Create a new token.');
+    if (stored.revokedAt) throw new HttpProblem(401, 'Unauthorized', `The access token was revoked on ${stored.revokedAt}. Create a new token.`);
     if (Date.parse(stored.expiresAt) <= now().getTime()) {
       throw new HttpProblem(401, 'Unauthorized', `The access token expired on ${stored.expiresAt}. Tokens cannot be prolonged: create a new one.`);
     }
@@ -193,7 +205,8 @@ export async function buildServer(options: BuildServerOptions): Promise<FastifyI
     return record;
   };
 
-  await app.register(async (api) => {
+  // A worker node answers only health and readiness.
+  if (role !== 'worker') await app.register(async (api) => {
     api.addHook('onRequest', authenticate);
 
     api.get('/licenses', { schema: S.licensesRoute }, async (request) => request.principal!.organization.licenses.map((l) => ({ optionId: l.optionId })));
@@ -205,12 +218,11 @@ export async function buildServer(options: BuildServerOptions): Promise<FastifyI
       if (!request.isMultipart()) throw new HttpProblem(400, 'Bad Request', 'Send the files as multipart/form-data, one part per file (files[0], files[1], …).');
       const maxBodyBytes = limits.maxUploadBytes + UPLOAD_ENVELOPE_BYTES;
       if (Number(request.headers['content-length'] ?? 0) > maxBodyBytes) throw tooLarge(limits.maxUploadBytes);
-      if (!store.reserveSlot(org.id, limits.maxJobsPerOrganization)) {
+      const pending = await store.reserve(org.id, limits.maxJobsPerOrganization);
+      if (!pending) {
         throw new HttpProblem(409, 'Job limit reached', `The organization keeps ${limits.maxJobsPerOrganization} jobs, the most it may keep. Delete finished jobs, then upload again.`);
       }
-      let pending: PendingJob | undefined;
       try {
-        pending = await store.begin(org.id);
         const job = await receiveUpload(request, pending, limits.maxUploadBytes, idleMs);
         const record: JobRecord = {
           id: pending.id,
@@ -225,8 +237,7 @@ export async function buildServer(options: BuildServerOptions): Promise<FastifyI
         worker.enqueue(org.id, record.id);
         return reply.status(201).send({ id: record.id, comment: record.comment, links: links(request, record.id) });
       } catch (error) {
-        if (pending) await store.abandon(pending);
-        store.releaseSlot(org.id);
+        await store.abandon(pending);
         throw error;
       }
     });
@@ -249,7 +260,7 @@ export async function buildServer(options: BuildServerOptions): Promise<FastifyI
     api.get<{ Params: { id: string } }>('/assemblies/:id', { schema: S.downloadRoute }, async (request, reply) => {
       const r = await jobOf(request);
       if (!r.processingFinished) throw new HttpProblem(409, 'Not ready', `Job ${r.id} is still being processed; poll its status until processingFinished is true.`);
-      const path = join(store.jobDir(r.organization, r.id), RESULT_ZIP);
+      const path = join(store.jobDir(r.organization, r.id), r.resultFile ?? RESULT_ZIP);
       return reply
         .type('application/zip')
         .header('content-disposition', `attachment; filename="${r.id}.zip"`)
@@ -275,7 +286,7 @@ export async function buildServer(options: BuildServerOptions): Promise<FastifyI
   }, { prefix: apiPrefix });
 
   await app.ready();
-  for (const record of store.unfinished()) worker.enqueue(record.organization, record.id);
+  for (const record of await store.unfinished()) worker.enqueue(record.organization, record.id);
   return app;
 }
 

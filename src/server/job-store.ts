@@ -3,9 +3,11 @@
 // job out of sight first, then removes every byte.
 import { randomUUID } from 'node:crypto';
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
-import { mkdir, readFile, rename, rm } from 'node:fs/promises';
+import { access, mkdir, readFile, rename, rm } from 'node:fs/promises';
+import { constants } from 'node:fs';
 import { join } from 'node:path';
 import { writeFileAtomic } from './fs-atomic.js';
+import type { JobStateStore } from './store.js';
 
 export type FileProcessingState = 'Pending' | 'Processing' | 'Signed' | 'Error';
 
@@ -31,6 +33,8 @@ export interface JobRecord {
   readonly createdAt: string;
   processingFinished: boolean;
   assemblies: JobFile[];
+  /** The result package's file name in the job's folder once finished (default result.zip). */
+  resultFile?: string;
 }
 
 /** Where an upload is written while it arrives. */
@@ -42,6 +46,21 @@ export interface PendingJob {
 }
 
 const JOB_FILE = 'job.json';
+
+/**
+ * Takes a job's folder out of sight in one rename into `tmpDir` (a worker still writing into it finds it gone);
+ * the trash path, or undefined when the folder is gone already. The caller removes the trash.
+ */
+export async function moveToTrash(tmpDir: string, dir: string, id: string): Promise<string | undefined> {
+  const trash = join(tmpDir, `deleted--${id}--${randomUUID()}`);
+  try {
+    await rename(dir, trash);
+    return trash;
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw error;
+  }
+}
 
 /** What GET /assemblies shows of a job: kept in memory so that a list never reads every job file. */
 export interface JobSummary {
@@ -55,7 +74,8 @@ export interface JobSummary {
 const summaryOf = (r: JobRecord): JobSummary => ({ id: r.id, comment: r.comment, createdAt: r.createdAt, processingFinished: r.processingFinished, fileCount: r.assemblies.length });
 const byCreation = (a: JobSummary, b: JobSummary) => (a.createdAt < b.createdAt ? -1 : a.createdAt > b.createdAt ? 1 : a.id < b.id ? -1 : 1);
 
-export class JobStore {
+export class JobStore implements JobStateStore {
+  readonly kind = 'data-dir';
   readonly jobsDir: string;
   readonly tmpDir: string;
   /** Jobs kept plus uploads in flight, per organization: the job limit is checked against this, exactly. */
@@ -115,6 +135,22 @@ export class JobStore {
     this.slots.set(organization, Math.max(0, (this.slots.get(organization) ?? 1) - 1));
   }
 
+  async reserve(organization: string, limit: number): Promise<PendingJob | undefined> {
+    if (!this.reserveSlot(organization, limit)) return undefined;
+    try {
+      return await this.begin(organization);
+    } catch (error) {
+      this.releaseSlot(organization);
+      throw error;
+    }
+  }
+
+  async ping(): Promise<void> {
+    await access(this.dataDir, constants.W_OK);
+  }
+
+  async close(): Promise<void> {}
+
   /** A temporary place for an upload that has a reserved slot. */
   async begin(organization: string): Promise<PendingJob> {
     const id = randomUUID();
@@ -124,8 +160,9 @@ export class JobStore {
     return { id, organization, dir, uploadsDir };
   }
 
-  /** Throws away an upload that will not become a job (its slot is released by the caller). */
+  /** Throws away an upload that will not become a job and releases its slot. */
   async abandon(pending: PendingJob): Promise<void> {
+    this.releaseSlot(pending.organization);
     await rm(pending.dir, { recursive: true, force: true });
   }
 
@@ -176,7 +213,7 @@ export class JobStore {
   }
 
   /** Every job that had not finished processing (to resume after a restart). */
-  unfinished(): JobRecord[] {
+  async unfinished(): Promise<JobRecord[]> {
     const out: JobRecord[] = [];
     for (const org of readdirSync(this.jobsDir)) {
       for (const id of this.jobIds(org)) {
@@ -197,13 +234,8 @@ export class JobStore {
     this.deleting.add(key);
     try {
       if (!(await this.get(organization, id))) return false;
-      const trash = join(this.tmpDir, `deleted--${id}--${randomUUID()}`);
-      try {
-        await rename(this.jobDir(organization, id), trash);
-      } catch (error) {
-        if ((error as NodeJS.ErrnoException).code === 'ENOENT') return false;
-        throw error;
-      }
+      const trash = await moveToTrash(this.tmpDir, this.jobDir(organization, id), id);
+      if (!trash) return false;
       this.releaseSlot(organization);
       this.index.get(organization)?.delete(id);
       await rm(trash, { recursive: true, force: true });

@@ -10,7 +10,8 @@ import type { CheckSettings } from '../rules/types.js';
 import { readModule } from '../strongname/assembly-info.js';
 import { signAssembly, verifyStrongName } from '../strongname/strong-name.js';
 import { writeZip, type ZipEntry } from '../zip/write-zip.js';
-import type { JobFile, JobMessage, JobRecord, JobStore } from './job-store.js';
+import type { JobFile, JobMessage, JobRecord } from './job-store.js';
+import type { JobProgressSink, JobStateStore, JobWorker } from './store.js';
 import type { License, Organization, ServerConfig } from './server-config.js';
 
 export const SIGNING_LOG = 'signing-log.txt';
@@ -46,7 +47,14 @@ function signingLog(record: JobRecord): string {
  * service stops) the job is left as it is, and nothing is written for it any more. Folders are created one
  * level at a time below the job's folder, never with `recursive`, so a job folder that is gone stays gone.
  */
-export async function processJob(store: JobStore, config: ServerConfig, record: JobRecord, signal: AbortSignal = new AbortController().signal): Promise<void> {
+export async function processJob(
+  store: JobProgressSink,
+  config: ServerConfig,
+  record: JobRecord,
+  signal: AbortSignal = new AbortController().signal,
+  /** The result package's name in the job's folder (a worker of the PostgreSQL queue names its own). */
+  resultFile = RESULT_ZIP,
+): Promise<void> {
   const dir = store.jobDir(record.organization, record.id);
   const org = config.organizations.get(record.organization);
   const uploads = join(dir, 'uploads');
@@ -97,8 +105,9 @@ export async function processJob(store: JobStore, config: ServerConfig, record: 
   }
   record.processingFinished = true;
   entries.push({ name: SIGNING_LOG, source: { bytes: new TextEncoder().encode(signingLog(record)) } });
+  if (resultFile !== RESULT_ZIP) record.resultFile = resultFile;
   if (signal.aborted) return;
-  await writeZip(join(dir, RESULT_ZIP), entries);
+  await writeZip(join(dir, resultFile), entries);
   if (signal.aborted) return;
   await store.save(record);
 }
@@ -156,7 +165,7 @@ function decide(
 }
 
 /** Runs jobs one at a time in the order they were queued. */
-export class SigningWorker {
+export class SigningWorker implements JobWorker {
   private queue: { organization: string; id: string }[] = [];
   private running: Promise<void> | undefined;
   private stopped = false;
@@ -164,7 +173,7 @@ export class SigningWorker {
   private current: { organization: string; id: string; controller: AbortController; done: Promise<void> } | undefined;
 
   constructor(
-    private readonly store: JobStore,
+    private readonly store: JobStateStore,
     private readonly config: () => ServerConfig,
     private readonly log: FastifyBaseLogger,
   ) {}

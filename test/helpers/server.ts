@@ -6,6 +6,7 @@ import type { FastifyInstance } from 'fastify';
 import { buildServer, type BuildServerOptions } from '../../src/server/app.js';
 import { parseServerConfig, type ServerConfig, type ServerConfigFile } from '../../src/server/server-config.js';
 import { fixturePath } from './fixtures.js';
+import { databaseFor, STORE_UNDER_TEST } from './database.js';
 
 export const SANDBOX_CONFIG: ServerConfigFile = JSON.parse(readFileSync(fixturePath('server/sandbox.json'), 'utf8'));
 
@@ -31,7 +32,9 @@ export async function startServer(
 ): Promise<TestServer> {
   let config = options.config ?? sandboxConfig();
   const dataDir = options.dataDir ?? mkdtempSync(join(tmpdir(), 'signgate-data-'));
-  const app = await buildServer({ ...options.build, config: () => config, dataDir, logger: options.logger ?? false });
+  // SIGNGATE_TEST_STORE=postgres: the same tests on PostgreSQL (a database per data directory).
+  const database = STORE_UNDER_TEST === 'postgres' ? await databaseFor(dataDir) : undefined;
+  const app = await buildServer({ ...options.build, ...(database ? { database, leaseMs: 5000 } : {}), config: () => config, dataDir, logger: options.logger ?? false });
   await app.listen({ port: options.port ?? 0, host: '127.0.0.1' });
   const { port } = app.server.address() as { port: number };
   return {

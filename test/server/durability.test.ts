@@ -8,6 +8,7 @@ import { Writable } from 'node:stream';
 import { describe, expect, test } from 'vitest';
 import { fixture, fixturePath, repoRoot } from '../helpers/fixtures.js';
 import { api, sandboxConfig, startServer, uploadForm, waitFinished } from '../helpers/server.js';
+import { dataDirOnly } from '../helpers/database.js';
 
 const addin = () => [{ name: 'FindingAddin.dll', bytes: fixture('findings/passing/FindingAddin.dll') }];
 const jobs = (dataDir: string, org = 'sandbox') => (existsSync(join(dataDir, 'jobs', org)) ? readdirSync(join(dataDir, 'jobs', org)) : []);
@@ -71,7 +72,7 @@ describe('restarts', () => {
     }
   });
 
-  test('killed with SIGKILL during an upload, the restarted service shows no half job', async () => {
+  dataDirOnly('killed with SIGKILL during an upload, the restarted service shows no half job', async () => {
     const dataDir = mkdtempSync(join(tmpdir(), 'signgate-kill-'));
     const config = fixturePath('server/sandbox.json');
     const token = await new Promise<string>((resolve, reject) => {

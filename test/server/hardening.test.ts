@@ -8,6 +8,7 @@ import { describe, expect, test } from 'vitest';
 import { fixture } from '../helpers/fixtures.js';
 import { stalledRequest } from '../helpers/raw-http.js';
 import { api, sandboxConfig, startServer, uploadForm, waitFinished } from '../helpers/server.js';
+import { dataDirOnly } from '../helpers/database.js';
 
 const addin = () => [{ name: 'FindingAddin.dll', bytes: fixture('findings/passing/FindingAddin.dll') }];
 const portOf = (baseUrl: string) => Number(new URL(baseUrl).port);
@@ -171,7 +172,7 @@ describe('proxy headers', () => {
 });
 
 describe('after kill -9', () => {
-  test('temporary files left in job folders are removed at the next start; the job itself is intact', async () => {
+  dataDirOnly('temporary files left in job folders are removed at the next start; the job itself is intact', async () => {
     const first = await startServer();
     const token = first.token();
     const { id } = await (await api(first, '/assemblies', token, { method: 'POST', body: uploadForm(addin()) })).json();

@@ -9,6 +9,7 @@ import { compareIgnoringSignature, verifyStrongName } from '../../src/strongname
 import { readZip } from '../../src/zip/read-zip.js';
 import { fixture, fixturePath, hasMono, runMono } from '../helpers/fixtures.js';
 import { api, folderFiles, sandboxConfig, startServer, uploadForm, waitFinished, type TestServer } from '../helpers/server.js';
+import { dataDirOnly } from '../helpers/database.js';
 
 const load = (bytes: Uint8Array) => new ModuleMetadata(parsePeImage(bytes));
 const key12345 = parseStrongNameKeyFile(fixture('test-keys/12345_public.snk')).publicKey;
@@ -63,7 +64,7 @@ describe('authentication', () => {
     expect((await api(server, '/licenses', t)).status).toBe(200);
   });
 
-  test('tokens are stored as hashes only', async () => {
+  dataDirOnly('tokens are stored as hashes only', async () => {
     const t = server.token();
     const { readFileSync } = await import('node:fs');
     const stored = readFileSync(join(server.dataDir, 'tokens.json'), 'utf8');

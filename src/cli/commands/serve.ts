@@ -7,7 +7,10 @@ import { UsageError } from '../../core/errors.js';
 import { buildServer, DEFAULT_IDLE_TIMEOUT_MS, DEFAULT_REQUEST_TIMEOUT_MS } from '../../server/app.js';
 import { USER_ROLE, watchServerConfigFile } from '../../server/server-config.js';
 import { rateLimitOverrides } from '../../server/rate-limit.js';
-import { TokenStore } from '../../server/token-store.js';
+import { TokenStore, type TokenKeeper } from '../../server/token-store.js';
+import { DEFAULT_LEASE_MS, describeDatabase, openDatabase } from '../../server/open-stores.js';
+import { PgTokenStore } from '../../server/postgres/pg-tokens.js';
+import { NODE_ROLES, type NodeRole } from '../../server/store.js';
 import { ExitCode, type ExitCodeValue } from '../exit-codes.js';
 import { createStrongNameKeyPair } from '../../strongname/key-blob.js';
 import { writeFileAtomic } from '../../workflows/files.js';
@@ -27,11 +30,29 @@ interface ServeArgs extends CommonArgs {
   rateLimitPerToken?: string;
   rateLimitPerAddress?: string;
   rateLimitLoopback?: boolean;
+  database?: string;
+  role: NodeRole;
+  leaseTimeout: number;
 }
+
+/** The token store of --database, or of the data directory; `close` ends a database connection. */
+async function tokenKeeper(args: { dataDir: string; database?: string }): Promise<{ keeper: TokenKeeper; close: () => Promise<void> }> {
+  if (!args.database) return { keeper: new TokenStore(resolve(args.dataDir)), close: async () => {} };
+  const pool = await openDatabase(args.database);
+  return { keeper: new PgTokenStore(pool), close: () => pool.end() };
+}
+
+/** --database, with SIGNGATE_DATABASE_URL as its default (a password stays out of the process list). */
+const databaseOption = {
+  type: 'string',
+  describe: 'PostgreSQL connection string (default: $SIGNGATE_DATABASE_URL): jobs, queue and tokens in the database for several nodes',
+} as const;
+const databaseOf = (args: { database?: string }) => args.database ?? (process.env.SIGNGATE_DATABASE_URL || undefined);
 
 interface TokenCreateArgs extends CommonArgs {
   config: string;
   dataDir: string;
+  database?: string;
   org: string;
   user: string;
   days: number;
@@ -46,7 +67,12 @@ export async function runServe(args: ServeArgs, io: Io): Promise<ExitCodeValue> 
     if (!Number.isFinite(seconds) || seconds <= 0) throw new UsageError(`${option} ${seconds} is not a positive number of seconds`, 'Pass a timeout in seconds, for example 30.');
   }
   const trustProxy = args.trustProxy?.split(',').map((a) => a.trim()).filter(Boolean);
+  const database = databaseOf(args);
+  if (!Number.isFinite(args.leaseTimeout) || args.leaseTimeout <= 0) throw new UsageError(`--lease-timeout ${args.leaseTimeout} is not a positive number of seconds`, 'Pass a lease in seconds, for example 30.');
   const app = await buildServer({
+    ...(database ? { database } : {}),
+    role: args.role,
+    leaseMs: args.leaseTimeout * 1000,
     config: watched.current,
     dataDir: resolve(args.dataDir),
     logger: { level: 'info' },
@@ -55,7 +81,9 @@ export async function runServe(args: ServeArgs, io: Io): Promise<ExitCodeValue> 
     rateLimits: rateLimitOverrides({ perToken: args.rateLimitPerToken, perAddress: args.rateLimitPerAddress, loopback: args.rateLimitLoopback }),
   });
   const address = await app.listen({ port: args.port, host: args.host });
-  io.err(`signgate serve: API at ${address}${app.signgate.apiPrefix}, documentation at ${address}/docs (data in ${resolve(args.dataDir)})`);
+  const where = `data in ${resolve(args.dataDir)}${database ? `, state in ${describeDatabase(database)}` : ''}`;
+  if (args.role === 'worker') io.err(`signgate serve: signing worker, health at ${address}/healthz (${where})`);
+  else io.err(`signgate serve: API at ${address}${app.signgate.apiPrefix}, documentation at ${address}/docs (${where}${args.role === 'api' ? '; signs nothing: run workers' : ''})`);
   await new Promise<void>((done) => {
     const stop = (signal: string) => {
       app.log.info({ signal }, 'shutting down: no new requests, finishing uploads in flight');
@@ -72,18 +100,52 @@ export async function runServe(args: ServeArgs, io: Io): Promise<ExitCodeValue> 
   return ExitCode.Ok;
 }
 
-export function runTokenCreate(args: TokenCreateArgs, io: Io): ExitCodeValue {
+export async function runTokenCreate(args: TokenCreateArgs, io: Io): Promise<ExitCodeValue> {
   const config = watchServerConfigFile(args.config).current();
   const org = config.organizations.get(args.org);
   if (!org) throw new UsageError(`no organization ${JSON.stringify(args.org)} in ${args.config}`, `Known organizations: ${[...config.organizations.keys()].join(', ')}.`);
   const roles = org.users.get(args.user);
   if (!roles) throw new UsageError(`no user ${JSON.stringify(args.user)} in organization ${args.org}`, `Add the user to the organization's "users" in ${args.config} first.`);
   if (!Number.isInteger(args.days) || args.days < 1 || args.days > 366) throw new UsageError(`--days ${args.days} is not a whole number of days from 1 to 366`, 'Tokens have a fixed lifetime; make a new one when it expires.');
-  const { token, expiresAt } = new TokenStore(resolve(args.dataDir)).create(args.org, args.user, args.days);
+  const { keeper, close } = await tokenKeeper({ dataDir: args.dataDir, database: databaseOf(args) });
+  let made;
+  try {
+    made = keeper.create(args.org, args.user, args.days);
+    await made.stored;
+  } finally {
+    await close();
+  }
+  const { token, expiresAt } = made;
   io.out(token);
   io.err(`Token for ${args.user} in ${args.org}, valid until ${expiresAt}. It is shown only now; the service keeps only its hash.`);
   if (!roles.includes(USER_ROLE)) io.err(`warning: ${args.user} does not hold the role ${USER_ROLE}; the token is refused until the role is granted.`);
   return ExitCode.Ok;
+}
+
+interface TokenRevokeArgs extends CommonArgs {
+  dataDir: string;
+  database?: string;
+  token?: string;
+  org?: string;
+  user?: string;
+}
+
+/** Revokes one token (--token) or every token of a user (--org and --user); running services refuse it within seconds. */
+export async function runTokenRevoke(args: TokenRevokeArgs, io: Io): Promise<ExitCodeValue> {
+  if (args.token === undefined && (args.org === undefined || args.user === undefined)) {
+    throw new UsageError('serve token revoke needs --token, or --org and --user', 'Pass the token to revoke, or --org and --user to revoke every token of that user.');
+  }
+  const selector = args.token !== undefined ? { token: args.token } : { organization: args.org!, user: args.user! };
+  const { keeper, close } = await tokenKeeper({ dataDir: args.dataDir, database: databaseOf(args) });
+  let count: number;
+  try {
+    count = await keeper.revoke(selector);
+  } finally {
+    await close();
+  }
+  const what = 'token' in selector ? 'the token' : `the tokens of ${args.user} in ${args.org}`;
+  io.err(count ? `Revoked ${count} token(s): ${what}. Running services refuse them within seconds.` : `Nothing to revoke: ${what} is not known or is already revoked.`);
+  return count ? ExitCode.Ok : ExitCode.Usage;
 }
 
 interface InitArgs extends CommonArgs {
@@ -134,16 +196,30 @@ const initCommand = (io: Io, setExit: (code: ExitCodeValue) => void): CommandMod
 });
 
 const tokenCreateCommand = (io: Io, setExit: (code: ExitCodeValue) => void): CommandModule<CommonArgs, TokenCreateArgs> => ({
-  command: 'token create',
+  command: 'create',
   describe: 'Create a personal access token for a user (printed once; only its hash is stored)',
   builder: (y: Argv<CommonArgs>) =>
     y
       .option('config', { type: 'string', demandOption: true, describe: 'Server configuration (schemas/server-config.schema.json)' })
       .option('data-dir', { type: 'string', default: 'signgate-data', describe: 'Data directory of the service' })
+      .option('database', databaseOption)
       .option('org', { type: 'string', demandOption: true, describe: 'Organization id' })
       .option('user', { type: 'string', demandOption: true, describe: 'User id' })
       .option('days', { type: 'number', default: 30, coerce: numberOption('days', { integer: true, min: 1, max: 366 }), describe: 'Lifetime in days (tokens cannot be prolonged)' }) as unknown as Argv<TokenCreateArgs>,
-  handler: (args: ArgumentsCamelCase<TokenCreateArgs>) => setExit(runTokenCreate(args, io)),
+  handler: async (args: ArgumentsCamelCase<TokenCreateArgs>) => setExit(await runTokenCreate(args, io)),
+});
+
+const tokenRevokeCommand = (io: Io, setExit: (code: ExitCodeValue) => void): CommandModule<CommonArgs, TokenRevokeArgs> => ({
+  command: 'revoke',
+  describe: 'Revoke a token, or every token of a user; running services refuse it within seconds',
+  builder: (y: Argv<CommonArgs>) =>
+    y
+      .option('data-dir', { type: 'string', default: 'signgate-data', describe: 'Data directory of the service' })
+      .option('database', databaseOption)
+      .option('token', { type: 'string', describe: 'The token to revoke' })
+      .option('org', { type: 'string', describe: 'Organization id (with --user: revoke all of the user\'s tokens)' })
+      .option('user', { type: 'string', describe: 'User id' }) as unknown as Argv<TokenRevokeArgs>,
+  handler: async (args: ArgumentsCamelCase<TokenRevokeArgs>) => setExit(await runTokenRevoke(args, io)),
 });
 
 const runCommand = (io: Io, setExit: (code: ExitCodeValue) => void): CommandModule<CommonArgs, ServeArgs> => ({
@@ -162,8 +238,12 @@ const runCommand = (io: Io, setExit: (code: ExitCodeValue) => void): CommandModu
       .option('rate-limit-per-token', { type: 'string', describe: 'Requests per access token as <max>/<seconds>, or off (default: the configuration\'s rateLimits, else 300/60)' })
       .option('rate-limit-per-address', { type: 'string', describe: 'Requests per client address as <max>/<seconds>, or off (default: the configuration\'s, else 600/60)' })
       .option('rate-limit-loopback', { type: 'boolean', describe: 'Count requests from 127.0.0.0/8 and ::1 too (default: not counted)' })
+      .option('database', databaseOption)
+      .option('role', { type: 'string', choices: NODE_ROLES, default: 'all', describe: 'api: accept, list and serve jobs; worker: sign queued jobs; all: both (api and worker need --database)' })
+      .option('lease-timeout', { type: 'number', default: DEFAULT_LEASE_MS / 1000, coerce: numberOption('lease-timeout', { min: 0.1 }), describe: 'With --database: seconds after which the job of a worker (or the upload of an API node) that stopped answering is taken over' })
       .example('$0 serve --config server.json --data-dir /var/lib/signgate --port 8443', 'run the service')
-      .example('$0 serve --config server.json --trust-proxy 127.0.0.1', 'run it behind a reverse proxy on this machine') as unknown as Argv<ServeArgs>,
+      .example('$0 serve --config server.json --trust-proxy 127.0.0.1', 'run it behind a reverse proxy on this machine')
+      .example('SIGNGATE_DATABASE_URL=postgres://signgate@db/signgate $0 serve --config server.json --data-dir /mnt/shared --role api', 'an API node of several (docs/deploy.md)') as unknown as Argv<ServeArgs>,
   handler: async (args: ArgumentsCamelCase<ServeArgs>) => setExit(await runServe(args, io)),
 });
 
@@ -173,9 +253,15 @@ export const serveCommand = (io: Io, setExit: (code: ExitCodeValue) => void): Co
   builder: (y: Argv<CommonArgs>) =>
     y
       .command(initCommand(io, setExit))
-      .command(tokenCreateCommand(io, setExit))
+      .command({
+        command: 'token',
+        describe: 'Create or revoke personal access tokens (serve token create, serve token revoke)',
+        builder: (t: Argv<CommonArgs>) => t.command(tokenCreateCommand(io, setExit)).command(tokenRevokeCommand(io, setExit)).demandCommand(1, 'Name a token command: create or revoke.'),
+        handler: () => {},
+      })
       .command(runCommand(io, setExit))
       .example('$0 serve init --dir service', 'a first configuration with a fresh sandbox key pair')
-      .example('$0 serve token create --config server.json --org sandbox --user ci --days 30', 'make a token') as unknown as Argv<ServeArgs>,
+      .example('$0 serve token create --config server.json --org sandbox --user ci --days 30', 'make a token')
+      .example('$0 serve token revoke --org sandbox --user ci', "revoke all of a user's tokens") as unknown as Argv<ServeArgs>,
   handler: () => {},
 });

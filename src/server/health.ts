@@ -1,0 +1,31 @@
+// Health and readiness for a load balancer, outside the API prefix and without a token:
+//   GET /healthz  200 while the process runs (liveness);
+//   GET /readyz   200 when the node can serve: its stores answer; 503 otherwise, and while it shuts down.
+// Both are left out of the OpenAPI document: they are for operators, not API clients.
+import type { FastifyInstance } from 'fastify';
+import { problem } from './problem.js';
+
+export interface HealthOptions {
+  /** What this node is (api, worker, all), shown in the answers. */
+  readonly role: string;
+  /** Throws when a store this node needs does not answer. */
+  readonly ready: () => Promise<void>;
+}
+
+export function registerHealth(app: FastifyInstance, options: HealthOptions): void {
+  let closing = false;
+  app.addHook('preClose', async () => {
+    closing = true;
+  });
+  app.get('/healthz', { schema: { hide: true } }, async () => ({ status: 'ok', role: options.role }));
+  app.get('/readyz', { schema: { hide: true } }, async (request, reply) => {
+    if (closing) return reply.status(503).type('application/problem+json').send(problem(503, 'Shutting down', 'This node is shutting down; send requests to another.', request.url));
+    try {
+      await options.ready();
+    } catch (error) {
+      request.log.warn({ err: { message: (error as Error).message } }, 'not ready');
+      return reply.status(503).type('application/problem+json').send(problem(503, 'Not ready', 'A store of this node does not answer; see its log.', request.url));
+    }
+    return { status: 'ready', role: options.role };
+  });
+}

@@ -1,0 +1,75 @@
+// Opens the stores a node uses: the data directory (default), or PostgreSQL when a database is given.
+import type { FastifyBaseLogger } from 'fastify';
+import pg from 'pg';
+import { UsageError } from '../core/errors.js';
+import { JobStore } from './job-store.js';
+import { migrate } from './postgres/migrations.js';
+import { PgJobStore } from './postgres/pg-store.js';
+import { PgTokenStore } from './postgres/pg-tokens.js';
+import { PgQueueWorker } from './postgres/queue-worker.js';
+import type { ServerConfig } from './server-config.js';
+import { SigningWorker } from './signing-worker.js';
+import { NO_WORKER, type JobStateStore, type JobWorker, type NodeRole } from './store.js';
+import { TokenStore, type TokenKeeper } from './token-store.js';
+
+/** How long a lease lasts without a heartbeat, by default: a dead worker's job is taken over after this. */
+export const DEFAULT_LEASE_MS = 30_000;
+
+export interface StoreOptions {
+  readonly dataDir: string;
+  readonly database?: string | undefined;
+  readonly role?: NodeRole;
+  readonly leaseMs?: number | undefined;
+  readonly config: () => ServerConfig;
+  readonly log: FastifyBaseLogger;
+}
+
+export interface Stores {
+  readonly jobs: JobStateStore;
+  readonly tokens: TokenKeeper;
+  readonly worker: JobWorker;
+  close(): Promise<void>;
+}
+
+/** A connection string for messages: never its password. */
+export function describeDatabase(url: string): string {
+  try {
+    const u = new URL(url);
+    return `${u.protocol}//${u.username ? `${decodeURIComponent(u.username)}@` : ''}${u.host}${u.pathname}`;
+  } catch {
+    return '(an unreadable connection string)';
+  }
+}
+
+/** A pool on the database with the schema migrated; a clear error when it cannot be reached. */
+export async function openDatabase(database: string): Promise<pg.Pool> {
+  if (!/^postgres(ql)?:\/\//.test(database)) throw new UsageError(`--database ${describeDatabase(database)} is not a PostgreSQL connection string`, 'Pass postgres://user:password@host:5432/database.');
+  const pool = new pg.Pool({ connectionString: database, max: 10 });
+  pool.on('error', () => {}); // an idle client's lost connection: the next query opens another
+  try {
+    await migrate(pool);
+  } catch (error) {
+    await pool.end().catch(() => {});
+    throw new UsageError(`cannot use the database ${describeDatabase(database)}: ${(error as Error).message}`, 'Check --database (or SIGNGATE_DATABASE_URL): the server must run and the role must be allowed to create tables.', 'SG_ERR_CONFIG');
+  }
+  return pool;
+}
+
+export async function openStores(options: StoreOptions): Promise<Stores> {
+  const role = options.role ?? 'all';
+  if (!options.database) {
+    if (role !== 'all') throw new UsageError(`--role ${role} needs --database`, 'Separate API and worker nodes share their jobs through PostgreSQL: pass --database postgres://…, or run --role all.');
+    const jobs = new JobStore(options.dataDir);
+    return { jobs, tokens: new TokenStore(options.dataDir), worker: new SigningWorker(jobs, options.config, options.log), close: async () => {} };
+  }
+  const pool = await openDatabase(options.database);
+  const jobs = new PgJobStore(pool, { dataDir: options.dataDir, leaseMs: options.leaseMs ?? DEFAULT_LEASE_MS, log: options.log });
+  jobs.start(role !== 'worker');
+  let worker: JobWorker = NO_WORKER;
+  if (role !== 'api') {
+    const queue = new PgQueueWorker(jobs, options.config, options.log, { database: options.database });
+    await queue.start();
+    worker = queue;
+  }
+  return { jobs, tokens: new PgTokenStore(pool), worker, close: () => jobs.close() };
+}

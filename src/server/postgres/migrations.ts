@@ -1,0 +1,84 @@
+// The PostgreSQL schema, as numbered migrations kept in the repository. Every node runs the ones its database
+// lacks when it starts, under an advisory lock so that nodes starting together apply each exactly once.
+// Never edit a released migration: add the next number.
+import type { Pool } from 'pg';
+
+export interface Migration {
+  readonly version: number;
+  readonly name: string;
+  readonly sql: string;
+}
+
+export const MIGRATIONS: readonly Migration[] = [
+  {
+    version: 1,
+    name: 'jobs, organizations, tokens',
+    sql: `
+      -- One row per organization that ever uploaded: locked while a job slot is reserved, so that the job
+      -- limit holds exactly across processes.
+      CREATE TABLE signgate_organizations (
+        id text PRIMARY KEY
+      );
+      -- A job from the moment its upload starts. uploading: not visible, its lease kept alive by the API node
+      -- receiving it (expired: swept with its files); queued -> processing (leased by a worker, heartbeat) ->
+      -- finished. files holds each file's name, size, SHA-256, state and messages.
+      CREATE TABLE signgate_jobs (
+        organization text NOT NULL REFERENCES signgate_organizations (id),
+        id uuid NOT NULL,
+        state text NOT NULL CHECK (state IN ('uploading', 'queued', 'processing', 'finished')),
+        created_at timestamptz NOT NULL DEFAULT now(),
+        comment text,
+        files jsonb NOT NULL DEFAULT '[]',
+        result_file text,
+        lease_owner text,
+        lease_until timestamptz,
+        attempts integer NOT NULL DEFAULT 0,
+        PRIMARY KEY (organization, id)
+      );
+      CREATE INDEX signgate_jobs_list ON signgate_jobs (organization, created_at, id) WHERE state <> 'uploading';
+      CREATE INDEX signgate_jobs_queue ON signgate_jobs (created_at) WHERE state IN ('queued', 'processing');
+      CREATE INDEX signgate_jobs_uploads ON signgate_jobs (lease_until) WHERE state = 'uploading';
+      -- Personal access tokens, by the SHA-256 of the token: the token itself is never stored.
+      CREATE TABLE signgate_tokens (
+        hash text PRIMARY KEY,
+        organization text NOT NULL,
+        user_id text NOT NULL,
+        created_at timestamptz NOT NULL,
+        expires_at timestamptz NOT NULL,
+        revoked_at timestamptz
+      );
+      CREATE INDEX signgate_tokens_user ON signgate_tokens (organization, user_id);
+    `,
+  },
+];
+
+/** An arbitrary constant: the advisory lock every node takes while it migrates. */
+const MIGRATION_LOCK = 0x5167_6174;
+
+/** Applies the migrations the database lacks; resolves to the versions applied now. */
+export async function migrate(pool: Pool): Promise<number[]> {
+  const client = await pool.connect();
+  try {
+    await client.query('SELECT pg_advisory_lock($1)', [MIGRATION_LOCK]);
+    await client.query('CREATE TABLE IF NOT EXISTS signgate_migrations (version integer PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())');
+    const done = new Set((await client.query<{ version: number }>('SELECT version FROM signgate_migrations')).rows.map((r) => r.version));
+    const applied: number[] = [];
+    for (const m of MIGRATIONS) {
+      if (done.has(m.version)) continue;
+      await client.query('BEGIN');
+      try {
+        await client.query(m.sql);
+        await client.query('INSERT INTO signgate_migrations (version, name) VALUES ($1, $2)', [m.version, m.name]);
+        await client.query('COMMIT');
+      } catch (error) {
+        await client.query('ROLLBACK');
+        throw error;
+      }
+      applied.push(m.version);
+    }
+    return applied;
+  } finally {
+    await client.query('SELECT pg_advisory_unlock($1)', [MIGRATION_LOCK]).catch(() => {});
+    client.release();
+  }
+}

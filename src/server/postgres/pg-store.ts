@@ -1,0 +1,281 @@
+// Jobs, their file states and messages, the per-organization job limit and the signing queue in PostgreSQL.
+// The job limit is checked inside a transaction that locks the organization's row, so it is exact however many
+// API processes upload at once. The queue is a job table read with FOR UPDATE SKIP LOCKED: a worker leases a
+// job and renews the lease while it signs; a job whose lease ran out (its worker died) is taken by another
+// worker. Every write of a worker is fenced by its lease, so a worker that lost its job can never make its
+// result visible. Job files stay in the data directory, which every node shares.
+import { randomUUID } from 'node:crypto';
+import { mkdirSync } from 'node:fs';
+import { mkdir, rename, rm } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { FastifyBaseLogger } from 'fastify';
+import type { Pool, PoolClient } from 'pg';
+import { moveToTrash, type JobFile, type JobRecord, type JobSummary, type PendingJob } from '../job-store.js';
+import type { JobStateStore } from '../store.js';
+
+/** A worker's write was refused: another worker holds the job now, or it was deleted. */
+export class LeaseLost extends Error {
+  constructor(organization: string, id: string) {
+    super(`job ${organization}/${id} is no longer leased by this worker (taken over after its lease ran out, or deleted)`);
+    this.name = 'LeaseLost';
+  }
+}
+
+interface JobRow {
+  organization: string;
+  id: string;
+  state: 'uploading' | 'queued' | 'processing' | 'finished';
+  created_at: Date;
+  comment: string | null;
+  files: JobFile[];
+  result_file: string | null;
+}
+
+/** A job whose processing failed this often (its worker died, or it threw) is taken no more: it stays unfinished for an operator to look at. */
+export const MAX_ATTEMPTS = 5;
+
+const JOB_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+
+function recordOf(row: JobRow): JobRecord {
+  return {
+    id: row.id,
+    organization: row.organization,
+    comment: row.comment,
+    createdAt: row.created_at.toISOString(),
+    processingFinished: row.state === 'finished',
+    assemblies: row.files,
+    ...(row.result_file ? { resultFile: row.result_file } : {}),
+  };
+}
+
+export interface PgJobStoreOptions {
+  readonly dataDir: string;
+  /** How long a lease (an upload in flight, a job being signed) lasts without being renewed. */
+  readonly leaseMs: number;
+  readonly log: FastifyBaseLogger;
+}
+
+export class PgJobStore implements JobStateStore {
+  readonly kind = 'postgres';
+  readonly jobsDir: string;
+  private readonly tmpDir: string;
+  /** This process, as the owner of its upload leases. */
+  readonly node = `${process.pid}-${randomUUID()}`;
+  private uploads = 0;
+  private readonly timers: NodeJS.Timeout[] = [];
+
+  constructor(
+    readonly pool: Pool,
+    private readonly options: PgJobStoreOptions,
+  ) {
+    this.jobsDir = join(options.dataDir, 'jobs');
+    this.tmpDir = join(options.dataDir, 'tmp');
+    // Nothing is cleared here: other nodes share these folders. Uploads of dead nodes go in sweep().
+    mkdirSync(this.jobsDir, { recursive: true });
+    mkdirSync(this.tmpDir, { recursive: true });
+  }
+
+  get leaseMs(): number {
+    return this.options.leaseMs;
+  }
+
+  /** Renews this node's upload leases while it receives uploads; with `sweep`, also removes uploads whose node died. */
+  start(sweep: boolean): void {
+    const every = Math.max(50, Math.floor(this.options.leaseMs / 3));
+    const renew = setInterval(() => {
+      if (this.uploads === 0) return;
+      this.pool
+        .query(`UPDATE signgate_jobs SET lease_until = now() + $2 * interval '1 millisecond' WHERE state = 'uploading' AND lease_owner = $1`, [this.node, this.options.leaseMs])
+        .catch((error: Error) => this.options.log.warn({ err: { message: error.message } }, 'renewing upload leases failed'));
+    }, every);
+    this.timers.push(renew);
+    if (sweep) {
+      const sweeper = setInterval(() => {
+        this.sweep().catch((error: Error) => this.options.log.warn({ err: { message: error.message } }, 'sweeping abandoned uploads failed'));
+      }, this.options.leaseMs);
+      this.timers.push(sweeper);
+    }
+    for (const t of this.timers) t.unref();
+  }
+
+  /** Removes uploads whose lease ran out (their API node died mid-upload): files first, then the row. */
+  async sweep(): Promise<number> {
+    const { rows } = await this.pool.query<{ organization: string; id: string }>(
+      `SELECT organization, id FROM signgate_jobs WHERE state = 'uploading' AND lease_until < now() ORDER BY lease_until LIMIT 100`,
+    );
+    for (const r of rows) {
+      await rm(this.pendingDir(r.organization, r.id), { recursive: true, force: true });
+      await rm(this.jobDir(r.organization, r.id), { recursive: true, force: true });
+      await this.pool.query(`DELETE FROM signgate_jobs WHERE organization = $1 AND id = $2 AND state = 'uploading' AND lease_until < now()`, [r.organization, r.id]);
+      this.options.log.info({ job: r.id, organization: r.organization }, 'abandoned upload removed');
+    }
+    return rows.length;
+  }
+
+  private async transaction<T>(work: (client: PoolClient) => Promise<T>): Promise<T> {
+    const client = await this.pool.connect();
+    try {
+      await client.query('BEGIN');
+      const result = await work(client);
+      await client.query('COMMIT');
+      return result;
+    } catch (error) {
+      await client.query('ROLLBACK').catch(() => {});
+      throw error;
+    } finally {
+      client.release();
+    }
+  }
+
+  async reserve(organization: string, limit: number): Promise<PendingJob | undefined> {
+    const id = randomUUID();
+    const reserved = await this.transaction(async (client) => {
+      // The upsert locks the organization's row until the end of the transaction: reservations queue up here,
+      // and each counts what the ones before it committed.
+      await client.query('INSERT INTO signgate_organizations (id) VALUES ($1) ON CONFLICT (id) DO UPDATE SET id = EXCLUDED.id', [organization]);
+      const { rows } = await client.query<{ n: string }>(
+        `SELECT count(*) AS n FROM signgate_jobs WHERE organization = $1 AND NOT (state = 'uploading' AND lease_until < now())`,
+        [organization],
+      );
+      if (Number(rows[0]!.n) >= limit) return false;
+      await client.query(
+        `INSERT INTO signgate_jobs (organization, id, state, lease_owner, lease_until) VALUES ($1, $2, 'uploading', $3, now() + $4 * interval '1 millisecond')`,
+        [organization, id, this.node, this.options.leaseMs],
+      );
+      return true;
+    });
+    if (!reserved) return undefined;
+    this.uploads++;
+    const dir = this.pendingDir(organization, id);
+    const uploadsDir = join(dir, 'uploads');
+    try {
+      await mkdir(uploadsDir, { recursive: true });
+    } catch (error) {
+      await this.abandon({ id, organization, dir, uploadsDir });
+      throw error;
+    }
+    return { id, organization, dir, uploadsDir };
+  }
+
+  async abandon(pending: PendingJob): Promise<void> {
+    this.uploads--;
+    await rm(pending.dir, { recursive: true, force: true });
+    await rm(this.jobDir(pending.organization, pending.id), { recursive: true, force: true }); // renamed there by a commit that failed
+    await this.pool.query(`DELETE FROM signgate_jobs WHERE organization = $1 AND id = $2 AND state = 'uploading'`, [pending.organization, pending.id]);
+  }
+
+  /** Where an upload is written while it arrives: renamed to its job folder when complete. */
+  private pendingDir(organization: string, id: string): string {
+    return join(this.tmpDir, `${organization}--${id}`);
+  }
+
+  async commit(pending: PendingJob, record: JobRecord): Promise<void> {
+    const target = this.jobDir(pending.organization, pending.id);
+    await mkdir(join(this.jobsDir, pending.organization), { recursive: true });
+    await rename(pending.dir, target);
+    // From here the job's files are in its folder: an upload whose lease ran out loses them there (sweep()).
+    const { rowCount } = await this.pool.query(
+      `UPDATE signgate_jobs SET state = 'queued', created_at = $3, comment = $4, files = $5, lease_owner = NULL, lease_until = NULL
+       WHERE organization = $1 AND id = $2 AND state = 'uploading' AND lease_owner = $6`,
+      [pending.organization, pending.id, record.createdAt, record.comment, JSON.stringify(record.assemblies), this.node],
+    );
+    if (rowCount !== 1) {
+      await rm(target, { recursive: true, force: true });
+      throw new Error(`the upload of job ${pending.id} outlived its lease and was removed`);
+    }
+    this.uploads--;
+    // Wakes the workers at once; without it they find the job at their next poll.
+    await this.pool.query(`SELECT pg_notify('signgate_jobs', '')`).catch(() => {});
+  }
+
+  async get(organization: string, id: string): Promise<JobRecord | undefined> {
+    if (!JOB_ID.test(id)) return undefined;
+    const { rows } = await this.pool.query<JobRow>(`SELECT * FROM signgate_jobs WHERE organization = $1 AND id = $2 AND state <> 'uploading'`, [organization, id]);
+    return rows[0] ? recordOf(rows[0]) : undefined;
+  }
+
+  /** Unfenced progress (used by no worker of this store: theirs go through saveLeased). */
+  async save(record: JobRecord): Promise<void> {
+    await this.pool.query(
+      `UPDATE signgate_jobs SET files = $3, result_file = $4, state = CASE WHEN $5 THEN 'finished' ELSE state END WHERE organization = $1 AND id = $2 AND state <> 'uploading'`,
+      [record.organization, record.id, JSON.stringify(record.assemblies), record.resultFile ?? null, record.processingFinished],
+    );
+  }
+
+  /** The worker's progress, written only while `owner` holds the job's lease; a finished job lets go of it. */
+  async saveLeased(record: JobRecord, owner: string): Promise<void> {
+    const { rowCount } = await this.pool.query(
+      `UPDATE signgate_jobs SET files = $3, result_file = $4,
+         state = CASE WHEN $5 THEN 'finished' ELSE state END,
+         lease_owner = CASE WHEN $5 THEN NULL ELSE lease_owner END,
+         lease_until = CASE WHEN $5 THEN NULL ELSE lease_until END
+       WHERE organization = $1 AND id = $2 AND state = 'processing' AND lease_owner = $6`,
+      [record.organization, record.id, JSON.stringify(record.assemblies), record.resultFile ?? null, record.processingFinished, owner],
+    );
+    if (rowCount !== 1) throw new LeaseLost(record.organization, record.id);
+  }
+
+  /** Leases the oldest queued job, or one whose worker's lease ran out, to `owner`; undefined when there is none. */
+  async claim(owner: string): Promise<JobRecord | undefined> {
+    const { rows } = await this.pool.query<JobRow>(
+      `UPDATE signgate_jobs j SET state = 'processing', lease_owner = $1, lease_until = now() + $2 * interval '1 millisecond', attempts = j.attempts + 1
+       FROM (SELECT organization, id FROM signgate_jobs
+             WHERE (state = 'queued' OR (state = 'processing' AND lease_until < now())) AND attempts < $3
+             ORDER BY created_at, id LIMIT 1 FOR UPDATE SKIP LOCKED) next
+       WHERE j.organization = next.organization AND j.id = next.id
+       RETURNING j.*`,
+      [owner, this.options.leaseMs, MAX_ATTEMPTS],
+    );
+    return rows[0] ? recordOf(rows[0]) : undefined;
+  }
+
+  /** Renews `owner`'s lease on a job; false when it holds it no more. */
+  async heartbeat(organization: string, id: string, owner: string): Promise<boolean> {
+    const { rowCount } = await this.pool.query(
+      `UPDATE signgate_jobs SET lease_until = now() + $4 * interval '1 millisecond' WHERE organization = $1 AND id = $2 AND state = 'processing' AND lease_owner = $3`,
+      [organization, id, owner, this.options.leaseMs],
+    );
+    return rowCount === 1;
+  }
+
+  /** Gives the jobs `owner` holds back to the queue (a worker that stops), for the next worker to take at once. */
+  async release(owner: string): Promise<void> {
+    await this.pool.query(`UPDATE signgate_jobs SET state = 'queued', lease_owner = NULL, lease_until = NULL, attempts = attempts - 1 WHERE state = 'processing' AND lease_owner = $1`, [owner]);
+    await this.pool.query(`SELECT pg_notify('signgate_jobs', '')`);
+  }
+
+  async list(organization: string, page: { offset?: number; limit?: number } = {}): Promise<JobSummary[]> {
+    const { rows } = await this.pool.query<{ id: string; comment: string | null; created_at: Date; state: string; file_count: number }>(
+      `SELECT id, comment, created_at, state, jsonb_array_length(files) AS file_count FROM signgate_jobs
+       WHERE organization = $1 AND state <> 'uploading' ORDER BY created_at, id OFFSET $2 LIMIT $3`,
+      [organization, page.offset ?? 0, page.limit ?? null],
+    );
+    return rows.map((r) => ({ id: r.id, comment: r.comment, createdAt: r.created_at.toISOString(), processingFinished: r.state === 'finished', fileCount: r.file_count }));
+  }
+
+  async delete(organization: string, id: string): Promise<boolean> {
+    if (!JOB_ID.test(id)) return false;
+    const { rowCount } = await this.pool.query(`DELETE FROM signgate_jobs WHERE organization = $1 AND id = $2 AND state <> 'uploading'`, [organization, id]);
+    if (rowCount !== 1) return false;
+    const trash = await moveToTrash(this.tmpDir, this.jobDir(organization, id), id);
+    if (trash) await rm(trash, { recursive: true, force: true });
+    return true;
+  }
+
+  async unfinished(): Promise<JobRecord[]> {
+    return []; // the queue: workers take them
+  }
+
+  jobDir(organization: string, id: string): string {
+    return join(this.jobsDir, organization, id);
+  }
+
+  async ping(): Promise<void> {
+    await this.pool.query('SELECT 1');
+  }
+
+  async close(): Promise<void> {
+    for (const t of this.timers) clearInterval(t);
+    await this.pool.end();
+  }
+}

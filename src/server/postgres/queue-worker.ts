@@ -1,0 +1,124 @@
+// A signing worker on the PostgreSQL queue: takes the oldest job no live worker holds, renews its lease while
+// it signs, and writes every step through the lease (PgJobStore.saveLeased). It wakes on NOTIFY signgate_jobs
+// and also polls, which finds jobs whose worker died once their lease has run out.
+import { randomUUID } from 'node:crypto';
+import type { FastifyBaseLogger } from 'fastify';
+import pg from 'pg';
+import type { ServerConfig } from '../server-config.js';
+import { processJob } from '../signing-worker.js';
+import type { JobWorker } from '../store.js';
+import { LeaseLost, type PgJobStore } from './pg-store.js';
+
+export interface QueueWorkerOptions {
+  /** For LISTEN: a connection of its own. */
+  readonly database: string;
+  /** How often to look for work when no notification came (also: how soon a dead worker's job is noticed after its lease). */
+  readonly pollMs?: number;
+}
+
+export class PgQueueWorker implements JobWorker {
+  /** This worker, as the owner of its leases. */
+  readonly owner = `worker-${process.pid}-${randomUUID()}`;
+  private stopped = false;
+  private running: Promise<void> | undefined;
+  private wake: (() => void) | undefined;
+  private listener: pg.Client | undefined;
+  private current: { organization: string; id: string; controller: AbortController; done: Promise<void> } | undefined;
+
+  constructor(
+    private readonly store: PgJobStore,
+    private readonly config: () => ServerConfig,
+    private readonly log: FastifyBaseLogger,
+    private readonly options: QueueWorkerOptions,
+  ) {}
+
+  async start(): Promise<void> {
+    const listener = new pg.Client({ connectionString: this.options.database });
+    listener.on('error', (error) => this.log.warn({ err: { message: error.message } }, 'queue notifications lost; polling'));
+    listener.on('notification', () => this.wake?.());
+    try {
+      await listener.connect();
+      await listener.query('LISTEN signgate_jobs');
+      this.listener = listener;
+    } catch (error) {
+      this.log.warn({ err: { message: (error as Error).message } }, 'queue notifications unavailable; polling');
+      await listener.end().catch(() => {});
+    }
+    this.running = this.loop();
+  }
+
+  enqueue(): void {
+    this.wake?.();
+  }
+
+  async cancel(organization: string, id: string): Promise<void> {
+    const current = this.current;
+    if (current && current.organization === organization && current.id === id) {
+      current.controller.abort();
+      await current.done;
+    }
+  }
+
+  private async loop(): Promise<void> {
+    const pollMs = this.options.pollMs ?? Math.min(1000, this.store.leaseMs / 2);
+    while (!this.stopped) {
+      let record;
+      try {
+        record = await this.store.claim(this.owner);
+      } catch (error) {
+        this.log.warn({ err: { message: (error as Error).message } }, 'taking a job from the queue failed');
+      }
+      if (!record) {
+        await new Promise<void>((resolve) => {
+          const timer = setTimeout(resolve, pollMs);
+          this.wake = () => {
+            clearTimeout(timer);
+            resolve();
+          };
+        });
+        this.wake = undefined;
+        continue;
+      }
+      await this.process(record);
+    }
+  }
+
+  private async process(record: Awaited<ReturnType<PgJobStore['claim']>> & object): Promise<void> {
+    const controller = new AbortController();
+    let settle!: () => void;
+    const done = new Promise<void>((resolve) => (settle = resolve));
+    this.current = { organization: record.organization, id: record.id, controller, done };
+    const heartbeat = setInterval(() => {
+      this.store.heartbeat(record.organization, record.id, this.owner).then(
+        (held) => {
+          if (!held) controller.abort();
+        },
+        (error: Error) => this.log.warn({ job: record.id, err: { message: error.message } }, 'lease renewal failed'),
+      );
+    }, Math.max(50, Math.floor(this.store.leaseMs / 3)));
+    const sink = { jobDir: (o: string, i: string) => this.store.jobDir(o, i), save: (r: typeof record) => this.store.saveLeased(r, this.owner) };
+    try {
+      // A file name of its own: two workers that both believed they held the job never write the same file.
+      await processJob(sink, this.config(), record, controller.signal, `result-${randomUUID()}.zip`);
+      if (controller.signal.aborted) this.log.info({ job: record.id, organization: record.organization }, 'job processing stopped');
+      else this.log.info({ job: record.id, organization: record.organization, files: record.assemblies.length, worker: this.owner }, 'job processed');
+    } catch (error) {
+      if (error instanceof LeaseLost) this.log.info({ job: record.id, organization: record.organization }, 'job processing stopped: its lease is gone');
+      else this.log.warn({ job: record.id, err: { message: (error as Error).message } }, 'job processing failed');
+    } finally {
+      clearInterval(heartbeat);
+      this.current = undefined;
+      settle();
+    }
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    this.current?.controller.abort();
+    this.wake?.();
+    await this.running;
+    // What this worker held goes back to the queue at once rather than after its lease.
+    await this.store.release(this.owner).catch(() => {});
+    await this.listener?.end().catch(() => {});
+  }
+}

@@ -1,0 +1,58 @@
+// What the routes and the signing worker need from where jobs are kept, as one interface with two
+// implementations: the data directory (JobStore, the default: one process) and PostgreSQL (PgJobStore: any
+// number of API and worker processes on one database). Job files (uploads, signed files, the result
+// package) stay in the data directory in both; with PostgreSQL every node must see the same data directory.
+import type { JobRecord, JobSummary, PendingJob } from './job-store.js';
+
+export interface JobStateStore {
+  /** 'data-dir' or 'postgres', for logs and readiness. */
+  readonly kind: string;
+  /**
+   * Reserves one of the organization's `limit` job slots and gives the upload a place to be written; undefined
+   * when the organization already keeps `limit` jobs (uploads in flight count). Exact under concurrency.
+   */
+  reserve(organization: string, limit: number): Promise<PendingJob | undefined>;
+  /** Throws away an upload that will not become a job and frees its slot. */
+  abandon(pending: PendingJob): Promise<void>;
+  /** Makes the job visible and queued, in one step: a crash before it leaves no visible job. */
+  commit(pending: PendingJob, record: JobRecord): Promise<void>;
+  /** The job of this organization, or undefined (also for another organization's job and malformed ids). */
+  get(organization: string, id: string): Promise<JobRecord | undefined>;
+  /** Stores the worker's progress on a job. */
+  save(record: JobRecord): Promise<void>;
+  /** The organization's kept jobs in creation order, paged. */
+  list(organization: string, page?: { offset?: number; limit?: number }): Promise<JobSummary[]>;
+  /** Removes the job and its files; false when there is no such job. Of concurrent deletes exactly one is true. */
+  delete(organization: string, id: string): Promise<boolean>;
+  /** Jobs this process must resume itself after a start (the PostgreSQL queue resumes them on its own). */
+  unfinished(): Promise<JobRecord[]>;
+  /** The folder of a kept job's files. */
+  jobDir(organization: string, id: string): string;
+  /** Throws when the store does not answer (readiness). */
+  ping(): Promise<void>;
+  close(): Promise<void>;
+}
+
+/** What processJob writes through: the job's folder and its progress. */
+export type JobProgressSink = Pick<JobStateStore, 'jobDir' | 'save'>;
+
+/** Signs queued jobs: in process (SigningWorker, data directory) or from the PostgreSQL queue. */
+export interface JobWorker {
+  /** A job was queued (a hint: the PostgreSQL worker also finds jobs queued by other nodes). */
+  enqueue(organization: string, id: string): void;
+  /** Lets go of the job if this worker is processing it; resolves once it has. */
+  cancel(organization: string, id: string): Promise<void>;
+  /** Takes no new work; the job in progress stops and is resumed later (after a restart, or by another worker). */
+  stop(): Promise<void>;
+}
+
+/** A node that only accepts, lists and serves jobs: it signs nothing. */
+export const NO_WORKER: JobWorker = {
+  enqueue: () => {},
+  cancel: async () => {},
+  stop: async () => {},
+};
+
+/** The roles of `serve --role`. */
+export type NodeRole = 'api' | 'worker' | 'all';
+export const NODE_ROLES: readonly NodeRole[] = ['api', 'worker', 'all'];

@@ -1,0 +1,84 @@
+// `signgate serve` (and its token commands) as child processes, the way an operator runs them.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fixturePath, repoRoot } from './fixtures.js';
+
+export const CLI = join(repoRoot, 'bin/signgate.js');
+
+/** Runs the CLI to its end; stdout, stderr and the exit code. */
+export function runSigngate(args: string[], env: NodeJS.ProcessEnv = {}): Promise<{ code: number | null; out: string; err: string }> {
+  return new Promise((resolve, reject) => {
+    const p = spawn(process.execPath, [CLI, ...args], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    let err = '';
+    p.stdout.on('data', (d) => (out += d));
+    p.stderr.on('data', (d) => (err += d));
+    p.on('error', reject);
+    p.on('close', (code) => resolve({ code, out, err }));
+  });
+}
+
+/** Makes a token with `serve token create`; throws with its stderr when that fails. */
+export async function cliToken(args: string[], org = 'sandbox', user = 'ci'): Promise<string> {
+  const r = await runSigngate(['serve', 'token', 'create', ...args, '--org', org, '--user', user]);
+  if (r.code !== 0) throw new Error(`token create exited ${r.code}: ${r.err}`);
+  return r.out.trim();
+}
+
+export interface ServiceProcess {
+  readonly child: ChildProcess;
+  readonly port: number;
+  readonly baseUrl: string;
+  /** Everything the process wrote to stderr so far. */
+  stderr(): string;
+  /** Everything it wrote to stdout (its JSON log) so far. */
+  stdout(): string;
+  /** Resolves with the exit code or signal once the process has ended. */
+  readonly exited: Promise<number | string | null>;
+}
+
+/** Starts `signgate serve …args` on 127.0.0.1, port 0, and resolves once it listens. */
+export async function startServiceProcess(args: string[], env: NodeJS.ProcessEnv = {}): Promise<ServiceProcess> {
+  const child = spawn(process.execPath, [CLI, 'serve', '--port', '0', ...args], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  let stderr = '';
+  let stdout = '';
+  child.stdout!.on('data', (d: Buffer) => (stdout += d.toString()));
+  const exited = new Promise<number | string | null>((resolve) => child.on('exit', (code, signal) => resolve(signal ?? code)));
+  const port = await new Promise<number>((resolve, reject) => {
+    child.stderr!.on('data', (d: Buffer) => {
+      stderr += d.toString();
+      const m = /(?:API|worker, health) at http:\/\/127\.0\.0\.1:(\d+)/.exec(stderr);
+      if (m) resolve(Number(m[1]));
+    });
+    void exited.then((how) => reject(new Error(`signgate serve ended (${how}) before listening: ${stderr.slice(-2000)}`)));
+  });
+  return { child, port, baseUrl: `http://127.0.0.1:${port}/assembly-signing/v1.0`, stderr: () => stderr, stdout: () => stdout, exited };
+}
+
+/** Stops a service process: SIGKILL unless told otherwise; resolves once it has ended. */
+export async function stopServiceProcess(service: ServiceProcess, signal: NodeJS.Signals = 'SIGKILL'): Promise<void> {
+  if (service.child.exitCode === null && service.child.signalCode === null) service.child.kill(signal);
+  await service.exited;
+}
+
+/** A copy of the sandbox configuration in a folder of its own (key pairs by absolute path), to edit while a service runs. */
+export function sandboxConfigCopy(): string {
+  const dir = mkdtempSync(join(tmpdir(), 'signgate-config-'));
+  const raw = JSON.parse(readFileSync(fixturePath('server/sandbox.json'), 'utf8'));
+  delete raw.$schema;
+  for (const org of raw.organizations) for (const l of org.licenses) l.keyPair = join(fixturePath('server'), l.keyPair);
+  const path = join(dir, 'server.json');
+  writeFileSync(path, JSON.stringify(raw, null, 2));
+  return path;
+}
+
+/** Rewrites a configuration file made by sandboxConfigCopy(). */
+export function editConfig(path: string, edit: (raw: { organizations: { id: string; users: { id: string; roles: string[] }[] }[]; limits?: Record<string, number> }) => void): void {
+  const raw = JSON.parse(readFileSync(path, 'utf8'));
+  edit(raw);
+  const temp = `${path}.tmp`;
+  writeFileSync(temp, JSON.stringify(raw, null, 2));
+  renameSync(temp, path);
+}

@@ -1,0 +1,97 @@
+// Tokens and roles change while the service runs: a token made by `serve token create` in another process
+// works at once, `serve token revoke` and the removal of a role take effect within seconds, without a restart.
+// Health and readiness answer a load balancer without a token.
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { cliToken, editConfig, runSigngate, sandboxConfigCopy, startServiceProcess, stopServiceProcess, type ServiceProcess } from '../helpers/service-process.js';
+
+let config: string;
+let dataDir: string;
+let service: ServiceProcess;
+
+beforeAll(async () => {
+  config = sandboxConfigCopy();
+  dataDir = mkdtempSync(join(tmpdir(), 'signgate-live-'));
+  service = await startServiceProcess(['--config', config, '--data-dir', dataDir]);
+});
+afterAll(() => stopServiceProcess(service));
+
+const licenses = (token: string) => fetch(`${service.baseUrl}/licenses`, { headers: { authorization: `Bearer ${token}` } });
+
+/** Polls until `check` holds or `ms` pass; the time it took. */
+async function within(ms: number, check: () => Promise<boolean>): Promise<number> {
+  const start = Date.now();
+  while (!(await check())) {
+    if (Date.now() - start > ms) throw new Error(`not within ${ms} ms`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  return Date.now() - start;
+}
+
+describe('tokens made and revoked while the service runs', () => {
+  test('a token created through the CLI is accepted at once; revoked, it is refused within 2 s', async () => {
+    const token = await cliToken(['--config', config, '--data-dir', dataDir]);
+    expect((await licenses(token)).status).toBe(200);
+    const other = await cliToken(['--config', config, '--data-dir', dataDir]);
+    const revoke = await runSigngate(['serve', 'token', 'revoke', '--data-dir', dataDir, '--token', token]);
+    expect(revoke.code, revoke.err).toBe(0);
+    expect(revoke.err).not.toContain(token);
+    expect(await within(2000, async () => (await licenses(token)).status === 401)).toBeLessThan(2000);
+    const refusal = await (await licenses(token)).json();
+    expect(refusal.detail).toMatch(/revoked/);
+    expect((await licenses(other)).status).toBe(200);
+    // Every token of the user at once; revoking again finds nothing (exit 2).
+    expect((await runSigngate(['serve', 'token', 'revoke', '--data-dir', dataDir, '--org', 'sandbox', '--user', 'ci'])).code).toBe(0);
+    await within(2000, async () => (await licenses(other)).status === 401);
+    const again = await runSigngate(['serve', 'token', 'revoke', '--data-dir', dataDir, '--token', token]);
+    expect(again.code).toBe(2);
+    expect(again.err).toMatch(/Nothing to revoke/);
+  });
+
+  test('serve token revoke without --token or --org/--user says what it needs', async () => {
+    const r = await runSigngate(['serve', 'token', 'revoke', '--data-dir', dataDir, '--org', 'sandbox']);
+    expect(r.code).toBe(2);
+    expect(r.err).toMatch(/needs --token, or --org and --user/);
+  });
+
+  test('removing the role in the configuration refuses the user within 2 s; granting it again lets them in', async () => {
+    const token = await cliToken(['--config', config, '--data-dir', dataDir], 'other-org', 'alice');
+    expect((await licenses(token)).status).toBe(200);
+    editConfig(config, (raw) => (raw.organizations.find((o) => o.id === 'other-org')!.users[0]!.roles = []));
+    await within(2000, async () => (await licenses(token)).status === 403);
+    editConfig(config, (raw) => (raw.organizations.find((o) => o.id === 'other-org')!.users[0]!.roles = ['User']));
+    await within(2000, async () => (await licenses(token)).status === 200);
+  });
+});
+
+describe('health and readiness', () => {
+  test('/healthz and /readyz answer 200 without a token, and stay out of the OpenAPI document', async () => {
+    const origin = `http://127.0.0.1:${service.port}`;
+    const health = await fetch(`${origin}/healthz`);
+    expect(health.status).toBe(200);
+    expect(await health.json()).toEqual({ status: 'ok', role: 'all' });
+    const ready = await fetch(`${origin}/readyz`);
+    expect(ready.status).toBe(200);
+    expect((await ready.json()).status).toBe('ready');
+    const doc = await (await fetch(`${service.baseUrl}/openapi.json`)).json();
+    expect(Object.keys(doc.paths).some((p) => /healthz|readyz/.test(p))).toBe(false);
+  });
+
+  test('/readyz answers 503 while the node shuts down', async () => {
+    const other = await startServiceProcess(['--config', config, '--data-dir', mkdtempSync(join(tmpdir(), 'signgate-ready-'))]);
+    const origin = `http://127.0.0.1:${other.port}`;
+    // An upload in flight keeps the node shutting down while /readyz is asked.
+    const body = new ReadableStream({ start: (c) => c.enqueue(new TextEncoder().encode('--b\r\n')) });
+    const token = 'sgt_irrelevant';
+    void fetch(`${other.baseUrl}/assemblies`, { method: 'POST', body, duplex: 'half', headers: { authorization: `Bearer ${token}`, 'content-type': 'multipart/form-data; boundary=b' } } as RequestInit).catch(() => {});
+    await new Promise((r) => setTimeout(r, 200));
+    other.child.kill('SIGTERM');
+    await new Promise((r) => setTimeout(r, 200));
+    const ready = await fetch(`${origin}/readyz`).catch(() => undefined);
+    // Either the 503 of a closing node or a refused connection: never "ready".
+    if (ready) expect(ready.status).toBe(503);
+    await stopServiceProcess(other);
+  });
+});

@@ -1,0 +1,202 @@
+// Several nodes on one PostgreSQL database and one data directory, as child processes the way an operator runs
+// them: three API processes (--role api) and two signing workers (--role worker). The job limit holds across
+// the API processes, every job is signed once, a worker killed mid-job is replaced by the other, an API process
+// killed mid-upload leaves no job and no file, and tokens made or revoked through the CLI hold on every node.
+import { existsSync, mkdtempSync, readdirSync, writeFileSync } from 'node:fs';
+import { request } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { readZip } from '../../src/zip/read-zip.js';
+import { freshDatabase, requireDatabase } from '../helpers/database.js';
+import { fixture, hasMono, runMono } from '../helpers/fixtures.js';
+import { uploadForm } from '../helpers/server.js';
+import { cliToken, editConfig, runSigngate, sandboxConfigCopy, startServiceProcess, stopServiceProcess, type ServiceProcess } from '../helpers/service-process.js';
+
+const LEASE_S = 2;
+const addin = fixture('findings/passing/FindingAddin.dll');
+
+describe.skipIf(!requireDatabase())('three API and two worker processes on one database', () => {
+  let database: string;
+  let dataDir: string;
+  let config: string;
+  let db: pg.Pool;
+  const apis: ServiceProcess[] = [];
+  const workers: ServiceProcess[] = [];
+  let token: string;
+  const env = () => ({ SIGNGATE_DATABASE_URL: database });
+  const nodeArgs = (role: string) => ['--config', config, '--data-dir', dataDir, '--role', role, '--lease-timeout', String(LEASE_S)];
+  const call = (node: ServiceProcess, path: string, init: RequestInit = {}, t = token) => fetch(`${node.baseUrl}${path}`, { ...init, headers: { authorization: `Bearer ${t}` } });
+
+  const waitAllFinished = async () => {
+    const deadline = Date.now() + 60_000;
+    while ((await db.query(`SELECT count(*)::int AS n FROM signgate_jobs WHERE state <> 'finished'`)).rows[0].n > 0) {
+      expect(Date.now()).toBeLessThan(deadline);
+      await new Promise((res) => setTimeout(res, 100));
+    }
+  };
+
+  beforeAll(async () => {
+    database = await freshDatabase();
+    dataDir = mkdtempSync(join(tmpdir(), 'signgate-cluster-'));
+    config = sandboxConfigCopy();
+    editConfig(config, (raw) => (raw.limits = { maxJobsPerOrganization: 20 }));
+    db = new pg.Pool({ connectionString: database, max: 2 });
+    // Started together: the migrations run once, under their lock.
+    apis.push(...(await Promise.all([0, 1, 2].map(() => startServiceProcess(nodeArgs('api'), env())))));
+    workers.push(...(await Promise.all([0, 1].map(() => startServiceProcess(nodeArgs('worker'), env())))));
+    token = await cliToken(['--config', config, '--data-dir', dataDir, '--database', database]);
+  }, 60_000);
+
+  afterAll(async () => {
+    await Promise.all([...apis, ...workers].map((p) => stopServiceProcess(p)));
+    await db?.end();
+  });
+
+  test('the schema was migrated once; every node is ready; a worker node serves no API', async () => {
+    expect((await db.query('SELECT version FROM signgate_migrations')).rows).toEqual([{ version: 1 }]);
+    for (const node of [...apis, ...workers]) expect((await fetch(`http://127.0.0.1:${node.port}/readyz`)).status).toBe(200);
+    expect((await (await fetch(`http://127.0.0.1:${workers[0]!.port}/healthz`)).json()).role).toBe('worker');
+    expect((await call(workers[0]!, '/licenses')).status).toBe(404);
+  });
+
+  test('a token made through the CLI works on every API process at once; revoked, every one refuses it within 2 s', async () => {
+    const fresh = await cliToken(['--config', config, '--data-dir', dataDir], 'other-org', 'alice').catch(() => '');
+    expect(fresh).not.toBe(''); // the data directory's store is another store: this token is unknown to the database
+    expect((await call(apis[0]!, '/licenses', {}, fresh)).status).toBe(401);
+    const t = await cliToken(['--config', config, '--data-dir', dataDir, '--database', database], 'other-org', 'alice');
+    for (const node of apis) expect((await call(node, '/licenses', {}, t)).status).toBe(200);
+    const r = await runSigngate(['serve', 'token', 'revoke', '--data-dir', dataDir, '--token', t], env());
+    expect(r.code, r.err).toBe(0);
+    const start = Date.now();
+    for (const node of apis) {
+      while ((await call(node, '/licenses', {}, t)).status !== 401) {
+        expect(Date.now() - start).toBeLessThan(2000);
+        await new Promise((res) => setTimeout(res, 50));
+      }
+    }
+    expect((await db.query('SELECT hash FROM signgate_tokens')).rows.every((row: { hash: string }) => /^[0-9a-f]{64}$/.test(row.hash) && !t.includes(row.hash))).toBe(true);
+  });
+
+  test('50 concurrent uploads over the API processes against a limit of 20: exactly 20 jobs, 30 refusals; each signed once, sn -vf accepts it', async () => {
+    const responses = await Promise.all(Array.from({ length: 50 }, (_, i) => call(apis[i % 3]!, '/assemblies', { method: 'POST', body: uploadForm([{ name: 'FindingAddin.dll', bytes: addin }]) })));
+    const statuses = responses.map((r) => r.status);
+    expect(statuses.filter((s) => s === 201).length).toBe(20);
+    expect(statuses.filter((s) => s === 409).length).toBe(30);
+    const ids: string[] = [];
+    for (const r of responses) {
+      const body = await r.json();
+      if (r.status === 201) ids.push(body.id);
+      else expect(body.detail).toContain('keeps 20 jobs');
+    }
+    expect((await (await call(apis[1]!, '/assemblies')).json()).length).toBe(20);
+    // Every job finishes, seen from any API process.
+    const deadline = Date.now() + 60_000;
+    for (const [i, id] of ids.entries()) {
+      for (;;) {
+        const status = await (await call(apis[i % 3]!, `/assemblies/${id}/status`)).json();
+        if (status.processingFinished) {
+          expect(status.assemblies[0].fileProcessingState).toBe('Signed');
+          break;
+        }
+        expect(Date.now()).toBeLessThan(deadline);
+        await new Promise((res) => setTimeout(res, 100));
+      }
+    }
+    // Signed once: one lease taken per job, one "job processed" in the workers' logs, one result package.
+    const rows = (await db.query(`SELECT id::text, attempts, state, result_file FROM signgate_jobs WHERE organization = 'sandbox'`)).rows;
+    expect(rows.length).toBe(20);
+    expect(rows.every((r) => r.attempts === 1 && r.state === 'finished')).toBe(true);
+    const processed = workers.map((w) => w.stdout().split('\n').filter((l) => l.includes('"job processed"')).map((l) => JSON.parse(l).job as string));
+    expect(processed.flat().sort()).toEqual([...ids].sort());
+    expect(processed.every((p) => p.length > 0), 'both workers took jobs').toBe(true);
+    for (const id of ids) expect(readdirSync(join(dataDir, 'jobs', 'sandbox', id)).filter((n) => n.endsWith('.zip')).length).toBe(1);
+    const sample = await readZip(new Uint8Array(await (await call(apis[2]!, `/assemblies/${ids[0]}`)).arrayBuffer()));
+    const signed = sample.find((e) => e.name === 'FindingAddin.dll')!;
+    expect(Buffer.compare(signed.bytes, Buffer.from(addin))).not.toBe(0);
+    if (hasMono) {
+      const path = join(dataDir, 'check-FindingAddin.dll');
+      writeFileSync(path, signed.bytes);
+      expect(runMono('sn', ['-vf', path]).stdout).toContain('is strongnamed');
+    }
+    // Deleting through one API process frees a slot for another.
+    expect((await call(apis[0]!, `/assemblies/${ids[0]}`, { method: 'DELETE' })).status).toBe(204);
+    expect((await call(apis[1]!, `/assemblies/${ids[0]}/status`)).status).toBe(404);
+    expect(existsSync(join(dataDir, 'jobs', 'sandbox', ids[0]!))).toBe(false);
+    const again = await call(apis[2]!, '/assemblies', { method: 'POST', body: uploadForm([{ name: 'FindingAddin.dll', bytes: addin }]) });
+    expect(again.status).toBe(201);
+    // Room for the next tests: every job deleted, through the API processes in turn.
+    await waitAllFinished();
+    const left = (await (await call(apis[0]!, '/assemblies')).json()) as { id: string }[];
+    for (const [i, j] of left.entries()) expect((await call(apis[i % 3]!, `/assemblies/${j.id}`, { method: 'DELETE' })).status).toBe(204);
+  }, 120_000);
+
+  test('kill -9 an API process during an upload: no visible job, and its files and row are gone after the lease', async () => {
+    const victim = apis[2]!;
+    const boundary = 'clusterboundary';
+    const req = request({ host: '127.0.0.1', port: victim.port, method: 'POST', path: '/assembly-signing/v1.0/assemblies', headers: { authorization: `Bearer ${token}`, 'content-type': `multipart/form-data; boundary=${boundary}`, 'content-length': 10_000_000 } });
+    req.on('error', () => {});
+    req.write(`--${boundary}\r\nContent-Disposition: form-data; name="files[0]"; filename="Half.dll"\r\nContent-Type: application/octet-stream\r\n\r\n`);
+    req.write(Buffer.alloc(512 * 1024, 7));
+    const pending = () => readdirSync(join(dataDir, 'tmp')).filter((n) => n.startsWith('sandbox--'));
+    for (let i = 0; pending().length === 0; i++) {
+      expect(i).toBeLessThan(100);
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    expect((await db.query(`SELECT count(*)::int AS n FROM signgate_jobs WHERE state = 'uploading'`)).rows[0].n).toBe(1);
+    await stopServiceProcess(victim);
+    apis.pop();
+    expect(await (await call(apis[0]!, '/assemblies')).json()).toEqual([]);
+    // The other API processes sweep it once its lease has run out.
+    const start = Date.now();
+    while (pending().length || (await db.query(`SELECT count(*)::int AS n FROM signgate_jobs`)).rows[0].n !== 0) {
+      expect(Date.now() - start).toBeLessThan(4 * LEASE_S * 1000);
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    expect(existsSync(join(dataDir, 'jobs', 'sandbox')) ? readdirSync(join(dataDir, 'jobs', 'sandbox')) : []).toEqual([]);
+  }, 30_000);
+
+  test('kill -9 the worker signing a job: the other worker takes it after the lease and finishes it, once', async () => {
+    const files = Array.from({ length: 150 }, (_, i) => ({ name: `Addins/F${String(i).padStart(3, '0')}.dll`, bytes: addin }));
+    const { id } = await (await call(apis[0]!, '/assemblies', { method: 'POST', body: uploadForm(files) })).json();
+    // Wait until a worker is in the middle of it, then kill that worker.
+    let owner = '';
+    for (let i = 0; ; i++) {
+      expect(i).toBeLessThan(600);
+      const status = await (await call(apis[1]!, `/assemblies/${id}/status`)).json();
+      const signed = status.assemblies.filter((a: { fileProcessingState: string }) => a.fileProcessingState === 'Signed').length;
+      expect(status.processingFinished).toBe(false);
+      if (signed >= 5) {
+        owner = (await db.query('SELECT lease_owner FROM signgate_jobs WHERE id = $1', [id])).rows[0].lease_owner;
+        break;
+      }
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    const victim = workers.find((w) => owner.startsWith(`worker-${w.child.pid}-`))!;
+    expect(victim, owner).toBeDefined();
+    await stopServiceProcess(victim);
+    const survivor = workers.find((w) => w !== victim)!;
+    const deadline = Date.now() + 60_000;
+    let status;
+    for (;;) {
+      status = await (await call(apis[0]!, `/assemblies/${id}/status`)).json();
+      if (status.processingFinished) break;
+      expect(Date.now()).toBeLessThan(deadline);
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    expect(status.assemblies.every((a: { fileProcessingState: string }) => a.fileProcessingState === 'Signed')).toBe(true);
+    const row = (await db.query('SELECT attempts, state, result_file FROM signgate_jobs WHERE id = $1', [id])).rows[0];
+    expect(row).toMatchObject({ attempts: 2, state: 'finished' });
+    expect(survivor.stdout()).toContain(`"job":"${id}"`);
+    // One result package, the survivor's, and every file in it verifies.
+    expect(readdirSync(join(dataDir, 'jobs', 'sandbox', id)).filter((n) => n.endsWith('.zip'))).toEqual([row.result_file]);
+    const entries = await readZip(new Uint8Array(await (await call(apis[1]!, `/assemblies/${id}`)).arrayBuffer()));
+    expect(entries.length).toBe(151);
+    if (hasMono) {
+      const path = join(dataDir, 'check-takeover.dll');
+      writeFileSync(path, entries.find((e) => e.name === 'Addins/F149.dll')!.bytes);
+      expect(runMono('sn', ['-vf', path]).stdout).toContain('is strongnamed');
+    }
+  }, 120_000);
+});
