@@ -15,6 +15,7 @@ import { errorResponse, HttpProblem, problem, type ProblemFileError } from './pr
 import * as S from './schemas.js';
 import { DEFAULT_SERVICE_NAME, USER_ROLE, type Organization, type ServerConfig } from './server-config.js';
 import { RESULT_ZIP, SigningWorker } from './signing-worker.js';
+import { signingOptions } from './signing-pool.js';
 import { TokenStore } from './token-store.js';
 import { decodeEncodedWords } from './encoded-words.js';
 import { UploadNames } from './upload-names.js';
@@ -34,6 +35,11 @@ export interface BuildServerOptions {
    */
   readonly trustProxy?: boolean | string | readonly string[];
   readonly timeouts?: ServerTimeouts;
+  /**
+   * Threads that sign (RSA and hashing), as many jobs processed at once: 0 signs in the service's own thread,
+   * one job at a time. Default: the configuration's signingWorkers, else one per core.
+   */
+  readonly signingWorkers?: number;
 }
 
 export interface ServerTimeouts {
@@ -102,10 +108,12 @@ export async function buildServer(options: BuildServerOptions): Promise<FastifyI
   });
   const store = new JobStore(options.dataDir);
   const tokens = new TokenStore(options.dataDir);
-  const worker = new SigningWorker(store, config, app.log);
+  const signing = signingOptions(options.signingWorkers ?? config().signingWorkers);
+  const worker = new SigningWorker(store, config, app.log, signing);
   app.decorate('signgate', { store, worker, tokens, apiPrefix });
   app.addHook('onClose', async () => {
     await worker.stop();
+    await signing.signer?.close();
   });
 
   app.setErrorHandler(async (error, request, reply) => {

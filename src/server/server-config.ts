@@ -13,6 +13,7 @@ export interface ServerConfigFile {
   vendor: string;
   vendorApi?: string[];
   vendorNamespace?: string;
+  signingWorkers?: number;
   limits?: { maxUploadBytes?: number; maxJobsPerOrganization?: number; maxFilesPerJob?: number };
   organizations: {
     id: string;
@@ -44,6 +45,8 @@ export interface ServerConfig {
   readonly maxUploadBytes: number;
   readonly maxJobsPerOrganization: number;
   readonly maxFilesPerJob: number;
+  /** Signing threads (read at start); undefined: one per core. */
+  readonly signingWorkers: number | undefined;
   readonly organizations: ReadonlyMap<string, Organization>;
 }
 
@@ -96,6 +99,7 @@ export function parseServerConfig(raw: unknown, baseDir: string, shownAs = 'serv
     maxUploadBytes: raw.limits?.maxUploadBytes ?? DEFAULT_MAX_UPLOAD_BYTES,
     maxJobsPerOrganization: raw.limits?.maxJobsPerOrganization ?? DEFAULT_MAX_JOBS,
     maxFilesPerJob: raw.limits?.maxFilesPerJob ?? DEFAULT_MAX_FILES,
+    signingWorkers: raw.signingWorkers,
     organizations,
   };
 }

@@ -23,6 +23,7 @@ interface ServeArgs extends CommonArgs {
   trustProxy?: string;
   idleTimeout: number;
   requestTimeout: number;
+  signingWorkers?: number;
 }
 
 interface TokenCreateArgs extends CommonArgs {
@@ -48,6 +49,7 @@ export async function runServe(args: ServeArgs, io: Io): Promise<ExitCodeValue> 
     logger: { level: 'info' },
     ...(trustProxy?.length ? { trustProxy } : {}),
     timeouts: { idleMs: args.idleTimeout * 1000, requestMs: args.requestTimeout * 1000 },
+    ...(args.signingWorkers === undefined ? {} : { signingWorkers: args.signingWorkers }),
   });
   const address = await app.listen({ port: args.port, host: args.host });
   io.err(`signgate serve: API at ${address}${app.signgate.apiPrefix}, documentation at ${address}/docs (data in ${resolve(args.dataDir)})`);
@@ -154,6 +156,7 @@ const runCommand = (io: Io, setExit: (code: ExitCodeValue) => void): CommandModu
       .option('trust-proxy', { type: 'string', describe: 'Addresses or CIDR ranges of the reverse proxy, comma-separated, whose X-Forwarded-For/-Host/-Proto are believed (default: none)' })
       .option('idle-timeout', { type: 'number', default: DEFAULT_IDLE_TIMEOUT_MS / 1000, coerce: numberOption('idle-timeout', { min: 0.001 }), describe: 'Seconds an upload may send nothing before it is answered 408 and closed' })
       .option('request-timeout', { type: 'number', default: DEFAULT_REQUEST_TIMEOUT_MS / 1000, coerce: numberOption('request-timeout', { min: 0.001 }), describe: 'Seconds a whole request may take to arrive' })
+      .option('signing-workers', { type: 'number', coerce: numberOption('signing-workers', { integer: true, min: 0, max: 256 }), describe: 'Threads that sign, as many jobs at once (default: signingWorkers of the configuration, else one per core; 0: in the service thread)' })
       .example('$0 serve --config server.json --data-dir /var/lib/signgate --port 8443', 'run the service')
       .example('$0 serve --config server.json --trust-proxy 127.0.0.1', 'run it behind a reverse proxy on this machine') as unknown as Argv<ServeArgs>,
   handler: async (args: ArgumentsCamelCase<ServeArgs>) => setExit(await runServe(args, io)),
