@@ -5,7 +5,7 @@
 import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { runCheck } from '../dist/rules/runner.js';
@@ -45,7 +45,8 @@ async function floor(repeats = 10) {
   return { p50: percentile(times, 50), jobsPerSecond: 1000 / percentile(times, 50) };
 }
 
-async function main() {
+/** Runs `signgate serve` with `workers` signing threads (undefined: the default) and measures c=1 and c=8. */
+async function serviceRun(workers) {
   const dataDir = mkdtempSync(join(tmpdir(), 'signgate-bench-service-'));
   const token = await new Promise((resolve, reject) => {
     const p = run('token', ['serve', 'token', 'create', '--config', configPath, '--data-dir', dataDir, '--org', 'sandbox', '--user', 'ci']);
@@ -53,7 +54,7 @@ async function main() {
     p.stdout.on('data', (d) => (out += d));
     p.on('close', (code) => (code === 0 ? resolve(out.trim()) : reject(new Error('token create failed'))));
   });
-  const server = run('serve', ['serve', '--config', configPath, '--data-dir', dataDir, '--port', '0']);
+  const server = run('serve', ['serve', '--config', configPath, '--data-dir', dataDir, '--port', '0', ...(workers === undefined ? [] : ['--signing-workers', String(workers)])]);
   server.stdout.resume();
   const base = await new Promise((resolve) => server.stderr.on('data', (d) => {
     const m = /API at (\S+?),/.exec(d.toString());
@@ -100,13 +101,23 @@ async function main() {
   server.kill('SIGTERM');
   await new Promise((r) => server.on('close', r));
   rmSync(dataDir, { recursive: true, force: true });
+  return { c1, c8 };
+}
+
+async function main() {
+  const inThread = await serviceRun(0);
+  const pooled = await serviceRun(undefined);
   const f = await floor();
   console.log(`service: ${files.length} assemblies, ${setMb.toFixed(1)} MB per job, ${jobsPerRun} jobs per run, signgate serve on loopback (separate process)`);
-  console.log(`${'run'.padEnd(28)} ${'jobs/s'.padStart(8)} ${'p50 ms'.padStart(8)} ${'p99 ms'.padStart(8)}`);
-  const row = (name, r) => console.log(`${name.padEnd(28)} ${r.jobsPerSecond.toFixed(2).padStart(8)} ${r.p50.toFixed(0).padStart(8)} ${(r.p99 ?? r.p50).toFixed(0).padStart(8)}`);
-  row('upload->status->download c=1', c1);
-  row('upload->status->download c=8', c8);
+  console.log(`${'run'.padEnd(52)} ${'jobs/s'.padStart(8)} ${'p50 ms'.padStart(8)} ${'p99 ms'.padStart(8)}`);
+  const row = (name, r) => console.log(`${name.padEnd(52)} ${r.jobsPerSecond.toFixed(2).padStart(8)} ${r.p50.toFixed(0).padStart(8)} ${(r.p99 ?? r.p50).toFixed(0).padStart(8)}`);
+  row('--signing-workers 0: upload->status->download c=1', inThread.c1);
+  row('--signing-workers 0: upload->status->download c=8', inThread.c8);
+  row(`pool of ${availableParallelism()} (default): c=1`, pooled.c1);
+  row(`pool of ${availableParallelism()} (default): c=8`, pooled.c8);
   row('floor: in-process, no HTTP', { jobsPerSecond: f.jobsPerSecond, p50: f.p50, p99: undefined });
+  console.log(`pool: c=8 / c=1 throughput = ${(pooled.c8.jobsPerSecond / pooled.c1.jobsPerSecond).toFixed(2)}x (target >= 1.7x; one signing thread: ${(inThread.c8.jobsPerSecond / inThread.c1.jobsPerSecond).toFixed(2)}x)`);
+  console.log(`pool: p99 at c=1 / floor p50 = ${(pooled.c1.p99 / f.p50).toFixed(2)}x (target <= 1.5x; one signing thread: ${(inThread.c1.p99 / f.p50).toFixed(2)}x)`);
 }
 
 /** GET /assemblies with 9,999 kept jobs (the documented limit), beside a status call, in-process on loopback. */

@@ -18,6 +18,7 @@ import { RESULT_ZIP } from './signing-worker.js';
 import type { TokenKeeper } from './token-store.js';
 import type { JobStateStore, JobWorker, NodeRole } from './store.js';
 import { openStores } from './open-stores.js';
+import { signingOptions } from './signing-pool.js';
 import { decodeEncodedWords } from './encoded-words.js';
 import { UploadNames } from './upload-names.js';
 import { registerRateLimits, type RateLimitSettings } from './rate-limit.js';
@@ -46,6 +47,11 @@ export interface BuildServerOptions {
   readonly role?: NodeRole;
   /** How long a PostgreSQL lease (a job being signed, an upload in flight) lasts without a heartbeat. */
   readonly leaseMs?: number;
+  /**
+   * Threads that sign (RSA and hashing), as many jobs processed at once: 0 signs in the service's own thread,
+   * one job at a time. Default: the configuration's signingWorkers, else one per core.
+   */
+  readonly signingWorkers?: number;
 }
 
 export interface ServerTimeouts {
@@ -113,12 +119,15 @@ export async function buildServer(options: BuildServerOptions): Promise<FastifyI
     connectionTimeout: idleMs + Math.max(idleMs, 10_000),
   });
   const role = options.role ?? 'all';
-  const stores = await openStores({ dataDir: options.dataDir, database: options.database, leaseMs: options.leaseMs, role, config, log: app.log });
+  // An API node signs nothing: it starts no signing threads.
+  const signing = role === 'api' ? undefined : signingOptions(options.signingWorkers ?? config().signingWorkers);
+  const stores = await openStores({ dataDir: options.dataDir, database: options.database, leaseMs: options.leaseMs, role, config, log: app.log, signing });
   const { jobs: store, tokens, worker } = stores;
   app.decorate('signgate', { store, worker, tokens, apiPrefix, role });
   app.addHook('onClose', async () => {
     await worker.stop();
     await stores.close();
+    await signing?.signer?.close();
   });
 
   app.setErrorHandler(async (error, request, reply) => {

@@ -8,7 +8,7 @@ import { PgJobStore } from './postgres/pg-store.js';
 import { PgTokenStore } from './postgres/pg-tokens.js';
 import { PgQueueWorker } from './postgres/queue-worker.js';
 import type { ServerConfig } from './server-config.js';
-import { SigningWorker } from './signing-worker.js';
+import { SigningWorker, type SigningWorkerOptions } from './signing-worker.js';
 import { NO_WORKER, type JobStateStore, type JobWorker, type NodeRole } from './store.js';
 import { TokenStore, type TokenKeeper } from './token-store.js';
 
@@ -22,6 +22,8 @@ export interface StoreOptions {
   readonly leaseMs?: number | undefined;
   readonly config: () => ServerConfig;
   readonly log: FastifyBaseLogger;
+  /** How jobs are signed (signing-pool.ts): the signer and how many jobs at once. Default: in this thread, one. */
+  readonly signing?: SigningWorkerOptions | undefined;
 }
 
 export interface Stores {
@@ -60,14 +62,14 @@ export async function openStores(options: StoreOptions): Promise<Stores> {
   if (!options.database) {
     if (role !== 'all') throw new UsageError(`--role ${role} needs --database`, 'Separate API and worker nodes share their jobs through PostgreSQL: pass --database postgres://…, or run --role all.');
     const jobs = new JobStore(options.dataDir);
-    return { jobs, tokens: new TokenStore(options.dataDir), worker: new SigningWorker(jobs, options.config, options.log), close: async () => {} };
+    return { jobs, tokens: new TokenStore(options.dataDir), worker: new SigningWorker(jobs, options.config, options.log, options.signing), close: async () => {} };
   }
   const pool = await openDatabase(options.database);
   const jobs = new PgJobStore(pool, { dataDir: options.dataDir, leaseMs: options.leaseMs ?? DEFAULT_LEASE_MS, log: options.log });
   jobs.start(role !== 'worker');
   let worker: JobWorker = NO_WORKER;
   if (role !== 'api') {
-    const queue = new PgQueueWorker(jobs, options.config, options.log, { database: options.database });
+    const queue = new PgQueueWorker(jobs, options.config, options.log, { database: options.database, ...(options.signing?.signer ? { signer: options.signing.signer } : {}) });
     await queue.start();
     worker = queue;
   }

@@ -14,6 +14,7 @@ export interface ServerConfigFile {
   vendor: string;
   vendorApi?: string[];
   vendorNamespace?: string;
+  signingWorkers?: number;
   limits?: { maxUploadBytes?: number; maxJobsPerOrganization?: number; maxFilesPerJob?: number };
   rateLimits?: { perToken?: RateLimit | false; perAddress?: RateLimit | false; loopback?: boolean };
   organizations: {
@@ -48,6 +49,8 @@ export interface ServerConfig {
   readonly maxFilesPerJob: number;
   /** Requests per token and per address (rate-limit.ts); the defaults leave loopback clients unlimited. */
   readonly rateLimits: RateLimitSettings;
+  /** Signing threads (read at start); undefined: one per core. */
+  readonly signingWorkers: number | undefined;
   readonly organizations: ReadonlyMap<string, Organization>;
 }
 
@@ -105,6 +108,7 @@ export function parseServerConfig(raw: unknown, baseDir: string, shownAs = 'serv
       perAddress: raw.rateLimits?.perAddress === false ? null : (raw.rateLimits?.perAddress ?? DEFAULT_RATE_LIMITS.perAddress),
       loopback: raw.rateLimits?.loopback ?? DEFAULT_RATE_LIMITS.loopback,
     },
+    signingWorkers: raw.signingWorkers,
     organizations,
   };
 }

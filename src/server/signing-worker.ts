@@ -1,6 +1,7 @@
-// Processes jobs one at a time after their upload was acknowledged: the pre-flight rules decide (the same
-// code as `signgate check`), files that pass are signed with the matching key pair, every file gets a state
-// and messages, and the result package holds every file plus signing-log.txt.
+// Processes jobs after their upload was acknowledged, as many at once as the signer has threads: the pre-flight
+// rules decide (the same code as `signgate check`), files that pass are signed with the matching key pair (in
+// the service's thread or a pool of worker threads, see signing-pool.ts), every file gets a state and messages,
+// and the result package holds every file plus signing-log.txt.
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import type { FastifyBaseLogger } from 'fastify';
@@ -8,11 +9,11 @@ import { formatVersion } from '../metadata/module-metadata.js';
 import { runCheck } from '../rules/runner.js';
 import type { CheckSettings } from '../rules/types.js';
 import { readModule } from '../strongname/assembly-info.js';
-import { signAssembly, verifyStrongName } from '../strongname/strong-name.js';
 import { writeZip, type ZipEntry } from '../zip/write-zip.js';
 import type { JobFile, JobMessage, JobRecord } from './job-store.js';
 import type { JobProgressSink, JobStateStore, JobWorker } from './store.js';
 import type { License, Organization, ServerConfig } from './server-config.js';
+import { inProcessSigner, type FileSigner } from './sign-file.js';
 
 export const SIGNING_LOG = 'signing-log.txt';
 export const RESULT_ZIP = 'result.zip';
@@ -54,6 +55,7 @@ export async function processJob(
   signal: AbortSignal = new AbortController().signal,
   /** The result package's name in the job's folder (a worker of the PostgreSQL queue names its own). */
   resultFile = RESULT_ZIP,
+  signer: FileSigner = inProcessSigner,
 ): Promise<void> {
   const dir = store.jobDir(record.organization, record.id);
   const org = config.organizations.get(record.organization);
@@ -61,7 +63,8 @@ export async function processJob(
   const results = join(dir, 'results');
   if (signal.aborted) return;
   await mkdirBelow(dir, 'results');
-  const signedFiles = new Set<string>();
+  // The package is made from the bytes in hand: yazl deflates buffers at once, in parallel on libuv's threads.
+  const contents = new Map<string, Uint8Array>();
   for (const f of record.assemblies) {
     f.fileProcessingState = 'Processing';
     f.messages = [];
@@ -76,19 +79,38 @@ export async function processJob(
     const inputs = await Promise.all(
       record.assemblies.map(async (f) => ({ path: f.fileName, uploadName: f.fileName, bytes: await readFile(join(uploads, f.fileName)), explicit: true })),
     );
+    for (const input of inputs) contents.set(input.path, input.bytes);
     const check = runCheck(inputs, { settings: organizationSettings(config, org) });
     const byPath = new Map(check.files.map((f) => [f.path, f]));
+    // Decided up front on copies, shown in the job file one file at a time as each is finished; up to
+    // signer.ahead files are handed to the signer before the one being finished, so that every thread works.
+    const decisions = record.assemblies.map((file, i) => {
+      const decided: JobFile = { ...file, messages: [] };
+      return { decided, signWith: decide(decided, byPath.get(file.fileName)!, inputs[i]!.bytes, org) };
+    });
+    const signing: (Promise<Uint8Array | undefined> | undefined)[] = [];
+    const handOver = (upTo: number) => {
+      for (let j = signing.length; j <= Math.min(upTo, decisions.length - 1); j++) {
+        const signWith = decisions[j]!.signWith;
+        const pending = signWith && signer.sign(inputs[j]!.bytes, signWith.key);
+        pending?.catch(() => {}); // awaited below unless the job stops first
+        signing.push(pending);
+      }
+    };
     for (const [i, file] of record.assemblies.entries()) {
       if (signal.aborted) return; // deleted, or left unfinished and resumed after the restart
-      const bytes = inputs[i]!.bytes;
-      const signWith = decide(file, byPath.get(file.fileName)!, bytes, org);
+      handOver(i + signer.ahead);
+      const { decided, signWith } = decisions[i]!;
+      file.fileProcessingState = decided.fileProcessingState;
+      file.messages = decided.messages;
       if (signWith) {
-        const signed = signAssembly(readModule(bytes), signWith.key);
-        if (verifyStrongName(readModule(signed), { expectedKey: signWith.key.publicKey }).valid) {
+        const signed = await signing[i]!;
+        if (signal.aborted) return;
+        if (signed) {
           const parent = dirname(file.fileName);
           if (parent !== '.') await mkdirBelow(results, parent);
           await writeFile(join(results, file.fileName), signed);
-          signedFiles.add(file.fileName);
+          contents.set(file.fileName, signed);
         } else {
           file.fileProcessingState = 'Error';
           file.messages = [message('Error', 'Internal error: the signature did not verify; the file was not signed.')];
@@ -101,7 +123,8 @@ export async function processJob(
   }
   const entries: ZipEntry[] = [];
   for (const f of record.assemblies) {
-    entries.push({ name: f.fileName, source: { path: join(signedFiles.has(f.fileName) ? results : uploads, f.fileName) } });
+    const bytes = contents.get(f.fileName);
+    entries.push({ name: f.fileName, source: bytes ? { bytes } : { path: join(uploads, f.fileName) } });
   }
   record.processingFinished = true;
   entries.push({ name: SIGNING_LOG, source: { bytes: new TextEncoder().encode(signingLog(record)) } });
@@ -164,26 +187,42 @@ function decide(
   return license;
 }
 
-/** Runs jobs one at a time in the order they were queued. */
+/** How the worker signs: the signer, and how many jobs it processes at once. */
+export interface SigningWorkerOptions {
+  /** Default: in the service's own thread. */
+  readonly signer?: FileSigner;
+  /** Jobs processed at once, started in the order they were queued. Default 1. */
+  readonly concurrency?: number;
+}
+
+/** Runs jobs in the order they were queued, `concurrency` at a time. */
 export class SigningWorker implements JobWorker {
   private queue: { organization: string; id: string }[] = [];
-  private running: Promise<void> | undefined;
+  /** The lanes that take jobs from the queue; each ends when the queue is empty. */
+  private readonly lanes = new Set<Promise<void>>();
   private stopped = false;
-  /** The job being processed, with what stops it and what settles when it has stopped. */
-  private current: { organization: string; id: string; controller: AbortController; done: Promise<void> } | undefined;
+  /** The jobs being processed, with what stops each and what settles when it has stopped. */
+  private readonly current = new Map<string, { controller: AbortController; done: Promise<void> }>();
+  private readonly signer: FileSigner;
+  private readonly concurrency: number;
 
   constructor(
     private readonly store: JobStateStore,
     private readonly config: () => ServerConfig,
     private readonly log: FastifyBaseLogger,
-  ) {}
+    options: SigningWorkerOptions = {},
+  ) {
+    this.signer = options.signer ?? inProcessSigner;
+    this.concurrency = Math.max(1, options.concurrency ?? 1);
+  }
 
   enqueue(organization: string, id: string): void {
     if (this.stopped) return;
     this.queue.push({ organization, id });
-    this.running ??= this.drain().finally(() => {
-      this.running = undefined;
-    });
+    if (this.lanes.size < this.concurrency) {
+      const lane: Promise<void> = this.drain().finally(() => this.lanes.delete(lane));
+      this.lanes.add(lane);
+    }
   }
 
   /**
@@ -192,8 +231,8 @@ export class SigningWorker implements JobWorker {
    */
   async cancel(organization: string, id: string): Promise<void> {
     this.queue = this.queue.filter((q) => q.organization !== organization || q.id !== id);
-    const current = this.current;
-    if (current && current.organization === organization && current.id === id) {
+    const current = this.current.get(jobKey(organization, id));
+    if (current) {
       current.controller.abort();
       await current.done;
     }
@@ -206,17 +245,18 @@ export class SigningWorker implements JobWorker {
       const controller = new AbortController();
       let settle!: () => void;
       const done = new Promise<void>((resolve) => (settle = resolve));
-      this.current = { ...next, controller, done };
+      const key = jobKey(next.organization, next.id);
+      this.current.set(key, { controller, done });
       try {
         const record = await this.store.get(next.organization, next.id);
         if (!record) continue; // deleted while queued
-        await processJob(this.store, this.config(), record, controller.signal);
+        await processJob(this.store, this.config(), record, controller.signal, RESULT_ZIP, this.signer);
         if (controller.signal.aborted) this.log.info({ job: record.id, organization: record.organization }, 'job processing stopped');
         else this.log.info({ job: record.id, organization: record.organization, files: record.assemblies.length }, 'job processed');
       } catch (error) {
         this.log.warn({ job: next.id, err: { message: (error as Error).message } }, 'job processing failed');
       } finally {
-        this.current = undefined;
+        this.current.delete(key);
         settle();
       }
     }
@@ -224,14 +264,16 @@ export class SigningWorker implements JobWorker {
 
   /** Resolves when the queue is empty. */
   async idle(): Promise<void> {
-    while (this.running) await this.running;
+    while (this.lanes.size) await Promise.all(this.lanes);
   }
 
   /** Takes no new work; the job in progress stops after its current file and resumes after a restart. */
   async stop(): Promise<void> {
     this.stopped = true;
     this.queue = [];
-    this.current?.controller.abort();
+    for (const job of this.current.values()) job.controller.abort();
     await this.idle();
   }
 }
+
+const jobKey = (organization: string, id: string) => `${organization}/${id}`;

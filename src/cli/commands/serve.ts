@@ -33,6 +33,7 @@ interface ServeArgs extends CommonArgs {
   database?: string;
   role: NodeRole;
   leaseTimeout: number;
+  signingWorkers?: number;
 }
 
 /** The token store of --database, or of the data directory; `close` ends a database connection. */
@@ -79,6 +80,7 @@ export async function runServe(args: ServeArgs, io: Io): Promise<ExitCodeValue> 
     ...(trustProxy?.length ? { trustProxy } : {}),
     timeouts: { idleMs: args.idleTimeout * 1000, requestMs: args.requestTimeout * 1000 },
     rateLimits: rateLimitOverrides({ perToken: args.rateLimitPerToken, perAddress: args.rateLimitPerAddress, loopback: args.rateLimitLoopback }),
+    ...(args.signingWorkers === undefined ? {} : { signingWorkers: args.signingWorkers }),
   });
   const address = await app.listen({ port: args.port, host: args.host });
   const where = `data in ${resolve(args.dataDir)}${database ? `, state in ${describeDatabase(database)}` : ''}`;
@@ -241,6 +243,7 @@ const runCommand = (io: Io, setExit: (code: ExitCodeValue) => void): CommandModu
       .option('database', databaseOption)
       .option('role', { type: 'string', choices: NODE_ROLES, default: 'all', describe: 'api: accept, list and serve jobs; worker: sign queued jobs; all: both (api and worker need --database)' })
       .option('lease-timeout', { type: 'number', default: DEFAULT_LEASE_MS / 1000, coerce: numberOption('lease-timeout', { min: 0.1 }), describe: 'With --database: seconds after which the job of a worker (or the upload of an API node) that stopped answering is taken over' })
+      .option('signing-workers', { type: 'number', coerce: numberOption('signing-workers', { integer: true, min: 0, max: 256 }), describe: 'Threads that sign, as many jobs at once (default: signingWorkers of the configuration, else one per core; 0: in the service thread)' })
       .example('$0 serve --config server.json --data-dir /var/lib/signgate --port 8443', 'run the service')
       .example('$0 serve --config server.json --trust-proxy 127.0.0.1', 'run it behind a reverse proxy on this machine')
       .example('SIGNGATE_DATABASE_URL=postgres://signgate@db/signgate $0 serve --config server.json --data-dir /mnt/shared --role api', 'an API node of several (docs/deploy.md)') as unknown as Argv<ServeArgs>,

@@ -6,6 +6,7 @@ import type { FastifyBaseLogger } from 'fastify';
 import pg from 'pg';
 import type { ServerConfig } from '../server-config.js';
 import { processJob } from '../signing-worker.js';
+import type { FileSigner } from '../sign-file.js';
 import type { JobWorker } from '../store.js';
 import { LeaseLost, type PgJobStore } from './pg-store.js';
 
@@ -14,6 +15,8 @@ export interface QueueWorkerOptions {
   readonly database: string;
   /** How often to look for work when no notification came (also: how soon a dead worker's job is noticed after its lease). */
   readonly pollMs?: number;
+  /** Signs the files of a job (a pool of threads, signing-pool.ts). Default: in this thread. */
+  readonly signer?: FileSigner;
 }
 
 export class PgQueueWorker implements JobWorker {
@@ -99,7 +102,7 @@ export class PgQueueWorker implements JobWorker {
     const sink = { jobDir: (o: string, i: string) => this.store.jobDir(o, i), save: (r: typeof record) => this.store.saveLeased(r, this.owner) };
     try {
       // A file name of its own: two workers that both believed they held the job never write the same file.
-      await processJob(sink, this.config(), record, controller.signal, `result-${randomUUID()}.zip`);
+      await processJob(sink, this.config(), record, controller.signal, `result-${randomUUID()}.zip`, this.options.signer);
       if (controller.signal.aborted) this.log.info({ job: record.id, organization: record.organization }, 'job processing stopped');
       else this.log.info({ job: record.id, organization: record.organization, files: record.assemblies.length, worker: this.owner }, 'job processed');
     } catch (error) {

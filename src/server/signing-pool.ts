@@ -1,0 +1,79 @@
+// A pool of worker threads (piscina) that sign the files of the service's jobs, one per core by default, so
+// that several jobs, and the files of one job, are signed at once while the main thread answers requests.
+import { existsSync } from 'node:fs';
+import { availableParallelism } from 'node:os';
+import { fileURLToPath } from 'node:url';
+import { Piscina } from 'piscina';
+import { UsageError } from '../core/errors.js';
+import type { StrongNameKeyFile } from '../strongname/key-blob.js';
+import type { FileSigner } from './sign-file.js';
+import type { SignTask } from './signing-pool-task.js';
+
+/** The default size of the signing pool: one thread per core. */
+export function defaultSigningWorkers(): number {
+  return availableParallelism();
+}
+
+/** The most threads a pool may have. */
+export const MAX_SIGNING_WORKERS = 256;
+
+/**
+ * Checks a signing-worker count from the command line or the server configuration: a whole number from 0
+ * (sign in the service's own thread) to MAX_SIGNING_WORKERS.
+ * @throws UsageError naming where the value came from
+ */
+export function checkSigningWorkers(value: number, shownAs: string): number {
+  if (!Number.isInteger(value) || value < 0 || value > MAX_SIGNING_WORKERS) {
+    throw new UsageError(`${shownAs} ${value} is not a whole number from 0 to ${MAX_SIGNING_WORKERS}`, `Give the number of signing threads, for example ${defaultSigningWorkers()} (one per core); 0 signs in the service's own thread.`);
+  }
+  return value;
+}
+
+/**
+ * The compiled task module. Run from the TypeScript sources (the tests), the pool runs the compiled task
+ * from dist/, which `npm test` builds first.
+ */
+function taskFile(): string {
+  const here = fileURLToPath(import.meta.url);
+  if (!here.endsWith('.ts')) return fileURLToPath(new URL('./signing-pool-task.js', import.meta.url));
+  const compiled = fileURLToPath(new URL('../../dist/server/signing-pool-task.js', import.meta.url));
+  if (!existsSync(compiled)) throw new Error(`${compiled} is missing: run \`npm run build\` before starting the service from its sources`);
+  return compiled;
+}
+
+/** Signs in `threads` worker threads; files beyond the free threads wait in the pool's queue. */
+export class SigningPool implements FileSigner {
+  private readonly pool: Piscina<SignTask, Uint8Array | undefined>;
+  readonly ahead: number;
+
+  constructor(readonly threads: number) {
+    if (!Number.isInteger(threads) || threads < 1) throw new RangeError(`a signing pool needs at least one thread, not ${threads}`);
+    // Threads start at once and stay: the first job should not wait for a thread to load its code.
+    this.pool = new Piscina({ filename: taskFile(), minThreads: threads, maxThreads: threads, idleTimeout: Number.POSITIVE_INFINITY });
+    // Enough files of a job in the queue to keep every thread busy, and no more: a deleted job wastes little.
+    this.ahead = threads;
+  }
+
+  sign(bytes: Uint8Array, keyPair: StrongNameKeyFile): Promise<Uint8Array | undefined> {
+    return this.pool.run({ bytes, keyPair });
+  }
+
+  /** Files signed (or refused) by the pool's threads so far. */
+  get completed(): number {
+    return this.pool.completed;
+  }
+
+  /** Lets the tasks in progress finish, then ends the threads. */
+  async close(): Promise<void> {
+    await this.pool.close();
+  }
+}
+
+/**
+ * The signing worker's options for `threads` signing threads (default one per core): a pool processing as
+ * many jobs at once, or for 0 the service's own thread, one job at a time.
+ */
+export function signingOptions(threads: number = defaultSigningWorkers()): { signer?: SigningPool; concurrency: number } {
+  checkSigningWorkers(threads, 'signingWorkers');
+  return threads === 0 ? { concurrency: 1 } : { signer: new SigningPool(threads), concurrency: threads };
+}
