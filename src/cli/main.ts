@@ -1,6 +1,7 @@
 // The signgate command line: yargs command modules over the library; sets exit codes, never calls process.exit.
 import yargs from 'yargs';
 import { UsageError } from '../core/errors.js';
+import { VERSION } from '../core/version.js';
 import { closest } from '../core/words.js';
 import type { CommandModule } from 'yargs';
 import { EXIT_CODES_HELP, ExitCode, type ExitCodeValue } from './exit-codes.js';
@@ -84,6 +85,8 @@ export async function main(argv: readonly string[], io: Io = processIo()): Promi
   const factories = await Promise.all(commandsFor(normalized).map((name) => COMMANDS[name]!()));
   let parser = yargs(normalized)
     .scriptName('signgate')
+    // Stated, not looked up: yargs would search for a package.json, which a one-file executable has none of.
+    .version(VERSION)
     .usage('$0 <command> [options]\n\nPre-flight, signing and verification of strong-named .NET add-in assemblies.')
     .option('verbose', { type: 'boolean', default: false, describe: 'Show the cause chain of errors' })
     // One spelling for JSON output everywhere: --json and --format json mean the same in every command.

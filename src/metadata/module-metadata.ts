@@ -177,6 +177,19 @@ export class ModuleMetadata {
     return this.tables.rowCount(TableId.Module) > 0 ? this.guids.get(this.cell(TableId.Module, 1, 'mvid')) : null;
   }
 
+  /** The bytes of row `rid` of `table` in the file: where a finding about that row points. */
+  rowLocation(table: number, rid: number): { fileOffset: number; length: number } {
+    return { fileOffset: this.tables.rowFileOffset(table, rid), length: this.tables.tableInfo(table)!.rowSize };
+  }
+
+  /** Where the Assembly row's public key lies in the file (its #Blob content), or undefined when it has none. */
+  get assemblyPublicKeyLocation(): { fileOffset: number; length: number } | undefined {
+    if (!this.hasManifest) return undefined;
+    const index = this.cell(TableId.Assembly, 1, 'publicKey');
+    const length = this.blobs.get(index).length;
+    return length === 0 ? undefined : { fileOffset: this.blobs.contentFileOffset(index), length };
+  }
+
   /** True when the module has an Assembly row (a manifest); false for a bare netmodule. */
   get hasManifest(): boolean {
     return this.tables.rowCount(TableId.Assembly) > 0;

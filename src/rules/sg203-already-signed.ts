@@ -14,6 +14,12 @@ export default defineRule({
     if (status.state !== 'signed' || !status.publicKey) return [];
     const key = settings.keys.find((k) => sameKeyBlob(k.publicKey, status.publicKey!));
     if (!key) return []; // signed with another key: wrong-key reports it
-    return [{ message: `already signed with key token ${key.token}${key.optionId !== null ? ` (option ${key.optionId})` : ''}`, data: { token: key.token } }];
+    return [
+      {
+        message: `already signed with key token ${key.token}${key.optionId !== null ? ` (option ${key.optionId})` : ''}`,
+        ...(status.slot ? { location: { fileOffset: status.slot.fileOffset, length: status.slot.size } } : {}),
+        data: { token: key.token },
+      },
+    ];
   },
 });

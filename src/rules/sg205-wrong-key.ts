@@ -29,6 +29,7 @@ export default defineRule({
         hint: sameRsa
           ? `Delay-sign with ${sameRsa.source} exactly as it is; do not convert the key to another hash algorithm.`
           : `Delay-sign with the public key file of your license option: ${keyFileElement(settings.keys)}.`,
+        ...(facts.module?.assemblyPublicKeyLocation ? { location: facts.module.assemblyPublicKeyLocation } : {}),
         data: { token, expected: settings.keys.map((k) => k.token) },
       },
     ];

@@ -3,6 +3,7 @@ import { isSignGateError } from '../core/errors.js';
 import { ONE_BOOL_CTOR, vendorAttributeCandidates, vendorAttributeOnAssembly } from './vendor-attribute.js';
 import { defineRule } from './types.js';
 import { toHex } from '../binary/byte-cursor.js';
+import { TableId } from '../metadata/schema.js';
 
 export default defineRule({
   id: 'SG302',
@@ -18,7 +19,8 @@ export default defineRule({
     if (toHex(c.module.attributeConstructor(attribute).signature.bytes) !== ONE_BOOL_CTOR) return [];
     try {
       const value = c.module.decodeAttribute(attribute).fixedArguments[0]?.value;
-      return value === false ? [{ message: `${attribute.typeName} is applied with false`, hint: `Change the attribute to [assembly: ${attribute.typeName.replace(/Attribute$/, '')}(true)].` }] : [];
+      const location = c.module.rowLocation(TableId.CustomAttribute, attribute.rid);
+      return value === false ? [{ message: `${attribute.typeName} is applied with false`, hint: `Change the attribute to [assembly: ${attribute.typeName.replace(/Attribute$/, '')}(true)].`, location }] : [];
     } catch (error) {
       if (isSignGateError(error)) return []; // vendor-attribute-wrong-type reports an undecodable value
       throw error;

@@ -1,6 +1,7 @@
 // SG303 vendor-attribute-wrong-type: the vendor's attribute type, but not built with one bool argument.
 import { isSignGateError } from '../core/errors.js';
 import { toHex } from '../binary/byte-cursor.js';
+import { TableId } from '../metadata/schema.js';
 import { ONE_BOOL_CTOR, vendorAttributeCandidates, vendorAttributeOnAssembly } from './vendor-attribute.js';
 import { defineRule } from './types.js';
 
@@ -16,17 +17,18 @@ export default defineRule({
     const attribute = c && vendorAttributeOnAssembly(c, settings);
     if (!c || !attribute) return [];
     const hint = `Use the constructor that takes one bool: [assembly: ${attribute.typeName.replace(/Attribute$/, '')}(true)]; reference the vendor API version your license covers.`;
+    const location = c.module.rowLocation(TableId.CustomAttribute, attribute.rid);
     const ctor = c.module.attributeConstructor(attribute);
     const signature = toHex(ctor.signature.bytes);
     if (signature !== ONE_BOOL_CTOR) {
-      return [{ message: `${attribute.typeName} is constructed through a constructor with signature ${signature}, not one bool (${ONE_BOOL_CTOR})`, hint, data: { signature } }];
+      return [{ message: `${attribute.typeName} is constructed through a constructor with signature ${signature}, not one bool (${ONE_BOOL_CTOR})`, hint, location, data: { signature } }];
     }
     try {
       c.module.decodeAttribute(attribute);
       return [];
     } catch (error) {
       if (!isSignGateError(error)) throw error;
-      return [{ message: `${attribute.typeName} has a value blob that does not decode as one bool: ${error.message}`, hint }];
+      return [{ message: `${attribute.typeName} has a value blob that does not decode as one bool: ${error.message}`, hint, location }];
     }
   },
 });

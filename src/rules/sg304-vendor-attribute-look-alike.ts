@@ -1,4 +1,5 @@
 // SG304 vendor-attribute-look-alike: an attribute with the vendor attribute's name that is not the vendor's type.
+import { TableId } from '../metadata/schema.js';
 import { lookAlikeReason, vendorAttributeCandidates, vendorAttributeOnAssembly } from './vendor-attribute.js';
 import { defineRule } from './types.js';
 
@@ -13,6 +14,6 @@ export default defineRule({
     const c = vendorAttributeCandidates(facts, settings);
     // When the vendor's own attribute is present as well, a look-alike beside it changes nothing for the service.
     if (!c || vendorAttributeOnAssembly(c, settings)) return [];
-    return c.onAssembly.map((a) => ({ message: lookAlikeReason(a, settings)!, data: { type: a.typeName, origin: a.origin } }));
+    return c.onAssembly.map((a) => ({ message: lookAlikeReason(a, settings)!, location: c.module.rowLocation(TableId.CustomAttribute, a.rid), data: { type: a.typeName, origin: a.origin } }));
   },
 });

@@ -1,5 +1,6 @@
 // SG401 unsigned-reference: a strong-named assembly cannot load a reference that has no public key token.
 import { formatVersion } from '../metadata/module-metadata.js';
+import { TableId } from '../metadata/schema.js';
 import { defineRule } from './types.js';
 
 export default defineRule({
@@ -15,6 +16,7 @@ export default defineRule({
       .filter((r) => r.publicKeyOrToken.length === 0)
       .map((r) => ({
         message: `references ${r.name}, Version=${formatVersion(r.version)}, which has no public key token`,
+        location: facts.module!.rowLocation(TableId.AssemblyRef, r.rid),
         data: { reference: r.name },
       }));
   },

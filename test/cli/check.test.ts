@@ -1,6 +1,7 @@
 // `signgate check` through the built CLI: formats, configuration, exit codes, and the licenses cross-check
 // against a real HTTP server on loopback.
 import { spawnSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import { createRequire } from 'node:module';
 import { mkdtempSync, readFileSync, writeFileSync, mkdirSync } from 'node:fs';
@@ -72,6 +73,32 @@ describe('report formats', () => {
     const uri = whole.locations[0].physicalLocation.artifactLocation.uri;
     const artifact = run.artifacts.find((a: { location: { uri: string } }) => a.location.uri === uri);
     expect(whole.locations[0].physicalLocation.region).toEqual({ byteOffset: 0, byteLength: artifact.length });
+  });
+
+  test('sarif regions point at the bytes a finding is about: key blob, attribute row, reference row', () => {
+    const r = runCli([...base, 'fixtures/findings', '--format', 'sarif']);
+    const results = JSON.parse(r.stdout).runs[0].results as { ruleId: string; properties?: { data?: { token?: string } }; locations: { physicalLocation: { artifactLocation: { uri: string }; region: { byteOffset: number; byteLength: number } } }[] }[];
+    const bytesOf = (x: (typeof results)[number]) => {
+      const { artifactLocation, region } = x.locations[0]!.physicalLocation;
+      return readFileSync(join(repoRoot, decodeURI(artifactLocation.uri))).subarray(region.byteOffset, region.byteOffset + region.byteLength);
+    };
+    // wrong-key: the region is the public key blob, so its token (SHA-1, last 8 bytes reversed) is the one reported.
+    const wrongKey = results.filter((x) => x.ruleId === 'SG205');
+    expect(wrongKey.length).toBeGreaterThan(0);
+    for (const x of wrongKey) {
+      const token = Buffer.from(createHash('sha1').update(bytesOf(x)).digest().subarray(-8)).reverse().toString('hex');
+      expect(token).toBe(x.properties?.data?.token);
+    }
+    // vendor-attribute-false, -wrong-type: a CustomAttribute row whose Parent (HasCustomAttribute, tag 14) is
+    // Assembly row 1, i.e. the attribute on the assembly.
+    for (const id of ['SG302', 'SG303']) {
+      const x = results.find((y) => y.ruleId === id)!;
+      expect(bytesOf(x).readUInt16LE(0), id).toBe((1 << 5) | 14);
+    }
+    // unsigned-reference: an AssemblyRef row with an empty PublicKeyOrToken (its blob index, after the 12 bytes of
+    // version and flags, is 0).
+    const reference = results.find((x) => x.ruleId === 'SG401')!;
+    expect(bytesOf(reference).readUInt16LE(12)).toBe(0);
   });
 
   test('the SARIF validator does report a broken log (the check above is not vacuous)', () => {

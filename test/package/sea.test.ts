@@ -1,0 +1,133 @@
+// One-file executables (scripts/build-sea.js): the Linux one runs check, sign (against the reference service on
+// 127.0.0.1) and verify with no Node on PATH, from a folder outside the repository; the Windows one is read with
+// signgate's own PE reader: a PE32+ x64 console executable carrying the SEA blob as the NODE_SEA_BLOB resource,
+// with the SEA fuse set, no stale signature and a correct checksum.
+import { execFile } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { computePeChecksum } from '../../src/pe/checksum.js';
+import { getCertificateTable, parsePeImage, PeMagic } from '../../src/pe/pe-image.js';
+import { readModule } from '../../src/strongname/assembly-info.js';
+import { parseStrongNameKeyFile } from '../../src/strongname/key-blob.js';
+import { verifyStrongName } from '../../src/strongname/strong-name.js';
+import { fixturePath, repoRoot } from '../helpers/fixtures.js';
+import { readPeResources } from '../helpers/pe-resources.js';
+import { startServer, type TestServer } from '../helpers/server.js';
+
+const SEA_FUSE = 'NODE_SEA_FUSE_fce680ab2cc467b6e072b8b5df1996b2';
+/** The first field of every SEA blob (src/node_sea.h, kMagic). */
+const SEA_BLOB_MAGIC = 0x0143da20;
+const KEY = fixturePath('test-keys/12345_public.snk');
+const RT_RCDATA = 10;
+const IMAGE_FILE_MACHINE_AMD64 = 0x8664;
+const IMAGE_SUBSYSTEM_WINDOWS_CUI = 3;
+
+const run = promisify(execFile);
+
+let out: string;
+let buildLog = '';
+let server: TestServer;
+beforeAll(async () => {
+  out = mkdtempSync(join(tmpdir(), 'signgate-sea-'));
+  server = await startServer();
+  // The build fetches the Node packages with npm once (then ~/.cache/signgate/node) and injects ~100 MB binaries.
+  const build = await run(process.execPath, [join(repoRoot, 'scripts', 'build-sea.js'), '--out', out], { cwd: repoRoot, maxBuffer: 16 << 20 }).catch((e: { stdout: string; stderr: string }) => {
+    throw new Error(`scripts/build-sea.js failed:\n${e.stdout}\n${e.stderr}`);
+  });
+  buildLog = build.stdout;
+  expect(buildLog).toContain('signgate-win-x64.exe');
+}, 600_000);
+afterAll(async () => {
+  await server?.close();
+  if (out) rmSync(out, { recursive: true, force: true });
+});
+
+describe('signgate-linux-x64', () => {
+  /** Runs the executable from an empty folder with nothing on PATH: no node, no npm, no repository around it. */
+  const runExe = (args: string[], env: Record<string, string> = {}) => {
+    const cwd = mkdtempSync(join(tmpdir(), 'signgate-sea-run-'));
+    const emptyPath = join(cwd, 'empty-bin');
+    mkdirSync(emptyPath);
+    return new Promise<{ status: number | null; stdout: string; stderr: string }>((resolve) => {
+      execFile(join(out, 'signgate-linux-x64'), args, { cwd, env: { PATH: emptyPath, HOME: cwd, ...env } }, (error, stdout, stderr) =>
+        resolve({ status: error ? ((error as { code?: number }).code ?? null) : 0, stdout, stderr }),
+      );
+    });
+  };
+
+  test('prints the package version', async () => {
+    const r = await runExe(['--version']);
+    expect(r.stderr).toBe('');
+    expect(r.stdout.trim()).toBe(JSON.parse(readFileSync(join(repoRoot, 'package.json'), 'utf8')).version);
+  });
+
+  test('check, sign against the service on loopback, verify', async () => {
+    const folder = fixturePath('addin');
+    const check = await runExe(['check', '--key', KEY, '--vendor', 'Contoso', folder, '--json']);
+    expect(check.status, check.stderr).toBe(0);
+    const report = JSON.parse(check.stdout);
+    expect(report.files.filter((f: { needsSigning: boolean }) => f.needsSigning)).toHaveLength(6);
+
+    const work = mkdtempSync(join(tmpdir(), 'signgate-sea-sign-'));
+    const signed = join(work, 'signed');
+    const token = server.token();
+    const sign = await runExe(['sign', '--vendor', 'Contoso', '--key', KEY, '--base-url', server.baseUrl, '--destination-path', signed, '--poll-interval', '50', folder, '--root', folder, '--delete-afterwards', '--json'], {
+      SIGNGATE_ACCESS_TOKEN: token,
+      SIGNGATE_CACHE_DIR: join(work, 'cache'),
+    });
+    expect(sign.status, sign.stderr).toBe(0);
+    expect(sign.stdout + sign.stderr).not.toContain(token);
+    expect(JSON.parse(sign.stdout).summary).toMatchObject({ uploaded: 6, signed: 6, verified: 6, failed: 0 });
+
+    const verify = await runExe(['verify', '--key', KEY, signed, '--json']);
+    expect(verify.status, verify.stderr).toBe(0);
+    expect(JSON.parse(verify.stdout)).toHaveLength(6);
+    // The executable's verdict, checked with the library: every file it signed verifies with option 12345's key.
+    const key = parseStrongNameKeyFile(readFileSync(KEY)).publicKey;
+    for (const name of ['SampleAddin.dll', 'SampleAddin.Helpers.dll', 'AddinTool.exe']) {
+      expect(verifyStrongName(readModule(readFileSync(join(signed, name))), { expectedKey: key }).valid, name).toBe(true);
+    }
+  }, 120_000);
+
+  test('a delay-signed file fails verify with exit 1, as with the Node command', async () => {
+    const r = await runExe(['verify', fixturePath('addin/SampleAddin.dll')]);
+    expect(r.status).toBe(1);
+    expect(r.stdout).toContain('delay-signed');
+  });
+});
+
+describe('signgate-win-x64.exe, read with signgate\'s PE reader', () => {
+  test('a PE32+ x64 console executable with the SEA blob as the NODE_SEA_BLOB resource and the fuse set', () => {
+    const bytes = readFileSync(join(out, 'signgate-win-x64.exe'));
+    const image = parsePeImage(bytes);
+    expect(image.magic).toBe(PeMagic.PE32Plus);
+    expect(image.machine).toBe(IMAGE_FILE_MACHINE_AMD64);
+    expect(image.subsystem).toBe(IMAGE_SUBSYSTEM_WINDOWS_CUI);
+    expect(image.characteristics & 0x0002).toBe(0x0002); // an executable image
+    expect(image.characteristics & 0x2000).toBe(0); // not a DLL
+    // Node's own signature no longer covers these bytes: it was removed, not left stale; the checksum is current.
+    expect(getCertificateTable(image)).toBeNull();
+    expect(image.checkSum).toBe(computePeChecksum(bytes, image.checkSumFileOffset));
+
+    const blobs = readPeResources(image).filter((r) => r.type === RT_RCDATA && r.name === 'NODE_SEA_BLOB');
+    expect(blobs).toHaveLength(1);
+    const blob = bytes.subarray(blobs[0]!.fileOffset, blobs[0]!.fileOffset + blobs[0]!.size);
+    expect(blob.readUInt32LE(0)).toBe(SEA_BLOB_MAGIC);
+    // The bundled CLI is in the blob as source (no platform-specific code cache in a blob made on Linux).
+    expect(blob.includes(Buffer.from('Pre-flight, signing and verification of strong-named .NET add-in assemblies'))).toBe(true);
+    expect(bytes.includes(Buffer.from(`${SEA_FUSE}:1`))).toBe(true);
+    expect(bytes.includes(Buffer.from(`${SEA_FUSE}:0`))).toBe(false);
+  });
+
+  test('the plain node.exe it was made from has no such resource (the check above is not vacuous)', () => {
+    const plain = /^win-x64: Node [\d.]+ from (.+)$/m.exec(buildLog)![1]!;
+    const image = parsePeImage(readFileSync(plain));
+    expect(image.magic).toBe(PeMagic.PE32Plus);
+    expect(getCertificateTable(image)).not.toBeNull();
+    expect(readPeResources(image).length).toBeGreaterThan(0);
+    expect(readPeResources(image).some((r) => r.name === 'NODE_SEA_BLOB')).toBe(false);
+  });
+});
