@@ -14,7 +14,7 @@ const ALLOWED: Record<string, readonly string[]> = {
   metadata: ['pe', 'binary', 'core'],
   strongname: ['authenticode', 'metadata', 'pe', 'binary', 'core'],
   rules: ['strongname', 'authenticode', 'metadata', 'pe', 'binary', 'core'],
-  report: ['rules', 'core'],
+  report: ['rules', 'authenticode', 'core'],
   'service-client': ['core'],
   zip: ['core'],
   server: ['zip', 'rules', 'strongname', 'authenticode', 'metadata', 'pe', 'binary', 'core'],

@@ -187,8 +187,15 @@ export function readAuthenticode(image: PeImage, options: AuthenticodeOptions = 
       if (entry.certificateType !== WIN_CERT_TYPE_PKCS_SIGNED_DATA) {
         throw new FormatError('SG_ERR_AC_BAD_SIGNATURE', `${origin.structure} has wCertificateType ${entry.certificateType}, not PKCS_SIGNED_DATA (2)`, { structure: origin.structure, fileOffset: entry.fileOffset + 6 });
       }
-      const element = parseBer(entry.data, origin, limits);
-      for (const sig of parseSignedData(element, { origin, limits, count })) signatures.push(describeSignature(image, entry.index, sig, hashes, options, limits));
+      let parsed: ParsedSignature[];
+      try {
+        parsed = parseSignedData(parseBer(entry.data, origin, limits), { origin, limits, count });
+      } catch (error) {
+        if (isSignGateError(error)) throw error;
+        // pkijs, asn1js or node:crypto refused a value the structure checks let through (a date out of range, ...).
+        throw new FormatError('SG_ERR_AC_BAD_SIGNATURE', `${origin.structure}: a value cannot be read (${error instanceof Error ? error.message : String(error)})`, origin, { cause: error });
+      }
+      for (const sig of parsed) signatures.push(describeSignature(image, entry.index, sig, hashes, options, limits));
     }
   } catch (error) {
     const e = errorOf(error);

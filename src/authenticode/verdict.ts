@@ -42,16 +42,15 @@ export function authenticodeVerdict(info: AuthenticodeInfo): AuthenticodeVerdict
   };
 }
 
-/** Reads one file's Authenticode verdict from its bytes; a file that is not a PE image is `unreadable`. */
-export function authenticodeOf(bytes: Uint8Array, options: AuthenticodeOptions = {}): AuthenticodeVerdict {
-  let info: AuthenticodeInfo;
+/** Reads one file's Authenticode verdict from its bytes; null when the bytes are not a PE image. */
+export function authenticodeOf(bytes: Uint8Array, options: AuthenticodeOptions = {}): AuthenticodeVerdict | null {
+  let image;
   try {
-    info = readAuthenticode(parsePeImage(bytes), options);
-  } catch (error) {
-    const message = error instanceof Error ? error.message : String(error);
-    info = { state: 'unreadable', table: null, entries: [], signatures: [], publisher: null, reason: message, error: { code: (error as { code?: string }).code ?? 'SG_ERR_INTERNAL', message }, trusted: null };
+    image = parsePeImage(bytes);
+  } catch {
+    return null;
   }
-  return authenticodeVerdict(info);
+  return authenticodeVerdict(readAuthenticode(image, options));
 }
 
 /** The verdict in words: `valid, CN=…, timestamp 2026-… (verified)`, `absent`, `invalid: why`. */

@@ -2,6 +2,7 @@
 // filterable table that fits the page from phone to desktop (columns by priority, a details view per row),
 // the evidence the report rests on, light and dark colour schemes, and a printable layout.
 import { VERSION } from '../core/version.js';
+import { describeAuthenticodeVerdict } from '../authenticode/verdict.js';
 import type { AuditFile, AuditReport } from '../rules/audit.js';
 import { escapeXml as esc } from './junit.js';
 
@@ -131,12 +132,20 @@ function jobCell(f: AuditFile): string {
   return f.job ? `<code>${esc(f.job.jobId.slice(0, 8))}</code> ${esc(f.job.date.slice(0, 10))}` : f.needsSigning ? '<span class="muted">not recorded</span>' : '<span class="muted">none needed</span>';
 }
 
+function authenticodeCell(f: AuditFile): string {
+  const a = f.authenticode;
+  if (!a) return '<span class="muted">not a PE image</span>';
+  if (a.state === 'absent') return '<span class="muted">absent</span>';
+  return `<span class="${a.state === 'valid' ? 'outcome-ok' : 'outcome-fail'}">${esc(a.state)}</span>${a.publisher ? ` ${esc(a.publisher)}` : ''}`;
+}
+
 const COLUMNS: readonly Column[] = [
   { label: 'File', priority: 1, cell: (f) => breakablePath(f.path), sort: (f) => f.path },
   { label: 'Assembly', priority: 2, cell: (f) => breakablePath(f.assembly?.name ?? '') },
   { label: 'Version', priority: 3, cell: (f) => esc(f.assembly?.version ?? ''), nowrap: true },
   { label: 'Token', priority: 4, cell: (f) => (f.assembly?.publicKeyToken ? `<code>${esc(f.assembly.publicKeyToken)}</code>` : '<span class="muted">none</span>') },
   { label: 'Strong name', priority: 2, cell: (f) => esc(f.verdict), sort: (f) => f.strongName?.state ?? 'unreadable' },
+  { label: 'Authenticode', priority: 3, cell: authenticodeCell, sort: (f) => f.authenticode?.state ?? 'unreadable' },
   { label: 'Option', priority: 3, cell: (f) => (f.strongName?.optionId != null ? String(f.strongName.optionId) : '<span class="muted">none</span>') },
   { label: 'Vendor attribute', priority: 3, cell: (f) => esc(f.vendorAttribute) },
   { label: 'Needs signing', priority: 4, cell: (f) => (f.needsSigning ? 'yes' : 'no') },
@@ -170,6 +179,7 @@ function details(f: AuditFile, report: AuditReport): string {
     ['State', sn ? `${esc(sn.state)}${sn.keyBits ? `, ${sn.keyBits}-bit key, ${esc(sn.hashAlgorithm ?? '')}` : ''}` : 'not a readable .NET assembly'],
     ['Signature check', sn ? (sn.signatureValid === null ? 'nothing to check: no signature' : sn.signatureValid ? 'valid' : 'invalid') : 'not applicable'],
     ['Key', sn ? (sn.key === 'expected' ? "the organization's" : sn.key === 'other' ? 'another key' : 'none') : 'none'],
+    ...(f.authenticode && f.authenticode.state !== 'absent' ? [['Authenticode check', esc(describeAuthenticodeVerdict(f.authenticode))] as [string, string]] : []),
     ['Why', esc(f.reason)],
   ];
   const findings = f.findings.length
@@ -193,6 +203,7 @@ function changesSection(report: AuditReport): string {
     ['Identity changed', c.identityChanged],
     ['Vendor attribute changed', c.vendorAttributeChanged ?? []],
     ['Option changed', c.optionChanged ?? []],
+    ['Authenticode publisher changed', c.publisherChanged ?? []],
   ] as const;
   const files = (c.files ?? []).map((x) => `<li>${x.regression ? '<span class="regression">regression</span> ' : ''}<code>${breakablePath(x.name)}</code>: ${esc(x.summary)}</li>`).join('');
   return `<h2>Changes since the previous release</h2><ul>${lines.map(([label, names]) => `<li>${label}: ${list(names)}</li>`).join('')}</ul>${files ? `<p>Per file:</p><ul>${files}</ul>` : ''}`;
@@ -243,6 +254,7 @@ ${generatedAt ? `<p class="generated">Generated ${esc(generatedAt)}</p>` : ''}
 <section class="charts">
 ${barChart('By strong-name state', Object.entries(s.byState), stateColours)}
 ${barChart('By outcome', Object.entries(s.byOutcome), outcomeColours)}
+${s.byAuthenticode ? barChart('By Authenticode signature', Object.entries(s.byAuthenticode), { valid: 'var(--ok)', invalid: 'var(--fail)', unreadable: 'var(--fail)', absent: 'var(--skip)' }) : ''}
 </section>
 <h2>Files</h2>
 <p class="muted" id="job-source">${jobNote}</p>

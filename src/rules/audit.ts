@@ -12,9 +12,10 @@ import { sameKeyBlob } from './keys.js';
 import { needsSigning, type CheckInput, type CheckSettings, type FileRole } from './types.js';
 import { collectFacts } from './facts.js';
 import { vendorAttributeCandidates, vendorAttributeOnAssembly, lookAlikeReason } from './vendor-attribute.js';
+import { authenticodeOf, type AuthenticodeVerdict } from '../authenticode/verdict.js';
 
-/** 2: per-file verdict and key match, the inputs in full (public keys, vendor patterns), the job source, per-file changes. */
-export const AUDIT_FORMAT_VERSION = 2;
+/** 2: per-file verdict and key match, the inputs in full (public keys, vendor patterns), the job source, per-file changes. 3: Authenticode per file, publisher changes. */
+export const AUDIT_FORMAT_VERSION = 3;
 
 /** Findings only an audit makes (a release has signed files, not delay-signed ones). */
 export const AuditRules = {
@@ -24,10 +25,12 @@ export const AuditRules = {
   SG704: { name: 'signature-lost', severity: 'error', summary: "A file that was signed with the organization's key in the previous release is not any more.", hint: 'Ship the file `signgate sign` returned for this release; the build output was probably copied over the signed file.' },
   SG705: { name: 'vendor-attribute-lost', severity: 'error', summary: 'A file that carried the vendor attribute in the previous release does not any more.', hint: 'Put the vendor attribute back into the assembly (AssemblyInfo or the project file) and sign again.' },
   SG706: { name: 'option-changed', severity: 'warning', summary: 'A file is signed for another option than in the previous release.', hint: 'Check that the option change is intended; customers licensed for the old option cannot load the new file.' },
+  SG707: { name: 'authenticode-invalid', severity: 'error', summary: 'A shipped file carries an Authenticode signature that does not verify (or cannot be read).', hint: 'Sign with signtool after the strong-name signing by the service, and ship that file; a file changed after Authenticode signing shows as tampered on Windows.' },
+  SG708: { name: 'publisher-changed', severity: 'warning', summary: "A file's Authenticode publisher (the signer certificate's subject) differs from the previous release, or its signature is gone.", hint: 'Check that the new publisher certificate is yours and intended; Windows and SmartScreen show the new name to users.' },
 } as const satisfies Record<string, { name: string; severity?: 'error' | 'warning'; summary: string; hint: string }>;
 
 /** Check rules that describe delay-signed input or the upload; in a release they are replaced by SG701 or do not apply. */
-const NOT_FOR_RELEASE = new Set(['already-signed', 'not-delay-signed', 'public-signed', 'invalid-signature', 'duplicate-name', 'upload-too-large', 'option-not-licensed', 'no-license']);
+const NOT_FOR_RELEASE = new Set(['authenticode-before-strong-name', 'already-signed', 'not-delay-signed', 'public-signed', 'invalid-signature', 'duplicate-name', 'upload-too-large', 'option-not-licensed', 'no-license']);
 
 /** A signing job from the local ledger that returned a file with this SHA-256. */
 export interface AuditJob {
@@ -67,11 +70,13 @@ export interface AuditFile {
   readonly job: AuditJob | null;
   readonly outcome: 'ok' | 'fail' | 'not-required';
   readonly findings: readonly Finding[];
+  /** The Authenticode signature beside the strong name; null when the file is not a PE image. Absent in reports of format 2. */
+  readonly authenticode?: AuthenticodeVerdict | null;
 }
 
 /** One aspect of a file that differs from the previous release. */
 export interface AuditAspectChange {
-  readonly aspect: 'strong-name' | 'key' | 'identity' | 'vendor-attribute' | 'option' | 'bytes';
+  readonly aspect: 'strong-name' | 'key' | 'identity' | 'vendor-attribute' | 'option' | 'bytes' | 'publisher';
   readonly before: string | null;
   readonly after: string | null;
 }
@@ -99,6 +104,8 @@ export interface AuditChanges {
   readonly identityChanged: readonly string[];
   readonly vendorAttributeChanged: readonly string[];
   readonly optionChanged: readonly string[];
+  /** The Authenticode publisher differs from the previous release (SG708); absent in reports of format 2. */
+  readonly publisherChanged?: readonly string[];
   /** Every file in both releases that changed, with each changed aspect before and after. */
   readonly files: readonly AuditFileChange[];
 }
@@ -127,6 +134,8 @@ export interface AuditReport {
     readonly byOutcome: { readonly ok: number; readonly fail: number; readonly 'not-required': number };
     readonly errors: number;
     readonly warnings: number;
+    /** Files by Authenticode state (valid, invalid, absent, unreadable). */
+    readonly byAuthenticode?: Readonly<Record<string, number>>;
   };
   readonly files: readonly AuditFile[];
   /** Every finding, file-level and release-level, sorted. */
@@ -221,6 +230,10 @@ export function buildAudit(inputs: readonly CheckInput[], options: AuditOptions)
       if (needsSigning(f.role) && !signedWithExpectedKey) {
         findings.push(auditFinding('SG701', `${verdict}; a release needs it signed by the service with ${settings.keys.map(describeKey).join(' or ')}`, input.path));
       }
+      const authenticode = authenticodeOf(input.bytes);
+      if (authenticode && (authenticode.state === 'invalid' || authenticode.state === 'unreadable')) {
+        findings.push(auditFinding('SG707', `Authenticode signature${authenticode.publisher ? ` by ${authenticode.publisher}` : ''} is ${authenticode.state}: ${authenticode.reason}`, input.path));
+      }
       findings.sort(compareFindings);
       const failed = findings.some((x) => x.severity === 'error');
       return {
@@ -240,6 +253,7 @@ export function buildAudit(inputs: readonly CheckInput[], options: AuditOptions)
         job: options.jobs?.get(sha256) ?? null,
         outcome: failed ? 'fail' : needsSigning(f.role) ? 'ok' : 'not-required',
         findings,
+        authenticode,
       } satisfies AuditFile;
     })
     .sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
@@ -267,12 +281,16 @@ export function buildAudit(inputs: readonly CheckInput[], options: AuditOptions)
       if (vendor && vendor.before === 'present' && vendor.after !== 'not-required') releaseFindings.push(auditFinding('SG705', `the vendor attribute was present in the previous release; now ${vendor.after}`, pathOf.get(c.name) ?? c.name));
       const option = aspect('option');
       if (option && option.before !== null && option.after !== null) releaseFindings.push(auditFinding('SG706', `signed for option ${option.before} in the previous release; now for option ${option.after}`, pathOf.get(c.name) ?? c.name));
+      const publisher = aspect('publisher');
+      if (publisher && publisher.before !== null) releaseFindings.push(auditFinding('SG708', `Authenticode publisher ${publisher.before} in the previous release; now ${publisher.after ?? 'no valid Authenticode signature'}`, pathOf.get(c.name) ?? c.name));
     }
   }
   const withDocs = (f: Finding): Finding => ({ ...f, data: { ...(f.data ?? {}), docsUrl: ruleDocsUrl(f.ruleId) } });
   const allFindings = [...files.flatMap((f) => f.findings), ...releaseFindings].sort(compareFindings).map(withDocs);
   const byState: Record<string, number> = {};
   for (const f of files) byState[f.strongName?.state ?? 'unreadable'] = (byState[f.strongName?.state ?? 'unreadable'] ?? 0) + 1;
+  const byAuthenticode: Record<string, number> = {};
+  for (const f of files) byAuthenticode[f.authenticode?.state ?? 'unreadable'] = (byAuthenticode[f.authenticode?.state ?? 'unreadable'] ?? 0) + 1;
   return {
     formatVersion: AUDIT_FORMAT_VERSION,
     settings: {
@@ -288,6 +306,7 @@ export function buildAudit(inputs: readonly CheckInput[], options: AuditOptions)
       byOutcome: { ok: files.filter((f) => f.outcome === 'ok').length, fail: files.filter((f) => f.outcome === 'fail').length, 'not-required': files.filter((f) => f.outcome === 'not-required').length },
       errors: allFindings.filter((f) => f.severity === 'error').length,
       warnings: allFindings.filter((f) => f.severity === 'warning').length,
+      byAuthenticode: Object.fromEntries(Object.entries(byAuthenticode).sort()),
     },
     files,
     findings: allFindings,
@@ -296,10 +315,12 @@ export function buildAudit(inputs: readonly CheckInput[], options: AuditOptions)
   };
 }
 
-type Evidence = Pick<AuditFile, 'name' | 'sha256' | 'assembly' | 'vendorAttribute'> & { readonly strongName: (Pick<NonNullable<AuditFile['strongName']>, 'state' | 'signedWithExpectedKey' | 'optionId'>) | null; readonly verdict?: string };
+type Evidence = Pick<AuditFile, 'name' | 'sha256' | 'assembly' | 'vendorAttribute' | 'authenticode'> & { readonly strongName: (Pick<NonNullable<AuditFile['strongName']>, 'state' | 'signedWithExpectedKey' | 'optionId'>) | null; readonly verdict?: string };
 
 const identityOf = (x: Evidence) => (x.assembly ? `${x.assembly.name}, Version=${x.assembly.version}, Culture=${x.assembly.culture || 'neutral'}` : null);
 const signedForRelease = (x: Evidence) => x.strongName?.signedWithExpectedKey === true;
+/** The publisher of a valid Authenticode signature, null without one; undefined when the report predates Authenticode. */
+const publisherOf = (x: Evidence) => (x.authenticode === undefined ? undefined : x.authenticode?.state === 'valid' ? x.authenticode.publisher : null);
 
 /**
  * What changed between two releases, matching files by their name relative to the release root (case-insensitive).
@@ -312,7 +333,7 @@ export function compareAudits(previous: { readonly files: readonly Evidence[] },
   const now = new Map(current.map((f) => [f.name.toLowerCase(), f]));
   const added = current.filter((f) => !before.has(f.name.toLowerCase())).map((f) => f.name);
   const removed = previous.files.filter((f) => !now.has(f.name.toLowerCase())).map((f) => f.name);
-  const lists = { resigned: [] as string[], signatureLost: [] as string[], newlySigned: [] as string[], keyChanged: [] as string[], identityChanged: [] as string[], vendorAttributeChanged: [] as string[], optionChanged: [] as string[] };
+  const lists = { resigned: [] as string[], signatureLost: [] as string[], newlySigned: [] as string[], keyChanged: [] as string[], identityChanged: [] as string[], vendorAttributeChanged: [] as string[], optionChanged: [] as string[], publisherChanged: [] as string[] };
   const files: AuditFileChange[] = [];
   for (const f of current) {
     const old = before.get(f.name.toLowerCase());
@@ -325,6 +346,8 @@ export function compareAudits(previous: { readonly files: readonly Evidence[] },
     note('vendor-attribute', old.vendorAttribute, f.vendorAttribute);
     note('option', old.strongName?.optionId?.toString() ?? null, f.strongName?.optionId?.toString() ?? null);
     note('bytes', old.sha256, f.sha256);
+    const [publisherBefore, publisherNow] = [publisherOf(old), publisherOf(f)];
+    if (publisherBefore !== undefined && publisherNow !== undefined) note('publisher', publisherBefore, publisherNow);
     if (aspects.length === 0) continue;
     const has = (a: AuditAspectChange['aspect']) => aspects.some((x) => x.aspect === a);
     const lost = signedForRelease(old) && !signedForRelease(f);
@@ -336,7 +359,8 @@ export function compareAudits(previous: { readonly files: readonly Evidence[] },
     if (has('identity')) lists.identityChanged.push(f.name);
     if (has('vendor-attribute')) lists.vendorAttributeChanged.push(f.name);
     if (has('option') && old.strongName?.optionId != null && f.strongName?.optionId != null) lists.optionChanged.push(f.name);
-    const resigned = signedForRelease(old) && signedForRelease(f) && aspects.length === 1 && has('bytes');
+    if (has('publisher') && publisherBefore !== null) lists.publisherChanged.push(f.name);
+    const resigned = signedForRelease(old) && signedForRelease(f) && aspects.every((a) => a.aspect === 'bytes' || (a.aspect === 'publisher' && a.before === null));
     if (resigned) lists.resigned.push(f.name);
     const words: string[] = [];
     if (lost) words.push(`lost its signature: ${old.strongName?.state ?? 'unreadable'} → ${f.strongName?.state ?? 'unreadable'}`);
@@ -348,15 +372,16 @@ export function compareAudits(previous: { readonly files: readonly Evidence[] },
       if (a.aspect === 'identity') words.push(`identity ${a.before ?? 'none'} → ${a.after ?? 'none'}`);
       if (a.aspect === 'vendor-attribute') words.push(`vendor attribute ${a.before} → ${a.after}`);
       if (a.aspect === 'option') words.push(`option ${a.before ?? 'none'} → ${a.after ?? 'none'}`);
+      if (a.aspect === 'publisher') words.push(`Authenticode publisher ${a.before ?? 'none'} → ${a.after ?? 'none'}`);
     }
     if (words.length === 0) words.push('new bytes, same evidence');
-    files.push({ name: f.name, aspects, regression: lost || vendorLost, summary: words.join('; ') });
+    files.push({ name: f.name, aspects, regression: lost || vendorLost || (has('publisher') && publisherBefore !== null), summary: words.join('; ') });
   }
   return { added, removed, ...lists, files };
 }
 
 /** The fields of a file that are evidence: what the file is and what was found, not where it was read from or which job made it. */
-const EVIDENCE_FIELDS = ['size', 'sha256', 'assembly', 'strongName', 'verdict', 'vendorAttribute', 'needsSigning', 'role', 'outcome'] as const;
+const EVIDENCE_FIELDS = ['size', 'sha256', 'assembly', 'strongName', 'verdict', 'vendorAttribute', 'needsSigning', 'role', 'outcome', 'authenticode'] as const;
 
 const show = (value: unknown) => (value === undefined ? 'absent' : JSON.stringify(value));
 
@@ -380,6 +405,7 @@ export function diffAuditReports(stored: AuditReport, fresh: AuditReport): strin
     const now = freshFiles.get(f.name.toLowerCase());
     if (!now) continue;
     for (const field of EVIDENCE_FIELDS) {
+      if (field === 'authenticode' && !('authenticode' in f)) continue; // a report of format 2 predates Authenticode
       const x = show(f[field]);
       const y = show(now[field]);
       if (x !== y) out.push(`${f.name}: ${field} in the report ${x}, now ${y}`);

@@ -1,6 +1,7 @@
 // sign(): check -> licenses -> upload -> poll -> download -> extract -> verify -> (delete), as a library
 // function. Never loses a result: the local ledger lets an interrupted run resume the same job, and the job is
 // deleted (when asked) only once everything is saved locally.
+import { authenticodeOf, type AuthenticodeVerdict } from '../authenticode/verdict.js';
 import { createHash, randomBytes } from 'node:crypto';
 import { mkdirSync, rmSync } from 'node:fs';
 import { isAbsolute, join, relative, resolve } from 'node:path';
@@ -72,6 +73,11 @@ export interface SignedFileResult {
   readonly reason: string | null;
   readonly output: string | null;
   readonly messages: readonly { dateTime: string | null; messageType: string; message: string }[];
+  /**
+   * Whether the returned file carries an Authenticode signature (it should not, unless the service adds one:
+   * sign with signtool after this); null when nothing came back or the file was not uploaded.
+   */
+  readonly authenticode?: AuthenticodeVerdict | null;
 }
 
 export interface SignResult {
@@ -262,7 +268,8 @@ export async function sign(options: SignOptions, events: SignEvents = {}): Promi
       const verified = reason === null;
       const messages = [...(fileStatus?.messages ?? [])];
       results.push({ fileName: input.uploadName, state, verified, outputSha256: returned ? sha256(returned.bytes) : null, messages });
-      result.files.push({ path: input.path, uploadName: input.uploadName, uploaded: true, jobId: entry.jobId, state, verified, reason, output: returned ? displayPath(returned.path) : null, messages });
+      const authenticode = returned ? authenticodeOf(returned.bytes) : null;
+      result.files.push({ path: input.path, uploadName: input.uploadName, uploaded: true, jobId: entry.jobId, state, verified, reason, output: returned ? displayPath(returned.path) : null, messages, authenticode });
     }
     entry.results = results;
     entry.state = results.every((r) => r.verified) ? 'verified' : 'failed';

@@ -11,7 +11,7 @@ import { hasChromium, launchChromium } from '../helpers/browser.js';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { fixturePath, repoRoot, runCli } from '../helpers/fixtures.js';
 
-const COLUMNS = ['File', 'Assembly', 'Version', 'Token', 'Strong name', 'Option', 'Vendor attribute', 'Needs signing', 'Job', 'Outcome'];
+const COLUMNS = ['File', 'Assembly', 'Version', 'Token', 'Strong name', 'Authenticode', 'Option', 'Vendor attribute', 'Needs signing', 'Job', 'Outcome'];
 const artifacts = join(repoRoot, 'out');
 
 describe.skipIf(!hasChromium)('the HTML audit report in headless Chromium', () => {
@@ -68,7 +68,7 @@ describe.skipIf(!hasChromium)('the HTML audit report in headless Chromium', () =
     const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
     await page.goto(url);
     expect(await page.locator('#job-source').innerText()).toContain('$SIGNGATE_CACHE_DIR/jobs.json), matched by the SHA-256 of the file the service returned. The machine that made this report has no ledger');
-    const job = page.locator('#files tbody tr.file', { hasText: 'SampleAddin.Helpers' }).locator('td').nth(9);
+    const job = page.locator('#files tbody tr.file', { hasText: 'SampleAddin.Helpers' }).locator('td').nth(10); // the Job column
     expect(await job.innerText()).toBe('not recorded');
   }, 60_000);
 

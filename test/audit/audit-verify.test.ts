@@ -56,7 +56,7 @@ describe('audit --verify-report', () => {
   test('identical: exit 0, and a re-run gives the same bytes', () => {
     const r = runCli(['audit', '--verify-report', reportPath, dir], env(dir));
     expect(r.status, r.stderr).toBe(0);
-    expect(r.stdout).toMatch(/matches .*: 8 files, the same hashes, keys, strong-name states, vendor attributes, options and findings/);
+    expect(r.stdout).toMatch(/matches .*: 8 files, the same hashes, keys, strong-name states, Authenticode signatures, vendor attributes, options and findings/);
     const again = join(dir, '..', `again-${process.pid}-${Date.now()}.json`);
     runCli(['audit', dir, '--key', KEY, '--vendor', 'Contoso', '--format', 'json', '--no-timestamp', '-o', again], env(dir));
     expect(readFileSync(again, 'utf8')).toBe(readFileSync(reportPath, 'utf8'));

@@ -47,6 +47,7 @@ describe.skipIf(!hasOsslsigncode)('Authenticode with osslsigncode as the oracle'
     writeFileSync(f('tampered.dll'), tampered);
     await authenticodeSign(pki, f('after.dll'), f('nested.dll'), { nest: true, hash: 'sha1' });
     await authenticodeSign(pki, f('sn.dll'), f('timestamped.dll'), { timestampUrl: responder.url });
+    await authenticodeSign(pki, f('sn.dll'), f('countersigned.dll'), { legacyTimestampUrl: responder.url });
   }, 120_000);
 
   afterAll(() => responder?.server.close());
@@ -124,6 +125,16 @@ describe.skipIf(!hasOsslsigncode)('Authenticode with osslsigncode as the oracle'
     expect(ts.kind).toBe('rfc3161');
     expect(ts.verified).toBe(true);
     expect(ts.signer).toBe('CN=signgate TEST ONLY Time Stamping, O=signgate tests');
+    expect(Math.abs(Date.parse(ts.time) - Date.now())).toBeLessThan(10 * 60_000);
+  });
+
+  test('a legacy countersignature timestamp is read and verified', async () => {
+    const oracle = await osslVerify(pki, f('countersigned.dll'));
+    expect(oracle.ok, oracle.output).toBe(true);
+    const info = read(f('countersigned.dll'));
+    expect(info.state).toBe('valid');
+    const ts = info.signatures[0]!.timestamp!;
+    expect(ts).toMatchObject({ kind: 'countersignature', verified: true, problem: null, signer: 'CN=signgate TEST ONLY Time Stamping, O=signgate tests' });
     expect(Math.abs(Date.parse(ts.time) - Date.now())).toBeLessThan(10 * 60_000);
   });
 

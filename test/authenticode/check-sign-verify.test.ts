@@ -8,12 +8,14 @@ import { parseStrongNameKeyFile } from '../../src/strongname/key-blob.js';
 import { signAssembly } from '../../src/strongname/strong-name.js';
 import { authenticodeSign, hasOsslsigncode, makeTestPki, osslVerify, type TestPki } from '../helpers/authenticode.js';
 import { checkPaths, ruleNames } from '../helpers/check.js';
-import { fixture, fixturePath, runCli } from '../helpers/fixtures.js';
+import { fixture, fixturePath, runCli, runCliAsync } from '../helpers/fixtures.js';
+import { sharedServer } from '../helpers/shared-server.js';
 import { schemaValidator } from '../helpers/schemas.js';
 
 const pair = parseStrongNameKeyFile(fixture('test-keys/12345_keypair.snk'));
 
 describe.skipIf(!hasOsslsigncode)('Authenticode in check, sign and verify', () => {
+  const service = sharedServer();
   let pki: TestPki;
   let addin: string;
 
@@ -105,4 +107,29 @@ describe.skipIf(!hasOsslsigncode)('Authenticode in check, sign and verify', () =
     const text = runCli(['inspect', join(pki.dir, 'broken.dll')]);
     expect(text.stdout).toMatch(/authenticode +invalid: the file's sha256 image hash/);
   });
+
+  test('sign: check warned before the upload; the returned file is strong-name signed and its Authenticode is reported broken', async () => {
+    const out = join(pki.dir, 'signed');
+    const env = { SIGNGATE_CACHE_DIR: join(pki.dir, 'cache'), SIGNGATE_ACCESS_TOKEN: service.token() };
+    const args = ['sign', addin, '--root', addin, '--vendor', 'Contoso', '--key', fixturePath('test-keys/12345_public.snk'), '--base-url', service.server().baseUrl, '--destination-path', out, '--poll-interval', '50', '--delete-afterwards'];
+    const r = await runCliAsync([...args, '--json'], { env });
+    expect(r.status, r.stderr).toBe(0);
+    const result = JSON.parse(r.stdout);
+    expect(schemaValidator('sign-result.schema.json')(result)).toBe(true);
+    const byName = Object.fromEntries(result.files.map((f: { uploadName: string }) => [f.uploadName, f]));
+    expect(byName['SampleAddin.dll']).toMatchObject({ verified: true, authenticode: { state: 'invalid', publisher: pki.signerSubject } });
+    expect(byName['SampleAddin.Helpers.dll']).toMatchObject({ verified: true, authenticode: { state: 'absent' } });
+    expect((await osslVerify(pki, join(out, 'SampleAddin.dll'))).ok).toBe(false);
+    // The text says it per file and in the summary.
+    const text = await runCliAsync(['sign', addin, '--root', addin, '--vendor', 'Contoso', '--key', fixturePath('test-keys/12345_public.snk'), '--base-url', service.server().baseUrl, '--destination-path', join(pki.dir, 'signed-2'), '--poll-interval', '50'], { env });
+    expect(text.status, text.stderr).toBe(0);
+    expect(text.stdout).toMatch(/SG208 authenticode-before-strong-name/);
+    expect(text.stdout).toMatch(/Authenticode: invalid: the file's sha256 image hash [0-9A-F]+ differs from the signed [0-9A-F]+: the file changed after Authenticode signing, signer CN=signgate TEST ONLY Code Signing, O=Contoso Test.*; sign with signtool after this step/);
+    expect(text.stdout).toContain('1 of 2 returned files carry an Authenticode signature');
+    // And when the service returns a file that is then Authenticode-signed (the right order), both verify.
+    await authenticodeSign(pki, join(out, 'SampleAddin.Helpers.dll'), join(pki.dir, 'helpers-final.dll'));
+    expect((await osslVerify(pki, join(pki.dir, 'helpers-final.dll'))).ok).toBe(true);
+    const both = runCli(['verify', join(pki.dir, 'helpers-final.dll'), '--authenticode', '--key', fixturePath('test-keys/12345_public.snk')]);
+    expect(both.status, both.stdout).toBe(0);
+  }, 120_000);
 });

@@ -7,6 +7,7 @@ import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
+import * as asn1js from 'asn1js';
 import { has } from './fixtures.js';
 
 const run = promisify(execFile);
@@ -99,6 +100,8 @@ export interface SignWith {
   readonly nest?: boolean;
   /** RFC 3161 time-stamping URL (osslsigncode -ts). */
   readonly timestampUrl?: string;
+  /** Legacy Authenticode time-stamping URL (osslsigncode -t): a countersignature 1.2.840.113549.1.9.6. */
+  readonly legacyTimestampUrl?: string;
 }
 
 /** Authenticode-signs `input` into `output` with the TEST ONLY code-signing certificate. */
@@ -106,6 +109,7 @@ export async function authenticodeSign(pki: TestPki, input: string, output: stri
   const args = ['sign', '-certs', pki.signerPem, '-key', pki.signerKey, '-ac', pki.caPem, '-h', options.hash ?? 'sha256', '-n', 'signgate test add-in', '-i', 'https://example.invalid/'];
   if (options.nest) args.push('-nest');
   if (options.timestampUrl) args.push('-ts', options.timestampUrl);
+  if (options.legacyTimestampUrl) args.push('-t', options.legacyTimestampUrl);
   await run('osslsigncode', [...args, '-in', input, '-out', output]);
 }
 
@@ -135,7 +139,23 @@ export async function osslVerify(pki: TestPki, file: string): Promise<OracleVerd
   return { ok, signedDigests: grab('Current message digest'), calculatedDigests: grab('Calculated message digest'), output };
 }
 
-/** An RFC 3161 responder on 127.0.0.1 answering with openssl ts -reply and the TEST TSA. */
+/**
+ * The signature value inside a legacy Authenticode time-stamp request (base64 of
+ * SEQUENCE { 1.3.6.1.4.1.311.3.2.1, SEQUENCE { data, [0] { OCTET STRING signature } } }).
+ */
+function legacyRequestSignature(body: Buffer): Buffer {
+  const der = Buffer.from(body.toString('latin1').replace(/[^A-Za-z0-9+/=]/g, ''), 'base64');
+  const request = asn1js.fromBER(der).result as asn1js.Sequence;
+  const blob = request.valueBlock.value[1] as asn1js.Sequence;
+  const wrapped = blob.valueBlock.value[1] as asn1js.Constructed;
+  return Buffer.from((wrapped.valueBlock.value[0] as asn1js.OctetString).valueBlock.valueHexView);
+}
+
+/**
+ * A time-stamping authority on 127.0.0.1 with the TEST TSA: RFC 3161 requests (application/timestamp-query) are
+ * answered with openssl ts -reply; legacy Authenticode requests with a PKCS#7 countersignature made by
+ * openssl cms -sign over the signature value, base64-encoded as osslsigncode -t expects.
+ */
 export async function startTimestampResponder(pki: TestPki): Promise<{ url: string; server: Server; requests: () => number }> {
   let n = 0;
   const server = createServer((req, res) => {
@@ -143,15 +163,22 @@ export async function startTimestampResponder(pki: TestPki): Promise<{ url: stri
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
       n++;
-      const query = join(pki.dir, `query-${n}.tsq`);
-      const reply = join(pki.dir, `reply-${n}.tsr`);
-      writeFileSync(query, Buffer.concat(chunks));
-      execFile('openssl', ['ts', '-reply', '-config', pki.config, '-queryfile', query, '-signer', pki.tsaPem, '-inkey', pki.tsaKey, '-chain', pki.caPem, '-out', reply], (error) => {
+      const body = Buffer.concat(chunks);
+      const reply = join(pki.dir, `reply-${n}.der`);
+      const rfc3161 = req.headers['content-type'] === 'application/timestamp-query';
+      const input = join(pki.dir, `request-${n}.bin`);
+      writeFileSync(input, rfc3161 ? body : legacyRequestSignature(body));
+      const args = rfc3161
+        ? ['ts', '-reply', '-config', pki.config, '-queryfile', input, '-signer', pki.tsaPem, '-inkey', pki.tsaKey, '-chain', pki.caPem, '-out', reply]
+        : ['cms', '-sign', '-binary', '-nodetach', '-nosmimecap', '-md', 'sha256', '-in', input, '-signer', pki.tsaPem, '-inkey', pki.tsaKey, '-certfile', pki.caPem, '-outform', 'DER', '-out', reply];
+      execFile('openssl', args, (error) => {
         if (error) {
           res.writeHead(500).end(String(error));
           return;
         }
-        res.writeHead(200, { 'content-type': 'application/timestamp-reply' }).end(readFileSync(reply));
+        const der = readFileSync(reply);
+        if (rfc3161) res.writeHead(200, { 'content-type': 'application/timestamp-reply' }).end(der);
+        else res.writeHead(200, { 'content-type': 'application/octet-stream' }).end(der.toString('base64'));
       });
     });
   });

@@ -1,5 +1,7 @@
 // Seeded mutation test: flip and truncate bytes of real assemblies; only typed errors may come out.
-import { describe, expect, test } from 'vitest';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { beforeAll, describe, expect, test } from 'vitest';
 import { isSignGateError } from '../../src/core/errors.js';
 import { ModuleMetadata } from '../../src/metadata/module-metadata.js';
 import { parsePeImage } from '../../src/pe/pe-image.js';
@@ -7,6 +9,8 @@ import { inspectAssembly } from '../../src/strongname/assembly-info.js';
 import { parseStrongNameKeyFile } from '../../src/strongname/key-blob.js';
 import { signAssembly } from '../../src/strongname/strong-name.js';
 import { fixture } from '../helpers/fixtures.js';
+import { authenticodeSign, hasOsslsigncode, makeTestPki } from '../helpers/authenticode.js';
+import { getCertificateTable } from '../../src/pe/pe-image.js';
 
 function rng(seed: number) {
   let x = seed >>> 0 || 1;
@@ -55,5 +59,57 @@ describe('mutated assemblies', () => {
     }
     // The mutations really reached the parsers: several distinct error codes came out.
     expect(codes.size).toBeGreaterThan(3);
+  });
+});
+
+describe.skipIf(!hasOsslsigncode)('mutated Authenticode certificate tables', () => {
+  const sources = new Map<string, Uint8Array>();
+  beforeAll(async () => {
+    const pki = await makeTestPki();
+    const sn = join(pki.dir, 'sn.dll');
+    writeFileSync(sn, signAssembly(new ModuleMetadata(parsePeImage(fixture('addin/SampleAddin.dll'))), pair));
+    await authenticodeSign(pki, sn, join(pki.dir, 'signed.dll'));
+    await authenticodeSign(pki, join(pki.dir, 'signed.dll'), join(pki.dir, 'nested.dll'), { nest: true, hash: 'sha1' });
+    for (const name of ['signed.dll', 'nested.dll']) sources.set(name, new Uint8Array(readFileSync(join(pki.dir, name))));
+  }, 60_000);
+
+  const VARIANTS = 500;
+  test.each(['signed.dll', 'nested.dll'])(`%s: ${VARIANTS} variants give a verdict or a typed error; a covered byte changed is never valid`, (name) => {
+    const original = sources.get(name)!;
+    const table = getCertificateTable(parsePeImage(original))!;
+    const random = rng(0xac + name.length);
+    const states = new Map<string, number>();
+    for (let i = 0; i < VARIANTS; i++) {
+      let bytes = Uint8Array.from(original);
+      const kind = random();
+      let covered = false;
+      if (kind < 0.1) {
+        // Cut inside the certificate table.
+        bytes = bytes.subarray(0, table.fileOffset + Math.floor(random() * table.size));
+      } else if (kind < 0.85) {
+        // Flip 1-4 bytes of the table: its headers, the ASN.1 lengths and tags, the certificates, the signatures.
+        const flips = 1 + Math.floor(random() * 4);
+        for (let f = 0; f < flips; f++) bytes[table.fileOffset + Math.floor(random() * table.size)] = Math.floor(random() * 256);
+      } else {
+        // One byte the image hash covers (not the checksum, not the certificate directory entry, not the table).
+        const image = parsePeImage(original);
+        const skip = (at: number) => (at >= image.checkSumFileOffset && at < image.checkSumFileOffset + 4) || (at >= image.dataDirectories[4]!.entryFileOffset && at < image.dataDirectories[4]!.entryFileOffset + 8);
+        let at = Math.floor(random() * table.fileOffset);
+        while (skip(at)) at = Math.floor(random() * table.fileOffset);
+        bytes[at] = (bytes[at]! + 1 + Math.floor(random() * 255)) & 0xff;
+        covered = true;
+      }
+      const info = inspectAssembly(bytes, `variant-${i}`);
+      const ac = info.authenticode;
+      if (!ac) {
+        expect(info.error?.code).toMatch(/^SG_ERR_PE_/);
+        continue;
+      }
+      if (ac.error) expect(ac.error.code).toMatch(/^SG_ERR_AC_/);
+      if (covered) expect(ac.state, `variant ${i}`).not.toBe('valid');
+      states.set(ac.state, (states.get(ac.state) ?? 0) + 1);
+    }
+    // The mutations reached every verdict: some stayed valid (bytes no signature covers), some broke, some do not parse.
+    expect([...states.keys()].sort()).toEqual(['invalid', 'unreadable', 'valid']);
   });
 });

@@ -25,7 +25,7 @@ async function runVerifyReport(args: AuditArgs, io: Io): Promise<ExitCodeValue> 
   for (const note of result.notes) io.err(`note: ${note}`);
   const where = paths.join(', ');
   if (result.differences.length === 0) {
-    io.out(`${args.verifyReport} matches ${where}: ${result.report.files.length} files, the same hashes, keys, strong-name states, vendor attributes, options and findings`);
+    io.out(`${args.verifyReport} matches ${where}: ${result.report.files.length} files, the same hashes, keys, strong-name states, Authenticode signatures, vendor attributes, options and findings`);
     return ExitCode.Ok;
   }
   io.out(`${args.verifyReport} differs from ${where} in ${result.differences.length} ${result.differences.length === 1 ? 'point' : 'points'}:`);

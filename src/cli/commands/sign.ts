@@ -1,5 +1,6 @@
 // `signgate sign`: parses the options, runs sign() and prints each file's result. Replaces the vendor's
 // post-build script (its parameter names work too).
+import { describeAuthenticodeVerdict } from '../../authenticode/verdict.js';
 import type { ArgumentsCamelCase, Argv, CommandModule } from 'yargs';
 import { formatReport } from '../../report/index.js';
 import { ledgerPath } from '../../workflows/ledger.js';
@@ -81,7 +82,11 @@ function printResult(result: SignResult, io: Io): void {
     const verdict = f.uploaded ? (f.verified ? `signed and verified${['Signed', 'Success'].includes(f.state) ? '' : ` (the service says ${f.state})`}` : (f.reason ?? f.state)) : c.dim(f.reason ?? f.state);
     io.out(`${mark} ${f.path}${f.output ? ` -> ${f.output}` : ''}  ${verdict}`);
     for (const m of f.messages) io.out(`       ${m.messageType === 'Error' ? c.red(m.messageType) : m.messageType}: ${m.message}`);
+    if (f.authenticode && f.authenticode.state !== 'absent') io.out(`       ${c.yellow('Authenticode')}: ${describeAuthenticodeVerdict(f.authenticode)}${f.authenticode.state === 'valid' ? '' : '; sign with signtool after this step'}`);
   }
+  const authenticode = result.files.filter((f) => f.authenticode && f.authenticode.state !== 'absent').length;
+  const returned = result.files.filter((f) => f.authenticode).length;
+  if (returned) io.out(authenticode ? `${c.yellow('note')} ${authenticode} of ${returned} returned files carry an Authenticode signature (see above)` : `Authenticode: none of the ${returned} returned files carries a signature; Authenticode-sign them now if you ship it (docs/msbuild.md)`);
   for (const extra of result.extras) io.out(`${c.yellow('note')} ${extra}  sent by the service but not uploaded: kept apart, not verified`);
   const s = result.summary;
   io.out(`\n${s.uploaded} uploaded in ${result.jobs.length} job(s): ${s.verified} signed and verified, ${s.failed ? c.red(`${s.failed} failed`) : '0 failed'}; ${s.notUploaded} not uploaded. Output in ${result.destination}`);

@@ -51,7 +51,7 @@ export async function runVerify(args: Pick<VerifyArgs, 'inputs' | 'key' | 'json'
     let authenticode: AuthenticodeVerdict | undefined;
     try {
       const bytes = readInputFile(file.absolutePath, file.displayPath);
-      if (withAuthenticode) authenticode = authenticodeOf(bytes, trustStore ? { trustStore } : {});
+      if (withAuthenticode) authenticode = authenticodeOf(bytes, trustStore ? { trustStore } : {}) ?? undefined;
       const module = readModule(bytes);
       const result = verifyStrongName(module, { ...(expected ? { expectedKey: expected } : {}), ...(keyMap ? { keyMap } : {}) });
       records.push({
