@@ -1,6 +1,7 @@
 // Audit as one self-contained HTML file: no network, no external assets. A summary chart, a sortable and
 // filterable table that fits the page from phone to desktop (columns by priority, a details view per row),
 // the evidence the report rests on, light and dark colour schemes, and a printable layout.
+import { loadDetails, loadSummaryText, loadsUnderText } from './audit-load.js';
 import { VERSION } from '../core/version.js';
 import type { AuditFile, AuditReport } from '../rules/audit.js';
 import { escapeXml as esc } from './junit.js';
@@ -141,6 +142,7 @@ const COLUMNS: readonly Column[] = [
   { label: 'Vendor attribute', priority: 3, cell: (f) => esc(f.vendorAttribute) },
   { label: 'Needs signing', priority: 4, cell: (f) => (f.needsSigning ? 'yes' : 'no') },
   { label: 'Job', priority: 3, cell: jobCell },
+  { label: 'Loads under', priority: 3, cell: (f) => esc(loadsUnderText(f.load)), sort: (f) => f.load?.loadsUnder ?? '' },
   { label: 'Outcome', priority: 1, cell: (f) => `<span class="outcome-${f.outcome}">${f.outcome}</span>`, nowrap: true },
 ];
 
@@ -171,6 +173,7 @@ function details(f: AuditFile, report: AuditReport): string {
     ['Signature check', sn ? (sn.signatureValid === null ? 'nothing to check: no signature' : sn.signatureValid ? 'valid' : 'invalid') : 'not applicable'],
     ['Key', sn ? (sn.key === 'expected' ? "the organization's" : sn.key === 'other' ? 'another key' : 'none') : 'none'],
     ['Why', esc(f.reason)],
+    ...loadDetails(f.load).map(([k, v]): [string, string] => [k, esc(v)]),
   ];
   const findings = f.findings.length
     ? `<ul>${f.findings.map((x) => `<li><span class="sev-${x.severity}">${x.severity}</span> ${esc(x.ruleId)} ${esc(x.rule)}: ${esc(x.message)}</li>`).join('')}</ul>`
@@ -244,6 +247,7 @@ ${generatedAt ? `<p class="generated">Generated ${esc(generatedAt)}</p>` : ''}
 ${barChart('By strong-name state', Object.entries(s.byState), stateColours)}
 ${barChart('By outcome', Object.entries(s.byOutcome), outcomeColours)}
 </section>
+${s.load ? `<p id="load-summary">${esc(loadSummaryText(s.load))}</p>` : ''}
 <h2>Files</h2>
 <p class="muted" id="job-source">${jobNote}</p>
 <div class="controls"><input id="filter" type="search" placeholder="Filter by any text (name, token, state…)" aria-label="Filter files">

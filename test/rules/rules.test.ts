@@ -82,6 +82,8 @@ describe('each finding on its own fixture', () => {
   test('every rule in the registry has a fixture above that makes it fire', () => {
     // netmodule-mismatch fires on fixtures/modules/changed-module (multi-module.test.ts).
     const covered = new Set(['netmodule-mismatch', 'not-delay-signed', 'public-signed', 'already-signed', 'wrong-key', 'invalid-signature', 'signature-slot-size', 'missing-vendor-attribute', 'vendor-attribute-false', 'vendor-attribute-wrong-type', 'vendor-attribute-look-alike', 'unsigned-reference', 'malformed', 'not-managed', 'vendor-assembly-included', 'duplicate-name', 'upload-too-large', 'nothing-to-sign', 'option-not-licensed', 'no-license']);
+    // loads-under-no-license fires on the delay-signed net48 build (load.test.ts).
+    covered.add('loads-under-no-license');
     expect(rules.map((r) => r.name).filter((n) => !covered.has(n))).toEqual([]);
   });
 });
