@@ -1,6 +1,6 @@
 // Route schemas: fastify validates and serializes with them, and the OpenAPI document is generated from them.
 
-const problem = {
+export const problem = {
   type: 'object',
   description: 'RFC 9457 problem details',
   required: ['type', 'title', 'status', 'detail'],
