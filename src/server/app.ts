@@ -20,6 +20,7 @@ import { decodeEncodedWords } from './encoded-words.js';
 import { UploadNames } from './upload-names.js';
 import { registerRateLimits, type RateLimitSettings } from './rate-limit.js';
 import { archiveBody, registerArchiveRoutes } from './archive.js';
+import { registerExchangePage } from './exchange-page.js';
 
 export interface BuildServerOptions {
   /** The configuration, or a function that returns the current one (re-read when the file changes). */
@@ -163,6 +164,7 @@ export async function buildServer(options: BuildServerOptions): Promise<FastifyI
   await app.register(swaggerUi, { routePrefix: '/docs', uiConfig: { persistAuthorization: false, tryItOutEnabled: true, validatorUrl: null } });
 
   app.get(`${apiPrefix}/openapi.json`, { schema: { hide: true } }, async () => app.swagger());
+  registerExchangePage(app, apiPrefix);
 
   const authenticate = async (request: FastifyRequest) => {
     const header = request.headers.authorization ?? '';
