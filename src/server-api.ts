@@ -3,3 +3,5 @@
 export { buildServer, type BuildServerOptions, type Principal } from './server/app.js';
 export { parseServerConfig, watchServerConfigFile, USER_ROLE, DEFAULT_SERVICE_NAME, type ServerConfig, type ServerConfigFile, type Organization, type License } from './server/server-config.js';
 export { TokenStore, hashToken, type StoredToken } from './server/token-store.js';
+export { DEFAULT_RATE_LIMITS, parseRateLimit, type RateLimit, type RateLimitSettings } from './server/rate-limit.js';
+export { archiveLimits, type ArchiveLimits } from './server/archive.js';
