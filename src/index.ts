@@ -107,7 +107,11 @@ export { windowsPathKey, windowsNameProblem } from './core/windows-names.js';
 export { runCheck, checkExitCode, type CheckResult, type FileResult } from './rules/runner.js';
 export { rules, ruleDocsUrl } from './rules/index.js';
 export type { CheckInput, CheckSettings, ExpectedKey } from './rules/types.js';
-export { buildAudit, type AuditReport, type AuditFile } from './rules/audit.js';
+export { buildAudit, type AuditReport, type AuditFile, type AuditLoad, type AuditLoadSummary } from './rules/audit.js';
+/** Will it load: under the runtime license, the developer license, and on .NET Framework (TargetFrameworkAttribute). */
+export { loadVerdict, loadsUnder, targetFramework, describeTarget, type LoadVerdict, type LoadAnswer, type TargetFramework, type TargetKind } from './rules/load.js';
+/** The archive path: pack a build output after the pre-flight check; sign a project archive through POST /archives. */
+export { pack, signArchive, type PackOptions, type PackResult, type SignArchiveOptions, type SignArchiveResult, type ArchiveFileResult } from './workflows/archive.js';
 export { formatReport, ReportFormats, type ReportFormat } from './report/index.js';
 
 // The signing service client

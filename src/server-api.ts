@@ -5,3 +5,5 @@ export { parseServerConfig, watchServerConfigFile, USER_ROLE, DEFAULT_SERVICE_NA
 export { TokenStore, hashToken, type StoredToken } from './server/token-store.js';
 export { SigningPool, defaultSigningWorkers, signingOptions } from './server/signing-pool.js';
 export { signAndVerify, inProcessSigner, type FileSigner } from './server/sign-file.js';
+export { DEFAULT_RATE_LIMITS, parseRateLimit, type RateLimit, type RateLimitSettings } from './server/rate-limit.js';
+export { archiveLimits, type ArchiveLimits } from './server/archive.js';

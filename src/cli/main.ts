@@ -54,6 +54,7 @@ const COMMANDS: Record<string, () => Promise<CommandFactory>> = {
   token: async () => (await import('./commands/token.js')).tokenCommand as unknown as CommandFactory,
   resign: async () => (await import('./commands/resign.js')).resignCommand as unknown as CommandFactory,
   serve: async () => (await import('./commands/serve.js')).serveCommand as unknown as CommandFactory,
+  pack: async () => (await import('./commands/archive.js')).packCommand as unknown as CommandFactory,
 };
 
 /** The commands to register: the one named first on the command line, or all (help, a typo, none). */
@@ -94,7 +95,7 @@ export async function main(argv: readonly string[], io: Io = processIo()): Promi
       if (args.format === 'json') args.json = true;
       else if (args.json === true && args.format === undefined) args.format = 'json';
     })
-    .demandCommand(1, 'Name a command: check, sign, licenses, jobs, audit, inspect, verify, token, resign or serve.')
+    .demandCommand(1, 'Name a command: check, sign, pack, licenses, jobs, audit, inspect, verify, token, resign or serve.')
     .strict()
     .epilog(EXIT_CODES_HELP)
     .wrap(Math.min(110, process.stdout.columns || 100))

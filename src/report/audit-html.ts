@@ -1,6 +1,7 @@
 // Audit as one self-contained HTML file: no network, no external assets. A summary chart, a sortable and
 // filterable table that fits the page from phone to desktop (columns by priority, a details view per row),
 // the evidence the report rests on, light and dark colour schemes, and a printable layout.
+import { loadDetails, loadSummaryText, loadsUnderText } from './audit-load.js';
 import { VERSION } from '../core/version.js';
 import { describeAuthenticodeVerdict } from '../authenticode/verdict.js';
 import type { AuditFile, AuditReport } from '../rules/audit.js';
@@ -30,7 +31,7 @@ p { margin: 6px 0; }
 .controls input { flex: 1 1 220px; min-width: 0; }
 .table-wrap { border: 1px solid var(--line); border-radius: 8px; overflow-x: auto; }
 table { border-collapse: collapse; width: 100%; }
-th, td { text-align: left; vertical-align: top; padding: 6px 8px; border-bottom: 1px solid var(--line); overflow-wrap: break-word; }
+th, td { text-align: left; vertical-align: top; padding: 6px 6px; border-bottom: 1px solid var(--line); overflow-wrap: break-word; }
 th { background: var(--head); cursor: pointer; user-select: none; font-weight: 600; }
 th.toggle { cursor: default; width: 2.2em; }
 th[aria-sort="ascending"]::after { content: " ▲"; } th[aria-sort="descending"]::after { content: " ▼"; }
@@ -150,6 +151,7 @@ const COLUMNS: readonly Column[] = [
   { label: 'Vendor attribute', priority: 3, cell: (f) => esc(f.vendorAttribute) },
   { label: 'Needs signing', priority: 4, cell: (f) => (f.needsSigning ? 'yes' : 'no') },
   { label: 'Job', priority: 3, cell: jobCell },
+  { label: 'Loads under', priority: 3, cell: (f) => esc(loadsUnderText(f.load)), sort: (f) => f.load?.loadsUnder ?? '' },
   { label: 'Outcome', priority: 1, cell: (f) => `<span class="outcome-${f.outcome}">${f.outcome}</span>`, nowrap: true },
 ];
 
@@ -181,6 +183,7 @@ function details(f: AuditFile, report: AuditReport): string {
     ['Key', sn ? (sn.key === 'expected' ? "the organization's" : sn.key === 'other' ? 'another key' : 'none') : 'none'],
     ...(f.authenticode && f.authenticode.state !== 'absent' ? [['Authenticode check', esc(describeAuthenticodeVerdict(f.authenticode))] as [string, string]] : []),
     ['Why', esc(f.reason)],
+    ...loadDetails(f.load).map(([k, v]): [string, string] => [k, esc(v)]),
   ];
   const findings = f.findings.length
     ? `<ul>${f.findings.map((x) => `<li><span class="sev-${x.severity}">${x.severity}</span> ${esc(x.ruleId)} ${esc(x.rule)}: ${esc(x.message)}</li>`).join('')}</ul>`
@@ -256,6 +259,7 @@ ${barChart('By strong-name state', Object.entries(s.byState), stateColours)}
 ${barChart('By outcome', Object.entries(s.byOutcome), outcomeColours)}
 ${s.byAuthenticode ? barChart('By Authenticode signature', Object.entries(s.byAuthenticode), { valid: 'var(--ok)', invalid: 'var(--fail)', unreadable: 'var(--fail)', absent: 'var(--skip)' }) : ''}
 </section>
+${s.load ? `<p id="load-summary">${esc(loadSummaryText(s.load))}</p>` : ''}
 <h2>Files</h2>
 <p class="muted" id="job-source">${jobNote}</p>
 <div class="controls"><input id="filter" type="search" placeholder="Filter by any text (name, token, state…)" aria-label="Filter files">

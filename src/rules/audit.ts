@@ -11,7 +11,8 @@ import { runCheckOnFacts } from './runner.js';
 import { sameKeyBlob } from './keys.js';
 import { needsSigning, type CheckInput, type CheckSettings, type FileRole } from './types.js';
 import { collectFacts } from './facts.js';
-import { vendorAttributeCandidates, vendorAttributeOnAssembly, lookAlikeReason } from './vendor-attribute.js';
+import { vendorAttributeState, type VendorAttributeState } from './vendor-attribute.js';
+import { loadsUnder, loadVerdict, type LoadVerdict } from './load.js';
 import { authenticodeOf, type AuthenticodeVerdict } from '../authenticode/verdict.js';
 
 /** 2: per-file verdict and key match, the inputs in full (public keys, vendor patterns), the job source, per-file changes. 3: Authenticode per file, publisher changes. */
@@ -39,7 +40,7 @@ export interface AuditJob {
   readonly baseUrl: string;
 }
 
-export type VendorAttributeState = 'present' | 'false' | 'wrong-type' | 'look-alike' | 'missing' | 'not-required' | 'unreadable';
+export type { VendorAttributeState } from './vendor-attribute.js';
 
 export interface AuditFile {
   /** As shown (relative to the working directory). */
@@ -69,9 +70,23 @@ export interface AuditFile {
   readonly reason: string;
   readonly job: AuditJob | null;
   readonly outcome: 'ok' | 'fail' | 'not-required';
+  /** Whether it will load: under the runtime license, the developer license, and on .NET Framework at all (null for files that are not assemblies). */
+  readonly load?: AuditLoad | null;
   readonly findings: readonly Finding[];
   /** The Authenticode signature beside the strong name; null when the file is not a PE image. Absent in reports of format 2. */
   readonly authenticode?: AuthenticodeVerdict | null;
+}
+
+/** Will it load, per file: the verdict of load.ts plus which licenses it loads under. */
+export type AuditLoad = LoadVerdict & { readonly loadsUnder: 'runtime' | 'developer' | 'both' | 'neither' };
+
+/** Over the API programs of a release: how many load under each license, under neither, and how many .NET Framework refuses. */
+export interface AuditLoadSummary {
+  readonly apiPrograms: number;
+  readonly runtimeLicense: number;
+  readonly developerLicense: number;
+  readonly neither: number;
+  readonly refusedByNetFramework: number;
 }
 
 /** One aspect of a file that differs from the previous release. */
@@ -136,6 +151,7 @@ export interface AuditReport {
     readonly warnings: number;
     /** Files by Authenticode state (valid, invalid, absent, unreadable). */
     readonly byAuthenticode?: Readonly<Record<string, number>>;
+    readonly load?: AuditLoadSummary;
   };
   readonly files: readonly AuditFile[];
   /** Every finding, file-level and release-level, sorted. */
@@ -190,22 +206,6 @@ export function describeVerdict(state: string | null, key: 'expected' | 'other' 
   }
 }
 
-function vendorAttributeState(facts: Parameters<typeof vendorAttributeCandidates>[0], settings: CheckSettings): VendorAttributeState {
-  if (!facts.module) return 'unreadable';
-  const c = vendorAttributeCandidates(facts, settings);
-  if (!c) return 'not-required';
-  if (c.onAssembly.length === 0) return 'missing';
-  const attribute = vendorAttributeOnAssembly(c, settings);
-  if (!attribute) return c.onAssembly.some((a) => lookAlikeReason(a, settings)) ? 'look-alike' : 'missing';
-  const ctor = c.module.attributeConstructor(attribute);
-  if (Buffer.from(ctor.signature.bytes).toString('hex') !== '20010102') return 'wrong-type';
-  try {
-    return c.module.decodeAttribute(attribute).fixedArguments[0]?.value === true ? 'present' : 'false';
-  } catch {
-    return 'wrong-type';
-  }
-}
-
 /**
  * Builds the audit of a release. `inputs[].uploadName` is the path relative to the audited root, used for
  * the manifest and for comparisons; `path` is how the file is shown.
@@ -236,6 +236,7 @@ export function buildAudit(inputs: readonly CheckInput[], options: AuditOptions)
       }
       findings.sort(compareFindings);
       const failed = findings.some((x) => x.severity === 'error');
+      const willLoad = loadVerdict(f, settings);
       return {
         path: input.path,
         name: input.uploadName,
@@ -252,6 +253,7 @@ export function buildAudit(inputs: readonly CheckInput[], options: AuditOptions)
         reason: result.reason,
         job: options.jobs?.get(sha256) ?? null,
         outcome: failed ? 'fail' : needsSigning(f.role) ? 'ok' : 'not-required',
+        load: willLoad ? { ...willLoad, loadsUnder: loadsUnder(willLoad) } : null,
         findings,
         authenticode,
       } satisfies AuditFile;
@@ -307,11 +309,23 @@ export function buildAudit(inputs: readonly CheckInput[], options: AuditOptions)
       errors: allFindings.filter((f) => f.severity === 'error').length,
       warnings: allFindings.filter((f) => f.severity === 'warning').length,
       byAuthenticode: Object.fromEntries(Object.entries(byAuthenticode).sort()),
+      load: summarizeLoad(files),
     },
     files,
     findings: allFindings,
     manifest,
     changes,
+  };
+}
+
+function summarizeLoad(files: readonly AuditFile[]): AuditLoadSummary {
+  const api = files.flatMap((f) => (f.load?.apiProgram ? [f.load] : []));
+  return {
+    apiPrograms: api.length,
+    runtimeLicense: api.filter((l) => l.runtimeLicense.loads).length,
+    developerLicense: api.filter((l) => l.developerLicense.loads).length,
+    neither: api.filter((l) => l.loadsUnder === 'neither').length,
+    refusedByNetFramework: api.filter((l) => l.netFramework && !l.netFramework.loads).length,
   };
 }
 

@@ -88,3 +88,22 @@ export function vendorAttributeSpelling(facts: FileFacts, settings: CheckSetting
   const vendor = namespace.split('.').find((segment) => segment.toLowerCase() === settings.vendor.toLowerCase()) ?? settings.vendor;
   return `${namespace}.${strip(vendorAttributeName({ ...settings, vendor }))}`;
 }
+
+export type VendorAttributeState = 'present' | 'false' | 'wrong-type' | 'look-alike' | 'missing' | 'not-required' | 'unreadable';
+
+/** What the vendor attribute on the assembly is, in one word (the audit shows it per file). */
+export function vendorAttributeState(facts: FileFacts, settings: CheckSettings): VendorAttributeState {
+  if (!facts.module) return 'unreadable';
+  const c = vendorAttributeCandidates(facts, settings);
+  if (!c) return 'not-required';
+  if (c.onAssembly.length === 0) return 'missing';
+  const attribute = vendorAttributeOnAssembly(c, settings);
+  if (!attribute) return c.onAssembly.some((a) => lookAlikeReason(a, settings)) ? 'look-alike' : 'missing';
+  const ctor = c.module.attributeConstructor(attribute);
+  if (Buffer.from(ctor.signature.bytes).toString('hex') !== ONE_BOOL_CTOR) return 'wrong-type';
+  try {
+    return c.module.decodeAttribute(attribute).fixedArguments[0]?.value === true ? 'present' : 'false';
+  } catch {
+    return 'wrong-type';
+  }
+}

@@ -23,6 +23,8 @@ import { decodeEncodedWords } from './encoded-words.js';
 import { UploadNames } from './upload-names.js';
 import { registerRateLimits, type RateLimitSettings } from './rate-limit.js';
 import { registerHealth } from './health.js';
+import { archiveBody, registerArchiveRoutes } from './archive.js';
+import { registerExchangePage } from './exchange-page.js';
 
 export interface BuildServerOptions {
   /** The configuration, or a function that returns the current one (re-read when the file changes). */
@@ -165,12 +167,14 @@ export async function buildServer(options: BuildServerOptions): Promise<FastifyI
       tags: [
         { name: 'licenses', description: "The organization's license options: which <optionId>_public.snk it may delay-sign with" },
         { name: 'assemblies', description: 'Signing jobs: upload, status, result package, deletion' },
+        { name: 'archives', description: 'The archive path: one ZIP of the project in, one ZIP with every file and a log per file back' },
       ],
     },
     // The upload body is read as a multipart stream, so fastify does not validate it; describe it for the docs only.
     transform: ({ schema, url, route }) => {
       const out = { ...(schema as object) } as Record<string, unknown>;
       if (route.method === 'POST' && url === `${apiPrefix}/assemblies`) out.body = S.uploadBody;
+      if (route.method === 'POST' && url === `${apiPrefix}/archives`) out.body = archiveBody;
       if (url === `${apiPrefix}/openapi.json`) out.hide = true;
       return { schema: out, url };
     },
@@ -183,6 +187,7 @@ export async function buildServer(options: BuildServerOptions): Promise<FastifyI
 
   registerHealth(app, { role, ready: () => store.ping() });
   app.get(`${apiPrefix}/openapi.json`, { schema: { hide: true } }, async () => app.swagger());
+  registerExchangePage(app, apiPrefix);
 
   const authenticate = async (request: FastifyRequest) => {
     const header = request.headers.authorization ?? '';
@@ -292,6 +297,8 @@ export async function buildServer(options: BuildServerOptions): Promise<FastifyI
       if (!deleted) throw new HttpProblem(404, 'Not Found', `There is no job ${request.params.id}.`);
       return reply.status(204).send();
     });
+
+    registerArchiveRoutes(api, { config, store, worker, now, apiPrefix, envelopeBytes: UPLOAD_ENVELOPE_BYTES, jobOf });
   }, { prefix: apiPrefix });
 
   await app.ready();

@@ -20,11 +20,17 @@ export const problemSchema = {
   },
 } as const;
 
+/** A problem response of `status` with its own description, and an example body (ours unless one is given). */
+export const problemResponse = (status: number, description: string, example: Record<string, unknown> | undefined = PROBLEM_EXAMPLES[status]) => ({
+  description,
+  content: { 'application/problem+json': { schema: { $ref: 'Problem#' }, ...(example ? { example } : {}) } },
+});
+
 // Every route may answer 429 (rate-limit.ts).
 const problems = (...codes: number[]) =>
   Object.fromEntries([...codes, 429].map((c) => [c, { description: DESCRIPTIONS[c], content: { 'application/problem+json': { schema: { $ref: 'Problem#' }, example: PROBLEM_EXAMPLES[c] } } }]));
 
-const EXAMPLE_JOB_ID = '3f1c2a9e-8b7d-4c55-9a0e-2d6f4b1e7c30';
+export const EXAMPLE_JOB_ID = '3f1c2a9e-8b7d-4c55-9a0e-2d6f4b1e7c30';
 const EXAMPLE_CREATED_AT = '2026-11-23T09:41:07.512Z';
 
 const DESCRIPTIONS: Record<number, string> = {

@@ -135,7 +135,8 @@ export function fileVerdict(state: string, uploaded: Uint8Array, returned: Uint8
   return reason === null ? null : state === 'Missing' ? `the service did not report the file, and ${reason}` : reason;
 }
 
-async function poll(client: ServiceClient, job: JobRef, timeoutS: number, intervalMs: number): Promise<JobStatus> {
+/** Polls a job's status with backoff until it is finished; past `timeoutS` it throws, leaving the job on the service. */
+export async function pollJob(client: ServiceClient, job: JobRef, timeoutS: number, intervalMs: number): Promise<JobStatus> {
   const deadline = Date.now() + timeoutS * 1000;
   let wait = intervalMs;
   for (;;) {
@@ -232,7 +233,7 @@ export async function sign(options: SignOptions, events: SignEvents = {}): Promi
     }
     events.jobStarted?.({ jobId: entry.jobId, resumed });
     const ref: JobRef = { id: entry.jobId, ...(entry.links ? { links: entry.links } : {}) };
-    const status = await poll(client, ref, options.timeoutS ?? 600, options.pollIntervalMs ?? 1000);
+    const status = await pollJob(client, ref, options.timeoutS ?? 600, options.pollIntervalMs ?? 1000);
     entry.state = 'finished';
     ledger.upsert(entry);
     // The package goes to a name of our own: ids from the service never become paths.

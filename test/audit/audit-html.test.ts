@@ -11,7 +11,7 @@ import { hasChromium, launchChromium } from '../helpers/browser.js';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { fixturePath, repoRoot, runCli } from '../helpers/fixtures.js';
 
-const COLUMNS = ['File', 'Assembly', 'Version', 'Token', 'Strong name', 'Authenticode', 'Option', 'Vendor attribute', 'Needs signing', 'Job', 'Outcome'];
+const COLUMNS = ['File', 'Assembly', 'Version', 'Token', 'Strong name', 'Authenticode', 'Option', 'Vendor attribute', 'Needs signing', 'Job', 'Loads under', 'Outcome'];
 const artifacts = join(repoRoot, 'out');
 
 describe.skipIf(!hasChromium)('the HTML audit report in headless Chromium', () => {

@@ -35,5 +35,8 @@ export async function checkPaths(paths: string[], settings: Partial<CheckSetting
   return runCheck(inputs, { ...options, settings: merged });
 }
 
-/** Rule names of every finding, sorted. */
-export const ruleNames = (result: CheckResult) => result.findings.map((f) => f.rule).sort();
+/**
+ * Rule names of every finding, sorted, without the SG801 note: it is on nearly every delay-signed input (such a file
+ * loads under neither license until it is signed) and test/rules/load.test.ts checks it on its own.
+ */
+export const ruleNames = (result: CheckResult) => result.findings.filter((f) => f.ruleId !== 'SG801').map((f) => f.rule).sort();

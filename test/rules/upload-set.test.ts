@@ -23,7 +23,7 @@ describe('duplicate names', () => {
     const dir = tree({ 'a/FindingAddin.dll': addin, 'b/findingaddin.DLL': addin });
     const result = await checkPaths([dir]);
     expect(ruleNames(result)).toEqual(['duplicate-name']);
-    expect(result.findings[0]!.message).toContain('2 files would be uploaded as');
+    expect(result.findings.find((f) => f.rule === 'duplicate-name')!.message).toContain('2 files would be uploaded as');
   });
 
   test('with --root, different relative folders are fine', async () => {

@@ -21,7 +21,8 @@ interface Report {
   uploadSet: { findings: { ruleId: string; message: string }[] };
 }
 const parse = (stdout: string): Report => JSON.parse(stdout);
-const ruleIds = (report: Report) => [...new Set([...report.files.flatMap((f) => f.findings), ...report.uploadSet.findings].map((f) => f.ruleId))].sort();
+// Without the SG801 note, which every delay-signed net48 file carries until it is signed (checked on its own below).
+const ruleIds = (report: Report) => [...new Set([...report.files.flatMap((f) => f.findings), ...report.uploadSet.findings].map((f) => f.ruleId))].filter((id) => id !== 'SG801').sort();
 
 /** Every file under a folder, relative to it, with forward slashes. */
 function listFiles(root: string): string[] {
@@ -56,6 +57,11 @@ describe('the passing solution', () => {
     expect(r.status, r.stdout + r.stderr).toBe(0);
     const report = parse(r.stdout);
     expect(ruleIds(report)).toEqual([]);
+    // As built (delay-signed), the net48 files load under neither license: .NET Framework refuses them without
+    // sn -Vr; .NET 8 validates no strong name, so the developer license loads them.
+    const notes = report.files.flatMap((f) => f.findings).filter((f) => f.ruleId === 'SG801');
+    expect(notes.length).toBe(tfm === 'net48' ? 3 : 0);
+    if (notes.length) fired.add('SG801');
     const byName = Object.fromEntries(report.files.map((f) => [f.path.slice(`${BIN}/${tfm}/`.length), f]));
     expect(Object.keys(byName).sort()).toEqual(['SampleAddin.Helpers.dll', 'SampleAddin.dll', 'de/SampleAddin.resources.dll']);
     expect(byName['SampleAddin.dll']).toMatchObject({ outcome: 'pass', reason: expect.stringContaining('directly') });

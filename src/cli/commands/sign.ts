@@ -26,9 +26,11 @@ export interface SignArgs extends CheckArgs {
   nameSeparator?: '\\' | '/';
   maxDownloadBytes?: number;
   json: boolean;
+  archive?: string;
 }
 
 export async function runSign(args: SignArgs, io: Io): Promise<ExitCodeValue> {
+  if (args.archive !== undefined) return (await import('./archive.js')).runSignArchive({ ...args, archive: args.archive }, io);
   const paths = [...(strings(args.files) ?? []), ...(strings(args.assemblies) ?? []).flatMap((a) => a.split(',')).map((s) => s.trim()).filter(Boolean)];
   const root = args.rootDirectory ?? args.root;
   // Until a job is done, Ctrl-C leaves it on the service: say so, and how to pick it up again.
@@ -118,6 +120,7 @@ export const signCommand = (io: Io, setExit: (code: ExitCodeValue) => void): Com
       .option('max-upload-bytes', { type: 'number', coerce: numberOption('max-upload-bytes', { integer: true, min: 1 }), describe: 'Size limit of one job (default 40000000)' })
       .option('max-download-bytes', { type: 'number', coerce: numberOption('max-download-bytes', { integer: true, min: 1 }), describe: 'Most bytes a result package may have (default twice the upload plus 16 MiB)' })
       .option('name-separator', { type: 'string', choices: ['\\', '/'], describe: "Folder separator in uploaded names (default \\ as the vendor's script sends them)" })
+      .option('archive', { type: 'string', describe: 'Upload this ZIP archive of the project (the archive path; signgate pack writes one); the result archive goes to --destination-path' })
       .option('json', { type: 'boolean', default: false, describe: 'Print the result as JSON (schemas/sign-result.schema.json)' })
       .option('format', { type: 'string', choices: ['text', 'json'], describe: 'Output format (json is the same as --json)' })
       .option('config', { type: 'string', describe: 'Config file (default: signgate.config.json from the working directory upward)' })

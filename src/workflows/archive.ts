@@ -1,0 +1,183 @@
+// The archive path as a library: pack() writes the ZIP of a build output a user would otherwise zip by hand, after
+// the pre-flight check; signArchive() checks the assemblies inside, uploads the archive to POST /archives, waits,
+// downloads the result archive (every file at its path, signing-log.txt, signing-logs/<path>.log) and verifies
+// every assembly the service says it signed.
+import { createHash } from 'node:crypto';
+import { mkdirSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { basename, dirname, join, relative, resolve, sep } from 'node:path';
+import { ServiceError, UsageError } from '../core/errors.js';
+import { runCheck, type CheckResult } from '../rules/runner.js';
+import type { CheckInput } from '../rules/types.js';
+import { createServiceClient, type CreatedJob } from '../service-client/client.js';
+import { readJson, send } from '../service-client/http.js';
+import { readZip, ZipRefusal, type ZipFileEntry } from '../zip/read-zip.js';
+import { writeZip } from '../zip/write-zip.js';
+import { prepareCheck, type CheckOptions } from './check.js';
+import { displayPath } from './files.js';
+import { checkReturnedFile, pollJob, type SignEvents } from './sign.js';
+
+/** The files the service signs in an archive; every other file comes back as it went. */
+const ASSEMBLY = /\.(?:dll|exe|netmodule)$/i;
+
+export interface PackOptions extends CheckOptions {
+  /** The archive to write (a temporary file, then renamed). */
+  readonly archive: string;
+  /** Run the pre-flight check first and write nothing on errors (default true). */
+  readonly check?: boolean;
+}
+
+export interface PackResult {
+  readonly archive: string;
+  /** Names in the archive, relative to the root (`/`). */
+  readonly files: readonly string[];
+  readonly check: CheckResult;
+  /** True when the check found errors and nothing was written. */
+  readonly stoppedByCheck: boolean;
+}
+
+/** Every file below `dir` (not only assemblies: the archive is the whole output), sorted. */
+function walk(dir: string): string[] {
+  return readdirSync(dir, { withFileTypes: true })
+    .sort((a, b) => (a.name < b.name ? -1 : 1))
+    .flatMap((e) => (e.isDirectory() ? walk(join(dir, e.name)) : e.isFile() ? [join(dir, e.name)] : []));
+}
+
+/**
+ * Runs the pre-flight check over the inputs and writes the archive of every file below them: a folder's files at
+ * their paths relative to `root` (default the folder), a file named directly by its name (or path below `root`).
+ * @throws UsageError when the archive would be inside an input folder, or two files get one name
+ */
+export async function pack(options: PackOptions): Promise<PackResult> {
+  const prepared = await prepareCheck(options);
+  const check = runCheck(prepared.inputs, { settings: prepared.settings, severities: prepared.severities });
+  const archive = resolve(options.archive);
+  if ((options.check ?? true) && check.summary.errors > 0) return { archive, files: [], check, stoppedByCheck: true };
+  const root = options.root ? resolve(options.root) : undefined;
+  // Windows compares names ignoring case: two files that differ only in case would be one file there.
+  const entries = new Map<string, { name: string; path: string }>();
+  for (const input of options.paths ?? []) {
+    const absolute = resolve(input);
+    const folder = statSync(absolute).isDirectory();
+    for (const file of folder ? walk(absolute) : [absolute]) {
+      if (file === archive) continue;
+      const base = root ?? (folder ? absolute : dirname(absolute));
+      const rel = relative(base, file);
+      if (rel.startsWith('..')) throw new UsageError(`${displayPath(file)} is outside the root folder ${displayPath(base)}`, 'Pass a --root that contains every input, or leave --root out.');
+      const name = rel.split(sep).join('/');
+      const earlier = entries.get(name.toLowerCase());
+      if (earlier && earlier.path !== file) throw new UsageError(`${displayPath(file)} and ${displayPath(earlier.path)} would both be ${name} in the archive`, 'Pack them into separate archives, or pass --root so that their folders keep them apart.');
+      entries.set(name.toLowerCase(), { name, path: file });
+    }
+  }
+  mkdirSync(dirname(archive), { recursive: true });
+  const named = [...entries.values()];
+  await writeZip(archive, named.map((e) => ({ name: e.name, source: { path: e.path } })));
+  return { archive, files: named.map((e) => e.name), check, stoppedByCheck: false };
+}
+
+export interface SignArchiveOptions extends Omit<CheckOptions, 'paths'> {
+  /** The ZIP archive of the project. */
+  readonly archive: string;
+  /** Where the result archive goes: a `.zip` path, or a folder (default ./signed) that gets `<name>-signed.zip`. */
+  readonly destination?: string;
+  readonly comment?: string;
+  readonly deleteAfterwards?: boolean;
+  /** Check the assemblies inside before the upload and stop on errors (default true). */
+  readonly check?: boolean;
+  readonly timeoutS?: number;
+  readonly pollIntervalMs?: number;
+}
+
+export interface ArchiveFileResult {
+  readonly name: string;
+  /** The service's state, or `not an assembly` for files returned as they were. */
+  readonly state: string;
+  /** For a file the service signed: signed with the organization's key and otherwise unchanged. */
+  readonly verified: boolean;
+  readonly reason: string | null;
+}
+
+export interface SignArchiveResult {
+  readonly jobId: string | null;
+  readonly output: string | null;
+  readonly files: readonly ArchiveFileResult[];
+  readonly check: CheckResult;
+  readonly stoppedByCheck: boolean;
+  readonly deleted: boolean;
+  readonly summary: { readonly files: number; readonly assemblies: number; readonly signed: number; readonly verified: number; readonly failed: number };
+}
+
+const sha256 = (b: Uint8Array) => createHash('sha256').update(b).digest('hex');
+
+async function readArchive(path: string): Promise<ZipFileEntry[]> {
+  try {
+    return await readZip(readFileSync(path));
+  } catch (error) {
+    if (error instanceof ZipRefusal) throw new UsageError(`${displayPath(path)}: ${error.message.replace(/package/g, 'archive')}`, 'The service refuses such an archive too: zip the files again from the build output (signgate pack does), without a password.');
+    throw error;
+  }
+}
+
+/**
+ * The archive round trip.
+ * @throws UsageError for bad options or an archive the service would refuse; ServiceError SG_ERR_HTTP_*
+ */
+export async function signArchive(options: SignArchiveOptions, events: SignEvents = {}): Promise<SignArchiveResult> {
+  const archive = resolve(options.archive);
+  // The settings come from the options and the configuration; the archive stands in for the input paths.
+  const prepared = await prepareCheck({ ...options, paths: [archive] });
+  const { baseUrl, token, settings } = prepared;
+  if (!baseUrl || !token) throw new UsageError('sign --archive needs the service address and an access token', 'Pass --base-url and --access-token-file, or set SIGNGATE_BASE_URL and SIGNGATE_ACCESS_TOKEN.');
+  const entries = await readArchive(archive);
+  const inputs: CheckInput[] = entries.filter((e) => ASSEMBLY.test(e.name)).map((e) => ({ path: e.name, uploadName: e.name, bytes: e.bytes, explicit: true }));
+  const check = runCheck(inputs, { settings, severities: prepared.severities });
+  const empty = { files: entries.length, assemblies: inputs.length, signed: 0, verified: 0, failed: 0 };
+  if ((options.check ?? true) && check.summary.errors > 0) {
+    events.checkFailed?.(check, check.summary.errors);
+    return { jobId: null, output: null, files: [], check, stoppedByCheck: true, deleted: false, summary: empty };
+  }
+  const destination = resolve(options.destination ?? 'signed');
+  const output = /\.zip$/i.test(destination) ? destination : join(destination, `${basename(archive).replace(/\.zip$/i, '')}-signed.zip`);
+  const clientOptions = { baseUrl, accessToken: token, ...(events.retry ? { onRetry: events.retry } : {}) };
+  const client = createServiceClient(clientOptions);
+  const bytes = readFileSync(archive);
+  const url = `${baseUrl.replace(/\/+$/, '')}/archives`;
+  const makeBody = () => {
+    const form = new FormData();
+    form.append('archive', new Blob([bytes]), basename(archive));
+    if (options.comment !== undefined) form.append('comment', options.comment);
+    return form;
+  };
+  const response = await send(clientOptions, 'POST', url, { idempotent: false, retryStatuses: [429, 503], makeBody });
+  const job = (await readJson(response, { method: 'POST', url })) as CreatedJob;
+  if (!job || typeof job !== 'object' || job.id === undefined) throw new ServiceError('SG_ERR_HTTP_BAD_RESPONSE', `POST ${url} answered without a job id`, { method: 'POST', url });
+  const jobId = String(job.id);
+  events.jobStarted?.({ jobId, resumed: false });
+  events.log?.(`uploaded ${basename(archive)} (${bytes.length} bytes, ${inputs.length} assemblies) as job ${jobId}`);
+  const status = await pollJob(client, { id: jobId, ...(job.links ? { links: job.links } : {}) }, options.timeoutS ?? 600, options.pollIntervalMs ?? 1000);
+  mkdirSync(dirname(output), { recursive: true });
+  await client.download({ id: jobId, links: { download: job.links?.download ?? `${baseUrl.replace(/\/+$/, '')}/archives/${encodeURIComponent(jobId)}` } }, output, { maxBytes: 2 * bytes.length + 16 * 1024 * 1024 + 2 * entries.length * 4096 });
+  const returned = new Map((await readArchive(output)).map((e) => [e.name, e.bytes]));
+  const stateOf = new Map(status.assemblies.map((a) => [a.fileName, a.fileProcessingState]));
+  const files: ArchiveFileResult[] = entries.map((e) => {
+    const state = stateOf.get(e.name) ?? (ASSEMBLY.test(e.name) ? 'Missing' : 'not an assembly');
+    const back = returned.get(e.name);
+    if (!back) return { name: e.name, state, verified: false, reason: 'the result archive does not contain the file' };
+    if (state !== 'Signed') return { name: e.name, state, verified: false, reason: state === 'not an assembly' ? null : `the service reports ${state}` };
+    // A netmodule is never signed: it must come back byte for byte, or its assembly's File-table hash breaks.
+    if (/\.netmodule$/i.test(e.name)) return { name: e.name, state, verified: sha256(back) === sha256(e.bytes), reason: sha256(back) === sha256(e.bytes) ? null : 'the netmodule came back changed' };
+    const reason = checkReturnedFile(e.bytes, back, settings.keys);
+    return { name: e.name, state, verified: reason === null, reason };
+  });
+  let deleted = false;
+  if (options.deleteAfterwards) {
+    await client.delete(jobId);
+    deleted = true;
+  }
+  events.jobDone?.({ jobId });
+  const needed = new Set(check.files.filter((f) => f.needsSigning && f.role !== 'module').map((f) => f.path));
+  const signed = files.filter((f) => f.state === 'Signed' && ASSEMBLY.test(f.name)).length;
+  const verified = files.filter((f) => f.verified).length;
+  const failed = files.filter((f) => needed.has(f.name) && !f.verified).length;
+  return { jobId, output, files, check, stoppedByCheck: false, deleted, summary: { files: entries.length, assemblies: inputs.length, signed, verified, failed } };
+}

@@ -1,0 +1,74 @@
+// `signgate pack` and `signgate sign --archive` through the built CLI against the real service on 127.0.0.1.
+import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, test } from 'vitest';
+import { readModule } from '../../src/strongname/assembly-info.js';
+import { parseStrongNameKeyFile } from '../../src/strongname/key-blob.js';
+import { verifyStrongName } from '../../src/strongname/strong-name.js';
+import { readZip } from '../../src/zip/read-zip.js';
+import { folderEntries } from '../helpers/archives.js';
+import { fixturePath, runCli, runCliAsync } from '../helpers/fixtures.js';
+import { buildZip } from '../helpers/hostile-zip.js';
+import { api } from '../helpers/server.js';
+import { sharedServer } from '../helpers/shared-server.js';
+
+const KEY = fixturePath('test-keys/12345_public.snk');
+const key = parseStrongNameKeyFile(readFileSync(KEY)).publicKey;
+const shared = sharedServer();
+const settings = ['--vendor', 'Contoso', '--key', KEY];
+
+describe('signgate pack', () => {
+  test('checks, then writes every file of the build output at its path', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'signgate-pack-'));
+    const out = join(dir, 'SampleAddin.zip');
+    const r = runCli(['pack', fixturePath('addin'), '-o', out, ...settings]);
+    expect(r.status, r.stderr).toBe(0);
+    expect(r.stderr).toContain('8 files in');
+    const packed = await readZip(readFileSync(out));
+    const expected = folderEntries('addin');
+    expect(packed.map((e) => e.name).sort()).toEqual(expected.map((e) => e.name).sort());
+    for (const e of expected) expect(packed.find((p) => p.name === e.name)!.bytes.equals(e.bytes), e.name).toBe(true);
+  });
+
+  test('a failing pre-flight check writes nothing', () => {
+    const out = join(mkdtempSync(join(tmpdir(), 'signgate-pack-')), 'bad.zip');
+    const r = runCli(['pack', fixturePath('findings/wrong-key'), '-o', out, ...settings]);
+    expect(r.status).toBe(1);
+    expect(r.stdout).toContain('SG205');
+    expect(r.stderr).toContain('bad.zip was not written');
+    expect(existsSync(out)).toBe(false);
+  });
+});
+
+describe('signgate sign --archive', () => {
+  test('uploads the archive, waits, downloads the result archive and verifies the signed files', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'signgate-sign-archive-'));
+    const zip = join(dir, 'SampleAddin.zip');
+    expect(runCli(['pack', fixturePath('addin'), '-o', zip, ...settings]).status).toBe(0);
+    const env = { SIGNGATE_CACHE_DIR: join(dir, 'cache'), SIGNGATE_ACCESS_TOKEN: shared.token() };
+    const before = (await (await api(shared.server(), '/assemblies', shared.token())).json()).length;
+    const r = await runCliAsync(['sign', '--archive', zip, ...settings, '--base-url', shared.server().baseUrl, '--destination-path', join(dir, 'out'), '--poll-interval', '50', '--delete-afterwards', '--json'], { env });
+    expect(r.status, r.stderr).toBe(0);
+    const result = JSON.parse(r.stdout);
+    expect(result.summary).toEqual({ files: 8, assemblies: 8, signed: 6, verified: 6, failed: 0 });
+    expect(result.deleted).toBe(true);
+    expect(result.output).toBe(join(dir, 'out', 'SampleAddin-signed.zip'));
+    const back = new Map((await readZip(readFileSync(result.output))).map((e) => [e.name, e.bytes]));
+    for (const name of ['SampleAddin.dll', 'de/SampleAddin.resources.dll', 'AddinTool.exe']) expect(verifyStrongName(readModule(back.get(name)!), { expectedKey: key }).valid, name).toBe(true);
+    expect(back.has('signing-logs/ThirdParty.Json.dll.log')).toBe(true);
+    expect((await (await api(shared.server(), '/assemblies', shared.token())).json()).length).toBe(before);
+    expect(r.stdout + r.stderr).not.toContain(shared.token());
+  }, 60_000);
+
+  test('an archive the service would refuse is refused before the upload, naming the file and the entry', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'signgate-sign-archive-'));
+    const zip = join(dir, 'hostile.zip');
+    writeFileSync(zip, buildZip([{ name: 'a/../../evil.dll', data: Buffer.from('MZ') }]));
+    const before = (await (await api(shared.server(), '/assemblies', shared.token())).json()).length;
+    const r = await runCliAsync(['sign', '--archive', zip, ...settings, '--base-url', shared.server().baseUrl, '--destination-path', join(dir, 'out')], { env: { SIGNGATE_CACHE_DIR: join(dir, 'cache'), SIGNGATE_ACCESS_TOKEN: shared.token() } });
+    expect(r.status).toBe(2);
+    expect(r.stderr).toMatch(/hostile\.zip: the ZIP archive is damaged or unsafe \(invalid relative path: a\/\.\.\/\.\.\/evil\.dll\)/);
+    expect((await (await api(shared.server(), '/assemblies', shared.token())).json()).length).toBe(before);
+  });
+});
