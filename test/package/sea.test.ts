@@ -1,9 +1,11 @@
-// One-file executables (scripts/build-sea.js): the Linux one runs check, sign (against the reference service on
-// 127.0.0.1) and verify with no Node on PATH, from a folder outside the repository; the Windows one is read with
+// One-file executables (scripts/build-sea.js): the Linux one runs the reference service (`serve`, on 127.0.0.1,
+// with its /docs page) and, against it, check, sign and verify, with no Node on PATH, from a folder outside the
+// repository; the Windows one is read with
 // signgate's own PE reader: a PE32+ x64 console executable carrying the SEA blob as the NODE_SEA_BLOB resource,
 // with the SEA fuse set, no stale signature and a correct checksum.
-import { execFile } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { once } from 'node:events';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -15,7 +17,6 @@ import { parseStrongNameKeyFile } from '../../src/strongname/key-blob.js';
 import { verifyStrongName } from '../../src/strongname/strong-name.js';
 import { fixturePath, repoRoot } from '../helpers/fixtures.js';
 import { readPeResources } from '../helpers/pe-resources.js';
-import { startServer, type TestServer } from '../helpers/server.js';
 
 const SEA_FUSE = 'NODE_SEA_FUSE_fce680ab2cc467b6e072b8b5df1996b2';
 /** The first field of every SEA blob (src/node_sea.h, kMagic). */
@@ -29,10 +30,8 @@ const run = promisify(execFile);
 
 let out: string;
 let buildLog = '';
-let server: TestServer;
 beforeAll(async () => {
   out = mkdtempSync(join(tmpdir(), 'signgate-sea-'));
-  server = await startServer();
   // The build fetches the Node packages with npm once (then ~/.cache/signgate/node) and injects ~100 MB binaries.
   const build = await run(process.execPath, [join(repoRoot, 'scripts', 'build-sea.js'), '--out', out], { cwd: repoRoot, maxBuffer: 16 << 20 }).catch((e: { stdout: string; stderr: string }) => {
     throw new Error(`scripts/build-sea.js failed:\n${e.stdout}\n${e.stderr}`);
@@ -40,22 +39,53 @@ beforeAll(async () => {
   buildLog = build.stdout;
   expect(buildLog).toContain('signgate-win-x64.exe');
 }, 600_000);
-afterAll(async () => {
-  await server?.close();
+afterAll(() => {
   if (out) rmSync(out, { recursive: true, force: true });
 });
 
 describe('signgate-linux-x64', () => {
-  /** Runs the executable from an empty folder with nothing on PATH: no node, no npm, no repository around it. */
-  const runExe = (args: string[], env: Record<string, string> = {}) => {
+  /** An empty folder to run in, with nothing on PATH: no node, no npm, no repository around it. */
+  const sandbox = () => {
     const cwd = mkdtempSync(join(tmpdir(), 'signgate-sea-run-'));
     const emptyPath = join(cwd, 'empty-bin');
     mkdirSync(emptyPath);
+    return { cwd, env: { PATH: emptyPath, HOME: cwd } };
+  };
+  const runExe = (args: string[], env: Record<string, string> = {}) => {
+    const box = sandbox();
     return new Promise<{ status: number | null; stdout: string; stderr: string }>((resolve) => {
-      execFile(join(out, 'signgate-linux-x64'), args, { cwd, env: { PATH: emptyPath, HOME: cwd, ...env } }, (error, stdout, stderr) =>
+      execFile(join(out, 'signgate-linux-x64'), args, { cwd: box.cwd, env: { ...box.env, ...env } }, (error, stdout, stderr) =>
         resolve({ status: error ? ((error as { code?: number }).code ?? null) : 0, stdout, stderr }),
       );
     });
+  };
+  /** `signgate-linux-x64 serve` with the sandbox configuration on a free loopback port; resolves its API URL. */
+  const serve = async (dataDir: string): Promise<{ child: ChildProcess; api: string; origin: string; tmp: string }> => {
+    const box = sandbox();
+    // Its own TMPDIR, to see that the page's files it writes there are gone when it stops.
+    const child = spawn(join(out, 'signgate-linux-x64'), ['serve', '--config', fixturePath('server/sandbox.json'), '--data-dir', dataDir, '--port', '0', '--host', '127.0.0.1'], { cwd: box.cwd, env: { ...box.env, TMPDIR: box.cwd } });
+    let output = '';
+    const api = await new Promise<string>((resolve, reject) => {
+      const timer = setTimeout(() => {
+        child.kill('SIGKILL');
+        reject(new Error(`serve did not say where it listens within 20 s:\n${output}`));
+      }, 20_000);
+      const read = (d: string) => {
+        output += d;
+        const m = /API at (http:\/\/127\.0\.0\.1:\d+\/[^\s,]+)/.exec(output);
+        if (m) {
+          clearTimeout(timer);
+          resolve(m[1]!);
+        }
+      };
+      child.stdout!.setEncoding('utf8').on('data', read);
+      child.stderr!.setEncoding('utf8').on('data', read);
+      child.on('exit', (code) => {
+        clearTimeout(timer);
+        reject(new Error(`serve exited with ${code}:\n${output}`));
+      });
+    });
+    return { child, api, origin: new URL(api).origin, tmp: box.cwd };
   };
 
   test('prints the package version', async () => {
@@ -64,7 +94,7 @@ describe('signgate-linux-x64', () => {
     expect(r.stdout.trim()).toBe(JSON.parse(readFileSync(join(repoRoot, 'package.json'), 'utf8')).version);
   });
 
-  test('check, sign against the service on loopback, verify', async () => {
+  test('serve (with its /docs page) on loopback; check, sign against it, verify', async () => {
     const folder = fixturePath('addin');
     const check = await runExe(['check', '--key', KEY, '--vendor', 'Contoso', folder, '--json']);
     expect(check.status, check.stderr).toBe(0);
@@ -73,14 +103,30 @@ describe('signgate-linux-x64', () => {
 
     const work = mkdtempSync(join(tmpdir(), 'signgate-sea-sign-'));
     const signed = join(work, 'signed');
-    const token = server.token();
-    const sign = await runExe(['sign', '--vendor', 'Contoso', '--key', KEY, '--base-url', server.baseUrl, '--destination-path', signed, '--poll-interval', '50', folder, '--root', folder, '--delete-afterwards', '--json'], {
-      SIGNGATE_ACCESS_TOKEN: token,
-      SIGNGATE_CACHE_DIR: join(work, 'cache'),
-    });
-    expect(sign.status, sign.stderr).toBe(0);
-    expect(sign.stdout + sign.stderr).not.toContain(token);
-    expect(JSON.parse(sign.stdout).summary).toMatchObject({ uploaded: 6, signed: 6, verified: 6, failed: 0 });
+    const dataDir = join(work, 'service');
+    const created = await runExe(['serve', 'token', 'create', '--config', fixturePath('server/sandbox.json'), '--data-dir', dataDir, '--org', 'sandbox', '--user', 'ci']);
+    expect(created.status, created.stderr).toBe(0);
+    const token = created.stdout.trim();
+    const service = await serve(dataDir);
+    try {
+      // The service's documentation page and its script come from the assets carried in the executable.
+      expect((await fetch(`${service.origin}/docs/`)).status).toBe(200);
+      const script = await fetch(`${service.origin}/docs/static/swagger-ui-bundle.js`);
+      expect(script.status).toBe(200);
+      expect((await script.arrayBuffer()).byteLength).toBe(readFileSync(join(repoRoot, 'node_modules', '@fastify', 'swagger-ui', 'static', 'swagger-ui-bundle.js')).length);
+      const sign = await runExe(['sign', '--vendor', 'Contoso', '--key', KEY, '--base-url', service.api, '--destination-path', signed, '--poll-interval', '50', folder, '--root', folder, '--delete-afterwards', '--json'], {
+        SIGNGATE_ACCESS_TOKEN: token,
+        SIGNGATE_CACHE_DIR: join(work, 'cache'),
+      });
+      expect(sign.status, sign.stderr).toBe(0);
+      expect(sign.stdout + sign.stderr).not.toContain(token);
+      expect(JSON.parse(sign.stdout).summary).toMatchObject({ uploaded: 6, signed: 6, verified: 6, failed: 0 });
+    } finally {
+      const exited = service.child.exitCode === null ? once(service.child, 'exit') : Promise.resolve();
+      service.child.kill('SIGTERM');
+      await exited;
+    }
+    expect(readdirSync(service.tmp).filter((n) => n.startsWith('signgate-docs-'))).toEqual([]);
 
     const verify = await runExe(['verify', '--key', KEY, signed, '--json']);
     expect(verify.status, verify.stderr).toBe(0);
