@@ -8,7 +8,8 @@
 //               API assembly is Mono.Security (so that the files referencing it need signing and every rule runs)
 // Figures: steady state (page cache and JIT warm), from disk (page cache dropped before the pass, JIT warm;
 // needs root on Linux), and the first pass of a fresh process. Then the start-up of whole processes, and
-// whole-process scans of `signgate inspect --json` beside tools/srm-oracle on this corpus and the NuGet corpus.
+// whole-process scans of `signgate inspect --json` beside tools/srm-oracle and tools/cecil-anchor (Mono.Cecil +
+// Mono.Security) on this corpus and the NuGet corpus.
 // Usage: npm run bench [-- --corpus DIR] [--repeat N]
 import { execFileSync, spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
@@ -68,6 +69,15 @@ function scanBeside() {
     return;
   }
   const oracle = join(oracleDir, 'bin', 'Release', 'srm-oracle.dll');
+  // Mono.Cecil (NuGet) + Mono.Security (Mono's own): inspect and verify each file in one process.
+  const anchorDir = join(repo, 'tools', 'cecil-anchor');
+  let anchor = null;
+  try {
+    execFileSync('dotnet', ['build', anchorDir, '-c', 'Release', '--nologo', '-v', 'q'], { stdio: 'ignore', env: { ...process.env, MSBUILDDISABLENODEREUSE: '1' } });
+    anchor = join(anchorDir, 'bin', 'Release', 'cecil-anchor.dll');
+  } catch {
+    console.log('Mono.Cecil + Mono.Security anchor: skipped (tools/cecil-anchor needs Mono.Cecil from NuGet and Mono.Security from mono-devel)');
+  }
   const nugetList = join(process.env.SIGNGATE_NUGET_CORPUS ?? join(homedir(), '.cache', 'signgate', 'nuget-corpus'), 'assemblies.txt');
   const corpora = [[corpus, listFiles(corpus).sort()]];
   corpora.push(['NuGet corpus', existsSync(nugetList) ? readFileSync(nugetList, 'utf8').split('\n').filter(Boolean) : null]);
@@ -94,7 +104,7 @@ function scanBeside() {
     const oursInThread = medianOf3(() => timeOne(process.execPath, [bin, 'inspect', '--json', '--threads', '0', ...files]));
     const verify = medianOf3(() => timeOne(process.execPath, [bin, 'verify', ...files]));
     const theirs = medianOf3(() => timeOne('dotnet', [oracle], files.join('\n') + '\n')).seconds;
-    const cecil = cecilAnchor(files);
+    const cecil = anchor && medianOf3(() => timeOne('dotnet', [anchor], files.join('\n') + '\n')).seconds;
     const rss = (r) => (r.rssMb === null ? '' : `, peak RSS ${r.rssMb.toFixed(0)} MB`);
     console.log(`${label} (${files.length} files)`);
     console.log(`  srm-oracle                             ${theirs.toFixed(3)} s  (reads identity, slot, references, attribute types)`);
@@ -106,9 +116,6 @@ function scanBeside() {
     console.log(`  signgate verify                        ${verify.seconds.toFixed(3)} s${rss(verify)}`);
   }
 }
-
-/** tools/cecil-anchor over `files` (median of 3 whole processes), or null without the .NET SDK. Set below. */
-let cecilAnchor = () => null;
 
 const mode = opt('--mode', undefined);
 if (mode) {
