@@ -13,5 +13,11 @@ for (const stream of [process.stdout, process.stderr]) {
   });
 }
 
-const { main } = await import('../dist/cli/main.js');
-process.exitCode = await main(process.argv.slice(2));
+if (process.argv.length === 3 && process.argv[2] === '--version') {
+  // The one answer a build script asks for most: printed without loading the command line (yargs, chalk).
+  const { VERSION } = await import('../dist/core/version.js');
+  process.stdout.write(`${VERSION}\n`);
+} else {
+  const { main } = await import('../dist/cli/main.js');
+  process.exitCode = await main(process.argv.slice(2));
+}

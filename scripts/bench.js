@@ -8,7 +8,8 @@
 //               API assembly is Mono.Security (so that the files referencing it need signing and every rule runs)
 // Figures: steady state (page cache and JIT warm), from disk (page cache dropped before the pass, JIT warm;
 // needs root on Linux), and the first pass of a fresh process. Then the start-up of whole processes, and
-// whole-process scans of `signgate inspect --json` beside tools/srm-oracle on this corpus and the NuGet corpus.
+// whole-process scans of `signgate inspect --json` beside tools/srm-oracle and tools/cecil-anchor (Mono.Cecil +
+// Mono.Security) on this corpus and the NuGet corpus.
 // Usage: npm run bench [-- --corpus DIR] [--repeat N]
 import { execFileSync, spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
@@ -68,18 +69,30 @@ function scanBeside() {
     return;
   }
   const oracle = join(oracleDir, 'bin', 'Release', 'srm-oracle.dll');
+  // Mono.Cecil (NuGet) + Mono.Security (Mono's own): inspect and verify each file in one process.
+  const anchorDir = join(repo, 'tools', 'cecil-anchor');
+  let anchor = null;
+  try {
+    execFileSync('dotnet', ['build', anchorDir, '-c', 'Release', '--nologo', '-v', 'q'], { stdio: 'ignore', env: { ...process.env, MSBUILDDISABLENODEREUSE: '1' } });
+    anchor = join(anchorDir, 'bin', 'Release', 'cecil-anchor.dll');
+  } catch {
+    console.log('Mono.Cecil + Mono.Security anchor: skipped (tools/cecil-anchor needs Mono.Cecil from NuGet and Mono.Security from mono-devel)');
+  }
   const nugetList = join(process.env.SIGNGATE_NUGET_CORPUS ?? join(homedir(), '.cache', 'signgate', 'nuget-corpus'), 'assemblies.txt');
   const corpora = [[corpus, listFiles(corpus).sort()]];
   corpora.push(['NuGet corpus', existsSync(nugetList) ? readFileSync(nugetList, 'utf8').split('\n').filter(Boolean) : null]);
   const bin = fileURLToPath(new URL('../bin/signgate.js', import.meta.url));
+  // Peak RSS of a Node process (worker threads included), reported by the process itself as it exits.
+  const rssProbe = ['--import', `data:text/javascript,process.on('exit',()=>process.stderr.write('\\nmaxrss='+process.resourceUsage().maxRSS))`];
   const timeOne = (cmd, argv, input) => {
     const start = process.hrtime.bigint();
     // inspect exits 3 when a file is unreadable (Mono ships a few on purpose): only a failed start counts.
-    const r = spawnSync(cmd, argv, { input, stdio: ['pipe', 'ignore', 'ignore'] });
+    const r = spawnSync(cmd, cmd === process.execPath ? [...rssProbe, ...argv] : argv, { input, stdio: ['pipe', 'ignore', 'pipe'], maxBuffer: 1 << 26 });
     if (r.error || r.status === null) throw r.error ?? new Error(`${cmd} was killed by ${r.signal}`);
-    return Number(process.hrtime.bigint() - start) / 1e9;
+    const rss = /maxrss=(\d+)/.exec(r.stderr.toString());
+    return { seconds: Number(process.hrtime.bigint() - start) / 1e9, rssMb: rss ? Number(rss[1]) / 1024 : null };
   };
-  const medianOf3 = (run) => [run(), run(), run()].sort((a, b) => a - b)[1];
+  const medianOf3 = (run) => [run(), run(), run()].sort((a, b) => a.seconds - b.seconds)[1];
   console.log('whole-process scans (median of 3), each tool over the same files');
   for (const [label, files] of corpora) {
     if (!files) {
@@ -88,11 +101,19 @@ function scanBeside() {
     }
     const ours = medianOf3(() => timeOne(process.execPath, [bin, 'inspect', '--json', ...files]));
     const oursRead = medianOf3(() => timeOne(process.execPath, [bin, 'inspect', '--json', '--no-verify', ...files]));
-    const theirs = medianOf3(() => timeOne('dotnet', [oracle], files.join('\n') + '\n'));
+    const oursInThread = medianOf3(() => timeOne(process.execPath, [bin, 'inspect', '--json', '--threads', '0', ...files]));
+    const verify = medianOf3(() => timeOne(process.execPath, [bin, 'verify', ...files]));
+    const theirs = medianOf3(() => timeOne('dotnet', [oracle], files.join('\n') + '\n')).seconds;
+    const cecil = anchor && medianOf3(() => timeOne('dotnet', [anchor], files.join('\n') + '\n')).seconds;
+    const rss = (r) => (r.rssMb === null ? '' : `, peak RSS ${r.rssMb.toFixed(0)} MB`);
     console.log(`${label} (${files.length} files)`);
     console.log(`  srm-oracle                             ${theirs.toFixed(3)} s  (reads identity, slot, references, attribute types)`);
-    console.log(`  signgate inspect --json --no-verify    ${oursRead.toFixed(3)} s  = ${(oursRead / theirs).toFixed(2)}x srm-oracle (also decodes attribute arguments)`);
-    console.log(`  signgate inspect --json                ${ours.toFixed(3)} s  = ${(ours / theirs).toFixed(2)}x srm-oracle (and verifies every signature)`);
+    if (cecil) console.log(`  Mono.Cecil + Mono.Security verify      ${cecil.toFixed(3)} s  (tools/cecil-anchor: identity, attributes, references, full signature check)`);
+    console.log(`  signgate inspect --json --no-verify    ${oursRead.seconds.toFixed(3)} s  = ${(oursRead.seconds / theirs).toFixed(2)}x srm-oracle (also decodes attribute arguments)${rss(oursRead)}`);
+    console.log(`  signgate inspect --json                ${ours.seconds.toFixed(3)} s  = ${(ours.seconds / theirs).toFixed(2)}x srm-oracle (and verifies every signature)${rss(ours)}`);
+    if (cecil) console.log(`                                                  = ${(ours.seconds / cecil).toFixed(2)}x Mono.Cecil + Mono.Security (target <= 0.5x)`);
+    console.log(`  signgate inspect --json --threads 0    ${oursInThread.seconds.toFixed(3)} s  (no worker threads)${rss(oursInThread)}`);
+    console.log(`  signgate verify                        ${verify.seconds.toFixed(3)} s${rss(verify)}`);
   }
 }
 

@@ -29,7 +29,7 @@ const PACKAGES: Record<string, readonly string[]> = {
   zip: ['yazl', 'yauzl'],
   server: ['fastify', '@fastify/multipart', '@fastify/swagger', '@fastify/swagger-ui', 'ajv/dist/2020.js', '@fastify/rate-limit', 'pg', 'piscina'],
   'service-client': ['ajv/dist/2020.js'],
-  workflows: ['glob', 'ajv/dist/2020.js', 'jsonc-parser'],
+  workflows: ['glob', 'ajv/dist/2020.js', 'jsonc-parser', 'piscina'],
   cli: ['yargs', 'chalk', 'glob', 'cli-progress'],
 };
 

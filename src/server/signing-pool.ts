@@ -1,10 +1,9 @@
 // A pool of worker threads (piscina) that sign the files of the service's jobs, one per core by default, so
 // that several jobs, and the files of one job, are signed at once while the main thread answers requests.
-import { existsSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
-import { fileURLToPath } from 'node:url';
 import { Piscina } from 'piscina';
 import { UsageError } from '../core/errors.js';
+import { workerModulePath } from '../core/worker-module.js';
 import type { StrongNameKeyFile } from '../strongname/key-blob.js';
 import type { FileSigner } from './sign-file.js';
 import type { SignTask } from './signing-pool-task.js';
@@ -29,18 +28,6 @@ export function checkSigningWorkers(value: number, shownAs: string): number {
   return value;
 }
 
-/**
- * The compiled task module. Run from the TypeScript sources (the tests), the pool runs the compiled task
- * from dist/, which `npm test` builds first.
- */
-function taskFile(): string {
-  const here = fileURLToPath(import.meta.url);
-  if (!here.endsWith('.ts')) return fileURLToPath(new URL('./signing-pool-task.js', import.meta.url));
-  const compiled = fileURLToPath(new URL('../../dist/server/signing-pool-task.js', import.meta.url));
-  if (!existsSync(compiled)) throw new Error(`${compiled} is missing: run \`npm run build\` before starting the service from its sources`);
-  return compiled;
-}
-
 /** Signs in `threads` worker threads; files beyond the free threads wait in the pool's queue. */
 export class SigningPool implements FileSigner {
   private readonly pool: Piscina<SignTask, Uint8Array | undefined>;
@@ -49,7 +36,7 @@ export class SigningPool implements FileSigner {
   constructor(readonly threads: number) {
     if (!Number.isInteger(threads) || threads < 1) throw new RangeError(`a signing pool needs at least one thread, not ${threads}`);
     // Threads start at once and stay: the first job should not wait for a thread to load its code.
-    this.pool = new Piscina({ filename: taskFile(), minThreads: threads, maxThreads: threads, idleTimeout: Number.POSITIVE_INFINITY });
+    this.pool = new Piscina({ filename: workerModulePath(import.meta.url, 'signing-pool-task'), minThreads: threads, maxThreads: threads, idleTimeout: Number.POSITIVE_INFINITY });
     // Enough files of a job in the queue to keep every thread busy, and no more: a deleted job wastes little.
     this.ahead = threads;
   }

@@ -10,3 +10,15 @@ export function loadTrustStore(path: string | undefined): X509Certificate[] | un
   const shown = displayPath(resolve(path));
   return parseTrustStore(readInputFile(resolve(path), shown).toString('utf8'), shown);
 }
+
+/**
+ * `--trust-store` for a scan: the PEM text and its name, checked here (an unreadable store fails before any file
+ * is read) and parsed again in each worker thread.
+ */
+export function loadTrustStoreText(path: string | undefined): { pem: string; shown: string } | undefined {
+  if (!path) return undefined;
+  const shown = displayPath(resolve(path));
+  const pem = readInputFile(resolve(path), shown).toString('utf8');
+  parseTrustStore(pem, shown);
+  return { pem, shown };
+}

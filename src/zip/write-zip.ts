@@ -12,6 +12,11 @@ export interface ZipEntry {
   readonly source: { readonly path: string } | { readonly bytes: Uint8Array };
 }
 
+/** The same bytes as a Buffer, without copying them (yazl takes Buffers only). */
+function asBuffer(bytes: Uint8Array): Buffer {
+  return Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+}
+
 /** A fixed date keeps packages of the same content byte-identical. */
 const FIXED_DATE = new Date(Date.UTC(2000, 0, 1));
 
@@ -25,7 +30,7 @@ export async function writeZip(target: string, entries: readonly ZipEntry[]): Pr
   for (const entry of entries) {
     const options = { mtime: FIXED_DATE, mode: 0o100644 };
     if ('path' in entry.source) zip.addFile(entry.source.path, entry.name, options);
-    else zip.addBuffer(Buffer.from(entry.source.bytes), entry.name, options);
+    else zip.addBuffer(asBuffer(entry.source.bytes), entry.name, options);
   }
   zip.end();
   try {

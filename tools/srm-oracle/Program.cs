@@ -8,27 +8,7 @@ using System.Reflection.Metadata.Ecma335;
 using System.Reflection.PortableExecutable;
 using System.Text.Json;
 
-var paths = args.Length > 0 ? args : ReadLines(Console.In);
-using var stdout = Console.OpenStandardOutput();
-using var buffered = new BufferedStream(stdout, 1 << 16);
-var json = new Utf8JsonWriter(buffered, new JsonWriterOptions { Indented = false });
-var newline = new byte[] { (byte)'\n' };
-foreach (var path in paths)
-{
-    Describe(json, path);
-    json.Flush();
-    json.Reset();
-    buffered.Write(newline);
-}
-buffered.Flush();
-return 0;
-
-static IEnumerable<string> ReadLines(TextReader reader)
-{
-    string? line;
-    while ((line = reader.ReadLine()) != null)
-        if (line.Length > 0) yield return line;
-}
+return JsonLines.Run(args, Describe);
 
 static void Describe(Utf8JsonWriter json, string path)
 {

@@ -1,4 +1,14 @@
+import { numberOption } from '../options.js';
+
 // Options every command has.
 export interface CommonArgs {
   verbose: boolean;
 }
+
+/** --threads of the commands that scan many files (inspect, verify). */
+export const threadsOption = {
+  // A string, so that a wrong value is shown as it was typed (yargs turns a non-number into NaN).
+  type: 'string',
+  coerce: numberOption('threads', { integer: true, min: 0, max: 256 }),
+  describe: 'Worker threads that read the files (default: one per core from 200 files on; 0: none)',
+} as const;

@@ -1,14 +1,15 @@
 // `signgate inspect`: identity, PE kind, CLI flags, strong-name state, attributes and references.
 import type { ArgumentsCamelCase, Argv, CommandModule } from 'yargs';
-import { inspectAssembly, type AssemblyInfo } from '../../strongname/assembly-info.js';
+import type { AssemblyInfo } from '../../strongname/assembly-info.js';
 import type { AttributeValue } from '../../metadata/custom-attribute-value.js';
 import { ExitCode, type ExitCodeValue } from '../exit-codes.js';
-import { expandInputs, readInputFile } from '../../workflows/files.js';
+import { expandInputs } from '../../workflows/files.js';
+import { scanFiles } from '../../workflows/scan.js';
 import type { Io } from '../output.js';
 import { loadKeyMap } from '../../workflows/keys.js';
 import { authenticodeVerdict, describeAuthenticodeVerdict } from '../../authenticode/verdict.js';
-import { loadTrustStore } from '../../workflows/authenticode.js';
-import { type CommonArgs } from './common.js';
+import { loadTrustStoreText } from '../../workflows/authenticode.js';
+import { threadsOption, type CommonArgs } from './common.js';
 
 interface InspectArgs extends CommonArgs {
   inputs: string[];
@@ -16,6 +17,7 @@ interface InspectArgs extends CommonArgs {
   verify: boolean;
   keyMap?: string;
   trustStore?: string;
+  threads?: number;
 }
 
 function formatValue(value: AttributeValue): string {
@@ -72,25 +74,25 @@ export function formatInspectText(info: AssemblyInfo, io: Io): string {
   return lines.join('\n');
 }
 
-export async function runInspect(args: Pick<InspectArgs, 'inputs' | 'json' | 'verify' | 'keyMap' | 'trustStore'>, io: Io): Promise<ExitCodeValue> {
+export async function runInspect(args: Pick<InspectArgs, 'inputs' | 'json' | 'verify' | 'keyMap' | 'threads' | 'trustStore'>, io: Io): Promise<ExitCodeValue> {
   const files = await expandInputs(args.inputs);
   const keyMap = loadKeyMap(args.keyMap);
-  const trustStore = loadTrustStore(args.trustStore);
-  const results: AssemblyInfo[] = [];
-  for (const file of files) {
-    let bytes: Buffer;
-    try {
-      bytes = readInputFile(file.absolutePath, file.displayPath);
-    } catch (error) {
-      const e = error as { code: string; message: string };
-      results.push({ path: file.displayPath, size: 0, managed: false, error: { code: e.code, message: e.message }, pe: null, cli: null, module: null, assembly: null, strongName: null, attributes: [], references: [], authenticode: null });
-      continue;
-    }
-    results.push(inspectAssembly(bytes, file.displayPath, { verify: args.verify, ...(keyMap ? { keyMap } : {}), ...(trustStore ? { authenticode: { trustStore } } : {}) }));
+  const trustStore = loadTrustStoreText(args.trustStore);
+  const records = scanFiles('inspect', files, { verify: args.verify, ...(keyMap ? { keyMap } : {}), ...(trustStore ? { trustStore } : {}), ...(args.threads === undefined ? {} : { threads: args.threads }) });
+  let unreadable = false;
+  // Printed record by record, exactly as one JSON.stringify(records, null, 2) or one joined text would print.
+  let i = 0;
+  if (args.json && files.length === 0) io.out('[]');
+  else if (args.json) io.out('[');
+  for await (const record of records) {
+    unreadable ||= Boolean(record.error);
+    const last = ++i === files.length;
+    if (args.json) io.out(`${JSON.stringify(record, null, 2).replace(/^/gm, '  ')}${last ? '' : ','}`);
+    else io.out(`${formatInspectText(record, io)}${last ? '' : '\n\n'}`);
   }
-  if (args.json) io.out(JSON.stringify(results, null, 2));
-  else io.out(results.map((r) => formatInspectText(r, io)).join('\n\n'));
-  return results.some((r) => r.error) ? ExitCode.Unreadable : ExitCode.Ok;
+  if (args.json && files.length) io.out(']');
+  else if (!args.json && files.length === 0) io.out('');
+  return unreadable ? ExitCode.Unreadable : ExitCode.Ok;
 }
 
 export const inspectCommand = (io: Io, setExit: (code: ExitCodeValue) => void): CommandModule<CommonArgs, InspectArgs> => ({
@@ -104,6 +106,7 @@ export const inspectCommand = (io: Io, setExit: (code: ExitCodeValue) => void): 
       .option('verify', { type: 'boolean', default: true, describe: 'Verify signatures cryptographically (--no-verify reports a non-empty slot as signed, not-verified)' })
       .option('key-map', { type: 'string', describe: "Mono machine.config whose <pubTokenMapping> substitutes keys by token, as Mono's sn does" })
       .option('trust-store', { type: 'string', describe: 'PEM file of trusted root/intermediate certificates: report whether each Authenticode chain reaches one' })
+      .option('threads', threadsOption)
       .example('$0 inspect bin/Release', 'every assembly below bin/Release')
       .example('$0 inspect "out/**/*.dll" --json', 'JSON for a glob') as unknown as Argv<InspectArgs>,
   handler: async (args: ArgumentsCamelCase<InspectArgs>) => setExit(await runInspect(args, io)),

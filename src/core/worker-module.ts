@@ -1,0 +1,18 @@
+// Where the compiled module a worker thread runs lives. Run from the TypeScript sources (as the tests run), the
+// worker runs the same module from dist/, which `npm test` and `npm run build` compile first.
+import { existsSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+
+/**
+ * The path of `name`.js beside the module at `importMetaUrl`, or of its compiled copy in dist/ when that module
+ * is a .ts source.
+ * @throws Error naming the missing file and the build to run
+ */
+export function workerModulePath(importMetaUrl: string, name: string): string {
+  const sibling = fileURLToPath(new URL(`./${name}.js`, importMetaUrl));
+  if (!fileURLToPath(importMetaUrl).endsWith('.ts')) return sibling;
+  const at = Math.max(sibling.lastIndexOf('/src/'), sibling.lastIndexOf('\\src\\'));
+  const compiled = at < 0 ? sibling : `${sibling.slice(0, at + 1)}dist${sibling.slice(at + 4)}`;
+  if (!existsSync(compiled)) throw new Error(`${compiled} is missing: run \`npm run build\` before running signgate from its sources`);
+  return compiled;
+}

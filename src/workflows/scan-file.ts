@@ -1,0 +1,95 @@
+// What `inspect` and `verify` make of one file: the record each prints, read from the file's path. Used in the
+// calling thread or in a scan pool thread (scan-worker.ts) alike, so that both give the same records.
+import type { X509Certificate } from 'node:crypto';
+import { parseTrustStore } from '../authenticode/authenticode.js';
+import { authenticodeOf, type AuthenticodeVerdict } from '../authenticode/verdict.js';
+import { SignGateError } from '../core/errors.js';
+import { inspectAssembly, readModule, type AssemblyInfo } from '../strongname/assembly-info.js';
+import type { PublicKeyInfo } from '../strongname/key-blob.js';
+import { verifyStrongName } from '../strongname/strong-name.js';
+import { readInputFile } from './files.js';
+
+/** A file to scan: where it is, and how the output names it. */
+export interface ScanInput {
+  readonly absolutePath: string;
+  readonly displayPath: string;
+}
+
+/** How files are scanned; plain data, so that it can be handed to a worker thread. */
+export interface ScanSettings {
+  /** inspect: verify signatures cryptographically (default true). */
+  readonly verify?: boolean;
+  /** Keys to verify with instead of the assembly's own, by token (Mono's machine.config map). */
+  readonly keyMap?: ReadonlyMap<string, Uint8Array>;
+  /** verify: the key the signature must be made with. */
+  readonly expectedKey?: PublicKeyInfo;
+  /** verify: check the Authenticode signature too (implied by trustStore). */
+  readonly authenticode?: boolean;
+  /** The PEM text of `--trust-store` and how messages name it: Authenticode chains must reach one of its certificates. */
+  readonly trustStore?: { readonly pem: string; readonly shown: string };
+}
+
+/** The trust store's certificates, parsed once per thread (settings cross to worker threads as plain text). */
+let parsedTrustStore: { pem: string; certificates: X509Certificate[] } | undefined;
+function trustStoreOf(settings: ScanSettings): X509Certificate[] | undefined {
+  if (!settings.trustStore) return undefined;
+  if (parsedTrustStore?.pem !== settings.trustStore.pem) parsedTrustStore = { pem: settings.trustStore.pem, certificates: parseTrustStore(settings.trustStore.pem, settings.trustStore.shown) };
+  return parsedTrustStore.certificates;
+}
+
+/** One line of `signgate verify`. */
+export interface VerifyRecord {
+  path: string;
+  valid: boolean;
+  state: string | null;
+  publicKeyToken: string | null;
+  keyBits: number | null;
+  hashAlgorithm: string | null;
+  reason: string | null;
+  error: { code: string; message: string } | null;
+  /** With --authenticode: the file's Authenticode signature beside its strong name. */
+  authenticode?: AuthenticodeVerdict;
+}
+
+/** The inspect record of one file; a file that cannot be read becomes a record with its error. */
+export function inspectFile(file: ScanInput, settings: ScanSettings = {}): AssemblyInfo {
+  let bytes: Buffer;
+  try {
+    bytes = readInputFile(file.absolutePath, file.displayPath);
+  } catch (error) {
+    const e = error as { code: string; message: string };
+    return { path: file.displayPath, size: 0, managed: false, error: { code: e.code, message: e.message }, pe: null, cli: null, module: null, assembly: null, strongName: null, attributes: [], references: [], authenticode: null };
+  }
+  const trustStore = trustStoreOf(settings);
+  return inspectAssembly(bytes, file.displayPath, { verify: settings.verify ?? true, ...(settings.keyMap ? { keyMap: settings.keyMap } : {}), ...(trustStore ? { authenticode: { trustStore } } : {}) });
+}
+
+/** The verify record of one file; a file that cannot be read or parsed becomes a record with its error. */
+export function verifyFile(file: ScanInput, settings: ScanSettings = {}): VerifyRecord {
+  const trustStore = trustStoreOf(settings);
+  let authenticode: AuthenticodeVerdict | undefined;
+  try {
+    const bytes = readInputFile(file.absolutePath, file.displayPath);
+    if (settings.authenticode || trustStore) authenticode = authenticodeOf(bytes, trustStore ? { trustStore } : {}) ?? undefined;
+    const module = readModule(bytes);
+    const result = verifyStrongName(module, { ...(settings.expectedKey ? { expectedKey: settings.expectedKey } : {}), ...(settings.keyMap ? { keyMap: settings.keyMap } : {}) });
+    return {
+      path: file.displayPath,
+      valid: result.valid,
+      state: result.status.state,
+      publicKeyToken: result.status.publicKeyToken,
+      keyBits: result.status.keyBits,
+      hashAlgorithm: result.status.hashAlgorithm,
+      reason: result.reason,
+      error: null,
+      ...(authenticode ? { authenticode } : {}),
+    };
+  } catch (error) {
+    if (!(error instanceof SignGateError)) throw error;
+    return { path: file.displayPath, valid: false, state: null, publicKeyToken: null, keyBits: null, hashAlgorithm: null, reason: null, error: { code: error.code, message: error.message }, ...(authenticode ? { authenticode } : {}) };
+  }
+}
+
+export const scanners = { inspect: inspectFile, verify: verifyFile } as const;
+export type ScanKind = keyof typeof scanners;
+export type ScanRecord<K extends ScanKind> = ReturnType<(typeof scanners)[K]>;
