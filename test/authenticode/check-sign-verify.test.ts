@@ -89,7 +89,7 @@ describe.skipIf(!hasOsslsigncode)('Authenticode in check, sign and verify', () =
     // In worker threads the trust store crosses as text and gives the same verdicts, in the same order.
     const threaded = runCli(['verify', good, join(pki.dir, 'broken.dll'), '--trust-store', pki.caPem, '--threads', '2', '--json']);
     expect(threaded.status, threaded.stdout.slice(0, 3000) + threaded.stderr).toBe(1);
-    expect((JSON.parse(threaded.stdout) as Array<{ authenticode: { state: string; trusted: boolean | null } }>).map((x) => [x.authenticode.state, x.authenticode.trusted])).toEqual([['valid', true], ['invalid', expect.anything()]]);
+    expect((JSON.parse(threaded.stdout) as Array<{ path: string; authenticode: { state: string; trusted: boolean | null } }>).map((x) => [x.path.split('/').pop(), x.authenticode.state, x.authenticode.trusted])).toEqual([['broken.dll', 'invalid', expect.anything()], ['good.dll', 'valid', true]]);
     const bad = runCli(['verify', good, '--trust-store', join(pki.dir, 'ext.cnf')]);
     expect(bad.status).toBe(3); // unreadable input, as for a bad key file
     expect(bad.stderr).toMatch(/ext\.cnf holds no -----BEGIN CERTIFICATE----- block/);
