@@ -21,6 +21,7 @@ import { UploadNames } from './upload-names.js';
 import { registerRateLimits, type RateLimitSettings } from './rate-limit.js';
 import { archiveBody, registerArchiveRoutes } from './archive.js';
 import { registerExchangePage } from './exchange-page.js';
+import { looksLikeJwt, OidcAuthenticator } from './oidc.js';
 
 export interface BuildServerOptions {
   /** The configuration, or a function that returns the current one (re-read when the file changes). */
@@ -166,10 +167,16 @@ export async function buildServer(options: BuildServerOptions): Promise<FastifyI
   app.get(`${apiPrefix}/openapi.json`, { schema: { hide: true } }, async () => app.swagger());
   registerExchangePage(app, apiPrefix);
 
+  const oidc = new OidcAuthenticator();
   const authenticate = async (request: FastifyRequest) => {
     const header = request.headers.authorization ?? '';
     const match = /^Bearer\s+(\S+)$/i.exec(header);
     if (!match) throw new HttpProblem(401, 'Unauthorized', 'Send a personal access token: Authorization: Bearer <token>.');
+    // A JWT is an OAuth 2.0 access token from the configured OpenID Connect issuer (oidc.ts).
+    if (config().oidc && looksLikeJwt(match[1]!)) {
+      request.principal = await oidc.principal(match[1]!, config(), now());
+      return;
+    }
     const stored = tokens.find(match[1]!);
     if (!stored) throw new HttpProblem(401, 'Unauthorized', 'The access token is not known. Create a new token.');
     if (Date.parse(stored.expiresAt) <= now().getTime()) {

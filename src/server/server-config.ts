@@ -8,6 +8,7 @@ import { UsageError } from '../core/errors.js';
 import { parseStrongNameKeyFile, type StrongNameKeyFile } from '../strongname/key-blob.js';
 import { publicKeyToken } from '../strongname/token.js';
 import { DEFAULT_RATE_LIMITS, type RateLimit, type RateLimitSettings } from './rate-limit.js';
+import type { OidcSettings } from './oidc.js';
 
 export interface ServerConfigFile {
   serviceName?: string;
@@ -16,6 +17,7 @@ export interface ServerConfigFile {
   vendorNamespace?: string;
   limits?: { maxUploadBytes?: number; maxJobsPerOrganization?: number; maxFilesPerJob?: number };
   rateLimits?: { perToken?: RateLimit | false; perAddress?: RateLimit | false; loopback?: boolean };
+  oidc?: { issuer: string; audience: string; organizationClaim?: string; rolesClaim?: string; userClaim?: string; clientId?: string; scopes?: string[] };
   organizations: {
     id: string;
     name?: string;
@@ -48,6 +50,8 @@ export interface ServerConfig {
   readonly maxFilesPerJob: number;
   /** Requests per token and per address (rate-limit.ts); the defaults leave loopback clients unlimited. */
   readonly rateLimits: RateLimitSettings;
+  /** Bearer JWTs from this OpenID Connect issuer are accepted besides personal access tokens (oidc.ts). */
+  readonly oidc?: OidcSettings;
   readonly organizations: ReadonlyMap<string, Organization>;
 }
 
@@ -105,6 +109,19 @@ export function parseServerConfig(raw: unknown, baseDir: string, shownAs = 'serv
       perAddress: raw.rateLimits?.perAddress === false ? null : (raw.rateLimits?.perAddress ?? DEFAULT_RATE_LIMITS.perAddress),
       loopback: raw.rateLimits?.loopback ?? DEFAULT_RATE_LIMITS.loopback,
     },
+    ...(raw.oidc
+      ? {
+          oidc: {
+            issuer: raw.oidc.issuer,
+            audience: raw.oidc.audience,
+            organizationClaim: raw.oidc.organizationClaim ?? 'org',
+            rolesClaim: raw.oidc.rolesClaim ?? 'roles',
+            userClaim: raw.oidc.userClaim ?? 'sub',
+            ...(raw.oidc.clientId ? { clientId: raw.oidc.clientId } : {}),
+            scopes: raw.oidc.scopes ?? ['openid'],
+          },
+        }
+      : {}),
     organizations,
   };
 }
