@@ -21,7 +21,7 @@ import { UploadNames } from './upload-names.js';
 import { registerRateLimits, type RateLimitSettings } from './rate-limit.js';
 import { archiveBody, registerArchiveRoutes } from './archive.js';
 import { registerExchangePage } from './exchange-page.js';
-import { looksLikeJwt, OidcAuthenticator } from './oidc.js';
+import { docsOAuth, looksLikeJwt, OidcAuthenticator } from './oidc.js';
 
 export interface BuildServerOptions {
   /** The configuration, or a function that returns the current one (re-read when the file changes). */
@@ -134,6 +134,9 @@ export async function buildServer(options: BuildServerOptions): Promise<FastifyI
     preservePath: true,
     limits: { fileSize: config().maxUploadBytes + 1, files: config().maxFilesPerJob, fields: 20, fieldSize: 64 * 1024, parts: config().maxFilesPerJob + 20 },
   });
+  // With an OpenID Connect issuer and a public client configured, the documentation page's Authorize button signs
+  // in with the authorization-code flow and PKCE (the issuer's endpoints are read from its discovery document).
+  const oauth = await docsOAuth(config().oidc, app.log);
   await app.register(swagger, {
     openapi: {
       openapi: '3.1.0',
@@ -144,8 +147,8 @@ export async function buildServer(options: BuildServerOptions): Promise<FastifyI
         license: { name: 'MIT', identifier: 'MIT' },
       },
       servers: [{ url: '/' }],
-      components: { securitySchemes: { bearerAuth: { type: 'http', scheme: 'bearer', description: 'Personal access token' } } },
-      security: [{ bearerAuth: [] }],
+      components: { securitySchemes: { bearerAuth: { type: 'http', scheme: 'bearer', description: 'Personal access token' }, ...(oauth ? { oauth2: oauth.scheme } : {}) } },
+      security: [{ bearerAuth: [] }, ...(oauth ? [{ oauth2: oauth.scopes }] : [])],
       tags: [
         { name: 'licenses', description: "The organization's license options: which <optionId>_public.snk it may delay-sign with" },
         { name: 'assemblies', description: 'Signing jobs: upload, status, result package, deletion' },
@@ -162,7 +165,7 @@ export async function buildServer(options: BuildServerOptions): Promise<FastifyI
     },
   });
   // validatorUrl null: the page must not call the public validator (no network beyond this service).
-  await app.register(swaggerUi, { routePrefix: '/docs', uiConfig: { persistAuthorization: false, tryItOutEnabled: true, validatorUrl: null } });
+  await app.register(swaggerUi, { routePrefix: '/docs', uiConfig: { persistAuthorization: false, tryItOutEnabled: true, validatorUrl: null }, ...(oauth ? { initOAuth: oauth.initOAuth } : {}) });
 
   app.get(`${apiPrefix}/openapi.json`, { schema: { hide: true } }, async () => app.swagger());
   registerExchangePage(app, apiPrefix);

@@ -89,3 +89,40 @@ export class OidcAuthenticator {
     return { organization, user };
   }
 }
+
+/** The OpenAPI oauth2 security scheme with the authorization-code flow. */
+export interface OAuthScheme {
+  readonly type: 'oauth2';
+  readonly description: string;
+  readonly flows: { readonly authorizationCode: { readonly authorizationUrl: string; readonly tokenUrl: string; readonly scopes: Record<string, string> } };
+}
+
+/**
+ * What the documentation page needs for its Authorize button: the OpenAPI oauth2 scheme (authorization code) with
+ * the issuer's endpoints, and swagger-ui's initOAuth (the public client, PKCE). Undefined without a configured
+ * client, or when the issuer cannot be reached at start (logged; bearer tokens are still accepted).
+ */
+export async function docsOAuth(
+  oidc: OidcSettings | undefined,
+  log: { warn: (o: object, m: string) => void },
+): Promise<{ scheme: OAuthScheme; scopes: string[]; initOAuth: Record<string, unknown> } | undefined> {
+  if (!oidc?.clientId) return undefined;
+  let metadata: IssuerMetadata;
+  try {
+    metadata = await discoverIssuer(oidc.issuer);
+  } catch (error) {
+    log.warn({ issuer: oidc.issuer, err: { message: (error as Error).message } }, 'the OpenID Connect issuer cannot be reached: the documentation page offers personal access tokens only');
+    return undefined;
+  }
+  if (!metadata.authorization_endpoint || !metadata.token_endpoint) return undefined;
+  const scopes = [...oidc.scopes];
+  return {
+    scheme: {
+      type: 'oauth2' as const,
+      description: `Sign in at ${oidc.issuer} (authorization code with PKCE)`,
+      flows: { authorizationCode: { authorizationUrl: metadata.authorization_endpoint, tokenUrl: metadata.token_endpoint, scopes: Object.fromEntries(scopes.map((s) => [s, s])) } },
+    },
+    scopes,
+    initOAuth: { clientId: oidc.clientId, usePkceWithAuthorizationCodeGrant: true, scopes },
+  };
+}

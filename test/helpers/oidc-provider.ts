@@ -57,14 +57,6 @@ export async function startIssuer(redirectUris: string[] = ['http://127.0.0.1/un
       const who = t.accountId ?? t.clientId ?? '';
       return { ...(CLAIMS[who] ?? {}), ...(t.accountId ? {} : { sub: who }) };
     },
-    loadExistingGrant: async (ctx) => {
-      // The docs client is first-party: grant what it asks for without a consent screen.
-      const grant = new ctx.oidc.provider.Grant({ clientId: ctx.oidc.client!.clientId, accountId: ctx.oidc.session!.accountId! });
-      grant.addOIDCScope('openid');
-      grant.addResourceScope(AUDIENCE, 'sign');
-      await grant.save();
-      return grant;
-    },
   });
   server.on('request', provider.callback());
   return {
