@@ -25,6 +25,7 @@ import { registerRateLimits, type RateLimitSettings } from './rate-limit.js';
 import { registerHealth } from './health.js';
 import { archiveBody, registerArchiveRoutes } from './archive.js';
 import { registerExchangePage } from './exchange-page.js';
+import { docsOAuth, looksLikeJwt, OidcAuthenticator } from './oidc.js';
 
 export interface BuildServerOptions {
   /** The configuration, or a function that returns the current one (re-read when the file changes). */
@@ -152,6 +153,9 @@ export async function buildServer(options: BuildServerOptions): Promise<FastifyI
     preservePath: true,
     limits: { fileSize: config().maxUploadBytes + 1, files: config().maxFilesPerJob, fields: 20, fieldSize: 64 * 1024, parts: config().maxFilesPerJob + 20 },
   });
+  // With an OpenID Connect issuer and a public client configured, the documentation page's Authorize button signs
+  // in with the authorization-code flow and PKCE (the issuer's endpoints are read from its discovery document).
+  const oauth = await docsOAuth(config().oidc, app.log);
   await app.register(swagger, {
     openapi: {
       openapi: '3.1.0',
@@ -162,8 +166,8 @@ export async function buildServer(options: BuildServerOptions): Promise<FastifyI
         license: { name: 'MIT', identifier: 'MIT' },
       },
       servers: [{ url: '/' }],
-      components: { securitySchemes: { bearerAuth: { type: 'http', scheme: 'bearer', description: 'Personal access token' } } },
-      security: [{ bearerAuth: [] }],
+      components: { securitySchemes: { bearerAuth: { type: 'http', scheme: 'bearer', description: 'Personal access token' }, ...(oauth ? { oauth2: oauth.scheme } : {}) } },
+      security: [{ bearerAuth: [] }, ...(oauth ? [{ oauth2: oauth.scopes }] : [])],
       tags: [
         { name: 'licenses', description: "The organization's license options: which <optionId>_public.snk it may delay-sign with" },
         { name: 'assemblies', description: 'Signing jobs: upload, status, result package, deletion' },
@@ -183,16 +187,22 @@ export async function buildServer(options: BuildServerOptions): Promise<FastifyI
   });
   app.addSchema(S.problemSchema);
   // validatorUrl null: the page must not call the public validator (no network beyond this service).
-  await app.register(swaggerUi, { routePrefix: '/docs', uiConfig: { persistAuthorization: false, tryItOutEnabled: true, validatorUrl: null } });
+  await app.register(swaggerUi, { routePrefix: '/docs', uiConfig: { persistAuthorization: false, tryItOutEnabled: true, validatorUrl: null }, ...(oauth ? { initOAuth: oauth.initOAuth } : {}) });
 
   registerHealth(app, { role, ready: () => store.ping() });
   app.get(`${apiPrefix}/openapi.json`, { schema: { hide: true } }, async () => app.swagger());
   registerExchangePage(app, apiPrefix);
 
+  const oidc = new OidcAuthenticator();
   const authenticate = async (request: FastifyRequest) => {
     const header = request.headers.authorization ?? '';
     const match = /^Bearer\s+(\S+)$/i.exec(header);
     if (!match) throw new HttpProblem(401, 'Unauthorized', 'Send a personal access token: Authorization: Bearer <token>.');
+    // A JWT is an OAuth 2.0 access token from the configured OpenID Connect issuer (oidc.ts).
+    if (config().oidc && looksLikeJwt(match[1]!)) {
+      request.principal = await oidc.principal(match[1]!, config(), now());
+      return;
+    }
     const stored = await tokens.find(match[1]!);
     if (!stored) throw new HttpProblem(401, 'Unauthorized', 'The access token is not known. Create a new token.');
     if (stored.revokedAt) throw new HttpProblem(401, 'Unauthorized', `The access token was revoked on ${stored.revokedAt}. Create a new token.`);

@@ -8,6 +8,7 @@ import { UsageError } from '../core/errors.js';
 import { parseStrongNameKeyFile, type StrongNameKeyFile } from '../strongname/key-blob.js';
 import { publicKeyToken } from '../strongname/token.js';
 import { DEFAULT_RATE_LIMITS, type RateLimit, type RateLimitSettings } from './rate-limit.js';
+import type { OidcSettings } from './oidc.js';
 
 export interface ServerConfigFile {
   serviceName?: string;
@@ -17,6 +18,7 @@ export interface ServerConfigFile {
   signingWorkers?: number;
   limits?: { maxUploadBytes?: number; maxJobsPerOrganization?: number; maxFilesPerJob?: number };
   rateLimits?: { perToken?: RateLimit | false; perAddress?: RateLimit | false; loopback?: boolean };
+  oidc?: { issuer: string; audience: string; organizationClaim?: string; rolesClaim?: string; userClaim?: string; clientId?: string; scopes?: string[] };
   organizations: {
     id: string;
     name?: string;
@@ -51,6 +53,8 @@ export interface ServerConfig {
   readonly rateLimits: RateLimitSettings;
   /** Signing threads (read at start); undefined: one per core. */
   readonly signingWorkers: number | undefined;
+  /** Bearer JWTs from this OpenID Connect issuer are accepted besides personal access tokens (oidc.ts). */
+  readonly oidc?: OidcSettings;
   readonly organizations: ReadonlyMap<string, Organization>;
 }
 
@@ -109,6 +113,19 @@ export function parseServerConfig(raw: unknown, baseDir: string, shownAs = 'serv
       loopback: raw.rateLimits?.loopback ?? DEFAULT_RATE_LIMITS.loopback,
     },
     signingWorkers: raw.signingWorkers,
+    ...(raw.oidc
+      ? {
+          oidc: {
+            issuer: raw.oidc.issuer,
+            audience: raw.oidc.audience,
+            organizationClaim: raw.oidc.organizationClaim ?? 'org',
+            rolesClaim: raw.oidc.rolesClaim ?? 'roles',
+            userClaim: raw.oidc.userClaim ?? 'sub',
+            ...(raw.oidc.clientId ? { clientId: raw.oidc.clientId } : {}),
+            scopes: raw.oidc.scopes ?? ['openid'],
+          },
+        }
+      : {}),
     organizations,
   };
 }

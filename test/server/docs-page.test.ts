@@ -2,7 +2,7 @@
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Browser } from 'playwright-core';
-import { hasChromium, launchChromium } from '../helpers/browser.js';
+import { hasChromium, launchChromium, tryLicenses } from '../helpers/browser.js';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { repoRoot } from '../helpers/fixtures.js';
 import { startServer, type TestServer } from '../helpers/server.js';
@@ -39,19 +39,10 @@ describe.skipIf(!hasChromium)('the /docs page in headless Chromium', () => {
     await page.locator('.modal-ux button.btn-done').click();
 
     // Try GET /licenses.
-    const operation = page.locator('.opblock-get', { has: page.locator('.opblock-summary-path', { hasText: /\/licenses$/ }) });
-    await operation.locator('.opblock-summary').click();
-    // tryItOutEnabled opens "Try it out" already; click it only when it did not.
-    const execute = operation.locator('button.execute');
-    await operation.locator('.opblock-body').waitFor();
-    if (!(await execute.isVisible())) await operation.locator('button.try-out__btn').click();
-    await execute.click();
-    const body = operation.locator('.responses-wrapper .live-responses-table .response-col_description pre').first();
-    await body.waitFor();
-    const text = await body.innerText();
+    const { status, body: text } = await tryLicenses(page);
     expect(text).toContain('12345');
     expect(text).toContain('67890');
-    expect(await operation.locator('.live-responses-table .response .response-col_status').first().innerText()).toContain('200');
+    expect(status).toContain('200');
 
     mkdirSync(join(repoRoot, 'out'), { recursive: true });
     await page.screenshot({ path: join(repoRoot, 'out', 'docs-page.png'), fullPage: false });

@@ -1,0 +1,61 @@
+// OAuth 2.0 bearer tokens from a real OpenID Connect provider (oidc-provider) on 127.0.0.1, validated by the
+// service with jose against the provider's published keys; personal access tokens keep working beside them.
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { AUDIENCE, startIssuer, type TestIssuer } from '../helpers/oidc-provider.js';
+import { api, sandboxConfig, startServer, type TestServer } from '../helpers/server.js';
+
+let issuer: TestIssuer;
+let other: TestIssuer;
+let server: TestServer;
+beforeAll(async () => {
+  issuer = await startIssuer();
+  other = await startIssuer();
+  server = await startServer({ config: sandboxConfig((c) => (c.oidc = { issuer: issuer.issuer, audience: AUDIENCE })) });
+}, 30_000);
+afterAll(async () => {
+  await server?.close();
+  await issuer?.close();
+  await other?.close();
+});
+
+const licenses = (token: string) => api(server, '/licenses', token);
+
+describe('bearer JWTs from the configured issuer', () => {
+  test('a token with the organization and the role User lists the licenses', async () => {
+    const token = await issuer.token('ci');
+    expect(token.split('.')).toHaveLength(3);
+    const res = await licenses(token);
+    expect(res.status).toBe(200);
+    expect((await res.json()).map((l: { optionId: number }) => l.optionId)).toContain(12345);
+  });
+
+  test('refused: expired, from another issuer, without the role, for another organization', async () => {
+    const expired = await issuer.token('short');
+    await new Promise((r) => setTimeout(r, 2100));
+    const cases: [string, number, RegExp][] = [
+      [expired, 401, /^The access token expired at \d{4}-\d\d-\d\dT/],
+      [await other.token('ci'), 401, new RegExp(`^The access token was not issued by ${issuer.issuer.replace(/[.]/g, '\\.')} \\(ERR_JWKS_NO_MATCHING_KEY\\)`)],
+      [await issuer.token('norole'), 403, /does not hold the role User/],
+      [await issuer.token('otherorg'), 403, /organization "elsewhere" \(claim "org"\), which this service does not serve/],
+    ];
+    for (const [token, status, detail] of cases) {
+      const res = await licenses(token);
+      const body = await res.json();
+      expect(res.status, body.detail).toBe(status);
+      expect(body.detail).toMatch(detail);
+      expect(JSON.stringify(body)).not.toContain(token);
+    }
+  }, 20_000);
+
+  test('a token for another audience is refused; personal access tokens still work', async () => {
+    server.setConfig(sandboxConfig((c) => (c.oidc = { issuer: issuer.issuer, audience: 'https://another-api.test' })));
+    try {
+      const res = await licenses(await issuer.token('ci'));
+      expect(res.status).toBe(401);
+      expect((await res.json()).detail).toContain('"aud" claim');
+    } finally {
+      server.setConfig(sandboxConfig((c) => (c.oidc = { issuer: issuer.issuer, audience: AUDIENCE })));
+    }
+    expect((await licenses(server.token())).status).toBe(200);
+  });
+});
