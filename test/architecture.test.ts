@@ -25,7 +25,7 @@ const PACKAGES: Record<string, readonly string[]> = {
   pe: ['pe-library'],
   report: ['chalk'],
   zip: ['yazl', 'yauzl'],
-  server: ['fastify', '@fastify/multipart', '@fastify/swagger', '@fastify/swagger-ui', 'ajv/dist/2020.js', 'pg'],
+  server: ['fastify', '@fastify/multipart', '@fastify/swagger', '@fastify/swagger-ui', 'ajv/dist/2020.js', 'pg', '@aws-sdk/client-s3'],
   'service-client': ['ajv/dist/2020.js'],
   workflows: ['glob', 'ajv/dist/2020.js', 'jsonc-parser'],
   cli: ['yargs', 'chalk', 'glob', 'cli-progress'],

@@ -27,6 +27,7 @@ interface ServeArgs extends CommonArgs {
   idleTimeout: number;
   requestTimeout: number;
   database?: string;
+  blobStore?: string;
   role: NodeRole;
   leaseTimeout: number;
 }
@@ -67,6 +68,7 @@ export async function runServe(args: ServeArgs, io: Io): Promise<ExitCodeValue> 
   if (!Number.isFinite(args.leaseTimeout) || args.leaseTimeout <= 0) throw new UsageError(`--lease-timeout ${args.leaseTimeout} is not a positive number of seconds`, 'Pass a lease in seconds, for example 30.');
   const app = await buildServer({
     ...(database ? { database } : {}),
+    ...(args.blobStore ? { blobStore: args.blobStore } : {}),
     role: args.role,
     leaseMs: args.leaseTimeout * 1000,
     config: watched.current,
@@ -76,7 +78,7 @@ export async function runServe(args: ServeArgs, io: Io): Promise<ExitCodeValue> 
     timeouts: { idleMs: args.idleTimeout * 1000, requestMs: args.requestTimeout * 1000 },
   });
   const address = await app.listen({ port: args.port, host: args.host });
-  const where = `data in ${resolve(args.dataDir)}${database ? `, state in ${describeDatabase(database)}` : ''}`;
+  const where = `data in ${resolve(args.dataDir)}${database ? `, state in ${describeDatabase(database)}` : ''}${args.blobStore ? `, files in ${args.blobStore.split('?')[0]}` : ''}`;
   if (args.role === 'worker') io.err(`signgate serve: signing worker, health at ${address}/healthz (${where})`);
   else io.err(`signgate serve: API at ${address}${app.signgate.apiPrefix}, documentation at ${address}/docs (${where}${args.role === 'api' ? '; signs nothing: run workers' : ''})`);
   await new Promise<void>((done) => {
@@ -231,6 +233,7 @@ const runCommand = (io: Io, setExit: (code: ExitCodeValue) => void): CommandModu
       .option('idle-timeout', { type: 'number', default: DEFAULT_IDLE_TIMEOUT_MS / 1000, coerce: numberOption('idle-timeout', { min: 0.001 }), describe: 'Seconds an upload may send nothing before it is answered 408 and closed' })
       .option('request-timeout', { type: 'number', default: DEFAULT_REQUEST_TIMEOUT_MS / 1000, coerce: numberOption('request-timeout', { min: 0.001 }), describe: 'Seconds a whole request may take to arrive' })
       .option('database', databaseOption)
+      .option('blob-store', { type: 'string', describe: 'With --database: job files in S3-compatible object storage, s3://bucket/prefix?endpoint=URL&region=NAME (credentials: AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY or a profile)' })
       .option('role', { type: 'string', choices: NODE_ROLES, default: 'all', describe: 'api: accept, list and serve jobs; worker: sign queued jobs; all: both (api and worker need --database)' })
       .option('lease-timeout', { type: 'number', default: DEFAULT_LEASE_MS / 1000, coerce: numberOption('lease-timeout', { min: 0.1 }), describe: 'With --database: seconds after which the job of a worker (or the upload of an API node) that stopped answering is taken over' })
       .example('$0 serve --config server.json --data-dir /var/lib/signgate --port 8443', 'run the service')

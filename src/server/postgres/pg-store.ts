@@ -3,15 +3,18 @@
 // API processes upload at once. The queue is a job table read with FOR UPDATE SKIP LOCKED: a worker leases a
 // job and renews the lease while it signs; a job whose lease ran out (its worker died) is taken by another
 // worker. Every write of a worker is fenced by its lease, so a worker that lost its job can never make its
-// result visible. Job files stay in the data directory, which every node shares.
+// result visible. Job files are in the data directory, which every node then shares, or in object storage
+// (`blobs`): then a node's data directory holds only the uploads it receives and the jobs it signs, meanwhile.
 import { randomUUID } from 'node:crypto';
-import { mkdirSync } from 'node:fs';
+import { createReadStream, mkdirSync, rmSync } from 'node:fs';
+import type { Readable } from 'node:stream';
 import { mkdir, rename, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { FastifyBaseLogger } from 'fastify';
 import type { Pool, PoolClient } from 'pg';
 import { moveToTrash, type JobFile, type JobRecord, type JobSummary, type PendingJob } from '../job-store.js';
-import type { JobStateStore } from '../store.js';
+import type { S3Blobs } from '../s3-blobs.js';
+import { DEFAULT_RESULT_FILE, type JobProgressSink, type JobStateStore } from '../store.js';
 
 /** A worker's write was refused: another worker holds the job now, or it was deleted. */
 export class LeaseLost extends Error {
@@ -53,6 +56,8 @@ export interface PgJobStoreOptions {
   /** How long a lease (an upload in flight, a job being signed) lasts without being renewed. */
   readonly leaseMs: number;
   readonly log: FastifyBaseLogger;
+  /** Job files in S3-compatible object storage instead of the shared data directory. */
+  readonly blobs?: S3Blobs | undefined;
 }
 
 export class PgJobStore implements JobStateStore {
@@ -70,7 +75,9 @@ export class PgJobStore implements JobStateStore {
   ) {
     this.jobsDir = join(options.dataDir, 'jobs');
     this.tmpDir = join(options.dataDir, 'tmp');
-    // Nothing is cleared here: other nodes share these folders. Uploads of dead nodes go in sweep().
+    // With object storage the data directory is this node's own scratch space: what a crash left there goes.
+    // Without it, other nodes share these folders and nothing is cleared here (sweep() removes dead uploads).
+    if (options.blobs) for (const dir of [this.tmpDir, join(options.dataDir, 'work')]) rmSync(dir, { recursive: true, force: true });
     mkdirSync(this.jobsDir, { recursive: true });
     mkdirSync(this.tmpDir, { recursive: true });
   }
@@ -104,6 +111,7 @@ export class PgJobStore implements JobStateStore {
       `SELECT organization, id FROM signgate_jobs WHERE state = 'uploading' AND lease_until < now() ORDER BY lease_until LIMIT 100`,
     );
     for (const r of rows) {
+      await this.options.blobs?.removePrefix(this.options.blobs.key(r.organization, r.id));
       await rm(this.pendingDir(r.organization, r.id), { recursive: true, force: true });
       await rm(this.jobDir(r.organization, r.id), { recursive: true, force: true });
       await this.pool.query(`DELETE FROM signgate_jobs WHERE organization = $1 AND id = $2 AND state = 'uploading' AND lease_until < now()`, [r.organization, r.id]);
@@ -161,6 +169,7 @@ export class PgJobStore implements JobStateStore {
     this.uploads--;
     await rm(pending.dir, { recursive: true, force: true });
     await rm(this.jobDir(pending.organization, pending.id), { recursive: true, force: true }); // renamed there by a commit that failed
+    await this.options.blobs?.removePrefix(this.options.blobs.key(pending.organization, pending.id));
     await this.pool.query(`DELETE FROM signgate_jobs WHERE organization = $1 AND id = $2 AND state = 'uploading'`, [pending.organization, pending.id]);
   }
 
@@ -174,6 +183,8 @@ export class PgJobStore implements JobStateStore {
     await mkdir(join(this.jobsDir, pending.organization), { recursive: true });
     await rename(pending.dir, target);
     // From here the job's files are in its folder: an upload whose lease ran out loses them there (sweep()).
+    const blobs = this.options.blobs;
+    if (blobs) await blobs.putFolder(join(target, 'uploads'), blobs.key(pending.organization, pending.id, 'uploads/'));
     const { rowCount } = await this.pool.query(
       `UPDATE signgate_jobs SET state = 'queued', created_at = $3, comment = $4, files = $5, lease_owner = NULL, lease_until = NULL
        WHERE organization = $1 AND id = $2 AND state = 'uploading' AND lease_owner = $6`,
@@ -181,9 +192,11 @@ export class PgJobStore implements JobStateStore {
     );
     if (rowCount !== 1) {
       await rm(target, { recursive: true, force: true });
+      await blobs?.removePrefix(blobs.key(pending.organization, pending.id));
       throw new Error(`the upload of job ${pending.id} outlived its lease and was removed`);
     }
     this.uploads--;
+    if (blobs) await rm(target, { recursive: true, force: true }); // in the bucket now: the workers take it from there
     // Wakes the workers at once; without it they find the job at their next poll.
     await this.pool.query(`SELECT pg_notify('signgate_jobs', '')`).catch(() => {});
   }
@@ -259,6 +272,7 @@ export class PgJobStore implements JobStateStore {
     if (rowCount !== 1) return false;
     const trash = await moveToTrash(this.tmpDir, this.jobDir(organization, id), id);
     if (trash) await rm(trash, { recursive: true, force: true });
+    await this.options.blobs?.removePrefix(this.options.blobs.key(organization, id));
     return true;
   }
 
@@ -270,11 +284,46 @@ export class PgJobStore implements JobStateStore {
     return join(this.jobsDir, organization, id);
   }
 
+  async openResult(record: JobRecord): Promise<Readable> {
+    const name = record.resultFile ?? DEFAULT_RESULT_FILE;
+    const blobs = this.options.blobs;
+    return blobs ? blobs.open(blobs.key(record.organization, record.id, name)) : createReadStream(join(this.jobDir(record.organization, record.id), name));
+  }
+
+  /**
+   * Where `owner` signs a job it leased, and how its progress is written: through the lease, and with object
+   * storage in a scratch folder of its own that holds the uploads, whose result package goes into the bucket
+   * before the job is marked finished. `done()` removes the scratch folder.
+   */
+  async workOn(record: JobRecord, owner: string): Promise<JobProgressSink & { done(): Promise<void> }> {
+    const blobs = this.options.blobs;
+    if (!blobs) return { jobDir: (o, i) => this.jobDir(o, i), save: (r) => this.saveLeased(r, owner), done: async () => {} };
+    const scratch = join(this.options.dataDir, 'work', owner, record.organization, record.id);
+    await rm(scratch, { recursive: true, force: true });
+    await blobs.getFolder(blobs.key(record.organization, record.id, 'uploads/'), join(scratch, 'uploads'));
+    return {
+      jobDir: () => scratch,
+      save: async (r) => {
+        const resultKey = r.processingFinished && r.resultFile ? blobs.key(r.organization, r.id, r.resultFile) : undefined;
+        if (resultKey) await blobs.putFile(join(scratch, r.resultFile!), resultKey);
+        try {
+          await this.saveLeased(r, owner);
+        } catch (error) {
+          if (resultKey) await blobs.remove(resultKey).catch(() => {}); // never visible: another worker holds the job, or it was deleted
+          throw error;
+        }
+      },
+      done: () => rm(join(this.options.dataDir, 'work', owner), { recursive: true, force: true }),
+    };
+  }
+
   async ping(): Promise<void> {
     await this.pool.query('SELECT 1');
+    await this.options.blobs?.ping();
   }
 
   async close(): Promise<void> {
+    this.options.blobs?.close();
     for (const t of this.timers) clearInterval(t);
     await this.pool.end();
   }
