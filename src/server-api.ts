@@ -3,3 +3,10 @@
 export { buildServer, type BuildServerOptions, type Principal } from './server/app.js';
 export { parseServerConfig, watchServerConfigFile, USER_ROLE, DEFAULT_SERVICE_NAME, type ServerConfig, type ServerConfigFile, type Organization, type License } from './server/server-config.js';
 export { TokenStore, hashToken, type StoredToken } from './server/token-store.js';
+export { type JobStateStore, type JobWorker, type NodeRole, NODE_ROLES } from './server/store.js';
+export { type TokenKeeper, type CreatedToken, type RevokeSelector } from './server/token-store.js';
+export { openStores, openDatabase, describeDatabase, DEFAULT_LEASE_MS, type StoreOptions, type Stores } from './server/open-stores.js';
+export { PgJobStore, LeaseLost, MAX_ATTEMPTS } from './server/postgres/pg-store.js';
+export { PgTokenStore } from './server/postgres/pg-tokens.js';
+export { MIGRATIONS, migrate, type Migration } from './server/postgres/migrations.js';
+export { S3Blobs, parseBlobStoreUrl, type S3BlobOptions } from './server/s3-blobs.js';

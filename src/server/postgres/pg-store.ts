@@ -186,7 +186,7 @@ export class PgJobStore implements JobStateStore {
     const blobs = this.options.blobs;
     if (blobs) await blobs.putFolder(join(target, 'uploads'), blobs.key(pending.organization, pending.id, 'uploads/'));
     const { rowCount } = await this.pool.query(
-      `UPDATE signgate_jobs SET state = 'queued', created_at = $3, comment = $4, files = $5, lease_owner = NULL, lease_until = NULL
+      `UPDATE signgate_jobs SET state = 'queued', created_at = $3, comment = $4, files = $5, file_count = jsonb_array_length($5), lease_owner = NULL, lease_until = NULL
        WHERE organization = $1 AND id = $2 AND state = 'uploading' AND lease_owner = $6`,
       [pending.organization, pending.id, record.createdAt, record.comment, JSON.stringify(record.assemblies), this.node],
     );
@@ -258,12 +258,14 @@ export class PgJobStore implements JobStateStore {
   }
 
   async list(organization: string, page: { offset?: number; limit?: number } = {}): Promise<JobSummary[]> {
-    const { rows } = await this.pool.query<{ id: string; comment: string | null; created_at: Date; state: string; file_count: number }>(
-      `SELECT id, comment, created_at, state, jsonb_array_length(files) AS file_count FROM signgate_jobs
-       WHERE organization = $1 AND state <> 'uploading' ORDER BY created_at, id OFFSET $2 LIMIT $3`,
+    // The time as ISO text from the server (the same text toISOString() gives): no Date per row.
+    const { rows } = await this.pool.query<JobSummary>(
+      `SELECT id, comment, to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS "createdAt",
+              state = 'finished' AS "processingFinished", file_count AS "fileCount"
+       FROM signgate_jobs WHERE organization = $1 AND state <> 'uploading' ORDER BY created_at, id OFFSET $2 LIMIT $3`,
       [organization, page.offset ?? 0, page.limit ?? null],
     );
-    return rows.map((r) => ({ id: r.id, comment: r.comment, createdAt: r.created_at.toISOString(), processingFinished: r.state === 'finished', fileCount: r.file_count }));
+    return rows;
   }
 
   async delete(organization: string, id: string): Promise<boolean> {
