@@ -9,4 +9,5 @@ export { openStores, openDatabase, describeDatabase, DEFAULT_LEASE_MS, type Stor
 export { PgJobStore, LeaseLost, MAX_ATTEMPTS } from './server/postgres/pg-store.js';
 export { PgTokenStore } from './server/postgres/pg-tokens.js';
 export { MIGRATIONS, migrate, type Migration } from './server/postgres/migrations.js';
-export { S3Blobs, parseBlobStoreUrl, type S3BlobOptions } from './server/s3-blobs.js';
+// S3Blobs itself is imported from its module by the nodes that use it: the AWS SDK is large.
+export type { S3Blobs, S3BlobOptions } from './server/s3-blobs.js';

@@ -9,7 +9,7 @@ import { PgTokenStore } from './postgres/pg-tokens.js';
 import { PgQueueWorker } from './postgres/queue-worker.js';
 import type { ServerConfig } from './server-config.js';
 import { SigningWorker } from './signing-worker.js';
-import { parseBlobStoreUrl, S3Blobs } from './s3-blobs.js';
+import type { S3Blobs } from './s3-blobs.js';
 import { NO_WORKER, type JobStateStore, type JobWorker, type NodeRole } from './store.js';
 import { TokenStore, type TokenKeeper } from './token-store.js';
 
@@ -60,7 +60,12 @@ export async function openDatabase(database: string): Promise<pg.Pool> {
 
 export async function openStores(options: StoreOptions): Promise<Stores> {
   const role = options.role ?? 'all';
-  const blobs = options.blobStore ? new S3Blobs(parseBlobStoreUrl(options.blobStore)) : undefined;
+  // The AWS SDK is loaded only by nodes that use object storage.
+  let blobs: S3Blobs | undefined;
+  if (options.blobStore) {
+    const s3 = await import('./s3-blobs.js');
+    blobs = new s3.S3Blobs(s3.parseBlobStoreUrl(options.blobStore));
+  }
   if (!options.database) {
     if (role !== 'all') throw new UsageError(`--role ${role} needs --database`, 'Separate API and worker nodes share their jobs through PostgreSQL: pass --database postgres://…, or run --role all.');
     if (options.blobStore) throw new UsageError('--blob-store needs --database', 'Object storage is for several nodes, which share their jobs through PostgreSQL: pass --database postgres://… as well.');
