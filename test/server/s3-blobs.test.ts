@@ -1,7 +1,7 @@
 // Job files in S3-compatible object storage: an API process and a worker process that share no folder, only the
 // PostgreSQL database and a bucket. The bucket is served by s3rver (npm), an S3 emulation on loopback that
-// speaks the S3 REST protocol the AWS SDK uses; it does not check signatures' scope, multipart-upload limits,
-// versioning, object locks, server-side encryption or eventual consistency.
+// speaks the S3 REST protocol the AWS SDK uses and checks SigV4 signatures; it has no IAM policies,
+// multipart-upload limits, versioning, object locks or server-side encryption (docs/deploy.md).
 import { existsSync, mkdtempSync, readdirSync, writeFileSync } from 'node:fs';
 import { request } from 'node:http';
 import { tmpdir } from 'node:os';
