@@ -66,7 +66,8 @@ export class PgJobStore implements JobStateStore {
   private readonly tmpDir: string;
   /** This process, as the owner of its upload leases. */
   readonly node = `${process.pid}-${randomUUID()}`;
-  private uploads = 0;
+  /** Uploads this node is receiving (job ids): their leases are renewed; only these can be abandoned. */
+  private readonly uploads = new Set<string>();
   private readonly timers: NodeJS.Timeout[] = [];
 
   constructor(
@@ -90,7 +91,7 @@ export class PgJobStore implements JobStateStore {
   start(sweep: boolean): void {
     const every = Math.max(50, Math.floor(this.options.leaseMs / 3));
     const renew = setInterval(() => {
-      if (this.uploads === 0) return;
+      if (this.uploads.size === 0) return;
       this.pool
         .query(`UPDATE signgate_jobs SET lease_until = now() + $2 * interval '1 millisecond' WHERE state = 'uploading' AND lease_owner = $1`, [this.node, this.options.leaseMs])
         .catch((error: Error) => this.options.log.warn({ err: { message: error.message } }, 'renewing upload leases failed'));
@@ -153,7 +154,7 @@ export class PgJobStore implements JobStateStore {
       return true;
     });
     if (!reserved) return undefined;
-    this.uploads++;
+    this.uploads.add(id);
     const dir = this.pendingDir(organization, id);
     const uploadsDir = join(dir, 'uploads');
     try {
@@ -166,7 +167,7 @@ export class PgJobStore implements JobStateStore {
   }
 
   async abandon(pending: PendingJob): Promise<void> {
-    this.uploads--;
+    if (!this.uploads.delete(pending.id)) return; // committed: a job now, removed only by delete()
     await rm(pending.dir, { recursive: true, force: true });
     await rm(this.jobDir(pending.organization, pending.id), { recursive: true, force: true }); // renamed there by a commit that failed
     await this.options.blobs?.removePrefix(this.options.blobs.key(pending.organization, pending.id));
@@ -195,7 +196,7 @@ export class PgJobStore implements JobStateStore {
       await blobs?.removePrefix(blobs.key(pending.organization, pending.id));
       throw new Error(`the upload of job ${pending.id} outlived its lease and was removed`);
     }
-    this.uploads--;
+    this.uploads.delete(pending.id);
     if (blobs) await rm(target, { recursive: true, force: true }); // in the bucket now: the workers take it from there
     // Wakes the workers at once; without it they find the job at their next poll.
     await this.pool.query(`SELECT pg_notify('signgate_jobs', '')`).catch(() => {});
