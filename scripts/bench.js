@@ -200,4 +200,6 @@ if (mode) {
   scanBeside();
   console.log('');
   execFileSync(process.execPath, [fileURLToPath(new URL('./bench-service.js', import.meta.url))], { stdio: 'inherit' });
+  console.log('');
+  execFileSync(process.execPath, [fileURLToPath(new URL('./bench-postgres.js', import.meta.url))], { stdio: 'inherit' });
 }

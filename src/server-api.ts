@@ -7,3 +7,11 @@ export { SigningPool, defaultSigningWorkers, signingOptions } from './server/sig
 export { signAndVerify, inProcessSigner, type FileSigner } from './server/sign-file.js';
 export { DEFAULT_RATE_LIMITS, parseRateLimit, type RateLimit, type RateLimitSettings } from './server/rate-limit.js';
 export { archiveLimits, type ArchiveLimits } from './server/archive.js';
+export { type JobStateStore, type JobWorker, type NodeRole, NODE_ROLES } from './server/store.js';
+export { type TokenKeeper, type CreatedToken, type RevokeSelector } from './server/token-store.js';
+export { openStores, openDatabase, describeDatabase, DEFAULT_LEASE_MS, type StoreOptions, type Stores } from './server/open-stores.js';
+export { PgJobStore, LeaseLost, MAX_ATTEMPTS } from './server/postgres/pg-store.js';
+export { PgTokenStore } from './server/postgres/pg-tokens.js';
+export { MIGRATIONS, migrate, type Migration } from './server/postgres/migrations.js';
+// S3Blobs itself is imported from its module by the nodes that use it: the AWS SDK is large.
+export type { S3Blobs, S3BlobOptions } from './server/s3-blobs.js';

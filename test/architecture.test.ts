@@ -27,7 +27,7 @@ const PACKAGES: Record<string, readonly string[]> = {
   authenticode: ['pkijs', 'asn1js'],
   report: ['chalk'],
   zip: ['yazl', 'yauzl'],
-  server: ['fastify', '@fastify/multipart', '@fastify/swagger', '@fastify/swagger-ui', 'ajv/dist/2020.js', '@fastify/rate-limit', 'pg', 'piscina', 'jose'],
+  server: ['fastify', '@fastify/multipart', '@fastify/swagger', '@fastify/swagger-ui', 'ajv/dist/2020.js', '@fastify/rate-limit', 'pg', 'piscina', 'jose', '@aws-sdk/client-s3'],
   'service-client': ['ajv/dist/2020.js'],
   workflows: ['glob', 'ajv/dist/2020.js', 'jsonc-parser', 'piscina'],
   cli: ['yargs', 'chalk', 'glob', 'cli-progress'],

@@ -1,7 +1,7 @@
 // The reference signing service as a fastify app (service-api.md is the contract).
 // buildServer() makes the app; the caller listens, and closes it (which also stops the signing worker).
 import { createHash } from 'node:crypto';
-import { createReadStream, createWriteStream } from 'node:fs';
+import { createWriteStream } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { Transform } from 'node:stream';
@@ -14,7 +14,6 @@ import type { JobRecord, PendingJob } from './job-store.js';
 import { errorResponse, HttpProblem, problem, type ProblemFileError } from './problem.js';
 import * as S from './schemas.js';
 import { DEFAULT_SERVICE_NAME, USER_ROLE, type Organization, type ServerConfig } from './server-config.js';
-import { RESULT_ZIP } from './signing-worker.js';
 import type { TokenKeeper } from './token-store.js';
 import type { JobStateStore, JobWorker, NodeRole } from './store.js';
 import { openStores } from './open-stores.js';
@@ -46,6 +45,8 @@ export interface BuildServerOptions {
   readonly rateLimits?: Partial<RateLimitSettings>;
   /** PostgreSQL connection string: jobs, queue and tokens in the database instead of the data directory. */
   readonly database?: string;
+  /** With `database`: job files in S3-compatible object storage, s3://bucket/prefix?endpoint=URL&region=NAME. */
+  readonly blobStore?: string;
   /** api: accept, list and serve jobs; worker: sign queued jobs; all (default): both. */
   readonly role?: NodeRole;
   /** How long a PostgreSQL lease (a job being signed, an upload in flight) lasts without a heartbeat. */
@@ -124,7 +125,7 @@ export async function buildServer(options: BuildServerOptions): Promise<FastifyI
   const role = options.role ?? 'all';
   // An API node signs nothing: it starts no signing threads.
   const signing = role === 'api' ? undefined : signingOptions(options.signingWorkers ?? config().signingWorkers);
-  const stores = await openStores({ dataDir: options.dataDir, database: options.database, leaseMs: options.leaseMs, role, config, log: app.log, signing });
+  const stores = await openStores({ dataDir: options.dataDir, database: options.database, blobStore: options.blobStore, leaseMs: options.leaseMs, role, config, log: app.log, signing });
   const { jobs: store, tokens, worker } = stores;
   app.decorate('signgate', { store, worker, tokens, apiPrefix, role });
   app.addHook('onClose', async () => {
@@ -284,11 +285,11 @@ export async function buildServer(options: BuildServerOptions): Promise<FastifyI
     api.get<{ Params: { id: string } }>('/assemblies/:id', { schema: S.downloadRoute }, async (request, reply) => {
       const r = await jobOf(request);
       if (!r.processingFinished) throw new HttpProblem(409, 'Not ready', `Job ${r.id} is still being processed; poll its status until processingFinished is true.`);
-      const path = join(store.jobDir(r.organization, r.id), r.resultFile ?? RESULT_ZIP);
+      const result = await store.openResult(r);
       return reply
         .type('application/zip')
         .header('content-disposition', `attachment; filename="${r.id}.zip"`)
-        .send(createReadStream(path));
+        .send(result);
     });
 
     api.delete<{ Params: { id: string } }>('/assemblies/:id', { schema: S.deleteRoute }, async (request, reply) => {

@@ -7,7 +7,9 @@ import { access, mkdir, readFile, rename, rm } from 'node:fs/promises';
 import { constants } from 'node:fs';
 import { join } from 'node:path';
 import { writeFileAtomic } from './fs-atomic.js';
-import type { JobStateStore } from './store.js';
+import { DEFAULT_RESULT_FILE, type JobStateStore } from './store.js';
+import { createReadStream } from 'node:fs';
+import type { Readable } from 'node:stream';
 
 export type FileProcessingState = 'Pending' | 'Processing' | 'Signed' | 'Error';
 
@@ -176,6 +178,10 @@ export class JobStore implements JobStateStore {
 
   jobDir(organization: string, id: string): string {
     return join(this.jobsDir, organization, id);
+  }
+
+  async openResult(record: JobRecord): Promise<Readable> {
+    return createReadStream(join(this.jobDir(record.organization, record.id), record.resultFile ?? DEFAULT_RESULT_FILE));
   }
 
   /** The job of this organization, or undefined (also for another organization's job and malformed ids). */

@@ -9,6 +9,7 @@ import { PgTokenStore } from './postgres/pg-tokens.js';
 import { PgQueueWorker } from './postgres/queue-worker.js';
 import type { ServerConfig } from './server-config.js';
 import { SigningWorker, type SigningWorkerOptions } from './signing-worker.js';
+import type { S3Blobs } from './s3-blobs.js';
 import { NO_WORKER, type JobStateStore, type JobWorker, type NodeRole } from './store.js';
 import { TokenStore, type TokenKeeper } from './token-store.js';
 
@@ -18,6 +19,8 @@ export const DEFAULT_LEASE_MS = 30_000;
 export interface StoreOptions {
   readonly dataDir: string;
   readonly database?: string | undefined;
+  /** s3://bucket/prefix?endpoint=…: job files in object storage (with a database only). */
+  readonly blobStore?: string | undefined;
   readonly role?: NodeRole;
   readonly leaseMs?: number | undefined;
   readonly config: () => ServerConfig;
@@ -59,13 +62,20 @@ export async function openDatabase(database: string): Promise<pg.Pool> {
 
 export async function openStores(options: StoreOptions): Promise<Stores> {
   const role = options.role ?? 'all';
+  // The AWS SDK is loaded only by nodes that use object storage.
+  let blobs: S3Blobs | undefined;
+  if (options.blobStore) {
+    const s3 = await import('./s3-blobs.js');
+    blobs = new s3.S3Blobs(s3.parseBlobStoreUrl(options.blobStore));
+  }
   if (!options.database) {
     if (role !== 'all') throw new UsageError(`--role ${role} needs --database`, 'Separate API and worker nodes share their jobs through PostgreSQL: pass --database postgres://…, or run --role all.');
+    if (options.blobStore) throw new UsageError('--blob-store needs --database', 'Object storage is for several nodes, which share their jobs through PostgreSQL: pass --database postgres://… as well.');
     const jobs = new JobStore(options.dataDir);
     return { jobs, tokens: new TokenStore(options.dataDir), worker: new SigningWorker(jobs, options.config, options.log, options.signing), close: async () => {} };
   }
   const pool = await openDatabase(options.database);
-  const jobs = new PgJobStore(pool, { dataDir: options.dataDir, leaseMs: options.leaseMs ?? DEFAULT_LEASE_MS, log: options.log });
+  const jobs = new PgJobStore(pool, { dataDir: options.dataDir, leaseMs: options.leaseMs ?? DEFAULT_LEASE_MS, log: options.log, blobs });
   jobs.start(role !== 'worker');
   let worker: JobWorker = NO_WORKER;
   if (role !== 'api') {

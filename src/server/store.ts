@@ -1,7 +1,9 @@
 // What the routes and the signing worker need from where jobs are kept, as one interface with two
 // implementations: the data directory (JobStore, the default: one process) and PostgreSQL (PgJobStore: any
 // number of API and worker processes on one database). Job files (uploads, signed files, the result
-// package) stay in the data directory in both; with PostgreSQL every node must see the same data directory.
+// package) are in the data directory, which PostgreSQL nodes then share, or with PostgreSQL in S3-compatible
+// object storage (S3Blobs), where nodes share no folder.
+import type { Readable } from 'node:stream';
 import type { JobRecord, JobSummary, PendingJob } from './job-store.js';
 
 export interface JobStateStore {
@@ -26,6 +28,8 @@ export interface JobStateStore {
   delete(organization: string, id: string): Promise<boolean>;
   /** Jobs this process must resume itself after a start (the PostgreSQL queue resumes them on its own). */
   unfinished(): Promise<JobRecord[]>;
+  /** The result package of a finished job, as a stream. */
+  openResult(record: JobRecord): Promise<Readable>;
   /** The folder of a kept job's files. */
   jobDir(organization: string, id: string): string;
   /** Throws when the store does not answer (readiness). */
@@ -56,3 +60,6 @@ export const NO_WORKER: JobWorker = {
 /** The roles of `serve --role`. */
 export type NodeRole = 'api' | 'worker' | 'all';
 export const NODE_ROLES: readonly NodeRole[] = ['api', 'worker', 'all'];
+
+/** The result package's name in a job's folder unless the job names another. */
+export const DEFAULT_RESULT_FILE = 'result.zip';

@@ -95,3 +95,19 @@ describe('health and readiness', () => {
     await stopServiceProcess(other);
   });
 });
+
+describe('several-node options without their store', () => {
+  test('--role api/worker without --database, and a database that does not answer: clear refusals that keep the password out', async () => {
+    const worker = await runSigngate(['serve', '--config', config, '--data-dir', dataDir, '--port', '0', '--role', 'worker'], { SIGNGATE_DATABASE_URL: '' });
+    expect(worker.code).toBe(2);
+    expect(worker.err).toMatch(/--role worker needs --database/);
+    const unreachable = await runSigngate(['serve', '--config', config, '--data-dir', dataDir, '--port', '0', '--database', 'postgres://signgate:Sup3rSecret@127.0.0.1:1/signgate']);
+    expect(unreachable.code).toBe(2);
+    expect(unreachable.err).toContain('cannot use the database postgres://signgate@127.0.0.1:1/signgate');
+    expect(unreachable.err).not.toContain('Sup3rSecret');
+    const notPostgres = await runSigngate(['serve', 'token', 'create', '--config', config, '--org', 'sandbox', '--user', 'ci', '--database', 'mysql://root:Sup3rSecret@db/x']);
+    expect(notPostgres.code).toBe(2);
+    expect(notPostgres.err).toMatch(/is not a PostgreSQL connection string/);
+    expect(notPostgres.err).not.toContain('Sup3rSecret');
+  });
+});

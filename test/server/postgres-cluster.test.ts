@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { readZip } from '../../src/zip/read-zip.js';
+import { MIGRATIONS } from '../../src/server/postgres/migrations.js';
 import { freshDatabase, requireDatabase } from '../helpers/database.js';
 import { fixture, hasMono, runMono } from '../helpers/fixtures.js';
 import { uploadForm } from '../helpers/server.js';
@@ -55,7 +56,7 @@ describe.skipIf(!requireDatabase())('three API and two worker processes on one d
   });
 
   test('the schema was migrated once; every node is ready; a worker node serves no API', async () => {
-    expect((await db.query('SELECT version FROM signgate_migrations')).rows).toEqual([{ version: 1 }]);
+    expect((await db.query('SELECT version FROM signgate_migrations ORDER BY version')).rows).toEqual(MIGRATIONS.map((m) => ({ version: m.version })));
     for (const node of [...apis, ...workers]) expect((await fetch(`http://127.0.0.1:${node.port}/readyz`)).status).toBe(200);
     expect((await (await fetch(`http://127.0.0.1:${workers[0]!.port}/healthz`)).json()).role).toBe('worker');
     expect((await call(workers[0]!, '/licenses')).status).toBe(404);
@@ -198,5 +199,30 @@ describe.skipIf(!requireDatabase())('three API and two worker processes on one d
       writeFileSync(path, entries.find((e) => e.name === 'Addins/F149.dll')!.bytes);
       expect(runMono('sn', ['-vf', path]).stdout).toContain('is strongnamed');
     }
+  }, 120_000);
+
+  test('SIGTERM to the worker signing a job: it exits 0 and gives the job back; another worker finishes it', async () => {
+    workers.push(await startServiceProcess(nodeArgs('worker'), env()));
+    const live = workers.filter((w) => w.child.exitCode === null && w.child.signalCode === null);
+    expect(live.length).toBe(2);
+    const files = Array.from({ length: 150 }, (_, i) => ({ name: `Addins/G${String(i).padStart(3, '0')}.dll`, bytes: addin }));
+    const { id } = await (await call(apis[1]!, '/assemblies', { method: 'POST', body: uploadForm(files) })).json();
+    let owner = '';
+    for (let i = 0; !owner; i++) {
+      expect(i).toBeLessThan(600);
+      const row = (await db.query(`SELECT lease_owner, files FROM signgate_jobs WHERE id = $1`, [id])).rows[0];
+      if (row.files.filter((f: { fileProcessingState: string }) => f.fileProcessingState === 'Signed').length >= 5) owner = row.lease_owner;
+      else await new Promise((r) => setTimeout(r, 20));
+    }
+    const stopping = live.find((w) => owner.startsWith(`worker-${w.child.pid}-`))!;
+    const other = live.find((w) => w !== stopping)!;
+    await stopServiceProcess(stopping, 'SIGTERM');
+    expect(await stopping.exited).toBe(0);
+    expect(stopping.stdout()).toContain('job processing stopped');
+    await waitAllFinished();
+    const row = (await db.query('SELECT attempts, state FROM signgate_jobs WHERE id = $1', [id])).rows[0];
+    // Given back, not abandoned: the attempt of the stopped worker does not count.
+    expect(row).toEqual({ attempts: 1, state: 'finished' });
+    expect(other.stdout().split('\n').some((l) => l.includes('"job processed"') && l.includes(id))).toBe(true);
   }, 120_000);
 });

@@ -31,6 +31,7 @@ interface ServeArgs extends CommonArgs {
   rateLimitPerAddress?: string;
   rateLimitLoopback?: boolean;
   database?: string;
+  blobStore?: string;
   role: NodeRole;
   leaseTimeout: number;
   signingWorkers?: number;
@@ -72,6 +73,7 @@ export async function runServe(args: ServeArgs, io: Io): Promise<ExitCodeValue> 
   if (!Number.isFinite(args.leaseTimeout) || args.leaseTimeout <= 0) throw new UsageError(`--lease-timeout ${args.leaseTimeout} is not a positive number of seconds`, 'Pass a lease in seconds, for example 30.');
   const app = await buildServer({
     ...(database ? { database } : {}),
+    ...(args.blobStore ? { blobStore: args.blobStore } : {}),
     role: args.role,
     leaseMs: args.leaseTimeout * 1000,
     config: watched.current,
@@ -83,7 +85,7 @@ export async function runServe(args: ServeArgs, io: Io): Promise<ExitCodeValue> 
     ...(args.signingWorkers === undefined ? {} : { signingWorkers: args.signingWorkers }),
   });
   const address = await app.listen({ port: args.port, host: args.host });
-  const where = `data in ${resolve(args.dataDir)}${database ? `, state in ${describeDatabase(database)}` : ''}`;
+  const where = `data in ${resolve(args.dataDir)}${database ? `, state in ${describeDatabase(database)}` : ''}${args.blobStore ? `, files in ${args.blobStore.split('?')[0]}` : ''}`;
   if (args.role === 'worker') io.err(`signgate serve: signing worker, health at ${address}/healthz (${where})`);
   else io.err(`signgate serve: API at ${address}${app.signgate.apiPrefix}, documentation at ${address}/docs (${where}${args.role === 'api' ? '; signs nothing: run workers' : ''})`);
   await new Promise<void>((done) => {
@@ -241,6 +243,7 @@ const runCommand = (io: Io, setExit: (code: ExitCodeValue) => void): CommandModu
       .option('rate-limit-per-address', { type: 'string', describe: 'Requests per client address as <max>/<seconds>, or off (default: the configuration\'s, else 600/60)' })
       .option('rate-limit-loopback', { type: 'boolean', describe: 'Count requests from 127.0.0.0/8 and ::1 too (default: not counted)' })
       .option('database', databaseOption)
+      .option('blob-store', { type: 'string', describe: 'With --database: job files in S3-compatible object storage, s3://bucket/prefix?endpoint=URL&region=NAME (credentials: AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY or a profile)' })
       .option('role', { type: 'string', choices: NODE_ROLES, default: 'all', describe: 'api: accept, list and serve jobs; worker: sign queued jobs; all: both (api and worker need --database)' })
       .option('lease-timeout', { type: 'number', default: DEFAULT_LEASE_MS / 1000, coerce: numberOption('lease-timeout', { min: 0.1 }), describe: 'With --database: seconds after which the job of a worker (or the upload of an API node) that stopped answering is taken over' })
       .option('signing-workers', { type: 'number', coerce: numberOption('signing-workers', { integer: true, min: 0, max: 256 }), describe: 'Threads that sign, as many jobs at once (default: signingWorkers of the configuration, else one per core; 0: in the service thread)' })

@@ -50,6 +50,15 @@ export const MIGRATIONS: readonly Migration[] = [
       CREATE INDEX signgate_tokens_user ON signgate_tokens (organization, user_id);
     `,
   },
+  {
+    version: 2,
+    name: 'file count beside the files, for lists',
+    // GET /assemblies reads it instead of opening every job's files document (9,999 jobs: 250 ms -> see bench).
+    sql: `
+      ALTER TABLE signgate_jobs ADD COLUMN file_count integer NOT NULL DEFAULT 0;
+      UPDATE signgate_jobs SET file_count = jsonb_array_length(files);
+    `,
+  },
 ];
 
 /** An arbitrary constant: the advisory lock every node takes while it migrates. */

@@ -3,15 +3,18 @@
 // API processes upload at once. The queue is a job table read with FOR UPDATE SKIP LOCKED: a worker leases a
 // job and renews the lease while it signs; a job whose lease ran out (its worker died) is taken by another
 // worker. Every write of a worker is fenced by its lease, so a worker that lost its job can never make its
-// result visible. Job files stay in the data directory, which every node shares.
+// result visible. Job files are in the data directory, which every node then shares, or in object storage
+// (`blobs`): then a node's data directory holds only the uploads it receives and the jobs it signs, meanwhile.
 import { randomUUID } from 'node:crypto';
-import { mkdirSync } from 'node:fs';
+import { createReadStream, mkdirSync, rmSync } from 'node:fs';
+import type { Readable } from 'node:stream';
 import { mkdir, rename, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { FastifyBaseLogger } from 'fastify';
 import type { Pool, PoolClient } from 'pg';
 import { moveToTrash, type JobFile, type JobRecord, type JobSummary, type PendingJob } from '../job-store.js';
-import type { JobStateStore } from '../store.js';
+import type { S3Blobs } from '../s3-blobs.js';
+import { DEFAULT_RESULT_FILE, type JobProgressSink, type JobStateStore } from '../store.js';
 
 /** A worker's write was refused: another worker holds the job now, or it was deleted. */
 export class LeaseLost extends Error {
@@ -53,6 +56,8 @@ export interface PgJobStoreOptions {
   /** How long a lease (an upload in flight, a job being signed) lasts without being renewed. */
   readonly leaseMs: number;
   readonly log: FastifyBaseLogger;
+  /** Job files in S3-compatible object storage instead of the shared data directory. */
+  readonly blobs?: S3Blobs | undefined;
 }
 
 export class PgJobStore implements JobStateStore {
@@ -61,7 +66,8 @@ export class PgJobStore implements JobStateStore {
   private readonly tmpDir: string;
   /** This process, as the owner of its upload leases. */
   readonly node = `${process.pid}-${randomUUID()}`;
-  private uploads = 0;
+  /** Uploads this node is receiving (job ids): their leases are renewed; only these can be abandoned. */
+  private readonly uploads = new Set<string>();
   private readonly timers: NodeJS.Timeout[] = [];
 
   constructor(
@@ -70,7 +76,9 @@ export class PgJobStore implements JobStateStore {
   ) {
     this.jobsDir = join(options.dataDir, 'jobs');
     this.tmpDir = join(options.dataDir, 'tmp');
-    // Nothing is cleared here: other nodes share these folders. Uploads of dead nodes go in sweep().
+    // With object storage the data directory is this node's own scratch space: what a crash left there goes.
+    // Without it, other nodes share these folders and nothing is cleared here (sweep() removes dead uploads).
+    if (options.blobs) for (const dir of [this.tmpDir, join(options.dataDir, 'work')]) rmSync(dir, { recursive: true, force: true });
     mkdirSync(this.jobsDir, { recursive: true });
     mkdirSync(this.tmpDir, { recursive: true });
   }
@@ -83,7 +91,7 @@ export class PgJobStore implements JobStateStore {
   start(sweep: boolean): void {
     const every = Math.max(50, Math.floor(this.options.leaseMs / 3));
     const renew = setInterval(() => {
-      if (this.uploads === 0) return;
+      if (this.uploads.size === 0) return;
       this.pool
         .query(`UPDATE signgate_jobs SET lease_until = now() + $2 * interval '1 millisecond' WHERE state = 'uploading' AND lease_owner = $1`, [this.node, this.options.leaseMs])
         .catch((error: Error) => this.options.log.warn({ err: { message: error.message } }, 'renewing upload leases failed'));
@@ -104,6 +112,7 @@ export class PgJobStore implements JobStateStore {
       `SELECT organization, id FROM signgate_jobs WHERE state = 'uploading' AND lease_until < now() ORDER BY lease_until LIMIT 100`,
     );
     for (const r of rows) {
+      await this.options.blobs?.removePrefix(this.options.blobs.key(r.organization, r.id));
       await rm(this.pendingDir(r.organization, r.id), { recursive: true, force: true });
       await rm(this.jobDir(r.organization, r.id), { recursive: true, force: true });
       await this.pool.query(`DELETE FROM signgate_jobs WHERE organization = $1 AND id = $2 AND state = 'uploading' AND lease_until < now()`, [r.organization, r.id]);
@@ -145,7 +154,7 @@ export class PgJobStore implements JobStateStore {
       return true;
     });
     if (!reserved) return undefined;
-    this.uploads++;
+    this.uploads.add(id);
     const dir = this.pendingDir(organization, id);
     const uploadsDir = join(dir, 'uploads');
     try {
@@ -158,9 +167,10 @@ export class PgJobStore implements JobStateStore {
   }
 
   async abandon(pending: PendingJob): Promise<void> {
-    this.uploads--;
+    if (!this.uploads.delete(pending.id)) return; // committed: a job now, removed only by delete()
     await rm(pending.dir, { recursive: true, force: true });
     await rm(this.jobDir(pending.organization, pending.id), { recursive: true, force: true }); // renamed there by a commit that failed
+    await this.options.blobs?.removePrefix(this.options.blobs.key(pending.organization, pending.id));
     await this.pool.query(`DELETE FROM signgate_jobs WHERE organization = $1 AND id = $2 AND state = 'uploading'`, [pending.organization, pending.id]);
   }
 
@@ -174,16 +184,20 @@ export class PgJobStore implements JobStateStore {
     await mkdir(join(this.jobsDir, pending.organization), { recursive: true });
     await rename(pending.dir, target);
     // From here the job's files are in its folder: an upload whose lease ran out loses them there (sweep()).
+    const blobs = this.options.blobs;
+    if (blobs) await blobs.putFolder(join(target, 'uploads'), blobs.key(pending.organization, pending.id, 'uploads/'));
     const { rowCount } = await this.pool.query(
-      `UPDATE signgate_jobs SET state = 'queued', created_at = $3, comment = $4, files = $5, lease_owner = NULL, lease_until = NULL
+      `UPDATE signgate_jobs SET state = 'queued', created_at = $3, comment = $4, files = $5, file_count = jsonb_array_length($5), lease_owner = NULL, lease_until = NULL
        WHERE organization = $1 AND id = $2 AND state = 'uploading' AND lease_owner = $6`,
       [pending.organization, pending.id, record.createdAt, record.comment, JSON.stringify(record.assemblies), this.node],
     );
     if (rowCount !== 1) {
       await rm(target, { recursive: true, force: true });
+      await blobs?.removePrefix(blobs.key(pending.organization, pending.id));
       throw new Error(`the upload of job ${pending.id} outlived its lease and was removed`);
     }
-    this.uploads--;
+    this.uploads.delete(pending.id);
+    if (blobs) await rm(target, { recursive: true, force: true }); // in the bucket now: the workers take it from there
     // Wakes the workers at once; without it they find the job at their next poll.
     await this.pool.query(`SELECT pg_notify('signgate_jobs', '')`).catch(() => {});
   }
@@ -245,12 +259,14 @@ export class PgJobStore implements JobStateStore {
   }
 
   async list(organization: string, page: { offset?: number; limit?: number } = {}): Promise<JobSummary[]> {
-    const { rows } = await this.pool.query<{ id: string; comment: string | null; created_at: Date; state: string; file_count: number }>(
-      `SELECT id, comment, created_at, state, jsonb_array_length(files) AS file_count FROM signgate_jobs
-       WHERE organization = $1 AND state <> 'uploading' ORDER BY created_at, id OFFSET $2 LIMIT $3`,
+    // The time as ISO text from the server (the same text toISOString() gives): no Date per row.
+    const { rows } = await this.pool.query<JobSummary>(
+      `SELECT id, comment, to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS "createdAt",
+              state = 'finished' AS "processingFinished", file_count AS "fileCount"
+       FROM signgate_jobs WHERE organization = $1 AND state <> 'uploading' ORDER BY created_at, id OFFSET $2 LIMIT $3`,
       [organization, page.offset ?? 0, page.limit ?? null],
     );
-    return rows.map((r) => ({ id: r.id, comment: r.comment, createdAt: r.created_at.toISOString(), processingFinished: r.state === 'finished', fileCount: r.file_count }));
+    return rows;
   }
 
   async delete(organization: string, id: string): Promise<boolean> {
@@ -259,6 +275,7 @@ export class PgJobStore implements JobStateStore {
     if (rowCount !== 1) return false;
     const trash = await moveToTrash(this.tmpDir, this.jobDir(organization, id), id);
     if (trash) await rm(trash, { recursive: true, force: true });
+    await this.options.blobs?.removePrefix(this.options.blobs.key(organization, id));
     return true;
   }
 
@@ -270,11 +287,46 @@ export class PgJobStore implements JobStateStore {
     return join(this.jobsDir, organization, id);
   }
 
+  async openResult(record: JobRecord): Promise<Readable> {
+    const name = record.resultFile ?? DEFAULT_RESULT_FILE;
+    const blobs = this.options.blobs;
+    return blobs ? blobs.open(blobs.key(record.organization, record.id, name)) : createReadStream(join(this.jobDir(record.organization, record.id), name));
+  }
+
+  /**
+   * Where `owner` signs a job it leased, and how its progress is written: through the lease, and with object
+   * storage in a scratch folder of its own that holds the uploads, whose result package goes into the bucket
+   * before the job is marked finished. `done()` removes the scratch folder.
+   */
+  async workOn(record: JobRecord, owner: string): Promise<JobProgressSink & { done(): Promise<void> }> {
+    const blobs = this.options.blobs;
+    if (!blobs) return { jobDir: (o, i) => this.jobDir(o, i), save: (r) => this.saveLeased(r, owner), done: async () => {} };
+    const scratch = join(this.options.dataDir, 'work', owner, record.organization, record.id);
+    await rm(scratch, { recursive: true, force: true });
+    await blobs.getFolder(blobs.key(record.organization, record.id, 'uploads/'), join(scratch, 'uploads'));
+    return {
+      jobDir: () => scratch,
+      save: async (r) => {
+        const resultKey = r.processingFinished && r.resultFile ? blobs.key(r.organization, r.id, r.resultFile) : undefined;
+        if (resultKey) await blobs.putFile(join(scratch, r.resultFile!), resultKey);
+        try {
+          await this.saveLeased(r, owner);
+        } catch (error) {
+          if (resultKey) await blobs.remove(resultKey).catch(() => {}); // never visible: another worker holds the job, or it was deleted
+          throw error;
+        }
+      },
+      done: () => rm(join(this.options.dataDir, 'work', owner), { recursive: true, force: true }),
+    };
+  }
+
   async ping(): Promise<void> {
     await this.pool.query('SELECT 1');
+    await this.options.blobs?.ping();
   }
 
   async close(): Promise<void> {
+    this.options.blobs?.close();
     for (const t of this.timers) clearInterval(t);
     await this.pool.end();
   }

@@ -99,8 +99,9 @@ export class PgQueueWorker implements JobWorker {
         (error: Error) => this.log.warn({ job: record.id, err: { message: error.message } }, 'lease renewal failed'),
       );
     }, Math.max(50, Math.floor(this.store.leaseMs / 3)));
-    const sink = { jobDir: (o: string, i: string) => this.store.jobDir(o, i), save: (r: typeof record) => this.store.saveLeased(r, this.owner) };
+    let sink: Awaited<ReturnType<PgJobStore['workOn']>> | undefined;
     try {
+      sink = await this.store.workOn(record, this.owner);
       // A file name of its own: two workers that both believed they held the job never write the same file.
       await processJob(sink, this.config(), record, controller.signal, `result-${randomUUID()}.zip`, this.options.signer);
       if (controller.signal.aborted) this.log.info({ job: record.id, organization: record.organization }, 'job processing stopped');
@@ -109,6 +110,7 @@ export class PgQueueWorker implements JobWorker {
       if (error instanceof LeaseLost) this.log.info({ job: record.id, organization: record.organization }, 'job processing stopped: its lease is gone');
       else this.log.warn({ job: record.id, err: { message: (error as Error).message } }, 'job processing failed');
     } finally {
+      await sink?.done().catch(() => {});
       clearInterval(heartbeat);
       this.current = undefined;
       settle();

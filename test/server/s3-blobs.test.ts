@@ -1,0 +1,133 @@
+// Job files in S3-compatible object storage: an API process and a worker process that share no folder, only the
+// PostgreSQL database and a bucket. The bucket is served by s3rver (npm), an S3 emulation on loopback that
+// speaks the S3 REST protocol the AWS SDK uses and checks SigV4 signatures; it has no IAM policies,
+// multipart-upload limits, versioning, object locks or server-side encryption (docs/deploy.md).
+import { existsSync, mkdtempSync, readdirSync, writeFileSync } from 'node:fs';
+import { request } from 'node:http';
+import { tmpdir } from 'node:os';
+import pg from 'pg';
+import { join } from 'node:path';
+import { ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
+import S3rver from 's3rver';
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { readZip } from '../../src/zip/read-zip.js';
+import { freshDatabase, requireDatabase } from '../helpers/database.js';
+import { fixture, hasMono, runMono } from '../helpers/fixtures.js';
+import { uploadForm } from '../helpers/server.js';
+import { cliToken, runSigngate, sandboxConfigCopy, startServiceProcess, stopServiceProcess, type ServiceProcess } from '../helpers/service-process.js';
+
+const addin = fixture('findings/passing/FindingAddin.dll');
+const credentials = { AWS_ACCESS_KEY_ID: 'S3RVER', AWS_SECRET_ACCESS_KEY: 'S3RVER' };
+
+describe.skipIf(!requireDatabase())('object storage (s3rver) for job files', () => {
+  let s3rver: { run(): Promise<{ port: number }>; close(): Promise<void> };
+  let endpoint: string;
+  let client: S3Client;
+  let api: ServiceProcess;
+  let worker: ServiceProcess;
+  let token: string;
+  let database: string;
+  let apiArgs: string[];
+  let env: NodeJS.ProcessEnv;
+  const apiDir = mkdtempSync(join(tmpdir(), 'signgate-s3-api-'));
+  const workerDir = mkdtempSync(join(tmpdir(), 'signgate-s3-worker-'));
+  const call = (path: string, init: RequestInit = {}) => fetch(`${api.baseUrl}${path}`, { ...init, headers: { authorization: `Bearer ${token}` } });
+  const keys = async (prefix = 'prod/') => ((await client.send(new ListObjectsV2Command({ Bucket: 'signgate', Prefix: prefix }))).Contents ?? []).map((o) => o.Key!).sort();
+
+  beforeAll(async () => {
+    s3rver = new S3rver({ port: 0, address: '127.0.0.1', silent: true, directory: mkdtempSync(join(tmpdir(), 'signgate-s3rver-')), configureBuckets: [{ name: 'signgate' }] });
+    const { port } = await s3rver.run();
+    endpoint = `http://127.0.0.1:${port}`;
+    client = new S3Client({ region: 'us-east-1', endpoint, forcePathStyle: true, credentials: { accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER' } });
+    database = await freshDatabase();
+    const config = sandboxConfigCopy();
+    env = { SIGNGATE_DATABASE_URL: database, ...credentials };
+    const blobStore = `s3://signgate/prod?endpoint=${encodeURIComponent(endpoint)}`;
+    apiArgs = ['--config', config, '--data-dir', apiDir, '--role', 'api', '--blob-store', blobStore, '--lease-timeout', '2'];
+    api = await startServiceProcess(apiArgs, env);
+    worker = await startServiceProcess(['--config', config, '--data-dir', workerDir, '--role', 'worker', '--blob-store', blobStore, '--lease-timeout', '2'], env);
+    token = await cliToken(['--config', config, '--database', database]);
+  }, 60_000);
+
+  afterAll(async () => {
+    await Promise.all([api, worker].filter(Boolean).map((p) => stopServiceProcess(p)));
+    client?.destroy();
+    await s3rver?.close();
+  });
+
+  test('upload on the API node, signing on the worker node: files only in the bucket; the package verifies; DELETE removes every object', async () => {
+    expect((await fetch(`http://127.0.0.1:${api.port}/readyz`)).status).toBe(200);
+    const files = [
+      { name: 'FindingAddin.dll', bytes: addin },
+      { name: 'Addins/de/FindingAddin.dll', bytes: addin },
+    ];
+    const upload = await call('/assemblies', { method: 'POST', body: uploadForm(files) });
+    expect(upload.status).toBe(201);
+    const { id } = await upload.json();
+    expect(await keys(`prod/jobs/sandbox/${id}/`)).toEqual([`prod/jobs/sandbox/${id}/uploads/Addins/de/FindingAddin.dll`, `prod/jobs/sandbox/${id}/uploads/FindingAddin.dll`]);
+    let status;
+    for (let i = 0; ; i++) {
+      status = await (await call(`/assemblies/${id}/status`)).json();
+      if (status.processingFinished) break;
+      expect(i).toBeLessThan(400);
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    expect(status.assemblies.map((a: { fileProcessingState: string }) => a.fileProcessingState)).toEqual(['Signed', 'Signed']);
+    const objects = await keys(`prod/jobs/sandbox/${id}/`);
+    expect(objects.filter((k) => /\/result-[0-9a-f-]+\.zip$/.test(k)).length).toBe(1);
+    // Neither node keeps the job's files once it is done with them.
+    expect(existsSync(join(apiDir, 'jobs', 'sandbox')) ? readdirSync(join(apiDir, 'jobs', 'sandbox')) : []).toEqual([]);
+    expect(existsSync(join(workerDir, 'work')) ? readdirSync(join(workerDir, 'work')) : []).toEqual([]);
+    const entries = await readZip(new Uint8Array(await (await call(`/assemblies/${id}`)).arrayBuffer()));
+    expect(entries.map((e) => e.name).sort()).toEqual(['Addins/de/FindingAddin.dll', 'FindingAddin.dll', 'signing-log.txt']);
+    const signed = entries.find((e) => e.name === 'Addins/de/FindingAddin.dll')!.bytes;
+    expect(Buffer.compare(signed, Buffer.from(addin))).not.toBe(0);
+    if (hasMono) {
+      const path = join(apiDir, 'check.dll');
+      writeFileSync(path, signed);
+      expect(runMono('sn', ['-vf', path]).stdout).toContain('is strongnamed');
+    }
+    expect((await call(`/assemblies/${id}`, { method: 'DELETE' })).status).toBe(204);
+    expect(await keys(`prod/jobs/sandbox/${id}/`)).toEqual([]);
+    expect((await call(`/assemblies/${id}/status`)).status).toBe(404);
+  }, 60_000);
+
+  test('kill -9 the API node during an upload: nothing reaches the bucket; restarted, the node removes the half upload', async () => {
+    const boundary = 'b0undary';
+    const req = request({ host: '127.0.0.1', port: api.port, method: 'POST', path: '/assembly-signing/v1.0/assemblies', headers: { authorization: `Bearer ${token}`, 'content-type': `multipart/form-data; boundary=${boundary}`, 'content-length': 10_000_000 } });
+    req.on('error', () => {});
+    req.write(`--${boundary}\r\nContent-Disposition: form-data; name="files[0]"; filename="Half.dll"\r\nContent-Type: application/octet-stream\r\n\r\n`);
+    req.write(Buffer.alloc(256 * 1024, 7));
+    const db = new pg.Pool({ connectionString: database, max: 1 });
+    const uploading = async () => (await db.query(`SELECT count(*)::int AS n FROM signgate_jobs WHERE state = 'uploading'`)).rows[0].n as number;
+    try {
+      for (let i = 0; (await uploading()) === 0; i++) {
+        expect(i).toBeLessThan(100);
+        await new Promise((r) => setTimeout(r, 50));
+      }
+      await stopServiceProcess(api);
+      expect(readdirSync(join(apiDir, 'tmp')).length).toBe(1);
+      expect(await keys()).toEqual([]);
+      api = await startServiceProcess(apiArgs, env);
+      expect(readdirSync(join(apiDir, 'tmp'))).toEqual([]);
+      for (let i = 0; (await uploading()) > 0; i++) {
+        expect(i).toBeLessThan(200);
+        await new Promise((r) => setTimeout(r, 50));
+      }
+      expect(await (await call('/assemblies')).json()).toEqual([]);
+      expect(await keys()).toEqual([]);
+    } finally {
+      await db.end();
+    }
+  }, 30_000);
+
+  test('--blob-store without --database, and a URL that is not s3://: clear refusals', async () => {
+    const config = sandboxConfigCopy();
+    const alone = await runSigngate(['serve', '--config', config, '--data-dir', apiDir, '--port', '0', '--blob-store', 's3://signgate'], { SIGNGATE_DATABASE_URL: '' });
+    expect(alone.code).toBe(2);
+    expect(alone.err).toMatch(/--blob-store needs --database/);
+    const wrong = await runSigngate(['serve', '--config', config, '--data-dir', apiDir, '--port', '0', '--blob-store', 'https://bucket.example'], {});
+    expect(wrong.code).toBe(2);
+    expect(wrong.err).toMatch(/is not an s3:\/\/bucket URL/);
+  });
+});
