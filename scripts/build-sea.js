@@ -77,7 +77,9 @@ const inlineRepositoryFiles = {
       text = text
         .replace(/readFileSync\(new URL\('([^']+)', import\.meta\.url\), 'utf8'\)/g, (_, rel) => JSON.stringify(readFileSync(resolve(dirname(args.path), rel), 'utf8')))
         .replace(/const require = createRequire\(import\.meta\.url\);/g, '')
-        .replace(/createRequire\(import\.meta\.url\)/g, 'require');
+        .replace(/createRequire\(import\.meta\.url\)/g, 'require')
+        // A worker module's path is never asked for in the executable (workerThreadsAvailable() is false there).
+        .replace(/workerModulePath\(import\.meta\.url, /g, 'workerModulePath(__seaImportMetaUrl, ');
       if (text.includes('import.meta')) {
         return { errors: [{ text: `${relative(repoRoot, args.path)} uses import.meta in a way the one-file bundle cannot carry; read the file through an inlined readFileSync(new URL(...)) or pass the path in` }] };
       }

@@ -1,7 +1,17 @@
 // Where the compiled module a worker thread runs lives. Run from the TypeScript sources (as the tests run), the
 // worker runs the same module from dist/, which `npm test` and `npm run build` compile first.
 import { existsSync } from 'node:fs';
+import { isSea } from 'node:sea';
 import { fileURLToPath } from 'node:url';
+
+/**
+ * Whether worker threads can load our modules: not inside a one-file executable (scripts/build-sea.js), whose
+ * code is one bundled script with no module files beside it. There, work that would go to threads runs in the
+ * calling thread.
+ */
+export function workerThreadsAvailable(): boolean {
+  return !isSea();
+}
 
 /**
  * The path of `name`.js beside the module at `importMetaUrl`, or of its compiled copy in dist/ when that module

@@ -3,7 +3,7 @@
 import { availableParallelism } from 'node:os';
 import { Piscina } from 'piscina';
 import { UsageError } from '../core/errors.js';
-import { workerModulePath } from '../core/worker-module.js';
+import { workerModulePath, workerThreadsAvailable } from '../core/worker-module.js';
 import type { StrongNameKeyFile } from '../strongname/key-blob.js';
 import type { FileSigner } from './sign-file.js';
 import type { SignTask } from './signing-pool-task.js';
@@ -62,5 +62,6 @@ export class SigningPool implements FileSigner {
  */
 export function signingOptions(threads: number = defaultSigningWorkers()): { signer?: SigningPool; concurrency: number } {
   checkSigningWorkers(threads, 'signingWorkers');
-  return threads === 0 ? { concurrency: 1 } : { signer: new SigningPool(threads), concurrency: threads };
+  // Inside a one-file executable there is no module for a thread to load: sign in the service's own thread.
+  return threads === 0 || !workerThreadsAvailable() ? { concurrency: 1 } : { signer: new SigningPool(threads), concurrency: threads };
 }

@@ -2,7 +2,7 @@
 // (piscina, one per core) above SCAN_POOL_THRESHOLD files. Records come back one by one, in the order of the
 // files, so that a caller can print each as it comes instead of holding them all.
 import { availableParallelism } from 'node:os';
-import { workerModulePath } from '../core/worker-module.js';
+import { workerModulePath, workerThreadsAvailable } from '../core/worker-module.js';
 import { scanners, type ScanInput, type ScanKind, type ScanRecord, type ScanSettings } from './scan-file.js';
 import type { ScanTask } from './scan-worker.js';
 
@@ -20,8 +20,9 @@ export interface ScanOptions extends ScanSettings {
   readonly threads?: number;
 }
 
-/** How many threads a scan of `count` files uses. */
+/** How many threads a scan of `count` files uses (none inside a one-file executable). */
 export function scanThreads(count: number, threads?: number): number {
+  if (!workerThreadsAvailable()) return 0;
   if (threads !== undefined) {
     if (!Number.isInteger(threads) || threads < 0) throw new RangeError(`threads must be a whole number of at least 0, not ${threads}`);
     return Math.min(threads, Math.max(count, 1));

@@ -94,7 +94,7 @@ describe('the wrong turns users take, one SDK project each', () => {
 
   test('the SHA-256 key header is named as the difference', () => {
     const report = parse(check(`${BIN}/wrong-turns/Sha256Key`).stdout);
-    expect(report.files[0].findings[0].message).toContain('the RSA key is the same but the hash-algorithm header differs (sha256 in the assembly, sha1 in');
+    expect(report.files[0].findings.find((f: { rule: string }) => f.rule === 'wrong-key').message).toContain('the RSA key is the same but the hash-algorithm header differs (sha256 in the assembly, sha1 in');
   });
 
   test('a netmodule (OutputType Module) named for signing: SG002, and with nothing else there is nothing to sign (SG504)', () => {

@@ -48,7 +48,7 @@ describe('tokens made and revoked while the service runs', () => {
     const again = await runSigngate(['serve', 'token', 'revoke', '--data-dir', dataDir, '--token', token]);
     expect(again.code).toBe(2);
     expect(again.err).toMatch(/Nothing to revoke/);
-  });
+  }, 90_000); // four CLI processes: slow on a busy machine
 
   test('serve token revoke without --token or --org/--user says what it needs', async () => {
     const r = await runSigngate(['serve', 'token', 'revoke', '--data-dir', dataDir, '--org', 'sandbox']);
