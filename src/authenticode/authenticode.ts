@@ -181,6 +181,7 @@ export function readAuthenticode(image: PeImage, options: AuthenticodeOptions = 
   const signatures: AuthenticodeSignatureInfo[] = [];
   const hashes = new Map<string, string>();
   const count = { value: 0 };
+  const x509Cache = new Map<string, X509Certificate>();
   try {
     for (const entry of table.entries) {
       const origin = { structure: `certificate table entry ${entry.index}`, fileOffset: entry.fileOffset + 8 };
@@ -189,7 +190,7 @@ export function readAuthenticode(image: PeImage, options: AuthenticodeOptions = 
       }
       let parsed: ParsedSignature[];
       try {
-        parsed = parseSignedData(parseBer(entry.data, origin, limits), { origin, limits, count });
+        parsed = parseSignedData(parseBer(entry.data, origin, limits), { origin, limits, count, x509Cache });
       } catch (error) {
         if (isSignGateError(error)) throw error;
         // pkijs, asn1js or node:crypto refused a value the structure checks let through (a date out of range, ...).

@@ -101,6 +101,8 @@ interface Context {
   readonly limits: AuthenticodeLimits;
   /** Signatures parsed so far in this file (shared by every entry and nesting level). */
   count: { value: number };
+  /** Certificates already read in this file, by their DER (base64). */
+  readonly x509Cache: Map<string, X509Certificate>;
 }
 
 function malformed(ctx: Context, what: string, cause?: unknown): FormatError {
@@ -138,33 +140,101 @@ function attribute(attrs: pkijs.SignedAndUnsignedAttributes | undefined, oid: st
   return (attrs?.attributes ?? []).filter((a) => a.type === oid);
 }
 
-/** Certificates of a SignedData: pkijs objects beside node's X509Certificate of the same DER. */
-interface Certs {
-  readonly pki: pkijs.Certificate[];
-  readonly x509: X509Certificate[];
+/** A SignedData as its parts (RFC 5652 5.1), read from the asn1js tree without re-encoding anything. */
+interface SignedDataParts {
+  readonly eContentType: string;
+  /** The content inside encapContentInfo's [0] EXPLICIT, when present. */
+  readonly eContent: asn1js.AsnType | undefined;
+  /** Each entry of `certificates [0] IMPLICIT`. */
+  readonly certificates: readonly asn1js.AsnType[];
+  readonly signerInfos: readonly asn1js.AsnType[];
 }
 
-function readCertificates(ctx: Context, signed: pkijs.SignedData): Certs {
-  const pki: pkijs.Certificate[] = [];
-  const x509: X509Certificate[] = [];
-  for (const c of signed.certificates ?? []) {
-    if (!(c instanceof pkijs.Certificate)) continue;
-    try {
-      const der = bytesOf(c.toSchema().toBER());
-      x509.push(new X509Certificate(der));
-      pki.push(c);
-    } catch (error) {
-      throw malformed(ctx, `an embedded certificate cannot be read (${error instanceof Error ? error.message : String(error)})`, error);
-    }
+const isContext = (e: asn1js.AsnType | undefined, tag: number): e is asn1js.Constructed => e instanceof asn1js.Constructed && e.idBlock.tagClass === 3 && e.idBlock.tagNumber === tag;
+
+/**
+ * ContentInfo { contentType, [0] EXPLICIT content } holding a SignedData, taken apart.
+ * @throws FormatError SG_ERR_AC_BAD_SIGNATURE
+ */
+function readSignedData(ctx: Context, element: asn1js.AsnType, what: string): SignedDataParts {
+  const ci = element instanceof asn1js.Sequence ? element.valueBlock.value : [];
+  const type = ci[0];
+  if (!(type instanceof asn1js.ObjectIdentifier)) throw malformed(ctx, `${what} is not a PKCS#7 ContentInfo`);
+  if (type.valueBlock.toString() !== Oid.signedData) throw malformed(ctx, `${what}: the content type is ${type.valueBlock.toString()}, not SignedData (${Oid.signedData})`);
+  const wrapped = ci[1];
+  const sd = isContext(wrapped, 0) ? wrapped.valueBlock.value[0] : undefined;
+  const fields = sd instanceof asn1js.Sequence ? sd.valueBlock.value : [];
+  const encap = fields[2] instanceof asn1js.Sequence ? fields[2].valueBlock.value : [];
+  const eType = encap[0];
+  const signerInfos = fields[fields.length - 1];
+  if (!(fields[0] instanceof asn1js.Integer) || !(fields[1] instanceof asn1js.Set) || !(eType instanceof asn1js.ObjectIdentifier) || !(signerInfos instanceof asn1js.Set) || fields.length < 4) {
+    throw malformed(ctx, `${what} is not a well-formed SignedData (version, digestAlgorithms, encapContentInfo, signerInfos)`);
   }
-  return { pki, x509 };
+  const certs = fields.slice(3, -1).find((f) => isContext(f, 0));
+  const eWrapper = encap[1];
+  return {
+    eContentType: eType.valueBlock.toString(),
+    eContent: isContext(eWrapper, 0) ? eWrapper.valueBlock.value[0] : undefined,
+    certificates: certs instanceof asn1js.Constructed ? certs.valueBlock.value : [],
+    signerInfos: signerInfos.valueBlock.value,
+  };
 }
 
-function findSigner(certs: Certs, info: pkijs.SignerInfo): X509Certificate | null {
-  const sid = info.sid;
-  if (!(sid instanceof pkijs.IssuerAndSerialNumber)) return null;
-  const i = certs.pki.findIndex((c) => c.serialNumber.isEqual(sid.serialNumber) && c.issuer.isEqual(sid.issuer));
-  return i >= 0 ? certs.x509[i]! : null;
+/** An embedded certificate: node's reading of its DER, and the DER of its issuer and serial number for matching. */
+interface EmbeddedCertificate {
+  readonly x509: X509Certificate;
+  readonly issuer: Uint8Array;
+  readonly serial: Uint8Array;
+}
+
+const der = (e: asn1js.AsnType) => bytesOf(e.valueBeforeDecodeView);
+const sameBytes = (a: Uint8Array, b: Uint8Array) => Buffer.from(a.buffer, a.byteOffset, a.length).equals(Buffer.from(b.buffer, b.byteOffset, b.length));
+
+/**
+ * The embedded certificates, each read once per file (nested signatures and timestamps repeat them). Entries of
+ * other formats (attribute certificates, RFC 5652 10.2.2) are skipped.
+ */
+function readCertificates(ctx: Context, parts: SignedDataParts): EmbeddedCertificate[] {
+  const out: EmbeddedCertificate[] = [];
+  for (const c of parts.certificates) {
+    if (!(c instanceof asn1js.Sequence)) continue;
+    // Certificate { tbsCertificate { [0] version?, serialNumber, signature, issuer, ... }, ... }
+    const tbs = c.valueBlock.value[0];
+    const t = tbs instanceof asn1js.Sequence ? tbs.valueBlock.value : [];
+    const at = isContext(t[0], 0) ? 1 : 0;
+    const serial = t[at];
+    const issuer = t[at + 2];
+    if (!(serial instanceof asn1js.Integer) || !(issuer instanceof asn1js.Sequence)) throw malformed(ctx, 'an embedded certificate has no serial number and issuer');
+    const bytes = der(c);
+    const key = Buffer.from(bytes).toString('base64');
+    let x509 = ctx.x509Cache.get(key);
+    if (!x509) {
+      try {
+        x509 = new X509Certificate(bytes);
+      } catch (error) {
+        throw malformed(ctx, `an embedded certificate cannot be read (${error instanceof Error ? error.message : String(error)})`, error);
+      }
+      ctx.x509Cache.set(key, x509);
+    }
+    out.push({ x509, issuer: der(issuer), serial: der(serial) });
+  }
+  return out;
+}
+
+/** The certificate the SignerInfo names by issuer and serial number (DER compared byte for byte), or null. */
+function findSigner(certs: readonly EmbeddedCertificate[], signerInfo: asn1js.AsnType): X509Certificate | null {
+  const sid = signerInfo instanceof asn1js.Sequence ? signerInfo.valueBlock.value[1] : undefined;
+  const [issuer, serial] = sid instanceof asn1js.Sequence ? sid.valueBlock.value : [];
+  if (!issuer || !serial) return null; // a subjectKeyIdentifier [0]: not used by Authenticode
+  return certs.find((c) => sameBytes(c.issuer, der(issuer)) && sameBytes(c.serial, der(serial)))?.x509 ?? null;
+}
+
+function parseSignerInfo(ctx: Context, element: asn1js.AsnType, what: string): pkijs.SignerInfo {
+  try {
+    return new pkijs.SignerInfo({ schema: element });
+  } catch (error) {
+    throw malformed(ctx, `${what} is not a SignerInfo (${error instanceof Error ? error.message : String(error)})`, error);
+  }
 }
 
 interface SignerCheck {
@@ -211,17 +281,9 @@ function timeOf(value: unknown): Date | null {
 }
 
 function readRfc3161(ctx: Context, value: asn1js.AsnType, signatureValue: Uint8Array): AuthenticodeTimestamp {
-  let info: pkijs.ContentInfo;
-  let signed: pkijs.SignedData;
-  try {
-    info = new pkijs.ContentInfo({ schema: value });
-    signed = new pkijs.SignedData({ schema: info.content });
-  } catch (error) {
-    throw malformed(ctx, 'the RFC 3161 timestamp token is not a SignedData', error);
-  }
-  const e = signed.encapContentInfo;
-  if (e.eContentType !== Oid.tstInfo || !e.eContent) throw malformed(ctx, `the RFC 3161 timestamp token holds ${e.eContentType}, not TSTInfo`);
-  const tstBytes = bytesOf(e.eContent.getValue());
+  const parts = readSignedData(ctx, value, 'the RFC 3161 timestamp token');
+  if (parts.eContentType !== Oid.tstInfo || !(parts.eContent instanceof asn1js.OctetString)) throw malformed(ctx, `the RFC 3161 timestamp token holds ${parts.eContentType}, not TSTInfo`);
+  const tstBytes = bytesOf(parts.eContent.getValue());
   let tst: pkijs.TSTInfo;
   try {
     tst = new pkijs.TSTInfo({ schema: parseBer(tstBytes, { structure: `${ctx.origin.structure} TSTInfo`, fileOffset: -1 }, ctx.limits) });
@@ -229,32 +291,27 @@ function readRfc3161(ctx: Context, value: asn1js.AsnType, signatureValue: Uint8A
     if (error instanceof FormatError) throw error;
     throw malformed(ctx, 'the RFC 3161 TSTInfo cannot be read', error);
   }
-  const certs = readCertificates(ctx, signed);
-  const signerInfo = signed.signerInfos[0];
-  const cert = signerInfo ? findSigner(certs, signerInfo) : null;
+  const certs = readCertificates(ctx, parts);
+  const signerElement = parts.signerInfos[0];
+  const cert = signerElement ? findSigner(certs, signerElement) : null;
   const imprintDigest = digestName(tst.messageImprint.hashAlgorithm.algorithmId);
   let problem: string | null = null;
   if (!imprintDigest) problem = `unsupported message imprint digest ${tst.messageImprint.hashAlgorithm.algorithmId}`;
   else if (!createHash(imprintDigest).update(signatureValue).digest().equals(Buffer.from(tst.messageImprint.hashedMessage.valueBlock.valueHexView))) {
     problem = "the timestamp's message imprint does not match this signature";
-  } else if (!signerInfo) problem = 'the timestamp token has no signer';
+  } else if (!signerElement) problem = 'the timestamp token has no signer';
   else {
-    const check = checkSignerInfo(signerInfo, tstBytes, cert);
+    const check = checkSignerInfo(parseSignerInfo(ctx, signerElement, 'the timestamp signer'), tstBytes, cert);
     if (!check.valid) problem = `timestamp: ${check.problem}`;
   }
   return { kind: 'rfc3161', time: tst.genTime.toISOString(), signer: cert ? describeCertificate(cert).subject : null, verified: problem === null, problem };
 }
 
-function readCountersignature(ctx: Context, value: asn1js.AsnType, signatureValue: Uint8Array, certs: Certs): AuthenticodeTimestamp {
-  let info: pkijs.SignerInfo;
-  try {
-    info = new pkijs.SignerInfo({ schema: value });
-  } catch (error) {
-    throw malformed(ctx, 'the countersignature is not a SignerInfo', error);
-  }
+function readCountersignature(ctx: Context, value: asn1js.AsnType, signatureValue: Uint8Array, certs: readonly EmbeddedCertificate[]): AuthenticodeTimestamp {
+  const info = parseSignerInfo(ctx, value, 'the countersignature');
   const time = timeOf(attribute(info.signedAttrs, Oid.signingTime)[0]?.values[0]);
   if (!time) throw malformed(ctx, 'the countersignature has no signing time');
-  const cert = findSigner(certs, info);
+  const cert = findSigner(certs, value);
   const check = checkSignerInfo(info, signatureValue, cert);
   return { kind: 'countersignature', time: time.toISOString(), signer: cert ? describeCertificate(cert).subject : null, verified: check.valid, problem: check.problem };
 }
@@ -282,23 +339,14 @@ export function parseSignedData(element: asn1js.AsnType, ctx: Context, nesting =
   if (++ctx.count.value > ctx.limits.maxSignatures) {
     throw new FormatError('SG_ERR_AC_BUDGET', `${ctx.origin.structure} holds more than ${ctx.limits.maxSignatures} signatures (nested ones counted)`, { structure: ctx.origin.structure, fileOffset: ctx.origin.fileOffset });
   }
-  let signed: pkijs.SignedData;
-  try {
-    const info = new pkijs.ContentInfo({ schema: element });
-    if (info.contentType !== Oid.signedData) throw malformed(ctx, `the content type is ${info.contentType}, not SignedData (${Oid.signedData})`);
-    signed = new pkijs.SignedData({ schema: info.content });
-  } catch (error) {
-    if (error instanceof FormatError) throw error;
-    throw malformed(ctx, `not a PKCS#7 SignedData (${error instanceof Error ? error.message : String(error)})`, error);
-  }
-  const encap = signed.encapContentInfo;
-  if (encap.eContentType !== Oid.spcIndirectData || !encap.eContent) {
-    throw malformed(ctx, `the signed content is ${encap.eContentType}, not SpcIndirectDataContent (${Oid.spcIndirectData})`);
+  const parts = readSignedData(ctx, element, 'the signature');
+  if (parts.eContentType !== Oid.spcIndirectData || !parts.eContent) {
+    throw malformed(ctx, `the signed content is ${parts.eContentType}, not SpcIndirectDataContent (${Oid.spcIndirectData})`);
   }
   // SpcIndirectDataContent ::= SEQUENCE { data SpcAttributeTypeAndOptionalValue, messageDigest DigestInfo }
-  const indirect = encap.eContent as unknown as asn1js.AsnType;
-  const parts = indirect instanceof asn1js.Sequence ? indirect.valueBlock.value : [];
-  const digestInfo = parts[1];
+  const indirect = parts.eContent;
+  const fields = indirect instanceof asn1js.Sequence ? indirect.valueBlock.value : [];
+  const digestInfo = fields[1];
   const algId = digestInfo instanceof asn1js.Sequence ? digestInfo.valueBlock.value[0] : undefined;
   const algOid = algId instanceof asn1js.Sequence ? algId.valueBlock.value[0] : undefined;
   const hashValue = digestInfo instanceof asn1js.Sequence ? digestInfo.valueBlock.value[1] : undefined;
@@ -306,10 +354,11 @@ export function parseSignedData(element: asn1js.AsnType, ctx: Context, nesting =
     throw malformed(ctx, 'SpcIndirectDataContent has no DigestInfo (algorithm and image hash)');
   }
   const digestOid = algOid.valueBlock.toString();
-  const signerInfo = signed.signerInfos[0];
-  if (!signerInfo || signed.signerInfos.length !== 1) throw malformed(ctx, `Authenticode needs exactly one SignerInfo; this one has ${signed.signerInfos.length}`);
-  const certs = readCertificates(ctx, signed);
-  const cert = findSigner(certs, signerInfo);
+  const signerElement = parts.signerInfos[0];
+  if (!signerElement || parts.signerInfos.length !== 1) throw malformed(ctx, `Authenticode needs exactly one SignerInfo; this one has ${parts.signerInfos.length}`);
+  const signerInfo = parseSignerInfo(ctx, signerElement, 'the signer');
+  const certs = readCertificates(ctx, parts);
+  const cert = findSigner(certs, signerElement);
   const check = checkSignerInfo(signerInfo, contentOctets(indirect), cert);
   const signatureValue = bytesOf(signerInfo.signature.valueBlock.valueHexView);
   let timestamp: AuthenticodeTimestamp | null = null;
@@ -330,7 +379,7 @@ export function parseSignedData(element: asn1js.AsnType, ctx: Context, nesting =
       digestAlgorithmOid: digestOid,
       signedImageHash: bytesOf(hashValue.valueBlock.valueHexView),
       signer: cert ? describeCertificate(cert) : null,
-      certificates: certs.x509.map(describeCertificate),
+      certificates: certs.map((c) => describeCertificate(c.x509)),
       signatureAlgorithm: sigAlg ? `${sigAlg.name}-${sigAlg.digest ?? check.digest ?? '?'}` : signerInfo.signatureAlgorithm.algorithmId,
       signatureValid: check.valid,
       signatureProblem: check.problem,
@@ -338,7 +387,7 @@ export function parseSignedData(element: asn1js.AsnType, ctx: Context, nesting =
       timestamp,
       programName: readProgramName(signerInfo),
       signerCertificate: cert,
-      embedded: certs.x509,
+      embedded: certs.map((c) => c.x509),
     },
     ...nested,
   ];

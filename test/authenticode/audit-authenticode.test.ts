@@ -1,13 +1,13 @@
 // The release audit with Authenticode: per file beside the strong name, in the summary, and compared with the
 // previous release (a publisher change is SG708, a broken signature SG707); osslsigncode verify is the oracle.
-import { cpSync, mkdtempSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { beforeAll, describe, expect, test } from 'vitest';
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { readModule } from '../../src/strongname/assembly-info.js';
 import { parseStrongNameKeyFile } from '../../src/strongname/key-blob.js';
 import { signAssembly } from '../../src/strongname/strong-name.js';
-import { authenticodeSign, hasOsslsigncode, makeTestPki, osslVerify, type TestPki } from '../helpers/authenticode.js';
+import { authenticodeSign, hasOsslsigncode, makeTestPki, osslVerify, removeTestPki, type TestPki } from '../helpers/authenticode.js';
 import { fixture, fixturePath, runCli } from '../helpers/fixtures.js';
 import { schemaValidator } from '../helpers/schemas.js';
 
@@ -66,6 +66,11 @@ describe.skipIf(!hasOsslsigncode)('audit with Authenticode', () => {
     secondStatus = r2.status;
     second = JSON.parse(r2.stdout);
   }, 120_000);
+  afterAll(() => {
+    removeTestPki(contoso);
+    removeTestPki(fabrikam);
+    for (const dir of [one, two]) if (dir) rmSync(dir, { recursive: true, force: true });
+  });
 
   const file = (r: Report, name: string) => r.files.find((f) => f.name === name)!;
 

@@ -10,7 +10,7 @@ import { parsePeImage } from '../../src/pe/pe-image.js';
 import { readModule } from '../../src/strongname/assembly-info.js';
 import { parseStrongNameKeyFile } from '../../src/strongname/key-blob.js';
 import { signAssembly, verifyStrongName } from '../../src/strongname/strong-name.js';
-import { authenticodeSign, hasOsslsigncode, makeTestPki, osslVerify, startTimestampResponder, type TestPki } from '../helpers/authenticode.js';
+import { authenticodeSign, hasOsslsigncode, makeTestPki, osslVerify, removeTestPki, startTimestampResponder, type TestPki } from '../helpers/authenticode.js';
 import { fixture } from '../helpers/fixtures.js';
 
 const pair = parseStrongNameKeyFile(fixture('test-keys/12345_keypair.snk'));
@@ -50,7 +50,10 @@ describe.skipIf(!hasOsslsigncode)('Authenticode with osslsigncode as the oracle'
     await authenticodeSign(pki, f('sn.dll'), f('countersigned.dll'), { legacyTimestampUrl: responder.url });
   }, 120_000);
 
-  afterAll(() => responder?.server.close());
+  afterAll(() => {
+    responder?.server.close();
+    removeTestPki(pki);
+  });
 
   test('signed after the strong name: both valid, hashes equal osslsigncode', async () => {
     const oracle = await osslVerify(pki, f('after.dll'));

@@ -2,11 +2,11 @@
 // both signatures; every Authenticode verdict is compared with osslsigncode verify.
 import { copyFileSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { beforeAll, describe, expect, test } from 'vitest';
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { readModule } from '../../src/strongname/assembly-info.js';
 import { parseStrongNameKeyFile } from '../../src/strongname/key-blob.js';
 import { signAssembly } from '../../src/strongname/strong-name.js';
-import { authenticodeSign, hasOsslsigncode, makeTestPki, osslVerify, type TestPki } from '../helpers/authenticode.js';
+import { authenticodeSign, hasOsslsigncode, makeTestPki, osslVerify, removeTestPki, type TestPki } from '../helpers/authenticode.js';
 import { checkPaths, ruleNames } from '../helpers/check.js';
 import { fixture, fixturePath, runCli, runCliAsync } from '../helpers/fixtures.js';
 import { sharedServer } from '../helpers/shared-server.js';
@@ -32,6 +32,7 @@ describe.skipIf(!hasOsslsigncode)('Authenticode in check, sign and verify', () =
     await authenticodeSign(pki, join(pki.dir, 'sn.dll'), join(pki.dir, 'good.dll'));
     writeFileSync(join(pki.dir, 'broken.dll'), signAssembly(readModule(new Uint8Array(readFileSync(join(addin, 'SampleAddin.dll')))), pair));
   }, 60_000);
+  afterAll(() => removeTestPki(pki));
 
   test('check warns (SG208) on the file Authenticode-signed before the upload, and only on it', async () => {
     expect((await osslVerify(pki, join(addin, 'SampleAddin.dll'))).ok).toBe(true);

@@ -3,7 +3,7 @@
 // and osslsigncode verify as the oracle. Nothing here may ever sign anything real.
 import { execFile } from 'node:child_process';
 import { createServer, type Server } from 'node:http';
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -69,7 +69,12 @@ async function issue(dir: string, name: string, subject: string, ext: string, se
   await run('openssl', ['x509', '-req', '-in', join(dir, `${name}.csr`), '-CA', join(dir, 'ca.pem'), '-CAkey', join(dir, 'ca.key'), '-set_serial', serial, '-days', '3650', '-out', join(dir, `${name}.pem`), '-extfile', join(dir, 'ext.cnf'), '-extensions', ext]);
 }
 
-/** A fresh TEST ONLY PKI in a temporary folder. */
+/** Removes a TEST PKI's folder (its private keys and everything signed there). */
+export function removeTestPki(pki: TestPki | undefined): void {
+  if (pki) rmSync(pki.dir, { recursive: true, force: true });
+}
+
+/** A fresh TEST ONLY PKI in a temporary folder; remove it with removeTestPki after the tests. */
 export async function makeTestPki(publisher = 'Contoso Test'): Promise<TestPki> {
   const dir = mkdtempSync(join(tmpdir(), 'signgate-ac-'));
   const config = join(dir, 'ext.cnf');

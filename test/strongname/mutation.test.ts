@@ -9,7 +9,7 @@ import { inspectAssembly } from '../../src/strongname/assembly-info.js';
 import { parseStrongNameKeyFile } from '../../src/strongname/key-blob.js';
 import { signAssembly } from '../../src/strongname/strong-name.js';
 import { fixture } from '../helpers/fixtures.js';
-import { authenticodeSign, hasOsslsigncode, makeTestPki } from '../helpers/authenticode.js';
+import { authenticodeSign, hasOsslsigncode, makeTestPki, removeTestPki } from '../helpers/authenticode.js';
 import { getCertificateTable } from '../../src/pe/pe-image.js';
 
 function rng(seed: number) {
@@ -71,6 +71,7 @@ describe.skipIf(!hasOsslsigncode)('mutated Authenticode certificate tables', () 
     await authenticodeSign(pki, sn, join(pki.dir, 'signed.dll'));
     await authenticodeSign(pki, join(pki.dir, 'signed.dll'), join(pki.dir, 'nested.dll'), { nest: true, hash: 'sha1' });
     for (const name of ['signed.dll', 'nested.dll']) sources.set(name, new Uint8Array(readFileSync(join(pki.dir, name))));
+    removeTestPki(pki);
   }, 60_000);
 
   const VARIANTS = 500;
