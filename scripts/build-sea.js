@@ -45,10 +45,13 @@ const npm = (args, cwd) => execFileSync(process.platform === 'win32' ? 'npm.cmd'
 /** The Node binary of one target, from the registry's package of that name and version (cached). */
 function nodeBinary(target, version) {
   const { pkg, binary } = TARGETS[target];
-  const cacheDir = join(process.env.SIGNGATE_NODE_CACHE ?? join(homedir(), '.cache', 'signgate', 'node'), `${pkg}-${version}`);
+  const cacheRoot = process.env.SIGNGATE_NODE_CACHE ?? join(homedir(), '.cache', 'signgate', 'node');
+  const cacheDir = join(cacheRoot, `${pkg}-${version}`);
   const file = join(cacheDir, binary.split('/').pop());
   if (existsSync(file)) return file;
-  const work = mkdtempSync(join(tmpdir(), 'signgate-node-'));
+  // Unpacked beside the cache, so that the final renames stay on one file system.
+  mkdirSync(cacheRoot, { recursive: true });
+  const work = mkdtempSync(join(cacheRoot, '.fetch-'));
   try {
     console.log(`fetching ${pkg}@${version} from the npm registry`);
     const tarball = npm(['pack', `${pkg}@${version}`, '--silent', '--pack-destination', work], work).trim().split('\n').pop();

@@ -5,7 +5,7 @@
 // with the SEA fuse set, no stale signature and a correct checksum.
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -17,6 +17,8 @@ import { parseStrongNameKeyFile } from '../../src/strongname/key-blob.js';
 import { verifyStrongName } from '../../src/strongname/strong-name.js';
 import { fixturePath, repoRoot } from '../helpers/fixtures.js';
 import { readPeResources } from '../helpers/pe-resources.js';
+import { startServer } from '../helpers/server.js';
+import { requireDotnet, run as runProcess, runDotnetTests } from '../sdk/dotnet.js';
 
 const SEA_FUSE = 'NODE_SEA_FUSE_fce680ab2cc467b6e072b8b5df1996b2';
 /** The first field of every SEA blob (src/node_sea.h, kMagic). */
@@ -143,6 +145,54 @@ describe('signgate-linux-x64', () => {
     expect(r.status).toBe(1);
     expect(r.stdout).toContain('delay-signed');
   });
+});
+
+/** The README's post-build step (its ```xml block), as a .NET developer pastes it into the add-in's project. */
+function readmePostBuildStep(): string {
+  const readme = readFileSync(join(repoRoot, 'README.md'), 'utf8');
+  const section = readme.slice(readme.indexOf('## Without Node.js'));
+  const m = /```xml\n([\s\S]*?)```/.exec(section);
+  if (!m) throw new Error('README.md: no ```xml block in the one-file executables section');
+  return m[1]!;
+}
+
+describe.runIf(runDotnetTests)("the README's post-build step in a real dotnet build, with the Linux executable", () => {
+  test('a Release build checks the add-in and leaves it signed in bin/Release/net48/signed', async () => {
+    requireDotnet();
+    const server = await startServer();
+    try {
+      const dir = join(mkdtempSync(join(tmpdir(), 'signgate-sea-msbuild-')), 'ExeAddin');
+      mkdirSync(join(dir, 'vendor'), { recursive: true });
+      // A delay-signed net48 add-in against the vendor API, and nothing of signgate but the pasted step.
+      const properties = { TargetFramework: 'net48', SignAssembly: 'true', DelaySign: 'true', AssemblyOriginatorKeyFile: '12345_public.snk' };
+      const project = [
+        '<Project Sdk="Microsoft.NET.Sdk">',
+        `<PropertyGroup>${Object.entries(properties).map(([k, v]) => `<${k}>${v}</${k}>`).join('')}</PropertyGroup>`,
+        '<ItemGroup><PackageReference Include="Microsoft.NETFramework.ReferenceAssemblies" Version="1.0.3" PrivateAssets="all" />',
+        '<Reference Include="Contoso.AddinApi" HintPath="vendor/Contoso.AddinApi.dll" Private="false" /></ItemGroup>',
+        readmePostBuildStep(),
+        '</Project>',
+      ];
+      writeFileSync(join(dir, 'ExeAddin.csproj'), project.join('\n'));
+      writeFileSync(join(dir, 'ExeAddin.cs'), '[assembly: Contoso.ContosoSignedAssembly(true)]\nnamespace ExeAddin { public class Entry : Contoso.AddinBase { public override string Name => "exe"; } }\n');
+      copyFileSync(fixturePath('vendor/Contoso.AddinApi.dll'), join(dir, 'vendor', 'Contoso.AddinApi.dll'));
+      copyFileSync(KEY, join(dir, '12345_public.snk'));
+      const token = server.token();
+      // The step's two properties point at this machine: the Linux executable and the service on loopback.
+      const r = await runProcess('dotnet', ['build', '-c', 'Release', '-nologo', '-tl:off', '--disable-build-servers', `-p:SigngateExe=${join(out, 'signgate-linux-x64')}`, `-p:SigningServiceUrl=${server.baseUrl}`], {
+        cwd: dir,
+        env: { SIGNGATE_ACCESS_TOKEN: token, SIGNGATE_CACHE_DIR: join(dir, 'cache') },
+      });
+      expect(r.status, r.output).toBe(0);
+      expect(r.output).toContain('1 need signing (1 pass, 0 fail)');
+      expect(r.output).not.toContain(token);
+      const signed = join(dir, 'bin', 'Release', 'net48', 'signed', 'ExeAddin.dll');
+      const key = parseStrongNameKeyFile(readFileSync(KEY)).publicKey;
+      expect(verifyStrongName(readModule(readFileSync(signed)), { expectedKey: key }).valid).toBe(true);
+    } finally {
+      await server.close();
+    }
+  }, 600_000);
 });
 
 describe('signgate-win-x64.exe, read with signgate\'s PE reader', () => {

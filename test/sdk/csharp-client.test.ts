@@ -2,7 +2,7 @@
 // from NuGet), compiled with the SDK into a small program (tools/csharp-client/smoke) that runs upload -> status ->
 // download -> delete against the reference service on 127.0.0.1. The downloaded package must hold the two
 // assemblies signed with the organization's key. Needs the .NET SDK (fails in CI without it).
-import { mkdtempSync, readFileSync } from 'node:fs';
+import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
@@ -62,6 +62,22 @@ describe.runIf(runDotnetTests)('the NSwag-generated C# client', () => {
     expect(code).toContain('public enum FileProcessingState');
     expect(code).toContain('throw new ApiException<Problem>(');
   });
+
+  test("docs/clients.md's C# example compiles against the generated client", async () => {
+    requireDotnet();
+    const example = /```csharp\n([\s\S]*?)```/.exec(readFileSync(join(repoRoot, 'docs', 'clients.md'), 'utf8'));
+    expect(example).not.toBeNull();
+    const project = join(work, 'docs-example');
+    mkdirSync(project);
+    writeFileSync(join(project, 'Program.cs'), example![1]!);
+    copyFileSync(join(work, 'SigningServiceClient.cs'), join(project, 'SigningServiceClient.cs'));
+    writeFileSync(
+      join(project, 'DocsExample.csproj'),
+      '<Project Sdk="Microsoft.NET.Sdk"><PropertyGroup><OutputType>Exe</OutputType><TargetFramework>net10.0</TargetFramework>' +
+        '<Nullable>enable</Nullable><ImplicitUsings>enable</ImplicitUsings><TreatWarningsAsErrors>true</TreatWarningsAsErrors></PropertyGroup></Project>',
+    );
+    await dotnet(['build', project, '-c', 'Release', '--nologo', '-v', 'q'], "dotnet build of docs/clients.md's example");
+  }, 120_000);
 
   test('upload -> status -> download -> delete against the service on loopback', async () => {
     requireDotnet();
