@@ -1,6 +1,7 @@
 // Health and readiness for a load balancer, outside the API prefix and without a token:
 //   GET /healthz  200 while the process runs (liveness);
-//   GET /readyz   200 when the node can serve: its stores answer; 503 otherwise, and while it shuts down.
+//   GET /readyz   200 when the node can serve: its stores answer; 503 otherwise. Once the node shuts down it
+//                 stops listening (a new probe is refused) and answers 503 on connections still open.
 // Both are left out of the OpenAPI document: they are for operators, not API clients.
 import type { FastifyInstance } from 'fastify';
 import { problem } from './problem.js';
@@ -13,13 +14,8 @@ export interface HealthOptions {
 }
 
 export function registerHealth(app: FastifyInstance, options: HealthOptions): void {
-  let closing = false;
-  app.addHook('preClose', async () => {
-    closing = true;
-  });
   app.get('/healthz', { schema: { hide: true } }, async () => ({ status: 'ok', role: options.role }));
   app.get('/readyz', { schema: { hide: true } }, async (request, reply) => {
-    if (closing) return reply.status(503).type('application/problem+json').send(problem(503, 'Shutting down', 'This node is shutting down; send requests to another.', request.url));
     try {
       await options.ready();
     } catch (error) {

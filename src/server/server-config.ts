@@ -143,15 +143,21 @@ export function watchServerConfigFile(path: string): { current: () => ServerConf
     }
     return parseServerConfig(raw, dirname(absolute), absolute);
   };
+  // Modification time, size and inode: two edits within one tick of the file system's clock share a
+  // modification time, and an editor that saves by renaming makes a new inode.
+  const stampOf = () => {
+    const s = statSync(absolute);
+    return `${s.mtimeMs}:${s.ctimeMs}:${s.size}:${s.ino}`;
+  };
+  let stamp = stampOf(); // before reading: a change while it is read is seen at the next call
   let config = load();
-  let mtime = statSync(absolute).mtimeMs;
   return {
     current: () => {
       try {
-        const now = statSync(absolute).mtimeMs;
-        if (now !== mtime) {
+        const now = stampOf();
+        if (now !== stamp) {
           config = load();
-          mtime = now;
+          stamp = now;
         }
       } catch {
         // A file being rewritten or broken keeps the last good configuration.
