@@ -168,7 +168,7 @@ export async function buildServer(options: BuildServerOptions): Promise<FastifyI
   await app.register(swaggerUi, { routePrefix: '/docs', uiConfig: { persistAuthorization: false, tryItOutEnabled: true, validatorUrl: null }, ...(oauth ? { initOAuth: oauth.initOAuth } : {}) });
 
   app.get(`${apiPrefix}/openapi.json`, { schema: { hide: true } }, async () => app.swagger());
-  registerExchangePage(app, apiPrefix);
+  registerExchangePage(app, apiPrefix, oauth?.signIn);
 
   const oidc = new OidcAuthenticator();
   const authenticate = async (request: FastifyRequest) => {
