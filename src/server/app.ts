@@ -192,7 +192,7 @@ export async function buildServer(options: BuildServerOptions): Promise<FastifyI
 
   registerHealth(app, { role, ready: () => store.ping() });
   app.get(`${apiPrefix}/openapi.json`, { schema: { hide: true } }, async () => app.swagger());
-  registerExchangePage(app, apiPrefix);
+  registerExchangePage(app, apiPrefix, oauth?.signIn);
 
   const oidc = new OidcAuthenticator();
   const authenticate = async (request: FastifyRequest) => {

@@ -3,8 +3,11 @@
 // external assets, a strict Content-Security-Policy); it talks only to the API under the same origin.
 
 import type { FastifyInstance, FastifyReply } from 'fastify';
+import type { InteractiveSignIn } from './oidc.js';
 
-const CSP = "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self' data:; form-action 'none'; frame-ancestors 'none'; base-uri 'none'";
+/** The page may talk to this service and, for the interactive sign-in, to the issuer's token endpoint. */
+const csp = (tokenEndpoint?: string) =>
+  `default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'${tokenEndpoint ? ` ${new URL(tokenEndpoint).origin}` : ''}; img-src 'self' data:; form-action 'none'; frame-ancestors 'none'; base-uri 'none'`;
 
 const CSS = `
 :root { color-scheme: light dark; --fg: #1f2328; --bg: #fff; --muted: #59636e; --line: #d1d9e0; --accent: #0969da; --ok: #1a7f37; --fail: #d1242f; }
@@ -50,13 +53,10 @@ const SCRIPT = `'use strict';
     if (!res.ok) throw new Error(problemText(res.status, body));
     return body;
   }
-  $('signin').addEventListener('submit', async function (event) {
-    event.preventDefault();
-    fail('');
-    token = $('token').value.trim();
+  async function signIn(how) {
     try {
       var licenses = await call('/licenses');
-      $('who').textContent = 'Signed in. License options: ' + (licenses.map(function (l) { return l.optionId; }).join(', ') || 'none');
+      $('who').textContent = 'Signed in' + how + '. License options: ' + (licenses.map(function (l) { return l.optionId; }).join(', ') || 'none');
       $('upload').disabled = false;
       $('archive').focus();
     } catch (e) {
@@ -64,7 +64,46 @@ const SCRIPT = `'use strict';
       $('who').textContent = 'Not signed in.';
       fail(e.message);
     }
+  }
+  $('signin').addEventListener('submit', function (event) {
+    event.preventDefault();
+    fail('');
+    token = $('token').value.trim();
+    signIn('');
   });
+  // Interactive sign-in at the OpenID Connect issuer: authorization code with PKCE (RFC 7636), verifier and state
+  // kept in sessionStorage for the round trip only.
+  var oidc = document.documentElement.getAttribute('data-oidc');
+  oidc = oidc ? JSON.parse(oidc) : null;
+  function b64url(bytes) { return btoa(String.fromCharCode.apply(null, new Uint8Array(bytes))).replace(/[+]/g, '-').replace(/[/]/g, '_').replace(/=+$/, ''); }
+  var redirectUri = location.origin + location.pathname;
+  if (oidc) {
+    $('oidc').hidden = false;
+    $('oidc-button').addEventListener('click', async function () {
+      var verifier = b64url(crypto.getRandomValues(new Uint8Array(32)));
+      var state = b64url(crypto.getRandomValues(new Uint8Array(16)));
+      sessionStorage.setItem('exchange.pkce', JSON.stringify({ verifier: verifier, state: state }));
+      var challenge = b64url(await crypto.subtle.digest('SHA-256', new TextEncoder().encode(verifier)));
+      var q = new URLSearchParams({ response_type: 'code', client_id: oidc.clientId, redirect_uri: redirectUri, scope: oidc.scopes.join(' '), state: state, code_challenge: challenge, code_challenge_method: 'S256' });
+      location.assign(oidc.authorizationEndpoint + '?' + q.toString());
+    });
+    var back = new URLSearchParams(location.search);
+    var pending = sessionStorage.getItem('exchange.pkce');
+    if (pending && (back.get('code') || back.get('error'))) {
+      sessionStorage.removeItem('exchange.pkce');
+      history.replaceState(null, '', redirectUri);
+      pending = JSON.parse(pending);
+      (async function () {
+        if (back.get('error')) return fail('Sign-in refused by ' + oidc.issuer + ': ' + back.get('error') + ' ' + (back.get('error_description') || ''));
+        if (back.get('state') !== pending.state) return fail('Sign-in answer does not belong to this page (state mismatch); sign in again.');
+        var res = await fetch(oidc.tokenEndpoint, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams({ grant_type: 'authorization_code', code: back.get('code'), redirect_uri: redirectUri, client_id: oidc.clientId, code_verifier: pending.verifier }) });
+        var body = await res.json().catch(function () { return null; });
+        if (!res.ok || !body || !body.access_token) return fail('Sign-in at ' + oidc.issuer + ' failed: ' + ((body && (body.error_description || body.error)) || ('HTTP ' + res.status)));
+        token = body.access_token;
+        signIn(' at ' + oidc.issuer);
+      })();
+    }
+  }
   function choose(file) {
     chosen = file || null;
     $('chosen').textContent = chosen ? 'Chosen: ' + chosen.name + ' (' + chosen.size + ' bytes)' : 'No archive chosen.';
@@ -147,10 +186,13 @@ const SCRIPT = `'use strict';
 })();
 `;
 
-function html(apiPrefix: string): string {
+const attribute = (text: string) => text.replace(/&/g, '&amp;').replace(/"/g, '&quot;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
+
+function html(apiPrefix: string, signIn?: InteractiveSignIn): string {
   const api = apiPrefix.replace(/[^A-Za-z0-9/._-]/g, '');
+  const oidc = signIn ? ` data-oidc="${attribute(JSON.stringify(signIn))}"` : '';
   return `<!DOCTYPE html>
-<html lang="en" data-api="${api}">
+<html lang="en" data-api="${api}"${oidc}>
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
@@ -170,6 +212,7 @@ function html(apiPrefix: string): string {
 <button type="submit">Sign in</button>
 <p id="who" class="muted" aria-live="polite">Not signed in.</p>
 </form>
+<p id="oidc" hidden><button id="oidc-button" type="button">Sign in at ${signIn ? attribute(new URL(signIn.issuer).host) : 'the identity provider'}</button></p>
 <h2>2. Archive</h2>
 <form id="send">
 <div id="drop">
@@ -194,11 +237,15 @@ function html(apiPrefix: string): string {
 `;
 }
 
-/** Registers GET /exchange and its script and style; the page calls the API under `apiPrefix`. */
-export function registerExchangePage(app: FastifyInstance, apiPrefix: string): void {
+/**
+ * Registers GET /exchange and its script and style; the page calls the API under `apiPrefix`. With `signIn`, it
+ * also offers the interactive sign-in at the issuer (its redirect URI is `<service>/exchange`).
+ */
+export function registerExchangePage(app: FastifyInstance, apiPrefix: string, signIn?: InteractiveSignIn): void {
+  const policy = csp(signIn?.tokenEndpoint);
   const send = (reply: FastifyReply, type: string, body: string) =>
-    reply.type(type).header('content-security-policy', CSP).header('x-content-type-options', 'nosniff').header('referrer-policy', 'no-referrer').header('cache-control', 'no-store').send(body);
-  const page = html(apiPrefix);
+    reply.type(type).header('content-security-policy', policy).header('x-content-type-options', 'nosniff').header('referrer-policy', 'no-referrer').header('cache-control', 'no-store').send(body);
+  const page = html(apiPrefix, signIn);
   app.get('/exchange', { schema: { hide: true } }, (_request, reply) => send(reply, 'text/html; charset=utf-8', page));
   app.get('/exchange/exchange.js', { schema: { hide: true } }, (_request, reply) => send(reply, 'text/javascript; charset=utf-8', SCRIPT));
   app.get('/exchange/exchange.css', { schema: { hide: true } }, (_request, reply) => send(reply, 'text/css; charset=utf-8', CSS));

@@ -90,6 +90,15 @@ export class OidcAuthenticator {
   }
 }
 
+/** What a page needs to sign in at the issuer itself (authorization code with PKCE): the /exchange page uses it. */
+export interface InteractiveSignIn {
+  readonly issuer: string;
+  readonly clientId: string;
+  readonly scopes: readonly string[];
+  readonly authorizationEndpoint: string;
+  readonly tokenEndpoint: string;
+}
+
 /** The OpenAPI oauth2 security scheme with the authorization-code flow. */
 export interface OAuthScheme {
   readonly type: 'oauth2';
@@ -105,7 +114,7 @@ export interface OAuthScheme {
 export async function docsOAuth(
   oidc: OidcSettings | undefined,
   log: { warn: (o: object, m: string) => void },
-): Promise<{ scheme: OAuthScheme; scopes: string[]; initOAuth: Record<string, unknown> } | undefined> {
+): Promise<{ scheme: OAuthScheme; scopes: string[]; initOAuth: Record<string, unknown>; signIn: InteractiveSignIn } | undefined> {
   if (!oidc?.clientId) return undefined;
   let metadata: IssuerMetadata;
   try {
@@ -124,5 +133,6 @@ export async function docsOAuth(
     },
     scopes,
     initOAuth: { clientId: oidc.clientId, usePkceWithAuthorizationCodeGrant: true, scopes },
+    signIn: { issuer: oidc.issuer, clientId: oidc.clientId, scopes, authorizationEndpoint: metadata.authorization_endpoint, tokenEndpoint: metadata.token_endpoint },
   };
 }

@@ -3,6 +3,7 @@
 import { createServer } from 'node:net';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { sampleProjectArchive } from '../helpers/archives.js';
 import { hasChromium, launchChromium, tryLicenses } from '../helpers/browser.js';
 import { AUDIENCE, startIssuer, type TestIssuer } from '../helpers/oidc-provider.js';
 import { sandboxConfig, startServer, type TestServer } from '../helpers/server.js';
@@ -24,7 +25,7 @@ describe.skipIf(!hasChromium)('Authorize on /docs with an OpenID Connect issuer'
   beforeAll(async () => {
     const port = await freePort();
     origin = `http://127.0.0.1:${port}`;
-    issuer = await startIssuer([`${origin}/docs/static/oauth2-redirect.html`]);
+    issuer = await startIssuer([`${origin}/docs/static/oauth2-redirect.html`, `${origin}/exchange`]);
     server = await startServer({ port, config: sandboxConfig((c) => (c.oidc = { issuer: issuer.issuer, audience: AUDIENCE, clientId: 'docs', scopes: ['openid', 'sign'] })) });
     browser = await launchChromium();
   }, 60_000);
@@ -70,6 +71,28 @@ describe.skipIf(!hasChromium)('Authorize on /docs with an OpenID Connect issuer'
     // The request carried the access token from the issuer: a JWT, not a personal access token.
     expect(apiAuthorizations).toHaveLength(1);
     expect(apiAuthorizations[0]).toMatch(/^Bearer [A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/);
+    await page.close();
+  }, 60_000);
+
+  test('/exchange: sign in at the issuer (authorization code with PKCE), then upload an archive with that token', async () => {
+    const page = await browser.newPage();
+    const problems: string[] = [];
+    page.on('pageerror', (e) => problems.push(e.message));
+    await page.goto(`${origin}/exchange`);
+    await page.getByRole('button', { name: `Sign in at ${new URL(issuer.issuer).host}` }).click();
+    await page.locator('input[name=login]').fill('alice');
+    await page.locator('input[name=password]').fill('any password');
+    await page.locator('button[type=submit]').click();
+    await page.getByRole('button', { name: 'Continue' }).click();
+    await expect.poll(() => page.locator('#who').innerText(), { timeout: 20_000 }).toMatch(new RegExp(`^Signed in at ${issuer.issuer.replace(/[.]/g, '\\.')}\\. License options: 12345`));
+    // The code and state are gone from the address bar.
+    expect(page.url()).toBe(`${origin}/exchange`);
+    const { zip } = await sampleProjectArchive();
+    await page.getByLabel('Archive (.zip)').setInputFiles({ name: 'project.zip', mimeType: 'application/zip', buffer: zip });
+    await page.getByRole('button', { name: 'Upload and sign' }).click();
+    await page.getByRole('link', { name: 'Download project-signed.zip' }).waitFor({ timeout: 30_000 });
+    expect(await page.locator('#phase').innerText()).toBe('Finished: 6 of 8 assemblies signed.');
+    expect(problems).toEqual([]);
     await page.close();
   }, 60_000);
 });
