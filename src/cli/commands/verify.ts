@@ -3,7 +3,7 @@ import type { ArgumentsCamelCase, Argv, CommandModule } from 'yargs';
 import { publicKeyToken } from '../../strongname/token.js';
 import { ExitCode, worstExitCode, type ExitCodeValue } from '../exit-codes.js';
 import { expandInputs } from '../../workflows/files.js';
-import { scanFiles } from '../../workflows/scan.js';
+import { scanFiles, scanFilesAsJson } from '../../workflows/scan.js';
 import type { Io } from '../output.js';
 import { loadKeyFile, loadKeyMap } from '../../workflows/keys.js';
 import { threadsOption, type CommonArgs } from './common.js';
@@ -22,22 +22,29 @@ export async function runVerify(args: Pick<VerifyArgs, 'inputs' | 'key' | 'json'
   const files = await expandInputs(args.inputs);
   const expected = args.key ? loadKeyFile(args.key).publicKey : undefined;
   const keyMap = loadKeyMap(args.keyMap);
-  const records = scanFiles('verify', files, { ...(expected ? { expectedKey: expected } : {}), ...(keyMap ? { keyMap } : {}), ...(args.threads === undefined ? {} : { threads: args.threads }) });
+  const options = { ...(expected ? { expectedKey: expected } : {}), ...(keyMap ? { keyMap } : {}), ...(args.threads === undefined ? {} : { threads: args.threads }) };
   const codes: ExitCodeValue[] = [];
+  const code = (r: { valid: boolean; error: unknown }) => (r.valid ? ExitCode.Ok : r.error ? ExitCode.Unreadable : ExitCode.Findings);
+  // Printed record by record, exactly as one JSON.stringify(records, null, 2) would print.
+  if (args.json) {
+    io.out(files.length ? '[' : '[]');
+    for await (const r of scanFilesAsJson('verify', files, options)) {
+      codes.push(code(r));
+      io.out(`${r.json}${codes.length === files.length ? '' : ','}`);
+    }
+    if (files.length) io.out(']');
+    return worstExitCode(codes);
+  }
   const c = io.color;
   let valid = 0;
-  // Printed record by record, exactly as one JSON.stringify(records, null, 2) would print.
-  if (args.json) io.out(files.length ? '[' : '[]');
-  for await (const r of records) {
-    codes.push(r.valid ? ExitCode.Ok : r.error ? ExitCode.Unreadable : ExitCode.Findings);
+  for await (const r of scanFiles('verify', files, options)) {
+    codes.push(code(r));
     if (r.valid) valid++;
-    if (args.json) io.out(`${JSON.stringify(r, null, 2).replace(/^/gm, '  ')}${codes.length === files.length ? '' : ','}`);
-    else if (r.valid) io.out(`${c.green('ok  ')} ${r.path}: signed, token ${r.publicKeyToken}, ${r.keyBits}-bit ${r.hashAlgorithm}`);
+    if (r.valid) io.out(`${c.green('ok  ')} ${r.path}: signed, token ${r.publicKeyToken}, ${r.keyBits}-bit ${r.hashAlgorithm}`);
     else if (r.error) io.out(`${c.red('err ')} ${r.path}: ${r.error.code}: ${r.error.message}`);
     else io.out(`${c.red('FAIL')} ${r.path}: ${r.reason}`);
   }
-  if (args.json && files.length) io.out(']');
-  if (!args.json) io.out(`${valid} of ${files.length} files validly signed${expected ? ` with key token ${publicKeyToken(expected.blob)}` : ''}`);
+  io.out(`${valid} of ${files.length} files validly signed${expected ? ` with key token ${publicKeyToken(expected.blob)}` : ''}`);
   return worstExitCode(codes);
 }
 
