@@ -90,6 +90,33 @@ export function verifyFile(file: ScanInput, settings: ScanSettings = {}): Verify
   }
 }
 
+/** A record as `inspect --json` and `verify --json` print it inside their array, with what the exit code needs. */
+export interface ScanJson {
+  /** JSON.stringify(record, null, 2), every line indented by two more spaces. */
+  readonly json: string;
+  /** The file could not be read or parsed. */
+  readonly error: boolean;
+  /** verify: the signature is valid; inspect: the same as !error. */
+  readonly valid: boolean;
+  /** verify: no Authenticode verdict asked for, or a valid (and, with a trust store, trusted) signature. */
+  readonly authenticodePasses: boolean;
+}
+
+/** With --authenticode a file passes only when its Authenticode signature is valid (and trusted, with --trust-store). */
+export function authenticodePasses(verdict: AuthenticodeVerdict | null | undefined): boolean {
+  return !verdict || (verdict.state === 'valid' && verdict.trusted !== false);
+}
+
+/** The text of a record as an element of a JSON array printed with two-space indentation. */
+export function scanJson(record: AssemblyInfo | VerifyRecord): ScanJson {
+  return {
+    json: JSON.stringify([record], null, 2).slice(2, -2),
+    error: Boolean(record.error),
+    valid: 'valid' in record ? record.valid : !record.error,
+    authenticodePasses: 'valid' in record ? authenticodePasses(record.authenticode) : true,
+  };
+}
+
 export const scanners = { inspect: inspectFile, verify: verifyFile } as const;
 export type ScanKind = keyof typeof scanners;
 export type ScanRecord<K extends ScanKind> = ReturnType<(typeof scanners)[K]>;

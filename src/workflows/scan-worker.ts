@@ -1,13 +1,17 @@
-// A scan pool thread (run by piscina): one task scans a run of consecutive files and returns their records.
-import { scanners, type ScanInput, type ScanKind, type ScanSettings } from './scan-file.js';
+// A scan pool thread (run by piscina): one task scans a run of consecutive files and returns their records, or
+// their JSON text (a string crosses threads far cheaper than the object it was made from).
+import { scanJson, scanners, type ScanInput, type ScanKind, type ScanSettings, type VerifyRecord } from './scan-file.js';
+import type { AssemblyInfo } from '../strongname/assembly-info.js';
 
 export interface ScanTask {
   readonly kind: ScanKind;
   readonly files: readonly ScanInput[];
   readonly settings: ScanSettings;
+  /** Return each record's ScanJson instead of the record. */
+  readonly json?: boolean;
 }
 
-export default function scanTask({ kind, files, settings }: ScanTask): unknown[] {
-  const scan = scanners[kind] as (file: ScanInput, settings: ScanSettings) => unknown;
-  return files.map((file) => scan(file, settings));
+export default function scanTask({ kind, files, settings, json }: ScanTask): unknown[] {
+  const scan = scanners[kind] as (file: ScanInput, settings: ScanSettings) => AssemblyInfo | VerifyRecord;
+  return files.map((file) => (json ? scanJson(scan(file, settings)) : scan(file, settings)));
 }

@@ -1,8 +1,9 @@
 // inspect and verify in a pool of worker threads: the same output, byte for byte and in the same order, as one
 // JSON.stringify (or one joined text) of the records made in this thread, and the same exit code.
+import { availableParallelism } from 'node:os';
 import { describe, expect, test } from 'vitest';
 import { expandInputs } from '../../src/workflows/files.js';
-import { inspectFile, scanFiles, scanThreads, SCAN_POOL_THRESHOLD, verifyFile } from '../../src/workflows/scan.js';
+import { idleCores, inspectFile, scanFiles, scanFilesAsJson, scanThreads, SCAN_POOL_THRESHOLD, verifyFile } from '../../src/workflows/scan.js';
 import { fixturePath, repoRoot, runCli } from '../helpers/fixtures.js';
 
 const folder = fixturePath('.');
@@ -38,6 +39,15 @@ describe('scans in worker threads', () => {
     expect(r.stdout).toBe(`${JSON.stringify(files.map((f) => verifyFile(f)), null, 2)}\n`);
   });
 
+  test('scanFilesAsJson: in threads and in this thread, the text of each record as an element of the printed array', async () => {
+    const files = await expandInputs([folder], repoRoot);
+    for (const threads of [0, 2]) {
+      const texts: string[] = [];
+      for await (const r of scanFilesAsJson('verify', files, { threads })) texts.push(r.json);
+      expect(`[\n${texts.join(',\n')}\n]`).toBe(JSON.stringify(files.map((f) => verifyFile(f)), null, 2));
+    }
+  });
+
   test('scanFiles: records in the order of the files; stopping early ends the threads', async () => {
     const files = await expandInputs([folder], repoRoot);
     const seen: string[] = [];
@@ -51,11 +61,15 @@ describe('scans in worker threads', () => {
     expect(firstFew).toEqual(files.slice(0, 3).map((f) => f.displayPath));
   });
 
-  test('the default: no threads below the threshold, one per core from it on; a bad count is refused', () => {
-    expect(scanThreads(SCAN_POOL_THRESHOLD - 1)).toBe(0);
-    expect(scanThreads(SCAN_POOL_THRESHOLD)).toBeGreaterThanOrEqual(1);
+  test('the default: no threads below the threshold or with fewer than two idle cores, else one per idle core; a bad count is refused', () => {
+    expect(scanThreads(SCAN_POOL_THRESHOLD - 1, undefined, 2)).toBe(0);
+    expect(scanThreads(SCAN_POOL_THRESHOLD, undefined, 2)).toBe(2);
+    expect(scanThreads(SCAN_POOL_THRESHOLD, undefined, 1)).toBe(0);
+    expect(scanThreads(SCAN_POOL_THRESHOLD, undefined, 0)).toBe(0);
     expect(scanThreads(3, 8)).toBe(3);
     expect(() => scanThreads(10, -1)).toThrow(/at least 0/);
+    expect(idleCores()).toBeGreaterThanOrEqual(0);
+    expect(idleCores()).toBeLessThanOrEqual(availableParallelism());
     const r = runCli(['inspect', '--threads', 'two', folder]);
     expect(r.status).toBe(2);
     expect(r.stderr).toContain('--threads "two" is not a number');

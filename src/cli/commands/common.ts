@@ -10,5 +10,5 @@ export const threadsOption = {
   // A string, so that a wrong value is shown as it was typed (yargs turns a non-number into NaN).
   type: 'string',
   coerce: numberOption('threads', { integer: true, min: 0, max: 256 }),
-  describe: 'Worker threads that read the files (default: one per core from 200 files on; 0: none)',
+  describe: 'Worker threads that read the files (default: one per idle core from 200 files on, if two are idle; 0: none)',
 } as const;

@@ -4,7 +4,7 @@ import type { AssemblyInfo } from '../../strongname/assembly-info.js';
 import type { AttributeValue } from '../../metadata/custom-attribute-value.js';
 import { ExitCode, type ExitCodeValue } from '../exit-codes.js';
 import { expandInputs } from '../../workflows/files.js';
-import { scanFiles } from '../../workflows/scan.js';
+import { scanFiles, scanFilesAsJson } from '../../workflows/scan.js';
 import type { Io } from '../output.js';
 import { loadKeyMap } from '../../workflows/keys.js';
 import { authenticodeVerdict, describeAuthenticodeVerdict } from '../../authenticode/verdict.js';
@@ -16,8 +16,8 @@ interface InspectArgs extends CommonArgs {
   json: boolean;
   verify: boolean;
   keyMap?: string;
-  trustStore?: string;
   threads?: number;
+  trustStore?: string;
 }
 
 function formatValue(value: AttributeValue): string {
@@ -78,20 +78,24 @@ export async function runInspect(args: Pick<InspectArgs, 'inputs' | 'json' | 've
   const files = await expandInputs(args.inputs);
   const keyMap = loadKeyMap(args.keyMap);
   const trustStore = loadTrustStoreText(args.trustStore);
-  const records = scanFiles('inspect', files, { verify: args.verify, ...(keyMap ? { keyMap } : {}), ...(trustStore ? { trustStore } : {}), ...(args.threads === undefined ? {} : { threads: args.threads }) });
+  const options = { verify: args.verify, ...(keyMap ? { keyMap } : {}), ...(trustStore ? { trustStore } : {}), ...(args.threads === undefined ? {} : { threads: args.threads }) };
   let unreadable = false;
   // Printed record by record, exactly as one JSON.stringify(records, null, 2) or one joined text would print.
   let i = 0;
-  if (args.json && files.length === 0) io.out('[]');
-  else if (args.json) io.out('[');
-  for await (const record of records) {
-    unreadable ||= Boolean(record.error);
-    const last = ++i === files.length;
-    if (args.json) io.out(`${JSON.stringify(record, null, 2).replace(/^/gm, '  ')}${last ? '' : ','}`);
-    else io.out(`${formatInspectText(record, io)}${last ? '' : '\n\n'}`);
+  if (args.json) {
+    io.out(files.length ? '[' : '[]');
+    for await (const record of scanFilesAsJson('inspect', files, options)) {
+      unreadable ||= record.error;
+      io.out(`${record.json}${++i === files.length ? '' : ','}`);
+    }
+    if (files.length) io.out(']');
+  } else {
+    for await (const record of scanFiles('inspect', files, options)) {
+      unreadable ||= Boolean(record.error);
+      io.out(`${formatInspectText(record, io)}${++i === files.length ? '' : '\n\n'}`);
+    }
+    if (files.length === 0) io.out('');
   }
-  if (args.json && files.length) io.out(']');
-  else if (!args.json && files.length === 0) io.out('');
   return unreadable ? ExitCode.Unreadable : ExitCode.Ok;
 }
 

@@ -3,12 +3,13 @@ import type { ArgumentsCamelCase, Argv, CommandModule } from 'yargs';
 import { publicKeyToken } from '../../strongname/token.js';
 import { ExitCode, worstExitCode, type ExitCodeValue } from '../exit-codes.js';
 import { expandInputs } from '../../workflows/files.js';
-import { scanFiles } from '../../workflows/scan.js';
+import { scanFiles, scanFilesAsJson } from '../../workflows/scan.js';
 import type { Io } from '../output.js';
 import { loadKeyFile, loadKeyMap } from '../../workflows/keys.js';
 import { threadsOption, type CommonArgs } from './common.js';
-import { describeAuthenticodeVerdict, type AuthenticodeVerdict } from '../../authenticode/verdict.js';
+import { describeAuthenticodeVerdict } from '../../authenticode/verdict.js';
 import { loadTrustStoreText } from '../../workflows/authenticode.js';
+import { authenticodePasses } from '../../workflows/scan-file.js';
 
 interface VerifyArgs extends CommonArgs {
   inputs: string[];
@@ -22,46 +23,43 @@ interface VerifyArgs extends CommonArgs {
 
 export type { VerifyRecord } from '../../workflows/scan.js';
 
-/** With --authenticode a file passes only when its Authenticode signature is valid (and trusted, with --trust-store). */
-function authenticodePasses(v: AuthenticodeVerdict | undefined): boolean {
-  return !v || (v.state === 'valid' && v.trusted !== false);
-}
-
 export async function runVerify(args: Pick<VerifyArgs, 'inputs' | 'key' | 'json' | 'keyMap' | 'threads' | 'authenticode' | 'trustStore'>, io: Io): Promise<ExitCodeValue> {
   const files = await expandInputs(args.inputs);
-  const trustStore = loadTrustStoreText(args.trustStore);
-  const withAuthenticode = args.authenticode === true || trustStore !== undefined;
   const expected = args.key ? loadKeyFile(args.key).publicKey : undefined;
   const keyMap = loadKeyMap(args.keyMap);
-  const records = scanFiles('verify', files, { ...(expected ? { expectedKey: expected } : {}), ...(keyMap ? { keyMap } : {}), ...(withAuthenticode ? { authenticode: true } : {}), ...(trustStore ? { trustStore } : {}), ...(args.threads === undefined ? {} : { threads: args.threads }) });
+  const trustStore = loadTrustStoreText(args.trustStore);
+  const withAuthenticode = args.authenticode === true || trustStore !== undefined;
+  const options = { ...(expected ? { expectedKey: expected } : {}), ...(keyMap ? { keyMap } : {}), ...(withAuthenticode ? { authenticode: true } : {}), ...(trustStore ? { trustStore } : {}), ...(args.threads === undefined ? {} : { threads: args.threads }) };
   const codes: ExitCodeValue[] = [];
+  const code = (r: { valid: boolean; error: unknown }, authenticodeOk: boolean) => (r.error ? ExitCode.Unreadable : r.valid && authenticodeOk ? ExitCode.Ok : ExitCode.Findings);
+  // Printed record by record, exactly as one JSON.stringify(records, null, 2) would print.
+  if (args.json) {
+    io.out(files.length ? '[' : '[]');
+    for await (const r of scanFilesAsJson('verify', files, options)) {
+      codes.push(code(r, r.authenticodePasses));
+      io.out(`${r.json}${codes.length === files.length ? '' : ','}`);
+    }
+    if (files.length) io.out(']');
+    return worstExitCode(codes);
+  }
   const c = io.color;
   let valid = 0;
   let withValidAuthenticode = 0;
   let trusted = 0;
-  // Printed record by record, exactly as one JSON.stringify(records, null, 2) would print.
-  if (args.json) io.out(files.length ? '[' : '[]');
-  for await (const r of records) {
+  for await (const r of scanFiles('verify', files, options)) {
     const ac = r.authenticode;
-    codes.push(r.error ? ExitCode.Unreadable : r.valid && authenticodePasses(ac) ? ExitCode.Ok : ExitCode.Findings);
+    codes.push(code(r, authenticodePasses(ac)));
     if (r.valid) valid++;
     if (ac?.state === 'valid') withValidAuthenticode++;
     if (ac?.trusted) trusted++;
-    if (args.json) {
-      io.out(`${JSON.stringify(r, null, 2).replace(/^/gm, '  ')}${codes.length === files.length ? '' : ','}`);
-      continue;
-    }
     const tag = r.valid && authenticodePasses(ac) ? c.green('ok  ') : r.error ? c.red('err ') : c.red('FAIL');
     if (r.valid) io.out(`${tag} ${r.path}: signed, token ${r.publicKeyToken}, ${r.keyBits}-bit ${r.hashAlgorithm}`);
     else if (r.error) io.out(`${tag} ${r.path}: ${r.error.code}: ${r.error.message}`);
     else io.out(`${tag} ${r.path}: ${r.reason}`);
     if (ac) io.out(`     authenticode: ${describeAuthenticodeVerdict(ac)}`);
   }
-  if (args.json && files.length) io.out(']');
-  if (!args.json) {
-    io.out(`${valid} of ${files.length} files validly signed${expected ? ` with key token ${publicKeyToken(expected.blob)}` : ''}`);
-    if (withAuthenticode) io.out(`${withValidAuthenticode} of ${files.length} files with a valid Authenticode signature${trustStore ? `, ${trusted} trusted` : ''}`);
-  }
+  io.out(`${valid} of ${files.length} files validly signed${expected ? ` with key token ${publicKeyToken(expected.blob)}` : ''}`);
+  if (withAuthenticode) io.out(`${withValidAuthenticode} of ${files.length} files with a valid Authenticode signature${trustStore ? `, ${trusted} trusted` : ''}`);
   return worstExitCode(codes);
 }
 
@@ -77,8 +75,8 @@ export const verifyCommand = (io: Io, setExit: (code: ExitCodeValue) => void): C
       .option('key-map', { type: 'string', describe: "Mono machine.config whose <pubTokenMapping> substitutes keys by token, as Mono's sn does" })
       .option('authenticode', { type: 'boolean', default: false, describe: 'Also verify the Authenticode signature (image hash and PKCS#7 signature); a file passes only when both are valid' })
       .option('trust-store', { type: 'string', describe: 'PEM file of trusted certificates: the Authenticode chain must reach one (implies --authenticode)' })
-      .example('$0 verify signed/*.dll --authenticode --trust-store roots.pem', 'strong name and Authenticode, chained to your roots')
       .option('threads', threadsOption)
+      .example('$0 verify signed/*.dll --authenticode --trust-store roots.pem', 'strong name and Authenticode, chained to your roots')
       .example('$0 verify signed/*.dll --key 12345_public.snk', 'every file must be signed with the key of option 12345') as unknown as Argv<VerifyArgs>,
   handler: async (args: ArgumentsCamelCase<VerifyArgs>) => setExit(await runVerify(args, io)),
 });
