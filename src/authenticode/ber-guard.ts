@@ -1,8 +1,9 @@
 // A bounded pre-scan of BER before asn1js parses it: asn1js recurses without a depth limit, so nesting
 // depth and element count are checked first by an explicit-stack walk that never recurses itself.
-import * as asn1js from 'asn1js';
+import type * as asn1js from 'asn1js';
 import { FormatError, hex } from '../core/errors.js';
 import type { AuthenticodeLimits } from './limits.js';
+import * as lib from './libraries.js';
 
 /** Where a blob sits in the file, for error messages. */
 export interface BlobOrigin {
@@ -88,7 +89,7 @@ export function scanBer(bytes: Uint8Array, origin: BlobOrigin, limits: Pick<Auth
  */
 export function parseBer(bytes: Uint8Array, origin: BlobOrigin, limits: AuthenticodeLimits): asn1js.AsnType {
   const end = scanBer(bytes, origin, limits);
-  const parsed = asn1js.fromBER(bytes.subarray(0, end));
+  const parsed = lib.asn1js().fromBER(bytes.subarray(0, end));
   if (parsed.offset === -1) throw bad(origin, 0, `not valid BER (${parsed.result.error || 'asn1js refused it'})`);
   return parsed.result;
 }

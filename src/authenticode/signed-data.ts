@@ -4,11 +4,12 @@
 // countersignature 1.2.840.113549.1.9.6) and nested signatures (1.3.6.1.4.1.311.2.4.1).
 // pkijs reads the CMS structures, node:crypto checks digests and signatures, X509Certificate reads certificates.
 import { createHash, verify as cryptoVerify, X509Certificate } from 'node:crypto';
-import * as asn1js from 'asn1js';
-import * as pkijs from 'pkijs';
+import type * as asn1js from 'asn1js';
+import type * as pkijs from 'pkijs';
 import { FormatError } from '../core/errors.js';
 import { parseBer, type BlobOrigin } from './ber-guard.js';
 import type { AuthenticodeLimits } from './limits.js';
+import * as lib from './libraries.js';
 
 export const Oid = {
   signedData: '1.2.840.113549.1.7.2',
@@ -150,24 +151,24 @@ interface SignedDataParts {
   readonly signerInfos: readonly asn1js.AsnType[];
 }
 
-const isContext = (e: asn1js.AsnType | undefined, tag: number): e is asn1js.Constructed => e instanceof asn1js.Constructed && e.idBlock.tagClass === 3 && e.idBlock.tagNumber === tag;
+const isContext = (e: asn1js.AsnType | undefined, tag: number): e is asn1js.Constructed => e instanceof lib.asn1js().Constructed && e.idBlock.tagClass === 3 && e.idBlock.tagNumber === tag;
 
 /**
  * ContentInfo { contentType, [0] EXPLICIT content } holding a SignedData, taken apart.
  * @throws FormatError SG_ERR_AC_BAD_SIGNATURE
  */
 function readSignedData(ctx: Context, element: asn1js.AsnType, what: string): SignedDataParts {
-  const ci = element instanceof asn1js.Sequence ? element.valueBlock.value : [];
+  const ci = element instanceof lib.asn1js().Sequence ? element.valueBlock.value : [];
   const type = ci[0];
-  if (!(type instanceof asn1js.ObjectIdentifier)) throw malformed(ctx, `${what} is not a PKCS#7 ContentInfo`);
+  if (!(type instanceof lib.asn1js().ObjectIdentifier)) throw malformed(ctx, `${what} is not a PKCS#7 ContentInfo`);
   if (type.valueBlock.toString() !== Oid.signedData) throw malformed(ctx, `${what}: the content type is ${type.valueBlock.toString()}, not SignedData (${Oid.signedData})`);
   const wrapped = ci[1];
   const sd = isContext(wrapped, 0) ? wrapped.valueBlock.value[0] : undefined;
-  const fields = sd instanceof asn1js.Sequence ? sd.valueBlock.value : [];
-  const encap = fields[2] instanceof asn1js.Sequence ? fields[2].valueBlock.value : [];
+  const fields = sd instanceof lib.asn1js().Sequence ? sd.valueBlock.value : [];
+  const encap = fields[2] instanceof lib.asn1js().Sequence ? fields[2].valueBlock.value : [];
   const eType = encap[0];
   const signerInfos = fields[fields.length - 1];
-  if (!(fields[0] instanceof asn1js.Integer) || !(fields[1] instanceof asn1js.Set) || !(eType instanceof asn1js.ObjectIdentifier) || !(signerInfos instanceof asn1js.Set) || fields.length < 4) {
+  if (!(fields[0] instanceof lib.asn1js().Integer) || !(fields[1] instanceof lib.asn1js().Set) || !(eType instanceof lib.asn1js().ObjectIdentifier) || !(signerInfos instanceof lib.asn1js().Set) || fields.length < 4) {
     throw malformed(ctx, `${what} is not a well-formed SignedData (version, digestAlgorithms, encapContentInfo, signerInfos)`);
   }
   const certs = fields.slice(3, -1).find((f) => isContext(f, 0));
@@ -175,7 +176,7 @@ function readSignedData(ctx: Context, element: asn1js.AsnType, what: string): Si
   return {
     eContentType: eType.valueBlock.toString(),
     eContent: isContext(eWrapper, 0) ? eWrapper.valueBlock.value[0] : undefined,
-    certificates: certs instanceof asn1js.Constructed ? certs.valueBlock.value : [],
+    certificates: certs instanceof lib.asn1js().Constructed ? certs.valueBlock.value : [],
     signerInfos: signerInfos.valueBlock.value,
   };
 }
@@ -197,14 +198,14 @@ const sameBytes = (a: Uint8Array, b: Uint8Array) => Buffer.from(a.buffer, a.byte
 function readCertificates(ctx: Context, parts: SignedDataParts): EmbeddedCertificate[] {
   const out: EmbeddedCertificate[] = [];
   for (const c of parts.certificates) {
-    if (!(c instanceof asn1js.Sequence)) continue;
+    if (!(c instanceof lib.asn1js().Sequence)) continue;
     // Certificate { tbsCertificate { [0] version?, serialNumber, signature, issuer, ... }, ... }
     const tbs = c.valueBlock.value[0];
-    const t = tbs instanceof asn1js.Sequence ? tbs.valueBlock.value : [];
+    const t = tbs instanceof lib.asn1js().Sequence ? tbs.valueBlock.value : [];
     const at = isContext(t[0], 0) ? 1 : 0;
     const serial = t[at];
     const issuer = t[at + 2];
-    if (!(serial instanceof asn1js.Integer) || !(issuer instanceof asn1js.Sequence)) throw malformed(ctx, 'an embedded certificate has no serial number and issuer');
+    if (!(serial instanceof lib.asn1js().Integer) || !(issuer instanceof lib.asn1js().Sequence)) throw malformed(ctx, 'an embedded certificate has no serial number and issuer');
     const bytes = der(c);
     const key = Buffer.from(bytes).toString('base64');
     let x509 = ctx.x509Cache.get(key);
@@ -223,15 +224,15 @@ function readCertificates(ctx: Context, parts: SignedDataParts): EmbeddedCertifi
 
 /** The certificate the SignerInfo names by issuer and serial number (DER compared byte for byte), or null. */
 function findSigner(certs: readonly EmbeddedCertificate[], signerInfo: asn1js.AsnType): X509Certificate | null {
-  const sid = signerInfo instanceof asn1js.Sequence ? signerInfo.valueBlock.value[1] : undefined;
-  const [issuer, serial] = sid instanceof asn1js.Sequence ? sid.valueBlock.value : [];
+  const sid = signerInfo instanceof lib.asn1js().Sequence ? signerInfo.valueBlock.value[1] : undefined;
+  const [issuer, serial] = sid instanceof lib.asn1js().Sequence ? sid.valueBlock.value : [];
   if (!issuer || !serial) return null; // a subjectKeyIdentifier [0]: not used by Authenticode
   return certs.find((c) => sameBytes(c.issuer, der(issuer)) && sameBytes(c.serial, der(serial)))?.x509 ?? null;
 }
 
 function parseSignerInfo(ctx: Context, element: asn1js.AsnType, what: string): pkijs.SignerInfo {
   try {
-    return new pkijs.SignerInfo({ schema: element });
+    return new (lib.pkijs().SignerInfo)({ schema: element });
   } catch (error) {
     throw malformed(ctx, `${what} is not a SignerInfo (${error instanceof Error ? error.message : String(error)})`, error);
   }
@@ -256,7 +257,7 @@ function checkSignerInfo(info: pkijs.SignerInfo, content: Uint8Array, cert: X509
   let signedBytes: Uint8Array;
   if (info.signedAttrs) {
     const md = attribute(info.signedAttrs, Oid.messageDigest)[0]?.values[0];
-    if (!(md instanceof asn1js.OctetString)) return { valid: false, problem: 'no message digest among the authenticated attributes', digest };
+    if (!(md instanceof lib.asn1js().OctetString)) return { valid: false, problem: 'no message digest among the authenticated attributes', digest };
     const actual = createHash(digest).update(content).digest();
     if (!actual.equals(Buffer.from(md.valueBlock.valueHexView))) return { valid: false, problem: 'the authenticated message digest does not match the signed content', digest };
     // The attributes are signed as a SET OF (tag 0x31), not as the [0] IMPLICIT that carries them.
@@ -276,17 +277,17 @@ function checkSignerInfo(info: pkijs.SignerInfo, content: Uint8Array, cert: X509
 }
 
 function timeOf(value: unknown): Date | null {
-  if (value instanceof asn1js.UTCTime || value instanceof asn1js.GeneralizedTime) return value.toDate();
+  if (value instanceof lib.asn1js().UTCTime || value instanceof lib.asn1js().GeneralizedTime) return value.toDate();
   return null;
 }
 
 function readRfc3161(ctx: Context, value: asn1js.AsnType, signatureValue: Uint8Array): AuthenticodeTimestamp {
   const parts = readSignedData(ctx, value, 'the RFC 3161 timestamp token');
-  if (parts.eContentType !== Oid.tstInfo || !(parts.eContent instanceof asn1js.OctetString)) throw malformed(ctx, `the RFC 3161 timestamp token holds ${parts.eContentType}, not TSTInfo`);
+  if (parts.eContentType !== Oid.tstInfo || !(parts.eContent instanceof lib.asn1js().OctetString)) throw malformed(ctx, `the RFC 3161 timestamp token holds ${parts.eContentType}, not TSTInfo`);
   const tstBytes = bytesOf(parts.eContent.getValue());
   let tst: pkijs.TSTInfo;
   try {
-    tst = new pkijs.TSTInfo({ schema: parseBer(tstBytes, { structure: `${ctx.origin.structure} TSTInfo`, fileOffset: -1 }, ctx.limits) });
+    tst = new (lib.pkijs().TSTInfo)({ schema: parseBer(tstBytes, { structure: `${ctx.origin.structure} TSTInfo`, fileOffset: -1 }, ctx.limits) });
   } catch (error) {
     if (error instanceof FormatError) throw error;
     throw malformed(ctx, 'the RFC 3161 TSTInfo cannot be read', error);
@@ -319,9 +320,9 @@ function readCountersignature(ctx: Context, value: asn1js.AsnType, signatureValu
 function readProgramName(info: pkijs.SignerInfo): string | null {
   // SpcSpOpusInfo ::= SEQUENCE { programName [0] EXPLICIT SpcString OPTIONAL, moreInfo [1] ... }
   const opus = attribute(info.signedAttrs, Oid.spcSpOpusInfo)[0]?.values[0];
-  if (!(opus instanceof asn1js.Sequence)) return null;
+  if (!(opus instanceof lib.asn1js().Sequence)) return null;
   const first = opus.valueBlock.value[0];
-  if (!(first instanceof asn1js.Constructed) || first.idBlock.tagClass !== 3 || first.idBlock.tagNumber !== 0) return null;
+  if (!(first instanceof lib.asn1js().Constructed) || first.idBlock.tagClass !== 3 || first.idBlock.tagNumber !== 0) return null;
   const spcString = first.valueBlock.value[0];
   if (!spcString || spcString.idBlock.tagClass !== 3) return null;
   const raw = contentOctets(spcString);
@@ -345,12 +346,12 @@ export function parseSignedData(element: asn1js.AsnType, ctx: Context, nesting =
   }
   // SpcIndirectDataContent ::= SEQUENCE { data SpcAttributeTypeAndOptionalValue, messageDigest DigestInfo }
   const indirect = parts.eContent;
-  const fields = indirect instanceof asn1js.Sequence ? indirect.valueBlock.value : [];
+  const fields = indirect instanceof lib.asn1js().Sequence ? indirect.valueBlock.value : [];
   const digestInfo = fields[1];
-  const algId = digestInfo instanceof asn1js.Sequence ? digestInfo.valueBlock.value[0] : undefined;
-  const algOid = algId instanceof asn1js.Sequence ? algId.valueBlock.value[0] : undefined;
-  const hashValue = digestInfo instanceof asn1js.Sequence ? digestInfo.valueBlock.value[1] : undefined;
-  if (!(algOid instanceof asn1js.ObjectIdentifier) || !(hashValue instanceof asn1js.OctetString)) {
+  const algId = digestInfo instanceof lib.asn1js().Sequence ? digestInfo.valueBlock.value[0] : undefined;
+  const algOid = algId instanceof lib.asn1js().Sequence ? algId.valueBlock.value[0] : undefined;
+  const hashValue = digestInfo instanceof lib.asn1js().Sequence ? digestInfo.valueBlock.value[1] : undefined;
+  if (!(algOid instanceof lib.asn1js().ObjectIdentifier) || !(hashValue instanceof lib.asn1js().OctetString)) {
     throw malformed(ctx, 'SpcIndirectDataContent has no DigestInfo (algorithm and image hash)');
   }
   const digestOid = algOid.valueBlock.toString();

@@ -5,11 +5,10 @@ import { UsageError } from '../core/errors.js';
 import type { ReportFormat } from '../report/index.js';
 import { runCheck, type CheckResult } from '../rules/runner.js';
 import type { CheckInput, CheckSettings } from '../rules/types.js';
-import { getLicenses } from '../service-client/licenses.js';
 import { CONFIG_FILE_NAME, loadConfig } from './config.js';
 import { displayPath, expandInputs, readInputFile } from './files.js';
 import { loadExpectedKey } from './keys.js';
-import { resolveAccessToken, type AccessTokenOptions } from './service.js';
+import { resolveAccessToken, type AccessTokenOptions } from './access-token.js';
 
 /** Default size limit of one upload job (the service's documented limit: about 40 MB). */
 export const DEFAULT_MAX_UPLOAD_BYTES = 40_000_000;
@@ -120,7 +119,8 @@ export interface CheckRun {
 export async function check(options: CheckOptions): Promise<CheckRun> {
   const prepared = await prepareCheck(options);
   const { baseUrl, token } = prepared;
-  const licensedOptionIds = baseUrl && token ? await getLicenses({ baseUrl, accessToken: token }) : undefined;
+  // The service client loads only when the check goes online.
+  const licensedOptionIds = baseUrl && token ? await (await import('../service-client/licenses.js')).getLicenses({ baseUrl, accessToken: token }) : undefined;
   const settings: CheckSettings = { ...prepared.settings, ...(licensedOptionIds ? { licensedOptionIds } : {}) };
   const result = runCheck(prepared.inputs, { settings, severities: prepared.severities });
   return { result, prepared: { ...prepared, settings } };

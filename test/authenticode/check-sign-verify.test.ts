@@ -1,14 +1,16 @@
 // Authenticode through the commands: check warns before the upload, sign reports what came back, verify shows
 // both signatures; every Authenticode verdict is compared with osslsigncode verify.
 import { copyFileSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { readModule } from '../../src/strongname/assembly-info.js';
 import { parseStrongNameKeyFile } from '../../src/strongname/key-blob.js';
 import { signAssembly } from '../../src/strongname/strong-name.js';
 import { authenticodeSign, hasOsslsigncode, makeTestPki, osslVerify, removeTestPki, type TestPki } from '../helpers/authenticode.js';
 import { checkPaths, ruleNames } from '../helpers/check.js';
-import { fixture, fixturePath, runCli, runCliAsync } from '../helpers/fixtures.js';
+import { fixture, fixturePath, repoRoot, runCli, runCliAsync } from '../helpers/fixtures.js';
 import { sharedServer } from '../helpers/shared-server.js';
 import { schemaValidator } from '../helpers/schemas.js';
 
@@ -94,6 +96,24 @@ describe.skipIf(!hasOsslsigncode)('Authenticode in check, sign and verify', () =
     const bad = runCli(['verify', good, '--trust-store', join(pki.dir, 'ext.cnf')]);
     expect(bad.status).toBe(3); // unreadable input, as for a bad key file
     expect(bad.stderr).toMatch(/ext\.cnf holds no -----BEGIN CERTIFICATE----- block/);
+  });
+
+  test('the ASN.1 libraries load only for a file that carries a certificate table', () => {
+    // A child process: which CommonJS modules did a check load? pkijs and asn1js come only through require.
+    const loaded = (paths: string[]) => {
+      const script = [
+        "import { createRequire } from 'node:module';",
+        `const { check } = await import(${JSON.stringify(pathToFileURL(join(repoRoot, 'dist', 'index.js')).href)});`,
+        `await check({ paths: ${JSON.stringify(paths)}, keys: [${JSON.stringify(fixturePath('test-keys/12345_public.snk'))}], vendor: 'Contoso' });`,
+        "const cache = Object.keys(createRequire(import.meta.url).cache);",
+        "console.log(JSON.stringify(['pkijs', 'asn1js'].filter((name) => cache.some((k) => k.includes(`/node_modules/${name}/`)))));",
+      ].join('\n');
+      const r = spawnSync(process.execPath, ['--input-type=module', '-e', script], { encoding: 'utf8' });
+      expect(r.status, r.stderr).toBe(0);
+      return JSON.parse(r.stdout) as string[];
+    };
+    expect(loaded([fixturePath('addin')])).toEqual([]);
+    expect(loaded([join(pki.dir, 'good.dll')])).toEqual(['pkijs', 'asn1js']);
   });
 
   test('inspect --json shows the parsed structure and validates against the schema', () => {
