@@ -101,6 +101,7 @@ function scanBeside() {
     }
     const ours = medianOf3(() => timeOne(process.execPath, [bin, 'inspect', '--json', ...files]));
     const oursRead = medianOf3(() => timeOne(process.execPath, [bin, 'inspect', '--json', '--no-verify', ...files]));
+    const oursNoAc = medianOf3(() => timeOne(process.execPath, [bin, 'inspect', '--json', '--no-authenticode', ...files]));
     const oursInThread = medianOf3(() => timeOne(process.execPath, [bin, 'inspect', '--json', '--threads', '0', ...files]));
     const oursPooled = medianOf3(() => timeOne(process.execPath, [bin, 'inspect', '--json', '--threads', String(availableParallelism()), ...files]));
     const verify = medianOf3(() => timeOne(process.execPath, [bin, 'verify', ...files]));
@@ -113,6 +114,8 @@ function scanBeside() {
     console.log(`  signgate inspect --json --no-verify    ${oursRead.seconds.toFixed(3)} s  = ${(oursRead.seconds / theirs).toFixed(2)}x srm-oracle (also decodes attribute arguments)${rss(oursRead)}`);
     console.log(`  signgate inspect --json                ${ours.seconds.toFixed(3)} s  = ${(ours.seconds / theirs).toFixed(2)}x srm-oracle (and verifies every signature)${rss(ours)}`);
     if (cecil) console.log(`                                                  = ${(ours.seconds / cecil).toFixed(2)}x Mono.Cecil + Mono.Security (target <= 0.5x)`);
+    console.log(`  signgate inspect --json --no-authenticode ${oursNoAc.seconds.toFixed(3)} s  (the strong name only, as the anchors read)${rss(oursNoAc)}`);
+    if (cecil) console.log(`                                                  = ${(oursNoAc.seconds / cecil).toFixed(2)}x Mono.Cecil + Mono.Security (target <= 0.5x)`);
     console.log(`  signgate inspect --json --threads 0    ${oursInThread.seconds.toFixed(3)} s  (no worker threads)${rss(oursInThread)}`);
     console.log(`  signgate inspect --json --threads ${availableParallelism()}    ${oursPooled.seconds.toFixed(3)} s  (one thread per core; the default uses them only with two idle cores, load average now ${loadavg()[0].toFixed(1)})${rss(oursPooled)}`);
     console.log(`  signgate verify                        ${verify.seconds.toFixed(3)} s${rss(verify)}`);

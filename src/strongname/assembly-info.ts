@@ -99,6 +99,8 @@ export interface InspectOptions extends VerifyOptions {
   readonly budgets?: Partial<ReaderBudgets>;
   /** Options for reading the Authenticode signatures (a trust store, limits). */
   readonly authenticode?: AuthenticodeOptions;
+  /** Read and verify the Authenticode signatures (default true); false leaves `authenticode` null. */
+  readonly readAuthenticode?: boolean;
 }
 
 function errorInfo(error: unknown): { code: string; message: string; fileOffset?: number } {
@@ -165,7 +167,7 @@ export function inspectAssembly(bytes: Uint8Array, path: string, options: Inspec
   } catch (error) {
     return { ...none, authenticode: null, managed: false, error: errorInfo(error) };
   }
-  const empty = { ...none, authenticode: readAuthenticode(image, options.authenticode) };
+  const empty = { ...none, authenticode: options.readAuthenticode === false ? null : readAuthenticode(image, options.authenticode) };
   const pe = peInfo(image);
   if (!hasCorHeader(image)) return { ...empty, pe, managed: false, error: null };
   let module: ModuleMetadata;

@@ -23,7 +23,7 @@ export interface ScanSettings {
   readonly keyMap?: ReadonlyMap<string, Uint8Array>;
   /** verify: the key the signature must be made with. */
   readonly expectedKey?: PublicKeyInfo;
-  /** verify: check the Authenticode signature too (implied by trustStore). */
+  /** verify: check the Authenticode signature too (implied by trustStore); inspect: false skips it (default true). */
   readonly authenticode?: boolean;
   /** The PEM text of `--trust-store` and how messages name it: Authenticode chains must reach one of its certificates. */
   readonly trustStore?: { readonly pem: string; readonly shown: string };
@@ -61,7 +61,7 @@ export function inspectFile(file: ScanInput, settings: ScanSettings = {}): Assem
     return { path: file.displayPath, size: 0, managed: false, error: { code: e.code, message: e.message }, pe: null, cli: null, module: null, assembly: null, strongName: null, attributes: [], references: [], authenticode: null };
   }
   const trustStore = trustStoreOf(settings);
-  return inspectAssembly(bytes, file.displayPath, { verify: settings.verify ?? true, ...(settings.keyMap ? { keyMap: settings.keyMap } : {}), ...(trustStore ? { authenticode: { trustStore } } : {}) });
+  return inspectAssembly(bytes, file.displayPath, { verify: settings.verify ?? true, ...(settings.authenticode === false ? { readAuthenticode: false } : {}), ...(settings.keyMap ? { keyMap: settings.keyMap } : {}), ...(trustStore ? { authenticode: { trustStore } } : {}) });
 }
 
 /** The verify record of one file; a file that cannot be read or parsed becomes a record with its error. */

@@ -60,7 +60,7 @@ async function* scan<K extends ScanKind, T>(kind: K, files: readonly ScanInput[]
     ...(options.verify === undefined ? {} : { verify: options.verify }),
     ...(options.keyMap ? { keyMap: options.keyMap } : {}),
     ...(options.expectedKey ? { expectedKey: options.expectedKey } : {}),
-    ...(options.authenticode ? { authenticode: true } : {}),
+    ...(options.authenticode === undefined ? {} : { authenticode: options.authenticode }),
     ...(options.trustStore ? { trustStore: options.trustStore } : {}),
   };
   const threads = scanThreads(files.length, options.threads);

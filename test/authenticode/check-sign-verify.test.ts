@@ -131,6 +131,13 @@ describe.skipIf(!hasOsslsigncode)('Authenticode in check, sign and verify', () =
     expect(broken.authenticode.signatures[0].imageHashMatches).toBe(false);
     const text = runCli(['inspect', join(pki.dir, 'broken.dll')]);
     expect(text.stdout).toMatch(/authenticode +invalid: the file's sha256 image hash/);
+    // --no-authenticode: the strong name only; the table is still seen (pe.authenticode), its signatures not read.
+    const skipped = runCli(['inspect', join(pki.dir, 'good.dll'), '--json', '--no-authenticode']);
+    const [plain] = JSON.parse(skipped.stdout);
+    expect(validate([plain]), JSON.stringify(validate.errors)).toBe(true);
+    expect(plain.pe.authenticode).toBe(true);
+    expect(plain.authenticode).toBeNull();
+    expect(plain.strongName).toEqual(good.strongName);
   });
 
   test('sign: check warned before the upload; the returned file is strong-name signed and its Authenticode is reported broken', async () => {

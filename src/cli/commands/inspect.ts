@@ -18,6 +18,7 @@ interface InspectArgs extends CommonArgs {
   keyMap?: string;
   threads?: number;
   trustStore?: string;
+  authenticode: boolean;
 }
 
 function formatValue(value: AttributeValue): string {
@@ -74,11 +75,11 @@ export function formatInspectText(info: AssemblyInfo, io: Io): string {
   return lines.join('\n');
 }
 
-export async function runInspect(args: Pick<InspectArgs, 'inputs' | 'json' | 'verify' | 'keyMap' | 'threads' | 'trustStore'>, io: Io): Promise<ExitCodeValue> {
+export async function runInspect(args: Pick<InspectArgs, 'inputs' | 'json' | 'verify' | 'keyMap' | 'threads' | 'trustStore'> & { authenticode?: boolean }, io: Io): Promise<ExitCodeValue> {
   const files = await expandInputs(args.inputs);
   const keyMap = loadKeyMap(args.keyMap);
   const trustStore = loadTrustStoreText(args.trustStore);
-  const options = { verify: args.verify, ...(keyMap ? { keyMap } : {}), ...(trustStore ? { trustStore } : {}), ...(args.threads === undefined ? {} : { threads: args.threads }) };
+  const options = { verify: args.verify, ...(args.authenticode === false ? { authenticode: false } : {}), ...(keyMap ? { keyMap } : {}), ...(trustStore ? { trustStore } : {}), ...(args.threads === undefined ? {} : { threads: args.threads }) };
   let unreadable = false;
   // Printed record by record, exactly as one JSON.stringify(records, null, 2) or one joined text would print.
   let i = 0;
@@ -109,6 +110,7 @@ export const inspectCommand = (io: Io, setExit: (code: ExitCodeValue) => void): 
       .option('format', { type: 'string', choices: ['text', 'json'], describe: 'Output format (json is the same as --json)' })
       .option('verify', { type: 'boolean', default: true, describe: 'Verify signatures cryptographically (--no-verify reports a non-empty slot as signed, not-verified)' })
       .option('key-map', { type: 'string', describe: "Mono machine.config whose <pubTokenMapping> substitutes keys by token, as Mono's sn does" })
+      .option('authenticode', { type: 'boolean', default: true, describe: 'Read and verify the Authenticode signatures (--no-authenticode skips them: faster on signed packages)' })
       .option('trust-store', { type: 'string', describe: 'PEM file of trusted root/intermediate certificates: report whether each Authenticode chain reaches one' })
       .option('threads', threadsOption)
       .example('$0 inspect bin/Release', 'every assembly below bin/Release')
