@@ -2,7 +2,7 @@
 // worker runs the same module from dist/, which `npm test` and `npm run build` compile first.
 import { existsSync } from 'node:fs';
 import { isSea } from 'node:sea';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 
 /**
  * Whether worker threads can load our modules: not inside a one-file executable (scripts/build-sea.js), whose
@@ -18,11 +18,19 @@ export function workerThreadsAvailable(): boolean {
  * is a .ts source.
  * @throws Error naming the missing file and the build to run
  */
-export function workerModulePath(importMetaUrl: string, name: string): string {
-  const sibling = fileURLToPath(new URL(`./${name}.js`, importMetaUrl));
+export function workerModulePath(importMetaUrl: string, name: string, extension = '.js'): string {
+  const sibling = fileURLToPath(new URL(`./${name}${extension}`, importMetaUrl));
   if (!fileURLToPath(importMetaUrl).endsWith('.ts')) return sibling;
   const at = Math.max(sibling.lastIndexOf('/src/'), sibling.lastIndexOf('\\src\\'));
   const compiled = at < 0 ? sibling : `${sibling.slice(0, at + 1)}dist${sibling.slice(at + 4)}`;
   if (!existsSync(compiled)) throw new Error(`${compiled} is missing: run \`npm run build\` before running signgate from its sources`);
   return compiled;
+}
+
+/**
+ * Piscina's `filename` and `workerData` for a pool whose threads run the default export of the ES module at
+ * `taskModulePath`: the threads load a small CommonJS entry (worker-entry.cts) that imports the task module.
+ */
+export function piscinaTask(taskModulePath: string): { filename: string; workerData: { module: string } } {
+  return { filename: workerModulePath(import.meta.url, 'worker-entry', '.cjs'), workerData: { module: pathToFileURL(taskModulePath).href } };
 }

@@ -3,7 +3,7 @@
 import { availableParallelism } from 'node:os';
 import { Piscina } from 'piscina';
 import { UsageError } from '../core/errors.js';
-import { workerModulePath, workerThreadsAvailable } from '../core/worker-module.js';
+import { piscinaTask, workerModulePath, workerThreadsAvailable } from '../core/worker-module.js';
 import type { StrongNameKeyFile } from '../strongname/key-blob.js';
 import type { FileSigner } from './sign-file.js';
 import type { SignTask } from './signing-pool-task.js';
@@ -36,7 +36,7 @@ export class SigningPool implements FileSigner {
   constructor(readonly threads: number) {
     if (!Number.isInteger(threads) || threads < 1) throw new RangeError(`a signing pool needs at least one thread, not ${threads}`);
     // Threads start at once and stay: the first job should not wait for a thread to load its code.
-    this.pool = new Piscina({ filename: workerModulePath(import.meta.url, 'signing-pool-task'), minThreads: threads, maxThreads: threads, idleTimeout: Number.POSITIVE_INFINITY });
+    this.pool = new Piscina({ ...piscinaTask(workerModulePath(import.meta.url, 'signing-pool-task')), minThreads: threads, maxThreads: threads, idleTimeout: Number.POSITIVE_INFINITY });
     // Enough files of a job in the queue to keep every thread busy, and no more: a deleted job wastes little.
     this.ahead = threads;
   }

@@ -2,7 +2,7 @@
 // (piscina, one per idle core) from SCAN_POOL_THRESHOLD files on. Records come back one by one, in the order of the
 // files, so that a caller can print each as it comes instead of holding them all.
 import { availableParallelism, loadavg } from 'node:os';
-import { workerModulePath, workerThreadsAvailable } from '../core/worker-module.js';
+import { piscinaTask, workerModulePath, workerThreadsAvailable } from '../core/worker-module.js';
 import { scanJson, scanners, type ScanInput, type ScanJson, type ScanKind, type ScanRecord, type ScanSettings } from './scan-file.js';
 import type { ScanTask } from './scan-worker.js';
 
@@ -72,7 +72,7 @@ async function* scan<K extends ScanKind, T>(kind: K, files: readonly ScanInput[]
   // Loaded only here: a scan of a few files starts no faster with piscina loaded. A young generation of 8 MB
   // per thread (V8's default is 16 or more) keeps the peak RSS of a 2,600-file scan near 180 MB, at the same CPU.
   const { Piscina } = await import('piscina');
-  const pool = new Piscina<ScanTask, T[]>({ filename: workerModulePath(import.meta.url, 'scan-worker'), minThreads: threads, maxThreads: threads, resourceLimits: { maxYoungGenerationSizeMb: 8 } });
+  const pool = new Piscina<ScanTask, T[]>({ ...piscinaTask(workerModulePath(import.meta.url, 'scan-worker')), minThreads: threads, maxThreads: threads, resourceLimits: { maxYoungGenerationSizeMb: 8 } });
   // Runs of consecutive files, small enough that the threads finish together, large enough to keep messages few.
   const size = Math.min(32, Math.max(4, Math.ceil(files.length / (threads * 8))));
   let next = 0;
