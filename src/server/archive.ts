@@ -18,7 +18,7 @@ import type { JobStateStore, JobWorker } from './store.js';
 import { HttpProblem, type ProblemFileError } from './problem.js';
 import type { ServerConfig } from './server-config.js';
 import { RESULT_ZIP, SIGNING_LOG } from './signing-worker.js';
-import { EXAMPLE_JOB_ID, problemResponse } from './schemas.js';
+import { EXAMPLE_JOB_ID, jobCreatedExample, jobLinks, problemResponse } from './schemas.js';
 import { UploadNames } from './upload-names.js';
 
 /** What the archive held, in its order: written beside the job, read when the result archive is built. */
@@ -204,18 +204,8 @@ const archiveUploadRoute = {
       description: 'The job was created; poll its status, then download the result archive',
       type: 'object',
       required: ['id', 'links'],
-      properties: { id: { type: 'string' }, comment: { type: ['string', 'null'] }, links: { type: 'object', properties: { status: { type: 'string' }, download: { type: 'string' }, delete: { type: 'string' } } } },
-      examples: [
-        {
-          id: EXAMPLE_JOB_ID,
-          comment: 'Release 1.4.0',
-          links: {
-            status: `http://127.0.0.1:8080/assembly-signing/v1.0/assemblies/${EXAMPLE_JOB_ID}/status`,
-            download: `http://127.0.0.1:8080/assembly-signing/v1.0/archives/${EXAMPLE_JOB_ID}`,
-            delete: `http://127.0.0.1:8080/assembly-signing/v1.0/assemblies/${EXAMPLE_JOB_ID}`,
-          },
-        },
-      ],
+      properties: { id: { type: 'string' }, comment: { type: ['string', 'null'] }, links: jobLinks },
+      examples: [jobCreatedExample('archives')],
     },
     400: problemResponse(400, 'Not a ZIP, encrypted (title "Encrypted archive"), unsafe entries (paths outside the job, links), bad or reserved names, or no assembly inside', { type: 'about:blank', title: 'Encrypted archive', status: 400, detail: 'The entry bin/Contoso.Addin.dll is password-protected. Zip the files again without a password.' }),
     401: problemResponse(401, 'No valid token'),

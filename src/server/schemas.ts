@@ -99,6 +99,19 @@ export const uploadBody = {
   examples: [{ 'files[0]': 'Contoso.Addin.dll', 'files[1]': 'Addins/Contoso.Addin.Helpers.dll', comment: 'Release 1.4.0' }],
 } as const;
 
+/** The links of a created job: its status, its result (from `/assemblies` or `/archives`) and its delete. */
+export const jobLinks = { type: 'object', properties: { status: { type: 'string' }, download: { type: 'string' }, delete: { type: 'string' } } } as const;
+
+/** The example body of a 201 for a job whose result is downloaded from `/<download>/{id}`. */
+export function jobCreatedExample(download: 'assemblies' | 'archives') {
+  const api = 'http://127.0.0.1:8080/assembly-signing/v1.0';
+  return {
+    id: EXAMPLE_JOB_ID,
+    comment: 'Release 1.4.0',
+    links: { status: `${api}/assemblies/${EXAMPLE_JOB_ID}/status`, download: `${api}/${download}/${EXAMPLE_JOB_ID}`, delete: `${api}/assemblies/${EXAMPLE_JOB_ID}` },
+  };
+}
+
 export const uploadRoute = {
   operationId: 'uploadAssemblies',
   tags: ['assemblies'],
@@ -113,19 +126,9 @@ export const uploadRoute = {
       properties: {
         id: { type: 'string' },
         comment: { type: ['string', 'null'] },
-        links: { title: 'JobLinks', type: 'object', properties: { status: { type: 'string' }, download: { type: 'string' }, delete: { type: 'string' } } },
+        links: { title: 'JobLinks', ...jobLinks },
       },
-      examples: [
-        {
-          id: EXAMPLE_JOB_ID,
-          comment: 'Release 1.4.0',
-          links: {
-            status: `http://127.0.0.1:8080/assembly-signing/v1.0/assemblies/${EXAMPLE_JOB_ID}/status`,
-            download: `http://127.0.0.1:8080/assembly-signing/v1.0/assemblies/${EXAMPLE_JOB_ID}`,
-            delete: `http://127.0.0.1:8080/assembly-signing/v1.0/assemblies/${EXAMPLE_JOB_ID}`,
-          },
-        },
-      ],
+      examples: [jobCreatedExample('assemblies')],
     },
     ...problems(400, 401, 403, 408, 409, 413),
   },

@@ -4,11 +4,17 @@ import { resolve } from 'node:path';
 import { parseTrustStore } from '../authenticode/authenticode.js';
 import { displayPath, readInputFile } from './files.js';
 
-/** Reads a PEM trust store (`--trust-store`), or returns undefined when no path is given; errors name the file. */
-export function loadTrustStore(path: string | undefined): X509Certificate[] | undefined {
+/** The text of a PEM trust store and how messages name it; undefined when no path is given. */
+function readTrustStore(path: string | undefined): { pem: string; shown: string } | undefined {
   if (!path) return undefined;
   const shown = displayPath(resolve(path));
-  return parseTrustStore(readInputFile(resolve(path), shown).toString('utf8'), shown);
+  return { pem: readInputFile(resolve(path), shown).toString('utf8'), shown };
+}
+
+/** Reads a PEM trust store (`--trust-store`), or returns undefined when no path is given; errors name the file. */
+export function loadTrustStore(path: string | undefined): X509Certificate[] | undefined {
+  const store = readTrustStore(path);
+  return store && parseTrustStore(store.pem, store.shown);
 }
 
 /**
@@ -16,9 +22,7 @@ export function loadTrustStore(path: string | undefined): X509Certificate[] | un
  * is read) and parsed again in each worker thread.
  */
 export function loadTrustStoreText(path: string | undefined): { pem: string; shown: string } | undefined {
-  if (!path) return undefined;
-  const shown = displayPath(resolve(path));
-  const pem = readInputFile(resolve(path), shown).toString('utf8');
-  parseTrustStore(pem, shown);
-  return { pem, shown };
+  const store = readTrustStore(path);
+  if (store) parseTrustStore(store.pem, store.shown);
+  return store;
 }

@@ -222,7 +222,9 @@ const tokenRevokeCommand = (io: Io, setExit: (code: ExitCodeValue) => void): Com
       .option('database', databaseOption)
       .option('token', { type: 'string', describe: 'The token to revoke' })
       .option('org', { type: 'string', describe: 'Organization id (with --user: revoke all of the user\'s tokens)' })
-      .option('user', { type: 'string', describe: 'User id' }) as unknown as Argv<TokenRevokeArgs>,
+      .option('user', { type: 'string', describe: 'User id' })
+      .example('$0 serve token revoke --data-dir /var/lib/signgate --org sandbox --user ci', "every token of user ci")
+      .example('$0 serve token revoke --database postgres://signgate@db/signgate --token "$OLD_TOKEN"', 'one token, on every node of a PostgreSQL deployment') as unknown as Argv<TokenRevokeArgs>,
   handler: async (args: ArgumentsCamelCase<TokenRevokeArgs>) => setExit(await runTokenRevoke(args, io)),
 });
 
