@@ -189,6 +189,8 @@ describe.skipIf(!requireDatabase())('three API and two worker processes on one d
     expect(status.assemblies.every((a: { fileProcessingState: string }) => a.fileProcessingState === 'Signed')).toBe(true);
     const row = (await db.query('SELECT attempts, state, result_file FROM signgate_jobs WHERE id = $1', [id])).rows[0];
     expect(row).toMatchObject({ attempts: 2, state: 'finished' });
+    // The survivor's log of the job reaches its stdout pipe just after the database says finished: wait, bounded.
+    for (let i = 0; !survivor.stdout().includes(`"job":"${id}"`) && i < 100; i++) await new Promise((r) => setTimeout(r, 50));
     expect(survivor.stdout()).toContain(`"job":"${id}"`);
     // One result package, the survivor's, and every file in it verifies.
     expect(readdirSync(join(dataDir, 'jobs', 'sandbox', id)).filter((n) => n.endsWith('.zip'))).toEqual([row.result_file]);
