@@ -26,7 +26,7 @@ const PACKAGES: Record<string, readonly string[]> = {
   pe: ['pe-library'],
   authenticode: ['pkijs', 'asn1js'],
   report: ['chalk'],
-  zip: ['yazl', 'yauzl'],
+  zip: ['fflate', 'yauzl'],
   server: ['fastify', '@fastify/multipart', '@fastify/swagger', '@fastify/swagger-ui', 'ajv/dist/2020.js', '@fastify/rate-limit', 'pg', 'piscina', 'jose', '@aws-sdk/client-s3'],
   'service-client': ['ajv/dist/2020.js'],
   workflows: ['glob', 'ajv/dist/2020.js', 'jsonc-parser', 'piscina'],

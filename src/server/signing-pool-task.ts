@@ -1,14 +1,33 @@
-// A signing pool thread (run by piscina): one task signs one file. The signed image is moved back, not copied.
+// A signing pool thread (run by piscina): one task signs one file and prepares its package entry, or only prepares
+// the entry of a file returned unchanged. What it makes is moved back to the service's thread, not copied.
 import { Piscina } from 'piscina';
 import type { StrongNameKeyFile } from '../strongname/key-blob.js';
-import { signAndVerify } from './sign-file.js';
+import { prepareZipEntry, type PreparedZipData } from '../zip/write-zip.js';
+import { ownsItsMemory, signAndPack, type SignedFile } from './sign-file.js';
 
 export interface SignTask {
   readonly bytes: Uint8Array;
-  readonly keyPair: StrongNameKeyFile;
+  /** Absent: the file is returned as it is, only its package entry is prepared. */
+  readonly keyPair?: StrongNameKeyFile;
 }
 
-export default function signTask({ bytes, keyPair }: SignTask): Uint8Array | undefined {
-  const signed = signAndVerify(bytes, keyPair);
-  return signed && (Piscina.move(signed) as Uint8Array);
+export type SignTaskResult = SignedFile | PreparedZipData | undefined;
+
+/**
+ * `value`, with the memory of `buffers` moved to the receiving thread (each buffer once) where a buffer is the whole
+ * of its memory; a view into shared memory (Node's pool of small Buffers) is copied instead.
+ */
+function moving<T>(value: T, buffers: readonly Uint8Array[]): T {
+  const transfer = [...new Set(buffers.filter(ownsItsMemory).map((b) => b.buffer))];
+  const transferable = { get [Piscina.transferableSymbol]() { return transfer; }, get [Piscina.valueSymbol]() { return value; } };
+  return Piscina.move(transferable as unknown as Parameters<typeof Piscina.move>[0]) as unknown as T;
+}
+
+export default function signTask({ bytes, keyPair }: SignTask): SignTaskResult {
+  if (!keyPair) {
+    const entry = prepareZipEntry(bytes);
+    return moving(entry, [entry.data]);
+  }
+  const signed = signAndPack(bytes, keyPair);
+  return signed && moving(signed, [signed.signed, signed.entry.data]);
 }

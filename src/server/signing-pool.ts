@@ -5,8 +5,14 @@ import { Piscina } from 'piscina';
 import { UsageError } from '../core/errors.js';
 import { piscinaTask, workerModulePath, workerThreadsAvailable } from '../core/worker-module.js';
 import type { StrongNameKeyFile } from '../strongname/key-blob.js';
-import type { FileSigner } from './sign-file.js';
-import type { SignTask } from './signing-pool-task.js';
+import type { PreparedZipData } from '../zip/write-zip.js';
+import { ownsItsMemory, type FileSigner, type SignedFile } from './sign-file.js';
+import type { SignTask, SignTaskResult } from './signing-pool-task.js';
+
+/** Moves a file's memory to the thread rather than copying it, when it is the whole of its memory. */
+function transferring(bytes: Uint8Array): { transferList?: ArrayBuffer[] } {
+  return ownsItsMemory(bytes) ? { transferList: [bytes.buffer as ArrayBuffer] } : {};
+}
 
 /** The default size of the signing pool: one thread per core. */
 export function defaultSigningWorkers(): number {
@@ -30,7 +36,7 @@ export function checkSigningWorkers(value: number, shownAs: string): number {
 
 /** Signs in `threads` worker threads; files beyond the free threads wait in the pool's queue. */
 export class SigningPool implements FileSigner {
-  private readonly pool: Piscina<SignTask, Uint8Array | undefined>;
+  private readonly pool: Piscina<SignTask, SignTaskResult>;
   readonly ahead: number;
 
   constructor(readonly threads: number) {
@@ -41,11 +47,15 @@ export class SigningPool implements FileSigner {
     this.ahead = threads;
   }
 
-  sign(bytes: Uint8Array, keyPair: StrongNameKeyFile): Promise<Uint8Array | undefined> {
-    return this.pool.run({ bytes, keyPair });
+  sign(bytes: Uint8Array, keyPair: StrongNameKeyFile): Promise<SignedFile | undefined> {
+    return this.pool.run({ bytes, keyPair }, transferring(bytes)) as Promise<SignedFile | undefined>;
   }
 
-  /** Files signed (or refused) by the pool's threads so far. */
+  pack(bytes: Uint8Array): Promise<PreparedZipData> {
+    return this.pool.run({ bytes }, transferring(bytes)) as Promise<PreparedZipData>;
+  }
+
+  /** Files signed or packed (or refused) by the pool's threads so far. */
   get completed(): number {
     return this.pool.completed;
   }

@@ -2,18 +2,18 @@
 // rules decide (the same code as `signgate check`), files that pass are signed with the matching key pair (in
 // the service's thread or a pool of worker threads, see signing-pool.ts), every file gets a state and messages,
 // and the result package holds every file plus signing-log.txt.
-import { mkdir, readFile, writeFile } from 'node:fs/promises';
-import { dirname, join } from 'node:path';
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import type { FastifyBaseLogger } from 'fastify';
 import { formatVersion } from '../metadata/module-metadata.js';
 import { runCheck } from '../rules/runner.js';
 import type { CheckSettings } from '../rules/types.js';
 import { readModule } from '../strongname/assembly-info.js';
-import { writeZip, type ZipEntry } from '../zip/write-zip.js';
+import { writeZip, type PreparedZipData, type ZipEntry } from '../zip/write-zip.js';
 import type { JobFile, JobMessage, JobRecord } from './job-store.js';
 import type { JobProgressSink, JobStateStore, JobWorker } from './store.js';
 import type { License, Organization, ServerConfig } from './server-config.js';
-import { inProcessSigner, type FileSigner } from './sign-file.js';
+import { inProcessSigner, type FileSigner, type SignedFile } from './sign-file.js';
 
 export const SIGNING_LOG = 'signing-log.txt';
 export const RESULT_ZIP = 'result.zip';
@@ -45,8 +45,8 @@ function signingLog(record: JobRecord): string {
 
 /**
  * Signs one job. `signal` is checked between steps: when it is aborted (the job is being deleted, or the
- * service stops) the job is left as it is, and nothing is written for it any more. Folders are created one
- * level at a time below the job's folder, never with `recursive`, so a job folder that is gone stays gone.
+ * service stops) the job is left as it is, and nothing is written for it any more. The only file written into
+ * the job's folder is the result package (through a temporary file), so a job folder that is gone stays gone.
  */
 export async function processJob(
   store: JobProgressSink,
@@ -60,11 +60,10 @@ export async function processJob(
   const dir = store.jobDir(record.organization, record.id);
   const org = config.organizations.get(record.organization);
   const uploads = join(dir, 'uploads');
-  const results = join(dir, 'results');
   if (signal.aborted) return;
-  await mkdirBelow(dir, 'results');
-  // The package is made from the bytes in hand: yazl deflates buffers at once, in parallel on libuv's threads.
-  const contents = new Map<string, Uint8Array>();
+  // Each file's entry of the package, prepared by the signer (CRC-32 and deflate in the pool's threads);
+  // a file without one is read back from the uploads.
+  const packed = new Map<string, PreparedZipData>();
   for (const f of record.assemblies) {
     f.fileProcessingState = 'Processing';
     f.messages = [];
@@ -79,23 +78,23 @@ export async function processJob(
     const inputs = await Promise.all(
       record.assemblies.map(async (f) => ({ path: f.fileName, uploadName: f.fileName, bytes: await readFile(join(uploads, f.fileName)), explicit: true })),
     );
-    for (const input of inputs) contents.set(input.path, input.bytes);
     // The service signs what it is given: whether the upload as built would load (SG801) is not its concern.
     const check = runCheck(inputs, { settings: organizationSettings(config, org), severities: { 'loads-under-no-license': 'off' } });
     const byPath = new Map(check.files.map((f) => [f.path, f]));
     // Decided up front on copies, shown in the job file one file at a time as each is finished; up to
     // signer.ahead files are handed to the signer before the one being finished, so that every thread works.
+    // From the hand-over on, a file's bytes may belong to a pool thread: nothing here reads them again.
     const decisions = record.assemblies.map((file, i) => {
       const decided: JobFile = { ...file, messages: [] };
       return { decided, signWith: decide(decided, byPath.get(file.fileName)!, inputs[i]!.bytes, org) };
     });
-    const signing: (Promise<Uint8Array | undefined> | undefined)[] = [];
+    const handedOver: Promise<SignedFile | PreparedZipData | undefined>[] = [];
     const handOver = (upTo: number) => {
-      for (let j = signing.length; j <= Math.min(upTo, decisions.length - 1); j++) {
+      for (let j = handedOver.length; j <= Math.min(upTo, decisions.length - 1); j++) {
         const signWith = decisions[j]!.signWith;
-        const pending = signWith && signer.sign(inputs[j]!.bytes, signWith.key);
-        pending?.catch(() => {}); // awaited below unless the job stops first
-        signing.push(pending);
+        const pending = signWith ? signer.sign(inputs[j]!.bytes, signWith.key) : signer.pack(inputs[j]!.bytes);
+        pending.catch(() => {}); // awaited below unless the job stops first
+        handedOver.push(pending);
       }
     };
     for (const [i, file] of record.assemblies.entries()) {
@@ -104,18 +103,15 @@ export async function processJob(
       const { decided, signWith } = decisions[i]!;
       file.fileProcessingState = decided.fileProcessingState;
       file.messages = decided.messages;
-      if (signWith) {
-        const signed = await signing[i]!;
-        if (signal.aborted) return;
-        if (signed) {
-          const parent = dirname(file.fileName);
-          if (parent !== '.') await mkdirBelow(results, parent);
-          await writeFile(join(results, file.fileName), signed);
-          contents.set(file.fileName, signed);
-        } else {
-          file.fileProcessingState = 'Error';
-          file.messages = [message('Error', 'Internal error: the signature did not verify; the file was not signed.')];
-        }
+      const done = await handedOver[i]!;
+      if (signal.aborted) return;
+      if (!signWith) {
+        packed.set(file.fileName, done as PreparedZipData);
+      } else if (done) {
+        packed.set(file.fileName, (done as SignedFile).entry);
+      } else {
+        file.fileProcessingState = 'Error';
+        file.messages = [message('Error', 'Internal error: the signature did not verify; the file was not signed.')];
       }
       if (signal.aborted) return;
       await store.save(record);
@@ -124,8 +120,8 @@ export async function processJob(
   }
   const entries: ZipEntry[] = [];
   for (const f of record.assemblies) {
-    const bytes = contents.get(f.fileName);
-    entries.push({ name: f.fileName, source: bytes ? { bytes } : { path: join(uploads, f.fileName) } });
+    const prepared = packed.get(f.fileName);
+    entries.push({ name: f.fileName, source: prepared ? { prepared } : { path: join(uploads, f.fileName) } });
   }
   record.processingFinished = true;
   entries.push({ name: SIGNING_LOG, source: { bytes: new TextEncoder().encode(signingLog(record)) } });
@@ -134,19 +130,6 @@ export async function processJob(
   await writeZip(join(dir, resultFile), entries);
   if (signal.aborted) return;
   await store.save(record);
-}
-
-/** Creates `relative` (a `/`-separated folder path) below `root`, one level at a time; `root` must exist. */
-async function mkdirBelow(root: string, relative: string): Promise<void> {
-  let path = root;
-  for (const segment of relative.split('/')) {
-    path = join(path, segment);
-    try {
-      await mkdir(path);
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
-    }
-  }
 }
 
 /** Decides a file's state and messages from its check result; returns the license to sign with, if any. */

@@ -1,58 +1,152 @@
-// Writes a ZIP package with yazl, to a temporary file first and then renamed, so a reader never sees half of it.
-import { createWriteStream } from 'node:fs';
-import { rename, rm } from 'node:fs/promises';
+// Writes a ZIP package, to a temporary file first and then renamed, so a reader never sees half of it.
+// Each entry is prepared on its own (CRC-32 and deflate with Node's zlib, which a worker thread can do for the
+// service's signed files), and fflate lays the prepared entries out as a ZIP container.
+import { open, readFile, rename, rm } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { randomBytes } from 'node:crypto';
-import yazl from 'yazl';
+import { promisify } from 'node:util';
+import zlib from 'node:zlib';
+import { Zip, type ZipInputFile } from 'fflate';
+import { SignGateError } from '../core/errors.js';
 
 export interface ZipEntry {
   /** Name inside the package, `/`-separated. */
   readonly name: string;
-  /** A file on disk to store, or the bytes. */
-  readonly source: { readonly path: string } | { readonly bytes: Uint8Array };
+  /** A file on disk to store, the bytes, or an entry already prepared (see prepareZipEntry). */
+  readonly source: { readonly path: string } | { readonly bytes: Uint8Array } | { readonly prepared: PreparedZipData };
 }
 
-/** The same bytes as a Buffer, without copying them (yazl takes Buffers only). */
-function asBuffer(bytes: Uint8Array): Buffer {
-  return Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+/** An entry's data as it goes into the package: its CRC-32 and size, and the stored or deflated bytes. */
+export interface PreparedZipData {
+  /** The uncompressed size in bytes. */
+  readonly size: number;
+  /** CRC-32 of the uncompressed bytes. */
+  readonly crc32: number;
+  /** `deflate` (ZIP method 8) or `store` (method 0). */
+  readonly method: 'deflate' | 'store';
+  /** The bytes as they are written: deflated for `deflate`, the file's own for `store`. */
+  readonly data: Uint8Array;
 }
 
-/** A fixed date keeps packages of the same content byte-identical. */
-const FIXED_DATE = new Date(Date.UTC(2000, 0, 1));
+/**
+ * Deflate level of packages: level 1 is about twice as fast as zlib's default 6 on .NET assemblies, for a package
+ * about 3% of the input larger (measured on 300 Mono assemblies: 38.2% against 35.1% of their size).
+ */
+export const ZIP_DEFLATE_LEVEL = 1;
 
-export async function writeZip(target: string, entries: readonly ZipEntry[]): Promise<void> {
-  const temp = join(dirname(target), `.${basename(target)}.tmp-${randomBytes(4).toString('hex')}`);
-  const zip = new yazl.ZipFile();
-  // yazl reports a file it cannot read (stat or open) as 'error' on the ZipFile: without a listener that
-  // would end the process. Kept until the promise below takes over.
-  let zipError: Error | undefined;
-  zip.on('error', (error: Error) => (zipError ??= error));
-  for (const entry of entries) {
-    const options = { mtime: FIXED_DATE, mode: 0o100644 };
-    if ('path' in entry.source) zip.addFile(entry.source.path, entry.name, options);
-    else zip.addBuffer(asBuffer(entry.source.bytes), entry.name, options);
+/** Samples of this size, four of them spread over a large file, tell whether deflating it pays. */
+const SAMPLE_BYTES = 8 * 1024;
+
+/** Deflate is kept only when it saves at least a tenth; otherwise the entry is stored (random or packed data). */
+const WORTH_DEFLATING = 0.9;
+
+/** The most a ZIP without the Zip64 extension holds: sizes and offsets are 32-bit, entry counts 16-bit. */
+const MAX_ZIP32_BYTES = 0xffffffff;
+const MAX_ZIP32_ENTRIES = 0xffff;
+
+/**
+ * Whether deflating `bytes` pays: a file of more than four samples is judged on four spread samples deflated at
+ * level 1 (a fraction of a millisecond), so that compressed or random content (embedded archives, images) is
+ * stored without being deflated in vain.
+ */
+function worthDeflating(bytes: Uint8Array): boolean {
+  if (bytes.length <= 4 * SAMPLE_BYTES) return true; // small: decided on the whole deflated file
+  let sampled = 0;
+  let deflated = 0;
+  const step = Math.floor((bytes.length - SAMPLE_BYTES) / 3);
+  for (let i = 0; i < 4; i++) {
+    const sample = bytes.subarray(i * step, i * step + SAMPLE_BYTES);
+    sampled += sample.length;
+    deflated += zlib.deflateRawSync(sample, { level: 1 }).length;
   }
-  zip.end();
+  return deflated <= sampled * WORTH_DEFLATING;
+}
+
+function chosen(bytes: Uint8Array, crc32: number, deflated: Uint8Array | undefined): PreparedZipData {
+  return deflated && deflated.length <= bytes.length * WORTH_DEFLATING
+    ? { size: bytes.length, crc32, method: 'deflate', data: deflated }
+    : { size: bytes.length, crc32, method: 'store', data: bytes };
+}
+
+/** Prepares an entry's data in the calling thread (a worker thread of the service calls this). */
+export function prepareZipEntry(bytes: Uint8Array, level: number = ZIP_DEFLATE_LEVEL): PreparedZipData {
+  const crc32 = zlib.crc32(bytes);
+  return chosen(bytes, crc32, worthDeflating(bytes) ? zlib.deflateRawSync(bytes, { level }) : undefined);
+}
+
+const deflateRaw = promisify(zlib.deflateRaw);
+
+/** Prepares an entry's data with the deflate on libuv's threads, so that the calling thread stays free. */
+export async function prepareZipEntryAsync(bytes: Uint8Array, level: number = ZIP_DEFLATE_LEVEL): Promise<PreparedZipData> {
+  const crc32 = zlib.crc32(bytes);
+  // One output chunk for the whole entry: fewer callbacks into JavaScript than zlib's 16 KiB default.
+  return chosen(bytes, crc32, worthDeflating(bytes) ? await deflateRaw(bytes, { level, chunkSize: Math.max(64 * 1024, bytes.length + 1024) }) : undefined);
+}
+
+/** Local time 2000-01-01 00:00: ZIP dates are local, and a fixed one keeps packages of the same content byte-identical. */
+const FIXED_DATE = new Date(2000, 0, 1);
+
+/** A regular file, rw-r--r--, in the external attributes of a Unix-made entry. */
+const UNIX_FILE_ATTRIBUTES = (0o100644 << 16) >>> 0;
+const MADE_BY_UNIX = 3;
+
+async function prepared(entry: ZipEntry): Promise<PreparedZipData> {
+  const source = entry.source;
+  if ('prepared' in source) return source.prepared;
+  return prepareZipEntryAsync('bytes' in source ? source.bytes : await readFile(source.path));
+}
+
+/**
+ * Writes `entries` as a ZIP package at `target`, through a temporary file in the same folder that is renamed
+ * when complete (removed on failure). Entries are prepared one at a time: a file source is read when its turn comes.
+ * @throws SignGateError (SG_ERR_IO_WRITE) when the package would need the Zip64 extension
+ */
+export async function writeZip(target: string, entries: readonly ZipEntry[]): Promise<void> {
+  if (entries.length > MAX_ZIP32_ENTRIES) throw tooLarge(target, `${entries.length} entries`);
+  const temp = join(dirname(target), `.${basename(target)}.tmp-${randomBytes(4).toString('hex')}`);
+  const out = await open(temp, 'wx');
   try {
-    await new Promise<void>((resolve, reject) => {
-      const out = createWriteStream(temp, { flags: 'wx' });
-      let failed = false;
-      const fail = (error: Error) => {
-        if (failed) return;
-        failed = true;
-        zip.outputStream.unpipe(out);
-        // Settle only once the file is closed, so that removing the temporary file below cannot race its opening.
-        if (out.closed) return reject(error);
-        out.once('close', () => reject(error));
-        out.destroy();
-      };
-      if (zipError) return fail(zipError);
-      zip.on('error', fail);
-      zip.outputStream.on('error', fail).pipe(out).on('error', fail).on('close', () => (failed ? undefined : resolve()));
+    let chunks: Uint8Array[] = [];
+    let failure: Error | null = null;
+    let written = 0;
+    const zip = new Zip((error, chunk) => {
+      if (error) failure ??= error;
+      else chunks.push(chunk);
     });
+    const flush = async () => {
+      const pending = chunks;
+      chunks = [];
+      if (failure) throw failure;
+      for (const c of pending) written += c.length;
+      if (written > MAX_ZIP32_BYTES) throw tooLarge(target, 'more than 4 GiB');
+      if (pending.length) await out.writev(pending);
+    };
+    for (const entry of entries) {
+      const data = await prepared(entry);
+      const file: ZipInputFile = {
+        filename: entry.name,
+        size: data.size,
+        crc: data.crc32,
+        compression: data.method === 'deflate' ? 8 : 0,
+        mtime: FIXED_DATE,
+        os: MADE_BY_UNIX,
+        attrs: UNIX_FILE_ATTRIBUTES,
+      } as ZipInputFile;
+      zip.add(file);
+      file.ondata!(null, data.data, true);
+      await flush();
+    }
+    zip.end();
+    await flush();
+    await out.close();
     await rename(temp, target);
   } catch (error) {
+    await out.close().catch(() => {});
     await rm(temp, { force: true });
     throw error;
   }
+}
+
+function tooLarge(target: string, what: string): SignGateError {
+  return new SignGateError('SG_ERR_IO_WRITE', `The package ${target} would hold ${what}, beyond what a ZIP without the Zip64 extension holds (4 GiB, 65,535 entries). Split the files into several packages.`);
 }

@@ -1,4 +1,4 @@
-// ZIP archives for the archive path: a project folder zipped with yazl (the library that writes result packages),
+// ZIP archives for the archive path: a project folder zipped with yazl (a ZIP writer apart from the one that writes result packages),
 // and the hostile ones a well-behaved library will not make (through hostile-zip.ts).
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';

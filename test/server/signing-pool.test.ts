@@ -6,6 +6,7 @@ import { parseStrongNameKeyFile } from '../../src/strongname/key-blob.js';
 import { verifyStrongName } from '../../src/strongname/strong-name.js';
 import { SigningPool } from '../../src/server/signing-pool.js';
 import { signAndVerify } from '../../src/server/sign-file.js';
+import { prepareZipEntry } from '../../src/zip/write-zip.js';
 import { readZip } from '../../src/zip/read-zip.js';
 import { fixture, fixturePath, runCli } from '../helpers/fixtures.js';
 import { api, folderFiles, sandboxConfig, startServer, uploadForm, waitFinished, type TestServer } from '../helpers/server.js';
@@ -44,12 +45,20 @@ describe('a signing pool', () => {
     try {
       const inputs = folderFiles('addin').filter((f) => /SampleAddin(\.Helpers)?\.dll$/.test(f.name));
       expect(inputs.length).toBe(2);
-      const signed = await Promise.all(inputs.map((f) => pool.sign(f.bytes, keyPair)));
-      expect(pool.completed).toBe(2);
+      // The pool takes the bytes it is given away from this thread: it gets copies.
+      const handedOver = inputs.map((f) => new Uint8Array(f.bytes));
+      const signed = await Promise.all(handedOver.map((bytes) => pool.sign(bytes, keyPair)));
+      expect(handedOver.every((b) => b.byteLength === 0)).toBe(true);
+      const packed = await pool.pack(new Uint8Array(inputs[0]!.bytes));
+      expect(pool.completed).toBe(3);
+      expect(Buffer.from(packed.data).equals(Buffer.from(prepareZipEntry(inputs[0]!.bytes).data))).toBe(true);
       for (const [i, f] of inputs.entries()) {
         const expected = signAndVerify(f.bytes, keyPair)!;
-        expect(Buffer.compare(Buffer.from(signed[i]!), Buffer.from(expected)), f.name).toBe(0);
-        expect(verifyStrongName(readModule(signed[i]!), { expectedKey: keyPair.publicKey }).valid).toBe(true);
+        expect(Buffer.compare(Buffer.from(signed[i]!.signed), Buffer.from(expected)), f.name).toBe(0);
+        expect(verifyStrongName(readModule(signed[i]!.signed), { expectedKey: keyPair.publicKey }).valid).toBe(true);
+        // The package entry made in the thread is the one this thread makes of the same signed file.
+        const entry = prepareZipEntry(expected);
+        expect({ ...signed[i]!.entry, data: Buffer.from(signed[i]!.entry.data) }).toEqual({ ...entry, data: Buffer.from(entry.data) });
       }
     } finally {
       await pool.close();
