@@ -4,7 +4,7 @@ export { buildServer, type BuildServerOptions, type Principal } from './server/a
 export { parseServerConfig, watchServerConfigFile, USER_ROLE, DEFAULT_SERVICE_NAME, type ServerConfig, type ServerConfigFile, type Organization, type License } from './server/server-config.js';
 export { TokenStore, hashToken, type StoredToken } from './server/token-store.js';
 export { SigningPool, defaultSigningWorkers, signingOptions } from './server/signing-pool.js';
-export { signAndVerify, inProcessSigner, type FileSigner } from './server/sign-file.js';
+export { signAndVerify, signAndPack, inProcessSigner, type FileSigner, type SignedFile } from './server/sign-file.js';
 export { DEFAULT_RATE_LIMITS, parseRateLimit, type RateLimit, type RateLimitSettings } from './server/rate-limit.js';
 export { archiveLimits, type ArchiveLimits } from './server/archive.js';
 export { type JobStateStore, type JobWorker, type NodeRole, NODE_ROLES } from './server/store.js';
