@@ -2,6 +2,7 @@
 // from NuGet), compiled with the SDK into a small program (tools/csharp-client/smoke) that runs upload -> status ->
 // download -> delete against the reference service on 127.0.0.1. The downloaded package must hold the two
 // assemblies signed with the organization's key. Needs the .NET SDK (fails in CI without it).
+import { createHash } from 'node:crypto';
 import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -26,6 +27,7 @@ interface SmokeReport {
   polls: number;
   assemblies: { fileName: string; state: string; messages: string[] }[];
   zipBytes: number;
+  zipEntries: { name: string; length: number; sha256: string }[];
   afterDeleteStatus: number | null;
   afterDeleteTitle: string | null;
 }
@@ -101,6 +103,9 @@ describe.runIf(runDotnetTests)('the NSwag-generated C# client', () => {
     expect(bytes.length).toBe(report.zipBytes);
     const entries = await readZip(bytes);
     expect(entries.map((e) => e.name).sort()).toEqual(['SampleAddin.Helpers.dll', 'SampleAddin.dll', 'signing-log.txt']);
+    // .NET's ZipFile reads the same entries, with the same content.
+    const sha256 = (b: Uint8Array) => createHash('sha256').update(b).digest('hex');
+    expect(report.zipEntries).toEqual(entries.map((e) => ({ name: e.name, length: e.bytes.length, sha256: sha256(e.bytes) })));
     for (const e of entries.filter((x) => x.name.endsWith('.dll'))) {
       expect(verifyStrongName(readModule(e.bytes), { expectedKey: key12345 }).valid, e.name).toBe(true);
     }

@@ -1,8 +1,10 @@
 // Drives the signing service through the NSwag-generated SigningServiceClient the way a .NET release script
 // would: licenses, upload two delay-signed assemblies, poll the status until processing finished, download the
-// result package, delete the job, and see that the job is gone (a 404 problem). Prints one JSON object.
+// result package, read it with System.IO.Compression, delete the job, and see that the job is gone (a 404 problem). Prints one JSON object.
 // Usage: client-smoke <service origin, e.g. http://127.0.0.1:5000/> <token> <file0> <file1> <result.zip>
+using System.IO.Compression;
 using System.Net.Http.Headers;
+using System.Security.Cryptography;
 using System.Text.Json;
 using Signgate.Client;
 
@@ -52,6 +54,17 @@ using (var download = await client.DownloadJobResultAsync(created.Id))
     zipBytes = new FileInfo(resultZip).Length;
 }
 
+// The package as .NET's own ZIP reader sees it: every entry inflated (which checks its CRC-32) and hashed.
+var zipEntries = new List<object>();
+using (var archive = ZipFile.OpenRead(resultZip))
+{
+    foreach (var entry in archive.Entries)
+    {
+        await using var content = entry.Open();
+        zipEntries.Add(new { name = entry.FullName, length = entry.Length, sha256 = Convert.ToHexString(await SHA256.HashDataAsync(content)).ToLowerInvariant() });
+    }
+}
+
 await client.DeleteJobAsync(created.Id);
 
 int? afterDeleteStatus = null;
@@ -75,6 +88,7 @@ Console.WriteLine(JsonSerializer.Serialize(new
     polls,
     assemblies = status.Assemblies.Select(a => new { fileName = a.FileName, state = a.FileProcessingState.ToString(), messages = a.Messages.Select(m => $"{m.MessageType}: {m.Message}").ToList() }).ToList(),
     zipBytes,
+    zipEntries,
     afterDeleteStatus,
     afterDeleteTitle,
 }));
