@@ -3,7 +3,8 @@ import { basename, isAbsolute, relative, resolve, sep } from 'node:path';
 import type { SeveritySetting } from '../core/diagnostic.js';
 import { UsageError } from '../core/errors.js';
 import type { ReportFormat } from '../report/index.js';
-import { runCheck, type CheckResult } from '../rules/runner.js';
+import type { CheckResult } from '../rules/runner.js';
+import { runCheckPooled } from './check-pool.js';
 import type { CheckInput, CheckSettings } from '../rules/types.js';
 import { CONFIG_FILE_NAME, loadConfig } from './config.js';
 import { displayPath, expandInputs, readInputFile } from './files.js';
@@ -34,6 +35,11 @@ export interface CheckOptions extends AccessTokenOptions {
   /** Report format and output file from the config file, when the options do not say (the caller writes the report). */
   readonly format?: ReportFormat;
   readonly output?: string;
+  /**
+   * Worker threads for the per-file work of check and audit; 0 runs it in the calling thread. Default: from
+   * CHECK_POOL_THRESHOLD files on, one per idle core when at least two cores are idle.
+   */
+  readonly threads?: number;
 }
 
 export interface PreparedCheck {
@@ -122,6 +128,6 @@ export async function check(options: CheckOptions): Promise<CheckRun> {
   // The service client loads only when the check goes online.
   const licensedOptionIds = baseUrl && token ? await (await import('../service-client/licenses.js')).getLicenses({ baseUrl, accessToken: token }) : undefined;
   const settings: CheckSettings = { ...prepared.settings, ...(licensedOptionIds ? { licensedOptionIds } : {}) };
-  const result = runCheck(prepared.inputs, { settings, severities: prepared.severities });
+  const result = await runCheckPooled(prepared.inputs, { settings, severities: prepared.severities, ...(options.threads === undefined ? {} : { threads: options.threads }) });
   return { result, prepared: { ...prepared, settings } };
 }
