@@ -3,10 +3,11 @@
 // it; plus a summary, the findings, the release manifest and what changed since the previous release.
 // Deterministic: the same inputs give the same report (the caller adds a generation time, or not).
 import { createHash } from 'node:crypto';
+import { isSignGateError } from '../core/errors.js';
 import { compareFindings, type Finding } from '../core/diagnostic.js';
 import { formatVersion } from '../metadata/module-metadata.js';
 import { publicKeyToken } from '../strongname/token.js';
-import { ruleDocsUrl } from './index.js';
+import { findRule, ruleDocsUrl } from './index.js';
 import { runCheckOnFacts, type CheckResult } from './runner.js';
 import { sameKeyBlob } from './keys.js';
 import { needsSigning, type CheckInput, type CheckSettings, type FileFacts, type FileRole } from './types.js';
@@ -177,6 +178,12 @@ function auditFinding(id: keyof typeof AuditRules, message: string, file: string
   return { ruleId: id, rule: rule.name, severity: rule.severity ?? 'error', message, hint: rule.hint, file };
 }
 
+/** SG001 as the check reports it, for an error the audit met outside the check rules. */
+function malformedFinding(message: string, code: string, file: string): Finding {
+  const rule = findRule('malformed')!;
+  return { ruleId: rule.id, rule: rule.name, severity: rule.defaultSeverity, message, hint: rule.hint, file, data: { code } };
+}
+
 /** "option 12345's key (token 5d00…)" or "the key with token 5d00…" */
 function describeKey(k: { optionId: number | null; token: string }): string {
   return k.optionId !== null ? `the key of option ${k.optionId} (token ${k.token})` : `the key with token ${k.token}`;
@@ -215,6 +222,8 @@ export interface AuditEvidence {
   readonly vendorAttribute: VendorAttributeState;
   readonly load: AuditLoad | null;
   readonly authenticode: AuthenticodeVerdict | null;
+  /** Errors met while reading the vendor attribute or the load verdict (both are then left out): malformed findings. */
+  readonly errors: readonly { readonly code: string; readonly message: string; readonly while: string }[];
 }
 
 /** Hash, identity, verified strong name, vendor attribute, load verdict and Authenticode of one file. */
@@ -226,7 +235,19 @@ export function auditEvidence(f: FileFacts, settings: CheckSettings): AuditEvide
   const key = status?.publicKey ? settings.keys.find((k) => sameKeyBlob(k.publicKey, status.publicKey!)) : undefined;
   const signedWithExpectedKey = status?.state === 'signed' && key !== undefined;
   const keyMatch = key ? 'expected' : status?.publicKey ? 'other' : 'none';
-  const willLoad = loadVerdict(f, settings);
+  // Attributes that cannot be decoded stop neither the audit nor the other files: the file gets a malformed finding.
+  const errors: AuditEvidence['errors'][number][] = [];
+  const unlessUnreadable = <T, U>(what: string, read: () => T, otherwise: U): T | U => {
+    try {
+      return read();
+    } catch (error) {
+      if (!isSignGateError(error)) throw error;
+      errors.push({ code: error.code, message: error.message, while: what });
+      return otherwise;
+    }
+  };
+  const willLoad = unlessUnreadable('reading the load verdict', () => loadVerdict(f, settings), undefined);
+  const vendorAttribute = needsSigning(f.role) || f.role.kind === 'unreadable' ? unlessUnreadable('reading the vendor attribute', () => vendorAttributeState(f, settings), 'unreadable' as const) : 'not-required';
   return {
     sha256,
     assembly: assembly ? { name: assembly.name, version: formatVersion(assembly.version), culture: assembly.culture, publicKeyToken: assembly.publicKey.length ? publicKeyToken(assembly.publicKey) : null } : null,
@@ -234,9 +255,10 @@ export function auditEvidence(f: FileFacts, settings: CheckSettings): AuditEvide
       ? { state: status.state, keyBits: status.keyBits, hashAlgorithm: status.hashAlgorithm, signedWithExpectedKey, key: keyMatch, signatureValid: status.signatureValid, optionId: key?.optionId ?? null }
       : null,
     verdict: describeVerdict(status?.state ?? null, keyMatch, status?.publicKeyToken ?? null, key?.optionId ?? null),
-    vendorAttribute: needsSigning(f.role) || f.role.kind === 'unreadable' ? vendorAttributeState(f, settings) : 'not-required',
+    vendorAttribute,
     load: willLoad ? { ...willLoad, loadsUnder: loadsUnder(willLoad) } : null,
     authenticode: authenticodeOf(input.bytes),
+    errors,
   };
 }
 
@@ -268,6 +290,7 @@ export function assembleAudit(inputs: readonly CheckInput[], facts: ReadonlyMap<
       if (needsSigning(f.role) && !e.strongName?.signedWithExpectedKey) {
         findings.push(auditFinding('SG701', `${e.verdict}; a release needs it signed by the service with ${settings.keys.map(describeKey).join(' or ')}`, input.path));
       }
+      for (const error of e.errors) findings.push(malformedFinding(`${error.code}: ${error.message} (while ${error.while})`, error.code, input.path));
       const authenticode = e.authenticode;
       if (authenticode && (authenticode.state === 'invalid' || authenticode.state === 'unreadable')) {
         findings.push(auditFinding('SG707', `Authenticode signature${authenticode.publisher ? ` by ${authenticode.publisher}` : ''} is ${authenticode.state}: ${authenticode.reason}`, input.path));

@@ -26,7 +26,10 @@ export interface ParsedFile {
   readonly assemblyName: string | undefined;
   readonly culture: string;
   readonly referenceNames: readonly string[];
-  /** True for a COM interop assembly (ImportedFromTypeLib or PrimaryInteropAssembly); computed on first use. */
+  /**
+   * True for a COM interop assembly (ImportedFromTypeLib or PrimaryInteropAssembly); computed on first use. False
+   * when the assembly attributes cannot be read: the rules report that error, the roles do not stop on it.
+   */
   readonly interop: () => boolean;
   /** Vendor types this module references, other than the vendor attribute (Namespace.Type). */
   readonly vendorTypes: readonly string[];
@@ -76,6 +79,15 @@ function vendorTypeUse(module: ModuleMetadata, isVendorApi: NameMatcher, attribu
   return { types, marked };
 }
 
+function readsAsInterop(module: ModuleMetadata): boolean {
+  try {
+    return module.assemblyAttributes.some((a) => INTEROP_ATTRIBUTES.has(a.typeName));
+  } catch (error) {
+    if (isSignGateError(error)) return false;
+    throw error;
+  }
+}
+
 /** Reads the vendor settings a parse needs once per set. */
 export function fileParser(settings: CheckSettings): (input: CheckInput) => { parsed: ParsedFile; module: ModuleMetadata | undefined } {
   const isVendorApi = compileNamePatterns(settings.vendorApi);
@@ -105,7 +117,7 @@ function parseFile(input: CheckInput, isVendorApi: NameMatcher, attributeName: s
       fileRows: assembly ? module.files.filter((f) => (f.flags & FILE_CONTAINS_NO_METADATA) === 0) : [],
       interop: (() => {
         let interop: boolean | undefined;
-        return () => (interop ??= module.assemblyAttributes.some((a) => INTEROP_ATTRIBUTES.has(a.typeName)));
+        return () => (interop ??= readsAsInterop(module));
       })(),
       // Only files that reference a vendor assembly can use its types: skip the TypeRef scan for the rest.
       ...(referenceNames.some(isVendorApi)

@@ -54,6 +54,14 @@ function outcomesOf(checked: ReadonlyMap<string, CheckedFile>): Map<string, File
   return new Map([...checked].map(([path, c]) => [path, c.outcome]));
 }
 
+/** Like Promise.all, but waits for every task before it throws the first error: the pool is destroyed only when idle. */
+async function settled<T>(tasks: readonly Promise<T>[]): Promise<T[]> {
+  const results = await Promise.allSettled(tasks);
+  const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+  if (failed) throw failed.reason;
+  return results.map((r) => (r as PromiseFulfilledResult<T>).value);
+}
+
 /** Runs of consecutive items, small enough that the threads finish together, large enough to keep messages few. */
 function runsOf<T>(items: readonly T[], threads: number): T[][] {
   const size = Math.min(32, Math.max(4, Math.ceil(items.length / (threads * 8))));
@@ -72,14 +80,14 @@ async function checkInPool(inputs: readonly CheckInput[], settings: CheckSetting
   // As for scans: a young generation of 8 MB per thread keeps the peak RSS down at the same CPU.
   const pool = new Piscina<CheckTask, ParsedFileData[] | CheckedFile[]>({ ...piscinaTask(workerModulePath(import.meta.url, 'check-worker')), minThreads: threads, maxThreads: threads, resourceLimits: { maxYoungGenerationSizeMb: 8 } });
   try {
-    const parsed = (await Promise.all(runsOf(inputs, threads).map((run) => pool.run({ kind: 'parse', settings, inputs: run }) as Promise<ParsedFileData[]>))).flat();
+    const parsed = (await settled(runsOf(inputs, threads).map((run) => pool.run({ kind: 'parse', settings, inputs: run }) as Promise<ParsedFileData[]>))).flat();
     const placements = placeFiles(inputs, parsed.map(fromParsedData), settings);
     const placed = new Map<string, PlacedFile>(inputs.map((input, i) => [input.path, { input, parsed: parsed[i]!, placement: placements[i]! }]));
     const parse = fileParser(settings);
     const facts = new Map<string, FileFacts>([...placed].map(([path, p]) => [path, placedFacts(p, parse)]));
     const inPool = (f: PlacedFile) => audit || (f.parsed.managed && (needsSigning(f.placement.role) || f.input.explicit));
     const items: CheckItem[] = [...placed.values()].filter(inPool).map((p) => ({ ...p, netmodules: p.placement.netmodules.flatMap((l) => (l.path === undefined ? [] : [placed.get(l.path)!])) }));
-    const results = await Promise.all(runsOf(items, threads).map((run) => pool.run({ kind: 'check', settings, ...(severities ? { severities } : {}), audit, items: run }) as Promise<CheckedFile[]>));
+    const results = await settled(runsOf(items, threads).map((run) => pool.run({ kind: 'check', settings, ...(severities ? { severities } : {}), audit, items: run }) as Promise<CheckedFile[]>));
     const checked = new Map<string, CheckedFile>(results.flat().map((c, i) => [items[i]!.input.path, c]));
     const resolved = resolveSeverities(severities);
     for (const f of facts.values()) if (!checked.has(f.input.path)) checked.set(f.input.path, { outcome: checkFile(f, ruleNeighbourhood(f, facts), settings, resolved) });
