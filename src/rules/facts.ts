@@ -44,7 +44,7 @@ export type ParsedFileData = Omit<ParsedFile, 'interop'> & { readonly interop: b
 
 /** The structured-clonable form of a ParsedFile (a view into the file's bytes would clone the whole file). */
 export function parsedData(p: ParsedFile): ParsedFileData {
-  return { ...p, interop: p.interop(), fileRows: p.fileRows.map((r) => ({ ...r, hashValue: r.hashValue.slice() })) };
+  return { ...p, interop: p.interop(), fileRows: p.fileRows.map((r) => ({ ...r, hashValue: new Uint8Array(r.hashValue) })) };
 }
 
 export function fromParsedData(p: ParsedFileData): ParsedFile {
