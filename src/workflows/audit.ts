@@ -14,7 +14,7 @@ import type { CheckInput, CheckSettings } from '../rules/types.js';
 import { parsePublicKeyBlob } from '../strongname/key-blob.js';
 import { publicKeyToken } from '../strongname/token.js';
 import { DEFAULT_MAX_UPLOAD_BYTES, prepareCheck, type CheckOptions } from './check.js';
-import { buildAuditPooled } from './check-pool.js';
+import { buildAuditPooled, checkThreads } from './check-pool.js';
 import { displayPath, expandInputs, readInputFile } from './files.js';
 import { Ledger, ledgerPath } from './ledger.js';
 
@@ -90,7 +90,7 @@ export async function audit(options: AuditOptions): Promise<AuditReport> {
   // With one folder, names in the manifest and comparisons are relative to it.
   const single = paths.length === 1 && statSafe(paths[0]!)?.isDirectory() ? paths[0] : undefined;
   const root = options.root ?? single;
-  const prepared = await prepareCheck({ ...options, ...(root ? { root } : {}) });
+  const prepared = await prepareCheck({ ...options, ...(root ? { root } : {}) }, { forPool: true });
   const read = (file: string, what: string) => {
     const text = readInputFile(resolve(file), displayPath(resolve(file))).toString('utf8').replace(/^\uFEFF/, '');
     if (!text.trim()) throw new UsageError(`${file}: the ${what} is empty`);
@@ -155,10 +155,12 @@ export async function verifyAuditReport(options: { readonly report: string; read
   const single = options.paths.length === 1 && statSafe(options.paths[0]!)?.isDirectory() ? options.paths[0] : undefined;
   const rootArg = options.root ?? single;
   const root = rootArg ? resolve(rootArg) : null;
-  const inputs: CheckInput[] = (await expandInputs(options.paths)).map((f) => ({
+  const files = await expandInputs(options.paths);
+  const shared = checkThreads(files.length, options.threads) > 0;
+  const inputs: CheckInput[] = files.map((f) => ({
     path: f.displayPath,
     uploadName: root ? relative(root, f.absolutePath).split(sep).join('/') : basename(f.absolutePath),
-    bytes: readInputFile(f.absolutePath, f.displayPath),
+    bytes: readInputFile(f.absolutePath, f.displayPath, shared),
     explicit: f.explicit,
   }));
   const s = stored.settings;
