@@ -10,8 +10,7 @@ import { assembleAudit, buildAudit, type AuditEvidence, type AuditOptions, type 
 import { fileParser, fromParsedData, placeFiles, type ParsedFileData } from '../rules/facts.js';
 import { assembleCheck, checkFile, resolveSeverities, ruleNeighbourhood, runCheck, type CheckOptions, type CheckResult, type FileOutcome } from '../rules/runner.js';
 import { needsSigning, type CheckInput, type CheckSettings, type FileFacts } from '../rules/types.js';
-import type { CheckedFile, CheckItem, CheckTask, PlacedFile } from './check-worker.js';
-import { placedFacts } from './check-worker.js';
+import { placedFacts, settleTask, type CheckAnswer, type CheckedFile, type CheckItem, type CheckTask, type PlacedFile } from './check-worker.js';
 import { scanThreads } from './scan.js';
 
 /**
@@ -61,11 +60,11 @@ function outcomesOf(checked: ReadonlyMap<string, CheckedFile>): Map<string, File
 }
 
 /** Like Promise.all, but waits for every task before it throws the first error: the pool is destroyed only when idle. */
-async function settled<T>(tasks: readonly Promise<T>[]): Promise<T[]> {
+async function settled<T>(tasks: readonly Promise<CheckAnswer<T>>[]): Promise<T[]> {
   const results = await Promise.allSettled(tasks);
   const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
   if (failed) throw failed.reason;
-  return results.map((r) => (r as PromiseFulfilledResult<T>).value);
+  return results.map((r) => settleTask((r as PromiseFulfilledResult<CheckAnswer<T>>).value));
 }
 
 /** Runs of consecutive items, small enough that the threads finish together, large enough to keep messages few. */
@@ -84,16 +83,16 @@ function runsOf<T>(items: readonly T[], threads: number): T[][] {
 async function checkInPool(inputs: readonly CheckInput[], settings: CheckSettings, severities: Readonly<Record<string, SeveritySetting>> | undefined, audit: boolean, threads: number) {
   const { Piscina } = await import('piscina');
   // As for scans: a young generation of 8 MB per thread keeps the peak RSS down at the same CPU.
-  const pool = new Piscina<CheckTask, ParsedFileData[] | CheckedFile[]>({ ...piscinaTask(workerModulePath(import.meta.url, 'check-worker')), minThreads: threads, maxThreads: threads, resourceLimits: { maxYoungGenerationSizeMb: 8 } });
+  const pool = new Piscina<CheckTask, CheckAnswer<ParsedFileData[] | CheckedFile[]>>({ ...piscinaTask(workerModulePath(import.meta.url, 'check-worker')), minThreads: threads, maxThreads: threads, resourceLimits: { maxYoungGenerationSizeMb: 8 } });
   try {
-    const parsed = (await settled(runsOf(inputs, threads).map((run) => pool.run({ kind: 'parse', settings, inputs: run }) as Promise<ParsedFileData[]>))).flat();
+    const parsed = (await settled(runsOf(inputs, threads).map((run) => pool.run({ kind: 'parse', settings, inputs: run }) as Promise<CheckAnswer<ParsedFileData[]>>))).flat();
     const placements = placeFiles(inputs, parsed.map(fromParsedData), settings);
     const placed = new Map<string, PlacedFile>(inputs.map((input, i) => [input.path, { input, parsed: parsed[i]!, placement: placements[i]! }]));
     const parse = fileParser(settings);
     const facts = new Map<string, FileFacts>([...placed].map(([path, p]) => [path, placedFacts(p, parse)]));
     const inPool = (f: PlacedFile) => audit || (f.parsed.managed && (needsSigning(f.placement.role) || f.input.explicit));
     const items: CheckItem[] = [...placed.values()].filter(inPool).map((p) => ({ ...p, netmodules: p.placement.netmodules.flatMap((l) => (l.path === undefined ? [] : [placed.get(l.path)!])) }));
-    const results = await settled(runsOf(items, threads).map((run) => pool.run({ kind: 'check', settings, ...(severities ? { severities } : {}), audit, items: run }) as Promise<CheckedFile[]>));
+    const results = await settled(runsOf(items, threads).map((run) => pool.run({ kind: 'check', settings, ...(severities ? { severities } : {}), audit, items: run }) as Promise<CheckAnswer<CheckedFile[]>>));
     const checked = new Map<string, CheckedFile>(results.flat().map((c, i) => [items[i]!.input.path, c]));
     const resolved = resolveSeverities(severities);
     for (const f of facts.values()) if (!checked.has(f.input.path)) checked.set(f.input.path, { outcome: checkFile(f, ruleNeighbourhood(f, facts), settings, resolved) });

@@ -6,7 +6,8 @@ import { buildAudit } from '../../src/rules/audit.js';
 import { runCheck } from '../../src/rules/runner.js';
 import type { CheckInput } from '../../src/rules/types.js';
 import { buildAuditPooled, checkThreads, CHECK_POOL_THRESHOLD, runCheckPooled } from '../../src/workflows/check-pool.js';
-import checkTask, { type CheckedFile } from '../../src/workflows/check-worker.js';
+import checkTask, { answer, runTask, settleTask, type CheckedFile } from '../../src/workflows/check-worker.js';
+import { FormatError, isSignGateError } from '../../src/core/errors.js';
 import { expandInputs } from '../../src/workflows/files.js';
 import { defaultSettings } from '../helpers/check.js';
 import { fixturePath, repoRoot, runCli } from '../helpers/fixtures.js';
@@ -71,7 +72,8 @@ describe('check and audit in worker threads', () => {
   test('a thread task: each file parsed and checked again from plain data gives the findings of the calling thread', async () => {
     const inputs = await inputsOf([fixturePath('modules'), fixturePath('corrupt')]);
     const settings = defaultSettings();
-    const parsed = checkTask({ kind: 'parse', settings, inputs });
+    const parsed = runTask({ kind: 'parse', settings, inputs });
+    expect(checkTask({ kind: 'parse', settings, inputs })).toEqual({ done: parsed });
     // Plain data only: what crosses to the calling thread survives a structured clone unchanged.
     expect(structuredClone(parsed)).toEqual(parsed);
     expect(parsed.some((p) => 'readError' in p && p.readError !== undefined)).toBe(true);
@@ -79,9 +81,29 @@ describe('check and audit in worker threads', () => {
     const placed = await runCheckPooled(inputs, { settings, threads: 1 });
     expect(placed.files).toEqual(expected.files);
     const items = inputs.slice(0, 3).map((input, i) => ({ input, parsed: (parsed as never[])[i]!, placement: { role: { kind: 'not-required' as const, why: 'test' }, netmodules: [] }, netmodules: [] }));
-    const checked = checkTask({ kind: 'check', settings, audit: true, items }) as CheckedFile[];
+    const checked = runTask({ kind: 'check', settings, audit: true, items }) as CheckedFile[];
     expect(structuredClone(checked)).toEqual(checked);
     expect(checked.every((c) => c.evidence !== undefined && /^[0-9a-f]{64}$/.test(c.evidence.sha256))).toBe(true);
+  });
+
+  test('a SignGateError in a thread reaches the calling thread with its code and message; other errors stay exceptions', () => {
+    const failed = structuredClone(answer(() => {
+      throw new FormatError('SG_ERR_MD_BAD_INDEX', 'MemberRef row 2047 does not exist', { structure: 'MemberRef', fileOffset: 0x54c });
+    }));
+    expect(failed).toEqual({ failed: { code: 'SG_ERR_MD_BAD_INDEX', message: 'MemberRef row 2047 does not exist' } });
+    let thrown: unknown;
+    try {
+      settleTask(failed);
+    } catch (error) {
+      thrown = error;
+    }
+    expect(isSignGateError(thrown) && [thrown.code, thrown.message]).toEqual(['SG_ERR_MD_BAD_INDEX', 'MemberRef row 2047 does not exist']);
+    expect(settleTask(answer(() => 7))).toBe(7);
+    expect(() =>
+      answer(() => {
+        throw new TypeError('a bug');
+      }),
+    ).toThrow('a bug');
   });
 
   test('the default: no threads below CHECK_POOL_THRESHOLD files or with fewer than two idle cores; --threads overrides it', () => {
