@@ -155,7 +155,8 @@ export async function verifyAuditReport(options: { readonly report: string; read
   const single = options.paths.length === 1 && statSafe(options.paths[0]!)?.isDirectory() ? options.paths[0] : undefined;
   const rootArg = options.root ?? single;
   const root = rootArg ? resolve(rootArg) : null;
-  const files = await expandInputs(options.paths);
+  // As the audit reads a folder: with its netmodules, which the report lists.
+  const files = await expandInputs(options.paths, process.cwd(), { netmodules: true });
   const shared = checkThreads(files.length, options.threads) > 0;
   const inputs: CheckInput[] = files.map((f) => ({
     path: f.displayPath,

@@ -1,6 +1,8 @@
 // check and audit with their per-file work in worker threads: the same reports, byte for byte, as in the calling
 // thread, over every fixture (corrupt files, netmodules, companions, signed and delay-signed files, native code).
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, expect, test } from 'vitest';
 import { buildAudit } from '../../src/rules/audit.js';
 import { runCheck } from '../../src/rules/runner.js';
@@ -46,6 +48,24 @@ describe('check and audit in worker threads', () => {
         expect(pooled.status).toBe(inThread.status);
         expect(inThread.stdout.length).toBeGreaterThan(10_000);
       }
+    }
+  });
+
+  test('audit --verify-report in threads finds a report made in one thread unchanged, and names a changed file', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'signgate-pool-'));
+    try {
+      const report = join(dir, 'audit.json');
+      const env = { SIGNGATE_CACHE_DIR: join(dir, 'cache') };
+      const made = runCli(['audit', fixturePath('.'), ...settingsArgs, '--format', 'json', '--no-timestamp', '-o', report, '--threads', '0'], { env });
+      expect(made.stderr).toContain('json audit written');
+      const same = runCli(['audit', '--verify-report', report, fixturePath('.'), '--threads', '2'], { env });
+      expect(same.stdout).toContain('matches');
+      expect(same.status).toBe(0);
+      const other = runCli(['audit', '--verify-report', report, fixturePath('addin'), '--threads', '2'], { env });
+      expect(other.status).toBe(1);
+      expect(other.stdout).toContain('in the report, not in the folder');
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
     }
   });
 
