@@ -79,7 +79,23 @@ function vendorTypeUse(module: ModuleMetadata, isVendorApi: NameMatcher, attribu
   return { types, marked };
 }
 
+/** The simple names of INTEROP_ATTRIBUTES, NUL-terminated as in #Strings (a name may be the tail of a longer entry). */
+const INTEROP_NAMES = [...INTEROP_ATTRIBUTES].map((n) => Buffer.from(`${n.slice(n.lastIndexOf('.') + 1)}\0`));
+
+/**
+ * Whether #Strings holds the name of an interop attribute type: without it no TypeRef or TypeDef can name one, and
+ * the assembly attributes need not be decoded (most files; a byte search costs far less than the decoding).
+ */
+function mayNameInterop(module: ModuleMetadata): boolean {
+  const heap = module.root.strings;
+  const bytes = module.image.bytes;
+  if (!heap || heap.fileOffset >= bytes.length) return false;
+  const strings = Buffer.from(bytes.buffer, bytes.byteOffset + heap.fileOffset, Math.min(heap.size, bytes.length - heap.fileOffset));
+  return INTEROP_NAMES.some((name) => strings.includes(name));
+}
+
 function readsAsInterop(module: ModuleMetadata): boolean {
+  if (!mayNameInterop(module)) return false;
   try {
     return module.assemblyAttributes.some((a) => INTEROP_ATTRIBUTES.has(a.typeName));
   } catch (error) {
