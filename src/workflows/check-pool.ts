@@ -15,13 +15,14 @@ import { scanThreads } from './scan.js';
 
 /**
  * From this many files on, check and audit may run in worker threads by default (and only with two idle cores).
- * Measured with `node scripts/bench-scan-threshold.js --mode check` (Mono corpus, vendor Mono, 2 cores at a load
- * average of 8): two threads cost about 0.3 s of CPU to start (each loads the code and warms its JIT up) and
- * 30–60% more CPU per file (a second parse of the files the rules read, garbage collection in 8 MB young
- * generations); CPU ratio --threads 2 / --threads 0: 1.83x at 100 files, 1.61x at 400, 1.35x at 1,600, 1.30x at
- * 2,629 (check; audit 1.83x to 1.30x). With no idle core the pool never paid. On two idle cores half of that CPU
- * per thread breaks even near 1,000 files (check: about 0.5 ms of per-file work per file in one thread), where
- * the threshold stands; not yet confirmed on a quiet machine (docs/performance.md).
+ * Measured with `node scripts/bench-scan-threshold.js --mode check` (Mono corpus, vendor Mono, 2 shared cores,
+ * load averages of 1.4 to 10): two threads cost about 0.2 s of CPU to start (each loads the code and warms its
+ * JIT up) and 20–40% more CPU per file (a second parse of the files the rules read, garbage collection in 8 MB
+ * young generations). CPU ratio --threads 2 / --threads 0, check: 1.57–1.83x at 100 files, 1.47–1.83x at 400,
+ * 1.20–1.35x at 1,600, 1.29–1.52x at 2,629 (audit alike); wall time never fell below --threads 0 on these
+ * 2 busy cores. Estimate for two idle cores: the per-file work is about half of a check (0.45 ms per file; the
+ * rest is reading, start-up and the report), so two threads at 1.3x its CPU win back their start-up from about
+ * 650 files on; the threshold keeps a margin. Not yet confirmed on a quiet machine (docs/performance.md).
  */
 export const CHECK_POOL_THRESHOLD = 1000;
 
