@@ -61,6 +61,19 @@ const modes = {
  */
 function scanBeside() {
   const repo = fileURLToPath(new URL('..', import.meta.url));
+  const bin = fileURLToPath(new URL('../bin/signgate.js', import.meta.url));
+  // Peak RSS of a Node process (worker threads included), reported by the process itself as it exits.
+  const rssProbe = ['--import', `data:text/javascript,process.on('exit',()=>{const u=process.resourceUsage();process.stderr.write('\\nmaxrss='+u.maxRSS+' cpu='+(u.userCPUTime+u.systemCPUTime)/1e6)})`];
+  const timeOne = (cmd, argv, input) => {
+    const start = process.hrtime.bigint();
+    // inspect exits 3 when a file is unreadable (Mono ships a few on purpose): only a failed start counts.
+    const r = spawnSync(cmd, cmd === process.execPath ? [...rssProbe, ...argv] : argv, { input, stdio: ['pipe', 'ignore', 'pipe'], maxBuffer: 1 << 26 });
+    if (r.error || r.status === null) throw r.error ?? new Error(`${cmd} was killed by ${r.signal}`);
+    const rss = /maxrss=(\d+) cpu=([\d.]+)/.exec(r.stderr.toString());
+    return { seconds: Number(process.hrtime.bigint() - start) / 1e9, rssMb: rss ? Number(rss[1]) / 1024 : null, cpu: rss ? Number(rss[2]) : null };
+  };
+  const showRss = (r) => (r.rssMb === null ? '' : `, peak RSS ${r.rssMb.toFixed(0)} MB`);
+  checkAuditBeside(timeOne, showRss);
   const oracleDir = join(repo, 'tools', 'srm-oracle');
   try {
     execFileSync('dotnet', ['build', oracleDir, '-c', 'Release', '--nologo', '-v', 'q'], { stdio: 'ignore', env: { ...process.env, MSBUILDDISABLENODEREUSE: '1' } });
@@ -81,17 +94,6 @@ function scanBeside() {
   const nugetList = join(process.env.SIGNGATE_NUGET_CORPUS ?? join(homedir(), '.cache', 'signgate', 'nuget-corpus'), 'assemblies.txt');
   const corpora = [[corpus, listFiles(corpus).sort()]];
   corpora.push(['NuGet corpus', existsSync(nugetList) ? readFileSync(nugetList, 'utf8').split('\n').filter(Boolean) : null]);
-  const bin = fileURLToPath(new URL('../bin/signgate.js', import.meta.url));
-  // Peak RSS of a Node process (worker threads included), reported by the process itself as it exits.
-  const rssProbe = ['--import', `data:text/javascript,process.on('exit',()=>process.stderr.write('\\nmaxrss='+process.resourceUsage().maxRSS))`];
-  const timeOne = (cmd, argv, input) => {
-    const start = process.hrtime.bigint();
-    // inspect exits 3 when a file is unreadable (Mono ships a few on purpose): only a failed start counts.
-    const r = spawnSync(cmd, cmd === process.execPath ? [...rssProbe, ...argv] : argv, { input, stdio: ['pipe', 'ignore', 'pipe'], maxBuffer: 1 << 26 });
-    if (r.error || r.status === null) throw r.error ?? new Error(`${cmd} was killed by ${r.signal}`);
-    const rss = /maxrss=(\d+)/.exec(r.stderr.toString());
-    return { seconds: Number(process.hrtime.bigint() - start) / 1e9, rssMb: rss ? Number(rss[1]) / 1024 : null };
-  };
   const medianOf3 = (run) => [run(), run(), run()].sort((a, b) => a.seconds - b.seconds)[1];
   console.log('whole-process scans (median of 3), each tool over the same files');
   for (const [label, files] of corpora) {
@@ -107,7 +109,7 @@ function scanBeside() {
     const verify = medianOf3(() => timeOne(process.execPath, [bin, 'verify', ...files]));
     const theirs = medianOf3(() => timeOne('dotnet', [oracle], files.join('\n') + '\n')).seconds;
     const cecil = anchor && medianOf3(() => timeOne('dotnet', [anchor], files.join('\n') + '\n')).seconds;
-    const rss = (r) => (r.rssMb === null ? '' : `, peak RSS ${r.rssMb.toFixed(0)} MB`);
+    const rss = showRss;
     console.log(`${label} (${files.length} files)`);
     console.log(`  srm-oracle                             ${theirs.toFixed(3)} s  (reads identity, slot, references, attribute types)`);
     if (cecil) console.log(`  Mono.Cecil + Mono.Security verify      ${cecil.toFixed(3)} s  (tools/cecil-anchor: identity, attributes, references, full signature check)`);
@@ -119,6 +121,29 @@ function scanBeside() {
     console.log(`  signgate inspect --json --threads 0    ${oursInThread.seconds.toFixed(3)} s  (no worker threads)${rss(oursInThread)}`);
     console.log(`  signgate inspect --json --threads ${availableParallelism()}    ${oursPooled.seconds.toFixed(3)} s  (one thread per core; the default uses them only with two idle cores, load average now ${loadavg()[0].toFixed(1)})${rss(oursPooled)}`);
     console.log(`  signgate verify                        ${verify.seconds.toFixed(3)} s${rss(verify)}`);
+  }
+}
+
+/**
+ * `check` and `audit --format json` over the corpus folder as whole processes, in the calling thread and in two
+ * worker threads, run back to back (median of 3 pairs), beside `inspect --json` of the same run as the anchor. The
+ * made-up vendor Mono (API Mono.Security) makes most files need signing, so that every rule runs.
+ */
+function checkAuditBeside(timeOne, rss) {
+  const bin = fileURLToPath(new URL('../bin/signgate.js', import.meta.url));
+  const anchor = [0, 1, 2].map(() => timeOne(process.execPath, [bin, 'inspect', '--json', '--threads', '0', corpus])).sort((a, b) => a.seconds - b.seconds)[1];
+  console.log(`whole-process check and audit over ${corpus} (median of 3; --threads 0 and 2 back to back)`);
+  console.log(`  signgate inspect --json --threads 0    ${anchor.seconds.toFixed(3)} s  (anchor)${rss(anchor)}`);
+  const key = fileURLToPath(new URL('../fixtures/test-keys/12345_public.snk', import.meta.url));
+  const settings = ['--vendor', 'Mono', '--vendor-api', 'Mono.Security', '--key', key, '--format', 'json'];
+  const median = (xs) => [...xs].sort((a, b) => a - b)[1];
+  for (const command of [['check'], ['audit', '--no-timestamp']]) {
+    const pairs = [0, 1, 2].map(() => [0, 2].map((t) => timeOne(process.execPath, [bin, ...command, corpus, ...settings, '--threads', String(t)])));
+    const [one, two] = [0, 1].map((i) => pairs.map((p) => p[i]).sort((a, b) => a.seconds - b.seconds)[1]);
+    const cpu = (r) => (r.cpu === null ? '' : `, ${r.cpu.toFixed(2)} s CPU`);
+    const name = `signgate ${command[0]} --format json`.padEnd(31);
+    console.log(`  ${name} --threads 0  ${one.seconds.toFixed(3)} s  = ${(one.seconds / anchor.seconds).toFixed(2)}x inspect --json${cpu(one)}${rss(one)}`);
+    console.log(`  ${name} --threads 2  ${two.seconds.toFixed(3)} s  = ${median(pairs.map((p) => p[1].seconds / p[0].seconds)).toFixed(2)}x --threads 0 back to back${cpu(two)}${rss(two)}`);
   }
 }
 

@@ -3,13 +3,14 @@
 // it; plus a summary, the findings, the release manifest and what changed since the previous release.
 // Deterministic: the same inputs give the same report (the caller adds a generation time, or not).
 import { createHash } from 'node:crypto';
+import { isSignGateError } from '../core/errors.js';
 import { compareFindings, type Finding } from '../core/diagnostic.js';
 import { formatVersion } from '../metadata/module-metadata.js';
 import { publicKeyToken } from '../strongname/token.js';
-import { ruleDocsUrl } from './index.js';
-import { runCheckOnFacts } from './runner.js';
+import { findRule, ruleDocsUrl } from './index.js';
+import { runCheckOnFacts, type CheckResult } from './runner.js';
 import { sameKeyBlob } from './keys.js';
-import { needsSigning, type CheckInput, type CheckSettings, type FileRole } from './types.js';
+import { needsSigning, type CheckInput, type CheckSettings, type FileFacts, type FileRole } from './types.js';
 import { collectFacts } from './facts.js';
 import { vendorAttributeState, type VendorAttributeState } from './vendor-attribute.js';
 import { loadsUnder, loadVerdict, type LoadVerdict } from './load.js';
@@ -177,6 +178,12 @@ function auditFinding(id: keyof typeof AuditRules, message: string, file: string
   return { ruleId: id, rule: rule.name, severity: rule.severity ?? 'error', message, hint: rule.hint, file };
 }
 
+/** SG001 as the check reports it, for an error the audit met outside the check rules. */
+function malformedFinding(message: string, code: string, file: string): Finding {
+  const rule = findRule('malformed')!;
+  return { ruleId: rule.id, rule: rule.name, severity: rule.defaultSeverity, message, hint: rule.hint, file, data: { code } };
+}
+
 /** "option 12345's key (token 5d00…)" or "the key with token 5d00…" */
 function describeKey(k: { optionId: number | null; token: string }): string {
   return k.optionId !== null ? `the key of option ${k.optionId} (token ${k.token})` : `the key with token ${k.token}`;
@@ -206,54 +213,105 @@ export function describeVerdict(state: string | null, key: 'expected' | 'other' 
   }
 }
 
+/** What the audit reads from one file itself: plain data, the same whether made in this thread or in a worker thread. */
+export interface AuditEvidence {
+  readonly sha256: string;
+  readonly assembly: AuditFile['assembly'];
+  readonly strongName: AuditFile['strongName'];
+  readonly verdict: string;
+  readonly vendorAttribute: VendorAttributeState;
+  readonly load: AuditLoad | null;
+  readonly authenticode: AuthenticodeVerdict | null;
+  /** Errors met while reading the vendor attribute or the load verdict (both are then left out): malformed findings. */
+  readonly errors: readonly { readonly code: string; readonly message: string; readonly while: string }[];
+}
+
+/** Hash, identity, verified strong name, vendor attribute, load verdict and Authenticode of one file. */
+export function auditEvidence(f: FileFacts, settings: CheckSettings): AuditEvidence {
+  const input = f.input;
+  const sha256 = createHash('sha256').update(input.bytes).digest('hex');
+  const status = f.module ? f.status() : undefined;
+  const assembly = f.module?.assembly;
+  const key = status?.publicKey ? settings.keys.find((k) => sameKeyBlob(k.publicKey, status.publicKey!)) : undefined;
+  const signedWithExpectedKey = status?.state === 'signed' && key !== undefined;
+  const keyMatch = key ? 'expected' : status?.publicKey ? 'other' : 'none';
+  // Attributes that cannot be decoded stop neither the audit nor the other files: the file gets a malformed finding.
+  const errors: AuditEvidence['errors'][number][] = [];
+  const unlessUnreadable = <T, U>(what: string, read: () => T, otherwise: U): T | U => {
+    try {
+      return read();
+    } catch (error) {
+      if (!isSignGateError(error)) throw error;
+      errors.push({ code: error.code, message: error.message, while: what });
+      return otherwise;
+    }
+  };
+  const willLoad = unlessUnreadable('reading the load verdict', () => loadVerdict(f, settings), undefined);
+  const vendorAttribute = needsSigning(f.role) || f.role.kind === 'unreadable' ? unlessUnreadable('reading the vendor attribute', () => vendorAttributeState(f, settings), 'unreadable' as const) : 'not-required';
+  return {
+    sha256,
+    assembly: assembly ? { name: assembly.name, version: formatVersion(assembly.version), culture: assembly.culture, publicKeyToken: assembly.publicKey.length ? publicKeyToken(assembly.publicKey) : null } : null,
+    strongName: status
+      ? { state: status.state, keyBits: status.keyBits, hashAlgorithm: status.hashAlgorithm, signedWithExpectedKey, key: keyMatch, signatureValid: status.signatureValid, optionId: key?.optionId ?? null }
+      : null,
+    verdict: describeVerdict(status?.state ?? null, keyMatch, status?.publicKeyToken ?? null, key?.optionId ?? null),
+    vendorAttribute,
+    load: willLoad ? { ...willLoad, loadsUnder: loadsUnder(willLoad) } : null,
+    authenticode: authenticodeOf(input.bytes),
+    errors,
+  };
+}
+
 /**
- * Builds the audit of a release. `inputs[].uploadName` is the path relative to the audited root, used for
- * the manifest and for comparisons; `path` is how the file is shown.
+ * Builds the audit of a release, in this thread (`audit()` of the library can use worker threads).
+ * `inputs[].uploadName` is the path relative to the audited root, used for the manifest and for comparisons;
+ * `path` is how the file is shown.
  */
 export function buildAudit(inputs: readonly CheckInput[], options: AuditOptions): AuditReport {
+  const facts = collectFacts(inputs, options.settings);
+  const check = runCheckOnFacts(facts, { settings: options.settings });
+  const evidence = new Map([...facts.values()].map((f) => [f.input.path, auditEvidence(f, options.settings)]));
+  return assembleAudit(inputs, facts, check, evidence, options);
+}
+
+/**
+ * The report from the facts, the check and the evidence of every file (made in this thread or in worker threads:
+ * the report is the same): audit findings, manifest, changes since the previous release and the summary.
+ */
+export function assembleAudit(inputs: readonly CheckInput[], facts: ReadonlyMap<string, FileFacts>, check: CheckResult, evidence: ReadonlyMap<string, AuditEvidence>, options: AuditOptions): AuditReport {
   const { settings } = options;
-  const facts = collectFacts(inputs, settings);
-  const check = runCheckOnFacts(facts, { settings });
   const byPath = new Map(check.files.map((f) => [f.path, f]));
   const files: AuditFile[] = inputs
     .map((input) => {
       const f = facts.get(input.path)!;
       const result = byPath.get(input.path)!;
-      const sha256 = createHash('sha256').update(input.bytes).digest('hex');
-      const status = f.module ? f.status() : undefined;
-      const assembly = f.module?.assembly;
-      const key = status?.publicKey ? settings.keys.find((k) => sameKeyBlob(k.publicKey, status.publicKey!)) : undefined;
-      const signedWithExpectedKey = status?.state === 'signed' && key !== undefined;
-      const keyMatch = key ? 'expected' : status?.publicKey ? 'other' : 'none';
-      const verdict = describeVerdict(status?.state ?? null, keyMatch, status?.publicKeyToken ?? null, key?.optionId ?? null);
+      const e = evidence.get(input.path)!;
       const findings: Finding[] = result.findings.filter((x) => !NOT_FOR_RELEASE.has(x.rule));
-      if (needsSigning(f.role) && !signedWithExpectedKey) {
-        findings.push(auditFinding('SG701', `${verdict}; a release needs it signed by the service with ${settings.keys.map(describeKey).join(' or ')}`, input.path));
+      if (needsSigning(f.role) && !e.strongName?.signedWithExpectedKey) {
+        findings.push(auditFinding('SG701', `${e.verdict}; a release needs it signed by the service with ${settings.keys.map(describeKey).join(' or ')}`, input.path));
       }
-      const authenticode = authenticodeOf(input.bytes);
+      for (const error of e.errors) findings.push(malformedFinding(`${error.code}: ${error.message} (while ${error.while})`, error.code, input.path));
+      const authenticode = e.authenticode;
       if (authenticode && (authenticode.state === 'invalid' || authenticode.state === 'unreadable')) {
         findings.push(auditFinding('SG707', `Authenticode signature${authenticode.publisher ? ` by ${authenticode.publisher}` : ''} is ${authenticode.state}: ${authenticode.reason}`, input.path));
       }
       findings.sort(compareFindings);
       const failed = findings.some((x) => x.severity === 'error');
-      const willLoad = loadVerdict(f, settings);
       return {
         path: input.path,
         name: input.uploadName,
         size: input.bytes.length,
-        sha256,
-        assembly: assembly ? { name: assembly.name, version: formatVersion(assembly.version), culture: assembly.culture, publicKeyToken: assembly.publicKey.length ? publicKeyToken(assembly.publicKey) : null } : null,
-        strongName: status
-          ? { state: status.state, keyBits: status.keyBits, hashAlgorithm: status.hashAlgorithm, signedWithExpectedKey, key: keyMatch, signatureValid: status.signatureValid, optionId: key?.optionId ?? null }
-          : null,
-        verdict,
-        vendorAttribute: needsSigning(f.role) || f.role.kind === 'unreadable' ? vendorAttributeState(f, settings) : 'not-required',
+        sha256: e.sha256,
+        assembly: e.assembly,
+        strongName: e.strongName,
+        verdict: e.verdict,
+        vendorAttribute: e.vendorAttribute,
         needsSigning: needsSigning(f.role),
         role: f.role.kind,
         reason: result.reason,
-        job: options.jobs?.get(sha256) ?? null,
+        job: options.jobs?.get(e.sha256) ?? null,
         outcome: failed ? 'fail' : needsSigning(f.role) ? 'ok' : 'not-required',
-        load: willLoad ? { ...willLoad, loadsUnder: loadsUnder(willLoad) } : null,
+        load: e.load,
         findings,
         authenticode,
       } satisfies AuditFile;

@@ -13,22 +13,49 @@ import { needsSigning } from './types.js';
 
 const INTEROP_ATTRIBUTES = new Set(['System.Runtime.InteropServices.ImportedFromTypeLibAttribute', 'System.Runtime.InteropServices.PrimaryInteropAssemblyAttribute']);
 
-interface Parsed {
-  input: CheckInput;
-  module: ModuleMetadata | undefined;
-  readError: FileFacts['readError'];
-  native: boolean;
-  assemblyName: string | undefined;
-  culture: string;
-  referenceNames: string[];
-  /** True for a COM interop assembly (ImportedFromTypeLib or PrimaryInteropAssembly); computed on first use. */
-  interop: () => boolean;
+/**
+ * What parsing one file tells about its place in the set: plain data, the same whether the file was parsed in
+ * this thread or in a worker thread (see parsedData and fromParsedData).
+ */
+export interface ParsedFile {
+  readonly readError: FileFacts['readError'];
+  /** True for a PE image without a CLI header. */
+  readonly native: boolean;
+  /** True when the file has .NET metadata (an assembly or a netmodule). */
+  readonly managed: boolean;
+  readonly assemblyName: string | undefined;
+  readonly culture: string;
+  readonly referenceNames: readonly string[];
+  /**
+   * True for a COM interop assembly (ImportedFromTypeLib or PrimaryInteropAssembly); computed on first use. False
+   * when the assembly attributes cannot be read: the rules report that error, the roles do not stop on it.
+   */
+  readonly interop: () => boolean;
   /** Vendor types this module references, other than the vendor attribute (Namespace.Type). */
-  vendorTypes: string[];
+  readonly vendorTypes: readonly string[];
   /** True when the vendor attribute's type is referenced from a vendor assembly. */
-  marked: boolean;
+  readonly marked: boolean;
   /** File-table rows that name netmodules (ContainsMetaData), for a manifest module. */
-  fileRows: FileRow[];
+  readonly fileRows: readonly FileRow[];
+}
+
+/** A ParsedFile as it crosses between threads: `interop` computed, byte arrays copied out of the file's buffer. */
+export type ParsedFileData = Omit<ParsedFile, 'interop'> & { readonly interop: boolean };
+
+/** The structured-clonable form of a ParsedFile (a view into the file's bytes would clone the whole file). */
+export function parsedData(p: ParsedFile): ParsedFileData {
+  return { ...p, interop: p.interop(), fileRows: p.fileRows.map((r) => ({ ...r, hashValue: new Uint8Array(r.hashValue) })) };
+}
+
+export function fromParsedData(p: ParsedFileData): ParsedFile {
+  const interop = p.interop;
+  return { ...p, interop: () => interop };
+}
+
+/** Where a file stands in the set: its role and, for a manifest module, the netmodules matched to its File table. */
+export interface Placement {
+  readonly role: FileRole;
+  readonly netmodules: readonly LinkedModule[];
 }
 
 /** FileAttributes.ContainsNoMetaData (II.23.1.6): a linked resource file, not a netmodule. */
@@ -52,25 +79,61 @@ function vendorTypeUse(module: ModuleMetadata, isVendorApi: NameMatcher, attribu
   return { types, marked };
 }
 
-function parse(input: CheckInput, isVendorApi: NameMatcher, attributeName: string): Parsed {
-  const base = { input, module: undefined, readError: undefined, native: false, assemblyName: undefined, culture: '', referenceNames: [], interop: () => false, vendorTypes: [], marked: false, fileRows: [] };
+/** The simple names of INTEROP_ATTRIBUTES, NUL-terminated as in #Strings (a name may be the tail of a longer entry). */
+const INTEROP_NAMES = [...INTEROP_ATTRIBUTES].map((n) => Buffer.from(`${n.slice(n.lastIndexOf('.') + 1)}\0`));
+
+/**
+ * Whether #Strings holds the name of an interop attribute type: without it no TypeRef or TypeDef can name one, and
+ * the assembly attributes need not be decoded (most files; a byte search costs far less than the decoding).
+ */
+function mayNameInterop(module: ModuleMetadata): boolean {
+  const heap = module.root.strings;
+  const bytes = module.image.bytes;
+  if (!heap || heap.fileOffset >= bytes.length) return false;
+  const strings = Buffer.from(bytes.buffer, bytes.byteOffset + heap.fileOffset, Math.min(heap.size, bytes.length - heap.fileOffset));
+  return INTEROP_NAMES.some((name) => strings.includes(name));
+}
+
+function readsAsInterop(module: ModuleMetadata): boolean {
+  if (!mayNameInterop(module)) return false;
+  try {
+    return module.assemblyAttributes.some((a) => INTEROP_ATTRIBUTES.has(a.typeName));
+  } catch (error) {
+    if (isSignGateError(error)) return false;
+    throw error;
+  }
+}
+
+/** Reads the vendor settings a parse needs once per set. */
+export function fileParser(settings: CheckSettings): (input: CheckInput) => { parsed: ParsedFile; module: ModuleMetadata | undefined } {
+  const isVendorApi = compileNamePatterns(settings.vendorApi);
+  const attributeName = `${settings.vendor}SignedAssemblyAttribute`;
+  return (input) => parseFile(input, isVendorApi, attributeName);
+}
+
+/**
+ * Parses one file: the per-file half of collectFacts (the roles need the whole set). A file that cannot be read
+ * gets its error, never an exception; the module is returned beside the plain facts for the rules to read.
+ */
+function parseFile(input: CheckInput, isVendorApi: NameMatcher, attributeName: string): { parsed: ParsedFile; module: ModuleMetadata | undefined } {
+  const base = { readError: undefined, native: false, managed: false, assemblyName: undefined, culture: '', referenceNames: [], interop: () => false, vendorTypes: [], marked: false, fileRows: [] };
   try {
     const image = parsePeImage(input.bytes);
-    if (!hasCorHeader(image)) return { ...base, native: true };
+    if (!hasCorHeader(image)) return { parsed: { ...base, native: true }, module: undefined };
     const module = new ModuleMetadata(image);
     const assembly = module.assembly;
     // Decoded once: every name is a #Strings read charged to the module's reader budget.
     const referenceNames = module.assemblyReferences.map((r) => r.name);
-    return {
+    const parsed: ParsedFile = {
       ...base,
-      module,
+      managed: true,
       assemblyName: assembly?.name,
       culture: assembly?.culture ?? '',
       referenceNames,
       fileRows: assembly ? module.files.filter((f) => (f.flags & FILE_CONTAINS_NO_METADATA) === 0) : [],
       interop: (() => {
         let interop: boolean | undefined;
-        return () => (interop ??= module.assemblyAttributes.some((a) => INTEROP_ATTRIBUTES.has(a.typeName)));
+        return () => (interop ??= readsAsInterop(module));
       })(),
       // Only files that reference a vendor assembly can use its types: skip the TypeRef scan for the rest.
       ...(referenceNames.some(isVendorApi)
@@ -80,26 +143,28 @@ function parse(input: CheckInput, isVendorApi: NameMatcher, attributeName: strin
           })()
         : {}),
     };
+    return { parsed, module };
   } catch (error) {
     if (!isSignGateError(error)) throw error;
     const fileOffset = (error as { fileOffset?: number }).fileOffset;
-    return { ...base, readError: { code: error.code, message: error.message, ...(fileOffset !== undefined && fileOffset >= 0 ? { fileOffset } : {}) } };
+    return { parsed: { ...base, readError: { code: error.code, message: error.message, ...(fileOffset !== undefined && fileOffset >= 0 ? { fileOffset } : {}) } }, module: undefined };
   }
 }
 
 /**
- * Parses every input and classifies it: vendor API assemblies, direct users of the vendor API,
- * companions (XmlSerializers, COM interop, satellites) of files that need signing, indirect users
+ * Classifies every parsed file (in the order of the inputs): vendor API assemblies, direct users of the vendor
+ * API, companions (XmlSerializers, COM interop, satellites) of files that need signing, indirect users
  * (referencing a file that needs signing, at any depth), and the rest (not required).
  */
-export function collectFacts(inputs: readonly CheckInput[], settings: CheckSettings): Map<string, FileFacts> {
+export function placeFiles(inputs: readonly CheckInput[], parsedFiles: readonly ParsedFile[], settings: CheckSettings): Placement[] {
   const isVendorApi = compileNamePatterns(settings.vendorApi);
-  const parsed = inputs.map((input) => parse(input, isVendorApi, `${settings.vendor}SignedAssemblyAttribute`));
+  type Parsed = ParsedFile & { readonly input: CheckInput };
+  const parsed: Parsed[] = inputs.map((input, i) => ({ ...parsedFiles[i]!, input }));
   const roles = new Map<Parsed, FileRole>();
   // Netmodules belong to the assembly whose File table lists them, in the same folder (II.22.19: the name is a
   // bare file name, relative to the manifest module; compared case-insensitively, as Windows does).
   const netmoduleAt = new Map<string, Parsed>();
-  for (const p of parsed) if (p.module && !p.assemblyName) netmoduleAt.set(p.input.path.toLowerCase(), p);
+  for (const p of parsed) if (p.managed && !p.assemblyName) netmoduleAt.set(p.input.path.toLowerCase(), p);
   const ownerOf = new Map<Parsed, Parsed>();
   const linked = new Map<Parsed, { row: FileRow; module: Parsed | undefined }[]>();
   for (const p of parsed) {
@@ -173,22 +238,51 @@ export function collectFacts(inputs: readonly CheckInput[], settings: CheckSetti
   // Files that carry the vendor attribute but neither use the API nor serve a file that does. (A netmodule's
   // attribute does not mark its assembly: the runtime reads assembly attributes from the manifest.)
   for (const p of parsed) if (!roles.has(p) && p.marked) roles.set(p, { kind: 'marked' });
+  return parsed.map((p) => ({
+    role: roles.get(p) ?? { kind: 'not-required', why: 'uses no vendor API, directly or through the add-in' },
+    netmodules: (linked.get(p) ?? []).map((l): LinkedModule => ({ row: l.row, path: l.module && ownerOf.get(l.module) === p ? l.module.input.path : undefined })),
+  }));
+}
+
+/**
+ * The facts the rules read about one file. `module` is the parsed metadata when at hand, or a function that
+ * parses it on first use (facts rebuilt in another thread, or on the main thread after a pooled parse).
+ */
+export function fileFacts(input: CheckInput, parsed: ParsedFile, placement: Placement, module: ModuleMetadata | undefined | (() => ModuleMetadata | undefined)): FileFacts {
+  let loaded = typeof module === 'function' ? null : module;
+  let status: StrongNameStatus | undefined;
+  const facts: FileFacts = {
+    input,
+    get module() {
+      if (loaded === null) loaded = (module as () => ModuleMetadata | undefined)();
+      return loaded;
+    },
+    readError: parsed.readError,
+    native: parsed.native,
+    assemblyName: parsed.assemblyName,
+    culture: parsed.culture,
+    referenceNames: parsed.referenceNames,
+    netmodules: placement.netmodules,
+    role: placement.role,
+    status: () => (status ??= classifyStrongName(facts.module!)),
+  };
+  return facts;
+}
+
+/**
+ * Parses every input and classifies it (see placeFiles), in this thread: the facts every rule shares, by
+ * display path.
+ */
+export function collectFacts(inputs: readonly CheckInput[], settings: CheckSettings): Map<string, FileFacts> {
+  const parse = fileParser(settings);
+  const parsed = inputs.map(parse);
+  const placements = placeFiles(
+    inputs,
+    parsed.map((p) => p.parsed),
+    settings,
+  );
   const facts = new Map<string, FileFacts>();
-  for (const p of parsed) {
-    let status: StrongNameStatus | undefined;
-    facts.set(p.input.path, {
-      input: p.input,
-      module: p.module,
-      readError: p.readError,
-      native: p.native,
-      assemblyName: p.assemblyName,
-      culture: p.culture,
-      referenceNames: p.referenceNames,
-      netmodules: (linked.get(p) ?? []).map((l): LinkedModule => ({ row: l.row, path: l.module && ownerOf.get(l.module) === p ? l.module.input.path : undefined })),
-      role: roles.get(p) ?? { kind: 'not-required', why: 'uses no vendor API, directly or through the add-in' },
-      status: () => (status ??= classifyStrongName(p.module!)),
-    });
-  }
+  inputs.forEach((input, i) => facts.set(input.path, fileFacts(input, parsed[i]!.parsed, placements[i]!, parsed[i]!.module)));
   return facts;
 }
 

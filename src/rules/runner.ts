@@ -101,37 +101,75 @@ function signedWithOrganizationKey(facts: FileFacts, settings: CheckSettings): b
 }
 
 /**
- * Checks a set of files against every rule.
+ * Checks a set of files against every rule, in this thread (`check()` of the library can use worker threads).
  * @param inputs the files with their bytes; `path` is how they are shown
  */
 export function runCheck(inputs: readonly CheckInput[], options: CheckOptions): CheckResult {
   return runCheckOnFacts(collectFacts(inputs, options.settings), options);
 }
 
+/** What the file rules found about one file, and what the set rules need of it: plain data that can cross threads. */
+export interface FileOutcome {
+  /** Findings of the file rules, in the order of the rules (set-rule findings are added later). */
+  readonly findings: readonly Finding[];
+  /** Validly signed with one of the organization's keys: `sign` need not upload it. */
+  readonly signedWithOrganizationKey: boolean;
+}
+
+/**
+ * The facts a file rule sees in `all`: the file and the netmodules matched to its File table. Rules that need the
+ * whole set are set rules; this keeps a file's findings the same whichever thread checks it.
+ */
+export function ruleNeighbourhood(facts: FileFacts, all: ReadonlyMap<string, FileFacts>): Map<string, FileFacts> {
+  const near = new Map<string, FileFacts>([[facts.input.path, facts]]);
+  for (const link of facts.netmodules) {
+    const module = link.path === undefined ? undefined : all.get(link.path);
+    if (module) near.set(link.path!, module);
+  }
+  return near;
+}
+
+/**
+ * Runs every file rule on one file. Each rule runs isolated: an error becomes a `malformed` finding.
+ * @param near the file and its netmodules (see ruleNeighbourhood)
+ */
+export function checkFile(facts: FileFacts, near: ReadonlyMap<string, FileFacts>, settings: CheckSettings, severities: ReadonlyMap<string, SeveritySetting>): FileOutcome {
+  const malformed = rules.find((r) => r.name === 'malformed')!;
+  const findings: Finding[] = [];
+  const signing = needsSigning(facts.role);
+  for (const rule of rules as readonly Rule[]) {
+    const severity = severities.get(rule.id)!;
+    if (rule.scope !== 'file' || severity === 'off') continue;
+    if (!rule.allFiles && (!signing || !facts.module)) continue;
+    let reports: RuleReport[];
+    try {
+      reports = rule.check({ facts, settings, all: near });
+    } catch (error) {
+      const malformedSeverity = severities.get(malformed.id);
+      if (malformedSeverity !== 'off') findings.push(toFinding(malformed, malformedSeverity ?? 'error', crashed(facts, rule, error), facts.input.path));
+      continue;
+    }
+    for (const r of reports) findings.push(toFinding(rule, severity, r, facts.input.path));
+  }
+  return { findings, signedWithOrganizationKey: signing && signedWithOrganizationKey(facts, settings) };
+}
+
 /** The same check over facts already collected (the audit reuses them instead of parsing every file twice). */
 export function runCheckOnFacts(all: ReadonlyMap<string, FileFacts>, options: CheckOptions): CheckResult {
+  const severities = resolveSeverities(options.severities);
+  const outcomes = new Map([...all.values()].map((facts) => [facts.input.path, checkFile(facts, ruleNeighbourhood(facts, all), options.settings, severities)]));
+  return assembleCheck(all, outcomes, options);
+}
+
+/**
+ * The set rules and the report, on the calling thread, from the facts of every file and the outcome of its file
+ * rules (made in this thread or in worker threads: the result is the same).
+ */
+export function assembleCheck(all: ReadonlyMap<string, FileFacts>, outcomes: ReadonlyMap<string, FileOutcome>, options: CheckOptions): CheckResult {
   const { settings } = options;
   const severities = resolveSeverities(options.severities);
-  const malformed = rules.find((r) => r.name === 'malformed')!;
-  const perFile = new Map<string, Finding[]>([...all.keys()].map((k) => [k, []]));
-  for (const facts of all.values()) {
-    const signing = needsSigning(facts.role);
-    for (const rule of rules as readonly Rule[]) {
-      const severity = severities.get(rule.id)!;
-      if (rule.scope !== 'file' || severity === 'off') continue;
-      if (!rule.allFiles && (!signing || !facts.module)) continue;
-      let reports: RuleReport[];
-      try {
-        reports = rule.check({ facts, settings, all });
-      } catch (error) {
-        const malformedSeverity = severities.get(malformed.id);
-        if (malformedSeverity !== 'off') perFile.get(facts.input.path)!.push(toFinding(malformed, malformedSeverity ?? 'error', crashed(facts, rule, error), facts.input.path));
-        continue;
-      }
-      for (const r of reports) perFile.get(facts.input.path)!.push(toFinding(rule, severity, r, facts.input.path));
-    }
-  }
-  const assemblies = [...all.values()].filter((f) => needsSigning(f.role) && !signedWithOrganizationKey(f, settings));
+  const perFile = new Map<string, Finding[]>([...all.keys()].map((k) => [k, [...outcomes.get(k)!.findings]]));
+  const assemblies = [...all.values()].filter((f) => needsSigning(f.role) && !outcomes.get(f.input.path)!.signedWithOrganizationKey);
   // A multi-module assembly is uploaded whole: its netmodules go with its manifest (they are not signed themselves).
   const uploadedManifests = new Set(assemblies.map((f) => f.input.path));
   const uploadFiles = [...all.values()].filter((f) => uploadedManifests.has(f.input.path) || (f.role.kind === 'module' && uploadedManifests.has(f.role.manifest)));

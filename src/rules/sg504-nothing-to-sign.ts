@@ -39,7 +39,8 @@ function report(all: readonly FileFacts[], settings: CheckSettings): RuleReport 
       data: { cause: 'no-inputs' },
     };
   }
-  const assemblies = all.filter((f) => f.module && f.assemblyName);
+  // Only a file with metadata has an assembly name: the metadata itself is not needed here.
+  const assemblies = all.filter((f) => f.assemblyName);
   if (assemblies.length === 0) {
     const unreadable = all.filter((f) => f.readError).length;
     const other = all.length - unreadable;

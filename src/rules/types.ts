@@ -95,7 +95,10 @@ export interface RuleReport {
 export interface FileRuleContext {
   readonly facts: FileFacts;
   readonly settings: CheckSettings;
-  /** Facts of every file in the set, by display path. */
+  /**
+   * Facts of the file and of the netmodules its File table lists, by display path: a file's findings depend on
+   * nothing else, so it can be checked in a worker thread. Rules over the whole set are set rules.
+   */
   readonly all: ReadonlyMap<string, FileFacts>;
 }
 

@@ -9,11 +9,12 @@ import { VERSION } from '../core/version.js';
 import { formatAuditHtml } from '../report/audit-html.js';
 import { formatAuditJson } from '../report/audit-json.js';
 import { formatAuditMarkdown } from '../report/audit-markdown.js';
-import { buildAudit, diffAuditReports, type AuditJob, type AuditJobSource, type AuditReport } from '../rules/audit.js';
+import { diffAuditReports, type AuditJob, type AuditJobSource, type AuditReport } from '../rules/audit.js';
 import type { CheckInput, CheckSettings } from '../rules/types.js';
 import { parsePublicKeyBlob } from '../strongname/key-blob.js';
 import { publicKeyToken } from '../strongname/token.js';
 import { DEFAULT_MAX_UPLOAD_BYTES, prepareCheck, type CheckOptions } from './check.js';
+import { buildAuditPooled, checkThreads } from './check-pool.js';
 import { displayPath, expandInputs, readInputFile } from './files.js';
 import { Ledger, ledgerPath } from './ledger.js';
 
@@ -89,7 +90,7 @@ export async function audit(options: AuditOptions): Promise<AuditReport> {
   // With one folder, names in the manifest and comparisons are relative to it.
   const single = paths.length === 1 && statSafe(paths[0]!)?.isDirectory() ? paths[0] : undefined;
   const root = options.root ?? single;
-  const prepared = await prepareCheck({ ...options, ...(root ? { root } : {}) });
+  const prepared = await prepareCheck({ ...options, ...(root ? { root } : {}) }, { forPool: true });
   const read = (file: string, what: string) => {
     const text = readInputFile(resolve(file), displayPath(resolve(file))).toString('utf8').replace(/^\uFEFF/, '');
     if (!text.trim()) throw new UsageError(`${file}: the ${what} is empty`);
@@ -106,7 +107,8 @@ export async function audit(options: AuditOptions): Promise<AuditReport> {
     if (!Array.isArray(previous?.files)) throw new UsageError(`${options.compare} is not an audit JSON report (no "files" list)`, 'Pass the JSON written by `signgate audit --format json` for the previous release.');
   }
   const ledger = options.ledger ?? new Ledger();
-  return buildAudit(prepared.inputs, {
+  return buildAuditPooled(prepared.inputs, {
+    ...(options.threads === undefined ? {} : { threads: options.threads }),
     settings: prepared.settings,
     jobs: jobsFromLedger(ledger),
     jobSource: jobSourceOf(ledger),
@@ -137,7 +139,7 @@ export interface VerifyReportResult {
  * verification, vendor attribute, option, outcome and findings.
  * @throws UsageError when the report is not an audit JSON of format 2 or later
  */
-export async function verifyAuditReport(options: { readonly report: string; readonly paths: readonly string[]; readonly root?: string; readonly ledger?: Ledger }): Promise<VerifyReportResult> {
+export async function verifyAuditReport(options: { readonly report: string; readonly paths: readonly string[]; readonly root?: string; readonly ledger?: Ledger; readonly threads?: number }): Promise<VerifyReportResult> {
   const hint = 'Pass the JSON written by `signgate audit --format json` (signgate 0.1 or later writes format 2).';
   let stored: AuditReport & { tool?: { version?: string } };
   try {
@@ -153,10 +155,13 @@ export async function verifyAuditReport(options: { readonly report: string; read
   const single = options.paths.length === 1 && statSafe(options.paths[0]!)?.isDirectory() ? options.paths[0] : undefined;
   const rootArg = options.root ?? single;
   const root = rootArg ? resolve(rootArg) : null;
-  const inputs: CheckInput[] = (await expandInputs(options.paths)).map((f) => ({
+  // As the audit reads a folder: with its netmodules, which the report lists.
+  const files = await expandInputs(options.paths, process.cwd(), { netmodules: true });
+  const shared = checkThreads(files.length, options.threads) > 0;
+  const inputs: CheckInput[] = files.map((f) => ({
     path: f.displayPath,
     uploadName: root ? relative(root, f.absolutePath).split(sep).join('/') : basename(f.absolutePath),
-    bytes: readInputFile(f.absolutePath, f.displayPath),
+    bytes: readInputFile(f.absolutePath, f.displayPath, shared),
     explicit: f.explicit,
   }));
   const s = stored.settings;
@@ -173,7 +178,7 @@ export async function verifyAuditReport(options: { readonly report: string; read
     root: root ? displayPath(root) : null,
   };
   const ledger = options.ledger ?? new Ledger();
-  const report = buildAudit(inputs, { settings, jobs: jobsFromLedger(ledger), jobSource: jobSourceOf(ledger) });
+  const report = await buildAuditPooled(inputs, { settings, jobs: jobsFromLedger(ledger), jobSource: jobSourceOf(ledger), ...(options.threads === undefined ? {} : { threads: options.threads }) });
   const notes = stored.tool?.version && stored.tool.version !== VERSION ? [`the report was made by signgate ${stored.tool.version}; this is ${VERSION}`] : [];
   return { differences: diffAuditReports(stored, report), notes, report };
 }

@@ -3,7 +3,8 @@ import { basename, isAbsolute, relative, resolve, sep } from 'node:path';
 import type { SeveritySetting } from '../core/diagnostic.js';
 import { UsageError } from '../core/errors.js';
 import type { ReportFormat } from '../report/index.js';
-import { runCheck, type CheckResult } from '../rules/runner.js';
+import type { CheckResult } from '../rules/runner.js';
+import { checkThreads, runCheckPooled } from './check-pool.js';
 import type { CheckInput, CheckSettings } from '../rules/types.js';
 import { CONFIG_FILE_NAME, loadConfig } from './config.js';
 import { displayPath, expandInputs, readInputFile } from './files.js';
@@ -34,6 +35,11 @@ export interface CheckOptions extends AccessTokenOptions {
   /** Report format and output file from the config file, when the options do not say (the caller writes the report). */
   readonly format?: ReportFormat;
   readonly output?: string;
+  /**
+   * Worker threads for the per-file work of check and audit; 0 runs it in the calling thread. Default: from
+   * CHECK_POOL_THRESHOLD files on, one per idle core when at least two cores are idle.
+   */
+  readonly threads?: number;
 }
 
 export interface PreparedCheck {
@@ -51,10 +57,11 @@ export interface PreparedCheck {
 
 /**
  * Everything a check needs, from the options over signgate.config.json: settings, keys, inputs with their
- * upload names, and the service address and token when given. Shared by check(), sign() and audit().
+ * upload names, and the service address and token when given. Shared by check(), sign() and audit(). With
+ * `forPool`, when the check will run in worker threads (see checkThreads), the files are read into shared memory.
  * @throws UsageError SG_ERR_USAGE / SG_ERR_CONFIG / SG_ERR_NO_INPUT; SignGateError SG_ERR_IO_READ; KeyError
  */
-export async function prepareCheck(options: CheckOptions): Promise<PreparedCheck> {
+export async function prepareCheck(options: CheckOptions, read: { readonly forPool?: boolean } = {}): Promise<PreparedCheck> {
   const { config, path: configPath } = loadConfig(options.config);
   const vendor = options.vendor ?? config.vendor;
   if (!vendor) throw new UsageError('no vendor name', `Pass --vendor <Name> (the attribute is <Name>SignedAssemblyAttribute) or set "vendor" in ${CONFIG_FILE_NAME}.`);
@@ -71,6 +78,7 @@ export async function prepareCheck(options: CheckOptions): Promise<PreparedCheck
   const notes = loadedKeys.flatMap((k) => (k.note ? [k.note] : []));
   const keys = loadedKeys.map(({ note: _note, ...key }) => key);
   const files = await expandInputs(paths, process.cwd(), { netmodules: true });
+  const shared = read.forPool === true && checkThreads(files.length, options.threads) > 0;
   const inputs: CheckInput[] = files.map((f) => {
     let uploadName = basename(f.absolutePath);
     if (root) {
@@ -78,7 +86,7 @@ export async function prepareCheck(options: CheckOptions): Promise<PreparedCheck
       if (rel.startsWith('..') || isAbsolute(rel)) throw new UsageError(`${f.displayPath} is outside the root folder ${displayPath(root)}`, 'Pass a --root that contains every file, or leave --root out.');
       uploadName = rel.split(sep).join('/');
     }
-    return { path: f.displayPath, uploadName, bytes: readInputFile(f.absolutePath, f.displayPath), explicit: f.explicit };
+    return { path: f.displayPath, uploadName, bytes: readInputFile(f.absolutePath, f.displayPath, shared), explicit: f.explicit };
   });
   const settings: CheckSettings = {
     vendor,
@@ -117,11 +125,11 @@ export interface CheckRun {
  * @throws UsageError for bad options; SignGateError SG_ERR_IO_READ; ServiceError SG_ERR_HTTP_* online
  */
 export async function check(options: CheckOptions): Promise<CheckRun> {
-  const prepared = await prepareCheck(options);
+  const prepared = await prepareCheck(options, { forPool: true });
   const { baseUrl, token } = prepared;
   // The service client loads only when the check goes online.
   const licensedOptionIds = baseUrl && token ? await (await import('../service-client/licenses.js')).getLicenses({ baseUrl, accessToken: token }) : undefined;
   const settings: CheckSettings = { ...prepared.settings, ...(licensedOptionIds ? { licensedOptionIds } : {}) };
-  const result = runCheck(prepared.inputs, { settings, severities: prepared.severities });
+  const result = await runCheckPooled(prepared.inputs, { settings, severities: prepared.severities, ...(options.threads === undefined ? {} : { threads: options.threads }) });
   return { result, prepared: { ...prepared, settings } };
 }

@@ -1,6 +1,6 @@
 // Turning command-line inputs (files, folders, globs) into files, and writing files safely.
 import { randomBytes } from 'node:crypto';
-import { closeSync, fsyncSync, openSync, readdirSync, readFileSync, renameSync, statSync, unlinkSync, writeSync } from 'node:fs';
+import { closeSync, fstatSync, fsyncSync, openSync, readdirSync, readFileSync, readSync, renameSync, statSync, unlinkSync, writeSync } from 'node:fs';
 import { basename, dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { SignGateError, UsageError } from '../core/errors.js';
 
@@ -88,10 +88,10 @@ export async function expandInputs(inputs: readonly string[], cwd = process.cwd(
   return [...found.values()].sort((a, b) => (a.displayPath < b.displayPath ? -1 : a.displayPath > b.displayPath ? 1 : 0));
 }
 
-/** Reads a whole file, turning fs errors into SG_ERR_IO_READ with the file name. */
-export function readInputFile(absolutePath: string, shownAs = absolutePath): Buffer {
+/** Reads a whole file, turning fs errors into SG_ERR_IO_READ with the file name; `shared`: into a SharedArrayBuffer. */
+export function readInputFile(absolutePath: string, shownAs = absolutePath, shared = false): Buffer {
   try {
-    return readFileSync(absolutePath);
+    return shared ? readShared(absolutePath) : readFileSync(absolutePath);
   } catch (cause) {
     const code = (cause as NodeJS.ErrnoException).code;
     const reason =
@@ -100,6 +100,23 @@ export function readInputFile(absolutePath: string, shownAs = absolutePath): Buf
       : code === 'EISDIR' ? 'it is a folder, not a file'
       : `cannot read the file (${code ?? (cause as Error).message})`;
     throw new SignGateError('SG_ERR_IO_READ', `${shownAs}: ${reason}`, { cause, file: shownAs });
+  }
+}
+
+/**
+ * The file in a SharedArrayBuffer: worker threads read it where it is, with no copy per message (the check pool
+ * sends every file to the threads twice).
+ */
+function readShared(absolutePath: string): Buffer {
+  const fd = openSync(absolutePath, 'r');
+  try {
+    const size = fstatSync(fd).size;
+    const bytes = Buffer.from(new SharedArrayBuffer(size));
+    let at = 0;
+    for (let n = -1; at < size && n !== 0; at += n) n = readSync(fd, bytes, at, size - at, at);
+    return at === size ? bytes : bytes.subarray(0, at);
+  } finally {
+    closeSync(fd);
   }
 }
 

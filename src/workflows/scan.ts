@@ -32,14 +32,17 @@ export function idleCores(): number {
   return Math.max(0, Math.min(cores, Math.round(cores - loadavg()[0]!)));
 }
 
-/** How many threads a scan of `count` files uses (none inside a one-file executable). */
-export function scanThreads(count: number, threads?: number, idle: number = idleCores()): number {
+/**
+ * How many threads a scan of `count` files uses (none inside a one-file executable); `threshold` is the file
+ * count from which the default uses threads (check and audit pass their own).
+ */
+export function scanThreads(count: number, threads?: number, idle: number = idleCores(), threshold: number = SCAN_POOL_THRESHOLD): number {
   if (!workerThreadsAvailable()) return 0;
   if (threads !== undefined) {
     if (!Number.isInteger(threads) || threads < 0) throw new RangeError(`threads must be a whole number of at least 0, not ${threads}`);
     return Math.min(threads, Math.max(count, 1));
   }
-  return count >= SCAN_POOL_THRESHOLD && idle >= 2 ? idle : 0;
+  return count >= threshold && idle >= 2 ? idle : 0;
 }
 
 /** Scans `files` (see inspectFile and verifyFile); yields one record per file, in order. */

@@ -129,4 +129,19 @@ describe.skipIf(!hasOsslsigncode)('audit with Authenticode', () => {
     expect(differs.status).toBe(1);
     expect(differs.stdout).toMatch(/SampleAddin\.dll: authenticode in the report .*CN=Someone Else/);
   });
+
+  test('in worker threads, with the files in shared memory, audit and check report the same signatures', () => {
+    for (const dir of [one, two]) {
+      const inThread = audit(dir, '--format', 'json', '--threads', '0');
+      const pooled = audit(dir, '--format', 'json', '--threads', '2');
+      expect(pooled.stdout).toBe(inThread.stdout);
+      expect((JSON.parse(pooled.stdout) as Report).files.some((f) => f.authenticode?.state === 'valid')).toBe(true);
+      const check = (threads: string) => runCli(['check', dir, '--key', KEY, '--vendor', 'Contoso', '--format', 'json', '--threads', threads]);
+      const [checked, checkedPooled] = [check('0'), check('2')];
+      expect(checkedPooled.stdout).toBe(checked.stdout);
+      expect(checkedPooled.status).toBe(checked.status);
+    }
+    // SG208 reads the Authenticode signature of a file to upload: it comes back from the threads.
+    expect(runCli(['check', two, '--key', KEY, '--vendor', 'Contoso', '--threads', '2']).stdout).toContain('authenticode-before-strong-name');
+  });
 });

@@ -7,6 +7,7 @@ import { displayPath, writeFileAtomic } from '../../workflows/files.js';
 import { ExitCode, type ExitCodeValue } from '../exit-codes.js';
 import type { Io } from '../output.js';
 import { checkOptionsFrom, type CheckArgs } from './check.js';
+import { checkThreadsOption } from './common.js';
 
 /** The check settings plus the audit's own options; `format` is the audit's, not the check report's. */
 interface AuditArgs extends Omit<CheckArgs, 'format'> {
@@ -21,7 +22,7 @@ interface AuditArgs extends Omit<CheckArgs, 'format'> {
 async function runVerifyReport(args: AuditArgs, io: Io): Promise<ExitCodeValue> {
   if (args.compare || args.manifest || args.output) throw new UsageError('--verify-report re-checks a stored report; it takes no --compare, --manifest or --output', 'Run: signgate audit --verify-report report.json release/');
   const paths = (args.paths as string[] | undefined) ?? [];
-  const result = await verifyAuditReport({ report: args.verifyReport!, paths, ...(args.root ? { root: args.root } : {}) });
+  const result = await verifyAuditReport({ report: args.verifyReport!, paths, ...(args.root ? { root: args.root } : {}), ...(args.threads === undefined ? {} : { threads: args.threads }) });
   for (const note of result.notes) io.err(`note: ${note}`);
   const where = paths.join(', ');
   if (result.differences.length === 0) {
@@ -70,6 +71,7 @@ export const auditCommand = (io: Io, setExit: (code: ExitCodeValue) => void): Co
       .option('manifest', { type: 'string', describe: 'Files the release must contain: one relative path per line, or a JSON array' })
       .option('verify-report', { type: 'string', describe: 'Re-check a stored audit JSON against the release folder and name every difference (exit 0 identical, 1 differences)' })
       .option('config', { type: 'string', describe: 'Config file (default: signgate.config.json from the working directory upward)' })
+      .option('threads', checkThreadsOption)
       .example('$0 audit release/ --key 12345_public.snk --vendor Contoso -o audit.html', 'the HTML report for auditors')
       .example('$0 audit release/ --format json -o audit-1.5.json --compare audit-1.4.json --no-timestamp', 'what changed since 1.4')
       .example('$0 audit --verify-report audit-1.5.json release/', 'check that a stored report still describes the release')

@@ -10,7 +10,7 @@ import { displayPath, writeFileAtomic } from '../../workflows/files.js';
 import { ExitCode, type ExitCodeValue } from '../exit-codes.js';
 import { numberOption } from '../options.js';
 import type { Io } from '../output.js';
-import type { CommonArgs } from './common.js';
+import { checkThreadsOption, type CommonArgs } from './common.js';
 
 export interface CheckArgs extends CommonArgs {
   paths?: string[];
@@ -26,6 +26,7 @@ export interface CheckArgs extends CommonArgs {
   accessTokenFile?: string;
   config?: string;
   maxUploadBytes?: number;
+  threads?: number;
 }
 
 /** The strings of an array option; yargs gives `[undefined]` for an absent variadic positional. */
@@ -50,6 +51,7 @@ export function checkOptionsFrom(args: CheckArgs): CheckOptions {
     config: args.config,
     format: args.format,
     output: args.output,
+    threads: args.threads,
   };
   return Object.fromEntries(Object.entries(picked).filter(([, v]) => v !== undefined)) as CheckOptions;
 }
@@ -88,6 +90,7 @@ export const checkCommand = (io: Io, setExit: (code: ExitCodeValue) => void): Co
       .option('access-token', { alias: 'accessToken', type: 'string', describe: 'Personal access token (prefer --access-token-file or the SIGNGATE_ACCESS_TOKEN variable: a value here shows in process lists)' })
       .option('access-token-file', { type: 'string', describe: 'File whose first line is the access token' })
       .option('config', { type: 'string', describe: `Config file (default: ${CONFIG_FILE_NAME} from the working directory upward)` })
+      .option('threads', checkThreadsOption)
       .example('$0 check bin/Release --key 12345_public.snk --vendor Contoso', 'check a build output folder')
       .example('$0 check --format sarif -o signgate.sarif', 'settings from signgate.config.json, SARIF for code scanning')
       .epilog('Exit codes: 0 no error findings, 1 error findings, 2 usage or configuration error, 3 unreadable input, network or service error.') as unknown as Argv<CheckArgs>,

@@ -1,3 +1,4 @@
+import { CHECK_POOL_THRESHOLD } from '../../workflows/check-pool.js';
 import { numberOption } from '../options.js';
 
 // Options every command has.
@@ -11,4 +12,10 @@ export const threadsOption = {
   type: 'string',
   coerce: numberOption('threads', { integer: true, min: 0, max: 256 }),
   describe: 'Worker threads that read the files (default: one per idle core from 200 files on, if two are idle; 0: none)',
+} as const;
+
+/** --threads of check and audit: the same option, with their own threshold. */
+export const checkThreadsOption = {
+  ...threadsOption,
+  describe: `Worker threads for the per-file work (default: one per idle core from ${CHECK_POOL_THRESHOLD} files on, if two are idle; 0: none)`,
 } as const;

@@ -1,0 +1,104 @@
+// `check` and `audit` over many files: the per-file work in a pool of worker threads (piscina, one per idle core)
+// from CHECK_POOL_THRESHOLD files on, the set rules and the report on the calling thread. Two rounds: the threads
+// parse every file (references, vendor types, File table), the calling thread works out the roles (use of the
+// vendor API is transitive, companions serve other files), then the threads run the file rules (and read the
+// audit's evidence) of the files whose metadata the rules read. Same result, byte for byte, as runCheck and
+// buildAudit in the calling thread.
+import type { SeveritySetting } from '../core/diagnostic.js';
+import { piscinaTask, workerModulePath } from '../core/worker-module.js';
+import { assembleAudit, buildAudit, type AuditEvidence, type AuditOptions, type AuditReport } from '../rules/audit.js';
+import { fileParser, fromParsedData, placeFiles, type ParsedFileData } from '../rules/facts.js';
+import { assembleCheck, checkFile, resolveSeverities, ruleNeighbourhood, runCheck, type CheckOptions, type CheckResult, type FileOutcome } from '../rules/runner.js';
+import { needsSigning, type CheckInput, type CheckSettings, type FileFacts } from '../rules/types.js';
+import { placedFacts, settleTask, type CheckAnswer, type CheckedFile, type CheckItem, type CheckTask, type PlacedFile } from './check-worker.js';
+import { scanThreads } from './scan.js';
+
+/**
+ * From this many files on, check and audit may run in worker threads by default (and only with two idle cores).
+ * Measured with `node scripts/bench-scan-threshold.js --mode check` (Mono corpus, vendor Mono, 2 shared cores,
+ * load averages of 1.4 to 10): two threads cost about 0.2 s of CPU to start (each loads the code and warms its
+ * JIT up) and 20–40% more CPU per file (a second parse of the files the rules read, garbage collection in 8 MB
+ * young generations). CPU ratio --threads 2 / --threads 0, check: 1.57–1.83x at 100 files, 1.47–1.83x at 400,
+ * 1.20–1.35x at 1,600, 1.29–1.52x at 2,629 (audit alike); wall time never fell below --threads 0 on these
+ * 2 busy cores. Estimate for two idle cores: the per-file work is about half of a check (0.45 ms per file; the
+ * rest is reading, start-up and the report), so two threads at 1.3x its CPU win back their start-up from about
+ * 650 files on; the threshold keeps a margin. Not yet confirmed on a quiet machine (docs/performance.md).
+ */
+export const CHECK_POOL_THRESHOLD = 1000;
+
+export interface PoolOptions {
+  /**
+   * Worker threads; 0 checks in the calling thread. Default: from CHECK_POOL_THRESHOLD files on, one per idle core
+   * when at least two cores are idle, else 0.
+   */
+  readonly threads?: number;
+}
+
+/** How many threads a check or audit of `count` files uses (none inside a one-file executable). */
+export function checkThreads(count: number, threads?: number, idle?: number): number {
+  return scanThreads(count, threads, idle, CHECK_POOL_THRESHOLD);
+}
+
+/** runCheck, with the per-file work in worker threads when there are enough files (see checkThreads). */
+export async function runCheckPooled(inputs: readonly CheckInput[], options: CheckOptions & PoolOptions): Promise<CheckResult> {
+  const threads = checkThreads(inputs.length, options.threads);
+  if (threads === 0) return runCheck(inputs, options);
+  const { facts, checked } = await checkInPool(inputs, options.settings, options.severities, false, threads);
+  return assembleCheck(facts, outcomesOf(checked), options);
+}
+
+/** buildAudit, with the per-file work (hashes, signatures, rules) in worker threads when there are enough files. */
+export async function buildAuditPooled(inputs: readonly CheckInput[], options: AuditOptions & PoolOptions): Promise<AuditReport> {
+  const threads = checkThreads(inputs.length, options.threads);
+  if (threads === 0) return buildAudit(inputs, options);
+  const { facts, checked } = await checkInPool(inputs, options.settings, undefined, true, threads);
+  const check = assembleCheck(facts, outcomesOf(checked), { settings: options.settings });
+  return assembleAudit(inputs, facts, check, new Map([...checked].map(([path, c]) => [path, c.evidence as AuditEvidence])), options);
+}
+
+function outcomesOf(checked: ReadonlyMap<string, CheckedFile>): Map<string, FileOutcome> {
+  return new Map([...checked].map(([path, c]) => [path, c.outcome]));
+}
+
+/** Like Promise.all, but waits for every task before it throws the first error: the pool is destroyed only when idle. */
+async function settled<T>(tasks: readonly Promise<CheckAnswer<T>>[]): Promise<T[]> {
+  const results = await Promise.allSettled(tasks);
+  const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+  if (failed) throw failed.reason;
+  return results.map((r) => settleTask((r as PromiseFulfilledResult<CheckAnswer<T>>).value));
+}
+
+/** Runs of consecutive items, small enough that the threads finish together, large enough to keep messages few. */
+function runsOf<T>(items: readonly T[], threads: number): T[][] {
+  const size = Math.min(32, Math.max(4, Math.ceil(items.length / (threads * 8))));
+  const runs: T[][] = [];
+  for (let i = 0; i < items.length; i += size) runs.push(items.slice(i, i + size));
+  return runs;
+}
+
+/**
+ * Parses in the threads, places on this thread, then checks in the threads every file whose metadata the file
+ * rules (or the audit) read; the others (native, unreadable, not uploaded and found in a folder) are checked here,
+ * where their rules read only what the parse returned.
+ */
+async function checkInPool(inputs: readonly CheckInput[], settings: CheckSettings, severities: Readonly<Record<string, SeveritySetting>> | undefined, audit: boolean, threads: number) {
+  const { Piscina } = await import('piscina');
+  // As for scans: a young generation of 8 MB per thread keeps the peak RSS down at the same CPU.
+  const pool = new Piscina<CheckTask, CheckAnswer<ParsedFileData[] | CheckedFile[]>>({ ...piscinaTask(workerModulePath(import.meta.url, 'check-worker')), minThreads: threads, maxThreads: threads, resourceLimits: { maxYoungGenerationSizeMb: 8 } });
+  try {
+    const parsed = (await settled(runsOf(inputs, threads).map((run) => pool.run({ kind: 'parse', settings, inputs: run }) as Promise<CheckAnswer<ParsedFileData[]>>))).flat();
+    const placements = placeFiles(inputs, parsed.map(fromParsedData), settings);
+    const placed = new Map<string, PlacedFile>(inputs.map((input, i) => [input.path, { input, parsed: parsed[i]!, placement: placements[i]! }]));
+    const parse = fileParser(settings);
+    const facts = new Map<string, FileFacts>([...placed].map(([path, p]) => [path, placedFacts(p, parse)]));
+    const inPool = (f: PlacedFile) => audit || (f.parsed.managed && (needsSigning(f.placement.role) || f.input.explicit));
+    const items: CheckItem[] = [...placed.values()].filter(inPool).map((p) => ({ ...p, netmodules: p.placement.netmodules.flatMap((l) => (l.path === undefined ? [] : [placed.get(l.path)!])) }));
+    const results = await settled(runsOf(items, threads).map((run) => pool.run({ kind: 'check', settings, ...(severities ? { severities } : {}), audit, items: run }) as Promise<CheckAnswer<CheckedFile[]>>));
+    const checked = new Map<string, CheckedFile>(results.flat().map((c, i) => [items[i]!.input.path, c]));
+    const resolved = resolveSeverities(severities);
+    for (const f of facts.values()) if (!checked.has(f.input.path)) checked.set(f.input.path, { outcome: checkFile(f, ruleNeighbourhood(f, facts), settings, resolved) });
+    return { facts, checked };
+  } finally {
+    await pool.destroy();
+  }
+}
