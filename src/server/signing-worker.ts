@@ -16,9 +16,6 @@ import type { License, Organization, ServerConfig } from './server-config.js';
 import { inProcessSigner, type FileSigner, type SignedFile } from './sign-file.js';
 
 export const SIGNING_LOG = 'signing-log.txt';
-
-/** How often a job's progress (the state of each file finished so far) is saved while it is processed. */
-export const PROGRESS_INTERVAL_MS = 250;
 export const RESULT_ZIP = 'result.zip';
 
 function message(messageType: JobMessage['messageType'], text: string): JobMessage {
@@ -72,7 +69,6 @@ export async function processJob(
     f.messages = [];
   }
   await store.save(record);
-  let lastSaved = performance.now();
   if (!org) {
     for (const f of record.assemblies) {
       f.fileProcessingState = 'Error';
@@ -118,12 +114,7 @@ export async function processJob(
         file.messages = [message('Error', 'Internal error: the signature did not verify; the file was not signed.')];
       }
       if (signal.aborted) return;
-      // Progress is shown at most every PROGRESS_INTERVAL_MS: each save writes the whole record, so a save per
-      // file would cost a large job time quadratic in its files.
-      if (performance.now() - lastSaved >= PROGRESS_INTERVAL_MS) {
-        await store.save(record);
-        lastSaved = performance.now();
-      }
+      await store.save(record);
       await new Promise((resolve) => setImmediate(resolve)); // let requests in between files
     }
   }
