@@ -295,27 +295,25 @@ export class ModuleMetadata {
     const cached = this.typeDefNames.get(rid);
     if (cached !== undefined) return cached;
     const T = TableId.TypeDef;
-    const parts: string[] = [];
+    // Built from the inside out without a list: "/Inner" parts are prepended to `nested`. A cycle is caught by
+    // the depth bound alone (it revisits rows whose names were read already, so it fails as a long chain would).
+    let nested = '';
     let current = rid;
-    const seen = new Set<number>();
-    for (;;) {
-      if (seen.has(current) || seen.size >= MAX_NESTING) throw this.cycle(T, rid);
-      seen.add(current);
+    for (let depth = 0; ; depth++) {
+      if (depth >= MAX_NESTING) throw this.cycle(T, rid);
       const name = this.str(T, current, 'typeName');
       const enclosing = this.nestingMap().get(current);
-      const nested = (this.cell(T, current, 'flags') & TYPE_VISIBILITY_MASK) >= 2;
-      if (enclosing !== undefined && enclosing !== 0 && nested) {
-        parts.unshift(name);
+      const isNested = (this.cell(T, current, 'flags') & TYPE_VISIBILITY_MASK) >= 2;
+      if (enclosing !== undefined && enclosing !== 0 && isNested) {
+        nested = `/${name}${nested}`;
         current = enclosing;
         continue;
       }
       const ns = this.str(T, current, 'typeNamespace');
-      parts.unshift(ns ? `${ns}.${name}` : name);
-      break;
+      const full = `${ns ? `${ns}.${name}` : name}${nested}`;
+      this.typeDefNames.set(rid, full);
+      return full;
     }
-    const full = parts.join('/');
-    this.typeDefNames.set(rid, full);
-    return full;
   }
 
   /** Namespace.Outer/Inner of a TypeRef row and the scope it resolves to. */
@@ -330,22 +328,20 @@ export class ModuleMetadata {
 
   private resolveTypeRef(rid: number): { fullName: string; namespace: string; origin: TypeOrigin } {
     const R = TableId.TypeRef;
-    const parts: string[] = [];
+    // As typeDefFullName: "/Inner" parts prepended, cycles caught by the depth bound.
+    let nested = '';
     let current = rid;
-    const seen = new Set<number>();
-    for (;;) {
-      if (seen.has(current) || seen.size >= MAX_NESTING) throw this.cycle(R, rid);
-      seen.add(current);
+    for (let depth = 0; ; depth++) {
+      if (depth >= MAX_NESTING) throw this.cycle(R, rid);
       const scope = this.tables.decodeCoded('ResolutionScope', this.cell(R, current, 'resolutionScope'));
       const name = this.str(R, current, 'typeName');
       if (scope.table === TableId.TypeRef && scope.rid !== 0) {
-        parts.unshift(name);
+        nested = `/${name}${nested}`;
         current = scope.rid;
         continue;
       }
       const ns = this.str(R, current, 'typeNamespace');
-      parts.unshift(ns ? `${ns}.${name}` : name);
-      return { fullName: parts.join('/'), namespace: ns, origin: this.scopeOrigin(scope) };
+      return { fullName: `${ns ? `${ns}.${name}` : name}${nested}`, namespace: ns, origin: this.scopeOrigin(scope) };
     }
   }
 

@@ -100,10 +100,18 @@ export class MetadataTables {
     const guidSize = wide || this.heapSizes & HeapSizes.GuidWide ? 4 : 2;
     const blobSize = wide || this.heapSizes & HeapSizes.BlobWide ? 4 : 2;
     const tableIndexSize = (table: number) => (wide || rowCounts[table]! >= 0x10000 ? 4 : 2);
+    // Each coded index's width is worked out once per module, not once per column that uses it.
+    const codedSizes = new Map<CodedIndexName, number>();
     const codedSize = (name: CodedIndexName) => {
-      const def = CodedIndex[name];
-      const max = Math.max(...def.tables.map((table) => (table < 0 ? 0 : rowCounts[table]!)));
-      return wide || max >= 1 << (16 - def.bits) ? 4 : 2;
+      let size = codedSizes.get(name);
+      if (size === undefined) {
+        const def = CodedIndex[name];
+        let max = 0;
+        for (const table of def.tables as readonly number[]) if (table >= 0 && rowCounts[table]! > max) max = rowCounts[table]!;
+        size = wide || max >= 1 << (16 - def.bits) ? 4 : 2;
+        codedSizes.set(name, size);
+      }
+      return size;
     };
     const columnSize = (column: ColumnDef): number => {
       const type = column.type;
