@@ -41,7 +41,8 @@ export interface AttributeTypeResolver {
  */
 export type SerStringDecoder = (utf8: Uint8Array, fileOffset: number) => string;
 
-const decodeFresh: SerStringDecoder = (utf8) => Buffer.from(utf8).toString('utf8');
+const utf8Decoder = new TextDecoder('utf-8', { ignoreBOM: true }); // keeps a leading BOM, as Buffer's toString does
+const decodeFresh: SerStringDecoder = (utf8) => utf8Decoder.decode(utf8);
 
 /** What one decoding attempt carries down the recursion. */
 interface DecodeContext {

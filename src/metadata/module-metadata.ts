@@ -89,6 +89,13 @@ export interface CustomAttributeRow {
   readonly valueIndex: number;
 }
 
+const utf8Decoder = new TextDecoder('utf-8', { ignoreBOM: true }); // keeps a leading BOM, as Buffer's toString does
+
+/** UTF-8 bytes as text, without copying them first (Buffer.from(view) would). */
+function utf8Text(bytes: Uint8Array): string {
+  return utf8Decoder.decode(bytes);
+}
+
 /** Beyond any real nesting depth; stops cycles in NestedClass and TypeRef chains. */
 const MAX_NESTING = 64;
 
@@ -585,7 +592,7 @@ export class ModuleMetadata {
     const cached = this.serStrings.get(fileOffset);
     if (cached && cached.length === utf8.length) return cached.value;
     this.meter.stringBytes(utf8.length, fileOffset, 'custom attribute string');
-    const value = Buffer.from(utf8).toString('utf8');
+    const value = utf8Text(utf8);
     this.serStrings.set(fileOffset, { length: utf8.length, value });
     return value;
   };
