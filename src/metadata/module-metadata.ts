@@ -393,7 +393,8 @@ export class ModuleMetadata {
 
   private outerNamespace(typeDefRid: number): string {
     const full = this.typeDefFullName(typeDefRid);
-    const outer = full.split('/')[0]!;
+    const slash = full.indexOf('/');
+    const outer = slash < 0 ? full : full.slice(0, slash);
     const dot = outer.lastIndexOf('.');
     return dot < 0 ? '' : outer.slice(0, dot);
   }
