@@ -91,7 +91,8 @@ function truncated(structure: string, fileOffset: number, needed: number, fileLe
  * Parses the PE headers and the section table. Section raw data must lie inside the file.
  * @throws FormatError SG_ERR_PE_* for anything that is not a readable PE image.
  */
-export function parsePeImage(bytes: Uint8Array): PeImage {
+export function parsePeImage(input: Uint8Array): PeImage {
+  const bytes = plainBytes(input);
   const len = bytes.length;
   if (len < 2 || bytes[0] !== 0x4d || bytes[1] !== 0x5a) {
     if (len < 2) throw truncated('DOS header', 0, 64, len);
@@ -212,6 +213,14 @@ export function parsePeImage(bytes: Uint8Array): PeImage {
     sections,
     endOfRawData: Math.max(endOfRawData, Math.min(sizeOfHeaders, len)),
   };
+}
+
+/**
+ * The same memory as a plain Uint8Array. Every view of a Buffer is a Buffer, made by Node's own subarray (a
+ * JavaScript function and a FastBuffer per call); the readers take thousands of small views of each file.
+ */
+export function plainBytes(bytes: Uint8Array): Uint8Array {
+  return Object.getPrototypeOf(bytes) === Uint8Array.prototype ? bytes : new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength);
 }
 
 const sectionNameDecoder = new TextDecoder('utf-8', { ignoreBOM: true });
