@@ -1,7 +1,7 @@
 // Chunked output prints exactly what line-by-line output prints, in the same order, stdout before a later stderr line.
 import { Chalk } from 'chalk';
-import { describe, expect, test } from 'vitest';
-import { bufferedIo, CHUNK_CHARS, withBufferedOutput } from '../../src/cli/buffered-io.js';
+import { describe, expect, test, vi } from 'vitest';
+import { bufferedIo, CHUNK_CHARS, MAX_DELAY_MS, withBufferedOutput } from '../../src/cli/buffered-io.js';
 import type { Io } from '../../src/cli/output.js';
 
 /** An Io that records the text as a terminal would show it (out and err interleaved) and how many writes it got. */
@@ -47,5 +47,23 @@ describe('bufferedIo', () => {
       }),
     ).rejects.toThrow('stops');
     expect(chunked.text()).toBe(direct.text()); // what was printed before the throw is written, not lost
+  });
+
+  test('a slow scan still shows its lines: a line older than MAX_DELAY_MS goes out with the next one', () => {
+    vi.useFakeTimers();
+    try {
+      const chunked = recordingIo();
+      const io = bufferedIo(chunked.io);
+      io.out('first');
+      vi.advanceTimersByTime(MAX_DELAY_MS - 1);
+      io.out('second');
+      expect(chunked.writes()).toBe(0); // young lines wait for their chunk
+      vi.advanceTimersByTime(2);
+      io.out('third');
+      expect(chunked.writes()).toBe(1);
+      expect(chunked.text()).toBe('first\nsecond\nthird\n');
+    } finally {
+      vi.useRealTimers();
+    }
   });
 });
