@@ -201,15 +201,16 @@ export function inspectAssembly(bytes: Uint8Array, path: string, options: Inspec
     partial.attributes = describeAttributes(module, options.decodeAttributes !== false);
     const status = classifyStrongName(module, options);
     if (def) {
+      // classifyStrongName has parsed this key (or thrown): its hex text and token come from the same cache.
+      const key = def.publicKey.length ? knownKey(def.publicKey) : null;
       partial.assembly = {
         name: def.name,
         version: formatVersion(def.version),
         culture: def.culture,
         flags: def.flags,
         hashAlgId: def.hashAlgId,
-        // classifyStrongName has parsed this key (or thrown): its hex text and token come from the same cache.
-        publicKey: def.publicKey.length ? knownKey(def.publicKey).hex : null,
-        publicKeyToken: def.publicKey.length ? knownKey(def.publicKey).token : null,
+        publicKey: key?.hex ?? null,
+        publicKeyToken: key?.token ?? null,
         hashAlgorithm: status.publicKey?.hashAlgorithm ?? null,
       };
     }
