@@ -102,6 +102,7 @@ export { extractPackage, type ExtractOptions, type ExtractResult, type Extracted
 export { loadConfig, findConfigFile, CONFIG_FILE_NAME, type CheckConfig } from './workflows/config.js';
 export { Ledger, cacheDir, ledgerPath, type LedgerEntry } from './workflows/ledger.js';
 export { scanFiles, scanFilesAsJson, scanJson, scanThreads, idleCores, inspectFile, verifyFile, SCAN_POOL_THRESHOLD, type ScanJson, type ScanOptions, type ScanInput, type ScanKind, type ScanRecord, type ScanSettings, type VerifyRecord } from './workflows/scan.js';
+export { verifyAssemblyBytes } from './workflows/scan-file.js';
 export { windowsPathKey, windowsNameProblem } from './core/windows-names.js';
 
 // Rules and reports

@@ -203,6 +203,14 @@ export function peekU32(bytes: Uint8Array, at: number): number {
   return (bytes[at]! | (bytes[at + 1]! << 8) | (bytes[at + 2]! << 16) | (bytes[at + 3]! << 24)) >>> 0;
 }
 
+const HEX_BYTES: readonly string[] = Array.from({ length: 256 }, (_, i) => i.toString(16).padStart(2, '0'));
+
+/** Lower-case hex of the bytes. Short views (signature blobs, tokens) by table: a Buffer per call costs more. */
 export function toHex(bytes: Uint8Array): string {
+  if (bytes.length <= 32) {
+    let text = '';
+    for (let i = 0; i < bytes.length; i++) text += HEX_BYTES[bytes[i]!]!;
+    return text;
+  }
   return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('hex');
 }

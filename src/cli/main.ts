@@ -5,6 +5,7 @@ import { VERSION } from '../core/version.js';
 import { closest } from '../core/words.js';
 import type { CommandModule } from 'yargs';
 import { EXIT_CODES_HELP, ExitCode, type ExitCodeValue } from './exit-codes.js';
+import { collapseFileLists } from './file-lists.js';
 import { formatError, processIo, type Io } from './output.js';
 
 /** The vendor's post-build script's parameters, as PowerShell users type them (`-baseUrl`, `--BaseUrl`). */
@@ -84,7 +85,9 @@ export async function main(argv: readonly string[], io: Io = processIo()): Promi
     return ExitCode.Usage;
   }
   const factories = await Promise.all(commandsFor(normalized).map((name) => COMMANDS[name]!()));
-  let parser = yargs(normalized)
+  // Long file lists bypass yargs' per-argument work; the middleware below puts them back (file-lists.ts).
+  const lists = collapseFileLists(normalized);
+  let parser = yargs(lists.argv)
     .scriptName('signgate')
     // Stated, not looked up: yargs would search for a package.json, which a one-file executable has none of.
     .version(VERSION)
@@ -92,6 +95,7 @@ export async function main(argv: readonly string[], io: Io = processIo()): Promi
     .option('verbose', { type: 'boolean', default: false, describe: 'Show the cause chain of errors' })
     // One spelling for JSON output everywhere: --json and --format json mean the same in every command.
     .middleware((args) => {
+      lists.restore(args, 'inputs');
       if (args.format === 'json') args.json = true;
       else if (args.json === true && args.format === undefined) args.format = 'json';
     })

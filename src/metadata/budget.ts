@@ -58,36 +58,42 @@ export class ReaderMeter {
    * @throws FormatError SG_ERR_MD_BUDGET
    */
   stringBytes(n: number, fileOffset: number, what: string): void {
-    this.charge('stringBytes', 'maxStringBytes', n, 'bytes of strings', fileOffset, what);
+    // Each counter is named in its own method (not through a computed key): these run once per string or row.
+    const after = this.work.stringBytes + n;
+    if (after > this.budgets.maxStringBytes) throw overBudget(after, this.budgets.maxStringBytes, 'maxStringBytes', 'bytes of strings', fileOffset, what);
+    this.work.stringBytes = after;
   }
 
   /** @throws FormatError SG_ERR_MD_BUDGET */
   attributeValueBytes(n: number, fileOffset: number): void {
-    this.charge('attributeValueBytes', 'maxAttributeValueBytes', n, 'bytes of attribute values', fileOffset, 'custom attribute value');
+    const after = this.work.attributeValueBytes + n;
+    const limit = this.budgets.maxAttributeValueBytes;
+    if (after > limit) throw overBudget(after, limit, 'maxAttributeValueBytes', 'bytes of attribute values', fileOffset, 'custom attribute value');
+    this.work.attributeValueBytes = after;
   }
 
   /** @throws FormatError SG_ERR_MD_BUDGET */
   describedAttributes(n: number, fileOffset: number): void {
-    this.charge('describedAttributes', 'maxDescribedAttributes', n, 'custom attributes', fileOffset, 'CustomAttribute table');
+    const after = this.work.describedAttributes + n;
+    const limit = this.budgets.maxDescribedAttributes;
+    if (after > limit) throw overBudget(after, limit, 'maxDescribedAttributes', 'custom attributes', fileOffset, 'CustomAttribute table');
+    this.work.describedAttributes = after;
   }
 
   /** @throws FormatError SG_ERR_MD_BUDGET */
   rowsScanned(n: number, fileOffset: number, table: string): void {
-    this.charge('rowsScanned', 'maxRowsScanned', n, 'table rows scanned', fileOffset, `${table} table`);
+    const after = this.work.rowsScanned + n;
+    if (after > this.budgets.maxRowsScanned) throw overBudget(after, this.budgets.maxRowsScanned, 'maxRowsScanned', 'table rows scanned', fileOffset, `${table} table`);
+    this.work.rowsScanned = after;
   }
+}
 
-  private charge(counter: keyof ReaderWork, budget: keyof ReaderBudgets, n: number, unit: string, fileOffset: number, what: string): void {
-    const limit = this.budgets[budget];
-    const after = this.work[counter] + n;
-    if (after > limit) {
-      throw new FormatError(
-        'SG_ERR_MD_BUDGET',
-        `reading the ${what} at ${hex(Math.max(0, fileOffset))} would bring this module to ${after} ${unit}, over the reader budget of ${limit} (${budget})`,
-        { structure: what, fileOffset, needed: after, available: limit },
-      );
-    }
-    this.work[counter] = after;
-  }
+function overBudget(after: number, limit: number, budget: keyof ReaderBudgets, unit: string, fileOffset: number, what: string): FormatError {
+  return new FormatError(
+    'SG_ERR_MD_BUDGET',
+    `reading the ${what} at ${hex(Math.max(0, fileOffset))} would bring this module to ${after} ${unit}, over the reader budget of ${limit} (${budget})`,
+    { structure: what, fileOffset, needed: after, available: limit },
+  );
 }
 
 /** A name longer than maxNameBytes. */

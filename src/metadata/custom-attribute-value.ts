@@ -41,7 +41,8 @@ export interface AttributeTypeResolver {
  */
 export type SerStringDecoder = (utf8: Uint8Array, fileOffset: number) => string;
 
-const decodeFresh: SerStringDecoder = (utf8) => Buffer.from(utf8).toString('utf8');
+const utf8Decoder = new TextDecoder('utf-8', { ignoreBOM: true }); // keeps a leading BOM, as Buffer's toString does
+const decodeFresh: SerStringDecoder = (utf8) => utf8Decoder.decode(utf8);
 
 /** What one decoding attempt carries down the recursion. */
 interface DecodeContext {
@@ -224,18 +225,26 @@ export function decodeCustomAttributeValue(
 ): DecodedAttributeValue {
   if (blob.remaining === 0) return { fixedArguments: [], namedArguments: [] }; // nil blob (II.22.10)
   const types = parameters.map((p) => fromSig(p, resolver, blob));
-  let firstError: unknown;
-  for (const guess of ENUM_GUESSES) {
-    try {
-      return decodeWith(blob.slice(blob.position, blob.remaining), types, { enumGuess: guess, decodeString });
-    } catch (error) {
-      // A spent budget stays spent whatever the enum size: another guess would only charge it again.
-      if ((error as { code?: unknown }).code === 'SG_ERR_MD_BUDGET') throw error;
-      firstError ??= error;
-      if (!hasUnknownEnum(types)) break;
+  const attempt = (enumGuess: number) => decodeWith(blob.slice(blob.position, blob.remaining), types, { enumGuess, decodeString });
+  if (!hasUnknownEnum(types)) return attempt(ENUM_GUESSES[0]!);
+  // Every wrong guess ends in an error that is thrown away; without stack traces those cost a tenth. When no guess
+  // fits, the first guess is decoded once more to throw its error with a stack (decoding is deterministic, and the
+  // strings it reads are cached by the decoder, so the second run charges no budget again).
+  const limit = Error.stackTraceLimit;
+  Error.stackTraceLimit = 0;
+  try {
+    for (const guess of ENUM_GUESSES) {
+      try {
+        return attempt(guess);
+      } catch (error) {
+        // A spent budget stays spent whatever the enum size: another guess would only charge it again.
+        if ((error as { code?: unknown }).code === 'SG_ERR_MD_BUDGET') throw error;
+      }
     }
+  } finally {
+    Error.stackTraceLimit = limit;
   }
-  throw firstError;
+  return attempt(ENUM_GUESSES[0]!);
 }
 
 function hasUnknownEnum(types: readonly ArgType[]): boolean {

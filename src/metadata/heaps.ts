@@ -55,8 +55,11 @@ export class StringHeap extends Heap {
     const maxNameBytes = this.meter.budgets.maxNameBytes;
     // Look for the NUL no further than the cap, so that a long run costs maxNameBytes, not its length.
     const window = Math.min(end, from + maxNameBytes + 1);
-    const found = this.bytes.subarray(from, window).indexOf(0);
-    const nul = found < 0 ? -1 : from + found;
+    // A loop, not subarray().indexOf: names are a few dozen bytes, shorter than the cost of a view and a call.
+    const bytes = this.bytes;
+    let nul = from;
+    while (nul < window && bytes[nul] !== 0) nul++;
+    if (nul === window) nul = -1;
     if (nul < 0 && window < end) throw nameTooLong(from, maxNameBytes);
     if (nul < 0 || nul >= end) {
       throw new FormatError('SG_ERR_MD_BAD_HEAP_INDEX', `#Strings heap string at ${hex(from)} has no terminating NUL before the end of the heap`, {

@@ -89,6 +89,13 @@ export interface CustomAttributeRow {
   readonly valueIndex: number;
 }
 
+const utf8Decoder = new TextDecoder('utf-8', { ignoreBOM: true }); // keeps a leading BOM, as Buffer's toString does
+
+/** UTF-8 bytes as text, without copying them first (Buffer.from(view) would). */
+function utf8Text(bytes: Uint8Array): string {
+  return utf8Decoder.decode(bytes);
+}
+
 /** Beyond any real nesting depth; stops cycles in NestedClass and TypeRef chains. */
 const MAX_NESTING = 64;
 
@@ -295,27 +302,25 @@ export class ModuleMetadata {
     const cached = this.typeDefNames.get(rid);
     if (cached !== undefined) return cached;
     const T = TableId.TypeDef;
-    const parts: string[] = [];
+    // Built from the inside out without a list: "/Inner" parts are prepended to `nested`. A cycle is caught by
+    // the depth bound alone (it revisits rows whose names were read already, so it fails as a long chain would).
+    let nested = '';
     let current = rid;
-    const seen = new Set<number>();
-    for (;;) {
-      if (seen.has(current) || seen.size >= MAX_NESTING) throw this.cycle(T, rid);
-      seen.add(current);
+    for (let depth = 0; ; depth++) {
+      if (depth >= MAX_NESTING) throw this.cycle(T, rid);
       const name = this.str(T, current, 'typeName');
       const enclosing = this.nestingMap().get(current);
-      const nested = (this.cell(T, current, 'flags') & TYPE_VISIBILITY_MASK) >= 2;
-      if (enclosing !== undefined && enclosing !== 0 && nested) {
-        parts.unshift(name);
+      const isNested = (this.cell(T, current, 'flags') & TYPE_VISIBILITY_MASK) >= 2;
+      if (enclosing !== undefined && enclosing !== 0 && isNested) {
+        nested = `/${name}${nested}`;
         current = enclosing;
         continue;
       }
       const ns = this.str(T, current, 'typeNamespace');
-      parts.unshift(ns ? `${ns}.${name}` : name);
-      break;
+      const full = `${ns ? `${ns}.${name}` : name}${nested}`;
+      this.typeDefNames.set(rid, full);
+      return full;
     }
-    const full = parts.join('/');
-    this.typeDefNames.set(rid, full);
-    return full;
   }
 
   /** Namespace.Outer/Inner of a TypeRef row and the scope it resolves to. */
@@ -330,22 +335,20 @@ export class ModuleMetadata {
 
   private resolveTypeRef(rid: number): { fullName: string; namespace: string; origin: TypeOrigin } {
     const R = TableId.TypeRef;
-    const parts: string[] = [];
+    // As typeDefFullName: "/Inner" parts prepended, cycles caught by the depth bound.
+    let nested = '';
     let current = rid;
-    const seen = new Set<number>();
-    for (;;) {
-      if (seen.has(current) || seen.size >= MAX_NESTING) throw this.cycle(R, rid);
-      seen.add(current);
+    for (let depth = 0; ; depth++) {
+      if (depth >= MAX_NESTING) throw this.cycle(R, rid);
       const scope = this.tables.decodeCoded('ResolutionScope', this.cell(R, current, 'resolutionScope'));
       const name = this.str(R, current, 'typeName');
       if (scope.table === TableId.TypeRef && scope.rid !== 0) {
-        parts.unshift(name);
+        nested = `/${name}${nested}`;
         current = scope.rid;
         continue;
       }
       const ns = this.str(R, current, 'typeNamespace');
-      parts.unshift(ns ? `${ns}.${name}` : name);
-      return { fullName: parts.join('/'), namespace: ns, origin: this.scopeOrigin(scope) };
+      return { fullName: `${ns ? `${ns}.${name}` : name}${nested}`, namespace: ns, origin: this.scopeOrigin(scope) };
     }
   }
 
@@ -390,7 +393,8 @@ export class ModuleMetadata {
 
   private outerNamespace(typeDefRid: number): string {
     const full = this.typeDefFullName(typeDefRid);
-    const outer = full.split('/')[0]!;
+    const slash = full.indexOf('/');
+    const outer = slash < 0 ? full : full.slice(0, slash);
     const dot = outer.lastIndexOf('.');
     return dot < 0 ? '' : outer.slice(0, dot);
   }
@@ -589,7 +593,7 @@ export class ModuleMetadata {
     const cached = this.serStrings.get(fileOffset);
     if (cached && cached.length === utf8.length) return cached.value;
     this.meter.stringBytes(utf8.length, fileOffset, 'custom attribute string');
-    const value = Buffer.from(utf8).toString('utf8');
+    const value = utf8Text(utf8);
     this.serStrings.set(fileOffset, { length: utf8.length, value });
     return value;
   };

@@ -13,7 +13,9 @@ export const MAX_ROW_COUNT = 0x00ffffff;
 const HeapSizes = { StringsWide: 0x01, GuidWide: 0x02, BlobWide: 0x04, ExtraData: 0x40 } as const;
 
 /** Column name to index, per table; the schema is static, so this is built once. */
-const COLUMN_INDEX: readonly Map<string, number>[] = TableSchemas.map((schema) => new Map(schema.map((col, i) => [col.name, i])));
+// Plain objects, not Maps: a property load from one of 45 object shapes is cheaper than hashing the name (this runs
+// for every cell the readers look at).
+const COLUMN_INDEX: readonly Readonly<Record<string, number>>[] = TableSchemas.map((schema) => Object.fromEntries(schema.map((col, i) => [col.name, i])));
 
 export interface TableInfo {
   readonly rowCount: number;
@@ -100,10 +102,18 @@ export class MetadataTables {
     const guidSize = wide || this.heapSizes & HeapSizes.GuidWide ? 4 : 2;
     const blobSize = wide || this.heapSizes & HeapSizes.BlobWide ? 4 : 2;
     const tableIndexSize = (table: number) => (wide || rowCounts[table]! >= 0x10000 ? 4 : 2);
+    // Each coded index's width is worked out once per module, not once per column that uses it.
+    const codedSizes = new Map<CodedIndexName, number>();
     const codedSize = (name: CodedIndexName) => {
-      const def = CodedIndex[name];
-      const max = Math.max(...def.tables.map((table) => (table < 0 ? 0 : rowCounts[table]!)));
-      return wide || max >= 1 << (16 - def.bits) ? 4 : 2;
+      let size = codedSizes.get(name);
+      if (size === undefined) {
+        const def = CodedIndex[name];
+        let max = 0;
+        for (const table of def.tables as readonly number[]) if (table >= 0 && rowCounts[table]! > max) max = rowCounts[table]!;
+        size = wide || max >= 1 << (16 - def.bits) ? 4 : 2;
+        codedSizes.set(name, size);
+      }
+      return size;
     };
     const columnSize = (column: ColumnDef): number => {
       const type = column.type;
@@ -175,8 +185,9 @@ export class MetadataTables {
 
   /** Index of the column `name` in `table`'s schema. */
   column(table: number, name: string): number {
-    const index = COLUMN_INDEX[table]!.get(name);
-    if (index === undefined) throw new Error(`internal: ${TableNames[table]} has no column ${name}`);
+    // Not a number for a name the schema lacks, also for one the prototype has ("constructor"): a bug of ours.
+    const index: unknown = COLUMN_INDEX[table]![name];
+    if (typeof index !== 'number') throw new Error(`internal: ${TableNames[table]} has no column ${name}`);
     return index;
   }
 

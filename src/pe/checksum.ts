@@ -9,7 +9,16 @@ export function computePeChecksum(bytes: Uint8Array, checkSumFileOffset: number)
   const len = bytes.length;
   const words = len >>> 1;
   let sum = 0;
-  if (bytes.byteOffset % 2 === 0 && isLittleEndianHost) {
+  if (bytes.byteOffset % 4 === 0 && isLittleEndianHost) {
+    // Two words per read: half the loop iterations of a Uint16Array, the same sum.
+    const pairs = words >>> 1;
+    const u32 = new Uint32Array(bytes.buffer, bytes.byteOffset, pairs);
+    for (let i = 0; i < pairs; i++) {
+      const v = u32[i]!;
+      sum += (v & 0xffff) + (v >>> 16);
+    }
+    if (words & 1) sum += bytes[pairs * 4]! | (bytes[pairs * 4 + 1]! << 8);
+  } else if (bytes.byteOffset % 2 === 0 && isLittleEndianHost) {
     const u16 = new Uint16Array(bytes.buffer, bytes.byteOffset, words);
     for (let i = 0; i < words; i++) sum += u16[i]!;
   } else {

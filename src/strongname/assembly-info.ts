@@ -8,7 +8,8 @@ import { computePeChecksum } from '../pe/checksum.js';
 import { CorFlags, hasCorHeader } from '../pe/cor-header.js';
 import { getCertificateTable, getOverlay, parsePeImage, type PeImage } from '../pe/pe-image.js';
 import { classifyStrongName, type StrongNameDetail, type StrongNameState, type VerifyOptions } from './strong-name.js';
-import { publicKeyToken, referenceToken } from './token.js';
+import { referenceToken } from './token.js';
+import { knownKey } from './known-keys.js';
 import type { HashAlgorithm } from './key-blob.js';
 import { toHex } from '../binary/byte-cursor.js';
 import { TableId } from '../metadata/schema.js';
@@ -200,14 +201,16 @@ export function inspectAssembly(bytes: Uint8Array, path: string, options: Inspec
     partial.attributes = describeAttributes(module, options.decodeAttributes !== false);
     const status = classifyStrongName(module, options);
     if (def) {
+      // classifyStrongName has parsed this key (or thrown): its hex text and token come from the same cache.
+      const key = def.publicKey.length ? knownKey(def.publicKey) : null;
       partial.assembly = {
         name: def.name,
         version: formatVersion(def.version),
         culture: def.culture,
         flags: def.flags,
         hashAlgId: def.hashAlgId,
-        publicKey: def.publicKey.length ? toHex(def.publicKey) : null,
-        publicKeyToken: def.publicKey.length ? publicKeyToken(def.publicKey) : null,
+        publicKey: key?.hex ?? null,
+        publicKeyToken: key?.token ?? null,
         hashAlgorithm: status.publicKey?.hashAlgorithm ?? null,
       };
     }

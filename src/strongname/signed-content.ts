@@ -85,7 +85,7 @@ export function* signedContent(image: PeImage, slot: SignatureSlot): Generator<U
   // 1. DOS header and stub, as is.
   yield bytes.subarray(0, L);
   // 2. NT headers: a copy with CheckSum and the Certificate Table entry set to zero.
-  const nt = Uint8Array.from(bytes.subarray(L, L + H));
+  const nt = new Uint8Array(bytes.subarray(L, L + H)); // a copy (Uint8Array.from would iterate byte by byte)
   nt.fill(0, image.checkSumFileOffset - L, image.checkSumFileOffset - L + 4);
   const cert = image.dataDirectories[DataDirectoryIndex.Certificate];
   if (cert) nt.fill(0, cert.entryFileOffset - L, cert.entryFileOffset - L + 8);

@@ -6,7 +6,8 @@ import type { ModuleMetadata } from '../metadata/module-metadata.js';
 import { computePeChecksum } from '../pe/checksum.js';
 import { CorFlags } from '../pe/cor-header.js';
 import { parsePeImage } from '../pe/pe-image.js';
-import { MICROSOFT_PLATFORM_KEY, parsePublicKeyBlob, sameRsaKey, toPublicKeyObject, type HashAlgorithm, type PublicKeyInfo, type StrongNameKeyFile } from './key-blob.js';
+import { MICROSOFT_PLATFORM_KEY, parsePublicKeyBlob, sameRsaKey, type HashAlgorithm, type PublicKeyInfo, type StrongNameKeyFile } from './key-blob.js';
+import { knownKey, knownKeyObject } from './known-keys.js';
 import { assertHeadersOutsideSections, getSignatureSlot, signedContent, type SignatureSlot } from './signed-content.js';
 import { publicKeyToken } from './token.js';
 
@@ -85,22 +86,22 @@ interface SigningKey {
 function resolveSignatureKey(module: ModuleMetadata, identity: PublicKeyInfo, token: string, options: VerifyOptions): SigningKey {
   const mapped = (options.keyMap ?? DEFAULT_KEY_MAP).get(token);
   if (mapped) {
-    const key = parsePublicKeyBlob(mapped);
-    return { key, keyObject: toPublicKeyObject(key), detail: identity.isEcmaKey ? 'ecma-key' : 'mapped-key' };
+    const key = knownKey(mapped).key;
+    return { key, keyObject: knownKeyObject(key), detail: identity.isEcmaKey ? 'ecma-key' : 'mapped-key' };
   }
   if (identity.isEcmaKey) throw new KeyError('SG_ERR_KEY_ECMA', 'the assembly uses the ECMA neutral key and no platform key is mapped for it');
   const attribute = module.assemblyAttributes.find((a) => a.typeName === SIGNATURE_KEY_ATTRIBUTE);
-  if (!attribute) return { key: identity, keyObject: toPublicKeyObject(identity), detail: undefined };
+  if (!attribute) return { key: identity, keyObject: knownKeyObject(identity), detail: undefined };
   const args = module.decodeAttribute(attribute).fixedArguments;
   const [publicKeyHex, counterSignatureHex] = args.map((a) => a.value);
   if (args.length !== 2 || typeof publicKeyHex !== 'string' || typeof counterSignatureHex !== 'string') {
     throw new KeyError('SG_ERR_KEY_BAD_BLOB', `${SIGNATURE_KEY_ATTRIBUTE} must carry two strings (public key, counter-signature)`);
   }
-  const signatureKey = parsePublicKeyBlob(Buffer.from(publicKeyHex, 'hex'));
+  const signatureKey = knownKey(Buffer.from(publicKeyHex, 'hex')).key;
   const counter = Buffer.from(counterSignatureHex, 'hex').reverse();
-  const ok = createVerify(identity.hashAlgorithm).update(signatureKey.blob).verify(toPublicKeyObject(identity), counter);
+  const ok = createVerify(identity.hashAlgorithm).update(signatureKey.blob).verify(knownKeyObject(identity), counter);
   if (!ok) throw new KeyError('SG_ERR_KEY_BAD_BLOB', `the counter-signature in ${SIGNATURE_KEY_ATTRIBUTE} does not verify with the identity key`);
-  return { key: signatureKey, keyObject: toPublicKeyObject(signatureKey), detail: 'signature-key-attribute' };
+  return { key: signatureKey, keyObject: knownKeyObject(signatureKey), detail: 'signature-key-attribute' };
 }
 
 const DESCRIPTIONS: Record<StrongNameState, string> = {
@@ -131,8 +132,8 @@ const DETAIL_TEXT: Record<StrongNameDetail, string> = {
 export function classifyStrongName(module: ModuleMetadata, options: VerifyOptions & { verify?: boolean } = {}): StrongNameStatus {
   const cor = module.corHeader;
   const flagSet = (cor.flags & CorFlags.StrongNameSigned) !== 0;
-  const assembly = module.assembly;
-  const blob = assembly?.publicKey ?? new Uint8Array(0);
+  // The whole Assembly row is read (not its key alone): a row whose name is unreadable makes the file unreadable.
+  const blob = module.assembly?.publicKey ?? new Uint8Array(0);
   const slot = getSignatureSlot(module.image, cor);
   const details: StrongNameDetail[] = [];
   const result = (
@@ -157,8 +158,7 @@ export function classifyStrongName(module: ModuleMetadata, options: VerifyOption
     if (flagSet) details.push('flag-without-key');
     return result('unsigned');
   }
-  const identity = parsePublicKeyBlob(blob);
-  const token = publicKeyToken(blob);
+  const { key: identity, token } = knownKey(blob);
   const base = { publicKey: identity, publicKeyToken: token, keyBits: identity.isEcmaKey ? null : identity.bitLength, hashAlgorithm: identity.hashAlgorithm };
   if (!slot) {
     details.push('key-without-slot');

@@ -1,5 +1,6 @@
 // Public key token (strong-naming.md section 5): the last 8 bytes of SHA-1 over the whole blob, reversed.
 import { createHash } from 'node:crypto';
+import { toHex } from '../binary/byte-cursor.js';
 
 /** The 16-character lower-case hex token of a public key blob (any HashAlgID: always SHA-1). */
 export function publicKeyToken(publicKeyBlob: Uint8Array): string {
@@ -14,5 +15,5 @@ export function publicKeyToken(publicKeyBlob: Uint8Array): string {
 export function referenceToken(publicKeyOrToken: Uint8Array, flags: number): string | null {
   if (publicKeyOrToken.length === 0) return null;
   if (flags & 0x1) return publicKeyToken(publicKeyOrToken);
-  return Buffer.from(publicKeyOrToken).toString('hex');
+  return toHex(publicKeyOrToken);
 }

@@ -66,15 +66,33 @@ export function inspectFile(file: ScanInput, settings: ScanSettings = {}): Assem
 
 /** The verify record of one file; a file that cannot be read or parsed becomes a record with its error. */
 export function verifyFile(file: ScanInput, settings: ScanSettings = {}): VerifyRecord {
+  trustStoreOf(settings); // a bad trust store is the command's error, before any file is read
+  let bytes: Buffer;
+  try {
+    bytes = readInputFile(file.absolutePath, file.displayPath);
+  } catch (error) {
+    if (!(error instanceof SignGateError)) throw error;
+    return verifyError(file.displayPath, error, undefined);
+  }
+  return verifyAssemblyBytes(bytes, file.displayPath, settings);
+}
+
+/**
+ * What `signgate verify` makes of a file's bytes: the PE headers, the CLI header, the metadata tables, the Assembly
+ * row and its public key, then the strong-name hash over the covered bytes and one RSA verification. Attributes,
+ * references and type names are not read unless the key may sit in AssemblySignatureKeyAttribute (a signed file
+ * with an unmapped key). A file that cannot be parsed becomes a record with its error.
+ * @param path how the record names the file
+ */
+export function verifyAssemblyBytes(bytes: Uint8Array, path: string, settings: ScanSettings = {}): VerifyRecord {
   const trustStore = trustStoreOf(settings);
   let authenticode: AuthenticodeVerdict | undefined;
   try {
-    const bytes = readInputFile(file.absolutePath, file.displayPath);
     if (settings.authenticode || trustStore) authenticode = authenticodeOf(bytes, trustStore ? { trustStore } : {}) ?? undefined;
     const module = readModule(bytes);
     const result = verifyStrongName(module, { ...(settings.expectedKey ? { expectedKey: settings.expectedKey } : {}), ...(settings.keyMap ? { keyMap: settings.keyMap } : {}) });
     return {
-      path: file.displayPath,
+      path,
       valid: result.valid,
       state: result.status.state,
       publicKeyToken: result.status.publicKeyToken,
@@ -86,8 +104,12 @@ export function verifyFile(file: ScanInput, settings: ScanSettings = {}): Verify
     };
   } catch (error) {
     if (!(error instanceof SignGateError)) throw error;
-    return { path: file.displayPath, valid: false, state: null, publicKeyToken: null, keyBits: null, hashAlgorithm: null, reason: null, error: { code: error.code, message: error.message }, ...(authenticode ? { authenticode } : {}) };
+    return verifyError(path, error, authenticode);
   }
+}
+
+function verifyError(path: string, error: SignGateError, authenticode: AuthenticodeVerdict | undefined): VerifyRecord {
+  return { path, valid: false, state: null, publicKeyToken: null, keyBits: null, hashAlgorithm: null, reason: null, error: { code: error.code, message: error.message }, ...(authenticode ? { authenticode } : {}) };
 }
 
 /** A record as `inspect --json` and `verify --json` print it inside their array, with what the exit code needs. */

@@ -1,5 +1,5 @@
 import { describe, expect, test } from 'vitest';
-import { ByteCursor } from '../../src/binary/byte-cursor.js';
+import { ByteCursor, toHex } from '../../src/binary/byte-cursor.js';
 import { FormatError } from '../../src/core/errors.js';
 
 const cursor = (bytes: number[]) => new ByteCursor(Uint8Array.from(bytes), { structure: 'test blob', errorCode: 'SG_ERR_MD_TRUNCATED' });
@@ -59,5 +59,18 @@ describe('ByteCursor bounds', () => {
     const child = c.slice(1, 2);
     expect(child.u16()).toBe(0x0302);
     expect(() => child.u8()).toThrow(FormatError);
+  });
+});
+
+describe('toHex', () => {
+  test('every length and byte value gives what Buffer gives, views included', () => {
+    const all = Uint8Array.from({ length: 300 }, (_, i) => (i * 151 + 7) & 0xff);
+    for (let length = 0; length <= 70; length++) {
+      for (const offset of [0, 1, 255]) {
+        const view = all.subarray(offset, offset + length);
+        expect(toHex(view)).toBe(Buffer.from(view).toString('hex'));
+      }
+    }
+    expect(toHex(Uint8Array.from({ length: 256 }, (_, i) => i))).toBe(Buffer.from(Uint8Array.from({ length: 256 }, (_, i) => i)).toString('hex'));
   });
 });

@@ -54,3 +54,16 @@ describe('PE headers', () => {
     expect(getCertificateTable(withOverlay)).toBeNull();
   });
 });
+
+describe('the bytes an image keeps', () => {
+  test('a Buffer is read through a plain Uint8Array over the same memory (no copy), with the same result', () => {
+    const buffer = Buffer.from(fixture('assemblies/signed-1024.dll'));
+    const image = parsePeImage(buffer);
+    expect(Object.getPrototypeOf(image.bytes)).toBe(Uint8Array.prototype);
+    expect(image.bytes.buffer).toBe(buffer.buffer);
+    expect(image.bytes.byteOffset).toBe(buffer.byteOffset);
+    const { bytes: _a, ...fromBuffer } = image;
+    const { bytes: _b, ...fromCopy } = parsePeImage(new Uint8Array(buffer));
+    expect(fromBuffer).toEqual(fromCopy);
+  });
+});

@@ -6,6 +6,7 @@ import { ExitCode, type ExitCodeValue } from '../exit-codes.js';
 import { expandInputs } from '../../workflows/files.js';
 import { scanFiles, scanFilesAsJson } from '../../workflows/scan.js';
 import type { Io } from '../output.js';
+import { withBufferedOutput } from '../buffered-io.js';
 import { loadKeyMap } from '../../workflows/keys.js';
 import { authenticodeVerdict, describeAuthenticodeVerdict } from '../../authenticode/verdict.js';
 import { loadTrustStoreText } from '../../workflows/authenticode.js';
@@ -75,7 +76,12 @@ export function formatInspectText(info: AssemblyInfo, io: Io): string {
   return lines.join('\n');
 }
 
+/** Prints in chunks (buffered-io.ts): one write per record costs more than the text for thousands of files. */
 export async function runInspect(args: Pick<InspectArgs, 'inputs' | 'json' | 'verify' | 'keyMap' | 'threads' | 'trustStore'> & { authenticode?: boolean }, io: Io): Promise<ExitCodeValue> {
+  return withBufferedOutput(io, (buffered) => runInspectBuffered(args, buffered));
+}
+
+async function runInspectBuffered(args: Pick<InspectArgs, 'inputs' | 'json' | 'verify' | 'keyMap' | 'threads' | 'trustStore'> & { authenticode?: boolean }, io: Io): Promise<ExitCodeValue> {
   const files = await expandInputs(args.inputs);
   const keyMap = loadKeyMap(args.keyMap);
   const trustStore = loadTrustStoreText(args.trustStore);

@@ -5,6 +5,7 @@ import { ExitCode, worstExitCode, type ExitCodeValue } from '../exit-codes.js';
 import { expandInputs } from '../../workflows/files.js';
 import { scanFiles, scanFilesAsJson } from '../../workflows/scan.js';
 import type { Io } from '../output.js';
+import { withBufferedOutput } from '../buffered-io.js';
 import { loadKeyFile, loadKeyMap } from '../../workflows/keys.js';
 import { threadsOption, type CommonArgs } from './common.js';
 import { describeAuthenticodeVerdict } from '../../authenticode/verdict.js';
@@ -23,7 +24,12 @@ interface VerifyArgs extends CommonArgs {
 
 export type { VerifyRecord } from '../../workflows/scan.js';
 
+/** Prints in chunks (buffered-io.ts): one write per record costs more than the text for thousands of files. */
 export async function runVerify(args: Pick<VerifyArgs, 'inputs' | 'key' | 'json' | 'keyMap' | 'threads' | 'authenticode' | 'trustStore'>, io: Io): Promise<ExitCodeValue> {
+  return withBufferedOutput(io, (buffered) => runVerifyBuffered(args, buffered));
+}
+
+async function runVerifyBuffered(args: Pick<VerifyArgs, 'inputs' | 'key' | 'json' | 'keyMap' | 'threads' | 'authenticode' | 'trustStore'>, io: Io): Promise<ExitCodeValue> {
   const files = await expandInputs(args.inputs);
   const expected = args.key ? loadKeyFile(args.key).publicKey : undefined;
   const keyMap = loadKeyMap(args.keyMap);
