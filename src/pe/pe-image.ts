@@ -1,9 +1,9 @@
 // PE/COFF headers, section table and data directories (ECMA-335 II.25.2, strong-naming.md section 1).
-// The fields sit at fixed offsets (PE/COFF specification, "Optional Header Windows-Specific Fields"), read here
-// after every bound is checked. pe-library's format classes read them before the scan-speed work: they cost
-// 13 modules at start and a DataView and a getter object per structure, about 60 ms of a 2,600-file inspect
-// (docs/performance.md). Its NtExecutable.from was never used: it copies every section and refuses COFF symbols.
-import { ByteCursor, peekU16, peekU32 } from '../binary/byte-cursor.js';
+// pe-library's format classes read the header fields; we check every bound first (its views may read
+// past the end of a Uint8Array into the shared ArrayBuffer) and do RVA mapping and section order ourselves.
+// NtExecutable.from is not used: it copies every section and refuses images with COFF symbols.
+import { Format } from 'pe-library';
+import { ByteCursor, peekU32 } from '../binary/byte-cursor.js';
 import { FormatError, hex } from '../core/errors.js';
 
 /** Magic values of the optional header. */
@@ -102,7 +102,8 @@ export function parsePeImage(input: Uint8Array): PeImage {
     });
   }
   if (len < 64) throw truncated('DOS header', 0, 64, len);
-  const lfanew = peekU32(bytes, 0x3c); // e_lfanew
+  const dos = Format.ImageDosHeader.from(bytes);
+  const lfanew = dos.newHeaderAddress >>> 0;
   if (lfanew < 0x40 || lfanew > len - 4) {
     throw new FormatError('SG_ERR_PE_BAD_LFANEW', `e_lfanew at 0x3C is ${hex(lfanew)}, outside the ${len}-byte file`, {
       structure: 'DOS header',
@@ -126,22 +127,13 @@ export function parsePeImage(input: Uint8Array): PeImage {
     });
   }
   const fixedSize = OPTIONAL_FIXED_SIZE[magic];
-  // The fixed part plus all 16 directories must be in the file (what is read below, and a stable error for files
-  // that end inside the directories).
+  // pe-library's view spans the fixed part plus all 16 directories: check that much is in the file.
   if (optAt + fixedSize + 16 * 8 > len) throw truncated('optional header', optAt, fixedSize + 16 * 8, len);
-  // COFF header (at coffAt): Machine, NumberOfSections, TimeDateStamp, ..., SizeOfOptionalHeader, Characteristics.
-  const machine = peekU16(bytes, coffAt);
-  const numberOfSections = peekU16(bytes, coffAt + 2);
-  const timeDateStamp = peekU32(bytes, coffAt + 4);
-  const sizeOfOptionalHeader = peekU16(bytes, coffAt + 16);
-  const characteristics = peekU16(bytes, coffAt + 18);
-  // Windows-specific fields of the optional header: the same offsets in PE32 and PE32+ up to DllCharacteristics;
-  // NumberOfRvaAndSizes is the last fixed field.
-  const sizeOfHeaders = peekU32(bytes, optAt + 60);
-  const checkSum = peekU32(bytes, optAt + 64);
-  const subsystem = peekU16(bytes, optAt + 68);
-  const dllCharacteristics = peekU16(bytes, optAt + 70);
-  const numberOfRvaAndSizes = peekU32(bytes, optAt + fixedSize - 4);
+  const nt = Format.ImageNtHeaders.from(bytes, lfanew);
+  const file = nt.fileHeader;
+  const opt = nt.optionalHeader;
+  const sizeOfOptionalHeader = file.sizeOfOptionalHeader;
+  const numberOfRvaAndSizes = opt.numberOfRvaAndSizes >>> 0;
   const directoryCount = Math.min(numberOfRvaAndSizes, 16);
   if (sizeOfOptionalHeader < fixedSize + directoryCount * 8) {
     throw new FormatError(
@@ -150,6 +142,7 @@ export function parsePeImage(input: Uint8Array): PeImage {
       { structure: 'COFF header', fileOffset: coffAt + 16 },
     );
   }
+  const numberOfSections = file.numberOfSections;
   if (numberOfSections > MAX_SECTIONS) {
     throw new FormatError('SG_ERR_PE_TOO_MANY_SECTIONS', `NumberOfSections at ${hex(coffAt + 2)} is ${numberOfSections}; signgate reads at most ${MAX_SECTIONS}`, {
       structure: 'COFF header',
@@ -157,61 +150,62 @@ export function parsePeImage(input: Uint8Array): PeImage {
     });
   }
   const directoryAt = optAt + fixedSize;
+  const directories = nt.optionalHeaderDataDirectory;
   const dataDirectories: DataDirectory[] = [];
   for (let i = 0; i < directoryCount; i++) {
-    const at = directoryAt + i * 8;
-    dataDirectories.push({ virtualAddress: peekU32(bytes, at), size: peekU32(bytes, at + 4), entryFileOffset: at });
+    const entry = directories.get(i);
+    dataDirectories.push({ virtualAddress: entry.virtualAddress >>> 0, size: entry.size >>> 0, entryFileOffset: directoryAt + i * 8 });
   }
   const sectionTableFileOffset = optAt + sizeOfOptionalHeader;
   const tableSize = numberOfSections * 40;
   if (sectionTableFileOffset + tableSize > len) throw truncated('section table', sectionTableFileOffset, tableSize, len);
+  const table = Format.ImageSectionHeaderArray.from(bytes.buffer as ArrayBuffer, numberOfSections, bytes.byteOffset + sectionTableFileOffset);
   const sections: SectionHeader[] = [];
   let endOfRawData = 0;
   for (let i = 0; i < numberOfSections; i++) {
-    // IMAGE_SECTION_HEADER: Name[8], VirtualSize, VirtualAddress, SizeOfRawData, PointerToRawData, ..., Characteristics.
+    const s = table.get(i);
     const headerFileOffset = sectionTableFileOffset + i * 40;
-    const name = sectionName(bytes, headerFileOffset);
-    const pointerToRawData = peekU32(bytes, headerFileOffset + 20);
-    const sizeOfRawData = peekU32(bytes, headerFileOffset + 16);
+    const pointerToRawData = s.pointerToRawData >>> 0;
+    const sizeOfRawData = s.sizeOfRawData >>> 0;
     if (sizeOfRawData > 0 && pointerToRawData + sizeOfRawData > len) {
       throw new FormatError(
         'SG_ERR_PE_SECTION_OUT_OF_FILE',
-        `section ${JSON.stringify(name)} raw data ${hex(pointerToRawData)}+${hex(sizeOfRawData)} ends past the end of the ${len}-byte file`,
+        `section ${JSON.stringify(s.name)} raw data ${hex(pointerToRawData)}+${hex(sizeOfRawData)} ends past the end of the ${len}-byte file`,
         { structure: 'section header', fileOffset: headerFileOffset, needed: pointerToRawData + sizeOfRawData, available: len },
       );
     }
     if (sizeOfRawData > 0) endOfRawData = Math.max(endOfRawData, pointerToRawData + sizeOfRawData);
     sections.push({
-      name,
-      virtualSize: peekU32(bytes, headerFileOffset + 8),
-      virtualAddress: peekU32(bytes, headerFileOffset + 12),
+      name: s.name,
+      virtualSize: s.virtualSize >>> 0,
+      virtualAddress: s.virtualAddress >>> 0,
       sizeOfRawData,
       pointerToRawData,
-      characteristics: peekU32(bytes, headerFileOffset + 36),
+      characteristics: s.characteristics >>> 0,
       headerFileOffset,
     });
   }
   return {
     bytes,
     peHeaderFileOffset: lfanew,
-    machine,
+    machine: file.machine,
     numberOfSections,
-    timeDateStamp,
-    characteristics,
+    timeDateStamp: file.timeDateStamp >>> 0,
+    characteristics: file.characteristics,
     sizeOfOptionalHeader,
     optionalHeaderFileOffset: optAt,
     magic,
     isPe32Plus: magic === PeMagic.PE32Plus,
-    sizeOfHeaders,
-    checkSum,
+    sizeOfHeaders: opt.sizeOfHeaders >>> 0,
+    checkSum: opt.checkSum >>> 0,
     checkSumFileOffset: optAt + 64,
-    subsystem,
-    dllCharacteristics,
+    subsystem: opt.subsystem,
+    dllCharacteristics: opt.dllCharacteristics,
     numberOfRvaAndSizes,
     dataDirectories,
     sectionTableFileOffset,
     sections,
-    endOfRawData: Math.max(endOfRawData, Math.min(sizeOfHeaders, len)),
+    endOfRawData: Math.max(endOfRawData, Math.min(opt.sizeOfHeaders >>> 0, len)),
   };
 }
 
@@ -221,15 +215,6 @@ export function parsePeImage(input: Uint8Array): PeImage {
  */
 export function plainBytes(bytes: Uint8Array): Uint8Array {
   return Object.getPrototypeOf(bytes) === Uint8Array.prototype ? bytes : new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-}
-
-const sectionNameDecoder = new TextDecoder('utf-8', { ignoreBOM: true });
-
-/** A section's 8-byte name up to its first NUL, as UTF-8 (a name of 8 bytes has no NUL). */
-function sectionName(bytes: Uint8Array, at: number): string {
-  let end = at;
-  while (end < at + 8 && bytes[end] !== 0) end++;
-  return sectionNameDecoder.decode(bytes.subarray(at, end));
 }
 
 /** The data directory at `index`, or a zero entry when the header has fewer directories. */
