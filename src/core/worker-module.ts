@@ -1,6 +1,7 @@
 // Where the compiled module a worker thread runs lives. Run from the TypeScript sources (as the tests run), the
 // worker runs the same module from dist/, which `npm test` and `npm run build` compile first.
 import { existsSync } from 'node:fs';
+import { availableParallelism, loadavg } from 'node:os';
 import { isSea } from 'node:sea';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 
@@ -33,4 +34,26 @@ export function workerModulePath(importMetaUrl: string, name: string, extension 
  */
 export function piscinaTask(taskModulePath: string): { filename: string; workerData: { module: string } } {
   return { filename: workerModulePath(import.meta.url, 'worker-entry', '.cjs'), workerData: { module: pathToFileURL(taskModulePath).href } };
+}
+
+/**
+ * Cores no other process keeps busy: the cores less the load average of the last minute (Windows reports no
+ * load: all cores). On a machine already busy with a parallel build, more threads only add their start-up.
+ */
+export function idleCores(): number {
+  const cores = availableParallelism();
+  return Math.max(0, Math.min(cores, Math.round(cores - loadavg()[0]!)));
+}
+
+/**
+ * How many threads a pool for `count` files uses (none inside a one-file executable): `threads` when given, else
+ * one per idle core from `threshold` files on when at least two cores are idle (each command has its threshold).
+ */
+export function poolThreads(count: number, threads: number | undefined, idle: number = idleCores(), threshold: number): number {
+  if (!workerThreadsAvailable()) return 0;
+  if (threads !== undefined) {
+    if (!Number.isInteger(threads) || threads < 0) throw new RangeError(`threads must be a whole number of at least 0, not ${threads}`);
+    return Math.min(threads, Math.max(count, 1));
+  }
+  return count >= threshold && idle >= 2 ? idle : 0;
 }

@@ -11,33 +11,9 @@ import { fileParser, fromParsedData, placeFiles, type ParsedFileData } from '../
 import { assembleCheck, checkFile, resolveSeverities, ruleNeighbourhood, runCheck, type CheckOptions, type CheckResult, type FileOutcome } from '../rules/runner.js';
 import { needsSigning, type CheckInput, type CheckSettings, type FileFacts } from '../rules/types.js';
 import { placedFacts, settleTask, type CheckAnswer, type CheckedFile, type CheckItem, type CheckTask, type PlacedFile } from './check-worker.js';
-import { scanThreads } from './scan.js';
+import { checkThreads, type PoolOptions } from './check-threads.js';
 
-/**
- * From this many files on, check and audit may run in worker threads by default (and only with two idle cores).
- * Measured with `node scripts/bench-scan-threshold.js --mode check` (Mono corpus, vendor Mono, 2 shared cores,
- * load averages of 1.4 to 10): two threads cost about 0.2 s of CPU to start (each loads the code and warms its
- * JIT up) and 20–40% more CPU per file (a second parse of the files the rules read, garbage collection in 8 MB
- * young generations). CPU ratio --threads 2 / --threads 0, check: 1.57–1.83x at 100 files, 1.47–1.83x at 400,
- * 1.20–1.35x at 1,600, 1.29–1.52x at 2,629 (audit alike); wall time never fell below --threads 0 on these
- * 2 busy cores. Estimate for two idle cores: the per-file work is about half of a check (0.45 ms per file; the
- * rest is reading, start-up and the report), so two threads at 1.3x its CPU win back their start-up from about
- * 650 files on; the threshold keeps a margin. Not yet confirmed on a quiet machine (docs/performance.md).
- */
-export const CHECK_POOL_THRESHOLD = 1000;
-
-export interface PoolOptions {
-  /**
-   * Worker threads; 0 checks in the calling thread. Default: from CHECK_POOL_THRESHOLD files on, one per idle core
-   * when at least two cores are idle, else 0.
-   */
-  readonly threads?: number;
-}
-
-/** How many threads a check or audit of `count` files uses (none inside a one-file executable). */
-export function checkThreads(count: number, threads?: number, idle?: number): number {
-  return scanThreads(count, threads, idle, CHECK_POOL_THRESHOLD);
-}
+export { checkThreads, CHECK_POOL_THRESHOLD, type PoolOptions } from './check-threads.js';
 
 /** runCheck, with the per-file work in worker threads when there are enough files (see checkThreads). */
 export async function runCheckPooled(inputs: readonly CheckInput[], options: CheckOptions & PoolOptions): Promise<CheckResult> {

@@ -3,8 +3,8 @@ import { basename, isAbsolute, relative, resolve, sep } from 'node:path';
 import type { SeveritySetting } from '../core/diagnostic.js';
 import { UsageError } from '../core/errors.js';
 import type { ReportFormat } from '../report/index.js';
-import type { CheckResult } from '../rules/runner.js';
-import { checkThreads, runCheckPooled } from './check-pool.js';
+import { runCheck, type CheckResult } from '../rules/runner.js';
+import { checkThreads } from './check-threads.js';
 import type { CheckInput, CheckSettings } from '../rules/types.js';
 import { CONFIG_FILE_NAME, loadConfig } from './config.js';
 import { displayPath, expandInputs, readInputFile } from './files.js';
@@ -130,6 +130,9 @@ export async function check(options: CheckOptions): Promise<CheckRun> {
   // The service client loads only when the check goes online.
   const licensedOptionIds = baseUrl && token ? await (await import('../service-client/licenses.js')).getLicenses({ baseUrl, accessToken: token }) : undefined;
   const settings: CheckSettings = { ...prepared.settings, ...(licensedOptionIds ? { licensedOptionIds } : {}) };
-  const result = await runCheckPooled(prepared.inputs, { settings, severities: prepared.severities, ...(options.threads === undefined ? {} : { threads: options.threads }) });
+  const checkOptions = { settings, severities: prepared.severities };
+  const threads = checkThreads(prepared.inputs.length, options.threads);
+  // The pool's modules load only when it runs: a check of a few files starts faster without them.
+  const result = threads === 0 ? runCheck(prepared.inputs, checkOptions) : await (await import('./check-pool.js')).runCheckPooled(prepared.inputs, { ...checkOptions, threads });
   return { result, prepared: { ...prepared, settings } };
 }

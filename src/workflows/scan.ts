@@ -1,11 +1,11 @@
 // `inspect` and `verify` over many files: in the calling thread for a few files, in a pool of worker threads
 // (piscina, one per idle core) from SCAN_POOL_THRESHOLD files on. Records come back one by one, in the order of the
 // files, so that a caller can print each as it comes instead of holding them all.
-import { availableParallelism, loadavg } from 'node:os';
-import { piscinaTask, workerModulePath, workerThreadsAvailable } from '../core/worker-module.js';
+import { piscinaTask, poolThreads, workerModulePath } from '../core/worker-module.js';
 import { scanJson, scanners, type ScanInput, type ScanJson, type ScanKind, type ScanRecord, type ScanSettings } from './scan-file.js';
 import type { ScanTask } from './scan-worker.js';
 
+export { idleCores } from '../core/worker-module.js';
 export { inspectFile, verifyFile, scanJson, type ScanJson, type ScanInput, type ScanKind, type ScanRecord, type ScanSettings, type VerifyRecord } from './scan-file.js';
 
 /**
@@ -23,26 +23,9 @@ export interface ScanOptions extends ScanSettings {
   readonly threads?: number;
 }
 
-/**
- * Cores no other process keeps busy: the cores less the load average of the last minute (Windows reports no
- * load: all cores). On a machine already busy with a parallel build, more threads only add their start-up.
- */
-export function idleCores(): number {
-  const cores = availableParallelism();
-  return Math.max(0, Math.min(cores, Math.round(cores - loadavg()[0]!)));
-}
-
-/**
- * How many threads a scan of `count` files uses (none inside a one-file executable); `threshold` is the file
- * count from which the default uses threads (check and audit pass their own).
- */
-export function scanThreads(count: number, threads?: number, idle: number = idleCores(), threshold: number = SCAN_POOL_THRESHOLD): number {
-  if (!workerThreadsAvailable()) return 0;
-  if (threads !== undefined) {
-    if (!Number.isInteger(threads) || threads < 0) throw new RangeError(`threads must be a whole number of at least 0, not ${threads}`);
-    return Math.min(threads, Math.max(count, 1));
-  }
-  return count >= threshold && idle >= 2 ? idle : 0;
+/** How many threads a scan of `count` files uses (see poolThreads; none inside a one-file executable). */
+export function scanThreads(count: number, threads?: number, idle?: number, threshold: number = SCAN_POOL_THRESHOLD): number {
+  return poolThreads(count, threads, idle, threshold);
 }
 
 /** Scans `files` (see inspectFile and verifyFile); yields one record per file, in order. */

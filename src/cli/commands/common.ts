@@ -1,4 +1,4 @@
-import { CHECK_POOL_THRESHOLD } from '../../workflows/check-pool.js';
+import { CHECK_POOL_THRESHOLD } from '../../workflows/check-threads.js';
 import { numberOption } from '../options.js';
 
 // Options every command has.

@@ -1,0 +1,32 @@
+// How many worker threads `check` and `audit` use, apart from the pool itself (check-pool.ts), so that a check of
+// a few files decides it without loading the pool's modules.
+import { poolThreads } from '../core/worker-module.js';
+
+/**
+ * From this many files on, check and audit may run in worker threads by default (and only with two idle cores).
+ * Measured with `node scripts/bench-scan-threshold.js --mode check` (Mono corpus, vendor Mono, 2 shared cores,
+ * load averages of 1.4 to 10): two threads cost about 0.2 s of CPU to start (each loads the code and warms its
+ * JIT up) and 20–40% more CPU per file (a second parse of the files the rules read, garbage collection in 8 MB
+ * young generations). CPU ratio --threads 2 / --threads 0, check: 1.57–1.83x at 100 files, 1.47–1.83x at 400,
+ * 1.20–1.35x at 1,600, 1.29–1.52x at 2,629 (audit alike); wall time never fell below --threads 0 on these
+ * 2 busy cores. Estimate for two idle cores: the per-file work is about half of a check (0.45 ms per file; the
+ * rest is reading, start-up and the report), so two threads at 1.3x its CPU win back their start-up from about
+ * 650 files on. On the quiet machine (`npm run bench`, load average 1.6) that estimate did not hold: over all
+ * 2,629 files `check --threads 2` took 1.19x and `audit --threads 2` 1.11x the time of one thread (the reading of
+ * the files, the set rules and the report stay on the calling thread). So the default uses threads only beyond the
+ * largest set measured; `--threads` chooses for a given build (docs/performance.md).
+ */
+export const CHECK_POOL_THRESHOLD = 10_000;
+
+export interface PoolOptions {
+  /**
+   * Worker threads; 0 checks in the calling thread. Default: from CHECK_POOL_THRESHOLD files on, one per idle core
+   * when at least two cores are idle, else 0.
+   */
+  readonly threads?: number;
+}
+
+/** How many threads a check or audit of `count` files uses (none inside a one-file executable). */
+export function checkThreads(count: number, threads?: number, idle?: number): number {
+  return poolThreads(count, threads, idle, CHECK_POOL_THRESHOLD);
+}
