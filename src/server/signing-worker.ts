@@ -13,7 +13,7 @@ import { writeZip, type PreparedZipData, type ZipEntry } from '../zip/write-zip.
 import type { JobFile, JobMessage, JobRecord } from './job-store.js';
 import type { JobProgressSink, JobStateStore, JobWorker } from './store.js';
 import type { License, Organization, ServerConfig } from './server-config.js';
-import { inProcessSigner, type FileSigner, type SignedFile } from './sign-file.js';
+import { inProcessSigner, type FileSigner } from './sign-file.js';
 
 export const SIGNING_LOG = 'signing-log.txt';
 export const RESULT_ZIP = 'result.zip';
@@ -61,8 +61,8 @@ export async function processJob(
   const org = config.organizations.get(record.organization);
   const uploads = join(dir, 'uploads');
   if (signal.aborted) return;
-  // Each file's entry of the package, prepared by the signer (CRC-32 and deflate in the pool's threads);
-  // a file without one is read back from the uploads.
+  // The package entries the signer prepared (CRC-32 and deflate in the pool's threads); a file without one is
+  // read back from the uploads.
   const packed = new Map<string, PreparedZipData>();
   for (const f of record.assemblies) {
     f.fileProcessingState = 'Processing';
@@ -88,11 +88,12 @@ export async function processJob(
       const decided: JobFile = { ...file, messages: [] };
       return { decided, signWith: decide(decided, byPath.get(file.fileName)!, inputs[i]!.bytes, org) };
     });
-    const handedOver: Promise<SignedFile | PreparedZipData | undefined>[] = [];
+    // Each file's package entry: of the signed file, of the file as uploaded, or none when the signature did not verify.
+    const handedOver: Promise<PreparedZipData | undefined>[] = [];
     const handOver = (upTo: number) => {
       for (let j = handedOver.length; j <= Math.min(upTo, decisions.length - 1); j++) {
         const signWith = decisions[j]!.signWith;
-        const pending = signWith ? signer.sign(inputs[j]!.bytes, signWith.key) : signer.pack(inputs[j]!.bytes);
+        const pending = signWith ? signer.sign(inputs[j]!.bytes, signWith.key).then((signed) => signed?.entry) : signer.pack(inputs[j]!.bytes);
         pending.catch(() => {}); // awaited below unless the job stops first
         handedOver.push(pending);
       }
@@ -100,15 +101,13 @@ export async function processJob(
     for (const [i, file] of record.assemblies.entries()) {
       if (signal.aborted) return; // deleted, or left unfinished and resumed after the restart
       handOver(i + signer.ahead);
-      const { decided, signWith } = decisions[i]!;
+      const { decided } = decisions[i]!;
       file.fileProcessingState = decided.fileProcessingState;
       file.messages = decided.messages;
-      const done = await handedOver[i]!;
+      const entry = await handedOver[i]!;
       if (signal.aborted) return;
-      if (!signWith) {
-        packed.set(file.fileName, done as PreparedZipData);
-      } else if (done) {
-        packed.set(file.fileName, (done as SignedFile).entry);
+      if (entry) {
+        packed.set(file.fileName, entry);
       } else {
         file.fileProcessingState = 'Error';
         file.messages = [message('Error', 'Internal error: the signature did not verify; the file was not signed.')];
