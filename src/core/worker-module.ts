@@ -57,3 +57,11 @@ export function poolThreads(count: number, threads: number | undefined, idle: nu
   }
   return count >= threshold && idle >= 2 ? idle : 0;
 }
+
+/**
+ * How many consecutive items one pool task takes: small enough that the threads finish together (about eight
+ * tasks per thread), large enough to keep messages few (4 to 32).
+ */
+export function taskRunSize(count: number, threads: number): number {
+  return Math.min(32, Math.max(4, Math.ceil(count / (threads * 8))));
+}

@@ -5,7 +5,7 @@
 // audit's evidence) of the files whose metadata the rules read. Same result, byte for byte, as runCheck and
 // buildAudit in the calling thread.
 import type { SeveritySetting } from '../core/diagnostic.js';
-import { piscinaTask, workerModulePath } from '../core/worker-module.js';
+import { piscinaTask, taskRunSize, workerModulePath } from '../core/worker-module.js';
 import { assembleAudit, buildAudit, type AuditEvidence, type AuditOptions, type AuditReport } from '../rules/audit.js';
 import { fileParser, fromParsedData, placeFiles, type ParsedFileData } from '../rules/facts.js';
 import { assembleCheck, checkFile, resolveSeverities, ruleNeighbourhood, runCheck, type CheckOptions, type CheckResult, type FileOutcome } from '../rules/runner.js';
@@ -44,9 +44,9 @@ async function settled<T>(tasks: readonly Promise<CheckAnswer<T>>[]): Promise<T[
   return results.map((r) => settleTask((r as PromiseFulfilledResult<CheckAnswer<T>>).value));
 }
 
-/** Runs of consecutive items, small enough that the threads finish together, large enough to keep messages few. */
+/** Runs of consecutive items, one per pool task (see taskRunSize). */
 function runsOf<T>(items: readonly T[], threads: number): T[][] {
-  const size = Math.min(32, Math.max(4, Math.ceil(items.length / (threads * 8))));
+  const size = taskRunSize(items.length, threads);
   const runs: T[][] = [];
   for (let i = 0; i < items.length; i += size) runs.push(items.slice(i, i + size));
   return runs;

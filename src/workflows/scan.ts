@@ -1,7 +1,7 @@
 // `inspect` and `verify` over many files: in the calling thread for a few files, in a pool of worker threads
 // (piscina, one per idle core) from SCAN_POOL_THRESHOLD files on. Records come back one by one, in the order of the
 // files, so that a caller can print each as it comes instead of holding them all.
-import { piscinaTask, poolThreads, workerModulePath } from '../core/worker-module.js';
+import { piscinaTask, poolThreads, taskRunSize, workerModulePath } from '../core/worker-module.js';
 import { scanJson, scanners, type ScanInput, type ScanJson, type ScanKind, type ScanRecord, type ScanSettings } from './scan-file.js';
 import type { ScanTask } from './scan-worker.js';
 
@@ -60,7 +60,7 @@ async function* scan<K extends ScanKind, T>(kind: K, files: readonly ScanInput[]
   const { Piscina } = await import('piscina');
   const pool = new Piscina<ScanTask, T[]>({ ...piscinaTask(workerModulePath(import.meta.url, 'scan-worker')), minThreads: threads, maxThreads: threads, resourceLimits: { maxYoungGenerationSizeMb: 8 } });
   // Runs of consecutive files, small enough that the threads finish together, large enough to keep messages few.
-  const size = Math.min(32, Math.max(4, Math.ceil(files.length / (threads * 8))));
+  const size = taskRunSize(files.length, threads);
   let next = 0;
   const pending: Promise<T[]>[] = [];
   // A few runs per thread in flight: the threads never wait, and records not yet printed stay few.
