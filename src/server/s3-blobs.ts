@@ -23,15 +23,18 @@ export interface S3BlobOptions {
   readonly region: string;
 }
 
-/** Reads `s3://bucket[/prefix][?endpoint=URL&region=NAME]`. */
+/** Reads `s3://bucket[/prefix][?endpoint=URL&region=NAME]`; a user or key in the URL is refused, and never shown. */
 export function parseBlobStoreUrl(url: string): S3BlobOptions {
+  const hint = 'Pass s3://bucket/prefix?endpoint=https://s3.example.com&region=eu-central-1; credentials come from the AWS environment (AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, a profile or a role), never from the URL.';
   let u: URL;
   try {
     u = new URL(url);
   } catch {
-    throw new UsageError(`--blob-store ${JSON.stringify(url)} is not a URL`, 'Pass s3://bucket/prefix?endpoint=https://s3.example.com&region=eu-central-1.');
+    // Not echoed: a malformed URL may still hold a key.
+    throw new UsageError('--blob-store is not a URL', hint);
   }
-  if (u.protocol !== 's3:' || !u.hostname) throw new UsageError(`--blob-store ${JSON.stringify(url)} is not an s3://bucket URL`, 'Pass s3://bucket/prefix?endpoint=https://s3.example.com&region=eu-central-1.');
+  if (u.username || u.password) throw new UsageError(`--blob-store s3://${u.hostname}${u.pathname} names a user or key before the bucket; it was ignored and is not shown`, hint);
+  if (u.protocol !== 's3:' || !u.hostname) throw new UsageError(`--blob-store ${u.protocol}//${u.hostname}${u.pathname} is not an s3://bucket URL`, hint);
   const path = u.pathname.replace(/^\/+/, '');
   const endpoint = u.searchParams.get('endpoint') ?? undefined;
   return { bucket: u.hostname, prefix: path && !path.endsWith('/') ? `${path}/` : path, ...(endpoint ? { endpoint } : {}), region: u.searchParams.get('region') ?? process.env.AWS_REGION ?? 'us-east-1' };
@@ -122,3 +125,4 @@ export class S3Blobs {
     this.client.destroy();
   }
 }
+

@@ -134,5 +134,12 @@ describe.skipIf(!requireDatabase())('object storage (s3rver) for job files', () 
     const wrong = await runSigngate(['serve', '--config', config, '--data-dir', apiDir, '--port', '0', '--blob-store', 'https://bucket.example'], {});
     expect(wrong.code).toBe(2);
     expect(wrong.err).toMatch(/is not an s3:\/\/bucket URL/);
+    // A key in the URL is refused and never echoed, on the command line or in the error.
+    const secret = 'wJalrXUtnFEMIK7MDENGbPxRfiCYEXAMPLEKEY';
+    const keyed = await runSigngate(['serve', '--config', config, '--data-dir', apiDir, '--port', '0', '--database', database, '--blob-store', `s3://AKIAEXAMPLE:${secret}@signgate/jobs`], {});
+    expect(keyed.code).toBe(2);
+    expect(keyed.err).toMatch(/names a user or key before the bucket/);
+    expect(keyed.err + keyed.out).not.toContain(secret);
+    expect(keyed.err + keyed.out).not.toContain('AKIAEXAMPLE');
   });
 });
