@@ -18,8 +18,11 @@ export interface BufferedIo extends Io {
 /** Wraps `io` so that its `out` lines are written in chunks of about CHUNK_CHARS characters. */
 export function bufferedIo(io: Io): BufferedIo {
   let pending = '';
-  let since = 0;
+  // Started by the first line of a chunk: the chunk goes out after MAX_DELAY_MS even if no other line comes.
+  let timer: NodeJS.Timeout | undefined;
   const flush = () => {
+    clearTimeout(timer);
+    timer = undefined;
     if (pending) io.out(pending);
     pending = '';
   };
@@ -27,9 +30,9 @@ export function bufferedIo(io: Io): BufferedIo {
     color: io.color,
     // Io.out ends every text with one newline unless it has one: the same here, so the chunk always ends in one.
     out: (text) => {
-      if (!pending) since = Date.now();
+      if (!pending) timer = setTimeout(flush, MAX_DELAY_MS).unref();
       pending += text.endsWith('\n') ? text : `${text}\n`;
-      if (pending.length >= CHUNK_CHARS || Date.now() - since >= MAX_DELAY_MS) flush();
+      if (pending.length >= CHUNK_CHARS) flush();
     },
     err: (text) => {
       flush();

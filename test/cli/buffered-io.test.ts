@@ -49,7 +49,7 @@ describe('bufferedIo', () => {
     expect(chunked.text()).toBe(direct.text()); // what was printed before the throw is written, not lost
   });
 
-  test('a slow scan still shows its lines: a line older than MAX_DELAY_MS goes out with the next one', () => {
+  test('a slow scan still shows its lines: a chunk goes out MAX_DELAY_MS after its first line, with no other line coming', () => {
     vi.useFakeTimers();
     try {
       const chunked = recordingIo();
@@ -58,9 +58,13 @@ describe('bufferedIo', () => {
       vi.advanceTimersByTime(MAX_DELAY_MS - 1);
       io.out('second');
       expect(chunked.writes()).toBe(0); // young lines wait for their chunk
-      vi.advanceTimersByTime(2);
+      vi.advanceTimersByTime(1);
+      expect(chunked.writes()).toBe(1); // no further line was needed
+      expect(chunked.text()).toBe('first\nsecond\n');
       io.out('third');
-      expect(chunked.writes()).toBe(1);
+      io.flush();
+      vi.advanceTimersByTime(MAX_DELAY_MS);
+      expect(chunked.writes()).toBe(2); // a flushed chunk's timer is gone: nothing is written twice
       expect(chunked.text()).toBe('first\nsecond\nthird\n');
     } finally {
       vi.useRealTimers();
