@@ -3,7 +3,7 @@
 // downloads the result archive (every file at its path, signing-log.txt, signing-logs/<path>.log) and verifies
 // every assembly the service says it signed.
 import { createHash } from 'node:crypto';
-import { mkdirSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { mkdirSync, readFileSync, statSync } from 'node:fs';
 import { basename, dirname, join, relative, resolve, sep } from 'node:path';
 import { ServiceError, UsageError } from '../core/errors.js';
 import { runCheck, type CheckResult } from '../rules/runner.js';
@@ -13,7 +13,7 @@ import { readJson, send } from '../service-client/http.js';
 import { readZip, ZipRefusal, type ZipFileEntry } from '../zip/read-zip.js';
 import { writeZip } from '../zip/write-zip.js';
 import { prepareCheck, type CheckOptions } from './check.js';
-import { displayPath } from './files.js';
+import { displayPath, expandInputs } from './files.js';
 import { checkReturnedFile, pollJob, type SignEvents } from './sign.js';
 
 /** The files the service signs in an archive; every other file comes back as it went. */
@@ -35,13 +35,6 @@ export interface PackResult {
   readonly stoppedByCheck: boolean;
 }
 
-/** Every file below `dir` (not only assemblies: the archive is the whole output), sorted. */
-function walk(dir: string): string[] {
-  return readdirSync(dir, { withFileTypes: true })
-    .sort((a, b) => (a.name < b.name ? -1 : 1))
-    .flatMap((e) => (e.isDirectory() ? walk(join(dir, e.name)) : e.isFile() ? [join(dir, e.name)] : []));
-}
-
 /**
  * Runs the pre-flight check over the inputs and writes the archive of every file below them: a folder's files at
  * their paths relative to `root` (default the folder), a file named directly by its name (or path below `root`).
@@ -52,15 +45,17 @@ export async function pack(options: PackOptions): Promise<PackResult> {
   const check = runCheck(prepared.inputs, { settings: prepared.settings, severities: prepared.severities });
   const archive = resolve(options.archive);
   if ((options.check ?? true) && check.summary.errors > 0) return { archive, files: [], check, stoppedByCheck: true };
-  const root = options.root ? resolve(options.root) : undefined;
+  // The inputs as the check read them (from the command line or the config file): a folder stands for every file
+  // below it (not only assemblies: the archive is the whole output; dot-files and dot-folders left out).
+  const root = prepared.root ?? undefined;
   // Windows compares names ignoring case: two files that differ only in case would be one file there.
   const entries = new Map<string, { name: string; path: string }>();
-  for (const input of options.paths ?? []) {
+  for (const input of prepared.paths) {
     const absolute = resolve(input);
-    const folder = statSync(absolute).isDirectory();
-    for (const file of folder ? walk(absolute) : [absolute]) {
+    const folder = statSync(absolute, { throwIfNoEntry: false })?.isDirectory() ?? false;
+    for (const { absolutePath: file } of await expandInputs([input], process.cwd(), { everyFile: true })) {
       if (file === archive) continue;
-      const base = root ?? (folder ? absolute : dirname(absolute));
+      const base = root ?? (folder ? absolute : dirname(file));
       const rel = relative(base, file);
       if (rel.startsWith('..')) throw new UsageError(`${displayPath(file)} is outside the root folder ${displayPath(base)}`, 'Pass a --root that contains every input, or leave --root out.');
       const name = rel.split(sep).join('/');

@@ -49,6 +49,9 @@ export interface PreparedCheck {
   readonly format: ReportFormat;
   readonly output: string | undefined;
   readonly configPath: string | undefined;
+  /** The inputs as given on the command line or in the config file (made absolute there), and the root folder. */
+  readonly paths: readonly string[];
+  readonly root: string | null;
   readonly baseUrl: string | undefined;
   readonly token: string | undefined;
   /** Things the user should know that are not findings (a key pair given where a public key belongs). */
@@ -103,6 +106,8 @@ export async function prepareCheck(options: CheckOptions, read: { readonly forPo
     format: options.format ?? config.format ?? 'text',
     output: options.output ?? config.output,
     configPath,
+    paths,
+    root,
     baseUrl,
     token,
     notes,

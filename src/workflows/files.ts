@@ -19,7 +19,11 @@ const MODULE_EXTENSION = /\.(dll|exe|netmodule)$/i;
 export interface ExpandOptions {
   /** Folders stand for their *.netmodule files too (the pre-flight check, which links them to their assembly). */
   readonly netmodules?: boolean;
+  /** Folders stand for every file below them, not only assemblies (an archive of a whole build output). */
+  readonly everyFile?: boolean;
 }
+
+const ANY_FILE = /(?:)/;
 
 /** `/`-separated path relative to `cwd` when inside it, else absolute with `/`. */
 export function displayPath(absolutePath: string, cwd = process.cwd()): string {
@@ -45,7 +49,7 @@ function hasGlobMagic(pattern: string): boolean {
   return /[*?[\]{}]/.test(pattern);
 }
 
-/** Every *.dll and *.exe (or also *.netmodule) below `folder`, any letter case, skipping dot-folders and not following folder links. */
+/** Every file below `folder` whose name matches `pattern`, skipping dot-folders and dot-files and not following folder links. */
 function assembliesBelow(folder: string, pattern: RegExp): string[] {
   const out: string[] = [];
   const walk = (dir: string) => {
@@ -61,7 +65,8 @@ function assembliesBelow(folder: string, pattern: RegExp): string[] {
 }
 
 /**
- * Expands files, folders (every *.dll and *.exe below, any letter case; *.netmodule too with `netmodules`) and glob patterns.
+ * Expands files, folders (every *.dll and *.exe below, any letter case; *.netmodule too with `netmodules`; every file
+ * with `everyFile`) and glob patterns.
  * Results are unique (case-insensitively on Windows) and sorted by display path.
  * @throws UsageError SG_ERR_NO_INPUT when an input matches nothing
  */
@@ -81,7 +86,7 @@ export async function expandInputs(inputs: readonly string[], cwd = process.cwd(
       stat = undefined;
     }
     if (stat?.isDirectory()) {
-      assembliesBelow(absolute, options.netmodules ? MODULE_EXTENSION : ASSEMBLY_EXTENSION).forEach((a) => add(a));
+      assembliesBelow(absolute, options.everyFile ? ANY_FILE : options.netmodules ? MODULE_EXTENSION : ASSEMBLY_EXTENSION).forEach((a) => add(a));
       continue;
     }
     if (stat) {

@@ -1,5 +1,5 @@
 // `signgate pack` and `signgate sign --archive` through the built CLI against the real service on 127.0.0.1.
-import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, test } from 'vitest';
@@ -29,6 +29,21 @@ describe('signgate pack', () => {
     const expected = folderEntries('addin');
     expect(packed.map((e) => e.name).sort()).toEqual(expected.map((e) => e.name).sort());
     for (const e of expected) expect(packed.find((p) => p.name === e.name)!.bytes.equals(e.bytes), e.name).toBe(true);
+  });
+
+  test('the inputs and root of signgate.config.json are what is packed; a glob packs what it matches', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'signgate-pack-config-'));
+    cpSync(fixturePath('addin'), join(dir, 'build'), { recursive: true });
+    writeFileSync(join(dir, 'signgate.config.json'), JSON.stringify({ vendor: 'Contoso', keys: [KEY], paths: ['build'], root: '.' }));
+    const fromConfig = runCli(['pack', '-o', join(dir, 'out', 'all.zip')], { cwd: dir });
+    expect(fromConfig.status, fromConfig.stderr).toBe(0);
+    const expected = folderEntries('addin').map((e) => `build/${e.name}`).sort();
+    expect((await readZip(readFileSync(join(dir, 'out', 'all.zip')))).map((e) => e.name).sort()).toEqual(expected);
+    const globbed = runCli(['pack', 'build/*.dll', '-o', join(dir, 'out', 'dlls.zip'), ...settings], { cwd: dir });
+    expect(globbed.status, globbed.stderr).toBe(0);
+    const dlls = folderEntries('addin').filter((e) => /^[^/]+\.dll$/.test(e.name)).map((e) => `build/${e.name}`).sort();
+    expect(dlls.length).toBeGreaterThan(2);
+    expect((await readZip(readFileSync(join(dir, 'out', 'dlls.zip')))).map((e) => e.name).sort()).toEqual(dlls);
   });
 
   test('a failing pre-flight check writes nothing', () => {
