@@ -6,7 +6,7 @@ export { TokenStore, hashToken, type StoredToken } from './server/token-store.js
 export { SigningPool, defaultSigningWorkers, signingOptions } from './server/signing-pool.js';
 export { signAndVerify, signAndPack, inProcessSigner, type FileSigner, type SignedFile } from './server/sign-file.js';
 export { DEFAULT_RATE_LIMITS, parseRateLimit, type RateLimit, type RateLimitSettings } from './server/rate-limit.js';
-export { archiveLimits, type ArchiveLimits } from './server/archive.js';
+export { archiveZipLimits, archiveNameProblems, PER_FILE_LOGS, type ArchiveNameProblem } from './zip/archive-rules.js';
 export { type JobStateStore, type JobWorker, type NodeRole, NODE_ROLES } from './server/store.js';
 export { type TokenKeeper, type CreatedToken, type RevokeSelector } from './server/token-store.js';
 export { openStores, openDatabase, describeDatabase, DEFAULT_LEASE_MS, type StoreOptions, type Stores } from './server/open-stores.js';

@@ -19,7 +19,7 @@ import type { JobStateStore, JobWorker, NodeRole } from './store.js';
 import { openStores } from './open-stores.js';
 import { signingOptions } from './signing-pool.js';
 import { decodeEncodedWords } from './encoded-words.js';
-import { UploadNames } from './upload-names.js';
+import { UploadNames } from '../core/upload-names.js';
 import { registerRateLimits, type RateLimitSettings } from './rate-limit.js';
 import { registerHealth } from './health.js';
 import { archiveBody, registerArchiveRoutes } from './archive.js';

@@ -10,40 +10,21 @@ import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { createReadStream } from 'node:fs';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { windowsNameProblem, windowsPathKey } from '../core/windows-names.js';
-import { readZip, ZipRefusal, type ZipFileEntry, type ZipLimits } from '../zip/read-zip.js';
+import { ARCHIVE_ASSEMBLY, archiveNameProblems, archiveZipLimits, PER_FILE_LOGS } from '../zip/archive-rules.js';
+import { readZip, ZipRefusal, type ZipFileEntry } from '../zip/read-zip.js';
 import { writeZip, type ZipEntry } from '../zip/write-zip.js';
 import type { JobRecord, PendingJob } from './job-store.js';
 import type { JobStateStore, JobWorker } from './store.js';
-import { HttpProblem, type ProblemFileError } from './problem.js';
+import { HttpProblem } from './problem.js';
 import type { ServerConfig } from './server-config.js';
 import { RESULT_ZIP, SIGNING_LOG } from './signing-worker.js';
 import { EXAMPLE_JOB_ID, jobCreatedExample, jobLinks, problemResponse } from './schemas.js';
-import { UploadNames } from './upload-names.js';
 
 /** What the archive held, in its order: written beside the job, read when the result archive is built. */
 export const ARCHIVE_MANIFEST = 'archive.json';
 /** The files of the archive that are not assemblies, kept as they came. */
 const OTHER_FILES = 'archive-files';
 const ARCHIVE_RESULT = 'archive-result.zip';
-/** The folder of per-file logs in the returned archive; reserved in uploaded archives. */
-export const PER_FILE_LOGS = 'signing-logs';
-/** The entries that are signed (or returned as modules of their assembly); every other file is returned as it came. */
-const ASSEMBLY = /\.(?:dll|exe|netmodule)$/i;
-
-/** Expansion limits of one archive, on top of the upload limits for the assemblies inside. */
-export interface ArchiveLimits {
-  readonly maxEntries: number;
-  /** Everything the archive expands to (assemblies and other files). */
-  readonly maxExpandedBytes: number;
-  /** Most an entry of 1 MiB or more may inflate per stored byte. */
-  readonly maxRatio: number;
-}
-
-/** Defaults: 5000 entries, twice the upload limit expanded, ratio 100 (a DLL deflates about 3:1, a zip bomb 1000:1). */
-export function archiveLimits(config: ServerConfig): ArchiveLimits {
-  return { maxEntries: 5000, maxExpandedBytes: 2 * config.maxUploadBytes, maxRatio: 100 };
-}
 
 interface ArchiveManifest {
   readonly files: readonly { readonly name: string; readonly assembly: boolean; readonly size: number; readonly sha256: string }[];
@@ -79,20 +60,6 @@ function refusal(error: ZipRefusal, file: string): HttpProblem {
   }
 }
 
-/** Checks every entry as an upload name (and as a Windows name); the reserved names of the result are refused. */
-function checkNames(entries: readonly ZipFileEntry[]): ProblemFileError[] {
-  const names = new UploadNames();
-  const errors: ProblemFileError[] = [];
-  for (const e of entries) {
-    const windows = windowsNameProblem(e.name);
-    const reserved = windowsPathKey(e.name).split('/')[0] === windowsPathKey(PER_FILE_LOGS) ? `${PER_FILE_LOGS}/ is reserved for the per-file logs of the result` : undefined;
-    const check = names.check(e.name);
-    const reason = windows ? `the name ${windows}` : reserved ?? (check.ok ? undefined : check.reason);
-    if (reason) errors.push({ fileName: e.name, detail: reason });
-  }
-  return errors;
-}
-
 /** Reads the archive part of a multipart upload into memory, counting bytes; the comment may come before or after it. */
 async function receiveArchive(request: FastifyRequest, maxBytes: number): Promise<{ bytes: Buffer; fileName: string; comment: string | null }> {
   let archive: { bytes: Buffer; fileName: string } | undefined;
@@ -122,19 +89,17 @@ async function receiveArchive(request: FastifyRequest, maxBytes: number): Promis
 
 /** Extracts and checks the archive, and writes its files into the pending job; returns what the job record needs. */
 async function unpack(archive: { bytes: Buffer; fileName: string }, pending: PendingJob, config: ServerConfig): Promise<{ assemblies: { fileName: string; size: number; sha256: string }[] }> {
-  const limits = archiveLimits(config);
-  const zipLimits: ZipLimits = { maxEntries: limits.maxEntries, maxTotalBytes: limits.maxExpandedBytes, maxRatio: limits.maxRatio };
   let entries: ZipFileEntry[];
   try {
-    entries = await readZip(archive.bytes, zipLimits);
+    entries = await readZip(archive.bytes, archiveZipLimits(config.maxUploadBytes));
   } catch (error) {
     if (error instanceof ZipRefusal) throw refusal(error, archive.fileName);
     throw error;
   }
-  const nameErrors = checkNames(entries);
+  const nameErrors = archiveNameProblems(entries);
   if (nameErrors.length) throw new HttpProblem(400, 'Bad file names', `${nameErrors.length} file name(s) in ${archive.fileName} cannot be accepted; nothing was stored.`, nameErrors);
   const names = entries.map((e) => e.name.replace(/\\/g, '/'));
-  const isAssembly = names.map((n) => ASSEMBLY.test(n));
+  const isAssembly = names.map((n) => ARCHIVE_ASSEMBLY.test(n));
   const assemblyCount = isAssembly.filter(Boolean).length;
   if (assemblyCount === 0) throw new HttpProblem(400, 'No assemblies', `${archive.fileName} holds no .dll, .exe or .netmodule file, so there is nothing to sign.`);
   if (assemblyCount > config.maxFilesPerJob) throw new HttpProblem(413, 'Archive too large', `${archive.fileName} holds ${assemblyCount} assemblies, more than the ${config.maxFilesPerJob} one job may hold. Split it.`);

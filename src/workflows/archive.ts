@@ -2,7 +2,6 @@
 // the pre-flight check; signArchive() checks the assemblies inside, uploads the archive to POST /archives, waits,
 // downloads the result archive (every file at its path, signing-log.txt, signing-logs/<path>.log) and verifies
 // every assembly the service says it signed.
-import { createHash } from 'node:crypto';
 import { mkdirSync, readFileSync, statSync } from 'node:fs';
 import { basename, dirname, join, relative, resolve, sep } from 'node:path';
 import { ServiceError, UsageError } from '../core/errors.js';
@@ -10,14 +9,13 @@ import { runCheck, type CheckResult } from '../rules/runner.js';
 import type { CheckInput } from '../rules/types.js';
 import { createServiceClient, type CreatedJob } from '../service-client/client.js';
 import { readJson, send } from '../service-client/http.js';
-import { readZip, ZipRefusal, type ZipFileEntry } from '../zip/read-zip.js';
+import { ARCHIVE_ASSEMBLY, archiveNameProblems, archiveZipLimits } from '../zip/archive-rules.js';
+import { readZip, ZipRefusal, type ZipFileEntry, type ZipLimits } from '../zip/read-zip.js';
 import { writeZip } from '../zip/write-zip.js';
-import { prepareCheck, type CheckOptions } from './check.js';
-import { displayPath, expandInputs } from './files.js';
+import { prepareCheck, prepareSettings, type CheckOptions } from './check.js';
+import { displayPath, expandInputs, readInputFile } from './files.js';
 import { checkReturnedFile, pollJob, type SignEvents } from './sign.js';
 
-/** The files the service signs in an archive; every other file comes back as it went. */
-const ASSEMBLY = /\.(?:dll|exe|netmodule)$/i;
 
 export interface PackOptions extends CheckOptions {
   /** The archive to write (a temporary file, then renamed). */
@@ -102,11 +100,10 @@ export interface SignArchiveResult {
   readonly summary: { readonly files: number; readonly assemblies: number; readonly signed: number; readonly verified: number; readonly failed: number };
 }
 
-const sha256 = (b: Uint8Array) => createHash('sha256').update(b).digest('hex');
-
-async function readArchive(path: string): Promise<ZipFileEntry[]> {
+/** The entries of an archive; `limits` are the service's for uploads (a result archive is read with the defaults). */
+async function readArchive(path: string, bytes: Uint8Array, limits?: ZipLimits): Promise<ZipFileEntry[]> {
   try {
-    return await readZip(readFileSync(path));
+    return await readZip(bytes, limits);
   } catch (error) {
     if (error instanceof ZipRefusal) throw new UsageError(`${displayPath(path)}: ${error.message.replace(/package/g, 'archive')}`, 'The service refuses such an archive too: zip the files again from the build output (signgate pack does), without a password.');
     throw error;
@@ -119,12 +116,19 @@ async function readArchive(path: string): Promise<ZipFileEntry[]> {
  */
 export async function signArchive(options: SignArchiveOptions, events: SignEvents = {}): Promise<SignArchiveResult> {
   const archive = resolve(options.archive);
-  // The settings come from the options and the configuration; the archive stands in for the input paths.
-  const prepared = await prepareCheck({ ...options, paths: [archive] });
+  // The settings come from the options and the configuration; the archive's assemblies are the inputs.
+  const prepared = prepareSettings(options);
   const { baseUrl, token, settings } = prepared;
   if (!baseUrl || !token) throw new UsageError('sign --archive needs the service address and an access token', 'Pass --base-url and --access-token-file, or set SIGNGATE_BASE_URL and SIGNGATE_ACCESS_TOKEN.');
-  const entries = await readArchive(archive);
-  const inputs: CheckInput[] = entries.filter((e) => ASSEMBLY.test(e.name)).map((e) => ({ path: e.name, uploadName: e.name, bytes: e.bytes, explicit: true }));
+  // Refused here by the rules the service refuses by, before anything is uploaded.
+  const bytes = readInputFile(archive, displayPath(archive));
+  const entries = await readArchive(archive, bytes, archiveZipLimits(settings.maxUploadBytes));
+  const badNames = archiveNameProblems(entries);
+  if (badNames.length) {
+    const shown = badNames.slice(0, 5).map((p) => `${p.fileName} (${p.detail})`).join('; ');
+    throw new UsageError(`${displayPath(archive)}: ${badNames.length} entry name(s) the service refuses: ${shown}${badNames.length > 5 ? '; …' : ''}`, 'Rename those files, or zip the build output again with signgate pack.');
+  }
+  const inputs: CheckInput[] = entries.filter((e) => ARCHIVE_ASSEMBLY.test(e.name)).map((e) => ({ path: e.name, uploadName: e.name, bytes: e.bytes, explicit: true }));
   const check = runCheck(inputs, { settings, severities: prepared.severities });
   const empty = { files: entries.length, assemblies: inputs.length, signed: 0, verified: 0, failed: 0 };
   if ((options.check ?? true) && check.summary.errors > 0) {
@@ -135,11 +139,10 @@ export async function signArchive(options: SignArchiveOptions, events: SignEvent
   const output = /\.zip$/i.test(destination) ? destination : join(destination, `${basename(archive).replace(/\.zip$/i, '')}-signed.zip`);
   const clientOptions = { baseUrl, accessToken: token, ...(events.retry ? { onRetry: events.retry } : {}) };
   const client = createServiceClient(clientOptions);
-  const bytes = readFileSync(archive);
   const url = `${baseUrl.replace(/\/+$/, '')}/archives`;
   const makeBody = () => {
     const form = new FormData();
-    form.append('archive', new Blob([bytes]), basename(archive));
+    form.append('archive', new Blob([bytes as Uint8Array<ArrayBuffer>]), basename(archive)); // read into an ArrayBuffer, not shared memory
     if (options.comment !== undefined) form.append('comment', options.comment);
     return form;
   };
@@ -152,15 +155,18 @@ export async function signArchive(options: SignArchiveOptions, events: SignEvent
   const status = await pollJob(client, { id: jobId, ...(job.links ? { links: job.links } : {}) }, options.timeoutS ?? 600, options.pollIntervalMs ?? 1000);
   mkdirSync(dirname(output), { recursive: true });
   await client.download({ id: jobId, links: { download: job.links?.download ?? `${baseUrl.replace(/\/+$/, '')}/archives/${encodeURIComponent(jobId)}` } }, output, { maxBytes: 2 * bytes.length + 16 * 1024 * 1024 + 2 * entries.length * 4096 });
-  const returned = new Map((await readArchive(output)).map((e) => [e.name, e.bytes]));
+  const returned = new Map((await readArchive(output, readFileSync(output))).map((e) => [e.name, e.bytes]));
   const stateOf = new Map(status.assemblies.map((a) => [a.fileName, a.fileProcessingState]));
   const files: ArchiveFileResult[] = entries.map((e) => {
-    const state = stateOf.get(e.name) ?? (ASSEMBLY.test(e.name) ? 'Missing' : 'not an assembly');
+    const state = stateOf.get(e.name) ?? (ARCHIVE_ASSEMBLY.test(e.name) ? 'Missing' : 'not an assembly');
     const back = returned.get(e.name);
     if (!back) return { name: e.name, state, verified: false, reason: 'the result archive does not contain the file' };
     if (state !== 'Signed') return { name: e.name, state, verified: false, reason: state === 'not an assembly' ? null : `the service reports ${state}` };
     // A netmodule is never signed: it must come back byte for byte, or its assembly's File-table hash breaks.
-    if (/\.netmodule$/i.test(e.name)) return { name: e.name, state, verified: sha256(back) === sha256(e.bytes), reason: sha256(back) === sha256(e.bytes) ? null : 'the netmodule came back changed' };
+    if (/\.netmodule$/i.test(e.name)) {
+      const same = Buffer.from(back).equals(e.bytes);
+      return { name: e.name, state, verified: same, reason: same ? null : 'the netmodule came back changed' };
+    }
     const reason = checkReturnedFile(e.bytes, back, settings.keys);
     return { name: e.name, state, verified: reason === null, reason };
   });
@@ -171,7 +177,7 @@ export async function signArchive(options: SignArchiveOptions, events: SignEvent
   }
   events.jobDone?.({ jobId });
   const needed = new Set(check.files.filter((f) => f.needsSigning && f.role !== 'module').map((f) => f.path));
-  const signed = files.filter((f) => f.state === 'Signed' && ASSEMBLY.test(f.name)).length;
+  const signed = files.filter((f) => f.state === 'Signed' && ARCHIVE_ASSEMBLY.test(f.name)).length;
   const verified = files.filter((f) => f.verified).length;
   const failed = files.filter((f) => needed.has(f.name) && !f.verified).length;
   return { jobId, output, files, check, stoppedByCheck: false, deleted, summary: { files: entries.length, assemblies: inputs.length, signed, verified, failed } };

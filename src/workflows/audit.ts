@@ -10,10 +10,10 @@ import { formatAuditHtml } from '../report/audit-html.js';
 import { formatAuditJson } from '../report/audit-json.js';
 import { formatAuditMarkdown } from '../report/audit-markdown.js';
 import { diffAuditReports, type AuditJob, type AuditJobSource, type AuditReport } from '../rules/audit.js';
-import type { CheckInput, CheckSettings } from '../rules/types.js';
+import type { CheckSettings } from '../rules/types.js';
 import { parsePublicKeyBlob } from '../strongname/key-blob.js';
 import { publicKeyToken } from '../strongname/token.js';
-import { DEFAULT_MAX_UPLOAD_BYTES, prepareCheck, type CheckOptions } from './check.js';
+import { DEFAULT_MAX_UPLOAD_BYTES, prepareCheck, readCheckInputs, type CheckOptions } from './check.js';
 import { buildAuditPooled, checkThreads } from './check-pool.js';
 import { displayPath, expandInputs, readInputFile } from './files.js';
 import { Ledger, ledgerPath } from './ledger.js';
@@ -157,13 +157,7 @@ export async function verifyAuditReport(options: { readonly report: string; read
   const root = rootArg ? resolve(rootArg) : null;
   // As the audit reads a folder: with its netmodules, which the report lists.
   const files = await expandInputs(options.paths, process.cwd(), { netmodules: true });
-  const shared = checkThreads(files.length, options.threads) > 0;
-  const inputs: CheckInput[] = files.map((f) => ({
-    path: f.displayPath,
-    uploadName: root ? relative(root, f.absolutePath).split(sep).join('/') : basename(f.absolutePath),
-    bytes: readInputFile(f.absolutePath, f.displayPath, shared),
-    explicit: f.explicit,
-  }));
+  const inputs = readCheckInputs(files, root, checkThreads(files.length, options.threads) > 0);
   const s = stored.settings;
   const settings: CheckSettings = {
     vendor: s.vendor,

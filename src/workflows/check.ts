@@ -7,7 +7,7 @@ import { runCheck, type CheckResult } from '../rules/runner.js';
 import { checkThreads } from './check-threads.js';
 import type { CheckInput, CheckSettings } from '../rules/types.js';
 import { CONFIG_FILE_NAME, loadConfig } from './config.js';
-import { displayPath, expandInputs, readInputFile } from './files.js';
+import { displayPath, expandInputs, readInputFile, type InputFile } from './files.js';
 import { loadExpectedKey } from './keys.js';
 import { resolveAccessToken, type AccessTokenOptions } from './access-token.js';
 
@@ -42,9 +42,9 @@ export interface CheckOptions extends AccessTokenOptions {
   readonly threads?: number;
 }
 
-export interface PreparedCheck {
+/** What a check runs with, before any input is read (see prepareSettings). */
+export interface PreparedSettings {
   readonly settings: CheckSettings;
-  readonly inputs: CheckInput[];
   readonly severities: Record<string, SeveritySetting> | undefined;
   readonly format: ReportFormat;
   readonly output: string | undefined;
@@ -58,13 +58,18 @@ export interface PreparedCheck {
   readonly notes: readonly string[];
 }
 
+/** The settings, and the inputs read with their upload names. */
+export interface PreparedCheck extends PreparedSettings {
+  readonly inputs: CheckInput[];
+}
+
 /**
- * Everything a check needs, from the options over signgate.config.json: settings, keys, inputs with their
- * upload names, and the service address and token when given. Shared by check(), sign() and audit(). With
- * `forPool`, when the check will run in worker threads (see checkThreads), the files are read into shared memory.
- * @throws UsageError SG_ERR_USAGE / SG_ERR_CONFIG / SG_ERR_NO_INPUT; SignGateError SG_ERR_IO_READ; KeyError
+ * What a check runs with, from the options over signgate.config.json: settings, keys, the inputs as given (not yet
+ * read; empty when none are given) and the root, and the service address and token when given. `sign --archive`
+ * takes its inputs from the archive and uses this alone.
+ * @throws UsageError SG_ERR_USAGE / SG_ERR_CONFIG; KeyError
  */
-export async function prepareCheck(options: CheckOptions, read: { readonly forPool?: boolean } = {}): Promise<PreparedCheck> {
+export function prepareSettings(options: CheckOptions): PreparedSettings {
   const { config, path: configPath } = loadConfig(options.config);
   const vendor = options.vendor ?? config.vendor;
   if (!vendor) throw new UsageError('no vendor name', `Pass --vendor <Name> (the attribute is <Name>SignedAssemblyAttribute) or set "vendor" in ${CONFIG_FILE_NAME}.`);
@@ -72,25 +77,13 @@ export async function prepareCheck(options: CheckOptions, read: { readonly forPo
   if (keyPaths.length === 0) throw new UsageError('no key file', `Pass --key <optionId>_public.snk (several are allowed) or set "keys" in ${CONFIG_FILE_NAME}.`);
   const rootArg = options.root ?? config.root;
   const root = rootArg ? resolve(rootArg) : null;
-  const paths = options.paths?.length ? options.paths : config.paths;
-  if (!paths?.length) throw new UsageError('no files to check', `Name the build output folder, files or globs, or set "paths" in ${CONFIG_FILE_NAME}.`);
+  const paths = options.paths?.length ? options.paths : (config.paths ?? []);
   const baseUrl = options.baseUrl ?? config.baseUrl ?? (options.env ?? process.env).SIGNGATE_BASE_URL;
   const token = resolveAccessToken(options);
   if (baseUrl && !token) throw new UsageError('--base-url is set but no access token', 'Pass --access-token-file <file> or set SIGNGATE_ACCESS_TOKEN (avoid --access-token: it shows in process lists).');
   const loadedKeys = keyPaths.map(loadExpectedKey);
   const notes = loadedKeys.flatMap((k) => (k.note ? [k.note] : []));
   const keys = loadedKeys.map(({ note: _note, ...key }) => key);
-  const files = await expandInputs(paths, process.cwd(), { netmodules: true });
-  const shared = read.forPool === true && checkThreads(files.length, options.threads) > 0;
-  const inputs: CheckInput[] = files.map((f) => {
-    let uploadName = basename(f.absolutePath);
-    if (root) {
-      const rel = relative(root, f.absolutePath);
-      if (rel.startsWith('..') || isAbsolute(rel)) throw new UsageError(`${f.displayPath} is outside the root folder ${displayPath(root)}`, 'Pass a --root that contains every file, or leave --root out.');
-      uploadName = rel.split(sep).join('/');
-    }
-    return { path: f.displayPath, uploadName, bytes: readInputFile(f.absolutePath, f.displayPath, shared), explicit: f.explicit };
-  });
   const settings: CheckSettings = {
     vendor,
     vendorApi: options.vendorApi?.length ? options.vendorApi : (config.vendorApi ?? [`${vendor}.*`]),
@@ -101,7 +94,6 @@ export async function prepareCheck(options: CheckOptions, read: { readonly forPo
   };
   return {
     settings,
-    inputs,
     severities: config.rules as Record<string, SeveritySetting> | undefined,
     format: options.format ?? config.format ?? 'text',
     output: options.output ?? config.output,
@@ -112,6 +104,37 @@ export async function prepareCheck(options: CheckOptions, read: { readonly forPo
     token,
     notes,
   };
+}
+
+/**
+ * Everything a check needs: prepareSettings, then the inputs read with their upload names. Shared by check(),
+ * sign(), pack() and audit(). With `forPool`, when the check will run in worker threads (see checkThreads), the
+ * files are read into shared memory.
+ * @throws UsageError SG_ERR_USAGE / SG_ERR_CONFIG / SG_ERR_NO_INPUT; SignGateError SG_ERR_IO_READ; KeyError
+ */
+export async function prepareCheck(options: CheckOptions, read: { readonly forPool?: boolean } = {}): Promise<PreparedCheck> {
+  const prepared = prepareSettings(options);
+  if (!prepared.paths.length) throw new UsageError('no files to check', `Name the build output folder, files or globs, or set "paths" in ${CONFIG_FILE_NAME}.`);
+  const files = await expandInputs(prepared.paths, process.cwd(), { netmodules: true });
+  const shared = read.forPool === true && checkThreads(files.length, options.threads) > 0;
+  return { ...prepared, inputs: readCheckInputs(files, prepared.root, shared) };
+}
+
+/**
+ * Reads `files` as check inputs: each upload name is the path below `root` (`/`-separated), or the file name
+ * without a root; `shared` reads them into shared memory for worker threads.
+ * @throws UsageError for a file outside `root`; SignGateError SG_ERR_IO_READ
+ */
+export function readCheckInputs(files: readonly InputFile[], root: string | null, shared = false): CheckInput[] {
+  return files.map((f) => {
+    let uploadName = basename(f.absolutePath);
+    if (root) {
+      const rel = relative(root, f.absolutePath);
+      if (rel.startsWith('..') || isAbsolute(rel)) throw new UsageError(`${f.displayPath} is outside the root folder ${displayPath(root)}`, 'Pass a --root that contains every file, or leave --root out.');
+      uploadName = rel.split(sep).join('/');
+    }
+    return { path: f.displayPath, uploadName, bytes: readInputFile(f.absolutePath, f.displayPath, shared), explicit: f.explicit };
+  });
 }
 
 export interface CheckRun {

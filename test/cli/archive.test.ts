@@ -86,4 +86,24 @@ describe('signgate sign --archive', () => {
     expect(r.stderr).toMatch(/hostile\.zip: the ZIP archive is damaged or unsafe \(invalid relative path: a\/\.\.\/\.\.\/evil\.dll\)/);
     expect((await (await api(shared.server(), '/assemblies', shared.token())).json()).length).toBe(before);
   });
+
+  test('names and sizes the service refuses (a reserved folder, a Windows device name, an expansion past its limit) are refused before the upload', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'signgate-sign-archive-'));
+    const env = { SIGNGATE_CACHE_DIR: join(dir, 'cache'), SIGNGATE_ACCESS_TOKEN: shared.token() };
+    const before = (await (await api(shared.server(), '/assemblies', shared.token())).json()).length;
+    const named = join(dir, 'named.zip');
+    writeFileSync(named, buildZip([{ name: 'signing-logs/x.dll.log', data: Buffer.from('log') }, { name: 'bin/CON.dll', data: Buffer.from('MZ') }]));
+    const r = await runCliAsync(['sign', '--archive', named, ...settings, '--base-url', shared.server().baseUrl, '--destination-path', join(dir, 'out')], { env });
+    expect(r.status).toBe(2);
+    expect(r.stderr).toContain('named.zip: 2 entry name(s) the service refuses');
+    expect(r.stderr).toContain('signing-logs/x.dll.log (signing-logs/ is reserved');
+    expect(r.stderr).toMatch(/bin\/CON\.dll \(the name/);
+    // Twice the upload limit expanded is the most an archive may hold: with a limit of 1,000 bytes, 3,000 bytes are too many.
+    const large = join(dir, 'large.zip');
+    writeFileSync(large, buildZip([{ name: 'a.dll', data: Buffer.alloc(3000) }]));
+    const big = await runCliAsync(['sign', '--archive', large, ...settings, '--max-upload-bytes', '1000', '--base-url', shared.server().baseUrl, '--destination-path', join(dir, 'out')], { env });
+    expect(big.status).toBe(2);
+    expect(big.stderr).toContain('large.zip:');
+    expect((await (await api(shared.server(), '/assemblies', shared.token())).json()).length).toBe(before);
+  });
 });

@@ -1,7 +1,9 @@
 // Upload file names: relative paths with `/` (backslashes read as separators), nothing that could escape
 // the job's folder, each name unique and never both a file and a folder, compared as Windows compares names.
-import { windowsPathKey } from '../core/windows-names.js';
-import { SIGNING_LOG } from './signing-worker.js';
+import { windowsPathKey } from './windows-names.js';
+
+/** The signing log's name at the top of a result package; reserved in uploads. */
+export const SIGNING_LOG = 'signing-log.txt';
 
 const FORBIDDEN = /[<>:"|?*\u0000-\u001f]/;
 const DEVICE = /^(con|prn|aux|nul|com\d|lpt\d)(\..*)?$/i;
