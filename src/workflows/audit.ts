@@ -108,7 +108,7 @@ export async function audit(options: AuditOptions): Promise<AuditReport> {
   }
   const ledger = options.ledger ?? new Ledger();
   return buildAuditPooled(prepared.inputs, {
-    ...(options.threads === undefined ? {} : { threads: options.threads }),
+    threads: prepared.threads,
     settings: prepared.settings,
     jobs: jobsFromLedger(ledger),
     jobSource: jobSourceOf(ledger),
@@ -157,7 +157,8 @@ export async function verifyAuditReport(options: { readonly report: string; read
   const root = rootArg ? resolve(rootArg) : null;
   // As the audit reads a folder: with its netmodules, which the report lists.
   const files = await expandInputs(options.paths, process.cwd(), { netmodules: true });
-  const inputs = readCheckInputs(files, root, checkThreads(files.length, options.threads) > 0);
+  const threads = checkThreads(files.length, options.threads);
+  const inputs = readCheckInputs(files, root, threads > 0);
   const s = stored.settings;
   const settings: CheckSettings = {
     vendor: s.vendor,
@@ -172,7 +173,7 @@ export async function verifyAuditReport(options: { readonly report: string; read
     root: root ? displayPath(root) : null,
   };
   const ledger = options.ledger ?? new Ledger();
-  const report = await buildAuditPooled(inputs, { settings, jobs: jobsFromLedger(ledger), jobSource: jobSourceOf(ledger), ...(options.threads === undefined ? {} : { threads: options.threads }) });
+  const report = await buildAuditPooled(inputs, { settings, jobs: jobsFromLedger(ledger), jobSource: jobSourceOf(ledger), threads });
   const notes = stored.tool?.version && stored.tool.version !== VERSION ? [`the report was made by signgate ${stored.tool.version}; this is ${VERSION}`] : [];
   return { differences: diffAuditReports(stored, report), notes, report };
 }

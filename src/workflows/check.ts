@@ -61,6 +61,8 @@ export interface PreparedSettings {
 /** The settings, and the inputs read with their upload names. */
 export interface PreparedCheck extends PreparedSettings {
   readonly inputs: CheckInput[];
+  /** Worker threads for the per-file work, decided once for these inputs (see checkThreads). */
+  readonly threads: number;
 }
 
 /**
@@ -116,8 +118,8 @@ export async function prepareCheck(options: CheckOptions, read: { readonly forPo
   const prepared = prepareSettings(options);
   if (!prepared.paths.length) throw new UsageError('no files to check', `Name the build output folder, files or globs, or set "paths" in ${CONFIG_FILE_NAME}.`);
   const files = await expandInputs(prepared.paths, process.cwd(), { netmodules: true });
-  const shared = read.forPool === true && checkThreads(files.length, options.threads) > 0;
-  return { ...prepared, inputs: readCheckInputs(files, prepared.root, shared) };
+  const threads = checkThreads(files.length, options.threads);
+  return { ...prepared, threads, inputs: readCheckInputs(files, prepared.root, read.forPool === true && threads > 0) };
 }
 
 /**
@@ -159,7 +161,7 @@ export async function check(options: CheckOptions): Promise<CheckRun> {
   const licensedOptionIds = baseUrl && token ? await (await import('../service-client/licenses.js')).getLicenses({ baseUrl, accessToken: token }) : undefined;
   const settings: CheckSettings = { ...prepared.settings, ...(licensedOptionIds ? { licensedOptionIds } : {}) };
   const checkOptions = { settings, severities: prepared.severities };
-  const threads = checkThreads(prepared.inputs.length, options.threads);
+  const threads = prepared.threads;
   // The pool's modules load only when it runs: a check of a few files starts faster without them.
   const result = threads === 0 ? runCheck(prepared.inputs, checkOptions) : await (await import('./check-pool.js')).runCheckPooled(prepared.inputs, { ...checkOptions, threads });
   return { result, prepared: { ...prepared, settings } };
