@@ -14,7 +14,7 @@ import { needsSigning, type CheckInput, type CheckSettings, type FileFacts, type
 import { collectFacts } from './facts.js';
 import { vendorAttributeState, type VendorAttributeState } from './vendor-attribute.js';
 import { loadsUnder, loadVerdict, type LoadVerdict } from './load.js';
-import { authenticodeOf, type AuthenticodeVerdict } from '../authenticode/verdict.js';
+import { authenticodeOf, authenticodeVerdict, type AuthenticodeVerdict } from '../authenticode/verdict.js';
 
 /** 2: per-file verdict and key match, the inputs in full (public keys, vendor patterns), the job source, per-file changes. 3: Authenticode per file, publisher changes. */
 export const AUDIT_FORMAT_VERSION = 3;
@@ -257,7 +257,7 @@ export function auditEvidence(f: FileFacts, settings: CheckSettings): AuditEvide
     verdict: describeVerdict(status?.state ?? null, keyMatch, status?.publicKeyToken ?? null, key?.optionId ?? null),
     vendorAttribute,
     load: willLoad ? { ...willLoad, loadsUnder: loadsUnder(willLoad) } : null,
-    authenticode: authenticodeOf(input.bytes),
+    authenticode: f.module ? authenticodeVerdict(f.authenticode()) : authenticodeOf(input.bytes),
     errors,
   };
 }

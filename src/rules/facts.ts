@@ -4,6 +4,7 @@ import { isSignGateError } from '../core/errors.js';
 import { ModuleMetadata } from '../metadata/module-metadata.js';
 import { hasCorHeader } from '../pe/cor-header.js';
 import { parsePeImage } from '../pe/pe-image.js';
+import { readAuthenticode, type AuthenticodeInfo } from '../authenticode/authenticode.js';
 import { classifyStrongName, type StrongNameStatus } from '../strongname/strong-name.js';
 import { compileNamePatterns, type NameMatcher } from './name-pattern.js';
 import { TableId } from '../metadata/schema.js';
@@ -251,6 +252,7 @@ export function placeFiles(inputs: readonly CheckInput[], parsedFiles: readonly 
 export function fileFacts(input: CheckInput, parsed: ParsedFile, placement: Placement, module: ModuleMetadata | undefined | (() => ModuleMetadata | undefined)): FileFacts {
   let loaded = typeof module === 'function' ? null : module;
   let status: StrongNameStatus | undefined;
+  let authenticode: AuthenticodeInfo | undefined;
   const facts: FileFacts = {
     input,
     get module() {
@@ -265,6 +267,7 @@ export function fileFacts(input: CheckInput, parsed: ParsedFile, placement: Plac
     netmodules: placement.netmodules,
     role: placement.role,
     status: () => (status ??= classifyStrongName(facts.module!)),
+    authenticode: () => (authenticode ??= readAuthenticode(facts.module!.image)),
   };
   return facts;
 }

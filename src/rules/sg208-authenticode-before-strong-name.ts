@@ -1,6 +1,5 @@
 // SG208 authenticode-before-strong-name: the file to upload already carries an Authenticode signature, which the
 // service's strong-name signing will break (it rewrites the signature slot, the flag and the checksum, all covered).
-import { readAuthenticode } from '../authenticode/authenticode.js';
 import { defineRule } from './types.js';
 
 export default defineRule({
@@ -12,7 +11,7 @@ export default defineRule({
   hint: 'Sign with signtool (or osslsigncode) after the strong-name-signed files come back from the service, not before the upload.',
   check: ({ facts }) => {
     if (!facts.module) return [];
-    const info = readAuthenticode(facts.module.image);
+    const info = facts.authenticode();
     if (info.state === 'absent') return [];
     const who = info.publisher ? ` by ${info.publisher}` : '';
     const state = info.state === 'valid' ? 'valid now' : info.state === 'invalid' ? `already invalid: ${info.reason}` : `unreadable: ${info.reason}`;

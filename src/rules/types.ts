@@ -1,4 +1,5 @@
 // Rule definitions: one module per rule, declared through defineRule so types infer.
+import type { AuthenticodeInfo } from '../authenticode/authenticode.js';
 import type { FindingLocation, Severity } from '../core/diagnostic.js';
 import type { FileRow, ModuleMetadata } from '../metadata/module-metadata.js';
 import type { PublicKeyInfo } from '../strongname/key-blob.js';
@@ -73,6 +74,8 @@ export interface FileFacts {
   readonly role: FileRole;
   /** Strong-name state, computed on first use. */
   readonly status: () => StrongNameStatus;
+  /** The Authenticode signatures of a managed module, read and verified on first use (SG208 and the audit share it). */
+  readonly authenticode: () => AuthenticodeInfo;
 }
 
 /** A File-table row of a manifest module that names a netmodule, and the input found for it. */
