@@ -14,7 +14,7 @@ import type { JobRecord, PendingJob } from './job-store.js';
 import { errorResponse, HttpProblem, problem, type ProblemFileError } from './problem.js';
 import * as S from './schemas.js';
 import { DEFAULT_SERVICE_NAME, USER_ROLE, type Organization, type ServerConfig } from './server-config.js';
-import type { TokenKeeper } from './token-store.js';
+import { bearerToken, type TokenKeeper } from './token-store.js';
 import type { JobStateStore, JobWorker, NodeRole } from './store.js';
 import { openStores } from './open-stores.js';
 import { signingOptions } from './signing-pool.js';
@@ -196,15 +196,14 @@ export async function buildServer(options: BuildServerOptions): Promise<FastifyI
 
   const oidc = new OidcAuthenticator();
   const authenticate = async (request: FastifyRequest) => {
-    const header = request.headers.authorization ?? '';
-    const match = /^Bearer\s+(\S+)$/i.exec(header);
-    if (!match) throw new HttpProblem(401, 'Unauthorized', 'Send a personal access token: Authorization: Bearer <token>.');
+    const token = bearerToken(request.headers.authorization);
+    if (!token) throw new HttpProblem(401, 'Unauthorized', 'Send a personal access token: Authorization: Bearer <token>.');
     // A JWT is an OAuth 2.0 access token from the configured OpenID Connect issuer (oidc.ts).
-    if (config().oidc && looksLikeJwt(match[1]!)) {
-      request.principal = await oidc.principal(match[1]!, config(), now());
+    if (config().oidc && looksLikeJwt(token)) {
+      request.principal = await oidc.principal(token, config(), now());
       return;
     }
-    const stored = await tokens.find(match[1]!);
+    const stored = await tokens.find(token);
     if (!stored) throw new HttpProblem(401, 'Unauthorized', 'The access token is not known. Create a new token.');
     if (stored.revokedAt) throw new HttpProblem(401, 'Unauthorized', `The access token was revoked on ${stored.revokedAt}. Create a new token.`);
     if (Date.parse(stored.expiresAt) <= now().getTime()) {

@@ -1,11 +1,11 @@
 // Rate limits: per access token and per client address, with @fastify/rate-limit's store and counting.
 // A request over either limit is answered 429 (problem+json) with Retry-After in seconds. The limits are read
 // per request, so a changed configuration file takes effect at once; options given to buildServer win.
-import { createHash } from 'node:crypto';
 import rateLimit from '@fastify/rate-limit';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { UsageError } from '../core/errors.js';
 import { HttpProblem } from './problem.js';
+import { bearerToken, hashToken } from './token-store.js';
 
 /** At most `max` requests per `windowSeconds`; null: no limit of this kind. */
 export interface RateLimit {
@@ -35,8 +35,8 @@ export const DEFAULT_RATE_LIMITS: RateLimitSettings = {
 const LOOPBACK = /^(?:127\.\d+\.\d+\.\d+|::1|::ffff:127\.\d+\.\d+\.\d+)$/;
 
 function bearerKey(request: FastifyRequest): string | undefined {
-  const match = /^Bearer\s+(\S+)$/i.exec(request.headers.authorization ?? '');
-  return match ? `token:${createHash('sha256').update(match[1]!).digest('hex')}` : undefined;
+  const token = bearerToken(request.headers.authorization);
+  return token ? `token:${hashToken(token)}` : undefined;
 }
 
 /**

@@ -43,6 +43,11 @@ const PREFIX = 'sgt_';
 /** How often a successful lookup looks at the token file again (a revocation is seen within this time). */
 export const TOKEN_REFRESH_MS = 1000;
 
+/** The token of an `Authorization: Bearer <token>` header, or undefined when the header is not one. */
+export function bearerToken(authorization: string | undefined): string | undefined {
+  return /^Bearer\s+(\S+)$/i.exec(authorization ?? '')?.[1];
+}
+
 export function hashToken(token: string): string {
   return createHash('sha256').update(token, 'utf8').digest('hex');
 }
