@@ -213,7 +213,7 @@ export function parsePeImage(input: Uint8Array): PeImage {
  * The same memory as a plain Uint8Array. Every view of a Buffer is a Buffer, made by Node's own subarray (a
  * JavaScript function and a FastBuffer per call); the readers take thousands of small views of each file.
  */
-export function plainBytes(bytes: Uint8Array): Uint8Array {
+function plainBytes(bytes: Uint8Array): Uint8Array {
   return Object.getPrototypeOf(bytes) === Uint8Array.prototype ? bytes : new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength);
 }
 

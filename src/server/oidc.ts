@@ -35,7 +35,7 @@ export interface IssuerMetadata {
 }
 
 /** Reads the issuer's discovery document; its `issuer` must be the configured one. */
-export async function discoverIssuer(issuer: string): Promise<IssuerMetadata> {
+async function discoverIssuer(issuer: string): Promise<IssuerMetadata> {
   const url = `${issuer.replace(/\/+$/, '')}/.well-known/openid-configuration`;
   const response = await fetch(url, { signal: AbortSignal.timeout(10_000), headers: { accept: 'application/json' } });
   if (!response.ok) throw new Error(`${url} answered ${response.status}`);

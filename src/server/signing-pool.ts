@@ -27,7 +27,7 @@ export const MAX_SIGNING_WORKERS = 256;
  * (sign in the service's own thread) to MAX_SIGNING_WORKERS.
  * @throws UsageError naming where the value came from
  */
-export function checkSigningWorkers(value: number, shownAs: string): number {
+function checkSigningWorkers(value: number, shownAs: string): number {
   if (!Number.isInteger(value) || value < 0 || value > MAX_SIGNING_WORKERS) {
     throw new UsageError(`${shownAs} ${value} is not a whole number from 0 to ${MAX_SIGNING_WORKERS}`, `Give the number of signing threads, for example ${defaultSigningWorkers()} (one per core); 0 signs in the service's own thread.`);
   }

@@ -11,9 +11,9 @@ import { fileParser, fromParsedData, placeFiles, type ParsedFileData } from '../
 import { assembleCheck, checkFile, resolveSeverities, ruleNeighbourhood, runCheck, type CheckOptions, type CheckResult, type FileOutcome } from '../rules/runner.js';
 import { needsSigning, type CheckInput, type CheckSettings, type FileFacts } from '../rules/types.js';
 import { placedFacts, settleTask, type CheckAnswer, type CheckedFile, type CheckItem, type CheckTask, type PlacedFile } from './check-worker.js';
-import { checkThreads, type PoolOptions } from './check-threads.js';
+import { checkThreads, type PoolOptions } from './pool-thresholds.js';
 
-export { checkThreads, CHECK_POOL_THRESHOLD, type PoolOptions } from './check-threads.js';
+export { checkThreads, CHECK_POOL_THRESHOLD, type PoolOptions } from './pool-thresholds.js';
 
 /** runCheck, with the per-file work in worker threads when there are enough files (see checkThreads). */
 export async function runCheckPooled(inputs: readonly CheckInput[], options: CheckOptions & PoolOptions): Promise<CheckResult> {

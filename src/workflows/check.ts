@@ -4,7 +4,7 @@ import type { SeveritySetting } from '../core/diagnostic.js';
 import { UsageError } from '../core/errors.js';
 import type { ReportFormat } from '../report/index.js';
 import { runCheck, type CheckResult } from '../rules/runner.js';
-import { checkThreads } from './check-threads.js';
+import { checkThreads } from './pool-thresholds.js';
 import type { CheckInput, CheckSettings } from '../rules/types.js';
 import { CONFIG_FILE_NAME, loadConfig } from './config.js';
 import { displayPath, expandInputs, readInputFile, type InputFile } from './files.js';

@@ -2,18 +2,13 @@
 // (piscina, one per idle core) from SCAN_POOL_THRESHOLD files on. Records come back one by one, in the order of the
 // files, so that a caller can print each as it comes instead of holding them all.
 import { piscinaTask, poolThreads, taskRunSize, workerModulePath } from '../core/worker-module.js';
+import { SCAN_POOL_THRESHOLD } from './pool-thresholds.js';
 import { scanJson, scanners, type ScanInput, type ScanJson, type ScanKind, type ScanRecord, type ScanSettings } from './scan-file.js';
 import type { ScanTask } from './scan-worker.js';
 
 export { idleCores } from '../core/worker-module.js';
+export { SCAN_POOL_THRESHOLD } from './pool-thresholds.js';
 export { inspectFile, verifyFile, scanJson, type ScanJson, type ScanInput, type ScanKind, type ScanRecord, type ScanSettings, type VerifyRecord } from './scan-file.js';
-
-/**
- * From this many files on, a scan may run in worker threads by default. `node scripts/bench-scan-threshold.js`
- * measures where the pool starts to pay; each thread loads the code and warms its JIT up again (about 0.3 s of
- * CPU more for a 2,600-file inspect), so it pays only for hundreds of files and only with cores to spare.
- */
-export const SCAN_POOL_THRESHOLD = 200;
 
 export interface ScanOptions extends ScanSettings {
   /**
@@ -24,8 +19,8 @@ export interface ScanOptions extends ScanSettings {
 }
 
 /** How many threads a scan of `count` files uses (see poolThreads; none inside a one-file executable). */
-export function scanThreads(count: number, threads?: number, idle?: number, threshold: number = SCAN_POOL_THRESHOLD): number {
-  return poolThreads(count, threads, idle, threshold);
+export function scanThreads(count: number, threads?: number, idle?: number): number {
+  return poolThreads(count, threads, idle, SCAN_POOL_THRESHOLD);
 }
 
 /** Scans `files` (see inspectFile and verifyFile); yields one record per file, in order. */

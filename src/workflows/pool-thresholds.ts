@@ -1,6 +1,13 @@
-// How many worker threads `check` and `audit` use, apart from the pool itself (check-pool.ts), so that a check of
-// a few files decides it without loading the pool's modules.
+// From how many files on the commands use worker threads, apart from the pools themselves (scan.ts, check-pool.ts),
+// so that a command of a few files, and its --help, decide without loading the pools' modules.
 import { poolThreads } from '../core/worker-module.js';
+
+/**
+ * From this many files on, a scan may run in worker threads by default. `node scripts/bench-scan-threshold.js`
+ * measures where the pool starts to pay; each thread loads the code and warms its JIT up again (about 0.3 s of
+ * CPU more for a 2,600-file inspect), so it pays only for hundreds of files and only with cores to spare.
+ */
+export const SCAN_POOL_THRESHOLD = 200;
 
 /**
  * From this many files on, check and audit may run in worker threads by default (and only with two idle cores).
