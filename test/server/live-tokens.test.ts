@@ -1,7 +1,7 @@
 // Tokens and roles change while the service runs: a token made by `serve token create` in another process
 // works at once, `serve token revoke` and the removal of a role take effect within seconds, without a restart.
 // Health and readiness answer a load balancer without a token.
-import { mkdtempSync, utimesSync } from 'node:fs';
+import { mkdtempSync, utimesSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
@@ -36,8 +36,12 @@ describe('tokens made and revoked while the service runs', () => {
     const token = await cliToken(['--config', config, '--data-dir', dataDir]);
     expect((await licenses(token)).status).toBe(200);
     const other = await cliToken(['--config', config, '--data-dir', dataDir]);
-    const revoke = await runSigngate(['serve', 'token', 'revoke', '--data-dir', dataDir, '--token', token]);
+    // From a file, as a script keeps it out of the process list (CRLF and a BOM as Windows editors write it).
+    const tokenFile = join(dataDir, 'old-token.txt');
+    writeFileSync(tokenFile, `\uFEFF${token}\r\n`);
+    const revoke = await runSigngate(['serve', 'token', 'revoke', '--data-dir', dataDir, '--token-file', tokenFile]);
     expect(revoke.code, revoke.err).toBe(0);
+    expect(revoke.err).toMatch(/Revoked 1 token/);
     expect(revoke.err).not.toContain(token);
     expect(await within(2000, async () => (await licenses(token)).status === 401)).toBeLessThan(2000);
     const refusal = await (await licenses(token)).json();
@@ -54,7 +58,7 @@ describe('tokens made and revoked while the service runs', () => {
   test('serve token revoke without --token or --org/--user says what it needs', async () => {
     const r = await runSigngate(['serve', 'token', 'revoke', '--data-dir', dataDir, '--org', 'sandbox']);
     expect(r.code).toBe(2);
-    expect(r.err).toMatch(/needs --token, or --org and --user/);
+    expect(r.err).toMatch(/needs --token-file \(or --token\), or --org and --user/);
   });
 
   test('removing the role in the configuration refuses the user within 2 s; granting it again lets them in', async () => {

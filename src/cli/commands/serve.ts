@@ -14,6 +14,7 @@ import { NODE_ROLES, type NodeRole } from '../../server/store.js';
 import { ExitCode, type ExitCodeValue } from '../exit-codes.js';
 import { createStrongNameKeyPair } from '../../strongname/key-blob.js';
 import { writeFileAtomic } from '../../workflows/files.js';
+import { resolveAccessToken } from '../../workflows/access-token.js';
 import { numberOption } from '../options.js';
 import type { Io } from '../output.js';
 import type { CommonArgs } from './common.js';
@@ -130,16 +131,19 @@ interface TokenRevokeArgs extends CommonArgs {
   dataDir: string;
   database?: string;
   token?: string;
+  tokenFile?: string;
   org?: string;
   user?: string;
 }
 
-/** Revokes one token (--token) or every token of a user (--org and --user); running services refuse it within seconds. */
+/** Revokes one token (--token, --token-file) or every token of a user (--org and --user); running services refuse it within seconds. */
 export async function runTokenRevoke(args: TokenRevokeArgs, io: Io): Promise<ExitCodeValue> {
-  if (args.token === undefined && (args.org === undefined || args.user === undefined)) {
-    throw new UsageError('serve token revoke needs --token, or --org and --user', 'Pass the token to revoke, or --org and --user to revoke every token of that user.');
+  // From a file, read as --access-token-file is: the token stays out of the process list and the shell history.
+  const token = args.token ?? (args.tokenFile === undefined ? undefined : resolveAccessToken({ accessTokenFile: args.tokenFile, env: {} }));
+  if (token === undefined && (args.org === undefined || args.user === undefined)) {
+    throw new UsageError('serve token revoke needs --token-file (or --token), or --org and --user', 'Pass a file holding the token to revoke, or --org and --user to revoke every token of that user.');
   }
-  const selector = args.token !== undefined ? { token: args.token } : { organization: args.org!, user: args.user! };
+  const selector = token !== undefined ? { token } : { organization: args.org!, user: args.user! };
   const { keeper, close } = await tokenKeeper({ dataDir: args.dataDir, database: databaseOf(args) });
   let count: number;
   try {
@@ -220,11 +224,13 @@ const tokenRevokeCommand = (io: Io, setExit: (code: ExitCodeValue) => void): Com
     y
       .option('data-dir', { type: 'string', default: 'signgate-data', describe: 'Data directory of the service' })
       .option('database', databaseOption)
-      .option('token', { type: 'string', describe: 'The token to revoke' })
+      .option('token-file', { type: 'string', describe: 'A file whose first line is the token to revoke' })
+      .option('token', { type: 'string', describe: 'The token to revoke (shows in process lists: prefer --token-file)' })
+      .conflicts('token', 'token-file')
       .option('org', { type: 'string', describe: 'Organization id (with --user: revoke all of the user\'s tokens)' })
       .option('user', { type: 'string', describe: 'User id' })
       .example('$0 serve token revoke --data-dir /var/lib/signgate --org sandbox --user ci', "every token of user ci")
-      .example('$0 serve token revoke --database postgres://signgate@db/signgate --token "$OLD_TOKEN"', 'one token, on every node of a PostgreSQL deployment') as unknown as Argv<TokenRevokeArgs>,
+      .example('$0 serve token revoke --database postgres://signgate@db/signgate --token-file old-token.txt', 'one token, on every node of a PostgreSQL deployment') as unknown as Argv<TokenRevokeArgs>,
   handler: async (args: ArgumentsCamelCase<TokenRevokeArgs>) => setExit(await runTokenRevoke(args, io)),
 });
 
