@@ -2,6 +2,7 @@
 import yargs from 'yargs';
 import { UsageError } from '../core/errors.js';
 import { VERSION } from '../core/version.js';
+import { looksLikeToken } from '../core/secrets.js';
 import { closest } from '../core/words.js';
 import type { CommandModule } from 'yargs';
 import { EXIT_CODES_HELP, ExitCode, type ExitCodeValue } from './exit-codes.js';
@@ -28,12 +29,39 @@ export function normalizeVendorParameters(argv: readonly string[]): string[] {
     const ours = m ? VENDOR_PARAMETERS[m[1]!.toLowerCase()] : undefined;
     if (m && !ours && /^-[A-Za-z]{3,}/.test(arg)) {
       const long = m[1]!.replace(/([a-z])([A-Z])/g, '$1-$2').toLowerCase();
-      throw new UsageError(`${arg} is not an option: options longer than one letter take two dashes`, `Write --${long}.`);
+      // Only the option's own text: what follows `:` or `=` may be a secret (`-token:sgt_…`).
+      throw new UsageError(`-${m[1]} is not an option: options longer than one letter take two dashes`, `Write --${long}.`);
     }
     if (!m || !ours) return arg;
     // PowerShell writes a switch's value after a colon: -deleteAfterwards:$false arrives as -deleteAfterwards:False.
     return m[2] === undefined ? `--${ours}` : `--${ours}=${/^(true|false)$/i.test(m[3]!) ? m[3]!.toLowerCase() : m[3]}`;
   });
+}
+
+/** Options whose value is a token on purpose (each warns that a process list shows it). */
+const TOKEN_OPTIONS = new Set(['--access-token', '--accessToken', '--token']);
+
+/**
+ * Refuses an argument shaped like an access token (ours or a JWT) anywhere but as the value of --access-token,
+ * and there too when MSBuild built the command line (`--from-msbuild`): MSBuild logs command lines and records
+ * them in binary logs. The error names the argument's position, never its text.
+ */
+export function refuseTokenArguments(argv: readonly string[]): void {
+  const fromMsbuild = argv.includes('--from-msbuild');
+  const how = fromMsbuild
+    ? 'Set the SIGNGATE_ACCESS_TOKEN environment variable for the build (a CI secret), or name a file that holds the token with the SigngateAccessTokenFile property; never a property or SigngateSignArguments, which MSBuild logs.'
+    : 'A token on the command line shows in process lists and logs: set SIGNGATE_ACCESS_TOKEN, or put it in a file and pass --access-token-file <file>.';
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i]!;
+    const [name, ...rest] = arg.split('=');
+    if (TOKEN_OPTIONS.has(name!)) {
+      const value = rest.length > 0 ? rest.join('=') : argv[i + 1];
+      if (fromMsbuild && value !== undefined) throw new UsageError('--access-token is set on a command line that MSBuild built (its value is not shown)', how);
+      if (rest.length === 0) i++;
+      continue;
+    }
+    if (looksLikeToken(arg)) throw new UsageError(`argument ${i + 1} looks like an access token (not shown)`, how);
+  }
 }
 
 type SetExit = (code: ExitCodeValue) => void;
@@ -74,6 +102,7 @@ export async function main(argv: readonly string[], io: Io = processIo()): Promi
   let normalized: string[];
   try {
     normalized = normalizeVendorParameters(argv);
+    refuseTokenArguments(normalized);
   } catch (error) {
     io.err(formatError(error));
     return ExitCode.Usage;

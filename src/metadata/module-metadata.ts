@@ -297,6 +297,15 @@ export class ModuleMetadata {
     });
   }
 
+  /** Namespace.Outer/Inner of every TypeDef row, in row order (the `<Module>` row included). */
+  typeDefFullNames(): string[] {
+    const T = TableId.TypeDef;
+    this.chargeScan(T);
+    const out: string[] = [];
+    for (let rid = 1; rid <= this.tables.rowCount(T); rid++) out.push(this.typeDefFullName(rid));
+    return out;
+  }
+
   /** Namespace.Outer/Inner of a TypeDef row. */
   typeDefFullName(rid: number): string {
     const cached = this.typeDefNames.get(rid);

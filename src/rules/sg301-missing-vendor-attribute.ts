@@ -1,5 +1,5 @@
 // SG301 missing-vendor-attribute: no <Vendor>SignedAssemblyAttribute on the assembly.
-import { isVendorAttributeName, vendorAttributeCandidates, vendorAttributeSpelling } from './vendor-attribute.js';
+import { csharpApplication, isVendorAttributeName, vendorAttributeCandidates, vendorAttributeKnown, vendorAttributeSpelling } from './vendor-attribute.js';
 import { defineRule } from './types.js';
 
 export default defineRule({
@@ -31,6 +31,25 @@ export default defineRule({
         },
       ];
     }
-    return [{ message: `no ${name} on the assembly`, hint: `Add [assembly: ${spelling}(true)] to the project.` }];
+    const declared = settings.declaredVendorAttributes?.[0];
+    if (declared) {
+      const { qualified, namespace, short } = csharpApplication(declared);
+      return [
+        {
+          message: `no ${declared.fullName.split('.').pop()} on the assembly`,
+          hint: `Add [assembly: ${qualified}(true)] to the project${namespace ? ` (or using ${namespace}; and [assembly: ${short}(true)])` : ''}: ${declared.assembly} declares ${declared.fullName}.`,
+          data: { declaredType: declared.fullName, declaredIn: declared.assembly },
+        },
+      ];
+    }
+    const known = vendorAttributeKnown(facts, settings);
+    return [
+      {
+        message: `no ${name} on the assembly`,
+        hint: known
+          ? `Add [assembly: ${spelling}(true)] to the project.`
+          : `Add [assembly: ${spelling}(true)] to the project, with the namespace the vendor declares the attribute in (${spelling.slice(0, spelling.lastIndexOf('.'))} is a guess: no vendor API assembly was at hand to read it from). Look it up in the vendor API assembly (${settings.vendorApi.join(', ')}), in Visual Studio's Object Browser or with signgate inspect, or pass it with --reference.`,
+      },
+    ];
   },
 });

@@ -29,8 +29,21 @@ export interface CheckSettings {
   readonly maxUploadBytes: number;
   /** When set, upload names are paths relative to this folder (`/`-separated); else bare file names. */
   readonly root: string | null;
+  /**
+   * The vendor attribute types declared in the vendor API assemblies at hand (among the inputs, or the build's
+   * references), so that messages name the real type.
+   */
+  readonly declaredVendorAttributes?: readonly DeclaredVendorAttribute[];
   /** Option ids from GET /licenses, when the check ran online; undefined offline. */
   readonly licensedOptionIds?: readonly number[];
+}
+
+/** A `<Vendor>SignedAssemblyAttribute` type as a vendor API assembly declares it. */
+export interface DeclaredVendorAttribute {
+  /** Namespace.Name, e.g. `Acme.Starter.AcmeSignedAssemblyAttribute`. */
+  readonly fullName: string;
+  /** The simple name of the assembly that declares it, e.g. `Acme.AddinApi`. */
+  readonly assembly: string;
 }
 
 /** Why a file is (or is not) part of the upload. */

@@ -1,7 +1,7 @@
 // Finding `<Vendor>SignedAssemblyAttribute` and telling the vendor's type from look-alikes.
 import type { CustomAttributeRow, ModuleMetadata } from '../metadata/module-metadata.js';
 import { compileNamePatterns, namespacePrefix } from './name-pattern.js';
-import type { CheckSettings, FileFacts } from './types.js';
+import type { CheckSettings, DeclaredVendorAttribute, FileFacts } from './types.js';
 
 /** A constructor taking exactly one bool: HASTHIS, 1 parameter, void, BOOLEAN (strong-naming.md 4.3). */
 export const ONE_BOOL_CTOR = '20010102';
@@ -10,8 +10,14 @@ export function vendorAttributeName(settings: CheckSettings): string {
   return `${settings.vendor}SignedAssemblyAttribute`;
 }
 
+/** The type's own name, without namespace, enclosing types or generic arity (`Name`1`). */
 function simpleName(typeName: string): string {
-  return typeName.split(/[./]/).pop()!;
+  return typeName.split(/[./]/).pop()!.replace(/`\d+$/, '');
+}
+
+/** A generic type's name as C# writes it: `Contoso.XAttribute`1` as `Contoso.XAttribute<T>`. */
+function csharpTypeName(typeName: string): string {
+  return typeName.replace(/`(\d+)$/, (_, n: string) => `<${Array.from({ length: Number(n) }, (_, i) => (i === 0 ? 'T' : `T${i + 1}`)).join(', ')}>`);
 }
 
 /**
@@ -55,6 +61,9 @@ export function vendorAttributeCandidates(facts: FileFacts, settings: CheckSetti
 export function lookAlikeReason(row: CustomAttributeRow, settings: CheckSettings): string | undefined {
   const isVendorApi = compileNamePatterns(settings.vendorApi);
   const api = settings.vendorApi.join(', ');
+  const generic = /`\d+$/.test(row.typeName);
+  if (generic && row.origin.kind === 'this-module') return `${csharpTypeName(row.typeName)} is a generic look-alike declared in this assembly; the vendor's attribute is not generic and comes from a vendor API assembly (${api})`;
+  if (generic) return `${csharpTypeName(row.typeName)} is generic; the vendor's attribute is not`;
   if (row.origin.kind === 'this-module') return `${row.typeName} is declared in this assembly, not referenced from a vendor API assembly (${api})`;
   if (row.origin.kind !== 'assembly') return `${row.typeName} does not come from a vendor assembly`;
   if (!isVendorApi(row.origin.name)) return `${row.typeName} comes from ${row.origin.name}, which is not a vendor API assembly (${api})`;
@@ -106,4 +115,28 @@ export function vendorAttributeState(facts: FileFacts, settings: CheckSettings):
   } catch {
     return 'wrong-type';
   }
+}
+
+/** The vendor attribute types a vendor API module declares (public, not nested, not generic, in the vendor namespace). */
+export function declaredIn(module: ModuleMetadata, assembly: string, settings: CheckSettings): DeclaredVendorAttribute[] {
+  return module
+    .typeDefFullNames()
+    .filter((t) => !t.includes('/') && !/`\d+$/.test(t) && isVendorAttributeName(t, settings) && namespacePrefix(t, settings.vendorNamespace) !== undefined)
+    .map((fullName) => ({ fullName, assembly }));
+}
+
+/** How to apply a declared attribute in C#: qualified, and with a `using` line. */
+export function csharpApplication(declared: DeclaredVendorAttribute): { qualified: string; namespace: string; short: string } {
+  const cut = declared.fullName.lastIndexOf('.');
+  const namespace = cut < 0 ? '' : declared.fullName.slice(0, cut);
+  const short = declared.fullName.slice(cut + 1).replace(/Attribute$/, '');
+  return { qualified: namespace ? `${namespace}.${short}` : short, namespace, short };
+}
+
+/** True when vendorAttributeSpelling read the attribute's namespace from this module's own references to it. */
+export function vendorAttributeKnown(facts: FileFacts, settings: CheckSettings): boolean {
+  const c = vendorAttributeCandidates(facts, settings);
+  if (c && [...c.onAssembly, ...c.onModule].some((a) => lookAlikeReason(a, settings) === undefined)) return true;
+  const vendorTypes = facts.role.kind === 'direct' ? facts.role.vendorTypes : [];
+  return vendorTypes.some((t) => isVendorAttributeName(t, settings) && namespacePrefix(t, settings.vendorNamespace) !== undefined);
 }

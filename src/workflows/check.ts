@@ -1,11 +1,16 @@
 // check(): the pre-flight gate as a library function. Settings come from the options over signgate.config.json.
-import { basename, isAbsolute, relative, resolve, sep } from 'node:path';
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { basename, isAbsolute, join, relative, resolve, sep } from 'node:path';
 import type { SeveritySetting } from '../core/diagnostic.js';
 import { UsageError } from '../core/errors.js';
 import type { ReportFormat } from '../report/index.js';
 import { runCheck, type CheckResult } from '../rules/runner.js';
 import { checkThreads } from './pool-thresholds.js';
-import type { CheckInput, CheckSettings } from '../rules/types.js';
+import type { CheckInput, CheckSettings, DeclaredVendorAttribute } from '../rules/types.js';
+import { ModuleMetadata } from '../metadata/module-metadata.js';
+import { parsePeImage } from '../pe/pe-image.js';
+import { compileNamePatterns } from '../rules/name-pattern.js';
+import { declaredIn } from '../rules/vendor-attribute.js';
 import { CONFIG_FILE_NAME, loadConfig } from './config.js';
 import { displayPath, expandInputs, readInputFile, type InputFile } from './files.js';
 import { loadExpectedKey } from './keys.js';
@@ -23,6 +28,11 @@ export interface CheckOptions extends AccessTokenOptions {
   readonly vendor?: string;
   /** Vendor API assembly name patterns (default `<Vendor>.*`). */
   readonly vendorApi?: readonly string[];
+  /**
+   * Vendor API assemblies (files, or folders to take the vendor-named DLLs from) that the add-in references but
+   * that are not inputs: read only for the vendor attribute's declared type, so messages name it exactly.
+   */
+  readonly references?: readonly string[];
   /** Namespace of the vendor attribute (default the vendor name). */
   readonly vendorNamespace?: string;
   /** Upload names are paths relative to this folder. */
@@ -94,8 +104,9 @@ export function prepareSettings(options: CheckOptions): PreparedSettings {
     maxUploadBytes: options.maxUploadBytes ?? config.maxUploadBytes ?? DEFAULT_MAX_UPLOAD_BYTES,
     root: root ? displayPath(root) : null,
   };
+  const declaredVendorAttributes = options.references?.length ? readDeclaredVendorAttributes(options.references, settings) : [];
   return {
-    settings,
+    settings: declaredVendorAttributes.length ? { ...settings, declaredVendorAttributes } : settings,
     severities: config.rules as Record<string, SeveritySetting> | undefined,
     format: options.format ?? config.format ?? 'text',
     output: options.output ?? config.output,
@@ -119,7 +130,16 @@ export async function prepareCheck(options: CheckOptions, read: { readonly forPo
   if (!prepared.paths.length) throw new UsageError('no files to check', `Name the build output folder, files or globs, or set "paths" in ${CONFIG_FILE_NAME}.`);
   const files = await expandInputs(prepared.paths, process.cwd(), { netmodules: true });
   const threads = checkThreads(files.length, options.threads);
-  return { ...prepared, threads, inputs: readCheckInputs(files, prepared.root, read.forPool === true && threads > 0) };
+  const inputs = readCheckInputs(files, prepared.root, read.forPool === true && threads > 0);
+  // A vendor API assembly among the inputs names the vendor attribute as well as a --reference does.
+  const isVendorApi = compileNamePatterns(prepared.settings.vendorApi);
+  const fromInputs = declaredAttributes(
+    inputs.filter((i) => /\.dll$/i.test(i.path) && isVendorApi(basename(i.path).replace(/\.dll$/i, ''))).map((i) => () => i.bytes),
+    prepared.settings,
+  );
+  const declared = [...fromInputs, ...(prepared.settings.declaredVendorAttributes ?? [])];
+  const settings = declared.length ? { ...prepared.settings, declaredVendorAttributes: declared } : prepared.settings;
+  return { ...prepared, settings, threads, inputs };
 }
 
 /**
@@ -165,4 +185,35 @@ export async function check(options: CheckOptions): Promise<CheckRun> {
   // The pool's modules load only when it runs: a check of a few files starts faster without them.
   const result = threads === 0 ? runCheck(prepared.inputs, checkOptions) : await (await import('./check-pool.js')).runCheckPooled(prepared.inputs, { ...checkOptions, threads });
   return { result, prepared: { ...prepared, settings } };
+}
+
+/**
+ * The vendor attribute types declared in the given vendor API assemblies (a folder stands for its DLLs whose
+ * names match the vendor API patterns). A reference that cannot be read is passed over: it only sharpens a hint.
+ * @throws UsageError SG_ERR_USAGE for a reference that does not exist
+ */
+export function readDeclaredVendorAttributes(references: readonly string[], settings: CheckSettings): DeclaredVendorAttribute[] {
+  const isVendorApi = compileNamePatterns(settings.vendorApi);
+  const files = references.flatMap((r) => {
+    const path = resolve(r);
+    if (!existsSync(path)) throw new UsageError(`the reference ${displayPath(path)} does not exist`, 'Name the vendor API assembly (or its folder) that the add-in compiles against.');
+    if (!statSync(path).isDirectory()) return [path];
+    return readdirSync(path)
+      .filter((n) => /\.dll$/i.test(n) && isVendorApi(n.replace(/\.dll$/i, '')))
+      .map((n) => join(path, n));
+  });
+  return declaredAttributes(files.map((file) => () => readFileSync(file)), settings);
+}
+
+/** The vendor attribute types that these vendor API assemblies declare; one that cannot be read is passed over. */
+function declaredAttributes(sources: readonly (() => Uint8Array)[], settings: CheckSettings): DeclaredVendorAttribute[] {
+  return sources.flatMap((bytes) => {
+    try {
+      const module = new ModuleMetadata(parsePeImage(bytes()));
+      const name = module.assembly?.name;
+      return name ? declaredIn(module, name, settings) : [];
+    } catch {
+      return [];
+    }
+  });
 }

@@ -2,18 +2,20 @@
 // compile and signed after build through the reference service on loopback; a broken add-in fails the build with
 // each finding as an MSBuild error carrying its code and file. Needs the .NET SDK (fails in CI without it).
 import { execFileSync } from 'node:child_process';
-import { copyFileSync, existsSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { randomUUID } from 'node:crypto';
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { fixturePath, hasMono, repoRoot, runCli, runMono } from '../helpers/fixtures.js';
+import { binlogText, findSecret } from '../helpers/secrets.js';
 import { startServer, type TestServer } from '../helpers/server.js';
 import { hasDotnet, requireDotnet, run, runDotnetTests } from './dotnet.js';
 
 // Imports the targets from this repository, so SigngateCli takes its default, ../bin/signgate.js beside them.
 const PROJECT = `<Project Sdk="Microsoft.NET.Sdk">
   <PropertyGroup>
-    <TargetFramework>net48</TargetFramework>
+    <TargetFrameworks>net48;net8.0</TargetFrameworks>
     <Deterministic>true</Deterministic>
     <SignAssembly>true</SignAssembly>
     <DelaySign>true</DelaySign>
@@ -25,6 +27,8 @@ const PROJECT = `<Project Sdk="Microsoft.NET.Sdk">
     <SigngateSign>true</SigngateSign>
     <SigngateVendor>Contoso</SigngateVendor>
     <SigngateKey>12345_public.snk</SigngateKey>
+    <!-- A control for the log search: an environment variable the project does read, which MSBuild logs. -->
+    <_Canary>$(SIGNGATE_TEST_CANARY)</_Canary>
   </PropertyGroup>
   <ItemGroup>
     <PackageReference Include="Microsoft.NETFramework.ReferenceAssemblies" Version="1.0.3" PrivateAssets="all" />
@@ -82,28 +86,95 @@ describe.runIf(runDotnetTests)('msbuild/Signgate.targets in dotnet build', () =>
     expect(r.status, r.output).toBe(0);
     expect(r.output).toContain('signgate check, 1 files, 1 need signing (1 pass, 0 fail), 0 errors');
     expect(r.output).not.toContain(token);
-    const signed = join(dir, 'bin', 'Release', 'net48', 'signed', 'PostBuildAddin.dll');
-    expect(existsSync(signed), r.output).toBe(true);
-    const verify = runCli(['verify', signed, '--key', fixturePath('test-keys/12345_public.snk')]);
-    expect(verify.status, verify.stdout + verify.stderr).toBe(0);
-    if (hasMono) expect(runMono('sn', ['-q', '-vf', signed]).status).toBe(0);
+    for (const framework of ['net48', 'net8.0']) {
+      const signed = join(dir, 'bin', 'Release', framework, 'signed', 'PostBuildAddin.dll');
+      expect(existsSync(signed), r.output).toBe(true);
+      const verify = runCli(['verify', signed, '--key', fixturePath('test-keys/12345_public.snk')]);
+      expect(verify.status, verify.stdout + verify.stderr).toBe(0);
+      if (hasMono) expect(runMono('sn', ['-q', '-vf', signed]).status).toBe(0);
+    }
   }, 600_000);
 
-  test('signing turned on without SIGNGATE_ACCESS_TOKEN: the build fails and says so', async () => {
+  // Every log MSBuild writes, at its most verbose: the console at diagnostic verbosity, a file logger at
+  // diagnostic verbosity and a binary log (its strings, environment and embedded project files).
+  const loudBuild = async (name: string, env: Record<string, string>, ...props: string[]) => {
+    const logs = join(dir, '..', `logs-${name}`);
+    rmSync(logs, { recursive: true, force: true });
+    mkdirSync(logs);
+    const r = await build(env, '-v:diag', '-fl', `-flp:verbosity=diagnostic;logfile=${join(logs, 'build.log')}`, `-bl:${join(logs, 'build.binlog')}`, ...props);
+    const texts = { console: r.output, 'file logger': readFileSync(join(logs, 'build.log'), 'utf8'), 'binary log': binlogText(join(logs, 'build.binlog')) };
+    return { ...r, texts };
+  };
+  const errorLines = (output: string) => output.split('\n').filter((l) => /error|warn/i.test(l) && !/Property|Environment|Initial/.test(l)).slice(-20).join('\n');
+  const searched = (texts: Record<string, string>, secret: string) => Object.entries(texts).flatMap(([where, text]) => (findSecret(text, secret) ? [`${where}: ${findSecret(text, secret)}`] : []));
+
+  test('the token reaches no log at diagnostic verbosity, nor the binary log; a variable the project reads does', async () => {
     requireDotnet();
-    const r = await build({ SIGNGATE_ACCESS_TOKEN: '' }, '--no-restore');
-    expect(r.status).not.toBe(0);
-    expect(r.output).toMatch(/error SGB003: signgate: SigngateSign is true but the environment variable SIGNGATE_ACCESS_TOKEN is not set/);
+    const token = server.token();
+    const canary = `canary-${randomUUID()}`;
+    const r = await loudBuild('env', { SIGNGATE_ACCESS_TOKEN: token, SIGNGATE_TEST_CANARY: canary });
+    expect(r.status, errorLines(r.output)).toBe(0);
+    expect(existsSync(join(dir, 'bin', 'Release', 'net8.0', 'signed', 'PostBuildAddin.dll'))).toBe(true);
+    // The search finds what MSBuild does log: the canary in each of the three logs.
+    for (const text of Object.values(r.texts)) expect(findSecret(text, canary)).toBeDefined();
+    expect(r.texts['binary log']).toContain('SigngateVendor'); // the embedded project file, inflated
+    expect(searched(r.texts, token)).toEqual([]);
+  }, 600_000);
+
+  test('a token file named by SigngateAccessTokenFile: its path may be logged, its content never', async () => {
+    requireDotnet();
+    const token = server.token();
+    const file = join(dir, '..', 'secret token.txt');
+    writeFileSync(file, `${token}\r\n`);
+    const r = await loudBuild('file', { SIGNGATE_ACCESS_TOKEN: '' }, `-p:SigngateAccessTokenFile=${file}`);
+    expect(r.status, errorLines(r.output)).toBe(0);
+    expect(searched(r.texts, token)).toEqual([]);
+  }, 600_000);
+
+  test('without a token: SGB003 from signgate at every verbosity, with the advice, and nothing about the variable logged', async () => {
+    requireDotnet();
+    for (const verbosity of ['-v:q', '-v:n', '-v:diag']) {
+      const r = await build({ SIGNGATE_ACCESS_TOKEN: '' }, '--no-restore', verbosity);
+      expect(r.status, verbosity).toBe(1);
+      expect(r.output).toMatch(/error SGB003: signgate: SigngateSign is true but the environment variable SIGNGATE_ACCESS_TOKEN is not set; set it from your CI secret/);
+      expect(r.output).toContain('-p:SigngateSign=false');
+      expect(r.output).not.toContain("Property 'SIGNGATE_ACCESS_TOKEN'");
+    }
+  }, 900_000);
+
+  test('a token passed as a property is refused without being printed, and the command line is never echoed', async () => {
+    requireDotnet();
+    const token = server.token();
+    const r = await build({ SIGNGATE_ACCESS_TOKEN: token }, '--no-restore', `-p:SigngateSignArguments=--comment ${token}`);
+    expect(r.status).toBe(1);
+    expect(r.output).toContain('looks like an access token (not shown)');
+    expect(r.output).toContain('SigngateAccessTokenFile');
+    expect(r.output).toContain('error SGB004: signgate sign failed with exit code 2');
+    expect(r.output).not.toContain('MSB3073');
+    expect(findSecret(r.output, token)).toBeUndefined();
+    const viaOption = await build({ SIGNGATE_ACCESS_TOKEN: '' }, '--no-restore', `-p:SigngateSignArguments=--access-token ${token}`);
+    expect(viaOption.status).toBe(1);
+    expect(viaOption.output).toContain('--access-token is set on a command line that MSBuild built');
+    expect(findSecret(viaOption.output, token)).toBeUndefined();
   }, 600_000);
 
   test('a broken add-in: the build fails, each finding an MSBuild error with its code and file', async () => {
     requireDotnet();
-    const r = await build({ SIGNGATE_ACCESS_TOKEN: server.token() }, '-p:Broken=true');
+    const r = await build({ SIGNGATE_ACCESS_TOKEN: server.token() }, '-p:Broken=true', '-p:TargetFramework=net48');
     expect(r.status).not.toBe(0);
     const file = 'obj/Release/net48/PostBuildAddin.dll';
+    // The check's command line is not echoed either (EchoOff).
+    expect(r.output).not.toMatch(/signgate\.js" check/);
     expect(r.output).toMatch(new RegExp(`${file} : error SG205: the assembly has key token [0-9a-f]{16}, expected 5d004f218731cd20`));
     expect(r.output).toMatch(new RegExp(`${file} : error SG301: no ContosoSignedAssemblyAttribute on the assembly`));
     expect(r.output).toContain('error SGB002: signgate check failed with exit code 1');
+    // The hint names the attribute as the referenced vendor API assembly declares it.
+    expect(r.output).toContain('Add [assembly: Contoso.ContosoSignedAssembly(true)] to the project (or using Contoso; and [assembly: ContosoSignedAssembly(true)]): Contoso.AddinApi declares Contoso.ContosoSignedAssemblyAttribute.');
+    // docs/msbuild.md quotes the SGB002 line with the position MSBuild really reports.
+    const reported = /Signgate\.targets\((\d+,\d+)\): error SGB002/.exec(r.output)?.[1];
+    const quoted = /Signgate\.targets\((\d+,\d+)\): error SGB002/.exec(readFileSync(join(repoRoot, 'docs', 'msbuild.md'), 'utf8'))?.[1];
+    expect(reported).toBeDefined();
+    expect(quoted).toBe(reported);
     // MSBuild counted them as errors, and the build stopped before the copy to bin/ and the signing step.
     expect(r.output).toMatch(/\b3 Error\(s\)/);
     expect(r.output).not.toContain('PostBuildAddin -> ');

@@ -82,6 +82,7 @@ describe('the wrong turns users take, one SDK project each', () => {
     ['AttributeFalse', ['SG302']],
     ['AttributeLegacyCtor', ['SG303']],
     ['LookAlike', ['SG304']],
+    ['GenericLookAlike', ['SG304']],
     ['UnsignedReference', ['SG401']],
     ['VendorCopied', ['SG501']],
   ])('%s: %j', (project, expected) => {

@@ -17,6 +17,7 @@ export interface CheckArgs extends CommonArgs {
   key?: string[];
   vendor?: string;
   vendorApi?: string[];
+  reference?: string[];
   vendorNamespace?: string;
   root?: string;
   format?: ReportFormat;
@@ -42,6 +43,7 @@ export function checkOptionsFrom(args: CheckArgs): CheckOptions {
     keys: strings(args.key),
     vendor: args.vendor,
     vendorApi: args.vendorApi,
+    references: strings(args.reference),
     vendorNamespace: args.vendorNamespace,
     root: args.root,
     maxUploadBytes: args.maxUploadBytes,
@@ -80,6 +82,7 @@ export const checkCommand = (io: Io, setExit: (code: ExitCodeValue) => void): Co
       .option('key', { type: 'string', array: true, describe: 'The option public key file <optionId>_public.snk (repeat for several options)' })
       .option('vendor', { type: 'string', describe: 'Vendor name: the attribute is <Vendor>SignedAssemblyAttribute' })
       .option('vendor-api', { type: 'string', array: true, describe: 'Vendor API assembly name patterns (default <Vendor>.*)' })
+      .option('reference', { type: 'string', array: true, describe: 'A vendor API assembly (or its folder) the add-in compiles against: read only to name the vendor attribute exactly' })
       .option('vendor-namespace', { type: 'string', describe: 'Namespace of the vendor attribute (default the vendor name)' })
       .option('root', { type: 'string', describe: 'Upload names are paths relative to this folder (the relative folders then count for duplicates)' })
       .option('format', { type: 'string', choices: ReportFormats, describe: 'Report format (default text)' })

@@ -3,6 +3,7 @@
 import { describeAuthenticodeVerdict } from '../../authenticode/verdict.js';
 import type { ArgumentsCamelCase, Argv, CommandModule } from 'yargs';
 import { formatReport } from '../../report/index.js';
+import { resolveAccessToken } from '../../workflows/access-token.js';
 import { ledgerPath } from '../../workflows/ledger.js';
 import { sign, type SignResult } from '../../workflows/sign.js';
 import { ExitCode, type ExitCodeValue } from '../exit-codes.js';
@@ -27,9 +28,18 @@ export interface SignArgs extends CheckArgs {
   maxDownloadBytes?: number;
   json: boolean;
   archive?: string;
+  fromMsbuild?: boolean;
 }
 
+/** The SGB003 build error of msbuild/Signgate.targets: decided here, where the environment is, never by MSBuild. */
+export const MSBUILD_NO_TOKEN =
+  'error SGB003: signgate: SigngateSign is true but the environment variable SIGNGATE_ACCESS_TOKEN is not set; set it from your CI secret (or name a file that holds the token with -p:SigngateAccessTokenFile=<path>), or build with -p:SigngateSign=false to leave the output delay-signed. A token given as an MSBuild property is never read: MSBuild logs properties.';
+
 export async function runSign(args: SignArgs, io: Io): Promise<ExitCodeValue> {
+  if (args.fromMsbuild && !resolveAccessToken(args)) {
+    io.err(MSBUILD_NO_TOKEN);
+    return ExitCode.Usage;
+  }
   if (args.archive !== undefined) return (await import('./archive.js')).runSignArchive({ ...args, archive: args.archive }, io);
   const paths = [...(strings(args.files) ?? []), ...(strings(args.assemblies) ?? []).flatMap((a) => a.split(',')).map((s) => s.trim()).filter(Boolean)];
   const root = args.rootDirectory ?? args.root;
@@ -124,6 +134,7 @@ export const signCommand = (io: Io, setExit: (code: ExitCodeValue) => void): Com
       .option('json', { type: 'boolean', default: false, describe: 'Print the result as JSON (schemas/sign-result.schema.json)' })
       .option('format', { type: 'string', choices: ['text', 'json'], describe: 'Output format (json is the same as --json)' })
       .option('config', { type: 'string', describe: 'Config file (default: signgate.config.json from the working directory upward)' })
+      .option('from-msbuild', { type: 'boolean', hidden: true, describe: 'Run by msbuild/Signgate.targets: a missing token is the SGB003 build error, and no token may be on the command line' })
       .example('$0 sign bin/Release --root bin/Release --destination-path signed --delete-afterwards', 'settings from signgate.config.json, token from SIGNGATE_ACCESS_TOKEN')
       .example('$0 sign --baseUrl https://… --accessToken $TOKEN --assemblies A.dll,B.dll --destinationPath out', "the vendor script's parameter names")
       .epilog(`Exit codes: 0 every file signed and verified, 1 findings or files not signed, 2 usage error, 3 unreadable input, network or service error.\nThe job ledger is ${ledgerPath()} (SIGNGATE_CACHE_DIR moves it); a run interrupted after the upload resumes that job.`) as unknown as Argv<SignArgs>,
