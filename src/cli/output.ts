@@ -1,6 +1,7 @@
 // Where command output goes, and its colours: none with NO_COLOR or when stdout is not a terminal.
 import { Chalk, type ChalkInstance } from 'chalk';
 import { isSignGateError, UsageError } from '../core/errors.js';
+import { maskRemembered, maskSecrets } from '../core/secrets.js';
 
 export interface Io {
   out(text: string): void;
@@ -17,14 +18,22 @@ export function colorLevel(stream: NodeJS.WriteStream = process.stdout): 0 | 1 |
 
 export function processIo(): Io {
   return {
-    out: (text) => void process.stdout.write(text.endsWith('\n') ? text : `${text}\n`),
-    err: (text) => void process.stderr.write(text.endsWith('\n') ? text : `${text}\n`),
+    // The last guard: the access token this process holds never reaches the terminal, whatever path text took.
+    out: (text) => void process.stdout.write(maskRemembered(text.endsWith('\n') ? text : `${text}\n`)),
+    err: (text) => void process.stderr.write(maskRemembered(text.endsWith('\n') ? text : `${text}\n`)),
     color: new Chalk({ level: colorLevel() }),
   };
 }
 
-/** One line for an error: its code, its message and, for usage errors, the hint. Never a stack unless verbose. */
+/**
+ * One line for an error: its code, its message and, for usage errors, the hint. Never a stack unless verbose.
+ * Secrets are masked: a cause may quote what a service sent (a JSON parser quotes the text it choked on).
+ */
 export function formatError(error: unknown, verbose = false): string {
+  return maskSecrets(formatErrorLines(error, verbose));
+}
+
+function formatErrorLines(error: unknown, verbose: boolean): string {
   if (isSignGateError(error)) {
     const lines = [`error ${error.code}: ${error.message}`];
     if (error instanceof UsageError && error.hint) lines.push(`  hint: ${error.hint}`);

@@ -2,7 +2,6 @@
 // buildServer() makes the app; the caller listens, and closes it (which also stops the signing worker).
 import { createHash } from 'node:crypto';
 import { createWriteStream } from 'node:fs';
-import { mkdir } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
@@ -25,6 +24,7 @@ import { registerHealth } from './health.js';
 import { archiveBody, registerArchiveRoutes } from './archive.js';
 import { registerExchangePage } from './exchange-page.js';
 import { docsOAuth, looksLikeJwt, OidcAuthenticator } from './oidc.js';
+import { mkdirPrivate, PRIVATE_FILE } from './fs-atomic.js';
 
 export interface BuildServerOptions {
   /** The configuration, or a function that returns the current one (re-read when the file changes). */
@@ -425,8 +425,8 @@ async function receiveUpload(request: FastifyRequest, pending: PendingJob, maxBy
         continue;
       }
       const target = join(pending.uploadsDir, check.name);
-      await mkdir(dirname(target), { recursive: true });
-      await pipeline(part.file, counter, createWriteStream(target, { flags: 'wx' }));
+      await mkdirPrivate(dirname(target));
+      await pipeline(part.file, counter, createWriteStream(target, { flags: 'wx', mode: PRIVATE_FILE }));
       if ((part.file as { truncated?: boolean }).truncated) throw tooLarge(maxBytes);
       files.push({ fileName: check.name, size, sha256: hash.digest('hex') });
     }

@@ -6,7 +6,7 @@
 // the same worker; every other file (nested archives included) is kept as it came and returned unchanged.
 import { createHash } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { readFile, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { createReadStream } from 'node:fs';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
@@ -19,6 +19,7 @@ import { HttpProblem } from './problem.js';
 import type { ServerConfig } from './server-config.js';
 import { RESULT_ZIP, SIGNING_LOG } from './signing-worker.js';
 import { EXAMPLE_JOB_ID, jobCreatedExample, jobLinks, problemResponse } from './schemas.js';
+import { mkdirPrivate, PRIVATE_FILE } from './fs-atomic.js';
 
 /** What the archive held, in its order: written beside the job, read when the result archive is built. */
 export const ARCHIVE_MANIFEST = 'archive.json';
@@ -111,10 +112,10 @@ async function unpack(archive: { bytes: Buffer; fileName: string }, pending: Pen
   for (const [i, e] of entries.entries()) {
     // The pending folder is the service's own temporary folder; every name was checked above.
     const target = join(isAssembly[i] ? pending.uploadsDir : join(pending.dir, OTHER_FILES), ...names[i]!.split('/'));
-    await mkdir(dirname(target), { recursive: true });
-    await writeFile(target, e.bytes, { flag: 'wx' });
+    await mkdirPrivate(dirname(target));
+    await writeFile(target, e.bytes, { flag: 'wx', mode: PRIVATE_FILE });
   }
-  await writeFile(join(pending.dir, ARCHIVE_MANIFEST), JSON.stringify(manifest));
+  await writeFile(join(pending.dir, ARCHIVE_MANIFEST), JSON.stringify(manifest), { mode: PRIVATE_FILE });
   return { assemblies: manifest.files.filter((f) => f.assembly).map((f) => ({ fileName: f.name, size: f.size, sha256: f.sha256 })) };
 }
 

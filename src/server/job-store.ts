@@ -2,11 +2,11 @@
 // renamed into place only when complete, so a crash never leaves a half job visible. Deleting renames the
 // job out of sight first, then removes every byte.
 import { randomUUID } from 'node:crypto';
-import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
-import { access, mkdir, readFile, rename, rm } from 'node:fs/promises';
+import { existsSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { access, readFile, rename, rm } from 'node:fs/promises';
 import { constants } from 'node:fs';
 import { join } from 'node:path';
-import { writeFileAtomic } from './fs-atomic.js';
+import { mkdirPrivate, mkdirPrivateSync, writeFileAtomic } from './fs-atomic.js';
 import { DEFAULT_RESULT_FILE, type JobStateStore } from './store.js';
 import { createReadStream } from 'node:fs';
 import type { Readable } from 'node:stream';
@@ -90,10 +90,10 @@ export class JobStore implements JobStateStore {
   constructor(readonly dataDir: string) {
     this.jobsDir = join(dataDir, 'jobs');
     this.tmpDir = join(dataDir, 'tmp');
-    mkdirSync(this.jobsDir, { recursive: true });
+    mkdirPrivateSync(this.jobsDir);
     // Whatever is in tmp/ was never acknowledged (or was being deleted): it goes.
     if (existsSync(this.tmpDir)) for (const entry of readdirSync(this.tmpDir)) void rm(join(this.tmpDir, entry), { recursive: true, force: true });
-    mkdirSync(this.tmpDir, { recursive: true });
+    mkdirPrivateSync(this.tmpDir);
     for (const org of readdirSync(this.jobsDir)) {
       this.removeLeftovers(org);
       this.slots.set(org, this.jobIds(org).length);
@@ -158,7 +158,7 @@ export class JobStore implements JobStateStore {
     const id = randomUUID();
     const dir = join(this.tmpDir, `${organization}--${id}`);
     const uploadsDir = join(dir, 'uploads');
-    await mkdir(uploadsDir, { recursive: true });
+    await mkdirPrivate(uploadsDir);
     return { id, organization, dir, uploadsDir };
   }
 
@@ -171,7 +171,7 @@ export class JobStore implements JobStateStore {
   /** Writes the job record and makes the job visible in one rename. */
   async commit(pending: PendingJob, record: JobRecord): Promise<void> {
     await writeFileAtomic(join(pending.dir, JOB_FILE), JSON.stringify(record, null, 2));
-    await mkdir(join(this.jobsDir, pending.organization), { recursive: true });
+    await mkdirPrivate(join(this.jobsDir, pending.organization));
     await rename(pending.dir, this.jobDir(pending.organization, pending.id));
     this.index.get(pending.organization)?.set(record.id, summaryOf(record));
   }

@@ -40,6 +40,8 @@ export interface Stores {
 export function describeDatabase(url: string): string {
   try {
     const u = new URL(url);
+    // `postgres:user:PW@host/db` (no //) parses with no host and the password in its path: show the scheme only.
+    if (!u.host) return `${u.protocol} (rest not shown)`;
     return `${u.protocol}//${u.username ? `${decodeURIComponent(u.username)}@` : ''}${u.host}${u.pathname}`;
   } catch {
     return '(an unreadable connection string)';

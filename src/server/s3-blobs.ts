@@ -7,12 +7,13 @@
 // Configured by --blob-store s3://bucket[/prefix]?endpoint=…&region=…; credentials come from the SDK's usual
 // places (AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY, a profile, an instance role) and are never logged.
 import { createReadStream, createWriteStream } from 'node:fs';
-import { mkdir, readdir, stat } from 'node:fs/promises';
+import { readdir, stat } from 'node:fs/promises';
 import { dirname, join, relative, sep } from 'node:path';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { DeleteObjectsCommand, GetObjectCommand, HeadBucketCommand, ListObjectsV2Command, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { UsageError } from '../core/errors.js';
+import { mkdirPrivate, PRIVATE_FILE } from './fs-atomic.js';
 
 export interface S3BlobOptions {
   readonly bucket: string;
@@ -34,7 +35,9 @@ export function parseBlobStoreUrl(url: string): S3BlobOptions {
     throw new UsageError('--blob-store is not a URL', hint);
   }
   if (u.username || u.password) throw new UsageError(`--blob-store s3://${u.hostname}${u.pathname} names a user or key before the bucket; it was ignored and is not shown`, hint);
-  if (u.protocol !== 's3:' || !u.hostname) throw new UsageError(`--blob-store ${u.protocol}//${u.hostname}${u.pathname} is not an s3://bucket URL`, hint);
+  // Without a host (`s3:AK:SECRET@bucket/pre`) the whole rest may be credentials: the scheme alone is shown.
+  if (!u.hostname) throw new UsageError(`--blob-store ${u.protocol} (rest not shown) is not an s3://bucket URL`, hint);
+  if (u.protocol !== 's3:') throw new UsageError(`--blob-store ${u.protocol}//${u.hostname}${u.pathname} is not an s3://bucket URL`, hint);
   const path = u.pathname.replace(/^\/+/, '');
   const endpoint = u.searchParams.get('endpoint') ?? undefined;
   return { bucket: u.hostname, prefix: path && !path.endsWith('/') ? `${path}/` : path, ...(endpoint ? { endpoint } : {}), region: u.searchParams.get('region') ?? process.env.AWS_REGION ?? 'us-east-1' };
@@ -104,8 +107,8 @@ export class S3Blobs {
       const rest = key.slice(keyPrefix.length);
       if (!rest || rest.split('/').some((s) => s === '' || s === '.' || s === '..')) continue; // only names this service wrote
       const target = join(dir, ...rest.split('/'));
-      await mkdir(dirname(target), { recursive: true });
-      await pipeline(await this.open(key), createWriteStream(target));
+      await mkdirPrivate(dirname(target));
+      await pipeline(await this.open(key), createWriteStream(target, { mode: PRIVATE_FILE }));
     }
   }
 

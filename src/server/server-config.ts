@@ -31,6 +31,8 @@ export interface License {
   readonly optionId: number;
   readonly key: StrongNameKeyFile;
   readonly token: string;
+  /** The key pair file it was read from. */
+  readonly keyPairPath?: string;
 }
 
 export interface Organization {
@@ -95,7 +97,7 @@ export function parseServerConfig(raw: unknown, baseDir: string, shownAs = 'serv
         throw new UsageError(`${shownAs}: organization ${org.id}, option ${l.optionId}: ${path}: ${(cause as Error).message}`, 'keyPair must be a key pair made by sn -k.', 'SG_ERR_CONFIG');
       }
       if (key.kind !== 'key-pair') throw new UsageError(`${shownAs}: organization ${org.id}, option ${l.optionId}: ${path} holds only a public key`, 'The service signs: keyPair must be the key pair (sn -k), not the public key.', 'SG_ERR_CONFIG');
-      return { optionId: l.optionId, key, token: publicKeyToken(key.publicKey.blob) };
+      return { optionId: l.optionId, key, token: publicKeyToken(key.publicKey.blob), keyPairPath: path };
     });
     organizations.set(org.id, { id: org.id, name: org.name ?? org.id, licenses, users: new Map(org.users.map((u) => [u.id, u.roles])) });
   }
@@ -165,4 +167,21 @@ export function watchServerConfigFile(path: string): { current: () => ServerConf
       return config;
     },
   };
+}
+
+/**
+ * The key pair files of a configuration that others on this machine may read (POSIX mode bits for group or
+ * others), each with its mode; always empty on Windows, where files have ACLs instead.
+ */
+export function exposedKeyPairs(config: ServerConfig): { path: string; mode: string }[] {
+  if (process.platform === 'win32') return [];
+  const paths = new Set([...config.organizations.values()].flatMap((o) => o.licenses.flatMap((l) => (l.keyPairPath ? [l.keyPairPath] : []))));
+  return [...paths].flatMap((path) => {
+    try {
+      const mode = statSync(path).mode & 0o777;
+      return mode & 0o077 ? [{ path, mode: mode.toString(8).padStart(4, '0') }] : [];
+    } catch {
+      return [];
+    }
+  });
 }

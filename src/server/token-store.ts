@@ -4,9 +4,9 @@
 // and a revocation is seen within a second (a hit looks at most once a second). Looking costs one stat; the
 // file is read again only when it changed.
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
-import { existsSync, mkdirSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import { writeFileAtomicSync } from './fs-atomic.js';
+import { narrowDirSync, writeFileAtomicSync } from './fs-atomic.js';
 
 export interface StoredToken {
   readonly hash: string;
@@ -66,7 +66,8 @@ export class TokenStore implements TokenKeeper {
   private checkedAt = 0;
 
   constructor(dataDir: string) {
-    mkdirSync(dataDir, { recursive: true });
+    // Token hashes are no tokens, but the folder holds the uploads and signed files too: the service's own.
+    narrowDirSync(dataDir);
     this.path = join(dataDir, 'tokens.json');
     this.refresh(true);
   }

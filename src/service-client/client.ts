@@ -6,6 +6,7 @@ import { rename, rm } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { ServiceError } from '../core/errors.js';
 import { assertAnswer, cleanServiceText, fileNameText, idText } from './answers.js';
+import { rememberSecret } from '../core/secrets.js';
 import { apiUrl, assertSafeBaseUrl, readJson, requestJson, send, type ServiceClientOptions } from './http.js';
 import { getLicenses } from './licenses.js';
 
@@ -145,6 +146,7 @@ export const DEFAULT_MAX_DOWNLOAD_BYTES = 1024 * 1024 * 1024;
  */
 export function createServiceClient(options: ClientOptions) {
   const base = assertSafeBaseUrl(options.baseUrl);
+  rememberSecret(options.accessToken);
   const url = (path: string) => apiUrl(options.baseUrl, path);
   const jobPath = (id: string) => `/assemblies/${encodeURIComponent(id)}`;
   /** A link from the service, when it is on the base URL's origin; foreign links are ignored. */

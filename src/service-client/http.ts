@@ -1,6 +1,7 @@
 // The HTTP layer of the service client: base URL rules, a timeout on every request, retries with backoff for
 // idempotent requests, and problem+json errors turned into advice. Never prints or logs the token.
 import { ServiceError } from '../core/errors.js';
+import { urlForMessage } from '../core/secrets.js';
 import { cleanServiceText } from './text.js';
 import { DEFAULT_RETRY, isRetryableStatus, parseRetryAfter, retryDelayMs, type RetryPolicy } from './retry-timing.js';
 
@@ -32,15 +33,25 @@ const DEFAULT_TIMEOUT_MS = 60_000;
 const LOOPBACK = /^(localhost|127(?:\.\d{1,3}){3}|\[::1\])$/i;
 
 /**
- * HTTPS is required except for loopback, so a token never crosses a network in clear text.
+ * HTTPS is required except for loopback, so a token never crosses a network in clear text; a user or password
+ * in the URL is refused (the service takes a bearer token) and never shown.
  * @throws ServiceError SG_ERR_HTTP_INSECURE
  */
 export function assertSafeBaseUrl(baseUrl: string): URL {
   let url: URL;
+  const shown = urlForMessage(baseUrl);
   try {
     url = new URL(baseUrl);
   } catch {
-    throw new ServiceError('SG_ERR_HTTP_INSECURE', `the base URL ${JSON.stringify(baseUrl)} is not a URL (expected https://host/<service-name>/v1.0)`, { method: '', url: baseUrl });
+    throw new ServiceError('SG_ERR_HTTP_INSECURE', `the base URL ${shown} is not a URL (expected https://host/<service-name>/v1.0)`, { method: '', url: shown });
+  }
+  if (!url.host) throw new ServiceError('SG_ERR_HTTP_INSECURE', `the base URL ${shown} has no host (expected https://host/<service-name>/v1.0)`, { method: '', url: shown });
+  if (url.username || url.password) {
+    throw new ServiceError(
+      'SG_ERR_HTTP_INSECURE',
+      `the base URL ${shown} has a user or password part (not shown); the signing service takes a bearer token, not credentials in the URL: remove "user:password@" and pass the token with SIGNGATE_ACCESS_TOKEN or --access-token-file`,
+      { method: '', url: shown },
+    );
   }
   if (url.protocol === 'https:') return url;
   if (url.protocol === 'http:' && LOOPBACK.test(url.hostname)) return url;

@@ -1,5 +1,6 @@
 // GET /licenses: the option ids of the caller's organization (service-api.md). Never logs the token.
 import { ServiceError } from '../core/errors.js';
+import { rememberSecret } from '../core/secrets.js';
 import { assertSafeBaseUrl, requestJson, type ServiceClientOptions } from './http.js';
 
 /**
@@ -8,6 +9,7 @@ import { assertSafeBaseUrl, requestJson, type ServiceClientOptions } from './htt
  */
 export async function getLicenses(options: ServiceClientOptions): Promise<number[]> {
   assertSafeBaseUrl(options.baseUrl);
+  rememberSecret(options.accessToken);
   const { url, body } = await requestJson(options, 'GET', '/licenses');
   if (!Array.isArray(body)) {
     throw new ServiceError('SG_ERR_HTTP_BAD_RESPONSE', `GET ${url} returned ${typeof body}, not a JSON array of license entries`, { method: 'GET', url });

@@ -2,6 +2,7 @@
 // an offline check does not load the client.
 import { resolve } from 'node:path';
 import { UsageError } from '../core/errors.js';
+import { rememberSecret } from '../core/secrets.js';
 import { displayPath, readInputFile } from './files.js';
 
 export interface AccessTokenOptions {
@@ -26,6 +27,7 @@ export function resolveAccessToken(options: AccessTokenOptions): string | undefi
     if (!TOKEN_SHAPE.test(token)) {
       throw new UsageError(`the access token from ${where} contains spaces or control characters (${token.length} characters)`, 'A personal access token is one word: put it alone on the first line of the file.');
     }
+    rememberSecret(token);
     return token;
   };
   if (options.accessToken) return check(options.accessToken.trim(), '--access-token');

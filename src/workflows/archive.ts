@@ -2,9 +2,10 @@
 // the pre-flight check; signArchive() checks the assemblies inside, uploads the archive to POST /archives, waits,
 // downloads the result archive (every file at its path, signing-log.txt, signing-logs/<path>.log) and verifies
 // every assembly the service says it signed.
-import { mkdirSync, readFileSync, statSync } from 'node:fs';
+import { closeSync, mkdirSync, openSync, readFileSync, readSync, statSync } from 'node:fs';
 import { basename, dirname, join, relative, resolve, sep } from 'node:path';
 import { ServiceError, UsageError } from '../core/errors.js';
+import { secretFile, SECRET_SCAN_BYTES, type SecretFile } from '../core/secret-files.js';
 import { runCheck, type CheckResult } from '../rules/runner.js';
 import type { CheckInput } from '../rules/types.js';
 import { createServiceClient, type CreatedJob } from '../service-client/client.js';
@@ -13,7 +14,8 @@ import { ARCHIVE_ASSEMBLY, archiveNameProblems, archiveZipLimits } from '../zip/
 import { readZip, ZipRefusal, type ZipFileEntry, type ZipLimits } from '../zip/read-zip.js';
 import { writeZip } from '../zip/write-zip.js';
 import { prepareCheck, prepareSettings, type CheckOptions } from './check.js';
-import { displayPath, expandInputs, readInputFile } from './files.js';
+import { displayPath, expandInputs, fileIdentity, readInputFile } from './files.js';
+import { windowsPathKey } from '../core/windows-names.js';
 import { checkReturnedFile, pollJob, type SignEvents } from './sign.js';
 
 
@@ -22,6 +24,8 @@ export interface PackOptions extends CheckOptions {
   readonly archive: string;
   /** Run the pre-flight check first and write nothing on errors (default true). */
   readonly check?: boolean;
+  /** Pack files that look like tokens anyway (never a private key). */
+  readonly force?: boolean;
 }
 
 export interface PackResult {
@@ -57,13 +61,18 @@ export async function pack(options: PackOptions): Promise<PackResult> {
       const rel = relative(base, file);
       if (rel.startsWith('..')) throw new UsageError(`${displayPath(file)} is outside the root folder ${displayPath(base)}`, 'Pass a --root that contains every input, or leave --root out.');
       const name = rel.split(sep).join('/');
-      const earlier = entries.get(name.toLowerCase());
-      if (earlier && earlier.path !== file) throw new UsageError(`${displayPath(file)} and ${displayPath(earlier.path)} would both be ${name} in the archive`, 'Pack them into separate archives, or pass --root so that their folders keep them apart.');
-      entries.set(name.toLowerCase(), { name, path: file });
+      const earlier = entries.get(windowsPathKey(name));
+      if (earlier && fileIdentity(earlier.path) !== fileIdentity(file)) throw new UsageError(`${displayPath(file)} and ${displayPath(earlier.path)} would both be ${name} in the archive`, 'Pack them into separate archives, or pass --root so that their folders keep them apart.');
+      entries.set(windowsPathKey(name), { name, path: file });
     }
   }
-  mkdirSync(dirname(archive), { recursive: true });
   const named = [...entries.values()];
+  refuseSecretFiles(
+    named.map((e) => secretFile(displayPath(e.path), readHead(e.path))),
+    options.force === true,
+    'Leave it out of the folder you pack (or pack the files you ship by name), and keep keys and tokens outside the build output',
+  );
+  mkdirSync(dirname(archive), { recursive: true });
   await writeZip(archive, named.map((e) => ({ name: e.name, source: { path: e.path } })));
   return { archive, files: named.map((e) => e.name), check, stoppedByCheck: false };
 }
@@ -79,6 +88,8 @@ export interface SignArchiveOptions extends Omit<CheckOptions, 'paths'> {
   readonly check?: boolean;
   readonly timeoutS?: number;
   readonly pollIntervalMs?: number;
+  /** Upload files that look like tokens anyway (never a private key). */
+  readonly force?: boolean;
 }
 
 export interface ArchiveFileResult {
@@ -128,6 +139,11 @@ export async function signArchive(options: SignArchiveOptions, events: SignEvent
     const shown = badNames.slice(0, 5).map((p) => `${p.fileName} (${p.detail})`).join('; ');
     throw new UsageError(`${displayPath(archive)}: ${badNames.length} entry name(s) the service refuses: ${shown}${badNames.length > 5 ? '; …' : ''}`, 'Rename those files, or zip the build output again with signgate pack.');
   }
+  refuseSecretFiles(
+    entries.map((e) => secretFile(`${displayPath(archive)}: ${e.name}`, e.bytes)),
+    options.force === true,
+    'Make the archive again without it (signgate pack refuses such files)',
+  );
   const inputs: CheckInput[] = entries.filter((e) => ARCHIVE_ASSEMBLY.test(e.name)).map((e) => ({ path: e.name, uploadName: e.name, bytes: e.bytes, explicit: true }));
   const check = runCheck(inputs, { settings, severities: prepared.severities });
   const empty = { files: entries.length, assemblies: inputs.length, signed: 0, verified: 0, failed: 0 };
@@ -181,4 +197,32 @@ export async function signArchive(options: SignArchiveOptions, events: SignEvent
   const verified = files.filter((f) => f.verified).length;
   const failed = files.filter((f) => needed.has(f.name) && !f.verified).length;
   return { jobId, output, files, check, stoppedByCheck: false, deleted, summary: { files: entries.length, assemblies: inputs.length, signed, verified, failed } };
+}
+
+/** The first SECRET_SCAN_BYTES of a file: enough to know a key pair, a PEM key or a token file. */
+function readHead(path: string): Uint8Array {
+  const fd = openSync(path, 'r');
+  try {
+    const head = Buffer.alloc(SECRET_SCAN_BYTES);
+    return head.subarray(0, readSync(fd, head, 0, head.length, 0));
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/**
+ * Refuses private keys always, and token-shaped files unless `force`: named, with what they hold (never their
+ * content) and how to leave them out.
+ * @throws UsageError SG_ERR_USAGE
+ */
+function refuseSecretFiles(found: readonly (SecretFile | undefined)[], force: boolean, leaveOut: string): void {
+  const secrets = found.filter((f): f is SecretFile => f !== undefined);
+  const refused = secrets.filter((f) => f.privateKey || !force);
+  if (refused.length === 0) return;
+  const shown = refused.slice(0, 5).map((f) => `${f.name} is ${f.what}`).join('; ');
+  const keys = refused.some((f) => f.privateKey);
+  throw new UsageError(
+    `${shown}${refused.length > 5 ? `; and ${refused.length - 5} more` : ''}: nothing was written or uploaded`,
+    `${leaveOut}.${keys ? ' A private key is never packed, with or without --force.' : ' If the file holds no secret, pass --force to include it.'}`,
+  );
 }

@@ -1,6 +1,6 @@
 // Turning command-line inputs (files, folders, globs) into files, and writing files safely.
 import { randomBytes } from 'node:crypto';
-import { closeSync, fstatSync, fsyncSync, openSync, readdirSync, readFileSync, readSync, renameSync, statSync, unlinkSync, writeSync } from 'node:fs';
+import { closeSync, fstatSync, fsyncSync, openSync, readdirSync, readFileSync, readSync, realpathSync, renameSync, statSync, unlinkSync, writeSync } from 'node:fs';
 import { basename, dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { SignGateError, UsageError } from '../core/errors.js';
 
@@ -71,11 +71,13 @@ function assembliesBelow(folder: string, pattern: RegExp): string[] {
  * @throws UsageError SG_ERR_NO_INPUT when an input matches nothing
  */
 export async function expandInputs(inputs: readonly string[], cwd = process.cwd(), options: ExpandOptions = {}): Promise<InputFile[]> {
+  // Keyed by what the file is, not by how it was named: two names of one file (another case on Windows, `..`,
+  // a link, a junction, an 8.3 name) are one input, and two files are two, whatever their names.
   const found = new Map<string, InputFile>();
-  const key = (p: string) => (process.platform === 'win32' ? p.toLowerCase() : p);
   const add = (absolutePath: string, explicit = false) => {
-    const previous = found.get(key(absolutePath));
-    found.set(key(absolutePath), { absolutePath, displayPath: displayPath(absolutePath, cwd), explicit: explicit || (previous?.explicit ?? false) });
+    const key = fileIdentity(absolutePath);
+    const previous = found.get(key);
+    found.set(key, previous ? { ...previous, explicit: explicit || previous.explicit } : { absolutePath, displayPath: displayPath(absolutePath, cwd), explicit });
   };
   for (const input of inputs) {
     const absolute = resolve(cwd, input);
@@ -104,6 +106,24 @@ export async function expandInputs(inputs: readonly string[], cwd = process.cwd(
     throw new UsageError(`${JSON.stringify(input)} does not exist`, 'Pass an existing file, a folder or a glob pattern such as "bin/Release/**/*.dll".', 'SG_ERR_NO_INPUT');
   }
   return [...found.values()].sort((a, b) => (a.displayPath < b.displayPath ? -1 : a.displayPath > b.displayPath ? 1 : 0));
+}
+
+/**
+ * What a file is, as the file system says: its device and file number (`stat` with 64-bit values; NTFS's file
+ * ID on Windows), or, where the file system reports none, its real path with the case it has on disk.
+ */
+export function fileIdentity(absolutePath: string): string {
+  try {
+    const s = statSync(absolutePath, { bigint: true });
+    if (s.ino !== 0n) return `id:${s.dev}:${s.ino}`;
+  } catch {
+    // unreadable: its path stands for it, and reading it reports the error
+  }
+  try {
+    return `path:${realpathSync.native(absolutePath)}`;
+  } catch {
+    return `path:${absolutePath}`;
+  }
 }
 
 /** Reads a whole file, turning fs errors into SG_ERR_IO_READ with the file name; `shared`: into a SharedArrayBuffer. */
@@ -142,11 +162,11 @@ function readShared(absolutePath: string): Buffer {
  * Writes `bytes` to `target` through a temporary file in the same folder and a rename, so that the
  * target is either the old file or the complete new one, never half written.
  */
-export function writeFileAtomic(target: string, bytes: Uint8Array): void {
+export function writeFileAtomic(target: string, bytes: Uint8Array, mode = 0o666): void {
   const temp = join(dirname(target), `.${basename(target)}.signgate-tmp-${process.pid}-${randomBytes(4).toString('hex')}`);
   let fd: number | undefined;
   try {
-    fd = openSync(temp, 'wx');
+    fd = openSync(temp, 'wx', mode);
     let written = 0;
     while (written < bytes.length) written += writeSync(fd, bytes, written, bytes.length - written);
     fsyncSync(fd);

@@ -1,10 +1,11 @@
 // The local job ledger: what was uploaded where, with SHA-256 of each file and the job's state, so that a
 // run interrupted by a network loss, Ctrl-C or a timeout resumes the same job instead of uploading again.
 // JSON in the user's cache folder; it never holds a token.
-import { mkdirSync, readFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, readFileSync, statSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { writeFileAtomic } from './files.js';
+import { windowsPathKey } from '../core/windows-names.js';
 
 export type LedgerState = 'uploaded' | 'finished' | 'downloaded' | 'verified' | 'failed' | 'deleted';
 
@@ -73,7 +74,7 @@ export class Ledger {
   }
 
   private latest(baseUrl: string, files: readonly { name: string; sha256: string }[], states: readonly LedgerState[]): LedgerEntry | undefined {
-    const key = (fs: readonly { name: string; sha256: string }[]) => fs.map((f) => `${f.name.toLowerCase()}\u0000${f.sha256}`).sort().join('\n');
+    const key = (fs: readonly { name: string; sha256: string }[]) => fs.map((f) => `${windowsPathKey(f.name)}\u0000${f.sha256}`).sort().join('\n');
     const wanted = key(files);
     return [...this.entries].reverse().find((e) => e.baseUrl === baseUrl && states.includes(e.state) && key(e.files) === wanted);
   }
@@ -85,7 +86,16 @@ export class Ledger {
   }
 
   private save(): void {
-    mkdirSync(join(this.path, '..'), { recursive: true });
-    writeFileAtomic(this.path, new TextEncoder().encode(`${JSON.stringify({ jobs: this.entries }, null, 2)}\n`));
+    // The ledger names the service, its jobs and what it said: the user's alone (0600 in a 0700 folder).
+    const folder = join(this.path, '..');
+    mkdirSync(folder, { recursive: true, mode: 0o700 });
+    if (process.platform !== 'win32') {
+      try {
+        if (statSync(folder).mode & 0o077) chmodSync(folder, 0o700);
+      } catch {
+        // a folder we may not change: the file itself is 0600
+      }
+    }
+    writeFileAtomic(this.path, new TextEncoder().encode(`${JSON.stringify({ jobs: this.entries }, null, 2)}\n`), 0o600);
   }
 }

@@ -20,6 +20,7 @@ export async function runSignArchive(args: SignArgs & { archive: string }, io: I
       ...(args.comment !== undefined ? { comment: args.comment } : {}),
       deleteAfterwards: args.deleteAfterwards,
       check: args.check,
+      force: args.force,
       timeoutS: args.timeout,
       pollIntervalMs: args.pollInterval,
     },
@@ -47,6 +48,7 @@ export async function runSignArchive(args: SignArgs & { archive: string }, io: I
 
 interface PackArgs extends CheckArgs {
   check: boolean;
+  force: boolean;
 }
 
 export const packCommand = (io: Io, setExit: (code: ExitCodeValue) => void): CommandModule<Record<string, unknown>, PackArgs> => ({
@@ -62,11 +64,12 @@ export const packCommand = (io: Io, setExit: (code: ExitCodeValue) => void): Com
       .option('vendor-namespace', { type: 'string', describe: 'Namespace of the vendor attribute (default the vendor name)' })
       .option('root', { type: 'string', describe: 'Names in the archive are paths relative to this folder (default: each folder named)' })
       .option('check', { type: 'boolean', default: true, describe: 'Write nothing when the pre-flight check finds errors (--no-check writes anyway)' })
+      .option('force', { type: 'boolean', default: false, describe: 'Pack files that look like access tokens anyway (a key pair or private key never)' })
       .option('config', { type: 'string', describe: 'Config file (default: signgate.config.json from the working directory upward)' })
       .example('$0 pack bin/Release -o MyAddin-1.4.zip --key 12345_public.snk --vendor Contoso', 'check, then zip the build output') as unknown as Argv<PackArgs>,
   handler: async (args: ArgumentsCamelCase<PackArgs>) => {
     const { output: _report, format: _format, ...options } = checkOptionsFrom({ ...args, paths: strings(args.paths) ?? [] });
-    const result = await pack({ ...options, archive: args.output!, check: args.check });
+    const result = await pack({ ...options, archive: args.output!, check: args.check, force: args.force });
     if (result.stoppedByCheck) {
       io.out(formatReport('text', result.check, { color: io.color }));
       io.err(`signgate pack: the pre-flight check found ${result.check.summary.errors} error(s); ${displayPath(result.archive)} was not written. Fix them, or pass --no-check.`);

@@ -5,7 +5,7 @@ import { join, resolve } from 'node:path';
 import type { ArgumentsCamelCase, Argv, CommandModule } from 'yargs';
 import { UsageError } from '../../core/errors.js';
 import { buildServer, DEFAULT_IDLE_TIMEOUT_MS, DEFAULT_REQUEST_TIMEOUT_MS } from '../../server/app.js';
-import { USER_ROLE, watchServerConfigFile } from '../../server/server-config.js';
+import { exposedKeyPairs, USER_ROLE, watchServerConfigFile } from '../../server/server-config.js';
 import { rateLimitOverrides } from '../../server/rate-limit.js';
 import { TokenStore, type TokenKeeper } from '../../server/token-store.js';
 import { DEFAULT_LEASE_MS, describeDatabase, openDatabase } from '../../server/open-stores.js';
@@ -13,7 +13,8 @@ import { PgTokenStore } from '../../server/postgres/pg-tokens.js';
 import { NODE_ROLES, type NodeRole } from '../../server/store.js';
 import { ExitCode, type ExitCodeValue } from '../exit-codes.js';
 import { createStrongNameKeyPair } from '../../strongname/key-blob.js';
-import { writeFileAtomic } from '../../workflows/files.js';
+import { displayPath, readInputFile, writeFileAtomic } from '../../workflows/files.js';
+import { urlForMessage } from '../../core/secrets.js';
 import { resolveAccessToken } from '../../workflows/access-token.js';
 import { numberOption } from '../options.js';
 import type { Io } from '../output.js';
@@ -32,6 +33,7 @@ interface ServeArgs extends CommonArgs {
   rateLimitPerAddress?: string;
   rateLimitLoopback?: boolean;
   database?: string;
+  databaseFile?: string;
   blobStore?: string;
   role: NodeRole;
   leaseTimeout: number;
@@ -45,17 +47,34 @@ async function tokenKeeper(args: { dataDir: string; database?: string }): Promis
   return { keeper: new PgTokenStore(pool), close: () => pool.end() };
 }
 
-/** --database, with SIGNGATE_DATABASE_URL as its default (a password stays out of the process list). */
+/** --database, with --database-file and SIGNGATE_DATABASE_URL beside it (a password stays out of the process list). */
 const databaseOption = {
   type: 'string',
-  describe: 'PostgreSQL connection string (default: $SIGNGATE_DATABASE_URL): jobs, queue and tokens in the database for several nodes',
+  describe: 'PostgreSQL connection string: jobs, queue and tokens in the database for several nodes (a password here shows in process lists: prefer --database-file or $SIGNGATE_DATABASE_URL)',
 } as const;
-const databaseOf = (args: { database?: string }) => args.database ?? (process.env.SIGNGATE_DATABASE_URL || undefined);
+const databaseFileOption = { type: 'string', describe: 'A file whose first line is the PostgreSQL connection string (keep it readable by the service only)' } as const;
+
+/**
+ * The connection string from --database, the first line of --database-file, or SIGNGATE_DATABASE_URL.
+ * @throws UsageError for both options at once, or a file that cannot be read or is empty (its content never shown)
+ */
+function databaseOf(args: { database?: string; databaseFile?: string }): string | undefined {
+  if (args.database !== undefined && args.databaseFile !== undefined) throw new UsageError('--database and --database-file are both given', 'Pass one of them (prefer --database-file: a password on the command line shows in process lists).');
+  if (args.databaseFile !== undefined) {
+    const shown = displayPath(resolve(args.databaseFile));
+    const text = readInputFile(resolve(args.databaseFile), shown).toString('utf8').replace(/^\uFEFF/, '');
+    const first = text.split(/\r?\n/).find((line) => line.trim() !== '')?.trim();
+    if (!first) throw new UsageError(`${shown} is empty`, 'Put the connection string (postgres://user:password@host:5432/database) on the first line of the file.');
+    return first;
+  }
+  return args.database ?? (process.env.SIGNGATE_DATABASE_URL || undefined);
+}
 
 interface TokenCreateArgs extends CommonArgs {
   config: string;
   dataDir: string;
   database?: string;
+  databaseFile?: string;
   org: string;
   user: string;
   days: number;
@@ -65,7 +84,12 @@ interface TokenCreateArgs extends CommonArgs {
 const DEFAULT_SHUTDOWN_TIMEOUT_S = 30;
 
 export async function runServe(args: ServeArgs, io: Io): Promise<ExitCodeValue> {
+  // Whatever the service writes (uploads, signed files, job records, temporary files) is its user's alone.
+  process.umask(0o077);
   const watched = watchServerConfigFile(args.config);
+  for (const { path, mode } of exposedKeyPairs(watched.current())) {
+    io.err(`warning: the key pair ${path} is readable by other users of this machine (mode ${mode}); anyone who can read it can sign as the vendor: chmod 600 it (or restrict its ACL)`);
+  }
   for (const [option, seconds] of [['--idle-timeout', args.idleTimeout], ['--request-timeout', args.requestTimeout]] as const) {
     if (!Number.isFinite(seconds) || seconds <= 0) throw new UsageError(`${option} ${seconds} is not a positive number of seconds`, 'Pass a timeout in seconds, for example 30.');
   }
@@ -86,7 +110,7 @@ export async function runServe(args: ServeArgs, io: Io): Promise<ExitCodeValue> 
     ...(args.signingWorkers === undefined ? {} : { signingWorkers: args.signingWorkers }),
   });
   const address = await app.listen({ port: args.port, host: args.host });
-  const where = `data in ${resolve(args.dataDir)}${database ? `, state in ${describeDatabase(database)}` : ''}${args.blobStore ? `, files in ${args.blobStore.split('?')[0]}` : ''}`;
+  const where = `data in ${resolve(args.dataDir)}${database ? `, state in ${describeDatabase(database)}` : ''}${args.blobStore ? `, files in ${urlForMessage(args.blobStore.split('?')[0]!)}` : ''}`;
   if (args.role === 'worker') io.err(`signgate serve: signing worker, health at ${address}/healthz (${where})`);
   else io.err(`signgate serve: API at ${address}${app.signgate.apiPrefix}, documentation at ${address}/docs (${where}${args.role === 'api' ? '; signs nothing: run workers' : ''})`);
   await new Promise<void>((done) => {
@@ -112,7 +136,8 @@ export async function runTokenCreate(args: TokenCreateArgs, io: Io): Promise<Exi
   const roles = org.users.get(args.user);
   if (!roles) throw new UsageError(`no user ${JSON.stringify(args.user)} in organization ${args.org}`, `Add the user to the organization's "users" in ${args.config} first.`);
   if (!Number.isInteger(args.days) || args.days < 1 || args.days > 366) throw new UsageError(`--days ${args.days} is not a whole number of days from 1 to 366`, 'Tokens have a fixed lifetime; make a new one when it expires.');
-  const { keeper, close } = await tokenKeeper({ dataDir: args.dataDir, database: databaseOf(args) });
+  const database = databaseOf(args);
+  const { keeper, close } = await tokenKeeper({ dataDir: args.dataDir, ...(database ? { database } : {}) });
   let made;
   try {
     made = keeper.create(args.org, args.user, args.days);
@@ -130,6 +155,7 @@ export async function runTokenCreate(args: TokenCreateArgs, io: Io): Promise<Exi
 interface TokenRevokeArgs extends CommonArgs {
   dataDir: string;
   database?: string;
+  databaseFile?: string;
   token?: string;
   tokenFile?: string;
   org?: string;
@@ -144,7 +170,8 @@ export async function runTokenRevoke(args: TokenRevokeArgs, io: Io): Promise<Exi
     throw new UsageError('serve token revoke needs --token-file (or --token), or --org and --user', 'Pass a file holding the token to revoke, or --org and --user to revoke every token of that user.');
   }
   const selector = token !== undefined ? { token } : { organization: args.org!, user: args.user! };
-  const { keeper, close } = await tokenKeeper({ dataDir: args.dataDir, database: databaseOf(args) });
+  const database = databaseOf(args);
+  const { keeper, close } = await tokenKeeper({ dataDir: args.dataDir, ...(database ? { database } : {}) });
   let count: number;
   try {
     count = await keeper.revoke(selector);
@@ -171,8 +198,9 @@ export function runServeInit(args: InitArgs, io: Io): ExitCodeValue {
   for (const path of [configPath, join(dir, keyName)]) {
     if (existsSync(path) && !args.force) throw new UsageError(`${path} exists already`, 'Choose another --dir, or pass --force to replace it.');
   }
-  mkdirSync(dir, { recursive: true });
-  writeFileAtomic(join(dir, keyName), createStrongNameKeyPair(2048));
+  mkdirSync(dir, { recursive: true, mode: 0o700 });
+  // The private key: the service's user's alone.
+  writeFileAtomic(join(dir, keyName), createStrongNameKeyPair(2048), 0o600);
   const config = {
     vendor: args.vendor,
     organizations: [{ id: 'sandbox', name: 'Sandbox organization', licenses: [{ optionId: args.optionId, keyPair: keyName }], users: [{ id: 'ci', roles: [USER_ROLE] }] }],
@@ -211,6 +239,7 @@ const tokenCreateCommand = (io: Io, setExit: (code: ExitCodeValue) => void): Com
       .option('config', { type: 'string', demandOption: true, describe: 'Server configuration (schemas/server-config.schema.json)' })
       .option('data-dir', { type: 'string', default: 'signgate-data', describe: 'Data directory of the service' })
       .option('database', databaseOption)
+      .option('database-file', databaseFileOption)
       .option('org', { type: 'string', demandOption: true, describe: 'Organization id' })
       .option('user', { type: 'string', demandOption: true, describe: 'User id' })
       .option('days', { type: 'number', default: 30, coerce: numberOption('days', { integer: true, min: 1, max: 366 }), describe: 'Lifetime in days (tokens cannot be prolonged)' }) as unknown as Argv<TokenCreateArgs>,
@@ -224,6 +253,7 @@ const tokenRevokeCommand = (io: Io, setExit: (code: ExitCodeValue) => void): Com
     y
       .option('data-dir', { type: 'string', default: 'signgate-data', describe: 'Data directory of the service' })
       .option('database', databaseOption)
+      .option('database-file', databaseFileOption)
       .option('token-file', { type: 'string', describe: 'A file whose first line is the token to revoke' })
       .option('token', { type: 'string', describe: 'The token to revoke (shows in process lists: prefer --token-file)' })
       .conflicts('token', 'token-file')
@@ -251,6 +281,7 @@ const runCommand = (io: Io, setExit: (code: ExitCodeValue) => void): CommandModu
       .option('rate-limit-per-address', { type: 'string', describe: 'Requests per client address as <max>/<seconds>, or off (default: the configuration\'s, else 600/60)' })
       .option('rate-limit-loopback', { type: 'boolean', describe: 'Count requests from 127.0.0.0/8 and ::1 too (default: not counted)' })
       .option('database', databaseOption)
+      .option('database-file', databaseFileOption)
       .option('blob-store', { type: 'string', describe: 'With --database: job files in S3-compatible object storage, s3://bucket/prefix?endpoint=URL&region=NAME (credentials: AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY or a profile)' })
       .option('role', { type: 'string', choices: NODE_ROLES, default: 'all', describe: 'api: accept, list and serve jobs; worker: sign queued jobs; all: both (api and worker need --database)' })
       .option('lease-timeout', { type: 'number', default: DEFAULT_LEASE_MS / 1000, coerce: numberOption('lease-timeout', { min: 0.1 }), describe: 'With --database: seconds after which the job of a worker (or the upload of an API node) that stopped answering is taken over' })

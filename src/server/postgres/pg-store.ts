@@ -6,15 +6,16 @@
 // result visible. Job files are in the data directory, which every node then shares, or in object storage
 // (`blobs`): then a node's data directory holds only the uploads it receives and the jobs it signs, meanwhile.
 import { randomUUID } from 'node:crypto';
-import { createReadStream, mkdirSync, rmSync } from 'node:fs';
+import { createReadStream, rmSync } from 'node:fs';
 import type { Readable } from 'node:stream';
-import { mkdir, rename, rm } from 'node:fs/promises';
+import { rename, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { FastifyBaseLogger } from 'fastify';
 import type { Pool, PoolClient } from 'pg';
 import { moveToTrash, type JobFile, type JobRecord, type JobSummary, type PendingJob } from '../job-store.js';
 import type { S3Blobs } from '../s3-blobs.js';
 import { DEFAULT_RESULT_FILE, type JobProgressSink, type JobStateStore } from '../store.js';
+import { mkdirPrivateSync, mkdirPrivate } from '../fs-atomic.js';
 
 /** A worker's write was refused: another worker holds the job now, or it was deleted. */
 export class LeaseLost extends Error {
@@ -79,8 +80,8 @@ export class PgJobStore implements JobStateStore {
     // With object storage the data directory is this node's own scratch space: what a crash left there goes.
     // Without it, other nodes share these folders and nothing is cleared here (sweep() removes dead uploads).
     if (options.blobs) for (const dir of [this.tmpDir, join(options.dataDir, 'work')]) rmSync(dir, { recursive: true, force: true });
-    mkdirSync(this.jobsDir, { recursive: true });
-    mkdirSync(this.tmpDir, { recursive: true });
+    mkdirPrivateSync(this.jobsDir);
+    mkdirPrivateSync(this.tmpDir);
   }
 
   get leaseMs(): number {
@@ -158,7 +159,7 @@ export class PgJobStore implements JobStateStore {
     const dir = this.pendingDir(organization, id);
     const uploadsDir = join(dir, 'uploads');
     try {
-      await mkdir(uploadsDir, { recursive: true });
+      await mkdirPrivate(uploadsDir);
     } catch (error) {
       await this.abandon({ id, organization, dir, uploadsDir });
       throw error;
@@ -181,7 +182,7 @@ export class PgJobStore implements JobStateStore {
 
   async commit(pending: PendingJob, record: JobRecord): Promise<void> {
     const target = this.jobDir(pending.organization, pending.id);
-    await mkdir(join(this.jobsDir, pending.organization), { recursive: true });
+    await mkdirPrivate(join(this.jobsDir, pending.organization));
     await rename(pending.dir, target);
     // From here the job's files are in its folder: an upload whose lease ran out loses them there (sweep()).
     const blobs = this.options.blobs;
