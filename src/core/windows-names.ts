@@ -34,6 +34,17 @@ export function sameWindowsPath(a: string, b: string): boolean {
 }
 
 const RESERVED = /^(CON|PRN|AUX|NUL|COM[0-9¹²³]|LPT[0-9¹²³])(\..*)?$/i;
+/** A device name with what Win32 drops after it: spaces before an extension, trailing dots and spaces. */
+const DEVICE = /^(CON|PRN|AUX|NUL|COM[0-9¹²³]|LPT[0-9¹²³])[ ]*(\..*)?$/i;
+
+/**
+ * The reserved device name a path segment stands for on Windows (`CON` for `con.dll`, `CON .txt`, `Con.`), or
+ * undefined: Win32 opens the device, not a file, whatever the extension.
+ */
+export function windowsDeviceName(segment: string): string | undefined {
+  const m = DEVICE.exec(segment.replace(/[. ]+$/, ''));
+  return m ? m[1]!.toUpperCase() : undefined;
+}
 const FORBIDDEN = /[<>:"|?*\u0000-\u001f]/;
 
 /** Why a relative path (`/` or `\`) cannot be written on Windows as it is, or undefined when it can. */

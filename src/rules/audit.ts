@@ -2,6 +2,7 @@
 // organization's key, the vendor attribute, whether it needs signing and why, and the signing job that made
 // it; plus a summary, the findings, the release manifest and what changed since the previous release.
 // Deterministic: the same inputs give the same report (the caller adds a generation time, or not).
+import { windowsPathKey } from '../core/windows-names.js';
 import { createHash } from 'node:crypto';
 import { isSignGateError } from '../core/errors.js';
 import { compareFindings, type Finding } from '../core/diagnostic.js';
@@ -321,8 +322,9 @@ export function assembleAudit(inputs: readonly CheckInput[], facts: ReadonlyMap<
   const releaseFindings: Finding[] = [];
   let manifest: AuditReport['manifest'] = null;
   if (options.manifest) {
-    const listed = new Map(options.manifest.map((m) => [m.replace(/\\/g, '/').toLowerCase(), m]));
-    const present = new Map(files.map((f) => [f.name.toLowerCase(), f]));
+    const key = nameKey(options.manifest.map((m) => m.replace(/\\/g, '/')), files.map((f) => f.name));
+    const listed = new Map(options.manifest.map((m) => [key(m.replace(/\\/g, '/')), m]));
+    const present = new Map(files.map((f) => [key(f.name), f]));
     const missing = [...listed.entries()].filter(([k]) => !present.has(k)).map(([, m]) => m).sort();
     const extra = [...present.entries()].filter(([k]) => !listed.has(k)).map(([, f]) => f.path).sort();
     for (const m of missing) releaseFindings.push(auditFinding('SG702', `${m} is listed in the manifest but not in the release`, null));
@@ -332,10 +334,11 @@ export function assembleAudit(inputs: readonly CheckInput[], facts: ReadonlyMap<
   const changes = options.previous ? compareAudits(options.previous, files) : null;
   if (changes) {
     const pathOf = new Map(files.map((f) => [f.name, f.path]));
-    const previousOf = new Map(options.previous!.files.map((f) => [f.name.toLowerCase(), f]));
+    const key = nameKey(options.previous!.files.map((f) => f.name), files.map((f) => f.name));
+    const previousOf = new Map(options.previous!.files.map((f) => [key(f.name), f]));
     for (const c of changes.files) {
       const aspect = (a: AuditAspectChange['aspect']) => c.aspects.find((x) => x.aspect === a);
-      const before = previousOf.get(c.name.toLowerCase())!;
+      const before = previousOf.get(key(c.name))!;
       if (changes.signatureLost.includes(c.name)) releaseFindings.push(auditFinding('SG704', `${before.verdict ?? `${before.strongName?.state}`} in the previous release; now ${files.find((f) => f.name === c.name)!.verdict}`, pathOf.get(c.name) ?? c.name));
       const vendor = aspect('vendor-attribute');
       if (vendor && vendor.before === 'present' && vendor.after !== 'not-required') releaseFindings.push(auditFinding('SG705', `the vendor attribute was present in the previous release; now ${vendor.after}`, pathOf.get(c.name) ?? c.name));
@@ -401,14 +404,15 @@ const publisherOf = (x: Evidence) => (x.authenticode === undefined ? undefined :
  * The previous report may be of format 1 (it has every field compared here but the verdict).
  */
 export function compareAudits(previous: { readonly files: readonly Evidence[] }, current: readonly Evidence[]): AuditChanges {
-  const before = new Map(previous.files.map((f) => [f.name.toLowerCase(), f]));
-  const now = new Map(current.map((f) => [f.name.toLowerCase(), f]));
-  const added = current.filter((f) => !before.has(f.name.toLowerCase())).map((f) => f.name);
-  const removed = previous.files.filter((f) => !now.has(f.name.toLowerCase())).map((f) => f.name);
+  const key = nameKey(previous.files.map((f) => f.name), current.map((f) => f.name));
+  const before = new Map(previous.files.map((f) => [key(f.name), f]));
+  const now = new Map(current.map((f) => [key(f.name), f]));
+  const added = current.filter((f) => !before.has(key(f.name))).map((f) => f.name);
+  const removed = previous.files.filter((f) => !now.has(key(f.name))).map((f) => f.name);
   const lists = { resigned: [] as string[], signatureLost: [] as string[], newlySigned: [] as string[], keyChanged: [] as string[], identityChanged: [] as string[], vendorAttributeChanged: [] as string[], optionChanged: [] as string[], publisherChanged: [] as string[] };
   const files: AuditFileChange[] = [];
   for (const f of current) {
-    const old = before.get(f.name.toLowerCase());
+    const old = before.get(key(f.name));
     if (!old) continue;
     const aspects: AuditAspectChange[] = [];
     const note = (aspect: AuditAspectChange['aspect'], a: string | null, b: string | null) => a !== b && aspects.push({ aspect, before: a, after: b });
@@ -469,12 +473,13 @@ export function diffAuditReports(stored: AuditReport, fresh: AuditReport): strin
   if (a.vendor !== b.vendor) out.push(`vendor: report ${show(a.vendor)}, now ${show(b.vendor)}`);
   const tokens = (s: AuditReport['settings']) => s.keys.map((k) => k.token).join(', ');
   if (tokens(a) !== tokens(b)) out.push(`expected keys: report ${tokens(a)}, now ${tokens(b)}`);
-  const storedFiles = new Map(stored.files.map((f) => [f.name.toLowerCase(), f]));
-  const freshFiles = new Map(fresh.files.map((f) => [f.name.toLowerCase(), f]));
-  for (const f of stored.files) if (!freshFiles.has(f.name.toLowerCase())) out.push(`${f.name}: in the report, not in the folder`);
-  for (const f of fresh.files) if (!storedFiles.has(f.name.toLowerCase())) out.push(`${f.name}: in the folder, not in the report`);
+  const key = nameKey(stored.files.map((f) => f.name), fresh.files.map((f) => f.name));
+  const storedFiles = new Map(stored.files.map((f) => [key(f.name), f]));
+  const freshFiles = new Map(fresh.files.map((f) => [key(f.name), f]));
+  for (const f of stored.files) if (!freshFiles.has(key(f.name))) out.push(`${f.name}: in the report, not in the folder`);
+  for (const f of fresh.files) if (!storedFiles.has(key(f.name))) out.push(`${f.name}: in the folder, not in the report`);
   for (const f of stored.files) {
-    const now = freshFiles.get(f.name.toLowerCase());
+    const now = freshFiles.get(key(f.name));
     if (!now) continue;
     for (const field of EVIDENCE_FIELDS) {
       if (field === 'authenticode' && !('authenticode' in f)) continue; // a report of format 2 predates Authenticode
@@ -486,4 +491,14 @@ export function diffAuditReports(stored: AuditReport, fresh: AuditReport): strin
     if (ids(f.findings) !== ids(now.findings)) out.push(`${f.name}: findings in the report ${ids(f.findings)}; now ${ids(now.findings)}`);
   }
   return out;
+}
+
+/**
+ * How two lists of release names are matched: as Windows compares names (a report made on Windows matches a
+ * folder read elsewhere), unless either list holds two names that Windows would take for one; then exactly,
+ * so that neither of the two is lost from the comparison.
+ */
+function nameKey(a: readonly string[], b: readonly string[]): (name: string) => string {
+  const unambiguous = (names: readonly string[]) => new Set(names.map(windowsPathKey)).size === new Set(names).size;
+  return unambiguous(a) && unambiguous(b) ? windowsPathKey : (name) => name;
 }
