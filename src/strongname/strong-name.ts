@@ -80,27 +80,31 @@ interface SigningKey {
 }
 
 /**
- * The key that verifies the file: the AssemblySignatureKeyAttribute key after its counter-signature
- * checks out, else the assembly key, else a key from keyMap.
+ * The key that verifies the file, as the runtime chooses it: the AssemblySignatureKeyAttribute key once its
+ * counter-signature checks out with the identity key, else the identity key. A key from keyMap (the ECMA key's
+ * platform key) stands in for the identity key wherever the identity key itself is used: for the
+ * counter-signature of an enhanced strong name, or for the signature when there is none.
  */
 function resolveSignatureKey(module: ModuleMetadata, identity: PublicKeyInfo, token: string, options: VerifyOptions): SigningKey {
   const mapped = (options.keyMap ?? DEFAULT_KEY_MAP).get(token);
-  if (mapped) {
-    const key = knownKey(mapped).key;
-    return { key, keyObject: knownKeyObject(key), detail: identity.isEcmaKey ? 'ecma-key' : 'mapped-key' };
-  }
-  if (identity.isEcmaKey) throw new KeyError('SG_ERR_KEY_ECMA', 'the assembly uses the ECMA neutral key and no platform key is mapped for it');
+  const stand = mapped ? knownKey(mapped).key : undefined;
   const attribute = module.assemblyAttributes.find((a) => a.typeName === SIGNATURE_KEY_ATTRIBUTE);
-  if (!attribute) return { key: identity, keyObject: knownKeyObject(identity), detail: undefined };
+  if (!attribute) {
+    if (stand) return { key: stand, keyObject: knownKeyObject(stand), detail: identity.isEcmaKey ? 'ecma-key' : 'mapped-key' };
+    if (identity.isEcmaKey) throw new KeyError('SG_ERR_KEY_ECMA', 'the assembly uses the ECMA neutral key and no platform key is mapped for it');
+    return { key: identity, keyObject: knownKeyObject(identity), detail: undefined };
+  }
   const args = module.decodeAttribute(attribute).fixedArguments;
   const [publicKeyHex, counterSignatureHex] = args.map((a) => a.value);
   if (args.length !== 2 || typeof publicKeyHex !== 'string' || typeof counterSignatureHex !== 'string') {
     throw new KeyError('SG_ERR_KEY_BAD_BLOB', `${SIGNATURE_KEY_ATTRIBUTE} must carry two strings (public key, counter-signature)`);
   }
   const signatureKey = knownKey(Buffer.from(publicKeyHex, 'hex')).key;
+  const counterKey = stand ?? identity;
+  if (counterKey.isEcmaKey) throw new KeyError('SG_ERR_KEY_ECMA', `the counter-signature in ${SIGNATURE_KEY_ATTRIBUTE} is by the ECMA neutral key and no platform key is mapped for it`);
   const counter = Buffer.from(counterSignatureHex, 'hex').reverse();
-  const ok = createVerify(identity.hashAlgorithm).update(signatureKey.blob).verify(knownKeyObject(identity), counter);
-  if (!ok) throw new KeyError('SG_ERR_KEY_BAD_BLOB', `the counter-signature in ${SIGNATURE_KEY_ATTRIBUTE} does not verify with the identity key`);
+  const ok = createVerify(counterKey.hashAlgorithm).update(signatureKey.blob).verify(knownKeyObject(counterKey), counter);
+  if (!ok) throw new KeyError('SG_ERR_KEY_BAD_BLOB', `the counter-signature in ${SIGNATURE_KEY_ATTRIBUTE} does not verify with the ${stand ? (identity.isEcmaKey ? 'platform key that stands for the ECMA key' : 'key mapped for the identity key') : 'identity key'}`);
   return { key: signatureKey, keyObject: knownKeyObject(signatureKey), detail: 'signature-key-attribute' };
 }
 
