@@ -95,12 +95,36 @@ describe.runIf(runDotnetTests)('msbuild/Signgate.targets in dotnet build', () =>
     }
   }, 600_000);
 
+  test('a second build with nothing changed runs neither the check nor the signing; a changed key file runs both', async () => {
+    requireDotnet();
+    const env = { SIGNGATE_ACCESS_TOKEN: server.token() };
+    const again = await build(env, '--no-restore', '-v:d');
+    expect(again.status, errorLines(again.output)).toBe(0);
+    expect(again.output).toContain('Skipping target "SigngateCheck" because all output files are up-to-date');
+    expect(again.output).toContain('Skipping target "SigngateSign" because all output files are up-to-date');
+    expect(again.output).not.toContain('signgate check, 1 files');
+    expect(again.output).not.toMatch(/uploaded in \d+ job/);
+    // A key file written again (a new option's key, say) is newer than the stamps: both run.
+    const key = join(dir, '12345_public.snk');
+    writeFileSync(key, readFileSync(key));
+    const changed = await build(env, '--no-restore');
+    expect(changed.status, errorLines(changed.output)).toBe(0);
+    expect(changed.output).toContain('signgate check, 1 files');
+    expect(changed.output).toMatch(/uploaded in \d+ job/);
+  }, 600_000);
+
+  /** Forgets that the targets ran, so that the next build runs them again. */
+  const forget = () => {
+    for (const framework of ['net48', 'net8.0']) for (const stamp of ['signgate-check.stamp', 'signgate-sign.stamp']) rmSync(join(dir, 'obj', 'Release', framework, stamp), { force: true });
+  };
+
   // Every log MSBuild writes, at its most verbose: the console at diagnostic verbosity, a file logger at
   // diagnostic verbosity and a binary log (its strings, environment and embedded project files).
   const loudBuild = async (name: string, env: Record<string, string>, ...props: string[]) => {
     const logs = join(dir, '..', `logs-${name}`);
     rmSync(logs, { recursive: true, force: true });
     mkdirSync(logs);
+    forget();
     const r = await build(env, '-v:diag', '-fl', `-flp:verbosity=diagnostic;logfile=${join(logs, 'build.log')}`, `-bl:${join(logs, 'build.binlog')}`, ...props);
     const texts = { console: r.output, 'file logger': readFileSync(join(logs, 'build.log'), 'utf8'), 'binary log': binlogText(join(logs, 'build.binlog')) };
     return { ...r, texts };
@@ -115,6 +139,7 @@ describe.runIf(runDotnetTests)('msbuild/Signgate.targets in dotnet build', () =>
     const r = await loudBuild('env', { SIGNGATE_ACCESS_TOKEN: token, SIGNGATE_TEST_CANARY: canary });
     expect(r.status, errorLines(r.output)).toBe(0);
     expect(existsSync(join(dir, 'bin', 'Release', 'net8.0', 'signed', 'PostBuildAddin.dll'))).toBe(true);
+    expect(r.output).toMatch(/uploaded in \d+ job/);
     // The search finds what MSBuild does log: the canary in each of the three logs.
     for (const text of Object.values(r.texts)) expect(findSecret(text, canary)).toBeDefined();
     expect(r.texts['binary log']).toContain('SigngateVendor'); // the embedded project file, inflated
@@ -134,6 +159,7 @@ describe.runIf(runDotnetTests)('msbuild/Signgate.targets in dotnet build', () =>
   test('without a token: SGB003 from signgate at every verbosity, with the advice, and nothing about the variable logged', async () => {
     requireDotnet();
     for (const verbosity of ['-v:q', '-v:n', '-v:diag']) {
+      forget();
       const r = await build({ SIGNGATE_ACCESS_TOKEN: '' }, '--no-restore', verbosity);
       expect(r.status, verbosity).toBe(1);
       expect(r.output).toMatch(/error SGB003: signgate: SigngateSign is true but the environment variable SIGNGATE_ACCESS_TOKEN is not set; set it from your CI secret/);
@@ -145,6 +171,7 @@ describe.runIf(runDotnetTests)('msbuild/Signgate.targets in dotnet build', () =>
   test('a token passed as a property is refused without being printed, and the command line is never echoed', async () => {
     requireDotnet();
     const token = server.token();
+    forget();
     const r = await build({ SIGNGATE_ACCESS_TOKEN: token }, '--no-restore', `-p:SigngateSignArguments=--comment ${token}`);
     expect(r.status).toBe(1);
     expect(r.output).toContain('looks like an access token (not shown)');
@@ -152,6 +179,7 @@ describe.runIf(runDotnetTests)('msbuild/Signgate.targets in dotnet build', () =>
     expect(r.output).toContain('error SGB004: signgate sign failed with exit code 2');
     expect(r.output).not.toContain('MSB3073');
     expect(findSecret(r.output, token)).toBeUndefined();
+    forget();
     const viaOption = await build({ SIGNGATE_ACCESS_TOKEN: '' }, '--no-restore', `-p:SigngateSignArguments=--access-token ${token}`);
     expect(viaOption.status).toBe(1);
     expect(viaOption.output).toContain('--access-token is set on a command line that MSBuild built');
