@@ -3,7 +3,7 @@
 // set to Windows 10. Node there reports win32, `\` and a case-insensitive file system. Its stdout and stderr go to
 // files: a pipe fails there with EBADF.
 import { execFile, spawn } from 'node:child_process';
-import { closeSync, existsSync, mkdtempSync, openSync, readFileSync } from 'node:fs';
+import { closeSync, existsSync, mkdtempSync, openSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -27,6 +27,8 @@ export interface WineHost {
   readonly exe: string;
   /** Runs the executable with `args` in `cwd` (a Linux folder, which Wine shows as Z:\…); output read from files afterwards. */
   run(args: readonly string[], cwd: string, env?: Record<string, string>): Promise<WineRun>;
+  /** Stops the prefix's wineserver and removes the executable and the prefix. */
+  close(): Promise<void>;
 }
 
 /** A Windows path for a Linux one: Wine maps Z: to the root of the Linux file system. */
@@ -52,6 +54,10 @@ export async function startWine(): Promise<WineHost> {
   const exe = join(out, 'signgate-win-x64.exe');
   let n = 0;
   return {
+    close: async () => {
+      await promisify(execFile)(WINE_LOADER.replace(/wine64$/, 'wineserver'), ['-k'], { env }).catch(() => {});
+      rmSync(work, { recursive: true, force: true });
+    },
     driveC: join(prefix, 'drive_c'),
     exe,
     run: (args, cwd, extra = {}) =>

@@ -3,10 +3,10 @@
 // names with spaces and non-ASCII letters, a path over 260 characters, a BOM + CRLF signgate.config.json with a
 // `\` glob, a device name (CON.dll), and two files whose names differ only in case (both checked: SG502).
 // Needs Wine (fails in CI without it; .ci/run installs wine64).
-import { copyFileSync, cpSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { copyFileSync, cpSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { beforeAll, describe, expect, test } from 'vitest';
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { fixturePath, runCli, type CliResult } from '../helpers/fixtures.js';
 import { hasWine, startWine, zPath, type WineHost } from '../helpers/wine.js';
 
@@ -69,6 +69,10 @@ describe.runIf(runWine)('signgate-win-x64.exe under Wine', () => {
       expect(r.status, r.stderr).toBe(0);
     }
   }, 300_000);
+  afterAll(async () => {
+    await wine?.close();
+    if (work) rmSync(work, { recursive: true, force: true });
+  });
 
   /** Runs the same command on Linux (POSIX paths) and under Wine (Windows paths) in `cwd`; both JSON reports. */
   const both = async (cwd: string, linuxArgs: string[], windowsArgs: string[]) => {

@@ -34,3 +34,18 @@ export function run(command: string, args: readonly string[], options: { cwd: st
     child.on('close', (status) => resolve({ status, output }));
   });
 }
+
+/** The C# of a small add-in that uses the vendor API; with BROKEN defined it lacks the vendor attribute. */
+export function addinSource(namespace: string, name: string): string {
+  return `#if !BROKEN
+[assembly: Contoso.ContosoSignedAssembly(true)]
+#endif
+namespace ${namespace}
+{
+    public class Addin : Contoso.AddinBase
+    {
+        public override string Name => "${name}";
+    }
+}
+`;
+}

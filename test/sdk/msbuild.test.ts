@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { fixturePath, hasMono, repoRoot, runCli, runMono } from '../helpers/fixtures.js';
 import { binlogText, findSecret } from '../helpers/secrets.js';
 import { startServer, type TestServer } from '../helpers/server.js';
-import { hasDotnet, requireDotnet, run, runDotnetTests } from './dotnet.js';
+import { addinSource, hasDotnet, requireDotnet, run, runDotnetTests } from './dotnet.js';
 
 // Imports the targets from this repository, so SigngateCli takes its default, ../bin/signgate.js beside them.
 const PROJECT = `<Project Sdk="Microsoft.NET.Sdk">
@@ -38,17 +38,7 @@ const PROJECT = `<Project Sdk="Microsoft.NET.Sdk">
 </Project>
 `;
 
-const SOURCE = `#if !BROKEN
-[assembly: Contoso.ContosoSignedAssembly(true)]
-#endif
-namespace PostBuildAddin
-{
-    public class Addin : Contoso.AddinBase
-    {
-        public override string Name => "post-build";
-    }
-}
-`;
+const SOURCE = addinSource('PostBuildAddin', 'post-build');
 
 test('the package ships the targets beside bin/, where their default SigngateCli points', () => {
   const [pack] = JSON.parse(execFileSync('npm', ['pack', '--dry-run', '--json', '--ignore-scripts'], { cwd: repoRoot, encoding: 'utf8' }));

@@ -1,0 +1,34 @@
+// The `signgate` .NET tool: runs the self-contained signgate executable shipped beside this launcher for the
+// machine it runs on, with the same arguments, standard streams and exit code.
+using System.Diagnostics;
+using System.Runtime.InteropServices;
+
+var arch = RuntimeInformation.OSArchitecture;
+string? rid = arch == Architecture.X64 && OperatingSystem.IsWindows() ? "win-x64" : arch == Architecture.X64 && OperatingSystem.IsLinux() ? "linux-x64" : null;
+if (rid is null)
+{
+    Console.Error.WriteLine($"error SG_ERR_USAGE: the signgate tool carries executables for win-x64 and linux-x64; this machine is {RuntimeInformation.OSDescription} {arch}");
+    Console.Error.WriteLine("  hint: install Node.js and run signgate from npm instead: npm install -g signgate");
+    return 2;
+}
+var exe = Path.Combine(AppContext.BaseDirectory, "runtimes", rid, rid == "win-x64" ? "signgate-win-x64.exe" : "signgate-linux-x64");
+if (!File.Exists(exe))
+{
+    Console.Error.WriteLine($"error SG_ERR_IO_READ: {exe} is missing from the tool's folder");
+    Console.Error.WriteLine("  hint: reinstall the tool: dotnet tool update Signgate.Tool (with -g, --tool-path or in the manifest, as it was installed)");
+    return 3;
+}
+// NuGet does not keep the executable bit of the files it extracts.
+if (!OperatingSystem.IsWindows())
+{
+    var mode = File.GetUnixFileMode(exe);
+    var execute = UnixFileMode.UserExecute | UnixFileMode.GroupExecute | UnixFileMode.OtherExecute;
+    if ((mode & UnixFileMode.UserExecute) == 0) File.SetUnixFileMode(exe, mode | execute);
+}
+var start = new ProcessStartInfo(exe) { UseShellExecute = false };
+foreach (var arg in args) start.ArgumentList.Add(arg);
+// Ctrl-C reaches signgate itself (same console); the launcher waits for it to finish and passes its exit code on.
+Console.CancelKeyPress += (_, e) => e.Cancel = true;
+using var child = Process.Start(start)!;
+child.WaitForExit();
+return child.ExitCode;

@@ -1,0 +1,191 @@
+// The NuGet package Signgate.Build in a real build: packed by scripts/build-nuget.js into a folder that a fresh
+// add-in solution (SDK-style, net48 + net8.0, delay-signed as the vendor's documentation says) uses as a package
+// source. One PackageReference, no Node: the packaged linux-x64 executable checks after compile and signs after
+// build against `serve` on loopback; a broken add-in fails with canonical error lines; Central Package Management
+// works as well; a second build with nothing changed runs neither target. Needs the .NET SDK (fails in CI without).
+import { execFile } from 'node:child_process';
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { homedir, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { fixturePath, hasMono, repoRoot, runCli, runMono } from '../helpers/fixtures.js';
+import { binlogText, findSecret } from '../helpers/secrets.js';
+import { startServer, type TestServer } from '../helpers/server.js';
+import { addinSource, requireDotnet, run, runDotnetTests } from '../sdk/dotnet.js';
+
+/** A `node` first on PATH that fails loudly: the build must not need Node. */
+const NO_NODE = 'node was started, but Signgate.Build needs no Node';
+function pathWithoutNode(root: string): string {
+  const bin = join(root, 'no-node');
+  mkdirSync(bin, { recursive: true });
+  writeFileSync(join(bin, 'node'), `#!/bin/sh\necho "${NO_NODE}" >&2\nexit 99\n`, { mode: 0o755 });
+  return `${bin}:${process.env.PATH ?? ''}`;
+}
+
+// A version of its own per run: the machine's NuGet cache never serves an older build of the same version.
+const VERSION = `0.1.0-test.${Date.now()}`;
+
+const project = (reference: string) => `<Project Sdk="Microsoft.NET.Sdk">
+  <PropertyGroup>
+    <TargetFrameworks>net48;net8.0</TargetFrameworks>
+    <SignAssembly>true</SignAssembly>
+    <DelaySign>true</DelaySign>
+    <AssemblyOriginatorKeyFile>12345_public.snk</AssemblyOriginatorKeyFile>
+    <DefineConstants Condition="'$(Broken)' == 'true'">$(DefineConstants);BROKEN</DefineConstants>
+    <AssemblyOriginatorKeyFile Condition="'$(Broken)' == 'true'">67890_public.snk</AssemblyOriginatorKeyFile>
+    <SigngateCheck>true</SigngateCheck>
+    <SigngateSign>true</SigngateSign>
+    <SigngateVendor>Contoso</SigngateVendor>
+    <SigngateKey>12345_public.snk</SigngateKey>
+  </PropertyGroup>
+  <ItemGroup>
+    ${reference}
+    <PackageReference Include="Microsoft.NETFramework.ReferenceAssemblies" Version="1.0.3" PrivateAssets="all" Condition="'$(TargetFramework)' == 'net48'" />
+    <Reference Include="Contoso.AddinApi" HintPath="vendor/Contoso.AddinApi.dll" Private="false" />
+  </ItemGroup>
+</Project>
+`;
+
+const SOURCE = addinSource('NuGetAddin', 'nuget');
+
+// Both packages, built once for the file (the executables take most of a minute).
+let feed: string;
+let nupkg: string;
+beforeAll(async () => {
+  if (!runDotnetTests) return;
+  requireDotnet();
+  feed = join(mkdtempSync(join(tmpdir(), 'signgate-feed-')), 'feed');
+  const { stdout } = await promisify(execFile)(process.execPath, [join(repoRoot, 'scripts', 'build-nuget.js'), '--out', feed, '--version', VERSION], { cwd: repoRoot, maxBuffer: 64 << 20 }).catch((e: { stdout: string; stderr: string }) => {
+    throw new Error(`scripts/build-nuget.js failed:\n${e.stdout}\n${e.stderr}`);
+  });
+  nupkg = /wrote (\S+Signgate\.Build\.\S+\.nupkg)/.exec(stdout)![1]!;
+}, 600_000);
+afterAll(() => {
+  if (feed) rmSync(join(feed, '..'), { recursive: true, force: true });
+  // The machine's NuGet cache keeps no test build (each is about 240 MB unpacked).
+  for (const id of ['signgate.build', 'signgate.tool']) if (runDotnetTests) rmSync(join(process.env.NUGET_PACKAGES ?? join(homedir(), '.nuget', 'packages'), id, VERSION.toLowerCase()), { recursive: true, force: true });
+});
+
+describe.runIf(runDotnetTests)('Signgate.Build from a package source', () => {
+  let server: TestServer;
+  let root: string;
+
+  /** A fresh solution folder: nuget.config with the package folder as a source, the add-in project and its files. */
+  const solution = (name: string, files: Record<string, string>) => {
+    const dir = join(root, name);
+    mkdirSync(join(dir, 'Addin', 'vendor'), { recursive: true });
+    writeFileSync(join(dir, 'nuget.config'), `<?xml version="1.0" encoding="utf-8"?>\n<configuration>\n  <packageSources>\n    <add key="signgate-local" value="${feed}" />\n  </packageSources>\n</configuration>\n`);
+    for (const [path, text] of Object.entries(files)) writeFileSync(join(dir, path), text);
+    writeFileSync(join(dir, 'Addin', 'Addin.cs'), SOURCE);
+    copyFileSync(fixturePath('vendor/Contoso.AddinApi.dll'), join(dir, 'Addin', 'vendor', 'Contoso.AddinApi.dll'));
+    copyFileSync(fixturePath('test-keys/12345_public.snk'), join(dir, 'Addin', '12345_public.snk'));
+    copyFileSync(fixturePath('test-keys/67890_public.snk'), join(dir, 'Addin', '67890_public.snk'));
+    return dir;
+  };
+  const build = (dir: string, env: Record<string, string>, ...props: string[]) =>
+    run('dotnet', ['build', 'Addin/Addin.csproj', '-c', 'Release', '-nologo', '-tl:off', '--disable-build-servers', `-p:SigngateBaseUrl=${server.baseUrl}`, ...props], {
+      cwd: dir,
+      // No Node on PATH for the build: the package's own executable must do it all.
+      env: { SIGNGATE_CACHE_DIR: join(dir, 'cache'), PATH: pathWithoutNode(root), ...env },
+    });
+
+  beforeAll(async () => {
+    if (!runDotnetTests) return;
+    requireDotnet();
+    server = await startServer();
+    root = mkdtempSync(join(tmpdir(), 'signgate-nuget-'));
+  }, 60_000);
+  afterAll(() => server?.close());
+
+  test('the package: under NuGet.org\'s 250 MB, the targets in build/ and buildTransitive/, both executables', async () => {
+    expect(readFileSync(nupkg).length).toBeLessThan(250 * 1024 * 1024);
+    const { stdout } = await promisify(execFile)('unzip', ['-l', nupkg]);
+    for (const path of ['build/Signgate.Build.targets', 'build/Signgate.targets', 'buildTransitive/Signgate.Build.targets', 'buildTransitive/Signgate.targets', 'tools/win-x64/signgate-win-x64.exe', 'tools/linux-x64/signgate-linux-x64']) expect(stdout).toContain(path);
+  });
+
+  test('one PackageReference: the good add-in is checked, signed and verified for both frameworks; the token never in the log; a second build runs neither target', async () => {
+    const dir = solution('Reference', { 'Addin/Addin.csproj': project(`<PackageReference Include="Signgate.Build" Version="${VERSION}" PrivateAssets="all" />`) });
+    const token = server.token();
+    const binlog = join(dir, 'build.binlog');
+    const r = await build(dir, { SIGNGATE_ACCESS_TOKEN: token }, '-v:diag', `-bl:${binlog}`);
+    expect(r.status, r.output.slice(-4000)).toBe(0);
+    expect(findSecret(binlogText(binlog), token)).toBeUndefined();
+    expect(r.output).toContain('signgate check, 1 files, 1 need signing (1 pass, 0 fail), 0 errors');
+    expect(findSecret(r.output, token)).toBeUndefined();
+    expect(r.output).not.toContain(NO_NODE);
+    for (const framework of ['net48', 'net8.0']) {
+      const signed = join(dir, 'Addin', 'bin', 'Release', framework, 'signed', 'Addin.dll');
+      expect(existsSync(signed), framework).toBe(true);
+      const verify = runCli(['verify', signed, '--key', fixturePath('test-keys/12345_public.snk')]);
+      expect(verify.status, verify.stdout + verify.stderr).toBe(0);
+    }
+    if (hasMono) expect(runMono('sn', ['-q', '-vf', join(dir, 'Addin', 'bin', 'Release', 'net48', 'signed', 'Addin.dll')]).status).toBe(0);
+    const again = await build(dir, { SIGNGATE_ACCESS_TOKEN: token }, '--no-restore', '-v:d');
+    expect(again.status).toBe(0);
+    expect(again.output).toContain('Skipping target "SigngateCheck" because all output files are up-to-date');
+    expect(again.output).toContain('Skipping target "SigngateSign" because all output files are up-to-date');
+    expect(again.output).not.toMatch(/uploaded in \d+ job/);
+  }, 600_000);
+
+  test('a broken add-in: canonical error lines naming the assembly, and the build fails', async () => {
+    const dir = solution('Broken', { 'Addin/Addin.csproj': project(`<PackageReference Include="Signgate.Build" Version="${VERSION}" PrivateAssets="all" />`) });
+    const r = await build(dir, { SIGNGATE_ACCESS_TOKEN: server.token() }, '-p:Broken=true', '-p:TargetFramework=net48');
+    expect(r.status).not.toBe(0);
+    expect(r.output).toMatch(/obj\/Release\/net48\/Addin\.dll : error SG205: the assembly has key token [0-9a-f]{16}, expected 5d004f218731cd20/);
+    expect(r.output).toMatch(/obj\/Release\/net48\/Addin\.dll : error SG301: no ContosoSignedAssemblyAttribute on the assembly/);
+    expect(r.output).toContain('error SGB002');
+  }, 600_000);
+
+  test('Central Package Management: the version in Directory.Packages.props, the reference in Directory.Build.props', async () => {
+    const dir = solution('Central', {
+      'Directory.Packages.props': `<Project>\n  <PropertyGroup><ManagePackageVersionsCentrally>true</ManagePackageVersionsCentrally></PropertyGroup>\n  <ItemGroup>\n    <PackageVersion Include="Signgate.Build" Version="${VERSION}" />\n    <PackageVersion Include="Microsoft.NETFramework.ReferenceAssemblies" Version="1.0.3" />\n  </ItemGroup>\n</Project>\n`,
+      'Directory.Build.props': `<Project>\n  <ItemGroup>\n    <PackageReference Include="Signgate.Build" PrivateAssets="all" />\n  </ItemGroup>\n</Project>\n`,
+      'Addin/Addin.csproj': project('').replace(' Version="1.0.3"', ''),
+    });
+    const r = await build(dir, { SIGNGATE_ACCESS_TOKEN: server.token() });
+    expect(r.status, r.output.slice(-4000)).toBe(0);
+    expect(existsSync(join(dir, 'Addin', 'bin', 'Release', 'net8.0', 'signed', 'Addin.dll'))).toBe(true);
+  }, 600_000);
+
+  test('no executable for the build machine and no Node configured: SGB005 names what is missing and what to set', async () => {
+    const dir = solution('Elsewhere', { 'Addin/Addin.csproj': project(`<PackageReference Include="Signgate.Build" Version="${VERSION}" PrivateAssets="all" />`) });
+    const r = await build(dir, { SIGNGATE_ACCESS_TOKEN: server.token() }, '-p:_SigngatePackageRid=osx-arm64', '-p:TargetFramework=net48');
+    expect(r.status).not.toBe(0);
+    expect(r.output).toMatch(/error SGB005: signgate: no signgate for this build machine \(.*\): the package ships executables for win-x64 and linux-x64 only; install Node.js and the npm package signgate, and set SigngateCli/);
+  }, 600_000);
+});
+
+describe.runIf(runDotnetTests)('Signgate.Tool: signgate as a .NET tool', () => {
+  let root: string;
+  beforeAll(() => {
+    root = mkdtempSync(join(tmpdir(), 'signgate-tool-'));
+  });
+
+  const dotnet = (args: string[], cwd: string) => run('dotnet', args, { cwd, env: { PATH: pathWithoutNode(root) } });
+
+  test('--tool-path: signgate runs every command with its arguments, output and exit code passed through', async () => {
+    const install = await dotnet(['tool', 'install', 'Signgate.Tool', '--version', VERSION, '--add-source', feed, '--tool-path', join(root, 'tools')], root);
+    expect(install.status, install.output).toBe(0);
+    const signgate = join(root, 'tools', 'signgate');
+    const version = await run(signgate, ['--version'], { cwd: root });
+    expect(version.output.trim()).toBe(JSON.parse(readFileSync(join(repoRoot, 'package.json'), 'utf8')).version);
+    const good = await run(signgate, ['check', fixturePath('sdk/bin/net48'), '--vendor', 'Contoso', '--key', fixturePath('test-keys/12345_public.snk'), '--format', 'json'], { cwd: root });
+    expect(good.status).toBe(0);
+    expect(JSON.parse(good.output).summary.files).toBe(3);
+    const broken = await run(signgate, ['check', fixturePath('sdk/bin/wrong-turns/NoAttribute'), '--vendor', 'Contoso', '--key', fixturePath('test-keys/12345_public.snk')], { cwd: root });
+    expect(broken.status).toBe(1);
+    expect(broken.output).toContain('SG301');
+    expect(broken.output).not.toContain(NO_NODE);
+  }, 600_000);
+
+  test('a local tool manifest: dotnet signgate', async () => {
+    const dir = join(root, 'repo');
+    mkdirSync(dir);
+    expect((await dotnet(['new', 'tool-manifest'], dir)).status).toBe(0);
+    const install = await dotnet(['tool', 'install', 'Signgate.Tool', '--version', VERSION, '--add-source', feed], dir);
+    expect(install.status, install.output).toBe(0);
+    const r = await dotnet(['signgate', 'verify', fixturePath('sdk/bin/net48/SampleAddin.dll')], dir);
+    expect(r.output).toContain('delay-signed');
+  }, 600_000);
+});
