@@ -1,11 +1,10 @@
 // The organization's jobs on the service: download one into a folder, and choose which to prune.
-import { randomBytes } from 'node:crypto';
 import { mkdirSync, rmSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { UsageError } from '../core/errors.js';
 import type { JobSummary, ServiceClient } from '../service-client/client.js';
 import { extractPackage, SERVICE_LOG_NAME, type ExtractResult } from './extract.js';
-import { cacheDir, Ledger } from './ledger.js';
+import { cacheDir, downloadName, Ledger, sweepStaleDownloads } from './ledger.js';
 import type { ProgressReporter } from './sign.js';
 
 /** "7d", "12h", "30m" or "45s" in milliseconds. */
@@ -38,8 +37,9 @@ export function planPrune(jobs: readonly JobSummary[], options: { olderThanMs?: 
  */
 export async function downloadJob(client: ServiceClient, jobId: string, destination: string, options: { force?: boolean; progress?: ProgressReporter; ledger?: Ledger } = {}): Promise<ExtractResult> {
   mkdirSync(cacheDir(), { recursive: true });
+  sweepStaleDownloads();
   const known = (options.ledger ?? new Ledger()).find(jobId);
-  const zipPath = join(cacheDir(), `download-${process.pid}-${randomBytes(6).toString('hex')}.zip`);
+  const zipPath = join(cacheDir(), downloadName());
   try {
     await client.download(known?.links ? { id: jobId, links: known.links } : jobId, zipPath, options.progress ? { onProgress: (d, t) => options.progress!.update(d, t) } : {});
     options.progress?.stop();

@@ -1,11 +1,15 @@
 // The local job ledger: what was uploaded where, with SHA-256 of each file and the job's state, so that a
 // run interrupted by a network loss, Ctrl-C or a timeout resumes the same job instead of uploading again.
-// JSON in the user's cache folder; it never holds a token.
-import { chmodSync, mkdirSync, readFileSync, statSync } from 'node:fs';
+// JSON in the user's cache folder; it never holds a token. Several runs may share it (parallel CI jobs of one
+// user): each change re-reads the file and writes it back under a lock file (`jobs.json.lock`, made with O_EXCL),
+// so that no run overwrites another's entries; a lock left by a process that died is taken over after a while.
+import { randomBytes } from 'node:crypto';
+import { chmodSync, closeSync, mkdirSync, openSync, readdirSync, readFileSync, statSync, unlinkSync, writeSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { writeFileAtomic } from './files.js';
 import { windowsPathKey } from '../core/windows-names.js';
+import { SignGateError } from '../core/errors.js';
 
 export type LedgerState = 'uploaded' | 'finished' | 'downloaded' | 'verified' | 'failed' | 'deleted';
 
@@ -39,20 +43,115 @@ export function cacheDir(env: NodeJS.ProcessEnv = process.env): string {
   return join(env.XDG_CACHE_HOME ?? join(homedir(), '.cache'), 'signgate');
 }
 
+/** The name of a result package being downloaded into the cache folder by process `pid`. */
+export function downloadName(pid = process.pid): string {
+  return `download-${pid}-${randomBytes(6).toString('hex')}.zip`;
+}
+
+/** How old a download left in the cache must be before it is removed even when its process number is in use. */
+const STALE_DOWNLOAD_MS = 24 * 3600 * 1000;
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/**
+ * Removes what runs that died (kill -9, a lost CI agent) left in the cache folder: result packages and their
+ * `.part-*` files whose process is gone, or that are a day old. Returns the names removed.
+ */
+export function sweepStaleDownloads(folder = cacheDir()): string[] {
+  let names: string[];
+  try {
+    names = readdirSync(folder);
+  } catch {
+    return [];
+  }
+  const removed: string[] = [];
+  for (const name of names) {
+    const m = /^\.?download-(\d+)-[0-9a-f]+\.zip(?:\.part-[0-9a-f]+)?$/.exec(name);
+    if (!m) continue;
+    const path = join(folder, name);
+    try {
+      const pid = Number(m[1]);
+      if ((pid !== process.pid && !alive(pid)) || Date.now() - statSync(path).mtimeMs > STALE_DOWNLOAD_MS) {
+        unlinkSync(path);
+        removed.push(name);
+      }
+    } catch {
+      // gone in between, or not ours to remove
+    }
+  }
+  return removed;
+}
+
 export function ledgerPath(env: NodeJS.ProcessEnv = process.env): string {
   return join(cacheDir(env), 'jobs.json');
+}
+
+/** A lock older than this is taken to be left by a process that died (a write takes milliseconds). */
+export const STALE_LOCK_MS = 10_000;
+/** How long a run waits for another's lock before it gives up with an error. */
+const LOCK_WAIT_MS = 30_000;
+
+function readEntries(path: string): LedgerEntry[] {
+  try {
+    const parsed = JSON.parse(readFileSync(path, 'utf8')) as { jobs?: LedgerEntry[] };
+    return Array.isArray(parsed.jobs) ? parsed.jobs : [];
+  } catch {
+    return [];
+  }
+}
+
+function sleepSync(ms: number): void {
+  Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
+}
+
+/**
+ * Runs `body` holding `<path>.lock`: created exclusively, removed afterwards; one that is older than
+ * STALE_LOCK_MS is removed and taken.
+ * @throws SignGateError SG_ERR_IO_WRITE when the lock cannot be had within LOCK_WAIT_MS
+ */
+function withLock<T>(path: string, body: () => T): T {
+  const lock = `${path}.lock`;
+  const until = Date.now() + LOCK_WAIT_MS;
+  for (let attempt = 0; ; attempt++) {
+    try {
+      const fd = openSync(lock, 'wx', 0o600);
+      writeSync(fd, `${process.pid}\n`);
+      closeSync(fd);
+      break;
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw new SignGateError('SG_ERR_IO_WRITE', `${lock}: cannot make the job ledger's lock file (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`, { cause: error, file: lock });
+      try {
+        if (Date.now() - statSync(lock).mtimeMs > STALE_LOCK_MS) unlinkSync(lock);
+      } catch {
+        // gone in between: try again at once
+      }
+      if (Date.now() > until) throw new SignGateError('SG_ERR_IO_WRITE', `${lock}: another signgate run has held the job ledger for ${LOCK_WAIT_MS / 1000} s`, { file: lock });
+      sleepSync(Math.min(5 + attempt * 5, 50));
+    }
+  }
+  try {
+    return body();
+  } finally {
+    try {
+      unlinkSync(lock);
+    } catch {
+      // taken over as stale by another run: nothing to remove
+    }
+  }
 }
 
 export class Ledger {
   private entries: LedgerEntry[];
 
   constructor(readonly path = ledgerPath()) {
-    try {
-      const parsed = JSON.parse(readFileSync(path, 'utf8')) as { jobs?: LedgerEntry[] };
-      this.entries = Array.isArray(parsed.jobs) ? parsed.jobs : [];
-    } catch {
-      this.entries = [];
-    }
+    this.entries = readEntries(path);
   }
 
   all(): readonly LedgerEntry[] {
@@ -79,13 +178,17 @@ export class Ledger {
     return [...this.entries].reverse().find((e) => e.baseUrl === baseUrl && states.includes(e.state) && key(e.files) === wanted);
   }
 
+  /** Adds or replaces the entry of `entry.jobId`, keeping what other runs wrote meanwhile. */
   upsert(entry: LedgerEntry): void {
     entry.updatedAt = new Date().toISOString();
-    this.entries = [...this.entries.filter((e) => e.jobId !== entry.jobId), entry];
-    this.save();
+    this.makeFolder();
+    withLock(this.path, () => {
+      this.entries = [...readEntries(this.path).filter((e) => e.jobId !== entry.jobId), entry];
+      this.save();
+    });
   }
 
-  private save(): void {
+  private makeFolder(): void {
     // The ledger names the service, its jobs and what it said: the user's alone (0600 in a 0700 folder).
     const folder = join(this.path, '..');
     mkdirSync(folder, { recursive: true, mode: 0o700 });
@@ -96,6 +199,9 @@ export class Ledger {
         // a folder we may not change: the file itself is 0600
       }
     }
+  }
+
+  private save(): void {
     writeFileAtomic(this.path, new TextEncoder().encode(`${JSON.stringify({ jobs: this.entries }, null, 2)}\n`), 0o600);
   }
 }

@@ -2,7 +2,7 @@
 // function. Never loses a result: the local ledger lets an interrupted run resume the same job, and the job is
 // deleted (when asked) only once everything is saved locally.
 import { authenticodeOf, type AuthenticodeVerdict } from '../authenticode/verdict.js';
-import { createHash, randomBytes } from 'node:crypto';
+import { createHash } from 'node:crypto';
 import { mkdirSync, rmSync } from 'node:fs';
 import { isAbsolute, join, relative, resolve } from 'node:path';
 import { ServiceError, UsageError } from '../core/errors.js';
@@ -17,7 +17,7 @@ import { compareIgnoringSignature, verifyStrongName } from '../strongname/strong
 import { prepareCheck, type CheckOptions } from './check.js';
 import { extractPackage, SERVICE_LOG_NAME } from './extract.js';
 import { displayPath } from './files.js';
-import { cacheDir, Ledger, ledgerPath, type LedgerEntry, type LedgerFile } from './ledger.js';
+import { cacheDir, downloadName, Ledger, ledgerPath, sweepStaleDownloads, type LedgerEntry, type LedgerFile } from './ledger.js';
 import { windowsPathKey } from '../core/windows-names.js';
 
 export interface SignOptions extends CheckOptions {
@@ -236,8 +236,10 @@ export async function sign(options: SignOptions, events: SignEvents = {}): Promi
     const status = await pollJob(client, ref, options.timeoutS ?? 600, options.pollIntervalMs ?? 1000);
     entry.state = 'finished';
     ledger.upsert(entry);
-    // The package goes to a name of our own: ids from the service never become paths.
-    const zipPath = join(cacheDir(), `download-${process.pid}-${randomBytes(6).toString('hex')}.zip`);
+    // The package goes to a name of our own: ids from the service never become paths. Packages a run that died
+    // left behind go first.
+    sweepStaleDownloads();
+    const zipPath = join(cacheDir(), downloadName());
     const progress = events.progress?.('download');
     const groupBytes = group.reduce((n, i) => n + i.bytes.length, 0);
     let extracted;
