@@ -132,6 +132,24 @@ export async function processJob(
   await store.save(record);
 }
 
+/**
+ * Finishes a job the service gave up on: every file an error with `text`, the package of the files as uploaded
+ * and the signing log, then the record. Throws when that cannot be written either (the caller tries later).
+ */
+export async function finishUnsigned(store: JobProgressSink, record: JobRecord, text: string): Promise<void> {
+  const dir = store.jobDir(record.organization, record.id);
+  for (const f of record.assemblies) {
+    f.fileProcessingState = 'Error';
+    f.messages = [message('Error', `Not signed: ${text}`), message('Info', 'The package holds the file as uploaded.')];
+  }
+  record.processingFinished = true;
+  const entries: ZipEntry[] = record.assemblies.map((f) => ({ name: f.fileName, source: { path: join(dir, 'uploads', f.fileName) } }));
+  entries.push({ name: SIGNING_LOG, source: { bytes: new TextEncoder().encode(signingLog(record)) } });
+  await writeZip(join(dir, RESULT_ZIP), entries);
+  delete record.resultFile;
+  await store.save(record);
+}
+
 /** Decides a file's state and messages from its check result; returns the license to sign with, if any. */
 function decide(
   file: JobFile,
@@ -177,6 +195,22 @@ export interface SigningWorkerOptions {
   readonly signer?: FileSigner;
   /** Jobs processed at once, started in the order they were queued. Default 1. */
   readonly concurrency?: number;
+  /**
+   * The waits before each new attempt at a job whose processing failed (a full disk, a read error); after the
+   * last, the job is finished with an error on every file. Default 2, 10, 30, 60 and 120 s.
+   */
+  readonly retryDelaysMs?: readonly number[];
+}
+
+/** The default waits between attempts at a failed job: about four minutes in all. */
+export const JOB_RETRY_DELAYS_MS: readonly number[] = [2_000, 10_000, 30_000, 60_000, 120_000];
+
+/** What a client is told when the service gave up on a job: no paths or internals of the service. */
+function failureText(error: unknown): string {
+  const code = (error as NodeJS.ErrnoException)?.code;
+  if (code === 'ENOSPC' || code === 'EDQUOT') return 'the service ran out of storage space';
+  if (code === 'EACCES' || code === 'EPERM' || code === 'EROFS') return 'the service could not write its files';
+  return 'the service failed while processing the job';
 }
 
 /** Runs jobs in the order they were queued, `concurrency` at a time. */
@@ -189,6 +223,10 @@ export class SigningWorker implements JobWorker {
   private readonly current = new Map<string, { controller: AbortController; done: Promise<void> }>();
   private readonly signer: FileSigner;
   private readonly concurrency: number;
+  private readonly retryDelays: readonly number[];
+  /** Failed attempts so far, per job, and the timers that queue a job again. */
+  private readonly attempts = new Map<string, number>();
+  private readonly retries = new Map<string, NodeJS.Timeout>();
 
   constructor(
     private readonly store: JobStateStore,
@@ -198,6 +236,47 @@ export class SigningWorker implements JobWorker {
   ) {
     this.signer = options.signer ?? inProcessSigner;
     this.concurrency = Math.max(1, options.concurrency ?? 1);
+    this.retryDelays = options.retryDelaysMs ?? JOB_RETRY_DELAYS_MS;
+  }
+
+  /**
+   * After a failed attempt: the job is queued again after the next wait, or, when the waits are used up, finished
+   * with an error on every file that is not done. A job is never left unfinished with nobody working on it.
+   */
+  private async failed(organization: string, id: string, error: unknown): Promise<void> {
+    const key = jobKey(organization, id);
+    const attempt = (this.attempts.get(key) ?? 0) + 1;
+    const err = { message: (error as Error)?.message, code: (error as NodeJS.ErrnoException)?.code };
+    const delay = this.retryDelays[attempt - 1];
+    if (delay !== undefined) {
+      this.attempts.set(key, attempt);
+      this.log.warn({ job: id, organization, attempt, retryInMs: delay, err }, 'job processing failed; it is queued again');
+      this.retries.set(
+        key,
+        setTimeout(() => {
+          this.retries.delete(key);
+          this.enqueue(organization, id);
+        }, delay).unref(),
+      );
+      return;
+    }
+    this.log.error({ job: id, organization, attempts: attempt, err }, 'job processing failed for good; the job is finished with an error on every file');
+    try {
+      const record = await this.store.get(organization, id);
+      if (!record) return;
+      await finishUnsigned(this.store, record, `${failureText(error)} (${attempt} attempts); nothing in this job was signed: upload the files again.`);
+      this.attempts.delete(key);
+    } catch (again) {
+      // Not even the error could be written (the disk is still full): try again after the longest wait.
+      this.log.warn({ job: id, organization, err: { message: (again as Error).message } }, 'the failed job could not be finished; trying again later');
+      this.retries.set(
+        key,
+        setTimeout(() => {
+          this.retries.delete(key);
+          void this.failed(organization, id, error);
+        }, this.retryDelays[this.retryDelays.length - 1] ?? 60_000).unref(),
+      );
+    }
   }
 
   enqueue(organization: string, id: string): void {
@@ -215,6 +294,10 @@ export class SigningWorker implements JobWorker {
    */
   async cancel(organization: string, id: string): Promise<void> {
     this.queue = this.queue.filter((q) => q.organization !== organization || q.id !== id);
+    const key = jobKey(organization, id);
+    clearTimeout(this.retries.get(key));
+    this.retries.delete(key);
+    this.attempts.delete(key);
     const current = this.current.get(jobKey(organization, id));
     if (current) {
       current.controller.abort();
@@ -236,9 +319,12 @@ export class SigningWorker implements JobWorker {
         if (!record) continue; // deleted while queued
         await processJob(this.store, this.config(), record, controller.signal, RESULT_ZIP, this.signer);
         if (controller.signal.aborted) this.log.info({ job: record.id, organization: record.organization }, 'job processing stopped');
-        else this.log.info({ job: record.id, organization: record.organization, files: record.assemblies.length }, 'job processed');
+        else {
+          this.attempts.delete(key);
+          this.log.info({ job: record.id, organization: record.organization, files: record.assemblies.length }, 'job processed');
+        }
       } catch (error) {
-        this.log.warn({ job: next.id, err: { message: (error as Error).message } }, 'job processing failed');
+        if (!controller.signal.aborted && !this.stopped) await this.failed(next.organization, next.id, error);
       } finally {
         this.current.delete(key);
         settle();
@@ -255,6 +341,9 @@ export class SigningWorker implements JobWorker {
   async stop(): Promise<void> {
     this.stopped = true;
     this.queue = [];
+    // A job waiting for its next attempt is unfinished: the next start resumes it.
+    for (const timer of this.retries.values()) clearTimeout(timer);
+    this.retries.clear();
     for (const job of this.current.values()) job.controller.abort();
     await this.idle();
   }
