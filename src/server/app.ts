@@ -10,7 +10,7 @@ import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import Fastify, { type FastifyInstance, type FastifyRequest, type FastifyServerOptions } from 'fastify';
 import type { JobRecord, PendingJob } from './job-store.js';
-import { errorResponse, HttpProblem, problem, type ProblemFileError } from './problem.js';
+import { errorResponse, OUTAGE_RETRY_AFTER_S, HttpProblem, problem, type ProblemFileError } from './problem.js';
 import * as S from './schemas.js';
 import { DEFAULT_SERVICE_NAME, USER_ROLE, type Organization, type ServerConfig } from './server-config.js';
 import { bearerToken, type TokenKeeper } from './token-store.js';
@@ -136,7 +136,10 @@ export async function buildServer(options: BuildServerOptions): Promise<FastifyI
 
   app.setErrorHandler(async (error, request, reply) => {
     const { status, body } = errorResponse(error, request.url);
-    if (status >= 500) request.log.error({ err: { message: (error as Error).message, code: (error as { code?: string }).code } }, 'request failed');
+    if (status === 507) request.log.error({ err: { message: (error as Error).message, code: (error as { code?: string }).code } }, 'storage full: free space on the data disk (the request was answered 507)');
+    else if (status === 503) request.log.error({ err: { message: (error as Error).message, code: (error as { code?: string }).code } }, 'storage does not answer (the request was answered 503 with Retry-After)');
+    else if (status >= 500) request.log.error({ err: { message: (error as Error).message, code: (error as { code?: string }).code } }, 'request failed');
+    if (status === 503) reply.header('retry-after', String(OUTAGE_RETRY_AFTER_S));
     if (status === 413 || status === 408) reply.header('connection', 'close'); // stop reading the rest of an oversized or stalled upload
     // Any other refusal (401, 403, 409, 400) reads and drops what the client is still sending, so that the client
     // sees the answer instead of a broken pipe; past the upload limit it gives up and closes the connection.

@@ -32,7 +32,33 @@ export function problem(status: number, title: string, detail: string, instance?
 }
 
 /** Maps any error a route can throw to a status and a problem body; internal details never leak. */
+/** Seconds a client is asked to wait after a storage outage (503). */
+export const OUTAGE_RETRY_AFTER_S = 5;
+
+const FULL = new Set(['ENOSPC', 'EDQUOT']);
+// Connections to PostgreSQL or object storage that failed or were cut, and PostgreSQL's own "not now" codes
+// (57P01 admin shutdown, 57P02 crash shutdown, 57P03 cannot connect now, class 08 connection exceptions).
+const OUTAGE = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'EHOSTUNREACH', 'ENOTFOUND', 'EAI_AGAIN', '57P01', '57P02', '57P03', '08000', '08001', '08003', '08004', '08006']);
+
+/**
+ * Whether `error` is the storage's, not the request's: `full` (no room on the data disk), `outage` (the database
+ * or object storage does not answer, for now), or undefined.
+ */
+export function storageFault(error: unknown): 'full' | 'outage' | undefined {
+  for (let e = error as { code?: unknown; name?: unknown; message?: unknown; cause?: unknown; $metadata?: { httpStatusCode?: number } } | undefined, depth = 0; e && depth < 5; e = e.cause as typeof e, depth++) {
+    const code = typeof e.code === 'string' ? e.code : undefined;
+    if (code && FULL.has(code)) return 'full';
+    if (code && OUTAGE.has(code)) return 'outage';
+    if (typeof e.message === 'string' && /Connection terminated|connection timeout|Client has encountered a connection error/i.test(e.message)) return 'outage';
+    if ((e.$metadata?.httpStatusCode ?? 0) >= 500 || e.name === 'ServiceUnavailable' || e.name === 'SlowDown') return 'outage';
+  }
+  return undefined;
+}
+
 export function errorResponse(error: unknown, instance: string): { status: number; body: Problem } {
+  const fault = storageFault(error);
+  if (fault === 'full') return { status: 507, body: problem(507, 'Insufficient Storage', 'The service has no room to store this now; try again later. The operator has been told.', instance) };
+  if (fault === 'outage') return { status: 503, body: problem(503, 'Service Unavailable', `The service's storage does not answer for the moment; try again in ${OUTAGE_RETRY_AFTER_S} seconds.`, instance) };
   if (error instanceof HttpProblem) return { status: error.status, body: problem(error.status, error.title, error.detail, instance, error.errors) };
   const e = error as { code?: string; statusCode?: number; message?: string; validation?: unknown };
   switch (e.code) {

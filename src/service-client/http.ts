@@ -70,6 +70,8 @@ const ADVICE: Record<number, string> = {
   409: 'the organization keeps the maximum number of jobs (delete old ones with `signgate jobs prune`), or the result is not ready yet',
   413: 'the upload is larger than the service accepts; split it with `signgate sign --split`',
   429: 'the service asks to slow down; try again later',
+  503: "the service's storage does not answer for the moment (retried as it asked); try again later",
+  507: 'the service has no room to store the job now: its operator must free space on its data disk; try again later',
 };
 
 /** Most a JSON answer or error body may hold: status documents of thousands of files stay far below it. */
