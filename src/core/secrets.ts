@@ -1,8 +1,11 @@
 // Secrets in text: what looks like an access token, and the one place that masks a known secret (and the forms it
 // takes when a peer encodes it) before text a peer sent us is printed, reported or stored.
 
-/** signgate's own token format: `sgt_` and 32 random bytes in base64url (src/server/token-store.ts). */
-const OUR_TOKEN = /sgt_[A-Za-z0-9_-]{20,}/;
+/**
+ * signgate's own token format: `sgt_` and 32 random bytes in base64url (src/server/token-store.ts), not inside a
+ * longer word (`msgt_handler_…` is no token).
+ */
+const OUR_TOKEN = /(?<![A-Za-z0-9_-])sgt_[A-Za-z0-9_-]{20,}/;
 /** A JSON Web Token: base64url header `{"` and payload, then a signature part (possibly empty). */
 const JWT = /eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]*/;
 
@@ -14,12 +17,44 @@ export function looksLikeToken(text: string): boolean {
   return OUR_TOKEN.test(text) || JWT.test(text);
 }
 
-/** Every form of `secret` a peer may echo: as written, base64, base64url and hex (either case). */
+/**
+ * Every form of `secret` a peer may echo: as written; hex in either case; base64 and base64url whole, and at each
+ * of the three byte alignments it can have inside a longer encoded text (`base64("Bearer " + token)` holds the
+ * token's bytes one byte off), less the groups of four characters it shares with its neighbours there.
+ */
 export function secretForms(secret: string): string[] {
   const bytes = Buffer.from(secret, 'utf8');
-  const forms = [secret, bytes.toString('base64'), bytes.toString('base64').replace(/=+$/, ''), bytes.toString('base64url'), bytes.toString('hex'), bytes.toString('hex').toUpperCase()];
+  const forms = [secret, bytes.toString('hex'), bytes.toString('hex').toUpperCase(), bytes.toString('base64'), bytes.toString('base64').replace(/=+$/, ''), bytes.toString('base64url')];
+  for (const shift of [0, 1, 2]) {
+    const shifted = Buffer.concat([Buffer.alloc(shift), bytes]);
+    for (const encoding of ['base64', 'base64url'] as const) forms.push(shifted.toString(encoding).slice(shift === 0 ? 0 : 4, -4));
+  }
   // A form that is too short would mask ordinary words; a real token is never that short.
-  return [...new Set(forms)].filter((f) => f.length >= 8).sort((a, b) => b.length - a.length);
+  return [...new Set(forms)].filter((f) => f.length >= 12).sort((a, b) => b.length - a.length);
+}
+
+/** Shortest piece of a secret that is masked on its own: a token cut in two by a line break or a space. */
+export const SECRET_PIECE = 12;
+
+/** `text` with every run of SECRET_PIECE or more characters that also stands in `secret` replaced by SECRET_MARK. */
+function maskPieces(text: string, secret: string): string {
+  if (text.length < SECRET_PIECE || secret.length < SECRET_PIECE) return text;
+  const offsets = new Map<string, number>();
+  for (let o = 0; o + SECRET_PIECE <= secret.length; o++) if (!offsets.has(secret.slice(o, o + SECRET_PIECE))) offsets.set(secret.slice(o, o + SECRET_PIECE), o);
+  let out = '';
+  let copied = 0;
+  for (let i = 0; i + SECRET_PIECE <= text.length; ) {
+    const o = offsets.get(text.slice(i, i + SECRET_PIECE));
+    if (o === undefined) {
+      i++;
+      continue;
+    }
+    let end = i + SECRET_PIECE;
+    for (let k = o + SECRET_PIECE; end < text.length && k < secret.length && text[end] === secret[k]; k++) end++;
+    out += text.slice(copied, i) + SECRET_MARK;
+    copied = i = end;
+  }
+  return copied === 0 ? text : out + text.slice(copied);
 }
 
 function escapeRegExp(text: string): string {
@@ -52,7 +87,9 @@ export function maskRemembered(text: string): string {
  * in front of it may echo the Authorization header it was sent.
  */
 export function maskSecrets(text: string): string {
-  return maskRemembered(text).replace(new RegExp(OUR_TOKEN.source, 'g'), SECRET_MARK).replace(new RegExp(JWT.source, 'g'), SECRET_MARK);
+  let out = text;
+  for (const secret of remembered.keys()) out = maskPieces(out, secret);
+  return maskRemembered(out).replace(new RegExp(OUR_TOKEN.source, 'g'), SECRET_MARK).replace(new RegExp(JWT.source, 'g'), SECRET_MARK);
 }
 
 /**

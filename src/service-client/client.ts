@@ -6,7 +6,7 @@ import { rename, rm } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { ServiceError } from '../core/errors.js';
 import { assertAnswer, cleanServiceText, fileNameText, idText } from './answers.js';
-import { rememberSecret } from '../core/secrets.js';
+import { maskSecrets, rememberSecret } from '../core/secrets.js';
 import { apiUrl, assertSafeBaseUrl, readJson, requestJson, send, type ServiceClientOptions } from './http.js';
 import { getLicenses } from './licenses.js';
 
@@ -149,9 +149,12 @@ export function createServiceClient(options: ClientOptions) {
   rememberSecret(options.accessToken);
   const url = (path: string) => apiUrl(options.baseUrl, path);
   const jobPath = (id: string) => `/assemblies/${encodeURIComponent(id)}`;
-  /** A link from the service, when it is on the base URL's origin; foreign links are ignored. */
+  /**
+   * A link from the service, when it is on the base URL's origin; foreign links are ignored, and so are links that
+   * carry a secret (a gateway's `?access_token=…`): they would be kept in the job ledger.
+   */
   const ownLink = (link: string | undefined): string | undefined => {
-    if (!link) return undefined;
+    if (!link || maskSecrets(link) !== link) return undefined;
     try {
       const u = new URL(link, options.baseUrl);
       return u.origin === base.origin ? u.href : undefined;

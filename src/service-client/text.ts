@@ -11,6 +11,7 @@ const UNSAFE = /[\u0000-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/g;
  * encoding) and anything shaped like a token masked, cut to `max` characters.
  */
 export function cleanServiceText(text: string, max = 2000): string {
-  const clean = maskSecrets(text.replace(UNSAFE, ' ').replace(/\s+/g, ' ').trim());
+  // Masked before and after the folding: a token cut by a line break is found in pieces, then as a whole.
+  const clean = maskSecrets(maskSecrets(text).replace(UNSAFE, ' ').replace(/\s+/g, ' ').trim());
   return clean.length > max ? `${clean.slice(0, max)}… (${clean.length - max} more characters)` : clean;
 }

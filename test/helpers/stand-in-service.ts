@@ -34,6 +34,8 @@ export interface StandInOptions {
   list?: (ids: string[]) => unknown;
   /** The status body, instead of the real one. */
   status?: (real: Record<string, unknown>) => unknown;
+  /** Appended to every link of an upload answer (a gateway's `?access_token=…`, say). */
+  linkSuffix?: string;
   /** Take over any request (return true when answered). */
   intercept?: (req: IncomingMessage, res: ServerResponse) => boolean;
 }
@@ -109,7 +111,8 @@ export async function startStandIn(options: StandInOptions = {}): Promise<StandI
         const id = String(++counter);
         const files = parts.filter((p) => p.filename !== undefined).map((p) => ({ name: decodeName(p.filename!), data: p.data }));
         jobs.set(id, { files, createdAt: new Date().toISOString() });
-        const links = { status: `${origin}${PREFIX}/jobs-by-link/${id}/state`, download: `${origin}${PREFIX}/jobs-by-link/${id}/package` };
+        const suffix = options.linkSuffix ?? '';
+        const links = { status: `${origin}${PREFIX}/jobs-by-link/${id}/state${suffix}`, download: `${origin}${PREFIX}/jobs-by-link/${id}/package${suffix}` };
         const style = options.idStyle ?? 'string';
         const answer = style === 'number' ? { id: counter } : style === 'links-only' ? { links } : typeof style === 'object' ? { id: style.id } : { id };
         return json(res, 201, answer);

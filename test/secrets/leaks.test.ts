@@ -47,6 +47,12 @@ describe('service text never carries the token out', () => {
         return send(401, 'application/json', JSON.stringify({ detail: `token ${b64} unknown` }));
       case '401 base64url':
         return send(401, 'application/json', JSON.stringify({ detail: `token ${Buffer.from(TOKEN).toString('base64url')} unknown` }));
+      case '401 split by a line break':
+        return send(401, 'application/json', JSON.stringify({ detail: `invalid: ${auth.slice(0, 18)}\n${auth.slice(18)}` }));
+      case '401 split by a space':
+        return send(401, 'text/plain', `invalid: ${auth.slice(0, 31)} ${auth.slice(31)}`);
+      case '401 base64 of the header':
+        return send(401, 'application/json', JSON.stringify({ detail: `header ${Buffer.from(auth).toString('base64')} refused` }));
       case '401 hex':
         return send(401, 'application/json', JSON.stringify({ detail: `token ${Buffer.from(TOKEN).toString('hex')} unknown` }));
       default:
@@ -57,6 +63,8 @@ describe('service text never carries the token out', () => {
   beforeAll(async () => {
     work = mkdtempSync(join(tmpdir(), 'signgate-secrets-'));
     service = await startStandIn({
+      // Links that carry the token (as a gateway may add it): they must not reach the job ledger.
+      linkSuffix: `?access_token=${TOKEN}`,
       intercept: (req, res) => {
         if (!req.url?.endsWith('/licenses') || !mode) return false;
         answer(res, String(req.headers.authorization ?? ''));
@@ -73,7 +81,7 @@ describe('service text never carries the token out', () => {
 
   const env = () => ({ SIGNGATE_ACCESS_TOKEN: TOKEN, SIGNGATE_CACHE_DIR: join(work, 'cache') });
 
-  test.each(['401 detail', '403 message', '500 text', '502 html', '400 ASP.NET errors', '200 not JSON', '401 base64', '401 base64url', '401 hex'])(
+  test.each(['401 detail', '403 message', '500 text', '502 html', '400 ASP.NET errors', '200 not JSON', '401 base64', '401 base64url', '401 hex', '401 split by a line break', '401 split by a space', '401 base64 of the header'])(
     'licenses, the service answering %s: the answer is shown with the token masked',
     async (m) => {
       mode = m;
