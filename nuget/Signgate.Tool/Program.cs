@@ -19,11 +19,18 @@ if (!File.Exists(exe))
     return 3;
 }
 // NuGet does not keep the executable bit of the files it extracts.
-if (!OperatingSystem.IsWindows())
+if (!OperatingSystem.IsWindows() && (File.GetUnixFileMode(exe) & UnixFileMode.UserExecute) == 0)
 {
-    var mode = File.GetUnixFileMode(exe);
-    var execute = UnixFileMode.UserExecute | UnixFileMode.GroupExecute | UnixFileMode.OtherExecute;
-    if ((mode & UnixFileMode.UserExecute) == 0) File.SetUnixFileMode(exe, mode | execute);
+    try
+    {
+        File.SetUnixFileMode(exe, File.GetUnixFileMode(exe) | UnixFileMode.UserExecute | UnixFileMode.GroupExecute | UnixFileMode.OtherExecute);
+    }
+    catch (Exception e) when (e is UnauthorizedAccessException or IOException)
+    {
+        Console.Error.WriteLine($"error SG_ERR_IO_READ: {exe} is not executable and cannot be made so ({e.Message})");
+        Console.Error.WriteLine($"  hint: run once as the user who installed the tool: chmod +x \"{exe}\"");
+        return 3;
+    }
 }
 var start = new ProcessStartInfo(exe) { UseShellExecute = false };
 foreach (var arg in args) start.ArgumentList.Add(arg);

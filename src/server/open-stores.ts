@@ -2,6 +2,7 @@
 import type { FastifyBaseLogger } from 'fastify';
 import pg from 'pg';
 import { UsageError } from '../core/errors.js';
+import { narrowDirSync } from './fs-atomic.js';
 import { JobStore } from './job-store.js';
 import { migrate } from './postgres/migrations.js';
 import { PgJobStore } from './postgres/pg-store.js';
@@ -64,6 +65,8 @@ export async function openDatabase(database: string): Promise<pg.Pool> {
 
 export async function openStores(options: StoreOptions): Promise<Stores> {
   const role = options.role ?? 'all';
+  // Uploads, signed files and job records (and, without a database, token hashes): the service's alone.
+  narrowDirSync(options.dataDir);
   // The AWS SDK is loaded only by nodes that use object storage.
   let blobs: S3Blobs | undefined;
   if (options.blobStore) {

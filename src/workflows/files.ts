@@ -72,7 +72,7 @@ function assembliesBelow(folder: string, pattern: RegExp): string[] {
  */
 export async function expandInputs(inputs: readonly string[], cwd = process.cwd(), options: ExpandOptions = {}): Promise<InputFile[]> {
   // Keyed by what the file is, not by how it was named: two names of one file (another case on Windows, `..`,
-  // a link, a junction, an 8.3 name) are one input, and two files are two, whatever their names.
+  // a symbolic link, a junction, an 8.3 name) are one input, and two files are two, whatever their names.
   const found = new Map<string, InputFile>();
   const add = (absolutePath: string, explicit = false) => {
     const key = fileIdentity(absolutePath);
@@ -109,20 +109,15 @@ export async function expandInputs(inputs: readonly string[], cwd = process.cwd(
 }
 
 /**
- * What a file is, as the file system says: its device and file number (`stat` with 64-bit values; NTFS's file
- * ID on Windows), or, where the file system reports none, its real path with the case it has on disk.
+ * What a file is, as the file system says: its real path (`realpath`; on Windows GetFinalPathNameByHandle, which
+ * resolves `..`, links, junctions, 8.3 names and the case the name has on disk). Two hard links stay two inputs:
+ * they are two names in the output, each uploaded and returned. A path that cannot be resolved stands for itself.
  */
 export function fileIdentity(absolutePath: string): string {
   try {
-    const s = statSync(absolutePath, { bigint: true });
-    if (s.ino !== 0n) return `id:${s.dev}:${s.ino}`;
+    return realpathSync.native(absolutePath);
   } catch {
-    // unreadable: its path stands for it, and reading it reports the error
-  }
-  try {
-    return `path:${realpathSync.native(absolutePath)}`;
-  } catch {
-    return `path:${absolutePath}`;
+    return absolutePath;
   }
 }
 

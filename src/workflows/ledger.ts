@@ -189,10 +189,12 @@ export class Ledger {
   }
 
   private makeFolder(): void {
-    // The ledger names the service, its jobs and what it said: the user's alone (0600 in a 0700 folder).
+    // The ledger names the service, its jobs and what it said: the user's alone (0600 in a 0700 folder). A folder
+    // signgate makes is 0700; the default cache folder is narrowed to 0700 if it is wider; a folder the user named
+    // (SIGNGATE_CACHE_DIR, perhaps a checkout others read) is left as it is, the file in it being 0600.
     const folder = join(this.path, '..');
     mkdirSync(folder, { recursive: true, mode: 0o700 });
-    if (process.platform !== 'win32') {
+    if (process.platform !== 'win32' && folder === cacheDir({ ...process.env, SIGNGATE_CACHE_DIR: '' })) {
       try {
         if (statSync(folder).mode & 0o077) chmodSync(folder, 0o700);
       } catch {

@@ -101,6 +101,17 @@ describe.runIf(runDotnetTests)('msbuild/Signgate.targets in dotnet build', () =>
     expect(changed.status, errorLines(changed.output)).toBe(0);
     expect(changed.output).toContain('signgate check, 1 files');
     expect(changed.output).toMatch(/uploaded in \d+ job/);
+    // A changed property (another signing option) runs both again; the same once more runs neither.
+    const property = await build(env, '--no-restore', '-p:SigngateSignArguments=--timeout 601');
+    expect(property.output).toContain('signgate check, 1 files');
+    expect(property.output).toMatch(/uploaded in \d+ job/);
+    const same = await build(env, '--no-restore', '-p:SigngateSignArguments=--timeout 601');
+    expect(same.output).not.toMatch(/uploaded in \d+ job/);
+    // The signed files removed: signed again, though nothing else changed.
+    rmSync(join(dir, 'bin', 'Release', 'net48', 'signed'), { recursive: true, force: true });
+    const removed = await build(env, '--no-restore', '-p:SigngateSignArguments=--timeout 601');
+    expect(removed.output).toMatch(/uploaded in \d+ job/);
+    expect(existsSync(join(dir, 'bin', 'Release', 'net48', 'signed', 'PostBuildAddin.dll'))).toBe(true);
   }, 600_000);
 
   /** Forgets that the targets ran, so that the next build runs them again. */
