@@ -21,6 +21,7 @@ import { decodeEncodedWords } from './encoded-words.js';
 import { UploadNames } from '../core/upload-names.js';
 import { registerRateLimits, type RateLimitSettings } from './rate-limit.js';
 import { registerHealth } from './health.js';
+import { statfs } from 'node:fs/promises';
 import { archiveBody, registerArchiveRoutes } from './archive.js';
 import { registerExchangePage } from './exchange-page.js';
 import { docsOAuth, looksLikeJwt, OidcAuthenticator } from './oidc.js';
@@ -193,7 +194,14 @@ export async function buildServer(options: BuildServerOptions): Promise<FastifyI
   // validatorUrl null: the page must not call the public validator (no network beyond this service).
   await app.register(swaggerUi, { routePrefix: '/docs', uiConfig: { persistAuthorization: false, tryItOutEnabled: true, validatorUrl: null }, ...(oauth ? { initOAuth: oauth.initOAuth } : {}) });
 
-  registerHealth(app, { role, ready: () => store.ping() });
+  registerHealth(app, {
+    role,
+    ready: async () => {
+      await store.ping();
+      // A node that takes uploads or signs needs room for them: an upload and its result package.
+      await assertRoom(options.dataDir, 2 * config().maxUploadBytes);
+    },
+  });
   app.get(`${apiPrefix}/openapi.json`, { schema: { hide: true } }, async () => app.swagger());
   registerExchangePage(app, apiPrefix, oauth?.signIn);
 
@@ -245,6 +253,14 @@ export async function buildServer(options: BuildServerOptions): Promise<FastifyI
       if (!request.isMultipart()) throw new HttpProblem(400, 'Bad Request', 'Send the files as multipart/form-data, one part per file (files[0], files[1], …).');
       const maxBodyBytes = limits.maxUploadBytes + UPLOAD_ENVELOPE_BYTES;
       if (Number(request.headers['content-length'] ?? 0) > maxBodyBytes) throw tooLarge(limits.maxUploadBytes);
+      // An upload sent again with the key of one the service accepted: the same job, not a second one.
+      const idempotencyKey = idempotencyKeyOf(request.headers['idempotency-key']);
+      const earlier = idempotencyKey === undefined ? undefined : await store.findByIdempotencyKey(org.id, idempotencyKey);
+      if (earlier) {
+        await discardBody(request.raw, maxBodyBytes, idleMs);
+        request.log.info({ job: earlier.id, organization: org.id }, 'upload repeated with its Idempotency-Key: the same job');
+        return reply.status(201).header('idempotent-replayed', 'true').send({ id: earlier.id, comment: earlier.comment, links: links(request, earlier.id) });
+      }
       const pending = await store.reserve(org.id, limits.maxJobsPerOrganization);
       if (!pending) {
         throw new HttpProblem(409, 'Job limit reached', `The organization keeps ${limits.maxJobsPerOrganization} jobs, the most it may keep. Delete finished jobs, then upload again.`);
@@ -258,6 +274,7 @@ export async function buildServer(options: BuildServerOptions): Promise<FastifyI
           createdAt: now().toISOString(),
           processingFinished: false,
           assemblies: job.files.map((f) => ({ ...f, fileProcessingState: 'Pending', messages: [] })),
+          ...(idempotencyKey === undefined ? {} : { idempotencyKey }),
         };
         await store.commit(pending, record);
         request.log.info({ job: record.id, organization: org.id, files: record.assemblies.length, bytes: job.bytes }, 'job accepted');
@@ -439,4 +456,25 @@ async function receiveUpload(request: FastifyRequest, pending: PendingJob, maxBy
   if (nameErrors.length) throw new HttpProblem(400, 'Bad file names', `${nameErrors.length} file name(s) cannot be accepted; nothing was stored.`, nameErrors);
   if (files.length === 0) throw new HttpProblem(400, 'No files', 'The upload holds no file part. Send one part per file, each with a filename.');
   return { comment, bytes: total, files };
+}
+
+/**
+ * The Idempotency-Key of an upload: 1 to 128 characters of letters, digits and `._:-`; absent is undefined.
+ * @throws HttpProblem 400 for a key of another shape
+ */
+function idempotencyKeyOf(header: string | string[] | undefined): string | undefined {
+  if (header === undefined) return undefined;
+  const key = Array.isArray(header) ? header[0] : header;
+  if (key === undefined || !/^[A-Za-z0-9._:-]{1,128}$/.test(key)) throw new HttpProblem(400, 'Bad Request', 'The Idempotency-Key header must be 1 to 128 letters, digits, dots, underscores, colons or hyphens.');
+  return key;
+}
+
+/**
+ * Throws when the data folder has less than `bytes` free (readiness: a node that cannot store a job is not ready).
+ * @throws Error naming the free and the needed space
+ */
+async function assertRoom(dataDir: string, bytes: number): Promise<void> {
+  const fs = await statfs(dataDir);
+  const free = Number(fs.bavail) * Number(fs.bsize);
+  if (free < bytes) throw new Error(`the data folder has ${(free / 1e6).toFixed(1)} MB free; a job may need ${(bytes / 1e6).toFixed(1)} MB (an upload and its result package)`);
 }

@@ -20,7 +20,7 @@ export function registerHealth(app: FastifyInstance, options: HealthOptions): vo
       await options.ready();
     } catch (error) {
       request.log.warn({ err: { message: (error as Error).message } }, 'not ready');
-      return reply.status(503).type('application/problem+json').send(problem(503, 'Not ready', 'A store of this node does not answer; see its log.', request.url));
+      return reply.status(503).type('application/problem+json').send(problem(503, 'Not ready', 'A store of this node does not answer, or its data folder is full; see its log.', request.url));
     }
     return { status: 'ready', role: options.role };
   });

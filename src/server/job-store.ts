@@ -7,7 +7,7 @@ import { access, readFile, rename, rm } from 'node:fs/promises';
 import { constants } from 'node:fs';
 import { join } from 'node:path';
 import { mkdirPrivate, mkdirPrivateSync, writeFileAtomic } from './fs-atomic.js';
-import { DEFAULT_RESULT_FILE, type JobStateStore } from './store.js';
+import { DEFAULT_RESULT_FILE, IDEMPOTENCY_WINDOW_MS, type JobStateStore } from './store.js';
 import { createReadStream } from 'node:fs';
 import type { Readable } from 'node:stream';
 
@@ -37,6 +37,8 @@ export interface JobRecord {
   assemblies: JobFile[];
   /** The result package's file name in the job's folder once finished (default result.zip). */
   resultFile?: string;
+  /** The Idempotency-Key the upload came with, if any. */
+  idempotencyKey?: string;
 }
 
 /** Where an upload is written while it arrives. */
@@ -86,6 +88,8 @@ export class JobStore implements JobStateStore {
   private readonly deleting = new Set<string>();
   /** Per organization, the summaries of its kept jobs in creation order; built from disk on first list. */
   private readonly index = new Map<string, Map<string, JobSummary>>();
+  /** Per organization, the Idempotency-Keys of its kept jobs (read from the job files once, then kept up to date). */
+  private readonly keys = new Map<string, Map<string, string>>();
 
   constructor(readonly dataDir: string) {
     this.jobsDir = join(dataDir, 'jobs');
@@ -174,6 +178,19 @@ export class JobStore implements JobStateStore {
     await mkdirPrivate(join(this.jobsDir, pending.organization));
     await rename(pending.dir, this.jobDir(pending.organization, pending.id));
     this.index.get(pending.organization)?.set(record.id, summaryOf(record));
+    if (record.idempotencyKey) this.keys.get(pending.organization)?.set(record.idempotencyKey, record.id);
+  }
+
+  async findByIdempotencyKey(organization: string, key: string): Promise<JobRecord | undefined> {
+    let keys = this.keys.get(organization);
+    if (!keys) {
+      const records = await Promise.all(this.jobIds(organization).map((id) => this.get(organization, id)));
+      keys = this.keys.get(organization) ?? new Map(records.flatMap((r) => (r?.idempotencyKey ? [[r.idempotencyKey, r.id] as const] : [])));
+      this.keys.set(organization, keys);
+    }
+    const id = keys.get(key);
+    const record = id === undefined ? undefined : await this.get(organization, id);
+    return record && Date.now() - Date.parse(record.createdAt) <= IDEMPOTENCY_WINDOW_MS ? record : undefined;
   }
 
   jobDir(organization: string, id: string): string {
@@ -244,6 +261,8 @@ export class JobStore implements JobStateStore {
       if (!trash) return false;
       this.releaseSlot(organization);
       this.index.get(organization)?.delete(id);
+      const keys = this.keys.get(organization);
+      for (const [k, v] of keys ?? []) if (v === id) keys!.delete(k);
       await rm(trash, { recursive: true, force: true });
       return true;
     } finally {

@@ -18,6 +18,11 @@ export interface JobStateStore {
   abandon(pending: PendingJob): Promise<void>;
   /** Makes the job visible and queued, in one step: a crash before it leaves no visible job. */
   commit(pending: PendingJob, record: JobRecord): Promise<void>;
+  /**
+   * The organization's job made by an upload with this Idempotency-Key within IDEMPOTENCY_WINDOW_MS, or undefined:
+   * a client that lost the answer to its upload gets the same job again instead of a second one.
+   */
+  findByIdempotencyKey(organization: string, key: string): Promise<JobRecord | undefined>;
   /** The job of this organization, or undefined (also for another organization's job and malformed ids). */
   get(organization: string, id: string): Promise<JobRecord | undefined>;
   /** Stores the worker's progress on a job. */
@@ -63,3 +68,6 @@ export const NODE_ROLES: readonly NodeRole[] = ['api', 'worker', 'all'];
 
 /** The result package's name in a job's folder unless the job names another. */
 export const DEFAULT_RESULT_FILE = 'result.zip';
+
+/** How long the service remembers an upload's Idempotency-Key: a day. */
+export const IDEMPOTENCY_WINDOW_MS = 24 * 3600 * 1000;

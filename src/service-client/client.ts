@@ -173,17 +173,20 @@ export function createServiceClient(options: ClientOptions) {
     licenses: () => getLicenses(options),
 
     /**
-     * Uploads the files as one job. Retried only when the service refused it with 429 or 503 before accepting it.
+     * Uploads the files as one job. Without `idempotencyKey` it is retried only when the service refused it with
+     * 429 or 503 before accepting it; with one (sent as Idempotency-Key) also after a network error or a 5xx,
+     * since the service answers a repeated key with the job it made the first time.
      * @throws ServiceError with advice for 400 (names), 401, 403, 409 (job limit), 413 (too large)
      */
-    async upload(files: readonly UploadFile[], comment?: string, onProgress?: Progress): Promise<CreatedJob> {
+    async upload(files: readonly UploadFile[], comment?: string, onProgress?: Progress, upload: { idempotencyKey?: string } = {}): Promise<CreatedJob> {
       const body = multipartBody(files, comment, onProgress, { separator: options.nameSeparator ?? '\\' });
       const target = url('/assemblies');
+      const key = upload.idempotencyKey;
       const response = await send(options, 'POST', target, {
-        idempotent: false,
+        idempotent: key !== undefined,
         retryStatuses: [429, 503],
         makeBody: () => body.make() as unknown as RequestInit['body'],
-        headers: { 'content-type': body.contentType, 'content-length': String(body.length), accept: 'application/json' },
+        headers: { 'content-type': body.contentType, 'content-length': String(body.length), accept: 'application/json', ...(key === undefined ? {} : { 'idempotency-key': key }) },
       });
       const created = (await readJson(response, { method: 'POST', url: target })) as { id?: unknown; comment?: unknown; links?: { status?: string; download?: string; delete?: string } };
       assertAnswer('created', created, { method: 'POST', url: target });

@@ -224,7 +224,8 @@ export async function sign(options: SignOptions, events: SignEvents = {}): Promi
       const before = ledger.completed(baseUrl, files);
       if (before) log(`these ${files.length} file(s) were signed before in job ${before.jobId} (${before.createdAt}); uploading them again`);
       const progress = events.progress?.(`upload${groups.length > 1 ? ` ${index + 1}/${groups.length}` : ''}`);
-      const job = await client.upload(group.map((i) => ({ name: i.uploadName, bytes: i.bytes })), options.comment, progress ? (d, t) => progress.update(d, t) : undefined);
+      const idempotencyKey = uploadKey(baseUrl, options.comment, files, before?.jobId);
+      const job = await client.upload(group.map((i) => ({ name: i.uploadName, bytes: i.bytes })), options.comment, progress ? (d, t) => progress.update(d, t) : undefined, { idempotencyKey });
       progress?.stop();
       const now = new Date().toISOString();
       entry = { jobId: job.id, links: job.links, baseUrl, comment: options.comment ?? null, createdAt: now, updatedAt: now, state: 'uploaded', files };
@@ -300,4 +301,14 @@ export async function sign(options: SignOptions, events: SignEvents = {}): Promi
     notUploaded: result.files.length - uploaded.length,
   };
   return result;
+}
+
+/**
+ * The Idempotency-Key of an upload: the same for the same files (names and contents), comment and service, so
+ * that an upload repeated after its answer was lost (a network cut, the service or this run killed) gets the job
+ * the first one made; a new one after a completed job of the same files (named by `after`) is a new upload.
+ */
+export function uploadKey(baseUrl: string, comment: string | undefined, files: readonly { name: string; sha256: string }[], after: string | undefined): string {
+  const lines = ['signgate-upload/1', baseUrl, comment ?? '', after ?? '', ...files.map((f) => `${f.name}\u0000${f.sha256}`).sort()];
+  return createHash('sha256').update(lines.join('\n')).digest('hex');
 }

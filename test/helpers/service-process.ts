@@ -39,9 +39,9 @@ export interface ServiceProcess {
   readonly exited: Promise<number | string | null>;
 }
 
-/** Starts `signgate serve …args` on 127.0.0.1, port 0, and resolves once it listens. */
+/** Starts `signgate serve …args` on 127.0.0.1, port 0 unless `args` name one, and resolves once it listens. */
 export async function startServiceProcess(args: string[], env: NodeJS.ProcessEnv = {}): Promise<ServiceProcess> {
-  const child = spawn(process.execPath, [CLI, 'serve', '--port', '0', ...args], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [CLI, 'serve', ...(args.includes('--port') ? [] : ['--port', '0']), ...args], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
   let stderr = '';
   let stdout = '';
   child.stdout!.on('data', (d: Buffer) => (stdout += d.toString()));

@@ -59,6 +59,15 @@ export const MIGRATIONS: readonly Migration[] = [
       UPDATE signgate_jobs SET file_count = jsonb_array_length(files);
     `,
   },
+  {
+    version: 3,
+    name: 'the Idempotency-Key of an upload',
+    // A client that lost the answer to its upload sends it again with the same key and gets the same job.
+    sql: `
+      ALTER TABLE signgate_jobs ADD COLUMN idempotency_key text;
+      CREATE INDEX signgate_jobs_idempotency ON signgate_jobs (organization, idempotency_key) WHERE idempotency_key IS NOT NULL;
+    `,
+  },
 ];
 
 /** An arbitrary constant: the advisory lock every node takes while it migrates. */

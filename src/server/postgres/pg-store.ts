@@ -14,7 +14,7 @@ import type { FastifyBaseLogger } from 'fastify';
 import type { Pool, PoolClient } from 'pg';
 import { moveToTrash, type JobFile, type JobRecord, type JobSummary, type PendingJob } from '../job-store.js';
 import type { S3Blobs } from '../s3-blobs.js';
-import { DEFAULT_RESULT_FILE, type JobProgressSink, type JobStateStore } from '../store.js';
+import { DEFAULT_RESULT_FILE, IDEMPOTENCY_WINDOW_MS, type JobProgressSink, type JobStateStore } from '../store.js';
 import { mkdirPrivateSync, mkdirPrivate } from '../fs-atomic.js';
 
 /** A worker's write was refused: another worker holds the job now, or it was deleted. */
@@ -33,6 +33,7 @@ interface JobRow {
   comment: string | null;
   files: JobFile[];
   result_file: string | null;
+  idempotency_key?: string | null;
 }
 
 /** A job whose processing failed this often (its worker died, or it threw) is taken no more: it stays unfinished for an operator to look at. */
@@ -49,6 +50,7 @@ function recordOf(row: JobRow): JobRecord {
     processingFinished: row.state === 'finished',
     assemblies: row.files,
     ...(row.result_file ? { resultFile: row.result_file } : {}),
+    ...(row.idempotency_key ? { idempotencyKey: row.idempotency_key } : {}),
   };
 }
 
@@ -188,9 +190,9 @@ export class PgJobStore implements JobStateStore {
     const blobs = this.options.blobs;
     if (blobs) await blobs.putFolder(join(target, 'uploads'), blobs.key(pending.organization, pending.id, 'uploads/'));
     const { rowCount } = await this.pool.query(
-      `UPDATE signgate_jobs SET state = 'queued', created_at = $3, comment = $4, files = $5, file_count = jsonb_array_length($5), lease_owner = NULL, lease_until = NULL
+      `UPDATE signgate_jobs SET state = 'queued', created_at = $3, comment = $4, files = $5, file_count = jsonb_array_length($5), lease_owner = NULL, lease_until = NULL, idempotency_key = $7
        WHERE organization = $1 AND id = $2 AND state = 'uploading' AND lease_owner = $6`,
-      [pending.organization, pending.id, record.createdAt, record.comment, JSON.stringify(record.assemblies), this.node],
+      [pending.organization, pending.id, record.createdAt, record.comment, JSON.stringify(record.assemblies), this.node, record.idempotencyKey ?? null],
     );
     if (rowCount !== 1) {
       await rm(target, { recursive: true, force: true });
@@ -201,6 +203,14 @@ export class PgJobStore implements JobStateStore {
     if (blobs) await rm(target, { recursive: true, force: true }); // in the bucket now: the workers take it from there
     // Wakes the workers at once; without it they find the job at their next poll.
     await this.pool.query(`SELECT pg_notify('signgate_jobs', '')`).catch(() => {});
+  }
+
+  async findByIdempotencyKey(organization: string, key: string): Promise<JobRecord | undefined> {
+    const { rows } = await this.pool.query<JobRow>(
+      `SELECT * FROM signgate_jobs WHERE organization = $1 AND idempotency_key = $2 AND state <> 'uploading' AND created_at > now() - make_interval(secs => $3) ORDER BY created_at LIMIT 1`,
+      [organization, key, IDEMPOTENCY_WINDOW_MS / 1000],
+    );
+    return rows[0] ? recordOf(rows[0]) : undefined;
   }
 
   async get(organization: string, id: string): Promise<JobRecord | undefined> {
