@@ -136,7 +136,7 @@ export async function processJob(
  * Finishes a job the service gave up on: every file an error with `text`, the package of the files as uploaded
  * and the signing log, then the record. Throws when that cannot be written either (the caller tries later).
  */
-export async function finishUnsigned(store: JobProgressSink, record: JobRecord, text: string): Promise<void> {
+export async function finishUnsigned(store: JobProgressSink, record: JobRecord, text: string, resultFile = RESULT_ZIP): Promise<void> {
   const dir = store.jobDir(record.organization, record.id);
   for (const f of record.assemblies) {
     f.fileProcessingState = 'Error';
@@ -145,8 +145,9 @@ export async function finishUnsigned(store: JobProgressSink, record: JobRecord, 
   record.processingFinished = true;
   const entries: ZipEntry[] = record.assemblies.map((f) => ({ name: f.fileName, source: { path: join(dir, 'uploads', f.fileName) } }));
   entries.push({ name: SIGNING_LOG, source: { bytes: new TextEncoder().encode(signingLog(record)) } });
-  await writeZip(join(dir, RESULT_ZIP), entries);
-  delete record.resultFile;
+  await writeZip(join(dir, resultFile), entries);
+  if (resultFile === RESULT_ZIP) delete record.resultFile;
+  else record.resultFile = resultFile;
   await store.save(record);
 }
 

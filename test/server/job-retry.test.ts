@@ -10,7 +10,10 @@ import { inProcessSigner, type FileSigner } from '../../src/server/sign-file.js'
 import { SigningWorker } from '../../src/server/signing-worker.js';
 import { readZip } from '../../src/zip/read-zip.js';
 import { fixturePath } from '../helpers/fixtures.js';
-import { sandboxConfig } from '../helpers/server.js';
+import pg from 'pg';
+import { MAX_ATTEMPTS } from '../../src/server/postgres/pg-store.js';
+import { databaseFor, STORE_UNDER_TEST } from '../helpers/database.js';
+import { sandboxConfig, startServer } from '../helpers/server.js';
 
 const ADDIN = fixturePath('addin/SampleAddin.dll');
 
@@ -84,4 +87,33 @@ describe('a job whose processing fails', () => {
     expect(Buffer.from(entries.find((e) => e.name === 'SampleAddin.dll')!.bytes).equals(readFileSync(ADDIN))).toBe(true);
     await worker.stop();
   });
+});
+
+describe.runIf(STORE_UNDER_TEST === 'postgres')('on the PostgreSQL queue', () => {
+  test('a job whose attempts ran out (its workers died) is finished with an error on every file, not left unfinished', async () => {
+    const server = await startServer();
+    try {
+      const token = server.token();
+      const form = new FormData();
+      form.append('files[0]', new Blob([readFileSync(ADDIN)]), 'SampleAddin.dll');
+      const created = (await (await fetch(`${server.baseUrl}/assemblies`, { method: 'POST', headers: { authorization: `Bearer ${token}` }, body: form })).json()) as { id: string };
+      const status = async () => (await (await fetch(`${server.baseUrl}/assemblies/${created.id}/status`, { headers: { authorization: `Bearer ${token}` } })).json()) as { processingFinished: boolean; assemblies: { fileProcessingState: string; messages: { message: string }[] }[] };
+      await until(async () => (await status()).processingFinished);
+      // As after five workers died on it: queued again with every attempt used.
+      const db = new pg.Client({ connectionString: await databaseFor(server.dataDir) });
+      await db.connect();
+      await db.query(`UPDATE signgate_jobs SET state = 'queued', attempts = $2, lease_owner = NULL, lease_until = NULL WHERE id = $1`, [created.id, MAX_ATTEMPTS]);
+      await db.query(`SELECT pg_notify('signgate_jobs', '')`);
+      await db.end();
+      await until(async () => (await status()).assemblies[0]!.fileProcessingState === 'Error');
+      const done = await status();
+      expect(done.processingFinished).toBe(true);
+      expect(done.assemblies[0]!.messages.map((m) => m.message).join(' ')).toContain(`the service failed to process the job ${MAX_ATTEMPTS} times`);
+      const zip = await fetch(`${server.baseUrl}/assemblies/${created.id}`, { headers: { authorization: `Bearer ${token}` } });
+      expect(zip.status).toBe(200);
+      expect((await readZip(new Uint8Array(await zip.arrayBuffer()))).map((e) => e.name).sort()).toEqual(['SampleAddin.dll', 'signing-log.txt']);
+    } finally {
+      await server.close();
+    }
+  }, 60_000);
 });

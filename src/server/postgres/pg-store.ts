@@ -36,7 +36,10 @@ interface JobRow {
   idempotency_key?: string | null;
 }
 
-/** A job whose processing failed this often (its worker died, or it threw) is taken no more: it stays unfinished for an operator to look at. */
+/**
+ * A job whose processing failed this often (its worker died, or it threw) is not processed again: the next worker
+ * that takes it finishes it with an error on every file (PgQueueWorker), so it never stays unfinished.
+ */
 export const MAX_ATTEMPTS = 5;
 
 const JOB_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
@@ -240,18 +243,32 @@ export class PgJobStore implements JobStateStore {
     if (rowCount !== 1) throw new LeaseLost(record.organization, record.id);
   }
 
-  /** Leases the oldest queued job, or one whose worker's lease ran out, to `owner`; undefined when there is none. */
-  async claim(owner: string): Promise<JobRecord | undefined> {
-    const { rows } = await this.pool.query<JobRow>(
+  /**
+   * Leases the oldest queued job, or one whose worker's lease ran out, to `owner`; undefined when there is none.
+   * `attempts` counts this one: past MAX_ATTEMPTS the worker finishes the job instead of processing it.
+   */
+  async claim(owner: string): Promise<(JobRecord & { readonly attempts: number }) | undefined> {
+    const { rows } = await this.pool.query<JobRow & { attempts: number }>(
       `UPDATE signgate_jobs j SET state = 'processing', lease_owner = $1, lease_until = now() + $2 * interval '1 millisecond', attempts = j.attempts + 1
        FROM (SELECT organization, id FROM signgate_jobs
-             WHERE (state = 'queued' OR (state = 'processing' AND lease_until < now())) AND attempts < $3
+             WHERE (state = 'queued' OR (state = 'processing' AND lease_until < now()))
              ORDER BY created_at, id LIMIT 1 FOR UPDATE SKIP LOCKED) next
        WHERE j.organization = next.organization AND j.id = next.id
        RETURNING j.*`,
-      [owner, this.options.leaseMs, MAX_ATTEMPTS],
+      [owner, this.options.leaseMs],
     );
-    return rows[0] ? recordOf(rows[0]) : undefined;
+    return rows[0] ? { ...recordOf(rows[0]), attempts: rows[0].attempts } : undefined;
+  }
+
+  /**
+   * Lets go of a job whose processing failed so that a worker takes it again after `delayMs` (not after the whole
+   * lease); its attempt stays counted.
+   */
+  async retryLater(organization: string, id: string, owner: string, delayMs: number): Promise<void> {
+    await this.pool.query(
+      `UPDATE signgate_jobs SET lease_owner = NULL, lease_until = now() + $4 * interval '1 millisecond' WHERE organization = $1 AND id = $2 AND state = 'processing' AND lease_owner = $3`,
+      [organization, id, owner, delayMs],
+    );
   }
 
   /** Renews `owner`'s lease on a job; false when it holds it no more. */

@@ -5,10 +5,10 @@ import { randomUUID } from 'node:crypto';
 import type { FastifyBaseLogger } from 'fastify';
 import pg from 'pg';
 import type { ServerConfig } from '../server-config.js';
-import { processJob } from '../signing-worker.js';
+import { finishUnsigned, JOB_RETRY_DELAYS_MS, processJob } from '../signing-worker.js';
 import type { FileSigner } from '../sign-file.js';
 import type { JobWorker } from '../store.js';
-import { LeaseLost, type PgJobStore } from './pg-store.js';
+import { LeaseLost, MAX_ATTEMPTS, type PgJobStore } from './pg-store.js';
 
 export interface QueueWorkerOptions {
   /** For LISTEN: a connection of its own. */
@@ -100,15 +100,35 @@ export class PgQueueWorker implements JobWorker {
       );
     }, Math.max(50, Math.floor(this.store.leaseMs / 3)));
     let sink: Awaited<ReturnType<PgJobStore['workOn']>> | undefined;
+    // A file name of its own: two workers that both believed they held the job never write the same file.
+    const resultFile = `result-${randomUUID()}.zip`;
     try {
       sink = await this.store.workOn(record, this.owner);
-      // A file name of its own: two workers that both believed they held the job never write the same file.
-      await processJob(sink, this.config(), record, controller.signal, `result-${randomUUID()}.zip`, this.options.signer);
+      if (record.attempts > MAX_ATTEMPTS) {
+        // Its workers died or failed this often: finished with an error on every file, never left unfinished.
+        await finishUnsigned(sink, record, `the service failed to process the job ${MAX_ATTEMPTS} times; nothing in this job was signed: upload the files again.`, resultFile);
+        this.log.error({ job: record.id, organization: record.organization, attempts: record.attempts - 1 }, 'job finished with an error on every file after its attempts ran out');
+        return;
+      }
+      await processJob(sink, this.config(), record, controller.signal, resultFile, this.options.signer);
       if (controller.signal.aborted) this.log.info({ job: record.id, organization: record.organization }, 'job processing stopped');
       else this.log.info({ job: record.id, organization: record.organization, files: record.assemblies.length, worker: this.owner }, 'job processed');
     } catch (error) {
       if (error instanceof LeaseLost) this.log.info({ job: record.id, organization: record.organization }, 'job processing stopped: its lease is gone');
-      else this.log.warn({ job: record.id, err: { message: (error as Error).message } }, 'job processing failed');
+      else {
+        // Taken again after a wait that grows with the attempts, not after the whole lease (a database that was
+        // away for a second is back by then); the release itself is tried a few times.
+        const delay = JOB_RETRY_DELAYS_MS[Math.min(record.attempts, JOB_RETRY_DELAYS_MS.length) - 1]!;
+        this.log.warn({ job: record.id, organization: record.organization, attempt: record.attempts, retryInMs: delay, err: { message: (error as Error).message, code: (error as NodeJS.ErrnoException).code } }, 'job processing failed; it is queued again');
+        for (let i = 0; i < 3; i++) {
+          try {
+            await this.store.retryLater(record.organization, record.id, this.owner, delay);
+            break;
+          } catch {
+            await new Promise((r) => setTimeout(r, 1000));
+          }
+        }
+      }
     } finally {
       await sink?.done().catch(() => {});
       clearInterval(heartbeat);
