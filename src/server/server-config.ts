@@ -1,7 +1,7 @@
 // The reference service's configuration: organizations, their license options (key pairs) and users with roles.
 // Read with ajv against schemas/server-config.schema.json; re-read when the file changes, so that removing a
 // user's role takes effect at once without a restart.
-import { readFileSync, statSync } from 'node:fs';
+import { existsSync, readFileSync, statSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { Ajv2020, type ErrorObject } from 'ajv/dist/2020.js';
 import { UsageError } from '../core/errors.js';
@@ -135,6 +135,9 @@ export function parseServerConfig(raw: unknown, baseDir: string, shownAs = 'serv
 /** Reads a config file; `current()` re-reads it when its modification time changes. */
 export function watchServerConfigFile(path: string): { current: () => ServerConfig } {
   const absolute = resolve(path);
+  if (!existsSync(absolute)) {
+    throw new UsageError(`the server configuration ${absolute} does not exist`, 'Pass --config with the server.json that `signgate serve init --dir <folder>` writes (it prints its path), or write one (schemas/server-config.schema.json).', 'SG_ERR_CONFIG');
+  }
   const load = () => {
     let raw: unknown;
     try {

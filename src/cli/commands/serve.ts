@@ -109,7 +109,17 @@ export async function runServe(args: ServeArgs, io: Io): Promise<ExitCodeValue> 
     rateLimits: rateLimitOverrides({ perToken: args.rateLimitPerToken, perAddress: args.rateLimitPerAddress, loopback: args.rateLimitLoopback }),
     ...(args.signingWorkers === undefined ? {} : { signingWorkers: args.signingWorkers }),
   });
-  const address = await app.listen({ port: args.port, host: args.host });
+  let address: string;
+  try {
+    address = await app.listen({ port: args.port, host: args.host });
+  } catch (error) {
+    await app.close().catch(() => {});
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === 'EADDRINUSE') throw new UsageError(`port ${args.port} on ${args.host} is in use by another program`, 'Stop that program, or pass another --port (0 picks a free one).');
+    if (code === 'EACCES') throw new UsageError(`port ${args.port} on ${args.host} may not be opened by this user`, 'Ports below 1024 need privileges: pass a --port of 1024 or above and put a proxy in front.');
+    if (code === 'EADDRNOTAVAIL') throw new UsageError(`${args.host} is not an address of this machine`, 'Pass --host 127.0.0.1 (this machine only) or 0.0.0.0 (every interface).');
+    throw error;
+  }
   const where = `data in ${resolve(args.dataDir)}${database ? `, state in ${describeDatabase(database)}` : ''}${args.blobStore ? `, files in ${urlForMessage(args.blobStore.split('?')[0]!)}` : ''}`;
   if (args.role === 'worker') io.err(`signgate serve: signing worker, health at ${address}/healthz (${where})`);
   else io.err(`signgate serve: API at ${address}${app.signgate.apiPrefix}, documentation at ${address}/docs (${where}${args.role === 'api' ? '; signs nothing: run workers' : ''})`);
