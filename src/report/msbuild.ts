@@ -15,12 +15,12 @@ function origin(file: string | null): string {
 }
 
 /**
- * `error` and `warning` are MSBuild categories; notes have none, so they print as plain messages, with no
- * colon that could make a later "error x:" in the text read as a diagnostic.
+ * `error` and `warning` are MSBuild's only categories: the parser takes a line as a diagnostic when `error` or
+ * `warning` (then an optional code) comes before the colon that follows the origin. A note's line has `note` there,
+ * so MSBuild logs it as the message it is, as written, colons and all.
  */
 function line(f: Finding): string {
   const text = oneLine(`${f.message} (${f.rule}). ${f.hint}`);
-  if (f.severity === 'note') return `${origin(f.file)} - note ${f.ruleId} - ${text.replace(/:/g, ';')}`;
   return `${origin(f.file)} : ${f.severity} ${f.ruleId}: ${text}`;
 }
 

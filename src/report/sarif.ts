@@ -67,7 +67,7 @@ export function formatSarif(check: CheckResult): string {
               shortDescription: { text: r.summary },
               help: { text: r.hint },
               helpUri: ruleDocsUrl(r.id),
-              defaultConfiguration: { level: LEVEL[r.defaultSeverity] },
+              defaultConfiguration: { level: LEVEL[r.defaultSeverity], enabled: (r as { enabledByDefault?: boolean }).enabledByDefault !== false },
             })),
           },
         },

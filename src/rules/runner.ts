@@ -66,7 +66,7 @@ export interface CheckResult {
 
 /** The effective severity of each rule: the override, else the default. */
 export function resolveSeverities(overrides: Readonly<Record<string, SeveritySetting>> = {}): Map<string, SeveritySetting> {
-  const out = new Map<string, SeveritySetting>(rules.map((r) => [r.id, r.defaultSeverity]));
+  const out = new Map<string, SeveritySetting>(rules.map((r): [string, SeveritySetting] => [r.id, (r as Rule).enabledByDefault === false ? 'off' : r.defaultSeverity]));
   for (const [key, value] of Object.entries(overrides)) {
     const rule = findRule(key);
     if (rule) out.set(rule.id, value);

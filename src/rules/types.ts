@@ -133,6 +133,11 @@ interface RuleMeta<Id extends string, Name extends string> {
   readonly id: Id;
   readonly name: Name;
   readonly defaultSeverity: Severity;
+  /**
+   * False for a rule that reports only when the configuration asks for it (`"rules": { "<name>": "note" }`): its
+   * finding describes the expected state of the files it looks at, which a gate must not report on every build.
+   */
+  readonly enabledByDefault?: boolean;
   /** One line: what the rule checks. */
   readonly summary: string;
   /** The default fix. */

@@ -50,6 +50,8 @@ export interface CheckOptions extends AccessTokenOptions {
    * CHECK_POOL_THRESHOLD files on, one per idle core when at least two cores are idle.
    */
   readonly threads?: number;
+  /** Rule severities over those of the config file's "rules" (`{ "loads-under-no-license": "note" }`). */
+  readonly rules?: Readonly<Record<string, SeveritySetting>>;
 }
 
 /** What a check runs with, before any input is read (see prepareSettings). */
@@ -107,7 +109,7 @@ export function prepareSettings(options: CheckOptions): PreparedSettings {
   const declaredVendorAttributes = options.references?.length ? readDeclaredVendorAttributes(options.references, settings) : [];
   return {
     settings: declaredVendorAttributes.length ? { ...settings, declaredVendorAttributes } : settings,
-    severities: config.rules as Record<string, SeveritySetting> | undefined,
+    severities: options.rules ? { ...(config.rules as Record<string, SeveritySetting> | undefined), ...options.rules } : (config.rules as Record<string, SeveritySetting> | undefined),
     format: options.format ?? config.format ?? 'text',
     output: options.output ?? config.output,
     configPath,

@@ -94,20 +94,25 @@ describe('under which license it loads', () => {
   });
 });
 
-describe('check: a note where a file loads under neither license as built', () => {
-  test('SG801 on the delay-signed net48 build, with the sn -Vr command for its token; none on net8.0', async () => {
+describe('check: a note where a file loads under neither license as built, when asked for', () => {
+  test('off by default: the delay-signed build before the upload is the expected state', async () => {
     const framework = await checkPaths(['fixtures/sdk/bin/net48/SampleAddin.dll', 'fixtures/sdk/bin/wrong-turns/VendorCopied/Contoso.AddinApi.dll']);
+    expect(framework.findings.filter((f) => f.ruleId === 'SG801')).toEqual([]);
+  });
+
+  test('SG801 on the delay-signed net48 build, with the sn -Vr command for its token; none on net8.0', async () => {
+    const framework = await checkPaths(['fixtures/sdk/bin/net48/SampleAddin.dll', 'fixtures/sdk/bin/wrong-turns/VendorCopied/Contoso.AddinApi.dll'], {}, { severities: { 'loads-under-no-license': 'note' } });
     const note = framework.findings.find((f) => f.ruleId === 'SG801');
     expect(note).toMatchObject({ severity: 'note', rule: 'loads-under-no-license', file: 'fixtures/sdk/bin/net48/SampleAddin.dll' });
     expect(note!.message).toContain('as built it loads under neither license (.NETFramework,Version=v4.8)');
     expect(note!.hint).toContain('sn -Vr *,5d004f218731cd20');
     expect(framework.summary.errors).toBe(0);
-    const core = await checkPaths(['fixtures/sdk/bin/net8.0/SampleAddin.dll', 'fixtures/sdk/bin/wrong-turns/VendorCopied/Contoso.AddinApi.dll']);
+    const core = await checkPaths(['fixtures/sdk/bin/net8.0/SampleAddin.dll', 'fixtures/sdk/bin/wrong-turns/VendorCopied/Contoso.AddinApi.dll'], {}, { severities: { 'loads-under-no-license': 'note' } });
     expect(core.findings.filter((f) => f.ruleId === 'SG801')).toEqual([]);
   });
 
   test('no note once the file is signed, and none when the rule is off', () => {
-    const signed = runCheck([input('SampleAddin.dll', signAssembly(readModule(net48), pair)), input('Contoso.AddinApi.dll', API)], { settings: defaultSettings() });
+    const signed = runCheck([input('SampleAddin.dll', signAssembly(readModule(net48), pair)), input('Contoso.AddinApi.dll', API)], { settings: defaultSettings(), severities: { 'loads-under-no-license': 'note' } });
     expect(signed.findings.filter((f) => f.ruleId === 'SG801')).toEqual([]);
     const off = runCheck([input('SampleAddin.dll', net48), input('Contoso.AddinApi.dll', API)], { settings: defaultSettings(), severities: { 'loads-under-no-license': 'off' } });
     expect(off.findings.filter((f) => f.ruleId === 'SG801')).toEqual([]);

@@ -11,11 +11,11 @@ const check = (format: string, ...args: string[]) => runCli(['check', '--vendor'
 const CANONICAL = /^\s*(((?<origin>(((\d+>)?[a-zA-Z]?:[^:]*)|([^:]*))):)|())(?<subcategory>(()|([^:]*? )))(?<category>(error|warning))( \s*(?<code>[^: ]*))?\s*:(?<text>.*)$/i;
 
 describe('--format msbuild', () => {
-  const r = check('msbuild', `${WRONG}/OtherOption`, `${WRONG}/VendorCopied`, `${WRONG}/NoAttribute`, '--max-upload-bytes', '100');
+  const r = check('msbuild', `${WRONG}/OtherOption`, `${WRONG}/VendorCopied`, `${WRONG}/NoAttribute`, '--max-upload-bytes', '100', '--rule', 'loads-under-no-license=note');
   const all = r.stdout.trimEnd().split('\n');
-  // The delay-signed net48 files also carry the SG801 note (they load under no license until signed): MSBuild's
-  // Exec reads a "- note -" line as plain output, never as a diagnostic. The errors and warnings are the rest.
-  const notes = all.filter((l) => / - note SG801 - /.test(l));
+  // Asked for, the delay-signed net48 files also carry the SG801 note (they load under no license until signed):
+  // MSBuild's Exec reads a "note" line as plain output, never as a diagnostic. The errors and warnings are the rest.
+  const notes = all.filter((l) => / : note SG801: /.test(l));
   const lines = all.filter((l) => !notes.includes(l));
 
   test('notes are lines MSBuild does not read as diagnostics', () => {
@@ -40,20 +40,23 @@ describe('--format msbuild', () => {
     expect(lines.at(-1)).not.toMatch(CANONICAL);
   });
 
-  test('a passing folder prints its notes and the summary, no diagnostic', () => {
+  test('a passing folder prints the summary alone, no diagnostic; asked for, its notes as written, colons kept', () => {
     const ok = check('msbuild', 'fixtures/sdk/bin/net48');
     expect(ok.status).toBe(0);
-    const okLines = ok.stdout.trimEnd().split('\n');
+    expect(ok.stdout.trimEnd().split('\n')).toEqual(['signgate check, 3 files, 3 need signing (3 pass, 0 fail), 0 errors, 0 warnings, 0 notes']);
+    const asked = check('msbuild', 'fixtures/sdk/bin/net48', '--rule', 'loads-under-no-license=note');
+    const okLines = asked.stdout.trimEnd().split('\n');
     expect(okLines.at(-1)).toBe('signgate check, 3 files, 3 need signing (3 pass, 0 fail), 0 errors, 0 warnings, 3 notes');
-    expect(okLines.slice(0, -1).every((l) => / - note SG801 - /.test(l) && !CANONICAL.test(l))).toBe(true);
+    expect(okLines.slice(0, -1).every((l) => / : note SG801: /.test(l) && !CANONICAL.test(l))).toBe(true);
+    expect(okLines[0]).toContain('runtime license: delay-signed, not signed by the service; developer license:');
   });
 });
 
 describe('--format github', () => {
   test('one annotation per finding with file and title; message lines and separators escaped', () => {
-    const r = check('github', `${WRONG}/OtherOption`, `${WRONG}/VendorCopied`, '--max-upload-bytes', '100');
+    const r = check('github', `${WRONG}/OtherOption`, `${WRONG}/VendorCopied`, '--max-upload-bytes', '100', '--rule', 'loads-under-no-license=note');
     expect(r.status).toBe(1);
-    // Without the SG801 notices of the delay-signed net48 files (::notice, one per file).
+    // Without the SG801 notices (asked for) of the delay-signed net48 files (::notice, one per file).
     const lines = r.stdout.trimEnd().split('\n').filter((l) => !l.startsWith('::notice ') || !l.includes('title=SG801 '));
     expect(r.stdout.split('\n').filter((l) => l.startsWith('::notice ')).length).toBe(2);
     expect(lines[0]).toMatch(

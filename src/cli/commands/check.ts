@@ -4,6 +4,9 @@ import type { ArgumentsCamelCase, Argv, CommandModule } from 'yargs';
 import { Chalk } from 'chalk';
 import { ReportFormats, formatReport, type ReportFormat } from '../../report/index.js';
 import { checkExitCode } from '../../rules/runner.js';
+import { findRule } from '../../rules/index.js';
+import type { SeveritySetting } from '../../core/diagnostic.js';
+import { UsageError } from '../../core/errors.js';
 import { check, DEFAULT_MAX_UPLOAD_BYTES, type CheckOptions } from '../../workflows/check.js';
 import { CONFIG_FILE_NAME } from '../../workflows/config.js';
 import { displayPath, writeFileAtomic } from '../../workflows/files.js';
@@ -18,6 +21,7 @@ export interface CheckArgs extends CommonArgs {
   vendor?: string;
   vendorApi?: string[];
   reference?: string[];
+  rule?: string[];
   vendorNamespace?: string;
   root?: string;
   format?: ReportFormat;
@@ -36,6 +40,21 @@ export function strings(values: readonly unknown[] | undefined): string[] | unde
   return list?.length ? list : undefined;
 }
 
+/**
+ * `--rule name=severity` (or `id=severity`), as the config file's "rules" take them.
+ * @throws UsageError for a rule or a severity that does not exist
+ */
+export function ruleSettings(values: readonly string[] | undefined): Record<string, SeveritySetting> | undefined {
+  if (!values) return undefined;
+  const out: Record<string, SeveritySetting> = {};
+  for (const value of values) {
+    const m = /^([A-Za-z0-9-]+)=(error|warning|note|off)$/.exec(value);
+    if (!m || !findRule(m[1]!)) throw new UsageError(`--rule ${JSON.stringify(value)} is not <rule>=<error|warning|note|off>`, 'Name a rule by its id or name (docs/rules.md), for example --rule loads-under-no-license=note.');
+    out[m[1]!] = m[2] as SeveritySetting;
+  }
+  return out;
+}
+
 /** The library's check options from the command line's. */
 export function checkOptionsFrom(args: CheckArgs): CheckOptions {
   const picked: Record<string, unknown> = {
@@ -44,6 +63,7 @@ export function checkOptionsFrom(args: CheckArgs): CheckOptions {
     vendor: args.vendor,
     vendorApi: args.vendorApi,
     references: strings(args.reference),
+    rules: ruleSettings(strings(args.rule)),
     vendorNamespace: args.vendorNamespace,
     root: args.root,
     maxUploadBytes: args.maxUploadBytes,
@@ -82,6 +102,7 @@ export const checkCommand = (io: Io, setExit: (code: ExitCodeValue) => void): Co
       .option('key', { type: 'string', array: true, describe: 'The option public key file <optionId>_public.snk (repeat for several options)' })
       .option('vendor', { type: 'string', describe: 'Vendor name: the attribute is <Vendor>SignedAssemblyAttribute' })
       .option('vendor-api', { type: 'string', array: true, describe: 'Vendor API assembly name patterns (default <Vendor>.*)' })
+      .option('rule', { type: 'string', array: true, describe: 'A rule\'s severity for this run, <rule>=<error|warning|note|off> (as "rules" in signgate.config.json); e.g. loads-under-no-license=note' })
       .option('reference', { type: 'string', array: true, describe: 'A vendor API assembly (or its folder) the add-in compiles against: read only to name the vendor attribute exactly' })
       .option('vendor-namespace', { type: 'string', describe: 'Namespace of the vendor attribute (default the vendor name)' })
       .option('root', { type: 'string', describe: 'Upload names are paths relative to this folder (the relative folders then count for duplicates)' })
