@@ -36,7 +36,7 @@ export function planPrune(jobs: readonly JobSummary[], options: { olderThanMs?: 
  * record for the job are overwritten only with `force`.
  */
 export async function downloadJob(client: ServiceClient, jobId: string, destination: string, options: { force?: boolean; progress?: ProgressReporter; ledger?: Ledger } = {}): Promise<ExtractResult> {
-  mkdirSync(cacheDir(), { recursive: true });
+  mkdirSync(cacheDir(), { recursive: true, mode: 0o700 });
   sweepStaleDownloads();
   const known = (options.ledger ?? new Ledger()).find(jobId);
   const zipPath = join(cacheDir(), downloadName());

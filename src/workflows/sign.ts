@@ -214,7 +214,7 @@ export async function sign(options: SignOptions, events: SignEvents = {}): Promi
   }
 
   const ledger = new Ledger();
-  mkdirSync(cacheDir(), { recursive: true });
+  mkdirSync(cacheDir(), { recursive: true, mode: 0o700 });
   for (const [index, group] of groups.entries()) {
     const files: LedgerFile[] = group.map((i) => ({ name: i.uploadName, sha256: sha256(i.bytes), size: i.bytes.length, source: i.path }));
     let entry: LedgerEntry | undefined = ledger.resumable(baseUrl, files);
