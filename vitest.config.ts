@@ -1,9 +1,21 @@
 import { defineConfig } from 'vitest/config';
 import SummaryReporter from './test/helpers/summary-reporter.js';
 
+/**
+ * The heavy legs, which `npm test` leaves out: the one-file executables, the Windows executable under Wine and the
+ * NuGet packages (they fetch Node binaries and write about 1 GB), a consumer's install from the registry, and the
+ * corpora. `npm run test:heavy` runs them;
+ * CI runs both (.ci/run).
+ */
+export const HEAVY = ['test/package/sea.test.ts', 'test/package/wine.test.ts', 'test/package/nuget.test.ts', 'test/package/consumer.test.ts', 'test/corpus/**'];
+const heavy = process.env.SIGNGATE_TEST_LEG === 'heavy';
+
 export default defineConfig({
   test: {
-    include: ['test/**/*.test.ts'],
+    include: heavy ? HEAVY : ['test/**/*.test.ts'],
+    exclude: heavy ? [] : HEAVY,
+    // A temporary folder of the run's own, removed at its end.
+    globalSetup: ['./test/helpers/temp-root.ts'],
     testTimeout: 30_000,
     hookTimeout: 60_000,
     // Corpus and CLI tests spawn processes; two workers fit a 2-core machine.

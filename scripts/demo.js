@@ -22,7 +22,9 @@ const KEY = 'fixtures/test-keys/12345_public.snk';
 const say = (text) => process.stdout.write(`${text}\n`);
 const codes = [];
 const step = async (title, argv) => {
-  say(`\n== ${title} ==\n$ signgate ${argv.join(' ')}\n`);
+  // Quoted as a shell needs it, so that the line can be copied and run.
+  const shown = argv.map((a) => (/^[\w@%+=:,./\\-]+$/.test(a) ? a : `"${a.replace(/(["\\$`])/g, '\\$1')}"`));
+  say(`\n== ${title} ==\n$ signgate ${shown.join(' ')}\n`);
   const code = await main(argv);
   codes.push(code);
   return code;

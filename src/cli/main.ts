@@ -64,6 +64,22 @@ export function refuseTokenArguments(argv: readonly string[]): void {
   }
 }
 
+/** For yargs' "Unknown argument(s): vendr": the nearest option of the command (`did you mean --vendor?`). */
+function unknownOptionHint(message: string, y: unknown): string | undefined {
+  const m = /^Unknown arguments?: (.+)$/.exec(message);
+  const options = (y as { getOptions?: () => { key?: Record<string, unknown> } } | undefined)?.getOptions?.().key;
+  if (!m || !options) return undefined;
+  const known = Object.keys(options).filter((k) => k.length > 1 && !/[A-Z]/.test(k));
+  const words = m[1]!.split(', ');
+  // yargs names a dashed option twice, the second time in camelCase: one is enough.
+  const kebab = (w: string) => w.replace(/([a-z])([A-Z])/g, '$1-$2').toLowerCase();
+  const guesses = words.filter((w, i) => words.findIndex((o) => kebab(o) === kebab(w)) === i).flatMap((word) => {
+    const near = closest(word.replace(/^-+/, ''), known);
+    return near ? [`--${near} for ${word}`] : [];
+  });
+  return guesses.length ? `Did you mean ${guesses.join(', ')}? Run 'signgate <command> --help' for the options.` : undefined;
+}
+
 type SetExit = (code: ExitCodeValue) => void;
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- each command has its own argument type
 type CommandFactory = (io: Io, setExit: SetExit) => CommandModule<any, any>;
@@ -138,7 +154,8 @@ export async function main(argv: readonly string[], io: Io = processIo()): Promi
       // yargs wraps what a `coerce` throws (our UsageError) into its own YError: keep it a usage error.
       if (error && error.name === 'YError') throw new UsageError(error.message, "run 'signgate <command> --help'");
       if (error) throw error;
-      throw new UsageError(message, "run 'signgate --help' or 'signgate <command> --help'");
+      // The parser holds the running command's options by now.
+      throw new UsageError(message, unknownOptionHint(message, parser) ?? "run 'signgate --help' or 'signgate <command> --help'");
     })
     .help();
   for (const factory of new Set(factories)) parser = parser.command(factory(io, setExit));

@@ -44,11 +44,14 @@ export function parseManifest(text: string): string[] {
     .filter((l) => l && !l.startsWith('#'));
 }
 
-/** Signing jobs by the SHA-256 of the files they returned, from the local ledger. */
+/**
+ * Signing jobs by the SHA-256 of the files they returned signed and verified, from the local ledger. A file a
+ * failed job returned as it was uploaded is not the job's work: it keeps no job.
+ */
 export function jobsFromLedger(ledger: Ledger): Map<string, AuditJob> {
   const map = new Map<string, AuditJob>();
   for (const entry of ledger.all()) {
-    for (const r of entry.results ?? []) if (r.outputSha256) map.set(r.outputSha256, { jobId: entry.jobId, date: entry.createdAt, baseUrl: entry.baseUrl });
+    for (const r of entry.results ?? []) if (r.outputSha256 && r.verified) map.set(r.outputSha256, { jobId: entry.jobId, date: entry.createdAt, baseUrl: entry.baseUrl });
   }
   return map;
 }

@@ -222,7 +222,10 @@ export async function sign(options: SignOptions, events: SignEvents = {}): Promi
     if (entry) log(`resuming job ${entry.jobId} (uploaded ${entry.createdAt}); nothing is uploaded again`);
     else {
       const before = ledger.completed(baseUrl, files);
-      if (before) log(`these ${files.length} file(s) were signed before in job ${before.jobId} (${before.createdAt}); uploading them again`);
+      if (before) {
+        const what = before.state === 'failed' ? `were uploaded before in job ${before.jobId} (${before.createdAt}), which did not sign them all` : `were signed before in job ${before.jobId} (${before.createdAt})`;
+        log(`these ${files.length} file(s) ${what}; uploading them again`);
+      }
       const progress = events.progress?.(`upload${groups.length > 1 ? ` ${index + 1}/${groups.length}` : ''}`);
       const idempotencyKey = uploadKey(baseUrl, options.comment, files, before?.jobId);
       const job = await client.upload(group.map((i) => ({ name: i.uploadName, bytes: i.bytes })), options.comment, progress ? (d, t) => progress.update(d, t) : undefined, { idempotencyKey });

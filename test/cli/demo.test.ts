@@ -12,6 +12,8 @@ test('npm start: the whole story succeeds and the audit knows the signing job', 
   expect(r.stdout).toContain('6 uploaded in 1 job(s): 6 signed and verified, 0 failed');
   expect(r.stdout).toContain('6 of 6 files validly signed with key token 5d004f218731cd20');
   expect(r.stdout).toContain('Every step succeeded.');
+  // The commands it shows can be copied into a shell: an argument with a space is quoted.
+  expect(r.stdout).toContain('--comment "npm start"');
   expect(r.stdout + r.stderr).not.toMatch(/sgt_[A-Za-z0-9_-]{20,}/); // the token is never printed
   const audit = JSON.parse(readFileSync(join(repoRoot, 'out', 'demo', 'audit.json'), 'utf8'));
   expect(audit.summary.byOutcome).toEqual({ ok: 6, fail: 0, 'not-required': 0 });

@@ -98,7 +98,9 @@ function printResult(result: SignResult, io: Io): void {
   }
   const authenticode = result.files.filter((f) => f.authenticode && f.authenticode.state !== 'absent').length;
   const returned = result.files.filter((f) => f.authenticode).length;
-  if (returned) io.out(authenticode ? `${c.yellow('note')} ${authenticode} of ${returned} returned files carry an Authenticode signature (see above)` : `Authenticode: none of the ${returned} returned files carries a signature; Authenticode-sign them now if you ship it (docs/msbuild.md)`);
+  // The advice to Authenticode-sign now is for files that came back signed; with none, there is nothing to sign yet.
+  if (authenticode) io.out(`${c.yellow('note')} ${authenticode} of ${returned} returned files carry an Authenticode signature (see above)`);
+  else if (result.summary.verified > 0) io.out(`Authenticode: none of the ${returned} returned files carries a signature; Authenticode-sign the signed ones now if you ship it (docs/msbuild.md)`);
   for (const extra of result.extras) io.out(`${c.yellow('note')} ${extra}  sent by the service but not uploaded: kept apart, not verified`);
   const s = result.summary;
   io.out(`\n${s.uploaded} uploaded in ${result.jobs.length} job(s): ${s.verified} signed and verified, ${s.failed ? c.red(`${s.failed} failed`) : '0 failed'}; ${s.notUploaded} not uploaded. Output in ${result.destination}`);

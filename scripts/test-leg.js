@@ -1,0 +1,21 @@
+// Runs one leg of the tests that `npm test` leaves out, on any shell (cmd.exe has no `VAR=value command`):
+//   node scripts/test-leg.js heavy      the one-file executables, Wine, the NuGet packages, the corpora
+//   node scripts/test-leg.js postgres   the service tests again on PostgreSQL (needs SIGNGATE_TEST_DATABASE_URL)
+// Extra arguments go to vitest.
+import { spawnSync } from 'node:child_process';
+import { createRequire } from 'node:module';
+
+const [leg, ...rest] = process.argv.slice(2);
+const env = { ...process.env };
+const args = ['run', ...rest];
+if (leg === 'heavy') env.SIGNGATE_TEST_LEG = 'heavy';
+else if (leg === 'postgres') {
+  env.SIGNGATE_TEST_STORE = 'postgres';
+  args.push('test/server');
+} else {
+  console.error(`test-leg: name a leg, heavy or postgres (not ${JSON.stringify(leg ?? '')})`);
+  process.exit(2);
+}
+const vitest = createRequire(import.meta.url).resolve('vitest/vitest.mjs');
+const r = spawnSync(process.execPath, [vitest, ...args], { stdio: 'inherit', env });
+process.exit(r.status ?? 1);
