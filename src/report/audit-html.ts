@@ -107,9 +107,12 @@ const SCRIPT = `
 })();
 `;
 
-/** A path that may wrap after a separator (`/`, `\\`, `.`) rather than in the middle of a name. */
+/**
+ * A path that may wrap after a separator (`/`, `\\`) or after a dot before a letter (`MyAddin.<wbr>Helpers`), never
+ * inside a name or a version (`net8.0` stays whole).
+ */
 export function breakablePath(path: string): string {
-  return esc(path).replace(/([/\\.])(?=[^/\\.])/g, '$1<wbr>');
+  return esc(path).replace(/([/\\](?=[^/\\])|\.(?=[A-Za-z]))/g, '$1<wbr>');
 }
 
 function barChart(title: string, entries: [string, number][], colours: Record<string, string>): string {

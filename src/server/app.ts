@@ -174,7 +174,7 @@ export async function buildServer(options: BuildServerOptions): Promise<FastifyI
       components: { securitySchemes: { bearerAuth: { type: 'http', scheme: 'bearer', description: 'Personal access token' }, ...(oauth ? { oauth2: oauth.scheme } : {}) } },
       security: [{ bearerAuth: [] }, ...(oauth ? [{ oauth2: oauth.scopes }] : [])],
       tags: [
-        { name: 'licenses', description: "The organization's license options: which <optionId>_public.snk it may delay-sign with" },
+        { name: 'licenses', description: "The organization's license options: which `<optionId>_public.snk` it may delay-sign with" },
         { name: 'assemblies', description: 'Signing jobs: upload, status, result package, deletion' },
         { name: 'archives', description: 'The archive path: one ZIP of the project in, one ZIP with every file and a log per file back' },
       ],
@@ -192,7 +192,14 @@ export async function buildServer(options: BuildServerOptions): Promise<FastifyI
   });
   app.addSchema(S.problemSchema);
   // validatorUrl null: the page must not call the public validator (no network beyond this service).
-  await app.register(swaggerUi, { routePrefix: '/docs', uiConfig: { persistAuthorization: false, tryItOutEnabled: true, validatorUrl: null }, ...(oauth ? { initOAuth: oauth.initOAuth } : {}) });
+  await app.register(swaggerUi, {
+    routePrefix: '/docs',
+    uiConfig: { persistAuthorization: false, tryItOutEnabled: true, validatorUrl: null },
+    // The top bar's box for exploring another document's URL serves no user of this one, and on a phone it is
+    // narrower than the URL it shows: left out.
+    theme: { css: [{ filename: 'signgate.css', content: '.swagger-ui .topbar .download-url-wrapper { display: none; }' }] },
+    ...(oauth ? { initOAuth: oauth.initOAuth } : {}),
+  });
 
   registerHealth(app, {
     role,

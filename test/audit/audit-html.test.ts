@@ -144,3 +144,9 @@ describe.skipIf(!hasChromium)('the HTML audit report in headless Chromium', () =
     await page.screenshot({ path: join(artifacts, `audit-${width}-${scheme}.png`), fullPage: true });
   }, 60_000);
 });
+
+test('paths wrap after a separator or a dot before a name, never inside a version such as net8.0', async () => {
+  const { breakablePath } = await import('../../src/report/audit-html.js');
+  expect(breakablePath('bin/net8.0/MyAddin.Helpers.dll')).toBe('bin/<wbr>net8.0/<wbr>MyAddin.<wbr>Helpers.<wbr>dll');
+  expect(breakablePath('bin\\Release\\v1.2.3\\A.dll')).toBe('bin\\<wbr>Release\\<wbr>v1.2.3\\<wbr>A.<wbr>dll');
+});

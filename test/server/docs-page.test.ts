@@ -48,4 +48,20 @@ describe.skipIf(!hasChromium)('the /docs page in headless Chromium', () => {
     await page.screenshot({ path: join(repoRoot, 'out', 'docs-page.png'), fullPage: false });
     expect(problems).toEqual([]);
   }, 60_000);
+
+  test('at 390 px (a phone) nothing is clipped or wider than the screen, and the tags read as written', async () => {
+    const page = await browser.newPage({ viewport: { width: 390, height: 844 } });
+    await page.goto(server.baseUrl.replace('/assembly-signing/v1.0', '/docs/'), { waitUntil: 'networkidle' });
+    await page.locator('.swagger-ui .info .title').waitFor();
+    // Elements whose content is wider than their box (the skip link is swagger-ui's own, 1 px until focused).
+    const clipped = await page.evaluate(() =>
+      [...document.querySelectorAll('body *')]
+        .filter((e) => e.getClientRects().length > 0 && e.clientWidth > 1 && e.scrollWidth > e.clientWidth + 1 && getComputedStyle(e).overflowX !== 'visible')
+        .map((e) => `${e.tagName}.${String((e as HTMLElement).className)}`),
+    );
+    expect(clipped).toEqual([]);
+    expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(390);
+    expect(await page.locator('.opblock-tag-section').first().innerText()).toContain('<optionId>_public.snk');
+    await page.close();
+  }, 60_000);
 });
