@@ -3,7 +3,11 @@
 import { describe, expect, test } from 'vitest';
 import { jobsFromLedger } from '../../src/workflows/audit.js';
 import type { Ledger, LedgerEntry } from '../../src/workflows/ledger.js';
-import { fixturePath, runCli } from '../helpers/fixtures.js';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fixturePath, runCli, runCliAsync } from '../helpers/fixtures.js';
+import { startStandIn } from '../helpers/stand-in-service.js';
 
 describe('first contact, the small things', () => {
   test('--vendr: did you mean --vendor; one suggestion for a dashed option yargs names twice', () => {
@@ -30,4 +34,19 @@ describe('first contact, the small things', () => {
     expect(jobs.get('signed-hash')?.jobId).toBe('good');
     expect(jobs.has('unsigned-hash')).toBe(false);
   });
+
+  test('a job that signed nothing: no advice to Authenticode-sign what came back', async () => {
+    const service = await startStandIn({ status: (real) => ({ ...real, assemblies: (real.assemblies as Record<string, unknown>[]).map((a) => ({ ...a, fileProcessingState: 'Error' })) }) });
+    try {
+      const work = mkdtempSync(join(tmpdir(), 'signgate-nothing-signed-'));
+      const r = await runCliAsync(['sign', fixturePath('addin/SampleAddin.dll'), '--vendor', 'Contoso', '--key', fixturePath('test-keys/12345_public.snk'), '--base-url', service.baseUrl, '--destination-path', join(work, 'out'), '--poll-interval', '20'], {
+        env: { SIGNGATE_ACCESS_TOKEN: 'sgt_test', SIGNGATE_CACHE_DIR: join(work, 'cache') },
+      });
+      expect(r.status).toBe(1);
+      expect(r.stdout).toContain('0 signed and verified, 1 failed');
+      expect(r.stdout).not.toContain('Authenticode-sign');
+    } finally {
+      await service.close();
+    }
+  }, 60_000);
 });
