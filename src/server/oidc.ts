@@ -20,6 +20,8 @@ export interface OidcSettings {
   readonly clientId?: string;
   /** Scopes the Authorize button asks for (default `openid`). */
   readonly scopes: readonly string[];
+  /** A token must expire (`exp`) within this many seconds of being presented (default a day). */
+  readonly maxTokenLifetimeS: number;
 }
 
 /** Three base64url parts: a JWT, not a personal access token (those are one opaque string). */
@@ -71,13 +73,17 @@ export class OidcAuthenticator {
     let payload: JWTPayload;
     try {
       const keys = await this.keys(oidc.issuer);
-      ({ payload } = await jwtVerify(token, keys, { issuer: oidc.issuer, audience: oidc.audience, currentDate: now }));
+      // `exp` is required: a token without one would never expire.
+      ({ payload } = await jwtVerify(token, keys, { issuer: oidc.issuer, audience: oidc.audience, currentDate: now, requiredClaims: ['exp'] }));
     } catch (error) {
       if (error instanceof errors.JWTExpired) throw unauthorized(`The access token expired at ${new Date(Number(error.payload.exp) * 1000).toISOString()}. Sign in again.`);
+      if (error instanceof errors.JWTClaimValidationFailed && error.reason === 'missing') throw unauthorized(`The access token has no "${error.claim}" claim; this service accepts only tokens that expire.`);
       if (error instanceof errors.JWTClaimValidationFailed) throw unauthorized(`The access token's "${error.claim}" claim is not what this service accepts (issuer ${oidc.issuer}, audience ${oidc.audience}).`);
       if (error instanceof errors.JOSEError) throw unauthorized(`The access token was not issued by ${oidc.issuer} (${error.code}).`);
       throw unauthorized(`The keys of ${oidc.issuer} could not be read (${(error as Error).message}); try again later.`);
     }
+    const left = Number(payload.exp) - now.getTime() / 1000;
+    if (left > oidc.maxTokenLifetimeS) throw unauthorized(`The access token is valid for ${Math.round(left)} s more; this service accepts tokens that expire within ${oidc.maxTokenLifetimeS} s (oidc.maxTokenLifetime). Ask the issuer for a shorter-lived token.`);
     const user = payload[oidc.userClaim];
     const orgId = payload[oidc.organizationClaim];
     const raw = payload[oidc.rolesClaim];

@@ -18,7 +18,7 @@ export interface ServerConfigFile {
   signingWorkers?: number;
   limits?: { maxUploadBytes?: number; maxJobsPerOrganization?: number; maxFilesPerJob?: number };
   rateLimits?: { perToken?: RateLimit | false; perAddress?: RateLimit | false; loopback?: boolean };
-  oidc?: { issuer: string; audience: string; organizationClaim?: string; rolesClaim?: string; userClaim?: string; clientId?: string; scopes?: string[] };
+  oidc?: { issuer: string; audience: string; organizationClaim?: string; rolesClaim?: string; userClaim?: string; clientId?: string; scopes?: string[]; maxTokenLifetime?: number };
   organizations: {
     id: string;
     name?: string;
@@ -61,6 +61,8 @@ export interface ServerConfig {
 }
 
 export const DEFAULT_SERVICE_NAME = 'assembly-signing';
+/** The longest an OpenID Connect access token may still be valid when it is presented: a day. */
+export const DEFAULT_MAX_TOKEN_LIFETIME_S = 86_400;
 export const DEFAULT_MAX_UPLOAD_BYTES = 40_000_000;
 export const DEFAULT_MAX_JOBS = 9999;
 export const DEFAULT_MAX_FILES = 1000;
@@ -125,6 +127,7 @@ export function parseServerConfig(raw: unknown, baseDir: string, shownAs = 'serv
             userClaim: raw.oidc.userClaim ?? 'sub',
             ...(raw.oidc.clientId ? { clientId: raw.oidc.clientId } : {}),
             scopes: raw.oidc.scopes ?? ['openid'],
+            maxTokenLifetimeS: raw.oidc.maxTokenLifetime ?? DEFAULT_MAX_TOKEN_LIFETIME_S,
           },
         }
       : {}),

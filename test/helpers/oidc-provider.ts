@@ -3,7 +3,7 @@
 // credentials) or per account (authorization code with PKCE from the documentation page).
 import { createServer, type Server } from 'node:http';
 import { randomUUID } from 'node:crypto';
-import { exportJWK, generateKeyPair } from 'jose';
+import { exportJWK, generateKeyPair, SignJWT } from 'jose';
 import Provider from 'oidc-provider';
 
 export const AUDIENCE = 'https://signing.test/assembly-signing';
@@ -21,6 +21,8 @@ export interface TestIssuer {
   readonly issuer: string;
   /** A JWT access token for the API from the client credentials grant of `clientId`. */
   token(clientId: keyof typeof CLAIMS): Promise<string>;
+  /** A JWT with these claims signed with the issuer's own key (what a misconfigured issuer might hand out). */
+  sign(claims: Record<string, unknown>): Promise<string>;
   close(): Promise<void>;
 }
 
@@ -61,6 +63,7 @@ export async function startIssuer(redirectUris: string[] = ['http://127.0.0.1/un
   server.on('request', provider.callback());
   return {
     issuer,
+    sign: (claims) => new SignJWT(claims).setProtectedHeader({ alg: 'RS256', kid: jwk.kid, typ: 'at+jwt' }).sign(privateKey),
     token: async (clientId) => {
       const response = await fetch(`${issuer}/token`, {
         method: 'POST',

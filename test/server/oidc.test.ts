@@ -47,6 +47,17 @@ describe('bearer JWTs from the configured issuer', () => {
     }
   }, 20_000);
 
+  test('a token without exp, or valid for longer than maxTokenLifetime, is refused; a short one signed the same way is accepted', async () => {
+    const base = { iss: issuer.issuer, aud: AUDIENCE, sub: 'ci', org: 'sandbox', roles: ['User'], iat: Math.floor(Date.now() / 1000) };
+    const noExp = await licenses(await issuer.sign(base));
+    expect(noExp.status).toBe(401);
+    expect((await noExp.json()).detail).toBe('The access token has no "exp" claim; this service accepts only tokens that expire.');
+    const long = await licenses(await issuer.sign({ ...base, exp: base.iat + 2 * 86_400 }));
+    expect(long.status).toBe(401);
+    expect((await long.json()).detail).toMatch(/^The access token is valid for \d+ s more; this service accepts tokens that expire within 86400 s/);
+    expect((await licenses(await issuer.sign({ ...base, exp: base.iat + 600 }))).status).toBe(200);
+  });
+
   test('a token for another audience is refused; personal access tokens still work', async () => {
     server.setConfig(sandboxConfig((c) => (c.oidc = { issuer: issuer.issuer, audience: 'https://another-api.test' })));
     try {
