@@ -70,6 +70,10 @@ export function errorResponse(error: unknown, instance: string): { status: numbe
       return { status: 400, body: problem(400, 'Bad Request', 'Send the files as multipart/form-data.', instance) };
   }
   if (e.validation) return { status: 400, body: problem(400, 'Bad Request', e.message ?? 'The request does not match the API.', instance) };
+  // The multipart parser's own words for a body that is not well-formed: the request's fault, not the service's.
+  if (typeof e.message === 'string' && /^(Multipart: Boundary not found|Unexpected end of multipart data|Part terminated early|Malformed part header)/.test(e.message)) {
+    return { status: 400, body: problem(400, 'Bad Request', `The multipart/form-data body is malformed (${e.message.split(' due to')[0]}); nothing was stored. Send it again whole, with a boundary in the Content-Type.`, instance) };
+  }
   if (e.statusCode && e.statusCode >= 400 && e.statusCode < 500) return { status: e.statusCode, body: problem(e.statusCode, 'Bad Request', e.message ?? 'The request was refused.', instance) };
   return { status: 500, body: problem(500, 'Internal Server Error', 'The service failed to handle the request; try again later.', instance) };
 }
