@@ -4,6 +4,7 @@
 // Extra arguments go to vitest.
 import { spawnSync } from 'node:child_process';
 import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
 
 const [leg, ...rest] = process.argv.slice(2);
 const env = { ...process.env };
@@ -16,6 +17,7 @@ else if (leg === 'postgres') {
   console.error(`test-leg: name a leg, heavy or postgres (not ${JSON.stringify(leg ?? '')})`);
   process.exit(2);
 }
-const vitest = createRequire(import.meta.url).resolve('vitest/vitest.mjs');
+// vitest's own command (its package exports no path to it, its package.json is exported).
+const vitest = join(dirname(createRequire(import.meta.url).resolve('vitest/package.json')), 'vitest.mjs');
 const r = spawnSync(process.execPath, [vitest, ...args], { stdio: 'inherit', env });
 process.exit(r.status ?? 1);
