@@ -6,11 +6,12 @@ import { closeSync, mkdirSync, openSync, readFileSync, readSync, statSync } from
 import { basename, dirname, join, relative, resolve, sep } from 'node:path';
 import { ServiceError, UsageError } from '../core/errors.js';
 import { secretFile, SECRET_SCAN_BYTES, type SecretFile } from '../core/secret-files.js';
+import { SIGNING_LOG } from '../core/upload-names.js';
 import { runCheck, type CheckResult } from '../rules/runner.js';
 import type { CheckInput } from '../rules/types.js';
 import { createServiceClient, type CreatedJob } from '../service-client/client.js';
 import { readJson, send } from '../service-client/http.js';
-import { ARCHIVE_ASSEMBLY, archiveNameProblems, archiveZipLimits } from '../zip/archive-rules.js';
+import { ARCHIVE_ASSEMBLY, archiveNameProblems, archiveZipLimits, PER_FILE_LOGS } from '../zip/archive-rules.js';
 import { readZip, ZipRefusal, type ZipFileEntry, type ZipLimits } from '../zip/read-zip.js';
 import { writeZip } from '../zip/write-zip.js';
 import { prepareCheck, prepareSettings, type CheckOptions } from './check.js';
@@ -99,12 +100,16 @@ export interface ArchiveFileResult {
   /** For a file the service signed: signed with the organization's key and otherwise unchanged. */
   readonly verified: boolean;
   readonly reason: string | null;
+  /** It fails the run: a file to sign that did not come back signed, or any file that came back changed or not at all. */
+  readonly failed: boolean;
 }
 
 export interface SignArchiveResult {
   readonly jobId: string | null;
   readonly output: string | null;
   readonly files: readonly ArchiveFileResult[];
+  /** Files of the result archive that were never sent (left out of the output); each counts as a failure. */
+  readonly extras?: readonly string[];
   readonly check: CheckResult;
   readonly stoppedByCheck: boolean;
   readonly deleted: boolean;
@@ -170,14 +175,25 @@ export async function signArchive(options: SignArchiveOptions, events: SignEvent
   events.log?.(`uploaded ${basename(archive)} (${bytes.length} bytes, ${inputs.length} assemblies) as job ${jobId}`);
   const status = await pollJob(client, { id: jobId, ...(job.links ? { links: job.links } : {}) }, options.timeoutS ?? 600, options.pollIntervalMs ?? 1000);
   mkdirSync(dirname(output), { recursive: true });
-  await client.download({ id: jobId, links: { download: job.links?.download ?? `${baseUrl.replace(/\/+$/, '')}/archives/${encodeURIComponent(jobId)}` } }, output, { maxBytes: 2 * bytes.length + 16 * 1024 * 1024 + 2 * entries.length * 4096 });
-  const returned = new Map((await readArchive(output, readFileSync(output))).map((e) => [e.name, e.bytes]));
+  // The service's link when it leads to the base URL's origin; else the archive's own route (the client's fallback
+  // for a foreign link is the assemblies package, which lacks the archive's other files).
+  const archiveUrl = `${baseUrl.replace(/\/+$/, '')}/archives/${encodeURIComponent(jobId)}`;
+  const offered = job.links?.download;
+  const download = offered && sameOrigin(offered, baseUrl) ? offered : archiveUrl;
+  await client.download({ id: jobId, links: { download } }, output, { maxBytes: 2 * bytes.length + 16 * 1024 * 1024 + 2 * entries.length * 4096 });
+  const returnedEntries = await readArchive(output, readFileSync(output));
+  const returned = new Map(returnedEntries.map((e) => [e.name, e.bytes]));
   const stateOf = new Map(status.assemblies.map((a) => [a.fileName, a.fileProcessingState]));
-  const files: ArchiveFileResult[] = entries.map((e) => {
+  const needed = new Set(check.files.filter((f) => f.needsSigning && f.role !== 'module').map((f) => f.path));
+  const judged = entries.map((e): Omit<ArchiveFileResult, 'failed'> => {
     const state = stateOf.get(e.name) ?? (ARCHIVE_ASSEMBLY.test(e.name) ? 'Missing' : 'not an assembly');
     const back = returned.get(e.name);
     if (!back) return { name: e.name, state, verified: false, reason: 'the result archive does not contain the file' };
-    if (state !== 'Signed') return { name: e.name, state, verified: false, reason: state === 'not an assembly' ? null : `the service reports ${state}` };
+    // What the service did not sign must come back as it went up: a changed file is somebody else's work.
+    if (state !== 'Signed') {
+      if (!Buffer.from(back).equals(e.bytes)) return { name: e.name, state, verified: false, reason: `the service did not sign it${state === 'not an assembly' ? '' : ` (${state})`}, but it came back changed` };
+      return { name: e.name, state, verified: false, reason: state === 'not an assembly' ? null : `the service reports ${state}` };
+    }
     // A netmodule is never signed: it must come back byte for byte, or its assembly's File-table hash breaks.
     if (/\.netmodule$/i.test(e.name)) {
       const same = Buffer.from(back).equals(e.bytes);
@@ -186,17 +202,26 @@ export async function signArchive(options: SignArchiveOptions, events: SignEvent
     const reason = checkReturnedFile(e.bytes, back, settings.keys);
     return { name: e.name, state, verified: reason === null, reason };
   });
+  const files: ArchiveFileResult[] = judged.map((f) => ({ ...f, failed: needed.has(f.name) ? !f.verified : f.reason !== null && !f.reason.startsWith('the service reports') }));
+  // Files the service put in that were never sent: reported, and taken out of the result archive.
+  const sent = new Set(entries.map((e) => e.name));
+  const isLog = (name: string) => name === SIGNING_LOG || name.startsWith(`${PER_FILE_LOGS}/`);
+  const extras = returnedEntries.filter((e) => !sent.has(e.name) && !isLog(e.name)).map((e) => e.name);
+  if (extras.length) {
+    const kept = returnedEntries.filter((e) => sent.has(e.name) || isLog(e.name));
+    await writeZip(output, kept.map((e) => ({ name: e.name, source: { bytes: e.bytes } })));
+    events.log?.(`the result archive held ${extras.length} file(s) that were never sent (${extras.slice(0, 5).join(', ')}${extras.length > 5 ? ', …' : ''}): left out of ${basename(output)}`);
+  }
   let deleted = false;
   if (options.deleteAfterwards) {
     await client.delete(jobId);
     deleted = true;
   }
   events.jobDone?.({ jobId });
-  const needed = new Set(check.files.filter((f) => f.needsSigning && f.role !== 'module').map((f) => f.path));
   const signed = files.filter((f) => f.state === 'Signed' && ARCHIVE_ASSEMBLY.test(f.name)).length;
   const verified = files.filter((f) => f.verified).length;
-  const failed = files.filter((f) => needed.has(f.name) && !f.verified).length;
-  return { jobId, output, files, check, stoppedByCheck: false, deleted, summary: { files: entries.length, assemblies: inputs.length, signed, verified, failed } };
+  const failed = files.filter((f) => f.failed).length + extras.length;
+  return { jobId, output, files, extras, check, stoppedByCheck: false, deleted, summary: { files: entries.length, assemblies: inputs.length, signed, verified, failed } };
 }
 
 /** The first SECRET_SCAN_BYTES of a file: enough to know a key pair, a PEM key or a token file. */
@@ -225,4 +250,13 @@ function refuseSecretFiles(found: readonly (SecretFile | undefined)[], force: bo
     `${shown}${refused.length > 5 ? `; and ${refused.length - 5} more` : ''}: nothing was written or uploaded`,
     `${leaveOut}.${keys ? ' A private key is never packed, with or without --force.' : ' If the file holds no secret, pass --force to include it.'}`,
   );
+}
+
+/** True when `link` (absolute, or relative to `base`) is on `base`'s origin. */
+function sameOrigin(link: string, base: string): boolean {
+  try {
+    return new URL(link, base).origin === new URL(base).origin;
+  } catch {
+    return false;
+  }
 }

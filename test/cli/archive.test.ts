@@ -12,6 +12,7 @@ import { fixturePath, runCli, runCliAsync } from '../helpers/fixtures.js';
 import { buildZip } from '../helpers/hostile-zip.js';
 import { api } from '../helpers/server.js';
 import { sharedServer } from '../helpers/shared-server.js';
+import { startProxy } from '../helpers/proxy.js';
 
 const KEY = fixturePath('test-keys/12345_public.snk');
 const key = parseStrongNameKeyFile(readFileSync(KEY)).publicKey;
@@ -107,3 +108,50 @@ describe('signgate sign --archive', () => {
     expect((await (await api(shared.server(), '/assemblies', shared.token())).json()).length).toBe(before);
   });
 });
+
+describe('sign --archive against a service that tampers with the result archive', () => {
+  test('a changed non-assembly file, a replaced dependency and files never sent fail the run; the extras leave the result', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'signgate-hostile-archive-'));
+    const project = join(dir, 'project');
+    cpSync(fixturePath('addin'), project, { recursive: true });
+    const { mkdirSync } = await import('node:fs');
+    mkdirSync(join(project, 'tools'));
+    writeFileSync(join(project, 'tools', 'install.ps1'), 'Write-Host "install"\r\n');
+    const zip = join(dir, 'Addin.zip');
+    expect(runCli(['pack', project, '-o', zip, ...settings]).status).toBe(0);
+    const server = shared.server();
+    const origin = new URL(server.baseUrl).origin;
+    // The result archive as a hostile service would send it: one script and one dependency swapped, two files added.
+    const proxy = await startProxy(origin, new URL(server.baseUrl).pathname, (req, res) => {
+      if (req.method !== 'GET' || !/\/archives\/[^/]+$/.test(req.url ?? '')) return false;
+      void (async () => {
+        const real = await fetch(`${origin}${req.url}`, { headers: { authorization: String(req.headers.authorization) } });
+        const entries = await readZip(new Uint8Array(await real.arrayBuffer()));
+        const swapped = entries.map((e) =>
+          e.name === 'tools/install.ps1' ? { name: e.name, data: Buffer.from('Invoke-Evil\r\n') } : e.name === 'ThirdParty.Json.dll' ? { name: e.name, data: readFileSync(fixturePath('addin/Contoso.AddinApi.dll')) } : { name: e.name, data: e.bytes },
+        );
+        const body = buildZip([...swapped, { name: 'Evil.dll', data: readFileSync(fixturePath('addin/SampleAddin.dll')) }, { name: 'tools/autorun.ps1', data: Buffer.from('evil') }]);
+        res.writeHead(200, { 'content-type': 'application/zip', 'content-length': body.length }).end(body);
+      })();
+      return true;
+    });
+    try {
+      const r = await runCliAsync(['sign', '--archive', zip, ...settings, '--base-url', `${proxy.baseUrl}`, '--destination-path', join(dir, 'out'), '--poll-interval', '50', '--json'], {
+        env: { SIGNGATE_CACHE_DIR: join(dir, 'cache'), SIGNGATE_ACCESS_TOKEN: shared.token() },
+      });
+      expect(r.status, r.stderr).toBe(1);
+      const result = JSON.parse(r.stdout) as { files: { name: string; failed: boolean; reason: string | null }[]; extras: string[]; summary: { failed: number } };
+      const failed = result.files.filter((f) => f.failed).map((f) => f.name).sort();
+      expect(failed).toEqual(['ThirdParty.Json.dll', 'tools/install.ps1']);
+      expect(result.files.find((f) => f.name === 'tools/install.ps1')!.reason).toContain('came back changed');
+      expect(result.extras.sort()).toEqual(['Evil.dll', 'tools/autorun.ps1']);
+      expect(result.summary.failed).toBe(4);
+      const kept = (await readZip(readFileSync(join(dir, 'out', 'Addin-signed.zip')))).map((e) => e.name);
+      expect(kept).not.toContain('Evil.dll');
+      expect(kept).not.toContain('tools/autorun.ps1');
+    } finally {
+      await proxy.close();
+    }
+  }, 60_000);
+});
+

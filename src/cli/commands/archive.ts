@@ -37,9 +37,10 @@ export async function runSignArchive(args: SignArgs & { archive: string }, io: I
   if (args.json) io.out(JSON.stringify(result, null, 2));
   else {
     for (const f of result.files) {
-      const mark = f.state === 'not an assembly' ? c.dim('keep') : f.verified ? c.green('ok  ') : f.reason ? c.red('FAIL') : c.dim('keep');
+      const mark = f.verified ? c.green('ok  ') : f.failed ? c.red('FAIL') : c.dim('keep');
       io.out(`${mark} ${f.name}  ${f.verified ? 'signed and verified' : (f.reason ?? (f.state === 'not an assembly' ? 'not an assembly: returned as it was' : `returned as it was (${f.state})`))}`);
     }
+    for (const extra of result.extras ?? []) io.out(`${c.red('FAIL')} ${extra}  sent back by the service but never uploaded: left out of the result archive`);
     const s = result.summary;
     io.out(`\n${s.files} files, ${s.assemblies} assemblies: ${s.verified} signed and verified, ${s.failed ? c.red(`${s.failed} failed`) : '0 failed'}. Result archive ${displayPath(result.output!)} (with signing-log.txt and signing-logs/ per file)${result.deleted ? '; the job was deleted' : ''}`);
   }
