@@ -2,7 +2,7 @@
 // the pre-flight check; signArchive() checks the assemblies inside, uploads the archive to POST /archives, waits,
 // downloads the result archive (every file at its path, signing-log.txt, signing-logs/<path>.log) and verifies
 // every assembly the service says it signed.
-import { closeSync, mkdirSync, openSync, readFileSync, readSync, statSync } from 'node:fs';
+import { closeSync, mkdirSync, openSync, readFileSync, readSync, renameSync, statSync } from 'node:fs';
 import { basename, dirname, join, relative, resolve, sep } from 'node:path';
 import { ServiceError, UsageError } from '../core/errors.js';
 import { secretFile, SECRET_SCAN_BYTES, type SecretFile } from '../core/secret-files.js';
@@ -18,6 +18,7 @@ import { prepareCheck, prepareSettings, type CheckOptions } from './check.js';
 import { displayPath, expandInputs, fileIdentity, readInputFile } from './files.js';
 import { windowsPathKey } from '../core/windows-names.js';
 import { checkReturnedFile, pollJob, type SignEvents } from './sign.js';
+import { cacheDir } from './ledger.js';
 
 
 export interface PackOptions extends CheckOptions {
@@ -181,7 +182,17 @@ export async function signArchive(options: SignArchiveOptions, events: SignEvent
   const offered = job.links?.download;
   const download = offered && sameOrigin(offered, baseUrl) ? offered : archiveUrl;
   await client.download({ id: jobId, links: { download } }, output, { maxBytes: 2 * bytes.length + 16 * 1024 * 1024 + 2 * entries.length * 4096 });
-  const returnedEntries = await readArchive(output, readFileSync(output));
+  let returnedEntries: ZipFileEntry[];
+  try {
+    // The client's own limits, as for an upload: a result archive is no more trusted than one from a user.
+    returnedEntries = await readArchive(output, readFileSync(output), archiveZipLimits(2 * settings.maxUploadBytes));
+  } catch (error) {
+    // A refused result is not left where a result belongs: it goes to the cache folder, named in the error.
+    mkdirSync(cacheDir(), { recursive: true, mode: 0o700 });
+    const kept = join(cacheDir(), `refused-${jobId.replace(/[^A-Za-z0-9_-]/g, '_')}.zip`);
+    renameSync(output, kept);
+    throw new ServiceError('SG_ERR_HTTP_BAD_RESPONSE', `the result archive of job ${jobId} was refused: ${(error as Error).message}; it is kept at ${displayPath(kept)}, not in ${displayPath(dirname(output))}`, { method: 'GET', url: archiveUrl });
+  }
   const returned = new Map(returnedEntries.map((e) => [e.name, e.bytes]));
   const stateOf = new Map(status.assemblies.map((a) => [a.fileName, a.fileProcessingState]));
   const needed = new Set(check.files.filter((f) => f.needsSigning && f.role !== 'module').map((f) => f.path));

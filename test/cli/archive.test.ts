@@ -153,5 +153,29 @@ describe('sign --archive against a service that tampers with the result archive'
       await proxy.close();
     }
   }, 60_000);
-});
 
+  test('a result archive with an entry outside the job is refused and not left where a result belongs', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'signgate-hostile-archive-'));
+    const zip = join(dir, 'Addin.zip');
+    expect(runCli(['pack', fixturePath('addin'), '-o', zip, ...settings]).status).toBe(0);
+    const server = shared.server();
+    const origin = new URL(server.baseUrl).origin;
+    const proxy = await startProxy(origin, new URL(server.baseUrl).pathname, (req, res) => {
+      if (req.method !== 'GET' || !/\/archives\/[^/]+$/.test(req.url ?? '')) return false;
+      const body = buildZip([{ name: 'SampleAddin.dll', data: readFileSync(fixturePath('addin/SampleAddin.dll')) }, { name: '../outside.txt', data: Buffer.from('x') }]);
+      res.writeHead(200, { 'content-type': 'application/zip', 'content-length': body.length }).end(body);
+      return true;
+    });
+    try {
+      const cache = join(dir, 'cache');
+      const r = await runCliAsync(['sign', '--archive', zip, ...settings, '--base-url', proxy.baseUrl, '--destination-path', join(dir, 'out'), '--poll-interval', '50'], { env: { SIGNGATE_CACHE_DIR: cache, SIGNGATE_ACCESS_TOKEN: shared.token() } });
+      expect(r.status).toBe(3);
+      expect(r.stderr).toMatch(/the result archive of job \S+ was refused: .*; it is kept at .*refused-/);
+      expect(existsSync(join(dir, 'out', 'Addin-signed.zip'))).toBe(false);
+      const { readdirSync } = await import('node:fs');
+      expect(readdirSync(cache).filter((n) => n.startsWith('refused-'))).toHaveLength(1);
+    } finally {
+      await proxy.close();
+    }
+  }, 60_000);
+});
