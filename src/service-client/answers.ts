@@ -66,10 +66,22 @@ function describe(errors: readonly ErrorObject[] | null | undefined): string {
 }
 
 /**
- * Checks `body` against what the client relies on for `kind`.
+ * `value` with every object member whose value is null left out, at every depth: ASP.NET's default serializer
+ * writes `null` for a field it has no value for (`"links": null`), which means the same as a missing field.
+ */
+export function withoutNulls(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(withoutNulls);
+  if (value === null || typeof value !== 'object') return value;
+  return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== null).map(([k, v]) => [k, withoutNulls(v)]));
+}
+
+/**
+ * Checks `body` against what the client relies on for `kind`, a null field counting as a missing one; returns the
+ * body without its null fields.
  * @throws ServiceError SG_ERR_HTTP_BAD_RESPONSE naming the request and the first thing that was wrong
  */
-export function assertAnswer(kind: AnswerKind, body: unknown, request: { method: string; url: string }): void {
+export function assertAnswer(kind: AnswerKind, raw: unknown, request: { method: string; url: string }): unknown {
+  const body = withoutNulls(raw);
   let validate = compiled.get(kind);
   if (!validate) {
     const { Ajv2020 } = createRequire(import.meta.url)('ajv/dist/2020.js') as typeof import('ajv/dist/2020.js');
@@ -79,6 +91,7 @@ export function assertAnswer(kind: AnswerKind, body: unknown, request: { method:
   if (!validate(body)) {
     throw new ServiceError('SG_ERR_HTTP_BAD_RESPONSE', `${request.method} ${request.url}: the ${kind === 'created' ? 'upload answer' : kind === 'status' ? 'job status' : 'job list'} does not follow the API (${describe(validate.errors)})`, request);
   }
+  return body;
 }
 
 /** A job id as text, whatever JSON type the service used. */

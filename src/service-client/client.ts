@@ -188,8 +188,7 @@ export function createServiceClient(options: ClientOptions) {
         makeBody: () => body.make() as unknown as RequestInit['body'],
         headers: { 'content-type': body.contentType, 'content-length': String(body.length), accept: 'application/json', ...(key === undefined ? {} : { 'idempotency-key': key }) },
       });
-      const created = (await readJson(response, { method: 'POST', url: target })) as { id?: unknown; comment?: unknown; links?: { status?: string; download?: string; delete?: string } };
-      assertAnswer('created', created, { method: 'POST', url: target });
+      const created = assertAnswer('created', await readJson(response, { method: 'POST', url: target }), { method: 'POST', url: target }) as { id?: unknown; comment?: unknown; links?: { status?: string; download?: string; delete?: string } };
       const links = { status: ownLink(created.links?.status), download: ownLink(created.links?.download), delete: ownLink(created.links?.delete) };
       const rawId = created.id === undefined || created.id === null ? undefined : idText(created.id);
       if (rawId === undefined && (!links.status || !links.download)) {
@@ -207,8 +206,7 @@ export function createServiceClient(options: ClientOptions) {
     async status(job: JobRef | string): Promise<JobStatus> {
       const u = statusUrl(refOf(job));
       const { body } = await requestJson(options, 'GET', u);
-      assertAnswer('status', body, { method: 'GET', url: u });
-      const s = body as { id?: unknown; comment?: unknown; createdAt?: unknown; processingFinished: boolean; assemblies: { fileName: string; fileProcessingState: string; messages?: { dateTime?: unknown; messageType?: unknown; message?: unknown }[] | null }[] };
+      const s = assertAnswer('status', body, { method: 'GET', url: u }) as { id?: unknown; comment?: unknown; createdAt?: unknown; processingFinished: boolean; assemblies: { fileName: string; fileProcessingState: string; messages?: { dateTime?: unknown; messageType?: unknown; message?: unknown }[] | null }[] };
       return {
         id: s.id === undefined || s.id === null ? null : idText(s.id),
         comment: typeof s.comment === 'string' ? cleanServiceText(s.comment) : null,
@@ -228,8 +226,7 @@ export function createServiceClient(options: ClientOptions) {
 
     async list(): Promise<JobSummary[]> {
       const { url: u, body } = await requestJson(options, 'GET', '/assemblies');
-      assertAnswer('list', body, { method: 'GET', url: u });
-      return (body as { id: unknown; comment?: unknown; createdAt?: unknown; processingFinished?: unknown; fileCount?: unknown }[]).map((j) => ({
+      return (assertAnswer('list', body, { method: 'GET', url: u }) as { id: unknown; comment?: unknown; createdAt?: unknown; processingFinished?: unknown; fileCount?: unknown }[]).map((j) => ({
         id: idText(j.id),
         comment: typeof j.comment === 'string' ? cleanServiceText(j.comment, 200) : null,
         createdAt: typeof j.createdAt === 'string' ? cleanServiceText(j.createdAt, 100) : null,

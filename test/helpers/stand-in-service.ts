@@ -34,6 +34,8 @@ export interface StandInOptions {
   list?: (ids: string[]) => unknown;
   /** The status body, instead of the real one. */
   status?: (real: Record<string, unknown>) => unknown;
+  /** The upload answer, instead of the real one. */
+  created?: (real: Record<string, unknown>) => unknown;
   /** Appended to every link of an upload answer (a gateway's `?access_token=…`, say). */
   linkSuffix?: string;
   /** Take over any request (return true when answered). */
@@ -115,7 +117,7 @@ export async function startStandIn(options: StandInOptions = {}): Promise<StandI
         const links = { status: `${origin}${PREFIX}/jobs-by-link/${id}/state${suffix}`, download: `${origin}${PREFIX}/jobs-by-link/${id}/package${suffix}` };
         const style = options.idStyle ?? 'string';
         const answer = style === 'number' ? { id: counter } : style === 'links-only' ? { links } : typeof style === 'object' ? { id: style.id } : { id };
-        return json(res, 201, answer);
+        return json(res, 201, options.created ? options.created({ ...answer, links }) : answer);
       }
       if (req.method === 'GET' && path === '/assemblies') {
         const ids = [...jobs.keys()];
