@@ -10,7 +10,7 @@ import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import Fastify, { type FastifyInstance, type FastifyRequest, type FastifyServerOptions } from 'fastify';
 import type { JobRecord, PendingJob } from './job-store.js';
-import { errorResponse, OUTAGE_RETRY_AFTER_S, HttpProblem, problem, type ProblemFileError } from './problem.js';
+import { commentOf, errorResponse, OUTAGE_RETRY_AFTER_S, HttpProblem, problem, type ProblemFileError } from './problem.js';
 import * as S from './schemas.js';
 import { DEFAULT_SERVICE_NAME, USER_ROLE, type Organization, type ServerConfig } from './server-config.js';
 import { bearerToken, type TokenKeeper } from './token-store.js';
@@ -430,7 +430,7 @@ async function receiveUpload(request: FastifyRequest, pending: PendingJob, maxBy
     for (let result = await first; !result.done; result = await parts.next()) {
       const part = result.value;
       if (part.type === 'field') {
-        if (part.fieldname === 'comment') comment = String(part.value).slice(0, COMMENT_MAX);
+        if (part.fieldname === 'comment') comment = commentOf(part.value, COMMENT_MAX);
         continue;
       }
       const fileName = part.filename === undefined ? undefined : decodeEncodedWords(part.filename);
@@ -485,3 +485,4 @@ async function assertRoom(dataDir: string, bytes: number): Promise<void> {
   const free = Number(fs.bavail) * Number(fs.bsize);
   if (free < bytes) throw new Error(`the data folder has ${(free / 1e6).toFixed(1)} MB free; a job may need ${(bytes / 1e6).toFixed(1)} MB (an upload and its result package)`);
 }
+

@@ -15,7 +15,7 @@ import { readZip, ZipRefusal, type ZipFileEntry } from '../zip/read-zip.js';
 import { writeZip, type ZipEntry } from '../zip/write-zip.js';
 import type { JobRecord, PendingJob } from './job-store.js';
 import type { JobStateStore, JobWorker } from './store.js';
-import { HttpProblem } from './problem.js';
+import { commentOf, HttpProblem } from './problem.js';
 import type { ServerConfig } from './server-config.js';
 import { RESULT_ZIP, SIGNING_LOG } from './signing-worker.js';
 import { EXAMPLE_JOB_ID, jobCreatedExample, jobLinks, problemResponse } from './schemas.js';
@@ -67,7 +67,7 @@ async function receiveArchive(request: FastifyRequest, maxBytes: number): Promis
   let comment: string | null = null;
   for await (const part of request.parts()) {
     if (part.type === 'field') {
-      if (part.fieldname === 'comment') comment = String(part.value).slice(0, 1000);
+      if (part.fieldname === 'comment') comment = commentOf(part.value, 1000);
       continue;
     }
     if (archive) {

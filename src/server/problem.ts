@@ -77,3 +77,14 @@ export function errorResponse(error: unknown, instance: string): { status: numbe
   if (e.statusCode && e.statusCode >= 400 && e.statusCode < 500) return { status: e.statusCode, body: problem(e.statusCode, 'Bad Request', e.message ?? 'The request was refused.', instance) };
   return { status: 500, body: problem(500, 'Internal Server Error', 'The service failed to handle the request; try again later.', instance) };
 }
+
+/**
+ * The `comment` field of an upload: text of at most `max` characters, and no NUL, which PostgreSQL cannot store in
+ * text (every store refuses it alike).
+ * @throws HttpProblem 400 for a comment with a NUL character
+ */
+export function commentOf(value: unknown, max: number): string {
+  const text = String(value);
+  if (text.includes('\u0000')) throw new HttpProblem(400, 'Bad Request', 'The comment holds a NUL character; send it without control characters.');
+  return text.slice(0, max);
+}

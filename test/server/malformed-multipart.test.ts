@@ -32,6 +32,12 @@ describe.each([['/assemblies'], ['/archives']])('POST %s', (path) => {
     expect(r.detail).toContain('Boundary not found');
   });
 
+  test('a comment with a NUL character: 400 on every store alike (PostgreSQL cannot store it), nothing stored', async () => {
+    const r = await post(path, 'multipart/form-data; boundary=x', '--x\r\nContent-Disposition: form-data; name="comment"\r\n\r\na\u0000b\r\n--x\r\nContent-Disposition: form-data; name="files[0]"; filename="a.dll"\r\n\r\nMZ\r\n--x--\r\n');
+    expect(r.status).toBe(400);
+    expect(r.detail).toContain('NUL character');
+  });
+
   test('a body cut off inside a part: 400, nothing stored', async () => {
     const r = await post(path, 'multipart/form-data; boundary=x', '--x\r\nContent-Disposition: form-data; name="files[0]"; filename="a.dll"\r\n\r\nMZ');
     expect(r.status).toBe(400);
