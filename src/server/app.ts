@@ -192,6 +192,19 @@ export async function buildServer(options: BuildServerOptions): Promise<FastifyI
   });
   app.addSchema(S.problemSchema);
   // validatorUrl null: the page must not call the public validator (no network beyond this service).
+  // The page builds its document's address from its own, query included: /docs/?x would load /docs/?x/./json.
+  // A query on the page itself (not on the OAuth redirect page, which needs its own) is dropped by a redirect.
+  app.addHook('onRequest', async (request, reply) => {
+    const [path, query] = request.url.split('?', 2);
+    if (query !== undefined && (path === '/docs' || path === '/docs/')) return reply.redirect('/docs/', 302);
+  });
+  // The documentation page and its OAuth redirect page are never shown inside another origin's frame.
+  app.addHook('onSend', async (request, reply) => {
+    if (request.url === '/docs' || request.url.startsWith('/docs/') || request.url.startsWith('/docs?')) {
+      reply.header('x-frame-options', 'DENY');
+      if (!reply.getHeader('content-security-policy')) reply.header('content-security-policy', "frame-ancestors 'none'");
+    }
+  });
   await app.register(swaggerUi, {
     routePrefix: '/docs',
     uiConfig: { persistAuthorization: false, tryItOutEnabled: true, validatorUrl: null },

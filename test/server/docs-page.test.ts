@@ -64,4 +64,18 @@ describe.skipIf(!hasChromium)('the /docs page in headless Chromium', () => {
     expect(await page.locator('.opblock-tag-section').first().innerText()).toContain('<optionId>_public.snk');
     await page.close();
   }, 60_000);
+
+  test('never framed by another origin; a query on its address does not break it', async () => {
+    const docs = server.baseUrl.replace('/assembly-signing/v1.0', '/docs');
+    for (const path of ['/', '/static/oauth2-redirect.html']) {
+      const r = await fetch(`${docs}${path}`);
+      expect(r.headers.get('x-frame-options'), path).toBe('DENY');
+      expect(r.headers.get('content-security-policy'), path).toContain("frame-ancestors 'none'");
+    }
+    const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
+    await page.goto(`${docs}/?utm_source=mail`, { waitUntil: 'networkidle' });
+    await page.locator('.swagger-ui .info .title').waitFor({ timeout: 10_000 });
+    expect(await page.locator('.swagger-ui .info .title').innerText()).toContain('Assembly signing service');
+    await page.close();
+  }, 60_000);
 });
