@@ -60,6 +60,8 @@ export function readZip(buffer: Uint8Array, limits: ZipLimits = DEFAULT_ZIP_LIMI
       if (openError || !zip) return reject(fail(`the package is not a ZIP file (${openError?.message ?? 'unreadable'})`, 'not-zip'));
       const out: ZipFileEntry[] = [];
       let total = 0;
+      // Every entry counts against the limit, folders too: 60,000 folder entries cost as much to walk as files.
+      let seen = 0;
       // yauzl refuses some unsafe names itself ("invalid relative path"); either way nothing is written.
       zip.on('error', (e: Error) => reject(fail(`the ZIP package is damaged or unsafe (${e.message}); nothing was extracted`, /invalid relative path|absolute path|invalid characters/i.test(e.message) ? 'unsafe-name' : 'damaged')));
       zip.on('end', () => resolve(out));
@@ -69,7 +71,7 @@ export function readZip(buffer: Uint8Array, limits: ZipLimits = DEFAULT_ZIP_LIMI
         if (((entry.externalFileAttributes >>> 16) & S_IFMT) === S_IFLNK) return reject(fail(`the ZIP entry ${JSON.stringify(entry.fileName)} is a symbolic link; nothing was extracted`, 'symlink'));
         // General-purpose flag bit 0: traditional PKWARE or AES encryption (II 4.4.4 of APPNOTE).
         if (entry.isEncrypted()) return reject(fail(`the ZIP entry ${JSON.stringify(entry.fileName)} is encrypted (the archive is password-protected); nothing was extracted`, 'encrypted'));
-        if (out.length + 1 > limits.maxEntries) return reject(fail(`the ZIP package has more than ${limits.maxEntries} entries`, 'too-many-entries'));
+        if (++seen > limits.maxEntries) return reject(fail(`the ZIP package has more than ${limits.maxEntries} entries (folders count)`, 'too-many-entries'));
         total += entry.uncompressedSize;
         if (total > limits.maxTotalBytes) return reject(fail(`the ZIP package inflates to more than ${limits.maxTotalBytes} bytes`, 'too-large'));
         if (limits.maxRatio !== undefined && entry.uncompressedSize >= (limits.ratioFloorBytes ?? 1024 * 1024) && entry.uncompressedSize > limits.maxRatio * Math.max(1, entry.compressedSize)) {
