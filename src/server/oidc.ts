@@ -54,13 +54,25 @@ const unauthorized = (detail: string) => new HttpProblem(401, 'Unauthorized', de
  */
 export class OidcAuthenticator {
   private readonly keySets = new Map<string, Promise<ReturnType<typeof createRemoteJWKSet>>>();
+  /** A failed discovery, per issuer: not tried again before `until`; the wait doubles up to a minute. */
+  private readonly failures = new Map<string, { until: number; waitMs: number; error: Error }>();
 
   private keys(issuer: string): Promise<ReturnType<typeof createRemoteJWKSet>> {
+    const failed = this.failures.get(issuer);
+    // While the issuer fails, tokens are refused from the remembered failure: junk tokens never turn into
+    // traffic towards the issuer.
+    if (failed && Date.now() < failed.until) return Promise.reject(failed.error);
     let keys = this.keySets.get(issuer);
     if (!keys) {
       keys = discoverIssuer(issuer).then((m) => createRemoteJWKSet(new URL(m.jwks_uri)));
-      // A failed discovery is tried again on the next request.
-      keys.catch(() => this.keySets.delete(issuer));
+      keys.then(
+        () => this.failures.delete(issuer),
+        (error: Error) => {
+          this.keySets.delete(issuer);
+          const waitMs = Math.min(60_000, failed ? failed.waitMs * 2 : 2_000);
+          this.failures.set(issuer, { until: Date.now() + waitMs, waitMs, error });
+        },
+      );
       this.keySets.set(issuer, keys);
     }
     return keys;

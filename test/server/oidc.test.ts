@@ -70,3 +70,27 @@ describe('bearer JWTs from the configured issuer', () => {
     expect((await licenses(server.token())).status).toBe(200);
   });
 });
+
+describe('an issuer whose discovery document fails', () => {
+  test('30 junk tokens cause one discovery request, not 30, while the failure is remembered', async () => {
+    const { createServer } = await import('node:http');
+    let discoveries = 0;
+    const broken = createServer((req, res) => {
+      if (req.url?.includes('openid-configuration')) discoveries++;
+      res.writeHead(500, { 'content-type': 'text/plain' }).end('down');
+    });
+    await new Promise<void>((r) => broken.listen(0, '127.0.0.1', r));
+    const brokenIssuer = `http://127.0.0.1:${(broken.address() as { port: number }).port}`;
+    const service = await startServer({ config: sandboxConfig((c) => (c.oidc = { issuer: brokenIssuer, audience: AUDIENCE })) });
+    try {
+      const junk = (i: number) => `eyJhbGciOiJSUzI1NiJ9.${Buffer.from(JSON.stringify({ sub: `x${i}` })).toString('base64url')}.c2ln`;
+      const answers = [];
+      for (let i = 0; i < 30; i++) answers.push((await api(service, '/licenses', junk(i))).status);
+      expect(answers.every((s) => s === 401)).toBe(true);
+      expect(discoveries).toBe(1);
+    } finally {
+      await service.close();
+      await new Promise<void>((r) => broken.close(() => r()));
+    }
+  });
+});
