@@ -122,6 +122,15 @@ export async function buildServer(options: BuildServerOptions): Promise<FastifyI
     // A socket silent well past the body's idle timeout is closed even where no 408 can be sent (stalled
     // headers); the margin lets the 408 go out first however late the route started watching the body.
     connectionTimeout: idleMs + Math.max(idleMs, 10_000),
+    // The router's own refusals (a bad percent-encoding, a path segment too long) answer problem+json like every
+    // other error; the address is not echoed (it is the client's, and may be long).
+    frameworkErrors: (error, request, reply) => {
+      const code = (error as { code?: string }).code;
+      const status = code === 'FST_ERR_MAX_PARAM_LENGTH' ? 414 : 400;
+      const detail = code === 'FST_ERR_MAX_PARAM_LENGTH' ? 'A part of the address is longer than the service reads.' : code === 'FST_ERR_BAD_URL' ? 'The address has a malformed percent-encoding.' : 'The request cannot be read.';
+      const plain = reply as unknown as { status(code: number): { type(t: string): { send(body: unknown): void } } };
+      plain.status(status).type('application/problem+json').send(problem(status, status === 414 ? 'URI Too Long' : 'Bad Request', detail, withoutQuery(request.url).slice(0, 200)));
+    },
   });
   const role = options.role ?? 'all';
   // An API node signs nothing: it starts no signing threads.
