@@ -8,7 +8,7 @@ import { pipeline } from 'node:stream/promises';
 import multipart from '@fastify/multipart';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
-import Fastify, { type FastifyInstance, type FastifyRequest, type FastifyServerOptions } from 'fastify';
+import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest, type FastifyServerOptions } from 'fastify';
 import type { JobRecord, PendingJob } from './job-store.js';
 import { commentOf, errorResponse, OUTAGE_RETRY_AFTER_S, HttpProblem, problem, type ProblemFileError } from './problem.js';
 import * as S from './schemas.js';
@@ -160,7 +160,7 @@ export async function buildServer(options: BuildServerOptions): Promise<FastifyI
     reply.status(404).type('application/problem+json').send(problem(404, 'Not Found', `There is no ${request.method} ${withoutQuery(request.url)}.`, request.url)),
   );
 
-  await registerRateLimits(app, () => ({ ...config().rateLimits, ...options.rateLimits }));
+  const limitToken = await registerRateLimits(app, () => ({ ...config().rateLimits, ...options.rateLimits }));
 
   await app.register(multipart, {
     // Part filenames are relative paths (Addins/Foo.dll); busboy would keep only the last segment.
@@ -235,7 +235,12 @@ export async function buildServer(options: BuildServerOptions): Promise<FastifyI
   registerExchangePage(app, apiPrefix, oauth?.signIn);
 
   const oidc = new OidcAuthenticator();
-  const authenticate = async (request: FastifyRequest) => {
+  const authenticate = async (request: FastifyRequest, reply: FastifyReply) => {
+    await identify(request);
+    // Counted per token once the token is known to be good (junk is counted by address alone).
+    await limitToken(request, reply);
+  };
+  const identify = async (request: FastifyRequest) => {
     const token = bearerToken(request.headers.authorization);
     if (!token) throw new HttpProblem(401, 'Unauthorized', 'Send a personal access token: Authorization: Bearer <token>.');
     // A JWT is an OAuth 2.0 access token from the configured OpenID Connect issuer (oidc.ts).

@@ -40,9 +40,12 @@ function bearerKey(request: FastifyRequest): string | undefined {
 }
 
 /**
- * Registers the limits for every route of `app` registered after this call. `settings` is called per request.
+ * Registers the per-address limit for every route of `app` registered after this call, and returns the per-token
+ * check, which the caller runs once a request's token is known to be valid: a token that does not authenticate is
+ * counted by its address alone, so that junk tokens cannot crowd real tokens' counters out of the store.
+ * `settings` is called per request.
  */
-export async function registerRateLimits(app: FastifyInstance, settings: () => RateLimitSettings): Promise<void> {
+export async function registerRateLimits(app: FastifyInstance, settings: () => RateLimitSettings): Promise<(request: FastifyRequest, reply: FastifyReply) => Promise<void>> {
   await app.register(rateLimit, { global: false });
   type Check = (request: FastifyRequest) => Promise<{ isAllowed: boolean; isExceeded?: boolean; max?: number; ttlInSeconds?: number; remaining?: number }>;
   const create = (app as unknown as { createRateLimit(options: object): Check }).createRateLimit.bind(app);
@@ -54,21 +57,19 @@ export async function registerRateLimits(app: FastifyInstance, settings: () => R
       max: () => settings()[kind]?.max ?? 0,
       timeWindow: () => (settings()[kind]?.windowSeconds ?? 1) * 1000,
     });
-  const checks = [
-    { what: 'address', check: limiter('perAddress', (r) => `ip:${r.ip}`) },
-    { what: 'access token', check: limiter('perToken', bearerKey) },
-  ];
-  app.addHook('onRequest', async (request: FastifyRequest, reply: FastifyReply) => {
-    for (const { what, check } of checks) {
-      const result = await check(request);
-      if (result.isAllowed || !result.isExceeded) continue;
-      const seconds = Math.max(1, result.ttlInSeconds ?? 1);
-      reply.header('retry-after', String(seconds));
-      reply.header('x-ratelimit-limit', String(result.max));
-      reply.header('x-ratelimit-remaining', '0');
-      throw new HttpProblem(429, 'Too Many Requests', `More than ${result.max} requests from this ${what} in the current window. Wait ${seconds} s (Retry-After), then try again.`);
-    }
-  });
+  const enforce = async (what: string, check: Check, request: FastifyRequest, reply: FastifyReply) => {
+    const result = await check(request);
+    if (result.isAllowed || !result.isExceeded) return;
+    const seconds = Math.max(1, result.ttlInSeconds ?? 1);
+    reply.header('retry-after', String(seconds));
+    reply.header('x-ratelimit-limit', String(result.max));
+    reply.header('x-ratelimit-remaining', '0');
+    throw new HttpProblem(429, 'Too Many Requests', `More than ${result.max} requests from this ${what} in the current window. Wait ${seconds} s (Retry-After), then try again.`);
+  };
+  const perAddress = limiter('perAddress', (r) => `ip:${r.ip}`);
+  const perToken = limiter('perToken', bearerKey);
+  app.addHook('onRequest', (request: FastifyRequest, reply: FastifyReply) => enforce('address', perAddress, request, reply));
+  return (request, reply) => enforce('access token', perToken, request, reply);
 }
 
 /**

@@ -65,6 +65,18 @@ describe('rate limits', () => {
     expect((await statuses(server, b, 2)).map((r) => r.status)).toEqual([200, 200]);
   });
 
+  test('junk tokens cannot crowd a real token out of the counters: after 5,200 of them it is still at its limit', async () => {
+    server = await startServer({ config: sandboxConfig((c) => (c.rateLimits = { perToken: { max: 2, windowSeconds: 60 }, perAddress: false, loopback: true })) });
+    const real = server.token();
+    expect((await statuses(server, real, 3)).map((r) => r.status)).toEqual([200, 200, 429]);
+    // Each with a token of its own that authenticates as nothing: counted by address (off here), not per token.
+    for (let i = 0; i < 5200; i++) {
+      const r = await server.app.inject({ method: 'GET', url: '/assembly-signing/v1.0/licenses', headers: { authorization: `Bearer sgt_junk${String(i).padStart(40, '0')}` }, remoteAddress: '127.0.0.1' });
+      expect(r.statusCode).toBe(401);
+    }
+    expect((await api(server, '/licenses', real)).status).toBe(429);
+  }, 120_000);
+
   test('options to buildServer win over the configuration', async () => {
     server = await startServer({ config: sandboxConfig((c) => (c.rateLimits = { perToken: false, perAddress: false })), build: { rateLimits: { perAddress: { max: 1, windowSeconds: 30 }, loopback: true } } });
     expect((await statuses(server, server.token(), 2)).map((r) => r.status)).toEqual([200, 429]);
