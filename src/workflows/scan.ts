@@ -75,6 +75,9 @@ async function* scan<K extends ScanKind, T>(kind: K, files: readonly ScanInput[]
       yield* records;
     }
   } finally {
+    // Stopped early: the runs already handed out finish first. A thread that answers a pool destroyed under it
+    // makes piscina throw an uncaught "Unexpected message from Worker".
+    await Promise.allSettled(pending);
     await pool.destroy();
   }
 }
