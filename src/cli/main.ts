@@ -65,9 +65,10 @@ export function refuseTokenArguments(argv: readonly string[]): void {
 }
 
 /** For yargs' "Unknown argument(s): vendr": the nearest option of the command (`did you mean --vendor?`). */
-function unknownOptionHint(message: string, y: unknown): string | undefined {
+function unknownOptionHint(message: string, parser: unknown): string | undefined {
   const m = /^Unknown arguments?: (.+)$/.exec(message);
-  const options = (y as { getOptions?: () => { key?: Record<string, unknown> } } | undefined)?.getOptions?.().key;
+  // yargs keeps the running command's options here; its typings do not name getOptions.
+  const options = (parser as { getOptions?: () => { key?: Record<string, unknown> } }).getOptions?.().key;
   if (!m || !options) return undefined;
   const known = Object.keys(options).filter((k) => k.length > 1 && !/[A-Z]/.test(k));
   const words = m[1]!.split(', ');

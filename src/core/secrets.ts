@@ -111,13 +111,3 @@ export function urlForMessage(text: string): string {
   url.password = '';
   return url.href;
 }
-
-/** True when `text` parses as a URL with a user or password part. */
-export function urlHasUserinfo(text: string): boolean {
-  try {
-    const url = new URL(text);
-    return Boolean(url.username || url.password);
-  } catch {
-    return false;
-  }
-}

@@ -146,9 +146,10 @@ export async function buildServer(options: BuildServerOptions): Promise<FastifyI
 
   app.setErrorHandler(async (error, request, reply) => {
     const { status, body } = errorResponse(error, request.url);
-    if (status === 507) request.log.error({ err: { message: (error as Error).message, code: (error as { code?: string }).code } }, 'storage full: free space on the data disk (the request was answered 507)');
-    else if (status === 503) request.log.error({ err: { message: (error as Error).message, code: (error as { code?: string }).code } }, 'storage does not answer (the request was answered 503 with Retry-After)');
-    else if (status >= 500) request.log.error({ err: { message: (error as Error).message, code: (error as { code?: string }).code } }, 'request failed');
+    if (status >= 500) {
+      const what = status === 507 ? 'storage full: free space on the data disk (answered 507)' : status === 503 ? 'storage does not answer (answered 503 with Retry-After)' : 'request failed';
+      request.log.error({ err: { message: (error as Error).message, code: (error as { code?: string }).code } }, what);
+    }
     if (status === 503) reply.header('retry-after', String(OUTAGE_RETRY_AFTER_S));
     if (status === 413 || status === 408) reply.header('connection', 'close'); // stop reading the rest of an oversized or stalled upload
     // Any other refusal (401, 403, 409, 400) reads and drops what the client is still sending, so that the client

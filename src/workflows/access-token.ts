@@ -3,7 +3,7 @@
 import { resolve } from 'node:path';
 import { UsageError } from '../core/errors.js';
 import { rememberSecret } from '../core/secrets.js';
-import { displayPath, readInputFile } from './files.js';
+import { displayPath, readFirstLine } from './files.js';
 
 export interface AccessTokenOptions {
   /** The token itself (shows in process lists: prefer a file or the environment). */
@@ -33,10 +33,7 @@ export function resolveAccessToken(options: AccessTokenOptions): string | undefi
   if (options.accessToken) return check(options.accessToken.trim(), '--access-token');
   if (options.accessTokenFile) {
     const shown = displayPath(resolve(options.accessTokenFile));
-    const text = readInputFile(resolve(options.accessTokenFile), shown).toString('utf8').replace(/^\uFEFF/, '');
-    const first = text.split(/\r?\n/).find((line) => line.trim() !== '')?.trim() ?? '';
-    if (!first) throw new UsageError(`${shown} is empty`, 'Put the personal access token on the first line of the file.');
-    return check(first, shown);
+    return check(readFirstLine(resolve(options.accessTokenFile), shown, 'Put the personal access token on the first line of the file.'), shown);
   }
   const fromEnv = (options.env ?? process.env).SIGNGATE_ACCESS_TOKEN?.trim();
   return fromEnv ? check(fromEnv, 'SIGNGATE_ACCESS_TOKEN') : undefined;

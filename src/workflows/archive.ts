@@ -18,7 +18,7 @@ import { prepareCheck, prepareSettings, type CheckOptions } from './check.js';
 import { displayPath, expandInputs, fileIdentity, readInputFile } from './files.js';
 import { windowsPathKey } from '../core/windows-names.js';
 import { checkReturnedFile, pollJob, type SignEvents } from './sign.js';
-import { cacheDir } from './ledger.js';
+import { makeCacheDir } from './ledger.js';
 
 
 export interface PackOptions extends CheckOptions {
@@ -188,32 +188,31 @@ export async function signArchive(options: SignArchiveOptions, events: SignEvent
     returnedEntries = await readArchive(output, readFileSync(output), archiveZipLimits(2 * settings.maxUploadBytes));
   } catch (error) {
     // A refused result is not left where a result belongs: it goes to the cache folder, named in the error.
-    mkdirSync(cacheDir(), { recursive: true, mode: 0o700 });
-    const kept = join(cacheDir(), `refused-${jobId.replace(/[^A-Za-z0-9_-]/g, '_')}.zip`);
+    const kept = join(makeCacheDir(), `refused-${jobId.replace(/[^A-Za-z0-9_-]/g, '_')}.zip`);
     renameSync(output, kept);
     throw new ServiceError('SG_ERR_HTTP_BAD_RESPONSE', `the result archive of job ${jobId} was refused: ${(error as Error).message}; it is kept at ${displayPath(kept)}, not in ${displayPath(dirname(output))}`, { method: 'GET', url: archiveUrl });
   }
   const returned = new Map(returnedEntries.map((e) => [e.name, e.bytes]));
   const stateOf = new Map(status.assemblies.map((a) => [a.fileName, a.fileProcessingState]));
+  // A file to sign must come back signed; any file may come back only as sent or signed: else the run fails.
   const needed = new Set(check.files.filter((f) => f.needsSigning && f.role !== 'module').map((f) => f.path));
-  const judged = entries.map((e): Omit<ArchiveFileResult, 'failed'> => {
+  const files = entries.map((e): ArchiveFileResult => {
     const state = stateOf.get(e.name) ?? (ARCHIVE_ASSEMBLY.test(e.name) ? 'Missing' : 'not an assembly');
     const back = returned.get(e.name);
-    if (!back) return { name: e.name, state, verified: false, reason: 'the result archive does not contain the file' };
+    if (!back) return { name: e.name, state, verified: false, reason: 'the result archive does not contain the file', failed: true };
     // What the service did not sign must come back as it went up: a changed file is somebody else's work.
     if (state !== 'Signed') {
-      if (!Buffer.from(back).equals(e.bytes)) return { name: e.name, state, verified: false, reason: `the service did not sign it${state === 'not an assembly' ? '' : ` (${state})`}, but it came back changed` };
-      return { name: e.name, state, verified: false, reason: state === 'not an assembly' ? null : `the service reports ${state}` };
+      if (!Buffer.from(back).equals(e.bytes)) return { name: e.name, state, verified: false, reason: `the service did not sign it${state === 'not an assembly' ? '' : ` (${state})`}, but it came back changed`, failed: true };
+      return { name: e.name, state, verified: false, reason: state === 'not an assembly' ? null : `the service reports ${state}`, failed: needed.has(e.name) };
     }
     // A netmodule is never signed: it must come back byte for byte, or its assembly's File-table hash breaks.
     if (/\.netmodule$/i.test(e.name)) {
       const same = Buffer.from(back).equals(e.bytes);
-      return { name: e.name, state, verified: same, reason: same ? null : 'the netmodule came back changed' };
+      return { name: e.name, state, verified: same, reason: same ? null : 'the netmodule came back changed', failed: !same };
     }
     const reason = checkReturnedFile(e.bytes, back, settings.keys);
-    return { name: e.name, state, verified: reason === null, reason };
+    return { name: e.name, state, verified: reason === null, reason, failed: reason !== null };
   });
-  const files: ArchiveFileResult[] = judged.map((f) => ({ ...f, failed: needed.has(f.name) ? !f.verified : f.reason !== null && !f.reason.startsWith('the service reports') }));
   // Files the service put in that were never sent: reported, and taken out of the result archive.
   const sent = new Set(entries.map((e) => e.name));
   const isLog = (name: string) => name === SIGNING_LOG || name.startsWith(`${PER_FILE_LOGS}/`);

@@ -1,10 +1,10 @@
 // The organization's jobs on the service: download one into a folder, and choose which to prune.
-import { mkdirSync, rmSync } from 'node:fs';
+import { rmSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { UsageError } from '../core/errors.js';
 import type { JobSummary, ServiceClient } from '../service-client/client.js';
 import { extractPackage, SERVICE_LOG_NAME, type ExtractResult } from './extract.js';
-import { cacheDir, downloadName, Ledger, sweepStaleDownloads } from './ledger.js';
+import { cacheDir, downloadName, Ledger, makeCacheDir, sweepStaleDownloads } from './ledger.js';
 import type { ProgressReporter } from './sign.js';
 
 /** "7d", "12h", "30m" or "45s" in milliseconds. */
@@ -36,7 +36,7 @@ export function planPrune(jobs: readonly JobSummary[], options: { olderThanMs?: 
  * record for the job are overwritten only with `force`.
  */
 export async function downloadJob(client: ServiceClient, jobId: string, destination: string, options: { force?: boolean; progress?: ProgressReporter; ledger?: Ledger } = {}): Promise<ExtractResult> {
-  mkdirSync(cacheDir(), { recursive: true, mode: 0o700 });
+  makeCacheDir();
   sweepStaleDownloads();
   const known = (options.ledger ?? new Ledger()).find(jobId);
   const zipPath = join(cacheDir(), downloadName());

@@ -89,6 +89,28 @@ export function sweepStaleDownloads(folder = cacheDir()): string[] {
   return removed;
 }
 
+/**
+ * Makes `folder` if missing, 0700: what is in it (the ledger, downloads) names the service, its jobs and what it
+ * said, the user's alone. The default cache folder is narrowed to 0700 if it is wider; a folder the user named
+ * (SIGNGATE_CACHE_DIR, perhaps a checkout others read) is left as it is, the files in it being 0600.
+ */
+function makePrivateFolder(folder: string): string {
+  mkdirSync(folder, { recursive: true, mode: 0o700 });
+  if (process.platform !== 'win32' && folder === cacheDir({ ...process.env, SIGNGATE_CACHE_DIR: '' })) {
+    try {
+      if (statSync(folder).mode & 0o077) chmodSync(folder, 0o700);
+    } catch {
+      // a folder we may not change: the files in it are 0600
+    }
+  }
+  return folder;
+}
+
+/** The cache folder, made if missing (see makePrivateFolder). */
+export function makeCacheDir(): string {
+  return makePrivateFolder(cacheDir());
+}
+
 export function ledgerPath(env: NodeJS.ProcessEnv = process.env): string {
   return join(cacheDir(env), 'jobs.json');
 }
@@ -189,18 +211,7 @@ export class Ledger {
   }
 
   private makeFolder(): void {
-    // The ledger names the service, its jobs and what it said: the user's alone (0600 in a 0700 folder). A folder
-    // signgate makes is 0700; the default cache folder is narrowed to 0700 if it is wider; a folder the user named
-    // (SIGNGATE_CACHE_DIR, perhaps a checkout others read) is left as it is, the file in it being 0600.
-    const folder = join(this.path, '..');
-    mkdirSync(folder, { recursive: true, mode: 0o700 });
-    if (process.platform !== 'win32' && folder === cacheDir({ ...process.env, SIGNGATE_CACHE_DIR: '' })) {
-      try {
-        if (statSync(folder).mode & 0o077) chmodSync(folder, 0o700);
-      } catch {
-        // a folder we may not change: the file itself is 0600
-      }
-    }
+    makePrivateFolder(join(this.path, '..'));
   }
 
   private save(): void {

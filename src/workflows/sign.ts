@@ -3,7 +3,7 @@
 // deleted (when asked) only once everything is saved locally.
 import { authenticodeOf, type AuthenticodeVerdict } from '../authenticode/verdict.js';
 import { createHash } from 'node:crypto';
-import { mkdirSync, rmSync } from 'node:fs';
+import { rmSync } from 'node:fs';
 import { isAbsolute, join, relative, resolve } from 'node:path';
 import { ServiceError, UsageError } from '../core/errors.js';
 import { formatVersion } from '../metadata/module-metadata.js';
@@ -17,7 +17,7 @@ import { compareIgnoringSignature, verifyStrongName } from '../strongname/strong
 import { prepareCheck, type CheckOptions } from './check.js';
 import { extractPackage, SERVICE_LOG_NAME } from './extract.js';
 import { displayPath } from './files.js';
-import { cacheDir, downloadName, Ledger, ledgerPath, sweepStaleDownloads, type LedgerEntry, type LedgerFile } from './ledger.js';
+import { cacheDir, downloadName, Ledger, ledgerPath, makeCacheDir, sweepStaleDownloads, type LedgerEntry, type LedgerFile } from './ledger.js';
 import { windowsPathKey } from '../core/windows-names.js';
 
 export interface SignOptions extends CheckOptions {
@@ -214,7 +214,7 @@ export async function sign(options: SignOptions, events: SignEvents = {}): Promi
   }
 
   const ledger = new Ledger();
-  mkdirSync(cacheDir(), { recursive: true, mode: 0o700 });
+  makeCacheDir();
   for (const [index, group] of groups.entries()) {
     const files: LedgerFile[] = group.map((i) => ({ name: i.uploadName, sha256: sha256(i.bytes), size: i.bytes.length, source: i.path }));
     let entry: LedgerEntry | undefined = ledger.resumable(baseUrl, files);

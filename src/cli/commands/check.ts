@@ -117,6 +117,7 @@ export const checkCommand = (io: Io, setExit: (code: ExitCodeValue) => void): Co
       .option('threads', checkThreadsOption)
       .example('$0 check bin/Release --key 12345_public.snk --vendor Contoso', 'check a build output folder')
       .example('$0 check --format sarif -o signgate.sarif', 'settings from signgate.config.json, SARIF for code scanning')
+      .example('$0 check obj/Release/net48/MyAddin.dll --reference ../sdk/Contoso.AddinApi.dll --rule loads-under-no-license=note', 'name the vendor attribute from its API assembly; report SG801 too')
       .epilog('Exit codes: 0 no error findings, 1 error findings, 2 usage or configuration error, 3 unreadable input, network or service error.') as unknown as Argv<CheckArgs>,
   handler: async (args: ArgumentsCamelCase<CheckArgs>) => setExit(await runCheckCommand(args, io)),
 });

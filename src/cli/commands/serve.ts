@@ -13,7 +13,7 @@ import { PgTokenStore } from '../../server/postgres/pg-tokens.js';
 import { NODE_ROLES, type NodeRole } from '../../server/store.js';
 import { ExitCode, type ExitCodeValue } from '../exit-codes.js';
 import { createStrongNameKeyPair } from '../../strongname/key-blob.js';
-import { displayPath, readInputFile, writeFileAtomic } from '../../workflows/files.js';
+import { displayPath, readFirstLine, writeFileAtomic } from '../../workflows/files.js';
 import { urlForMessage } from '../../core/secrets.js';
 import { resolveAccessToken } from '../../workflows/access-token.js';
 import { numberOption } from '../options.js';
@@ -61,11 +61,7 @@ const databaseFileOption = { type: 'string', describe: 'A file whose first line 
 function databaseOf(args: { database?: string; databaseFile?: string }): string | undefined {
   if (args.database !== undefined && args.databaseFile !== undefined) throw new UsageError('--database and --database-file are both given', 'Pass one of them (prefer --database-file: a password on the command line shows in process lists).');
   if (args.databaseFile !== undefined) {
-    const shown = displayPath(resolve(args.databaseFile));
-    const text = readInputFile(resolve(args.databaseFile), shown).toString('utf8').replace(/^\uFEFF/, '');
-    const first = text.split(/\r?\n/).find((line) => line.trim() !== '')?.trim();
-    if (!first) throw new UsageError(`${shown} is empty`, 'Put the connection string (postgres://user:password@host:5432/database) on the first line of the file.');
-    return first;
+    return readFirstLine(resolve(args.databaseFile), displayPath(resolve(args.databaseFile)), 'Put the connection string (postgres://user:password@host:5432/database) on the first line of the file.');
   }
   return args.database ?? (process.env.SIGNGATE_DATABASE_URL || undefined);
 }
@@ -298,7 +294,8 @@ const runCommand = (io: Io, setExit: (code: ExitCodeValue) => void): CommandModu
       .option('signing-workers', { type: 'number', coerce: numberOption('signing-workers', { integer: true, min: 0, max: 256 }), describe: 'Threads that sign, as many jobs at once (default: signingWorkers of the configuration, else one per core; 0: in the service thread)' })
       .example('$0 serve --config server.json --data-dir /var/lib/signgate --port 8443', 'run the service')
       .example('$0 serve --config server.json --trust-proxy 127.0.0.1', 'run it behind a reverse proxy on this machine')
-      .example('SIGNGATE_DATABASE_URL=postgres://signgate@db/signgate $0 serve --config server.json --data-dir /mnt/shared --role api', 'an API node of several (docs/deploy.md)') as unknown as Argv<ServeArgs>,
+      .example('SIGNGATE_DATABASE_URL=postgres://signgate@db/signgate $0 serve --config server.json --data-dir /mnt/shared --role api', 'an API node of several (docs/deploy.md)')
+      .example('$0 serve --config server.json --data-dir /var/lib/signgate --database-file /etc/signgate/database.txt', 'the connection string from a file, out of process lists') as unknown as Argv<ServeArgs>,
   handler: async (args: ArgumentsCamelCase<ServeArgs>) => setExit(await runServe(args, io)),
 });
 
@@ -316,7 +313,7 @@ export const serveCommand = (io: Io, setExit: (code: ExitCodeValue) => void): Co
       })
       .command(runCommand(io, setExit))
       .example('$0 serve init --dir service', 'a first configuration with a fresh sandbox key pair')
-      .example('$0 serve token create --config server.json --org sandbox --user ci --days 30', 'make a token')
+      .example('$0 serve token create --config service/server.json --data-dir service/data --org sandbox --user ci --days 30', 'make a token (the same --data-dir as the service)')
       .example('$0 serve token revoke --org sandbox --user ci', "revoke all of a user's tokens") as unknown as Argv<ServeArgs>,
   handler: () => {},
 });
