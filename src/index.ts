@@ -25,6 +25,7 @@ export {
 } from './pe/pe-image.js';
 export { parseCorHeader, hasCorHeader, CorFlags, type CorHeader } from './pe/cor-header.js';
 export { computePeChecksum } from './pe/checksum.js';
+export { appendSection, READ_ONLY_DATA, type AddedSection } from './pe/pe-writer.js';
 
 // Authenticode
 export { readAuthenticode, parseTrustStore, type AuthenticodeInfo, type AuthenticodeState, type AuthenticodeSignatureInfo, type AuthenticodeTrust, type AuthenticodeOptions } from './authenticode/authenticode.js';
@@ -38,6 +39,7 @@ export { loadTrustStore } from './workflows/authenticode.js';
 // Metadata
 export { parseMetadataRoot, type MetadataRoot, type StreamHeader } from './metadata/root.js';
 export { MetadataTables, MAX_ROW_COUNT } from './metadata/tables.js';
+export { MetadataEditor, encodeCompressedU32, type MetadataRewrite } from './metadata/metadata-writer.js';
 export { TableId, TableNames, CodedIndex } from './metadata/schema.js';
 export {
   ModuleMetadata,
@@ -90,6 +92,17 @@ export {
   type SignOptions,
   type SignatureOnlyDiff,
 } from './strongname/strong-name.js';
+export {
+  strongNameAssembly,
+  identityPublicKey,
+  unfixableReason,
+  STRONG_NAME_SECTION,
+  type StrongNameAssemblyOptions,
+  type StrongNameAssemblyResult,
+  type StrongNameOutcome,
+  type StrongNameNote,
+  type StrongNameHash,
+} from './strongname/strong-name-writer.js';
 export { inspectAssembly, readModule, describeAttributes, type AssemblyInfo, type AttributeInfo, type ReferenceInfo, type InspectOptions } from './strongname/assembly-info.js';
 
 // Workflows: what the commands do, as functions (options in, typed result out).

@@ -4,7 +4,6 @@
 // (tools/srm-oracle); the strong-name state must be the one SRM's key, slot and flag imply, so every assembly
 // that the corpus holds fully signed (key, flag and a non-zero slot) must verify.
 // Needs the corpus and the .NET SDK: without either it skips, except in CI, where it fails.
-import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import { homedir } from 'node:os';
@@ -12,12 +11,11 @@ import { join } from 'node:path';
 import { describe, expect, test } from 'vitest';
 import { inspectAssembly, type AssemblyInfo } from '../../src/strongname/assembly-info.js';
 import { repoRoot } from '../helpers/fixtures.js';
-import { hasDotnet, run } from '../sdk/dotnet.js';
+import { hasDotnet } from '../sdk/dotnet.js';
+import { buildSrmOracle, srmDescribe } from '../helpers/srm-oracle.js';
 
 const CACHE = process.env.SIGNGATE_NUGET_CORPUS ?? join(homedir(), '.cache', 'signgate', 'nuget-corpus');
 const LIST = join(repoRoot, 'tools', 'nuget-corpus', 'packages.txt');
-const ORACLE_DIR = join(repoRoot, 'tools', 'srm-oracle');
-const ORACLE_DLL = join(ORACLE_DIR, 'bin', 'Release', 'srm-oracle.dll');
 
 /** Why the corpus cannot be used, or null when it matches packages.txt. */
 function corpusProblem(): string | null {
@@ -52,23 +50,6 @@ interface OracleView {
   attributes?: string[];
 }
 
-/** Runs the oracle once over every file (one JSON line per path, in order). */
-function runOracle(files: readonly string[]): Promise<OracleView[]> {
-  return new Promise((resolve, reject) => {
-    const child = spawn('dotnet', [ORACLE_DLL], { env: { ...process.env, DOTNET_CLI_TELEMETRY_OPTOUT: '1', DOTNET_NOLOGO: '1' } });
-    let out = '';
-    let err = '';
-    child.stdout.setEncoding('utf8').on('data', (d: string) => (out += d));
-    child.stderr.setEncoding('utf8').on('data', (d: string) => (err += d));
-    child.on('error', reject);
-    child.on('close', (status) => {
-      if (status !== 0) return reject(new Error(`srm-oracle exited with ${status}: ${err}`));
-      resolve(out.trimEnd().split('\n').map((line) => JSON.parse(line) as OracleView));
-    });
-    child.stdin.end(files.join('\n') + '\n');
-  });
-}
-
 /** ECMA-335 II.6.2.1.3: the token is the last 8 bytes of the key's SHA-1, reversed. */
 function tokenOf(publicKeyOrToken: string | null, flags: number): string | null {
   if (publicKeyOrToken === null) return null;
@@ -100,13 +81,12 @@ const table = (map: Map<string, number>) => Object.fromEntries([...map].sort(([a
 describe.skipIf(!runHere)('agreement with System.Reflection.Metadata over the NuGet corpus', () => {
   test('identity, slot, flags, references and attributes agree; every fully signed assembly verifies', { timeout: 20 * 60_000 }, async () => {
     if (problem) throw new Error(`CI is set but ${problem}`);
-    const build = await run('dotnet', ['build', ORACLE_DIR, '-c', 'Release', '--nologo', '-v', 'q'], { cwd: repoRoot });
-    expect(build.status, build.output).toBe(0);
+    await buildSrmOracle();
     const files = readFileSync(join(CACHE, 'assemblies.txt'), 'utf8').split('\n').filter(Boolean);
     expect(files.length).toBeGreaterThanOrEqual(1500);
 
     let start = performance.now();
-    const oracle = await runOracle(files);
+    const oracle = await srmDescribe<OracleView>(files);
     const oracleMs = performance.now() - start;
     expect(oracle.map((o) => o.path)).toEqual(files);
 

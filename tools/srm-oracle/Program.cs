@@ -8,6 +8,7 @@ using System.Reflection.Metadata.Ecma335;
 using System.Reflection.PortableExecutable;
 using System.Text.Json;
 
+if (args.Length > 0 && args[0] == "--compare") return JsonLines.Run(args[1..], Compare.Describe);
 return JsonLines.Run(args, Describe);
 
 static void Describe(Utf8JsonWriter json, string path)

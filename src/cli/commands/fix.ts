@@ -1,0 +1,88 @@
+// `signgate fix`: give the assemblies of a build output that have no strong name one, and point the others at them.
+import type { ArgumentsCamelCase, Argv, CommandModule } from 'yargs';
+import { fix, type FixFileResult, type FixResult } from '../../workflows/fix.js';
+import { ExitCode, type ExitCodeValue } from '../exit-codes.js';
+import type { Io } from '../output.js';
+import { strings } from './check.js';
+import { type CommonArgs } from './common.js';
+
+interface FixArgs extends CommonArgs {
+  paths?: string[];
+  key?: string;
+  delaySign?: string;
+  hash?: 'sha1' | 'sha256';
+  inPlace?: boolean;
+  out?: string;
+  dryRun?: boolean;
+  force?: boolean;
+  json?: boolean;
+}
+
+const VERB: Record<FixFileResult['outcome'], string> = {
+  'strong-named': 'strong-named',
+  'references-updated': 'references updated',
+  're-signed': 're-signed with your key',
+  signed: 'signed',
+  unchanged: 'unchanged',
+  skipped: 'skipped',
+  refused: 'refused',
+};
+
+/** The report: a line per file, its changes and notes indented below it, then a summary line. */
+export function formatFixReport(result: FixResult, io: Pick<Io, 'color'>): string {
+  const c = io.color;
+  const lines: string[] = [];
+  for (const f of result.files) {
+    const verb = f.outcome === 'refused' ? c.red(VERB[f.outcome]) : f.outcome === 'skipped' || f.outcome === 'unchanged' ? c.dim(VERB[f.outcome]) : c.green(VERB[f.outcome]);
+    const where = f.writtenTo && f.writtenTo !== f.path ? ` -> ${f.writtenTo}` : '';
+    lines.push(`${f.path}: ${verb}${where}`);
+    if (f.reason) lines.push(`  ${f.outcome === 'refused' ? `error ${f.reason.code}` : 'because'}: ${f.reason.message}`);
+    for (const change of f.changes) lines.push(`  ${change}`);
+    for (const note of f.notes) lines.push(`  ${c.yellow('note')}: ${note.message}`);
+  }
+  const count = (o: FixFileResult['outcome']) => result.files.filter((f) => f.outcome === o).length;
+  const changed = result.files.filter((f) => !['unchanged', 'skipped', 'refused'].includes(f.outcome)).length;
+  const refused = count('refused');
+  const key = `key token ${result.publicKeyToken}${result.delaySigned ? ', delay-signed' : ''}`;
+  lines.push(
+    refused > 0
+      ? c.red(`${refused} file${refused === 1 ? '' : 's'} refused: nothing was written (${key})`)
+      : `${changed} file${changed === 1 ? '' : 's'} ${result.written ? 'written' : 'would change (dry run)'}, ${count('unchanged')} unchanged, ${count('skipped')} skipped (${key})`,
+  );
+  return lines.join('\n');
+}
+
+export async function runFix(args: FixArgs, io: Io): Promise<ExitCodeValue> {
+  const result = await fix({
+    paths: strings(args.paths) ?? ['.'],
+    ...(args.key !== undefined ? { key: args.key } : {}),
+    ...(args.delaySign !== undefined ? { delaySign: args.delaySign } : {}),
+    ...(args.hash ? { hash: args.hash } : {}),
+    inPlace: args.inPlace === true,
+    ...(args.out !== undefined ? { out: args.out } : {}),
+    dryRun: args.dryRun === true,
+    force: args.force === true,
+  });
+  io.out(args.json ? JSON.stringify(result, null, 2) : formatFixReport(result, io));
+  return result.files.some((f) => f.outcome === 'refused') ? ExitCode.Findings : ExitCode.Ok;
+}
+
+export const fixCommand = (io: Io, setExit: (code: ExitCodeValue) => void): CommandModule<CommonArgs, FixArgs> => ({
+  command: 'fix [paths..]',
+  describe: 'Strong-name the assemblies that have none (the cure for SG401) and point every assembly of the set at them',
+  builder: (y: Argv<CommonArgs>) =>
+    y
+      .positional('paths', { type: 'string', array: true, default: undefined, describe: 'The add-in and its dependencies: folders, files or glob patterns (default: the working directory)' })
+      .option('key', { type: 'string', describe: 'Your key pair (.snk from sn -k): signs each assembly that has no strong name' })
+      .option('delay-sign', { type: 'string', describe: 'Instead of --key: the option public key file <optionId>_public.snk, to delay-sign for the vendor\'s service' })
+      .option('hash', { type: 'string', choices: ['sha1', 'sha256'] as const, describe: 'Signature hash algorithm (default sha1, which every runtime verifies)' })
+      .option('in-place', { type: 'boolean', describe: 'Replace each changed file where it is (a temporary file, then a rename)' })
+      .option('out', { type: 'string', describe: 'Write the changed files below this folder, at their paths relative to the inputs\' common folder' })
+      .option('dry-run', { type: 'boolean', describe: 'Report what would change; write nothing' })
+      .option('force', { type: 'boolean', describe: 'Re-sign another publisher\'s assembly that references a fixed one, and drop Authenticode signatures that a change breaks' })
+      .option('json', { type: 'boolean', describe: 'Print the result as JSON' })
+      .example('$0 fix bin/Release --key mykey.snk --in-place', 'strong-name the unsigned dependencies in a build output; the add-in\'s references follow')
+      .example('$0 fix bin/Release --delay-sign 12345_public.snk --out upload', 'delay-sign them for the vendor\'s service instead')
+      .epilog('Nothing is written when any file is refused. Exit codes: 0 done, 1 a file was refused, 2 usage error, 3 unreadable input or key.') as unknown as Argv<FixArgs>,
+  handler: async (args: ArgumentsCamelCase<FixArgs>) => setExit(await runFix(args, io)),
+});

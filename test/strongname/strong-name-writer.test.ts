@@ -1,0 +1,357 @@
+// strongNameAssembly: what it writes is read back by System.Reflection.Metadata (tools/srm-oracle --compare: only the
+// intended changes), verified by Mono's sn -vf and by our verifier, and run: Mono loads a strong-named add-in with its
+// fixed dependencies by their full names (and refuses the same add-in beside the unfixed ones).
+import { execFileSync, spawnSync } from 'node:child_process';
+import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { beforeAll, describe, expect, test } from 'vitest';
+import { isSignGateError } from '../../src/core/errors.js';
+import { MetadataEditor } from '../../src/metadata/metadata-writer.js';
+import { parsePeImage } from '../../src/pe/pe-image.js';
+import { readModule } from '../../src/strongname/assembly-info.js';
+import { parseStrongNameKeyFile } from '../../src/strongname/key-blob.js';
+import { classifyStrongName, signAssembly, verifyStrongName } from '../../src/strongname/strong-name.js';
+import { identityPublicKey, STRONG_NAME_SECTION, strongNameAssembly, type StrongNameAssemblyOptions } from '../../src/strongname/strong-name-writer.js';
+import { publicKeyToken } from '../../src/strongname/token.js';
+import { fixture, has, hasMono, runMono } from '../helpers/fixtures.js';
+import { buildSrmOracle, srmCompare } from '../helpers/srm-oracle.js';
+import { requireDotnet, runDotnetTests } from '../sdk/dotnet.js';
+
+const pair = parseStrongNameKeyFile(fixture('test-keys/other_keypair.snk'));
+const pair2048 = parseStrongNameKeyFile(fixture('test-keys/67890_keypair.snk'));
+const publicOnly = parseStrongNameKeyFile(fixture('test-keys/12345_public.snk'));
+const pair12345 = parseStrongNameKeyFile(fixture('test-keys/12345_keypair.snk'));
+const hasMcs = has('mcs') && has('mono');
+if (process.env.CI && !hasMcs) throw new Error('CI is set but mcs or mono is not installed; .ci/run must apt-get install mono-devel');
+
+const dir = mkdtempSync(join(tmpdir(), 'strong-name-writer-'));
+const save = (name: string, bytes: Uint8Array): string => {
+  const path = join(dir, name);
+  mkdirSync(join(path, '..'), { recursive: true });
+  writeFileSync(path, bytes);
+  return path;
+};
+const errorCode = (f: () => unknown): string => {
+  try {
+    f();
+  } catch (error) {
+    if (isSignGateError(error)) return error.code;
+    throw error;
+  }
+  return 'no error';
+};
+
+/** Sources of a small add-in and its two unsigned dependencies, one of them a friend of the other. */
+const SOURCES = {
+  lib: `using System.Runtime.CompilerServices;
+[assembly: InternalsVisibleTo("Lib.Friend")]
+[assembly: InternalsVisibleTo("Lib.Tests")]
+[assembly: System.Reflection.AssemblyVersion("2.1.0.0")]
+namespace Lib { public static class Greeter { public static string Hello(string who) { return "hello " + who; } internal static int Secret() { return 41; } } }`,
+  friend: `[assembly: System.Reflection.AssemblyVersion("1.0.0.0")]
+namespace LibFriend { public static class Use { public static int Get() { return Lib.Greeter.Secret() + 1; } } }`,
+  addin: `[assembly: System.Reflection.AssemblyVersion("3.0.0.0")]
+public static class Program {
+  public static int Main() {
+    System.Console.WriteLine(Lib.Greeter.Hello("add-in") + " " + LibFriend.Use.Get());
+    System.Console.WriteLine("loaded " + typeof(Lib.Greeter).Assembly.FullName);
+    System.Console.WriteLine("loaded " + typeof(LibFriend.Use).Assembly.FullName);
+    foreach (var r in typeof(Program).Assembly.GetReferencedAssemblies())
+      if (r.Name != "mscorlib") System.Console.WriteLine("wanted " + r.FullName);
+    return 0;
+  }
+}`,
+};
+
+/** Roslyn's csc from the installed .NET SDK, compiling against Mono's mscorlib: what the add-in's own build does. */
+function csc(args: readonly string[]): void {
+  const sdks = execFileSync('dotnet', ['--list-sdks'], { encoding: 'utf8' }).trim().split('\n');
+  const last = /^(\S+) \[(.*)\]$/.exec(sdks.at(-1)!)!;
+  const compiler = join(last[2]!, last[1]!, 'Roslyn', 'bincore', 'csc.dll');
+  execFileSync('dotnet', [compiler, '-nologo', '-noconfig', '-nostdlib', `-r:${MSCORLIB}`, ...args], { env: { ...process.env, DOTNET_CLI_TELEMETRY_OPTOUT: '1', DOTNET_NOLOGO: '1' } });
+}
+
+const MSCORLIB = '/usr/lib/mono/4.5/mscorlib.dll';
+
+/**
+ * Builds the three with Roslyn: Lib and Lib.Friend unsigned, Addin.exe strong-named with `addinKey` (Roslyn warns,
+ * CS8002, and writes references without a token, as every real build against an unsigned package does).
+ */
+function buildAddin(folder: string, addinKey: string): { lib: string; friend: string; addin: string } {
+  mkdirSync(folder, { recursive: true });
+  for (const [name, source] of Object.entries(SOURCES)) writeFileSync(join(folder, `${name}.cs`), source);
+  const lib = join(folder, 'Lib.dll');
+  const friend = join(folder, 'Lib.Friend.dll');
+  const addin = join(folder, 'Addin.exe');
+  csc(['-target:library', `-out:${lib}`, join(folder, 'lib.cs')]);
+  csc(['-target:library', `-r:${lib}`, `-out:${friend}`, join(folder, 'friend.cs')]);
+  csc(['-target:exe', '-debug:portable', `-keyfile:${addinKey}`, `-r:${lib}`, `-r:${friend}`, `-out:${addin}`, join(folder, 'addin.cs')]);
+  return { lib, friend, addin };
+}
+
+describe('strongNameAssembly on an unsigned assembly', () => {
+  const input = fixture('assemblies/unsigned.dll');
+
+  test('a key pair gives a valid SHA-1 strong name; identity otherwise unchanged; the metadata and slot go into a new section', () => {
+    const result = strongNameAssembly(input, { key: pair });
+    expect(result.outcome).toBe('strong-named');
+    expect(result.before).toBe('unsigned');
+    expect(result.publicKeyToken).toBe(publicKeyToken(pair.publicKey.blob));
+    const module = readModule(result.bytes);
+    const check = verifyStrongName(module, { expectedKey: pair.publicKey });
+    expect(check.valid, check.reason ?? '').toBe(true);
+    expect(module.assembly).toMatchObject({ name: 'unsigned', version: { major: 1, minor: 2, build: 3, revision: 4 }, culture: '' });
+    expect(module.assembly!.flags & 1).toBe(1);
+    const sections = parsePeImage(result.bytes).sections.map((s) => s.name);
+    expect(sections.at(-1)).toBe(STRONG_NAME_SECTION);
+    expect(check.status.slot!.size).toBe(128);
+  });
+
+  test('deterministic: the same input and key give the same bytes; the result is left unchanged by a second run', () => {
+    const a = strongNameAssembly(input, { key: pair }).bytes;
+    const b = strongNameAssembly(input, { key: pair }).bytes;
+    expect(Buffer.from(a).equals(Buffer.from(b))).toBe(true);
+    const again = strongNameAssembly(a, { key: pair });
+    expect(again.outcome).toBe('unchanged');
+    expect(Buffer.from(again.bytes).equals(Buffer.from(a))).toBe(true);
+  });
+
+  test('a 2048-bit key gets a 256-byte slot', () => {
+    const module = readModule(strongNameAssembly(input, { key: pair2048 }).bytes);
+    const status = classifyStrongName(module);
+    expect(status).toMatchObject({ state: 'signed', keyBits: 2048, signatureValid: true });
+    expect(status.slot!.size).toBe(256);
+  });
+
+  test('--hash sha256 puts SHA-256 in the identity key blob (another token) and signs with it', () => {
+    const result = strongNameAssembly(input, { key: pair, hash: 'sha256' });
+    const status = classifyStrongName(readModule(result.bytes));
+    expect(status).toMatchObject({ state: 'signed', hashAlgorithm: 'sha256', signatureValid: true });
+    expect(result.publicKeyToken).toBe(publicKeyToken(identityPublicKey(pair, 'sha256')));
+    expect(result.publicKeyToken).not.toBe(publicKeyToken(pair.publicKey.blob));
+  });
+
+  test('delay-signing needs only the public key; the vendor signs the result with the pair', () => {
+    const result = strongNameAssembly(input, { key: publicOnly, delaySign: true });
+    const module = readModule(result.bytes);
+    expect(classifyStrongName(module).state).toBe('delay-signed');
+    expect(result.publicKeyToken).toBe(publicKeyToken(publicOnly.publicKey.blob));
+    const signed = signAssembly(module, pair12345);
+    expect(verifyStrongName(readModule(signed), { expectedKey: pair12345.publicKey }).valid).toBe(true);
+  });
+
+  test.skipIf(!hasMono)('Mono sn -vf accepts the signed output (SHA-1, 1024 and 2048 bits) and the one the vendor signs from the delay-signed output', () => {
+    const files = [
+      save('sn/sha1-1024.dll', strongNameAssembly(input, { key: pair }).bytes),
+      save('sn/sha1-2048.dll', strongNameAssembly(input, { key: pair2048 }).bytes),
+      save('sn/vendor.dll', signAssembly(readModule(strongNameAssembly(input, { key: publicOnly, delaySign: true }).bytes), pair12345)),
+    ];
+    for (const file of files) {
+      const r = runMono('sn', ['-q', '-vf', file]);
+      expect(r.status, `${file}: ${r.stdout}${r.stderr}`).toBe(0);
+    }
+    // The control: sn refuses a copy with one byte of the signature changed.
+    const broken = readFileSync(files[0]!);
+    const slot = classifyStrongName(readModule(broken)).slot!;
+    broken[slot.fileOffset + 5]! ^= 1;
+    expect(runMono('sn', ['-q', '-vf', save('sn/broken.dll', broken)]).status).not.toBe(0);
+  });
+
+  test.skipIf(!hasMcs)('a PE32+ image', () => {
+    const folder = join(dir, 'pe32plus');
+    mkdirSync(folder, { recursive: true });
+    writeFileSync(join(folder, 'x.cs'), 'public class X { public static int F() { return 1; } }');
+    execFileSync('mcs', ['-nologo', '-target:library', '-platform:x64', `-out:${join(folder, 'X.dll')}`, join(folder, 'x.cs')]);
+    const result = strongNameAssembly(new Uint8Array(readFileSync(join(folder, 'X.dll'))), { key: pair });
+    expect(parsePeImage(result.bytes).isPe32Plus).toBe(true);
+    expect(verifyStrongName(readModule(result.bytes)).valid).toBe(true);
+    if (hasMono) expect(runMono('sn', ['-q', '-vf', save('pe32plus/X.fixed.dll', result.bytes)]).status).toBe(0);
+  });
+
+  test('a delay-signed assembly of another key with nothing to change is left as it is', () => {
+    const input = fixture('assemblies/pe32plus-delay.dll');
+    const result = strongNameAssembly(input, { key: pair });
+    expect(result).toMatchObject({ outcome: 'unchanged', before: 'delay-signed' });
+    expect(result.bytes).toBe(input);
+  });
+
+  test('a delay-signed assembly of this key pair is signed in place: nothing moves', () => {
+    const input = fixture('assemblies/delay-1024.dll');
+    const result = strongNameAssembly(input, { key: pair12345 });
+    expect(result.outcome).toBe('signed');
+    expect(result.bytes.length).toBe(input.length);
+    expect(verifyStrongName(readModule(result.bytes), { expectedKey: pair12345.publicKey }).valid).toBe(true);
+  });
+
+  test('signed by another publisher: left alone when nothing changes; refused when a reference must change, unless forced', () => {
+    const input = fixture('assemblies/signed-other-key.dll');
+    expect(strongNameAssembly(input, { key: pair12345 }).outcome).toBe('unchanged');
+    const module = readModule(input);
+    const refs = module.assemblyReferences.filter((r) => r.name !== 'mscorlib');
+    const identities = new Map([[(refs[0] ?? module.assemblyReferences[0]!).name, identityPublicKey(pair12345)]]);
+    expect(errorCode(() => strongNameAssembly(input, { key: pair12345, identities }))).toBe('SG_ERR_FIX_OTHER_PUBLISHER');
+    const forced = strongNameAssembly(input, { key: pair12345, identities, force: true });
+    expect(forced.outcome).toBe('re-signed');
+    expect(verifyStrongName(readModule(forced.bytes), { expectedKey: pair12345.publicKey }).valid).toBe(true);
+  });
+});
+
+describe('bad input: a clear error and nothing written', () => {
+  test('a native image, a netmodule, a reference assembly', () => {
+    const native = Uint8Array.from(fixture('assemblies/unsigned.dll'));
+    const image = parsePeImage(native);
+    native.fill(0, image.dataDirectories[14]!.entryFileOffset, image.dataDirectories[14]!.entryFileOffset + 8);
+    expect(errorCode(() => strongNameAssembly(native, { key: pair }))).toBe('SG_ERR_FIX_NOT_MANAGED');
+    expect(errorCode(() => strongNameAssembly(fixture('assemblies/part.netmodule'), { key: pair }))).toBe('SG_ERR_FIX_NETMODULE');
+    if (!hasMcs) return;
+    const folder = join(dir, 'reference');
+    mkdirSync(folder, { recursive: true });
+    writeFileSync(join(folder, 'r.cs'), '[assembly: System.Runtime.CompilerServices.ReferenceAssembly]\npublic class R { }');
+    execFileSync('mcs', ['-nologo', '-target:library', `-out:${join(folder, 'R.dll')}`, join(folder, 'r.cs')]);
+    expect(errorCode(() => strongNameAssembly(new Uint8Array(readFileSync(join(folder, 'R.dll'))), { key: pair }))).toBe('SG_ERR_FIX_REFERENCE_ASSEMBLY');
+  });
+
+  test('a public key alone cannot make a full signature', () => {
+    expect(errorCode(() => strongNameAssembly(fixture('assemblies/unsigned.dll'), { key: publicOnly }))).toBe('SG_ERR_KEY_NOT_PAIR');
+  });
+
+  test('every corrupt fixture ends in a typed error, never a crash', () => {
+    const names = ['absurd-row-count.dll', 'bad-compressed-length.dll', 'duplicate-stream.dll', 'no-table-stream.dll', 'random-bytes.dll', 'zero-byte.dll', 'section-beyond-eof.dll', 'public-key-blob-index-outside.dll', 'assembly-name-index-outside.dll'];
+    for (const name of names) {
+      const code = errorCode(() => strongNameAssembly(fixture(`corrupt/${name}`), { key: pair }));
+      expect(code, name).toMatch(/^SG_ERR_/);
+    }
+  });
+});
+
+describe('the metadata writer', () => {
+  test('with no change it writes the metadata it read, byte for byte', () => {
+    for (const name of ['unsigned.dll', 'signed-2048.dll', 'pe32plus-signed.dll', 'app-signed.exe']) {
+      const module = readModule(fixture(`assemblies/${name}`));
+      const written = new MetadataEditor(module).build();
+      const original = module.image.bytes.subarray(module.root.fileOffset, module.root.fileOffset + module.root.size);
+      expect(Buffer.from(written.bytes).equals(Buffer.from(original)), name).toBe(true);
+      expect(written.relaidTables).toBe(false);
+    }
+  });
+});
+
+describe.skipIf(!runDotnetTests)('System.Reflection.Metadata reads only the intended changes', () => {
+  beforeAll(async () => {
+    requireDotnet();
+    await buildSrmOracle();
+  }, 180_000);
+
+  test('unsigned fixtures, signed with 1024- and 2048-bit keys, SHA-1 and SHA-256, and delay-signed', async () => {
+    const original = join(dir, 'srm', 'unsigned.dll');
+    save('srm/unsigned.dll', fixture('assemblies/unsigned.dll'));
+    const cases: [string, StrongNameAssemblyOptions][] = [
+      ['sha1.dll', { key: pair }],
+      ['sha256.dll', { key: pair, hash: 'sha256' }],
+      ['k2048.dll', { key: pair2048 }],
+      ['delay.dll', { key: publicOnly, delaySign: true }],
+    ];
+    const pairs = cases.map(([name, options]) => [original, save(`srm/${name}`, strongNameAssembly(fixture('assemblies/unsigned.dll'), options).bytes)] as const);
+    const results = await srmCompare(pairs);
+    for (const [i, r] of results.entries()) {
+      expect(r.error, r.rewritten).toBeNull();
+      expect(r.differences, r.rewritten).toEqual([]);
+      expect(r.changes, r.rewritten).toContain('Assembly public key');
+      const token = publicKeyToken(identityPublicKey(cases[i]![1].key, cases[i]![1].hash));
+      expect(r.identity).toBe(`unsigned, Version=1.2.3.4, Culture=neutral, PublicKeyToken=${token}`);
+    }
+  });
+
+  test('the blob index widens past 64 KiB: every table is laid out anew and still reads the same', async () => {
+    if (!hasMcs) throw new Error('mcs is needed to build the assembly whose #Blob heap is just under 64 KiB');
+    const folder = join(dir, 'wide');
+    mkdirSync(folder, { recursive: true });
+    // Attribute values of n characters in all put about n bytes into #Blob: find n that ends the heap just under 64 KiB.
+    const build = (n: number): Uint8Array => {
+      const values = Array.from({ length: Math.ceil(n / 1000) }, (_, i) => 'x'.repeat(Math.min(1000, n - i * 1000)));
+      const attributes = values.map((v, i) => `[assembly: System.Reflection.AssemblyMetadata("k${i}", "${v}")]`).join('\n');
+      writeFileSync(join(folder, 'w.cs'), `${attributes}\npublic class W { public static int F(int a) { return a * 2; } }`);
+      execFileSync('mcs', ['-nologo', '-target:library', `-out:${join(folder, 'Wide.dll')}`, join(folder, 'w.cs')]);
+      return new Uint8Array(readFileSync(join(folder, 'Wide.dll')));
+    };
+    const blobSize = (bytes: Uint8Array) => readModule(bytes).root.blob!.size;
+    let n = 60_000;
+    let bytes = build(n);
+    for (let i = 0; i < 4 && (blobSize(bytes) >= 0x10000 || blobSize(bytes) <= 0x10000 - 160); i++) {
+      n += 0x10000 - 80 - blobSize(bytes);
+      bytes = build(n);
+    }
+    expect(blobSize(bytes)).toBeLessThan(0x10000);
+    expect(blobSize(bytes)).toBeGreaterThan(0x10000 - 160);
+    const result = strongNameAssembly(bytes, { key: pair });
+    expect(readModule(result.bytes).root.blob!.size).toBeGreaterThanOrEqual(0x10000);
+    expect(verifyStrongName(readModule(result.bytes)).valid).toBe(true);
+    const [r] = await srmCompare([[join(folder, 'Wide.dll'), save('wide/Wide.fixed.dll', result.bytes)]]);
+    expect(r!.error).toBeNull();
+    expect(r!.relaid).toBe(true);
+    expect(r!.differences).toEqual([]);
+  });
+
+  test('an add-in and its dependencies: references get tokens, a friend gets its key, the add-in keeps its identity', async () => {
+    const folder = join(dir, 'addin-srm');
+    const keyFile = join(dir, 'other_keypair.snk');
+    writeFileSync(keyFile, fixture('test-keys/other_keypair.snk'));
+    const built = buildAddin(folder, keyFile);
+    const identities = new Map([['Lib', identityPublicKey(pair)], ['Lib.Friend', identityPublicKey(pair)]]);
+    const fixed = Object.fromEntries(Object.entries(built).map(([k, path]) => [k, strongNameAssembly(new Uint8Array(readFileSync(path)), { key: pair, identities })]));
+    expect(fixed.lib!.outcome).toBe('strong-named');
+    expect(fixed.friend!.outcome).toBe('strong-named');
+    expect(fixed.addin!.outcome).toBe('references-updated');
+    expect(fixed.lib!.changes.join('\n')).toContain('InternalsVisibleTo("Lib.Friend") gets the public key');
+    expect(fixed.lib!.notes.map((n) => n.kind)).toEqual(['friend-without-key']);
+    expect(fixed.lib!.notes[0]!.message).toContain('Lib.Tests');
+    const pairs = Object.entries(fixed).map(([k, r]) => [built[k as keyof typeof built], save(`addin-srm/out/${k}.dll`, r.bytes)] as const);
+    const results = await srmCompare(pairs);
+    const token = publicKeyToken(pair.publicKey.blob);
+    for (const r of results) {
+      expect(r.error, r.original).toBeNull();
+      expect(r.differences, r.original).toEqual([]);
+    }
+    expect(results[1]!.references).toContain(`Lib, Version=2.1.0.0, Culture=neutral, PublicKeyToken=${token}`);
+    expect(results[2]!.references).toEqual(expect.arrayContaining([`Lib, Version=2.1.0.0, Culture=neutral, PublicKeyToken=${token}`, `Lib.Friend, Version=1.0.0.0, Culture=neutral, PublicKeyToken=${token}`]));
+    expect(results[2]!.identity).toBe(`Addin, Version=3.0.0.0, Culture=neutral, PublicKeyToken=${token}`);
+    expect(results[0]!.changes!.some((c) => c.startsWith(`InternalsVisibleTo Lib.Friend, PublicKey=${Buffer.from(pair.publicKey.blob).toString('hex')}`))).toBe(true);
+  });
+});
+
+describe.skipIf(!runDotnetTests || !hasMcs)('the fixed assemblies run', () => {
+  test('Mono runs the strong-named add-in with its fixed dependencies, internals included, and loads exactly the full names the add-in references (the unfixed ones do not match)', () => {
+    const folder = join(dir, 'addin-run');
+    const keyFile = join(dir, 'run_keypair.snk');
+    writeFileSync(keyFile, fixture('test-keys/other_keypair.snk'));
+    const built = buildAddin(join(folder, 'src'), keyFile);
+    const identities = new Map([['lib', identityPublicKey(pair)], ['lib.friend', identityPublicKey(pair)]]);
+    const out = join(folder, 'fixed');
+    const unfixed = join(folder, 'unfixed');
+    mkdirSync(out, { recursive: true });
+    mkdirSync(unfixed, { recursive: true });
+    for (const [name, path] of [['Lib.dll', built.lib], ['Lib.Friend.dll', built.friend], ['Addin.exe', built.addin]] as const) {
+      const result = strongNameAssembly(new Uint8Array(readFileSync(path)), { key: pair, identities });
+      writeFileSync(join(out, name), result.bytes);
+      if (name === 'Addin.exe') writeFileSync(join(unfixed, name), result.bytes);
+      else copyFileSync(path, join(unfixed, name));
+    }
+    const token = publicKeyToken(pair.publicKey.blob);
+    // Mono binds by simple name (it loads a dependency whatever its token); .NET Framework's binder wants the exact
+    // full name. The add-in prints the full names it references and those that were loaded: they must be equal.
+    const lines = (folder: string) => {
+      const r = spawnSync('mono', [join(folder, 'Addin.exe')], { encoding: 'utf8' });
+      expect(r.status, r.stderr).toBe(0);
+      const out = r.stdout.trimEnd().split('\n');
+      return { first: out[0], loaded: out.filter((l) => l.startsWith('loaded ')).map((l) => l.slice(7)).sort(), wanted: out.filter((l) => l.startsWith('wanted ')).map((l) => l.slice(7)).sort() };
+    };
+    const ok = lines(out);
+    expect(ok.first).toBe('hello add-in 42');
+    expect(ok.loaded).toEqual([`Lib, Version=2.1.0.0, Culture=neutral, PublicKeyToken=${token}`, `Lib.Friend, Version=1.0.0.0, Culture=neutral, PublicKeyToken=${token}`]);
+    expect(ok.wanted).toEqual(ok.loaded);
+    const control = lines(unfixed);
+    expect(control.loaded).toEqual(['Lib, Version=2.1.0.0, Culture=neutral, PublicKeyToken=null', 'Lib.Friend, Version=1.0.0.0, Culture=neutral, PublicKeyToken=null']);
+    expect(control.wanted).not.toEqual(control.loaded);
+  });
+});
