@@ -107,6 +107,7 @@ export { inspectAssembly, readModule, describeAttributes, type AssemblyInfo, typ
 
 // Workflows: what the commands do, as functions (options in, typed result out).
 export { check, prepareCheck, DEFAULT_MAX_UPLOAD_BYTES, type CheckOptions, type CheckRun, type PreparedCheck } from './workflows/check.js';
+export { fix, planFix, type FixOptions, type FixResult, type FixFileResult, type FixFileOutcome } from './workflows/fix.js';
 export { sign, checkReturnedFile, fileVerdict, type SignOptions as SignWorkflowOptions, type SignEvents, type SignResult, type SignedFileResult, type ProgressReporter } from './workflows/sign.js';
 export { audit, renderAudit, verifyAuditReport, parseManifest, jobsFromLedger, AuditFormats, type AuditOptions, type AuditFormat, type VerifyReportResult } from './workflows/audit.js';
 export { downloadJob, planPrune, parseDuration, type PrunePlan } from './workflows/jobs.js';

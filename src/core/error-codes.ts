@@ -50,7 +50,6 @@ export const ErrorCodes = {
   SG_ERR_FIX_NETMODULE: 'The file is a netmodule; it gets its strong name through the assembly that links it.',
   SG_ERR_FIX_REFERENCE_ASSEMBLY: 'The file is a reference assembly (ReferenceAssemblyAttribute); fix the implementation assembly instead.',
   SG_ERR_FIX_OTHER_PUBLISHER: 'The assembly is signed by another publisher; changing it would change its identity for every other consumer.',
-  SG_ERR_FIX_AUTHENTICODE: 'The file carries an Authenticode signature that strong-naming it would break.',
   // Authenticode (PE certificate table, PKCS#7 SignedData)
   SG_ERR_AC_BAD_TABLE: 'The certificate table (data directory 4) lies outside the file or holds a malformed WIN_CERTIFICATE entry.',
   SG_ERR_AC_BAD_SIGNATURE: 'An Authenticode entry is not a well-formed PKCS#7 SignedData with SpcIndirectDataContent.',

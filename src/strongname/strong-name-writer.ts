@@ -42,10 +42,7 @@ export interface StrongNameAssemblyOptions {
    * carry. AssemblyRefs to them get its token, InternalsVisibleTo naming them gets the key.
    */
   readonly identities?: ReadonlyMap<string, Uint8Array>;
-  /**
-   * Re-sign an assembly that carries another publisher's key (its identity changes for every other consumer),
-   * and drop an Authenticode signature that the change would break.
-   */
+  /** Re-sign an assembly that carries another publisher's key (its identity changes for every other consumer). */
   readonly force?: boolean;
 }
 
@@ -210,14 +207,12 @@ export function strongNameAssembly(bytes: Uint8Array, options: StrongNameAssembl
   assertHeadersOutsideSections(image);
   let base = image;
   if (getCertificateTable(image)) {
-    if (!options.force) {
-      throw new SignGateError(
-        'SG_ERR_FIX_AUTHENTICODE',
-        'the file carries an Authenticode signature, which any change to it breaks; strong-name the assembly before Authenticode signing, or pass --force to drop the Authenticode signature',
-      );
-    }
+    // Any change breaks an Authenticode signature; a strong name is what the file is being changed for.
     base = parsePeImage(withoutCertificateTable(bytes, image));
-    notes.push({ kind: 'authenticode-removed', message: 'the Authenticode signature was removed (--force); sign the file with Authenticode again after this' });
+    notes.push({
+      kind: 'authenticode-removed',
+      message: 'its Authenticode signature was removed: any change to the file breaks it, and .NET does not check it when loading a library. The publisher\'s signed original stays where it came from; sign the fixed file with Authenticode again if your installer needs that',
+    });
   }
   const key = parsePublicKeyBlob(identity!);
   if (identity !== existing) {

@@ -2,7 +2,7 @@
 // point every assembly of the set at them. All files are decided before any is written: when one must be refused,
 // nothing is written, so the set never ends half fixed (a fixed dependency beside an add-in that still names it
 // without a token).
-import { dirname, isAbsolute, join, parse, relative, resolve } from 'node:path';
+import { basename, dirname, isAbsolute, join, parse, relative, resolve } from 'node:path';
 import { mkdirSync } from 'node:fs';
 import { isSignGateError, KeyError, UsageError } from '../core/errors.js';
 import { hasCorHeader } from '../pe/cor-header.js';
@@ -36,8 +36,15 @@ export interface FixOptions {
   readonly out?: string;
   /** Decide and report, write nothing. */
   readonly dryRun?: boolean;
-  /** Re-sign another publisher's assembly that must change, and drop Authenticode signatures. */
+  /** Re-sign another publisher's assembly that must change. */
   readonly force?: boolean;
+  /**
+   * A file that lists more inputs, one path per line (a build's references). Listed files count as found in a
+   * folder: one that cannot be fixed (native, a reference assembly) is skipped, not refused.
+   */
+  readonly list?: string;
+  /** With `out`: write each changed file directly into the folder, under its file name (a build's references). */
+  readonly flat?: boolean;
   /** Working directory for relative paths (default process.cwd()). */
   readonly cwd?: string;
 }
@@ -74,7 +81,6 @@ export interface FixResult {
 /** Hints for refusals, by code. */
 const REFUSAL_HINTS: Record<string, string> = {
   SG_ERR_FIX_OTHER_PUBLISHER: 'pass --force to re-sign it with your key, or leave it out and rebuild it against the strong-named references',
-  SG_ERR_FIX_AUTHENTICODE: 'strong-name before Authenticode signing, or pass --force to drop the Authenticode signature',
 };
 
 /**
@@ -101,7 +107,7 @@ export async function fix(options: FixOptions): Promise<FixResult> {
   if (options.key && !key.privateKey) {
     throw new KeyError('SG_ERR_KEY_NOT_PAIR', `${displayPath(keyPath, cwd)}: holds only a public key; --key needs the key pair (.snk from sn -k). To delay-sign for the vendor's service, pass it as --delay-sign`);
   }
-  const inputs = await expandInputs(options.paths, cwd);
+  const inputs = await fixInputs(options, cwd);
   const identity = identityPublicKey(key, options.hash);
   const plan = planFix(inputs, options.force === true);
   const identities = new Map(plan.strongNamed.map((name) => [name, identity] as const));
@@ -123,18 +129,41 @@ export async function fix(options: FixOptions): Promise<FixResult> {
   const refused = results.some((r) => r.outcome === 'refused');
   const write = !refused && !options.dryRun;
   const root = commonFolder(results.map((r) => r.input.absolutePath));
+  const targetOf = (input: InputFile) =>
+    options.inPlace ? input.absolutePath : options.flat ? join(resolve(cwd, options.out!), basename(input.absolutePath)) : join(resolve(cwd, options.out!), relative(root, input.absolutePath));
+  if (write && options.flat) {
+    const seen = new Map<string, string>();
+    for (const r of results) {
+      if (!r.bytes || r.outcome === 'unchanged') continue;
+      const name = basename(r.input.absolutePath).toLowerCase();
+      const other = seen.get(name);
+      if (other) throw new UsageError(`${other} and ${r.path} would both be written as ${basename(r.input.absolutePath)} (--flat)`, 'Leave out --flat to keep their folders, or fix them in two runs.');
+      seen.set(name, r.path);
+    }
+  }
   const files: FixFileResult[] = [];
   for (const { input, bytes, ...result } of results) {
     if (!write || !bytes || result.outcome === 'unchanged' || result.outcome === 'skipped' || result.outcome === 'refused') {
       files.push(result);
       continue;
     }
-    const target = options.inPlace ? input.absolutePath : join(resolve(cwd, options.out!), relative(root, input.absolutePath));
+    const target = targetOf(input);
     mkdirSync(dirname(target), { recursive: true });
     writeFileAtomic(target, bytes);
     files.push({ ...result, writtenTo: displayPath(target, cwd) });
   }
   return { files, publicKeyToken: publicKeyToken(identity), delaySigned: options.delaySign !== undefined, written: write };
+}
+
+/** The inputs: paths as on the command line, then the listed files (not explicit), without duplicates. */
+async function fixInputs(options: FixOptions, cwd: string): Promise<InputFile[]> {
+  const named = options.paths.length > 0 ? await expandInputs(options.paths, cwd) : [];
+  if (!options.list) return named;
+  const listPath = resolve(cwd, options.list);
+  const lines = readInputFile(listPath, displayPath(listPath, cwd)).toString('utf8').replace(/^\uFEFF/, '').split(/\r?\n/).map((l) => l.trim()).filter(Boolean);
+  const listed = lines.length > 0 ? await expandInputs(lines.map((l) => resolve(dirname(listPath), l)), cwd) : [];
+  const seen = new Set(named.map((f) => f.absolutePath));
+  return [...named, ...listed.filter((f) => !seen.has(f.absolutePath)).map((f) => ({ ...f, explicit: false }))];
 }
 
 type PlanEntry =

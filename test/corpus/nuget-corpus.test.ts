@@ -5,29 +5,14 @@
 // that the corpus holds fully signed (key, flag and a non-zero slot) must verify.
 // Needs the corpus and the .NET SDK: without either it skips, except in CI, where it fails.
 import { createHash } from 'node:crypto';
-import { existsSync, readFileSync } from 'node:fs';
-import { homedir } from 'node:os';
-import { join } from 'node:path';
+import { readFileSync } from 'node:fs';
 import { describe, expect, test } from 'vitest';
 import { inspectAssembly, type AssemblyInfo } from '../../src/strongname/assembly-info.js';
-import { repoRoot } from '../helpers/fixtures.js';
-import { hasDotnet } from '../sdk/dotnet.js';
+import { corpusFiles, corpusMissing, runCorpusTests } from '../helpers/nuget-corpus.js';
 import { buildSrmOracle, srmDescribe } from '../helpers/srm-oracle.js';
 
-const CACHE = process.env.SIGNGATE_NUGET_CORPUS ?? join(homedir(), '.cache', 'signgate', 'nuget-corpus');
-const LIST = join(repoRoot, 'tools', 'nuget-corpus', 'packages.txt');
-
-/** Why the corpus cannot be used, or null when it matches packages.txt. */
-function corpusProblem(): string | null {
-  const stamp = join(CACHE, 'corpus.json');
-  if (!existsSync(stamp) || !existsSync(join(CACHE, 'assemblies.txt'))) return `no NuGet corpus in ${CACHE}; run npm run corpus:nuget`;
-  const listSha256 = createHash('sha256').update(readFileSync(LIST)).digest('hex');
-  const recorded = (JSON.parse(readFileSync(stamp, 'utf8')) as { listSha256?: string }).listSha256;
-  return recorded === listSha256 ? null : `the NuGet corpus in ${CACHE} was restored from another packages.txt; run npm run corpus:nuget`;
-}
-
-const problem = hasDotnet ? corpusProblem() : 'the .NET SDK (dotnet) is not installed';
-const runHere = problem === null || Boolean(process.env.CI);
+const problem = corpusMissing;
+const runHere = runCorpusTests;
 if (!runHere) console.warn(`skipping the NuGet corpus test: ${problem}`);
 
 interface OracleReference {
@@ -82,7 +67,7 @@ describe.skipIf(!runHere)('agreement with System.Reflection.Metadata over the Nu
   test('identity, slot, flags, references and attributes agree; every fully signed assembly verifies', { timeout: 20 * 60_000 }, async () => {
     if (problem) throw new Error(`CI is set but ${problem}`);
     await buildSrmOracle();
-    const files = readFileSync(join(CACHE, 'assemblies.txt'), 'utf8').split('\n').filter(Boolean);
+    const files = corpusFiles();
     expect(files.length).toBeGreaterThanOrEqual(1500);
 
     let start = performance.now();

@@ -32,9 +32,14 @@ static class Compare
             var mb = b.GetMetadataReader();
             json.WriteNull("error");
             json.WriteBoolean("relaid", relaid);
-            json.WriteString("identity", mb.GetAssemblyDefinition().GetAssemblyName().FullName);
+            var identity = mb.GetAssemblyDefinition();
+            json.WriteString("identity", FullName(mb, identity.Name, identity.Version, identity.Culture, identity.PublicKey, AssemblyFlags.PublicKey));
             json.WriteStartArray("references");
-            foreach (var h in mb.AssemblyReferences) json.WriteStringValue(mb.GetAssemblyReference(h).GetAssemblyName().FullName);
+            foreach (var h in mb.AssemblyReferences)
+            {
+                var r = mb.GetAssemblyReference(h);
+                json.WriteStringValue(FullName(mb, r.Name, r.Version, r.Culture, r.PublicKeyOrToken, r.Flags));
+            }
             json.WriteEndArray();
             json.WriteStartArray("changes");
             foreach (var c in changes) json.WriteStringValue(c);
@@ -101,12 +106,13 @@ static class Compare
         var rb = mb.AssemblyReferences.Select(mb.GetAssemblyReference).ToList();
         for (int i = 0; i < ra.Count; i++)
         {
-            var x = ra[i].GetAssemblyName();
-            var y = rb[i].GetAssemblyName();
-            if (x.Name != y.Name || x.Version != y.Version || x.CultureName != y.CultureName || !ma.GetBlobBytes(ra[i].HashValue).SequenceEqual(mb.GetBlobBytes(rb[i].HashValue))
-                || (ra[i].Flags & ~AssemblyFlags.PublicKey) != (rb[i].Flags & ~AssemblyFlags.PublicKey))
-                Differ($"AssemblyRef {i + 1} ({x.Name}): more than its key or token differs");
-            else if (!Hex(x.GetPublicKeyToken() ?? []).Equals(Hex(y.GetPublicKeyToken() ?? []))) changes.Add($"reference {x.Name} token {Hex(y.GetPublicKeyToken() ?? [])}");
+            var x = ra[i];
+            var y = rb[i];
+            var name = ma.GetString(x.Name);
+            if (name != mb.GetString(y.Name) || x.Version != y.Version || ma.GetString(x.Culture) != mb.GetString(y.Culture) || !ma.GetBlobBytes(x.HashValue).SequenceEqual(mb.GetBlobBytes(y.HashValue))
+                || (x.Flags & ~AssemblyFlags.PublicKey) != (y.Flags & ~AssemblyFlags.PublicKey))
+                Differ($"AssemblyRef {i + 1} ({name}): more than its key or token differs");
+            else if (Token(ma, x.PublicKeyOrToken, x.Flags) != Token(mb, y.PublicKeyOrToken, y.Flags)) changes.Add($"reference {name} token {Token(mb, y.PublicKeyOrToken, y.Flags)}");
         }
         var ca = ma.CustomAttributes.Select(h => ma.GetCustomAttribute(h)).ToList();
         var cb = mb.CustomAttributes.Select(h => mb.GetCustomAttribute(h)).ToList();
@@ -213,6 +219,26 @@ static class Compare
     {
         var m = md.GetMemberReference(h);
         return $"{Token(m.Parent)} {md.GetString(m.Name)} {Hex(md.GetBlobBytes(m.Signature))}";
+    }
+
+    // "Name, Version=…, Culture=…, PublicKeyToken=…" built from the row (AssemblyName would refuse cultures that a
+    // globalization-invariant runtime does not know).
+    static string FullName(MetadataReader md, StringHandle name, Version version, StringHandle culture, BlobHandle key, AssemblyFlags flags)
+    {
+        var c = md.GetString(culture);
+        return $"{md.GetString(name)}, Version={version}, Culture={(c.Length == 0 ? "neutral" : c)}, PublicKeyToken={Token(md, key, flags)}";
+    }
+
+    // The public key token of a key (flag PublicKey) or the token itself; "null" for none.
+    static string Token(MetadataReader md, BlobHandle keyOrToken, AssemblyFlags flags)
+    {
+        var bytes = md.GetBlobBytes(keyOrToken);
+        if (bytes.Length == 0) return "null";
+        if ((flags & AssemblyFlags.PublicKey) == 0) return Hex(bytes);
+        var hash = SHA1.HashData(bytes);
+        var token = hash.AsSpan(hash.Length - 8).ToArray();
+        Array.Reverse(token);
+        return Hex(token);
     }
 
     static string Token(EntityHandle h) => h.IsNil ? "nil" : MetadataTokens.GetToken(h).ToString("x8");

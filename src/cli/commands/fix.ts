@@ -16,6 +16,9 @@ interface FixArgs extends CommonArgs {
   dryRun?: boolean;
   force?: boolean;
   json?: boolean;
+  list?: string;
+  flat?: boolean;
+  fromMsbuild?: boolean;
 }
 
 const VERB: Record<FixFileResult['outcome'], string> = {
@@ -52,9 +55,23 @@ export function formatFixReport(result: FixResult, io: Pick<Io, 'color'>): strin
   return lines.join('\n');
 }
 
+/**
+ * For the build (SigngateFixReferences): refusals as MSBuild errors and notes as warnings in the canonical
+ * `file : error CODE : text` form, the rest as plain lines.
+ */
+export function formatFixForMsbuild(result: FixResult): string {
+  const lines: string[] = [];
+  for (const f of result.files) {
+    if (f.outcome === 'refused') lines.push(`${f.path} : error ${f.reason!.code} : signgate fix: ${f.reason!.message}`);
+    else if (f.outcome !== 'skipped' && f.outcome !== 'unchanged') lines.push(`signgate fix: ${f.path}: ${VERB[f.outcome]}${f.writtenTo ? ` -> ${f.writtenTo}` : ''}`);
+    for (const note of f.notes) lines.push(`${f.path} : warning SGB006 : signgate fix: ${note.message}`);
+  }
+  return lines.join('\n');
+}
+
 export async function runFix(args: FixArgs, io: Io): Promise<ExitCodeValue> {
   const result = await fix({
-    paths: strings(args.paths) ?? ['.'],
+    paths: strings(args.paths) ?? (args.list ? [] : ['.']),
     ...(args.key !== undefined ? { key: args.key } : {}),
     ...(args.delaySign !== undefined ? { delaySign: args.delaySign } : {}),
     ...(args.hash ? { hash: args.hash } : {}),
@@ -62,8 +79,10 @@ export async function runFix(args: FixArgs, io: Io): Promise<ExitCodeValue> {
     ...(args.out !== undefined ? { out: args.out } : {}),
     dryRun: args.dryRun === true,
     force: args.force === true,
+    ...(args.list !== undefined ? { list: args.list } : {}),
+    flat: args.flat === true,
   });
-  io.out(args.json ? JSON.stringify(result, null, 2) : formatFixReport(result, io));
+  io.out(args.json ? JSON.stringify(result, null, 2) : args.fromMsbuild ? formatFixForMsbuild(result) : formatFixReport(result, io));
   return result.files.some((f) => f.outcome === 'refused') ? ExitCode.Findings : ExitCode.Ok;
 }
 
@@ -79,8 +98,11 @@ export const fixCommand = (io: Io, setExit: (code: ExitCodeValue) => void): Comm
       .option('in-place', { type: 'boolean', describe: 'Replace each changed file where it is (a temporary file, then a rename)' })
       .option('out', { type: 'string', describe: 'Write the changed files below this folder, at their paths relative to the inputs\' common folder' })
       .option('dry-run', { type: 'boolean', describe: 'Report what would change; write nothing' })
-      .option('force', { type: 'boolean', describe: 'Re-sign another publisher\'s assembly that references a fixed one, and drop Authenticode signatures that a change breaks' })
+      .option('force', { type: 'boolean', describe: 'Re-sign another publisher\'s assembly that references a fixed one' })
       .option('json', { type: 'boolean', describe: 'Print the result as JSON' })
+      .option('list', { type: 'string', describe: 'A file listing more inputs, one path per line; a listed file that cannot be fixed (native, a reference assembly) is skipped' })
+      .option('flat', { type: 'boolean', describe: 'With --out: write each changed file directly into the folder, under its own name' })
+      .option('from-msbuild', { type: 'boolean', hidden: true })
       .example('$0 fix bin/Release --key mykey.snk --in-place', 'strong-name the unsigned dependencies in a build output; the add-in\'s references follow')
       .example('$0 fix bin/Release --delay-sign 12345_public.snk --out upload', 'delay-sign them for the vendor\'s service instead')
       .epilog('Nothing is written when any file is refused. Exit codes: 0 done, 1 a file was refused, 2 usage error, 3 unreadable input or key.') as unknown as Argv<FixArgs>,
