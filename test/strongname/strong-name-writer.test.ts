@@ -14,9 +14,9 @@ import { parseStrongNameKeyFile } from '../../src/strongname/key-blob.js';
 import { classifyStrongName, signAssembly, verifyStrongName } from '../../src/strongname/strong-name.js';
 import { identityPublicKey, STRONG_NAME_SECTION, strongNameAssembly, type StrongNameAssemblyOptions } from '../../src/strongname/strong-name-writer.js';
 import { publicKeyToken } from '../../src/strongname/token.js';
-import { fixture, has, hasMono, runMono } from '../helpers/fixtures.js';
-import { buildSrmOracle, srmCompare } from '../helpers/srm-oracle.js';
-import { requireDotnet, runDotnetTests } from '../sdk/dotnet.js';
+import { fixture, has, hasMono, repoRoot, runMono } from '../helpers/fixtures.js';
+import { buildSrmOracle, srmCompare, srmDescribe } from '../helpers/srm-oracle.js';
+import { requireDotnet, run, runDotnetTests } from '../sdk/dotnet.js';
 
 const pair = parseStrongNameKeyFile(fixture('test-keys/other_keypair.snk'));
 const pair2048 = parseStrongNameKeyFile(fixture('test-keys/67890_keypair.snk'));
@@ -321,7 +321,7 @@ describe.skipIf(!runDotnetTests)('System.Reflection.Metadata reads only the inte
 });
 
 describe.skipIf(!runDotnetTests || !hasMcs)('the fixed assemblies run', () => {
-  test('Mono runs the strong-named add-in with its fixed dependencies, internals included, and loads exactly the full names the add-in references (the unfixed ones do not match)', () => {
+  test('Mono and .NET run the strong-named add-in with its fixed dependencies, internals included, bound by their exact full names; not the unfixed ones', { timeout: 120_000 }, async () => {
     const folder = join(dir, 'addin-run');
     const keyFile = join(dir, 'run_keypair.snk');
     writeFileSync(keyFile, fixture('test-keys/other_keypair.snk'));
@@ -353,5 +353,91 @@ describe.skipIf(!runDotnetTests || !hasMcs)('the fixed assemblies run', () => {
     const control = lines(unfixed);
     expect(control.loaded).toEqual(['Lib, Version=2.1.0.0, Culture=neutral, PublicKeyToken=null', 'Lib.Friend, Version=1.0.0.0, Culture=neutral, PublicKeyToken=null']);
     expect(control.wanted).not.toEqual(control.loaded);
+
+    // .NET (tools/fix-host, net8.0) binds as .NET Framework does, by exact full name, and runs the add-in.
+    const build = await run('dotnet', ['build', join(repoRoot, 'tools', 'fix-host'), '-c', 'Release', '--nologo', '-v', 'q'], { cwd: repoRoot });
+    expect(build.status, build.output).toBe(0);
+    const host = (folder: string) => spawnSync('dotnet', [join(repoRoot, 'tools', 'fix-host', 'bin', 'Release', 'fix-host.dll'), folder, 'Addin.exe'], { encoding: 'utf8', env: { ...process.env, DOTNET_CLI_TELEMETRY_OPTOUT: '1' } });
+    const ran = host(out);
+    expect(ran.status, ran.stderr).toBe(0);
+    expect(ran.stdout).toContain(`bound Lib, Version=2.1.0.0, Culture=neutral, PublicKeyToken=${token}`);
+    expect(ran.stdout).toContain(`bound Lib.Friend, Version=1.0.0.0, Culture=neutral, PublicKeyToken=${token}`);
+    expect(ran.stdout).toContain('hello add-in 42');
+    const refused = host(unfixed);
+    expect(refused.status).toBe(1);
+    expect(refused.stderr).toContain(`Could not load file or assembly 'Lib, Version=2.1.0.0, Culture=neutral, PublicKeyToken=${token}'`);
+  });
+});
+
+describe('hostile and fuzzed inputs end in a typed error or a valid output', () => {
+  /** A small deterministic PRNG (mulberry32): the same mutations on every run. */
+  const random = (seed: number) => () => {
+    seed = (seed + 0x6d2b79f5) | 0;
+    let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
+    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+
+  /** Runs the writer; returns 'error' for a typed error, the output for a result, and fails on anything else. */
+  const attempt = (bytes: Uint8Array, options: StrongNameAssemblyOptions): Uint8Array | 'error' => {
+    try {
+      const result = strongNameAssembly(bytes, options);
+      if (result.outcome !== 'unchanged') {
+        // Our reader reads what we wrote, and it has a strong name: signed and valid, or delay-signed (by us, or the
+        // add-in of another key whose references were updated).
+        const status = classifyStrongName(readModule(result.bytes));
+        expect(['signed', 'delay-signed', 'public-signed'], result.outcome).toContain(status.state);
+        if (status.state === 'signed') expect(status.signatureValid).toBe(true);
+        if (result.outcome === 'strong-named') expect(status.state).toBe(options.delaySign ? 'delay-signed' : 'signed');
+      }
+      return result.bytes;
+    } catch (error) {
+      if (isSignGateError(error) && error.code !== 'SG_ERR_INTERNAL') return 'error';
+      throw error;
+    }
+  };
+
+  test('the hostile shapes of the reader budgets, their references strong-named too', async () => {
+    const { methodPtrAttributes, sharedAttributeBlob, sharedStringTails } = await import('../helpers/hostile-assemblies.js');
+    for (const [name, bytes] of [['shared string tails', sharedStringTails(200, 64 * 1024)], ['MethodPtr attributes', methodPtrAttributes(3_000)], ['shared attribute blob', sharedAttributeBlob(300, 64 * 1024)]] as const) {
+      // The reader's budgets may refuse the names themselves; then the writer must refuse the file as well.
+      let names: string[] = [];
+      try {
+        names = readModule(bytes).assemblyReferences.slice(0, 50).map((r) => r.name);
+      } catch (error) {
+        expect(isSignGateError(error), name).toBe(true);
+      }
+      const identities = new Map(names.map((n) => [n, identityPublicKey(pair12345)] as const));
+      const started = performance.now();
+      const out = attempt(bytes, { key: pair12345, identities });
+      expect(performance.now() - started, name).toBeLessThan(20_000);
+      expect(out === 'error' || out instanceof Uint8Array, name).toBe(true);
+    }
+  });
+
+  test('2,000 mutated copies of real assemblies; SRM reads every output whose input it reads', { timeout: 180_000 }, async () => {
+    const next = random(20261124);
+    const bases = [fixture('assemblies/unsigned.dll'), fixture('sdk/bin/wrong-turns/UnsignedReference/UnsignedLib.dll'), fixture('sdk/bin/wrong-turns/UnsignedReference/WrongTurn.UnsignedReference.dll')];
+    const identities = new Map([['UnsignedLib', identityPublicKey(pair)]]);
+    const tally = { error: 0, written: 0 };
+    const written: [string, string][] = [];
+    for (let i = 0; i < 2_000; i++) {
+      const bytes = Uint8Array.from(bases[i % bases.length]!);
+      const flips = 1 + Math.floor(next() * 8);
+      for (let f = 0; f < flips; f++) bytes[Math.floor(next() * bytes.length)] = Math.floor(next() * 256);
+      const out = attempt(bytes, { key: pair, identities, delaySign: i % 5 === 0 });
+      tally[out === 'error' ? 'error' : 'written']++;
+      if (out !== 'error' && out !== bytes && written.length < 300) written.push([save(`fuzz/${i}.in.dll`, bytes), save(`fuzz/${i}.out.dll`, out)]);
+    }
+    if (runDotnetTests) {
+      requireDotnet();
+      await buildSrmOracle();
+      const read = await srmDescribe<{ path: string; error: string | null }>(written.flat());
+      const refused = written.filter((_, i) => read[2 * i]!.error === null && read[2 * i + 1]!.error !== null).map(([, out], i) => `${out}: ${read[2 * i + 1]!.error}`);
+      expect(refused).toEqual([]);
+    }
+    // Most mutations land in code or padding and leave a file that can be strong-named; some break the headers.
+    expect(tally.written).toBeGreaterThan(1_000);
+    expect(tally.error).toBeGreaterThan(0);
   });
 });

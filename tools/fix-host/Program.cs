@@ -1,0 +1,31 @@
+// fix-host <folder> <add-in file>: loads the add-in in its own load context, then each assembly it references from
+// the same folder, and binds the way .NET Framework does for a strong-named add-in: the file's full name (version,
+// culture and public key token) must be the one the reference asks for. Then it runs the add-in's entry point.
+// Exit 0 when it ran, 1 when a reference did not bind (the reason on stderr).
+using System.Reflection;
+using System.Runtime.Loader;
+
+var folder = Path.GetFullPath(args[0]);
+var context = new AssemblyLoadContext("addin");
+context.Resolving += (ctx, wanted) =>
+{
+    var path = Path.Combine(folder, wanted.Name + ".dll");
+    if (!File.Exists(path)) return null;
+    var found = AssemblyName.GetAssemblyName(path);
+    if (found.FullName != wanted.FullName)
+        throw new FileLoadException($"{wanted.FullName} was asked for, {path} is {found.FullName}");
+    return ctx.LoadFromAssemblyPath(path);
+};
+try
+{
+    var addin = context.LoadFromAssemblyPath(Path.Combine(folder, args[1]));
+    foreach (var reference in addin.GetReferencedAssemblies())
+        if (File.Exists(Path.Combine(folder, reference.Name + ".dll"))) Console.WriteLine("bound " + context.LoadFromAssemblyName(reference).FullName);
+    var result = addin.EntryPoint!.Invoke(null, addin.EntryPoint.GetParameters().Length == 0 ? null : new object[] { Array.Empty<string>() });
+    return result is int code ? code : 0;
+}
+catch (Exception e) when (e is FileLoadException || e.InnerException is FileLoadException)
+{
+    Console.Error.WriteLine((e as FileLoadException ?? e.InnerException)!.Message);
+    return 1;
+}
