@@ -1,4 +1,5 @@
-// Table schemas 0x00-0x2C and coded indexes (ECMA-335 II.22, II.24.2.6; strong-naming.md sections 3.4-3.5).
+// Table schemas 0x00-0x2C and coded indexes (ECMA-335 II.22, II.24.2.6; strong-naming.md sections 3.4-3.5), and the
+// Portable PDB tables 0x30-0x37.
 // Every present table's row size is needed to find any later table, so the full schema is here as data.
 
 export const TableId = {
@@ -47,33 +48,44 @@ export const TableId = {
   GenericParam: 0x2a,
   MethodSpec: 0x2b,
   GenericParamConstraint: 0x2c,
+  // Portable PDB tables (Portable PDB v1.0, "Metadata tables"): a standalone PDB's #~ holds them, and some
+  // writers put them into an assembly's own #~ beside the type system tables.
+  Document: 0x30,
+  MethodDebugInformation: 0x31,
+  LocalScope: 0x32,
+  LocalVariable: 0x33,
+  LocalConstant: 0x34,
+  ImportScope: 0x35,
+  StateMachineMethod: 0x36,
+  CustomDebugInformation: 0x37,
 } as const;
 
 export type TableIdValue = (typeof TableId)[keyof typeof TableId];
 
-export const TABLE_COUNT = 0x2d;
-export const TableNames: readonly string[] = Object.entries(TableId)
-  .sort((a, b) => a[1] - b[1])
-  .map(([name]) => name);
+/** One past the highest table id known (0x37); ids 0x2D-0x2F are unused and never present. */
+export const TABLE_COUNT = 0x38;
+/** Table ids with no table: a Valid bit for one of them is an error. */
+export const UNUSED_TABLE_IDS = [0x2d, 0x2e, 0x2f] as const;
+/** Names by table id (`table 0x2D` for the unused ids). */
+export const TableNames: readonly string[] = Array.from({ length: TABLE_COUNT }, (_, id) => Object.entries(TableId).find(([, v]) => v === id)?.[0] ?? `table 0x${id.toString(16).toUpperCase()}`);
 
 /** Tables that ECMA lists but `#~` must not contain (SRM's mask 0x804800A8 plus EncMap). */
 export const PTR_TABLES = [TableId.FieldPtr, TableId.MethodPtr, TableId.ParamPtr, TableId.EventPtr, TableId.PropertyPtr] as const;
 
 const NO_TABLE = -1;
 
+const HAS_CUSTOM_ATTRIBUTE = [
+  TableId.MethodDef, TableId.Field, TableId.TypeRef, TableId.TypeDef, TableId.Param, TableId.InterfaceImpl,
+  TableId.MemberRef, TableId.Module, TableId.DeclSecurity, TableId.Property, TableId.Event, TableId.StandAloneSig,
+  TableId.ModuleRef, TableId.TypeSpec, TableId.Assembly, TableId.AssemblyRef, TableId.File, TableId.ExportedType,
+  TableId.ManifestResource, TableId.GenericParam, TableId.GenericParamConstraint, TableId.MethodSpec,
+] as const;
+
 /** Coded index definitions: tables by tag (NO_TABLE for unused tags). */
 export const CodedIndex = {
   TypeDefOrRef: { bits: 2, tables: [TableId.TypeDef, TableId.TypeRef, TableId.TypeSpec] },
   HasConstant: { bits: 2, tables: [TableId.Field, TableId.Param, TableId.Property] },
-  HasCustomAttribute: {
-    bits: 5,
-    tables: [
-      TableId.MethodDef, TableId.Field, TableId.TypeRef, TableId.TypeDef, TableId.Param, TableId.InterfaceImpl,
-      TableId.MemberRef, TableId.Module, TableId.DeclSecurity, TableId.Property, TableId.Event, TableId.StandAloneSig,
-      TableId.ModuleRef, TableId.TypeSpec, TableId.Assembly, TableId.AssemblyRef, TableId.File, TableId.ExportedType,
-      TableId.ManifestResource, TableId.GenericParam, TableId.GenericParamConstraint, TableId.MethodSpec,
-    ],
-  },
+  HasCustomAttribute: { bits: 5, tables: HAS_CUSTOM_ATTRIBUTE },
   HasFieldMarshal: { bits: 1, tables: [TableId.Field, TableId.Param] },
   HasDeclSecurity: { bits: 2, tables: [TableId.TypeDef, TableId.MethodDef, TableId.Assembly] },
   MemberRefParent: { bits: 3, tables: [TableId.TypeDef, TableId.TypeRef, TableId.ModuleRef, TableId.MethodDef, TableId.TypeSpec] },
@@ -84,6 +96,11 @@ export const CodedIndex = {
   CustomAttributeType: { bits: 3, tables: [NO_TABLE, NO_TABLE, TableId.MethodDef, TableId.MemberRef, NO_TABLE] },
   ResolutionScope: { bits: 2, tables: [TableId.Module, TableId.ModuleRef, TableId.AssemblyRef, TableId.TypeRef] },
   TypeOrMethodDef: { bits: 1, tables: [TableId.TypeDef, TableId.MethodDef] },
+  // The Portable PDB's: HasCustomAttribute's tables, then five debug tables.
+  HasCustomDebugInformation: {
+    bits: 5,
+    tables: [...HAS_CUSTOM_ATTRIBUTE, TableId.Document, TableId.LocalScope, TableId.LocalVariable, TableId.LocalConstant, TableId.ImportScope],
+  },
 } as const satisfies Record<string, { bits: number; tables: readonly number[] }>;
 
 export type CodedIndexName = keyof typeof CodedIndex;
@@ -174,4 +191,18 @@ export const TableSchemas: readonly (readonly ColumnDef[])[] = [
   /* 2A GenericParam */ [col('number', u2), col('flags', u2), col('owner', c('TypeOrMethodDef')), col('name', S)],
   /* 2B MethodSpec */ [col('method', c('MethodDefOrRef')), col('instantiation', B)],
   /* 2C GenericParamConstraint */ [col('owner', t(TableId.GenericParam)), col('constraint', c('TypeDefOrRef'))],
+  /* 2D-2F unused */ [],
+  [],
+  [],
+  /* 30 Document: Name is a blob (the document name blob) */ [col('name', B), col('hashAlgorithm', G), col('hash', B), col('language', G)],
+  /* 31 MethodDebugInformation */ [col('document', t(TableId.Document)), col('sequencePoints', B)],
+  /* 32 LocalScope */ [
+    col('method', t(TableId.MethodDef)), col('importScope', t(TableId.ImportScope)), col('variableList', t(TableId.LocalVariable)),
+    col('constantList', t(TableId.LocalConstant)), col('startOffset', u4), col('length', u4),
+  ],
+  /* 33 LocalVariable */ [col('attributes', u2), col('index', u2), col('name', S)],
+  /* 34 LocalConstant */ [col('name', S), col('signature', B)],
+  /* 35 ImportScope */ [col('parent', t(TableId.ImportScope)), col('imports', B)],
+  /* 36 StateMachineMethod */ [col('moveNextMethod', t(TableId.MethodDef)), col('kickoffMethod', t(TableId.MethodDef))],
+  /* 37 CustomDebugInformation */ [col('parent', c('HasCustomDebugInformation')), col('kind', G), col('value', B)],
 ];

@@ -5,10 +5,13 @@
 import { ByteCursor, peekU16, peekU32 } from '../binary/byte-cursor.js';
 import { FormatError, hex } from '../core/errors.js';
 import type { MetadataRoot } from './root.js';
-import { CodedIndex, PTR_TABLES, TABLE_COUNT, TableId, TableNames, TableSchemas, type CodedIndexName, type ColumnDef } from './schema.js';
+import { CodedIndex, PTR_TABLES, TABLE_COUNT, TableId, TableNames, TableSchemas, UNUSED_TABLE_IDS, type CodedIndexName, type ColumnDef } from './schema.js';
 
 /** SRM's limit: a row count needs at most 24 bits. */
 export const MAX_ROW_COUNT = 0x00ffffff;
+
+/** The Valid bits of the unused ids 0x2D-0x2F in the mask's high half. */
+const UNUSED_HIGH_BITS = UNUSED_TABLE_IDS.reduce((bits, id) => bits | (1 << (id - 32)), 0);
 
 const HeapSizes = { StringsWide: 0x01, GuidWide: 0x02, BlobWide: 0x04, ExtraData: 0x40 } as const;
 
@@ -65,10 +68,11 @@ export class MetadataTables {
     this.validHigh = c.u32();
     this.valid = (BigInt(this.validHigh) << 32n) | BigInt(this.validLow);
     this.sorted = c.u64();
-    if (this.validHigh >>> (TABLE_COUNT - 32) !== 0) {
+    // Bits 0x2D-0x2F (no table has those ids) and 0x38-0x3F (none is defined).
+    if (this.validHigh >>> (TABLE_COUNT - 32) !== 0 || (this.validHigh & UNUSED_HIGH_BITS) !== 0) {
       throw new FormatError(
         'SG_ERR_MD_BAD_TABLES',
-        `${stream.name} Valid mask 0x${this.valid.toString(16)} at ${hex(stream.fileOffset + 8)} has bits for tables above 0x2C`,
+        `${stream.name} Valid mask 0x${this.valid.toString(16)} at ${hex(stream.fileOffset + 8)} has bits for tables above 0x2C that do not exist (0x2D-0x2F, 0x38-0x3F)`,
         { structure: `${stream.name} header`, fileOffset: stream.fileOffset + 8 },
       );
     }

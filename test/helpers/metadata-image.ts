@@ -68,12 +68,23 @@ export interface MetadataSpec {
   readonly guids?: Uint8Array;
   /** Rows per table id; a missing column is 0. */
   readonly rows: Partial<Record<number, readonly Readonly<Record<string, number>>[]>>;
+  /** More rows, all columns 0, per table id (after those in `rows`): large tables without building each row. */
+  readonly zeroRows?: Partial<Record<number, number>>;
+  /** The HeapSizes byte (default 0x07: every heap index 4 bytes); clear bits make that heap's indexes 2 bytes. */
+  readonly heapSizes?: number;
+  /** The Sorted mask (default 0: no table claims to be sorted). */
+  readonly sorted?: bigint;
 }
 
-/** The table stream, with wide (4-byte) heap indexes and row-count-sized table indexes. */
+/** The Sorted mask compilers write: the tables ECMA-335 and Portable PDB require sorted (SRM checks the PDB ones). */
+export const SORTED_TABLES =
+  [0x09, 0x0b, 0x0c, 0x0d, 0x0e, 0x0f, 0x10, 0x18, 0x19, 0x1c, 0x1d, 0x29, 0x2a, 0x2c, 0x32, 0x36, 0x37].reduce((mask, id) => mask | (1n << BigInt(id)), 0n);
+
+/** The table stream, with heap indexes as `heapSizes` says (default all 4 bytes) and row-count-sized table indexes. */
 function tableStream(spec: MetadataSpec): Uint8Array {
   const uncompressed = spec.tableStream === '#-';
-  const counts = Array.from({ length: TABLE_COUNT }, (_, id) => spec.rows[id]?.length ?? 0);
+  const counts = Array.from({ length: TABLE_COUNT }, (_, id) => (spec.rows[id]?.length ?? 0) + (spec.zeroRows?.[id] ?? 0));
+  const heapSizes = spec.heapSizes ?? 0x07;
   const indexSize = (table: number) => (counts[table]! >= 0x10000 ? 4 : 2);
   const size = (column: ColumnDef): number => {
     const t = column.type;
@@ -83,10 +94,13 @@ function tableStream(spec: MetadataSpec): Uint8Array {
       case 'u2':
         return 2;
       case 'u4':
-      case 'string':
-      case 'guid':
-      case 'blob':
         return 4;
+      case 'string':
+        return heapSizes & 0x01 ? 4 : 2;
+      case 'guid':
+        return heapSizes & 0x02 ? 4 : 2;
+      case 'blob':
+        return heapSizes & 0x04 ? 4 : 2;
       case 'table':
         return indexSize(t.table);
       case 'list':
@@ -105,8 +119,8 @@ function tableStream(spec: MetadataSpec): Uint8Array {
     const schema = TableSchemas[id]!;
     const sizes = schema.map(size);
     const rowSize = sizes.reduce((a, b) => a + b, 0);
-    const rows = spec.rows[id]!;
-    const out = Buffer.alloc(rowSize * rows.length);
+    const rows = spec.rows[id] ?? [];
+    const out = Buffer.alloc(rowSize * counts[id]!);
     rows.forEach((row, r) => {
       let at = r * rowSize;
       schema.forEach((column, c) => {
@@ -121,9 +135,10 @@ function tableStream(spec: MetadataSpec): Uint8Array {
   });
   const header = Buffer.alloc(24 + 4 * present.length);
   header.writeUInt8(2, 4); // MajorVersion
-  header.writeUInt8(0x07, 6); // HeapSizes: every heap index is 4 bytes
+  header.writeUInt8(heapSizes, 6); // HeapSizes
   header.writeUInt8(1, 7); // Reserved, always 1
   header.writeBigUInt64LE(valid, 8);
+  header.writeBigUInt64LE(spec.sorted ?? 0n, 16);
   present.forEach((id, i) => header.writeUInt32LE(counts[id]!, 24 + 4 * i));
   return Buffer.concat([header, ...rowBytes]);
 }

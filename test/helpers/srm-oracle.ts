@@ -55,3 +55,14 @@ export function srmCompare(pairs: readonly (readonly [string, string])[]): Promi
 export function srmDescribe<T>(files: readonly string[]): Promise<T[]> {
   return runOracle<T>([], files);
 }
+
+/** The table layout SRM computes for a file: per present table its id, rows, row size and offset in the metadata. */
+export interface SrmTables {
+  readonly path: string;
+  readonly error: string | null;
+  readonly tables?: { id: number; rows: number; rowSize: number; offset: number }[];
+}
+
+export function srmTables(files: readonly string[]): Promise<SrmTables[]> {
+  return runOracle<SrmTables>(['--tables'], files);
+}

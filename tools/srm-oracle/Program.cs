@@ -9,6 +9,7 @@ using System.Reflection.PortableExecutable;
 using System.Text.Json;
 
 if (args.Length > 0 && args[0] == "--compare") return JsonLines.Run(args[1..], Compare.Describe);
+if (args.Length > 0 && args[0] == "--tables") return JsonLines.Run(args[1..], Tables.Describe);
 return JsonLines.Run(args, Describe);
 
 static void Describe(Utf8JsonWriter json, string path)
