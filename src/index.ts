@@ -23,7 +23,7 @@ export {
   type DataDirectory,
   type ByteRange,
 } from './pe/pe-image.js';
-export { parseCorHeader, hasCorHeader, CorFlags, type CorHeader } from './pe/cor-header.js';
+export { parseCorHeader, hasCorHeader, readReadyToRunHeader, CorFlags, type CorHeader, type ReadyToRunHeader } from './pe/cor-header.js';
 export { computePeChecksum } from './pe/checksum.js';
 export { appendSection, READ_ONLY_DATA, type AddedSection } from './pe/pe-writer.js';
 

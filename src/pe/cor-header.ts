@@ -91,3 +91,30 @@ export function parseCorHeader(image: PeImage): CorHeader {
     managedNativeHeader: pair(),
   };
 }
+
+/** READYTORUN_SIGNATURE: "RTR" (the first field of the header ManagedNativeHeader points at). */
+const READY_TO_RUN_SIGNATURE = 0x00525452;
+
+export interface ReadyToRunHeader {
+  readonly majorVersion: number;
+  readonly minorVersion: number;
+  readonly flags: number;
+}
+
+/**
+ * The ReadyToRun header of an image precompiled by crossgen (the CLI header's ManagedNativeHeader points at
+ * READYTORUN_HEADER, which starts with "RTR"), or null for an IL-only image or one whose header does not map.
+ */
+export function readReadyToRunHeader(image: PeImage, cor: CorHeader): ReadyToRunHeader | null {
+  const { rva, size } = cor.managedNativeHeader;
+  if (rva === 0 || size < 12) return null;
+  let at: number;
+  try {
+    at = rvaToFileOffset(image, rva, 12, 'ReadyToRun header');
+  } catch {
+    return null;
+  }
+  const view = new DataView(image.bytes.buffer, image.bytes.byteOffset + at, 12);
+  if (view.getUint32(0, true) !== READY_TO_RUN_SIGNATURE) return null;
+  return { majorVersion: view.getUint16(4, true), minorVersion: view.getUint16(6, true), flags: view.getUint32(8, true) };
+}

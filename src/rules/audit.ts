@@ -214,6 +214,13 @@ export function describeVerdict(state: string | null, key: 'expected' | 'other' 
   }
 }
 
+/** What the verdict of a ReadyToRun image adds: why its strong name fails, and what vouches for it instead. */
+function readyToRunNote(authenticode: AuthenticodeVerdict | null): string {
+  const by = authenticode?.publisher ? ` by ${authenticode.publisher}` : '';
+  const vouch = authenticode && authenticode.state !== 'absent' ? `its Authenticode signature${by} is ${authenticode.state}` : 'and it has no Authenticode signature';
+  return `; precompiled (ReadyToRun) after signing, so no strong-name signature covers it: ${vouch}`;
+}
+
 /** What the audit reads from one file itself: plain data, the same whether made in this thread or in a worker thread. */
 export interface AuditEvidence {
   readonly sha256: string;
@@ -248,6 +255,7 @@ export function auditEvidence(f: FileFacts, settings: CheckSettings): AuditEvide
     }
   };
   const willLoad = unlessUnreadable('reading the load verdict', () => loadVerdict(f, settings), undefined);
+  const authenticode = f.module ? authenticodeVerdict(f.authenticode()) : authenticodeOf(input.bytes);
   const vendorAttribute = needsSigning(f.role) || f.role.kind === 'unreadable' ? unlessUnreadable('reading the vendor attribute', () => vendorAttributeState(f, settings), 'unreadable' as const) : 'not-required';
   return {
     sha256,
@@ -255,10 +263,10 @@ export function auditEvidence(f: FileFacts, settings: CheckSettings): AuditEvide
     strongName: status
       ? { state: status.state, keyBits: status.keyBits, hashAlgorithm: status.hashAlgorithm, signedWithExpectedKey, key: keyMatch, signatureValid: status.signatureValid, optionId: key?.optionId ?? null }
       : null,
-    verdict: describeVerdict(status?.state ?? null, keyMatch, status?.publicKeyToken ?? null, key?.optionId ?? null),
+    verdict: describeVerdict(status?.state ?? null, keyMatch, status?.publicKeyToken ?? null, key?.optionId ?? null) + (status?.details.includes('ready-to-run') ? readyToRunNote(authenticode) : ''),
     vendorAttribute,
     load: willLoad ? { ...willLoad, loadsUnder: loadsUnder(willLoad) } : null,
-    authenticode: f.module ? authenticodeVerdict(f.authenticode()) : authenticodeOf(input.bytes),
+    authenticode,
     errors,
   };
 }

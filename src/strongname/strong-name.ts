@@ -4,7 +4,7 @@ import { createHash, createSign, createVerify, type KeyObject } from 'node:crypt
 import { FormatError, KeyError, SignGateError, hex } from '../core/errors.js';
 import type { ModuleMetadata } from '../metadata/module-metadata.js';
 import { computePeChecksum } from '../pe/checksum.js';
-import { CorFlags } from '../pe/cor-header.js';
+import { CorFlags, readReadyToRunHeader } from '../pe/cor-header.js';
 import { parsePeImage } from '../pe/pe-image.js';
 import { MICROSOFT_PLATFORM_KEY, parsePublicKeyBlob, sameRsaKey, type HashAlgorithm, type PublicKeyInfo, type StrongNameKeyFile } from './key-blob.js';
 import { knownKey, knownKeyObject } from './known-keys.js';
@@ -25,6 +25,7 @@ export type StrongNameDetail =
   | 'ecma-key' // the ECMA neutral key (verified against the platform key)
   | 'mapped-key' // verified with a key substituted through keyMap
   | 'signature-key-attribute' // AssemblySignatureKeyAttribute (enhanced strong naming)
+  | 'ready-to-run' // precompiled by crossgen after signing: the signature does not cover the image
   | 'not-verified'; // non-zero slot, verification skipped
 
 export const SIGNATURE_KEY_ATTRIBUTE = 'System.Reflection.AssemblySignatureKeyAttribute';
@@ -125,6 +126,8 @@ const DETAIL_TEXT: Record<StrongNameDetail, string> = {
   'ecma-key': 'the ECMA neutral key, verified against the platform key',
   'mapped-key': 'verified with a substituted key for this token',
   'signature-key-attribute': 'signed with the key in AssemblySignatureKeyAttribute',
+  'ready-to-run':
+    'precompiled to native code (ReadyToRun, by crossgen), which keeps the signature slot of the IL it was made from: no strong-name signature covers such an image, and Microsoft does not re-sign its framework files; their Authenticode signature vouches for them',
   'not-verified': 'the signature was not verified',
 };
 
@@ -139,23 +142,27 @@ export function classifyStrongName(module: ModuleMetadata, options: VerifyOption
   // The whole Assembly row is read (not its key alone): a row whose name is unreadable makes the file unreadable.
   const blob = module.assembly?.publicKey ?? new Uint8Array(0);
   const slot = getSignatureSlot(module.image, cor);
+  const readyToRun = readReadyToRunHeader(module.image, cor) !== null;
   const details: StrongNameDetail[] = [];
   const result = (
     state: StrongNameState,
     extra: Partial<Pick<StrongNameStatus, 'publicKey' | 'publicKeyToken' | 'keyBits' | 'hashAlgorithm' | 'signatureValid' | 'failure'>> = {},
-  ): StrongNameStatus => ({
-    state,
-    details,
-    description: [DESCRIPTIONS[state], ...details.map((d) => DETAIL_TEXT[d]), ...(extra.failure ? [extra.failure] : [])].join('; '),
-    flagSet,
-    slot,
-    publicKey: extra.publicKey ?? null,
-    publicKeyToken: extra.publicKeyToken ?? null,
-    keyBits: extra.keyBits ?? null,
-    hashAlgorithm: extra.hashAlgorithm ?? null,
-    signatureValid: extra.signatureValid ?? null,
-    failure: extra.failure ?? null,
-  });
+  ): StrongNameStatus => {
+    if (readyToRun && (state === 'invalid-signature' || state === 'public-signed') && !details.includes('ready-to-run')) details.push('ready-to-run');
+    return {
+      state,
+      details,
+      description: [DESCRIPTIONS[state], ...details.map((d) => DETAIL_TEXT[d]), ...(extra.failure ? [extra.failure] : [])].join('; '),
+      flagSet,
+      slot,
+      publicKey: extra.publicKey ?? null,
+      publicKeyToken: extra.publicKeyToken ?? null,
+      keyBits: extra.keyBits ?? null,
+      hashAlgorithm: extra.hashAlgorithm ?? null,
+      signatureValid: extra.signatureValid ?? null,
+      failure: extra.failure ?? null,
+    };
+  };
 
   if (blob.length === 0) {
     if (slot) details.push('slot-without-key');

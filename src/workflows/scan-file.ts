@@ -2,7 +2,7 @@
 // calling thread or in a scan pool thread (scan-worker.ts) alike, so that both give the same records.
 import type { X509Certificate } from 'node:crypto';
 import { parseTrustStore } from '../authenticode/authenticode.js';
-import { authenticodeOf, type AuthenticodeVerdict } from '../authenticode/verdict.js';
+import { authenticodeOf, describeAuthenticodeVerdict, type AuthenticodeVerdict } from '../authenticode/verdict.js';
 import { SignGateError } from '../core/errors.js';
 import { inspectAssembly, readModule, type AssemblyInfo } from '../strongname/assembly-info.js';
 import type { PublicKeyInfo } from '../strongname/key-blob.js';
@@ -91,6 +91,9 @@ export function verifyAssemblyBytes(bytes: Uint8Array, path: string, settings: S
     if (settings.authenticode || trustStore) authenticode = authenticodeOf(bytes, trustStore ? { trustStore } : {}) ?? undefined;
     const module = readModule(bytes);
     const result = verifyStrongName(module, { ...(settings.expectedKey ? { expectedKey: settings.expectedKey } : {}), ...(settings.keyMap ? { keyMap: settings.keyMap } : {}) });
+    // A precompiled (ReadyToRun) framework file: the strong name cannot vouch for it; say what does.
+    const readyToRun = result.status.details.includes('ready-to-run') ? (authenticode ?? authenticodeOf(bytes) ?? undefined) : undefined;
+    const reason = readyToRun && result.reason ? `${result.reason}; its Authenticode signature: ${describeAuthenticodeVerdict(readyToRun)}` : result.reason;
     return {
       path,
       valid: result.valid,
@@ -98,7 +101,7 @@ export function verifyAssemblyBytes(bytes: Uint8Array, path: string, settings: S
       publicKeyToken: result.status.publicKeyToken,
       keyBits: result.status.keyBits,
       hashAlgorithm: result.status.hashAlgorithm,
-      reason: result.reason,
+      reason,
       error: null,
       ...(authenticode ? { authenticode } : {}),
     };
