@@ -1,5 +1,7 @@
 // `npm run corpus:nuget`: restores the packages pinned in tools/nuget-corpus/packages.txt into a cache outside
-// the repository and lists every distinct assembly under their lib/ and ref/ folders (deduplicated by SHA-256).
+// the repository and lists every distinct *.dll and *.exe in every folder a package has (lib/, ref/, build/,
+// buildTransitive/, tools/, runtimes/, analyzers/ ...; deduplicated by SHA-256): MSBuild tasks, tools, native
+// and ReadyToRun runtime files and reference assemblies under build/ are files nobody here wrote too.
 // A throwaway project with one PackageDownload item per package lets `dotnet restore` fetch each package whole,
 // without its dependencies and without checking that it suits any target framework.
 // Cache: $SIGNGATE_NUGET_CORPUS, else ~/.cache/signgate/nuget-corpus. It holds
@@ -76,7 +78,7 @@ function listDlls(dir, out) {
   for (const entry of readdirSync(dir, { withFileTypes: true })) {
     const path = join(dir, entry.name);
     if (entry.isDirectory()) listDlls(path, out);
-    else if (entry.isFile() && /\.dll$/i.test(entry.name)) out.push(path);
+    else if (entry.isFile() && /\.(dll|exe)$/i.test(entry.name)) out.push(path);
   }
   return out;
 }
@@ -90,7 +92,7 @@ let packagesWithAssemblies = 0;
 for (const p of packages) {
   const root = join(packagesDir, p.id.toLowerCase(), p.version.toLowerCase());
   if (!existsSync(root)) throw new Error(`${p.id} ${p.version} is missing from ${packagesDir} after the restore`);
-  const files = [...listDlls(join(root, 'lib'), []), ...listDlls(join(root, 'ref'), [])].sort();
+  const files = listDlls(root, []).sort();
   if (files.length) packagesWithAssemblies++;
   for (const file of files) {
     dllFiles++;
@@ -117,5 +119,5 @@ writeFileSync(
     2,
   ) + '\n',
 );
-console.log(`${packages.length} packages (${packagesWithAssemblies} with assemblies under lib/ or ref/): ${dllFiles} *.dll files, ${assemblies.length} distinct by SHA-256`);
+console.log(`${packages.length} packages (${packagesWithAssemblies} with *.dll or *.exe files): ${dllFiles} files, ${assemblies.length} distinct by SHA-256`);
 console.log(`corpus list: ${join(cache, 'assemblies.txt')}`);

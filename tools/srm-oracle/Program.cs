@@ -35,7 +35,9 @@ static void Describe(Utf8JsonWriter json, string path)
         var attributes = md.IsAssembly ? identity!.Value.GetCustomAttributes().Select(h => AttributeTypeName(md, md.GetCustomAttribute(h))).ToList() : new List<string>();
         var slot = cor.StrongNameSignatureDirectory;
         var slotAllZero = slot.Size > 0 ? AllZero(pe, slot) : (bool?)null;
+        var state = StrongName.State(pe, md, File.ReadAllBytes(path), a => AttributeTypeName(md, a));
         json.WriteNull("error");
+        json.WriteString("strongNameState", state);
         json.WriteNumber("corFlags", (int)cor.Flags);
         json.WriteBoolean("strongNameSignedFlag", (cor.Flags & CorFlags.StrongNameSigned) != 0);
         if (slotAllZero is { } allZero)
