@@ -124,7 +124,8 @@ export { runCheck, checkExitCode, type CheckResult, type FileResult } from './ru
 export { runCheckPooled, buildAuditPooled, checkThreads, CHECK_POOL_THRESHOLD, type PoolOptions } from './workflows/check-pool.js';
 export { rules, ruleDocsUrl } from './rules/index.js';
 export type { CheckInput, CheckSettings, ExpectedKey } from './rules/types.js';
-export { buildAudit, type AuditReport, type AuditFile, type AuditLoad, type AuditLoadSummary } from './rules/audit.js';
+export { buildAudit } from './audit/build.js';
+export type { AuditReport, AuditFile, AuditLoad, AuditLoadSummary } from './audit/model.js';
 /** Will it load: under the runtime license, the developer license, and on .NET Framework (TargetFrameworkAttribute). */
 export { loadVerdict, loadsUnder, targetFramework, describeTarget, type LoadVerdict, type LoadAnswer, type TargetFramework, type TargetKind } from './rules/load.js';
 /** The archive path: pack a build output after the pre-flight check; sign a project archive through POST /archives. */

@@ -1,4 +1,5 @@
-// Imports point one way: cli -> workflows -> rules/report/client/server -> strongname -> metadata/authenticode -> pe -> binary -> core.
+// Imports point one way: cli -> workflows -> audit -> rules/report/client/server -> strongname -> metadata/authenticode -> pe -> binary -> core
+// (report may name the audit's types), and no module imports itself through others (no circles).
 import { readdirSync, readFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { describe, expect, test } from 'vitest';
@@ -14,12 +15,13 @@ const ALLOWED: Record<string, readonly string[]> = {
   metadata: ['pe', 'binary', 'core'],
   strongname: ['authenticode', 'metadata', 'pe', 'binary', 'core'],
   rules: ['strongname', 'authenticode', 'metadata', 'pe', 'binary', 'core'],
-  report: ['rules', 'authenticode', 'core'],
+  audit: ['rules', 'strongname', 'authenticode', 'metadata', 'pe', 'binary', 'core'],
+  report: ['audit', 'rules', 'authenticode', 'core'],
   'service-client': ['core'],
   zip: ['core'],
   server: ['zip', 'rules', 'strongname', 'authenticode', 'metadata', 'pe', 'binary', 'core'],
-  workflows: ['report', 'rules', 'service-client', 'zip', 'strongname', 'authenticode', 'metadata', 'pe', 'binary', 'core'],
-  cli: ['workflows', 'server', 'report', 'rules', 'service-client', 'zip', 'strongname', 'authenticode', 'metadata', 'pe', 'binary', 'core'],
+  workflows: ['audit', 'report', 'rules', 'service-client', 'zip', 'strongname', 'authenticode', 'metadata', 'pe', 'binary', 'core'],
+  cli: ['workflows', 'server', 'audit', 'report', 'rules', 'service-client', 'zip', 'strongname', 'authenticode', 'metadata', 'pe', 'binary', 'core'],
 };
 /** Packages a layer may import; yargs and glob belong to the CLI, chalk to the CLI and the terminal reporter. */
 const PACKAGES: Record<string, readonly string[]> = {
@@ -55,6 +57,31 @@ describe('architecture', () => {
     }
   });
 
+  test('no module imports itself through others: no import circles in src/ (static, dynamic and type-only imports alike)', () => {
+    const all = sourceFiles(src);
+    const edges = new Map<string, string[]>();
+    for (const file of all) {
+      const text = readFileSync(file, 'utf8');
+      const targets = [...text.matchAll(/(?:\bfrom\s+|\bimport\s*\(\s*)'(\.[^']+)'/g)].map((m) => join(file, '..', m[1]!).replace(/\.js$/, '.ts'));
+      edges.set(file, targets.filter((t) => t.endsWith('.ts')));
+    }
+    const circles: string[] = [];
+    const state = new Map<string, 'open' | 'done'>();
+    const path: string[] = [];
+    const visit = (file: string) => {
+      state.set(file, 'open');
+      path.push(file);
+      for (const next of edges.get(file) ?? []) {
+        if (state.get(next) === 'open') circles.push([...path.slice(path.indexOf(next)), next].map((f) => relative(src, f)).join(' -> '));
+        else if (!state.has(next)) visit(next);
+      }
+      path.pop();
+      state.set(file, 'done');
+    };
+    for (const file of all) if (!state.has(file)) visit(file);
+    expect(circles).toEqual([]);
+  });
+
   test('index.ts exports the library, not the CLI', () => {
     const index = readFileSync(join(src, 'index.ts'), 'utf8');
     expect(index).not.toMatch(/from '\.\/cli\//);
@@ -70,7 +97,7 @@ describe('architecture', () => {
 describe('rule documentation', () => {
   test('docs/rules.md has a section per rule and ids are unique', async () => {
     const { rules } = await import('../src/rules/index.js');
-    const { AuditRules } = await import('../src/rules/audit.js');
+    const { AuditRules } = await import('../src/audit/model.js');
     const doc = readFileSync(join(repoRoot, 'docs', 'rules.md'), 'utf8');
     const sections = [...doc.matchAll(/^## (SG\d{3})$/gm)].map((m) => m[1]);
     expect(sections).toEqual([...rules.map((r) => r.id), ...Object.keys(AuditRules)]);

@@ -4,7 +4,7 @@
 import { loadDetails, loadSummaryText, loadsUnderText } from './audit-load.js';
 import { VERSION } from '../core/version.js';
 import { describeAuthenticodeVerdict } from '../authenticode/verdict.js';
-import type { AuditFile, AuditReport } from '../rules/audit.js';
+import type { AuditFile, AuditReport } from '../audit/model.js';
 import { escapeXml as esc } from './junit.js';
 
 // Column priorities: 1 always shown, 2 from 720 px, 3 from 1000 px, 4 from 1180 px. Every value of a hidden

@@ -1,5 +1,5 @@
 // "Will it load?" in words, shared by the HTML and Markdown audits.
-import type { AuditLoad, AuditLoadSummary } from '../rules/audit.js';
+import type { AuditLoad, AuditLoadSummary } from '../audit/model.js';
 import { describeTarget } from '../rules/load.js';
 
 /** The licenses a file loads under, for a table cell; '' for files that are not assemblies. */

@@ -1,5 +1,5 @@
 // Audit as Markdown: a summary, a table of every file, the findings and the changes since the previous release.
-import type { AuditReport } from '../rules/audit.js';
+import type { AuditReport } from '../audit/model.js';
 import { describeAuthenticodeVerdict } from '../authenticode/verdict.js';
 import { loadDetails, loadSummaryText, loadsUnderText } from './audit-load.js';
 

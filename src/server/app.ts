@@ -9,7 +9,7 @@ import multipart from '@fastify/multipart';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest, type FastifyServerOptions } from 'fastify';
-import type { JobRecord, PendingJob } from './job-store.js';
+import type { JobRecord, PendingJob } from './store.js';
 import { commentOf, errorResponse, OUTAGE_RETRY_AFTER_S, HttpProblem, problem, type ProblemFileError } from './problem.js';
 import * as S from './schemas.js';
 import { DEFAULT_SERVICE_NAME, USER_ROLE, type Organization, type ServerConfig } from './server-config.js';

@@ -13,7 +13,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { ARCHIVE_ASSEMBLY, archiveNameProblems, archiveZipLimits, PER_FILE_LOGS } from '../zip/archive-rules.js';
 import { readZip, ZipRefusal, type ZipFileEntry } from '../zip/read-zip.js';
 import { writeZip, type ZipEntry } from '../zip/write-zip.js';
-import type { JobRecord, PendingJob } from './job-store.js';
+import type { JobRecord, PendingJob } from './store.js';
 import type { JobStateStore, JobWorker } from './store.js';
 import { commentOf, HttpProblem } from './problem.js';
 import type { ServerConfig } from './server-config.js';

@@ -7,47 +7,9 @@ import { access, readFile, rename, rm } from 'node:fs/promises';
 import { constants } from 'node:fs';
 import { join } from 'node:path';
 import { mkdirPrivate, mkdirPrivateSync, writeFileAtomic } from './fs-atomic.js';
-import { DEFAULT_RESULT_FILE, IDEMPOTENCY_WINDOW_MS, type JobStateStore } from './store.js';
+import { DEFAULT_RESULT_FILE, IDEMPOTENCY_WINDOW_MS, type JobRecord, type JobStateStore, type JobSummary, type PendingJob } from './store.js';
 import { createReadStream } from 'node:fs';
 import type { Readable } from 'node:stream';
-
-export type FileProcessingState = 'Pending' | 'Processing' | 'Signed' | 'Error';
-
-export interface JobMessage {
-  readonly dateTime: string;
-  readonly messageType: 'Info' | 'Warning' | 'Error';
-  readonly message: string;
-}
-
-export interface JobFile {
-  /** Relative path with `/`, as uploaded. */
-  readonly fileName: string;
-  readonly size: number;
-  readonly sha256: string;
-  fileProcessingState: FileProcessingState;
-  messages: JobMessage[];
-}
-
-export interface JobRecord {
-  readonly id: string;
-  readonly organization: string;
-  readonly comment: string | null;
-  readonly createdAt: string;
-  processingFinished: boolean;
-  assemblies: JobFile[];
-  /** The result package's file name in the job's folder once finished (default result.zip). */
-  resultFile?: string;
-  /** The Idempotency-Key the upload came with, if any. */
-  idempotencyKey?: string;
-}
-
-/** Where an upload is written while it arrives. */
-export interface PendingJob {
-  readonly id: string;
-  readonly organization: string;
-  readonly dir: string;
-  readonly uploadsDir: string;
-}
 
 const JOB_FILE = 'job.json';
 
@@ -64,15 +26,6 @@ export async function moveToTrash(tmpDir: string, dir: string, id: string): Prom
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
     throw error;
   }
-}
-
-/** What GET /assemblies shows of a job: kept in memory so that a list never reads every job file. */
-export interface JobSummary {
-  readonly id: string;
-  readonly comment: string | null;
-  readonly createdAt: string;
-  readonly processingFinished: boolean;
-  readonly fileCount: number;
 }
 
 const summaryOf = (r: JobRecord): JobSummary => ({ id: r.id, comment: r.comment, createdAt: r.createdAt, processingFinished: r.processingFinished, fileCount: r.assemblies.length });

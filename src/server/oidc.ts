@@ -3,26 +3,7 @@
 // issuer and audience checked; organization, user and roles come from configured claims.
 import { createRemoteJWKSet, errors, jwtVerify, type JWTPayload } from 'jose';
 import { HttpProblem } from './problem.js';
-import { USER_ROLE, type Organization, type ServerConfig } from './server-config.js';
-
-export interface OidcSettings {
-  /** The issuer's identifier, exactly as tokens carry it in `iss`; its discovery document is `<issuer>/.well-known/openid-configuration`. */
-  readonly issuer: string;
-  /** The audience tokens must carry in `aud` (the API's resource identifier). */
-  readonly audience: string;
-  /** Claim naming the organization (default `org`). */
-  readonly organizationClaim: string;
-  /** Claim holding the roles, an array or a space-separated string (default `roles`). */
-  readonly rolesClaim: string;
-  /** Claim naming the user (default `sub`). */
-  readonly userClaim: string;
-  /** The public client the documentation page's Authorize button uses (authorization code with PKCE). */
-  readonly clientId?: string;
-  /** Scopes the Authorize button asks for (default `openid`). */
-  readonly scopes: readonly string[];
-  /** A token must expire (`exp`) within this many seconds of being presented (default a day). */
-  readonly maxTokenLifetimeS: number;
-}
+import { USER_ROLE, type OidcSettings, type Organization, type ServerConfig } from './server-config.js';
 
 /** Three base64url parts: a JWT, not a personal access token (those are one opaque string). */
 export function looksLikeJwt(token: string): boolean {

@@ -8,7 +8,25 @@ import { UsageError } from '../core/errors.js';
 import { parseStrongNameKeyFile, type StrongNameKeyFile } from '../strongname/key-blob.js';
 import { publicKeyToken } from '../strongname/token.js';
 import { DEFAULT_RATE_LIMITS, type RateLimit, type RateLimitSettings } from './rate-limit.js';
-import type { OidcSettings } from './oidc.js';
+
+export interface OidcSettings {
+  /** The issuer's identifier, exactly as tokens carry it in `iss`; its discovery document is `<issuer>/.well-known/openid-configuration`. */
+  readonly issuer: string;
+  /** The audience tokens must carry in `aud` (the API's resource identifier). */
+  readonly audience: string;
+  /** Claim naming the organization (default `org`). */
+  readonly organizationClaim: string;
+  /** Claim holding the roles, an array or a space-separated string (default `roles`). */
+  readonly rolesClaim: string;
+  /** Claim naming the user (default `sub`). */
+  readonly userClaim: string;
+  /** The public client the documentation page's Authorize button uses (authorization code with PKCE). */
+  readonly clientId?: string;
+  /** Scopes the Authorize button asks for (default `openid`). */
+  readonly scopes: readonly string[];
+  /** A token must expire (`exp`) within this many seconds of being presented (default a day). */
+  readonly maxTokenLifetimeS: number;
+}
 
 export interface ServerConfigFile {
   serviceName?: string;

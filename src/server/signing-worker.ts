@@ -11,7 +11,7 @@ import { runCheck } from '../rules/runner.js';
 import type { CheckSettings } from '../rules/types.js';
 import { readModule } from '../strongname/assembly-info.js';
 import { writeZip, type PreparedZipData, type ZipEntry } from '../zip/write-zip.js';
-import type { JobFile, JobMessage, JobRecord } from './job-store.js';
+import type { JobFile, JobMessage, JobRecord } from './store.js';
 import type { JobProgressSink, JobStateStore, JobWorker } from './store.js';
 import type { License, Organization, ServerConfig } from './server-config.js';
 import { inProcessSigner, type FileSigner } from './sign-file.js';

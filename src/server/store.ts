@@ -4,7 +4,54 @@
 // package) are in the data directory, which PostgreSQL nodes then share, or with PostgreSQL in S3-compatible
 // object storage (S3Blobs), where nodes share no folder.
 import type { Readable } from 'node:stream';
-import type { JobRecord, JobSummary, PendingJob } from './job-store.js';
+
+// The records every store keeps, whatever keeps them.
+export type FileProcessingState = 'Pending' | 'Processing' | 'Signed' | 'Error';
+
+export interface JobMessage {
+  readonly dateTime: string;
+  readonly messageType: 'Info' | 'Warning' | 'Error';
+  readonly message: string;
+}
+
+export interface JobFile {
+  /** Relative path with `/`, as uploaded. */
+  readonly fileName: string;
+  readonly size: number;
+  readonly sha256: string;
+  fileProcessingState: FileProcessingState;
+  messages: JobMessage[];
+}
+
+export interface JobRecord {
+  readonly id: string;
+  readonly organization: string;
+  readonly comment: string | null;
+  readonly createdAt: string;
+  processingFinished: boolean;
+  assemblies: JobFile[];
+  /** The result package's file name in the job's folder once finished (default result.zip). */
+  resultFile?: string;
+  /** The Idempotency-Key the upload came with, if any. */
+  idempotencyKey?: string;
+}
+
+/** Where an upload is written while it arrives. */
+export interface PendingJob {
+  readonly id: string;
+  readonly organization: string;
+  readonly dir: string;
+  readonly uploadsDir: string;
+}
+
+/** What GET /assemblies shows of a job: kept in memory so that a list never reads every job file. */
+export interface JobSummary {
+  readonly id: string;
+  readonly comment: string | null;
+  readonly createdAt: string;
+  readonly processingFinished: boolean;
+  readonly fileCount: number;
+}
 
 export interface JobStateStore {
   /** 'data-dir' or 'postgres', for logs and readiness. */

@@ -6,7 +6,9 @@
 // buildAudit in the calling thread.
 import type { SeveritySetting } from '../core/diagnostic.js';
 import { piscinaTask, taskRunSize, workerModulePath } from '../core/worker-module.js';
-import { assembleAudit, buildAudit, type AuditEvidence, type AuditOptions, type AuditReport } from '../rules/audit.js';
+import { assembleAudit, buildAudit } from '../audit/build.js';
+import type { AuditEvidence } from '../audit/evidence.js';
+import type { AuditOptions, AuditReport } from '../audit/model.js';
 import { fileParser, fromParsedData, placeFiles, type ParsedFileData } from '../rules/facts.js';
 import { assembleCheck, checkFile, resolveSeverities, ruleNeighbourhood, runCheck, type CheckOptions, type CheckResult, type FileOutcome } from '../rules/runner.js';
 import { needsSigning, type CheckInput, type CheckSettings, type FileFacts } from '../rules/types.js';

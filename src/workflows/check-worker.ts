@@ -4,7 +4,7 @@
 import type { SeveritySetting } from '../core/diagnostic.js';
 import type { ErrorCode } from '../core/error-codes.js';
 import { isSignGateError, SignGateError } from '../core/errors.js';
-import { auditEvidence, type AuditEvidence } from '../rules/audit.js';
+import { auditEvidence, type AuditEvidence } from '../audit/evidence.js';
 import { fileFacts, fileParser, fromParsedData, parsedData, type ParsedFileData, type Placement } from '../rules/facts.js';
 import { checkFile, resolveSeverities, type FileOutcome } from '../rules/runner.js';
 import type { CheckInput, CheckSettings, FileFacts } from '../rules/types.js';

@@ -4,7 +4,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, test } from 'vitest';
-import { buildAudit } from '../../src/rules/audit.js';
+import { buildAudit } from '../../src/audit/build.js';
 import { runCheck } from '../../src/rules/runner.js';
 import type { CheckInput } from '../../src/rules/types.js';
 import { buildAuditPooled, checkThreads, CHECK_POOL_THRESHOLD, runCheckPooled } from '../../src/workflows/check-pool.js';

@@ -4,7 +4,7 @@
 import { describe, expect, test } from 'vitest';
 import { formatAuditHtml } from '../../src/report/audit-html.js';
 import { formatAuditMarkdown } from '../../src/report/audit-markdown.js';
-import { buildAudit } from '../../src/rules/audit.js';
+import { buildAudit } from '../../src/audit/build.js';
 import { collectFacts } from '../../src/rules/facts.js';
 import { loadsUnder, loadVerdict, targetFramework } from '../../src/rules/load.js';
 import { runCheck } from '../../src/rules/runner.js';

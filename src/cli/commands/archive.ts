@@ -6,7 +6,7 @@ import { displayPath } from '../../workflows/files.js';
 import { ExitCode, type ExitCodeValue } from '../exit-codes.js';
 import type { Io } from '../output.js';
 import { checkOptionsFrom, strings, type CheckArgs } from './check.js';
-import type { SignArgs } from './sign.js';
+import type { SignArgs } from './sign-args.js';
 
 /** `sign --archive <zip>`: upload the archive to POST /archives, wait, download the result archive, verify. */
 export async function runSignArchive(args: SignArgs & { archive: string }, io: Io): Promise<ExitCodeValue> {

@@ -10,26 +10,11 @@ import { ExitCode, type ExitCodeValue } from '../exit-codes.js';
 import type { Io } from '../output.js';
 import { numberOption } from '../options.js';
 import { createProgress } from '../progress.js';
-import { checkOptionsFrom, strings, type CheckArgs } from './check.js';
+import { checkOptionsFrom, strings } from './check.js';
+import type { SignArgs } from './sign-args.js';
 
-export interface SignArgs extends CheckArgs {
-  files?: string[];
-  assemblies?: string[];
-  destinationPath?: string;
-  rootDirectory?: string;
-  deleteAfterwards: boolean;
-  comment?: string;
-  check: boolean;
-  split: boolean;
-  force: boolean;
-  timeout: number;
-  pollInterval: number;
-  nameSeparator?: '\\' | '/';
-  maxDownloadBytes?: number;
-  json: boolean;
-  archive?: string;
-  fromMsbuild?: boolean;
-}
+export type { SignArgs } from './sign-args.js';
+
 
 /** The SGB003 build error of msbuild/Signgate.targets: decided here, where the environment is, never by MSBuild. */
 export const MSBUILD_NO_TOKEN =

@@ -1,0 +1,166 @@
+// The release audit's model: the report, its files, findings (SG7xx), changes since the previous release, and the
+// options that make one. The audit is a product of its own beside the pre-flight rules: it reads the same facts and
+// runs the same check, then judges a release (signed files), not an upload (delay-signed ones).
+import type { Finding } from '../core/diagnostic.js';
+import type { CheckSettings, FileRole } from '../rules/types.js';
+import type { VendorAttributeState } from '../rules/vendor-attribute.js';
+import type { LoadVerdict } from '../rules/load.js';
+import type { AuthenticodeVerdict } from '../authenticode/verdict.js';
+
+/** 2: per-file verdict and key match, the inputs in full (public keys, vendor patterns), the job source, per-file changes. 3: Authenticode per file, publisher changes. */
+export const AUDIT_FORMAT_VERSION = 3;
+
+/** Findings only an audit makes (a release has signed files, not delay-signed ones). */
+export const AuditRules = {
+  SG701: { name: 'not-signed-for-release', summary: "A shipped assembly that needs signing is not validly signed with one of the organization's keys.", hint: 'Ship the files `signgate sign` returned and verified, not the delay-signed build output.' },
+  SG702: { name: 'manifest-missing-file', summary: 'A file the release manifest lists is not in the release.', hint: 'Add the file to the release, or remove it from the manifest.' },
+  SG703: { name: 'manifest-extra-file', summary: 'A file in the release is not in the release manifest.', hint: 'Remove the file from the release, or add it to the manifest.' },
+  SG704: { name: 'signature-lost', severity: 'error', summary: "A file that was signed with the organization's key in the previous release is not any more.", hint: 'Ship the file `signgate sign` returned for this release; the build output was probably copied over the signed file.' },
+  SG705: { name: 'vendor-attribute-lost', severity: 'error', summary: 'A file that carried the vendor attribute in the previous release does not any more.', hint: 'Put the vendor attribute back into the assembly (AssemblyInfo or the project file) and sign again.' },
+  SG706: { name: 'option-changed', severity: 'warning', summary: 'A file is signed for another option than in the previous release.', hint: 'Check that the option change is intended; customers licensed for the old option cannot load the new file.' },
+  SG707: { name: 'authenticode-invalid', severity: 'error', summary: 'A shipped file carries an Authenticode signature that does not verify (or cannot be read).', hint: 'Sign with signtool after the strong-name signing by the service, and ship that file; a file changed after Authenticode signing shows as tampered on Windows.' },
+  SG708: { name: 'publisher-changed', severity: 'warning', summary: "A file's Authenticode publisher (the signer certificate's subject) differs from the previous release, or its signature is gone.", hint: 'Check that the new publisher certificate is yours and intended; Windows and SmartScreen show the new name to users.' },
+} as const satisfies Record<string, { name: string; severity?: 'error' | 'warning'; summary: string; hint: string }>;
+
+/** Check rules that describe delay-signed input or the upload; in a release they are replaced by SG701 or do not apply. */
+export const NOT_FOR_RELEASE = new Set(['authenticode-before-strong-name', 'already-signed', 'not-delay-signed', 'public-signed', 'invalid-signature', 'duplicate-name', 'upload-too-large', 'option-not-licensed', 'no-license']);
+
+/** A signing job from the local ledger that returned a file with this SHA-256. */
+export interface AuditJob {
+  readonly jobId: string;
+  readonly date: string;
+  readonly baseUrl: string;
+}
+
+export type { VendorAttributeState } from '../rules/vendor-attribute.js';
+
+export interface AuditFile {
+  /** As shown (relative to the working directory). */
+  readonly path: string;
+  /** Relative to the audited root, `/`-separated: what manifests and comparisons match on. */
+  readonly name: string;
+  readonly size: number;
+  readonly sha256: string;
+  readonly assembly: { readonly name: string; readonly version: string; readonly culture: string; readonly publicKeyToken: string | null } | null;
+  readonly strongName: {
+    readonly state: string;
+    readonly keyBits: number | null;
+    readonly hashAlgorithm: string | null;
+    /** Validly signed with one of the expected keys. */
+    readonly signedWithExpectedKey: boolean;
+    /** Whether the file's public key is one of the expected keys, another key, or absent. */
+    readonly key: 'expected' | 'other' | 'none';
+    /** The signature check: true valid, false invalid, null when there is no signature to check. */
+    readonly signatureValid: boolean | null;
+    readonly optionId: number | null;
+  } | null;
+  /** The strong-name state in a release manager's words ("delay-signed with the right key, but never signed by the service"). */
+  readonly verdict: string;
+  readonly vendorAttribute: VendorAttributeState;
+  readonly needsSigning: boolean;
+  readonly role: FileRole['kind'];
+  readonly reason: string;
+  readonly job: AuditJob | null;
+  readonly outcome: 'ok' | 'fail' | 'not-required';
+  /** Whether it will load: under the runtime license, the developer license, and on .NET Framework at all (null for files that are not assemblies). */
+  readonly load?: AuditLoad | null;
+  readonly findings: readonly Finding[];
+  /** The Authenticode signature beside the strong name; null when the file is not a PE image. Absent in reports of format 2. */
+  readonly authenticode?: AuthenticodeVerdict | null;
+}
+
+/** Will it load, per file: the verdict of load.ts plus which licenses it loads under. */
+export type AuditLoad = LoadVerdict & { readonly loadsUnder: 'runtime' | 'developer' | 'both' | 'neither' };
+
+/** Over the API programs of a release: how many load under each license, under neither, and how many .NET Framework refuses. */
+export interface AuditLoadSummary {
+  readonly apiPrograms: number;
+  readonly runtimeLicense: number;
+  readonly developerLicense: number;
+  readonly neither: number;
+  readonly refusedByNetFramework: number;
+}
+
+/** One aspect of a file that differs from the previous release. */
+export interface AuditAspectChange {
+  readonly aspect: 'strong-name' | 'key' | 'identity' | 'vendor-attribute' | 'option' | 'bytes' | 'publisher';
+  readonly before: string | null;
+  readonly after: string | null;
+}
+
+/** A file present in both releases whose bytes or evidence changed. */
+export interface AuditFileChange {
+  readonly name: string;
+  readonly aspects: readonly AuditAspectChange[];
+  /** The file is worse for a release than before (signature or vendor attribute lost). */
+  readonly regression: boolean;
+  /** What changed, in words. */
+  readonly summary: string;
+}
+
+export interface AuditChanges {
+  readonly added: readonly string[];
+  readonly removed: readonly string[];
+  /** Signed with the organization's key before and now, same key and identity, new bytes: and nothing else. */
+  readonly resigned: readonly string[];
+  /** Signed with the organization's key before, not now (SG704). */
+  readonly signatureLost: readonly string[];
+  /** Not signed with the organization's key before, signed now. */
+  readonly newlySigned: readonly string[];
+  readonly keyChanged: readonly string[];
+  readonly identityChanged: readonly string[];
+  readonly vendorAttributeChanged: readonly string[];
+  readonly optionChanged: readonly string[];
+  /** The Authenticode publisher differs from the previous release (SG708); absent in reports of format 2. */
+  readonly publisherChanged?: readonly string[];
+  /** Every file in both releases that changed, with each changed aspect before and after. */
+  readonly files: readonly AuditFileChange[];
+}
+
+/** Where the Job column comes from: the local job ledger `signgate sign` writes on the machine that signed. */
+export interface AuditJobSource {
+  /** The ledger as shown (with ~ for the home folder), or null when not known. */
+  readonly ledger: string | null;
+  /** Whether a ledger with at least one job was found on the machine that ran the audit. */
+  readonly found: boolean;
+}
+
+export interface AuditReport {
+  readonly formatVersion: number;
+  /** The inputs, in full, so that the report can be re-checked without the key files (`--verify-report`). */
+  readonly settings: {
+    readonly vendor: string;
+    readonly vendorApi: readonly string[];
+    readonly vendorNamespace: string;
+    readonly keys: readonly { readonly source: string; readonly optionId: number | null; readonly token: string; readonly publicKey: string }[];
+  };
+  readonly jobSource: AuditJobSource;
+  readonly summary: {
+    readonly files: number;
+    readonly byState: Readonly<Record<string, number>>;
+    readonly byOutcome: { readonly ok: number; readonly fail: number; readonly 'not-required': number };
+    readonly errors: number;
+    readonly warnings: number;
+    /** Files by Authenticode state (valid, invalid, absent, unreadable). */
+    readonly byAuthenticode?: Readonly<Record<string, number>>;
+    readonly load?: AuditLoadSummary;
+  };
+  readonly files: readonly AuditFile[];
+  /** Every finding, file-level and release-level, sorted. */
+  readonly findings: readonly Finding[];
+  readonly manifest: { readonly missing: readonly string[]; readonly extra: readonly string[] } | null;
+  readonly changes: AuditChanges | null;
+}
+
+export interface AuditOptions {
+  readonly settings: CheckSettings;
+  /** SHA-256 of returned files to the job that returned them (from the local job ledger). */
+  readonly jobs?: ReadonlyMap<string, AuditJob>;
+  /** Paths (relative to the audited root, `/`) the release must contain; compared case-insensitively. */
+  readonly manifest?: readonly string[];
+  /** The previous release's audit report (JSON). */
+  readonly previous?: AuditReport;
+  /** Where jobs came from (default: no ledger known). */
+  readonly jobSource?: AuditJobSource;
+}
+
