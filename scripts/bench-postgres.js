@@ -131,7 +131,7 @@ async function postgresRun(workers) {
 
 /** GET /assemblies with `count` kept jobs in PostgreSQL (rows written in one statement), in-process on loopback. */
 async function listRun(count = 9999) {
-  const { buildServer } = await import('../dist/server/app.js');
+  const { buildServer } = await import('../dist/server/http/app.js');
   const { parseServerConfig } = await import('../dist/server/server-config.js');
   const db = await createDatabase();
   const dataDir = mkdtempSync(join(tmpdir(), 'signgate-bench-list-'));

@@ -9,8 +9,8 @@ import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { runCheck } from '../dist/rules/runner.js';
-import { signAndPack } from '../dist/server/sign-file.js';
-import { organizationSettings } from '../dist/server/signing-worker.js';
+import { signAndPack } from '../dist/server/jobs/sign-file.js';
+import { organizationSettings } from '../dist/server/jobs/signing-worker.js';
 import { parseServerConfig } from '../dist/server/server-config.js';
 import { writeZip } from '../dist/zip/write-zip.js';
 
@@ -143,7 +143,7 @@ async function main() {
 
 /** GET /assemblies with 9,999 kept jobs (the documented limit), beside a status call, in-process on loopback. */
 async function listBench(count = 9999) {
-  const { buildServer } = await import('../dist/server/app.js');
+  const { buildServer } = await import('../dist/server/http/app.js');
   const { randomUUID } = await import('node:crypto');
   const { mkdirSync, writeFileSync } = await import('node:fs');
   const dataDir = mkdtempSync(join(tmpdir(), 'signgate-list-'));

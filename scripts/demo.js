@@ -8,7 +8,7 @@ import { mkdirSync, rmSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { main } from '../dist/cli/main.js';
-import { buildServer } from '../dist/server/app.js';
+import { buildServer } from '../dist/server/http/app.js';
 import { watchServerConfigFile } from '../dist/server/server-config.js';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');

@@ -2,7 +2,7 @@
 import { mkdtempSync, renameSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { buildServer } from '../dist/server/app.js';
+import { buildServer } from '../dist/server/http/app.js';
 import { parseServerConfig } from '../dist/server/server-config.js';
 
 const config = parseServerConfig({ vendor: 'Contoso', organizations: [] }, process.cwd());

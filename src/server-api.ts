@@ -1,17 +1,17 @@
 // The reference signing service as a library: `import { buildServer } from 'signgate/server'`. Kept apart from
 // the main entry so that importing the library never loads fastify.
-export { buildServer, type BuildServerOptions, type Principal } from './server/app.js';
+export { buildServer, type BuildServerOptions, type Principal } from './server/http/app.js';
 export { parseServerConfig, watchServerConfigFile, USER_ROLE, DEFAULT_SERVICE_NAME, type ServerConfig, type ServerConfigFile, type Organization, type License } from './server/server-config.js';
-export { TokenStore, hashToken, type StoredToken } from './server/token-store.js';
-export { SigningPool, defaultSigningWorkers, signingOptions } from './server/signing-pool.js';
-export { signAndVerify, signAndPack, inProcessSigner, type FileSigner, type SignedFile } from './server/sign-file.js';
-export { DEFAULT_RATE_LIMITS, parseRateLimit, type RateLimit, type RateLimitSettings } from './server/rate-limit.js';
+export { TokenStore, hashToken, type StoredToken } from './server/identity/token-store.js';
+export { SigningPool, defaultSigningWorkers, signingOptions } from './server/jobs/signing-pool.js';
+export { signAndVerify, signAndPack, inProcessSigner, type FileSigner, type SignedFile } from './server/jobs/sign-file.js';
+export { DEFAULT_RATE_LIMITS, parseRateLimit, type RateLimit, type RateLimitSettings } from './server/identity/rate-limit.js';
 export { archiveZipLimits, archiveNameProblems, PER_FILE_LOGS, type ArchiveNameProblem } from './zip/archive-rules.js';
-export { type JobStateStore, type JobWorker, type NodeRole, NODE_ROLES } from './server/store.js';
-export { type TokenKeeper, type CreatedToken, type RevokeSelector } from './server/token-store.js';
-export { openStores, openDatabase, describeDatabase, DEFAULT_LEASE_MS, type StoreOptions, type Stores } from './server/open-stores.js';
-export { PgJobStore, LeaseLost, MAX_ATTEMPTS } from './server/postgres/pg-store.js';
-export { PgTokenStore } from './server/postgres/pg-tokens.js';
-export { MIGRATIONS, migrate, type Migration } from './server/postgres/migrations.js';
+export { type JobStateStore, type JobWorker, type NodeRole, NODE_ROLES } from './server/jobs/store.js';
+export { type TokenKeeper, type CreatedToken, type RevokeSelector } from './server/identity/token-store.js';
+export { openStores, openDatabase, describeDatabase, DEFAULT_LEASE_MS, type StoreOptions, type Stores } from './server/storage/open-stores.js';
+export { PgJobStore, LeaseLost, MAX_ATTEMPTS } from './server/storage/postgres/pg-store.js';
+export { PgTokenStore } from './server/storage/postgres/pg-tokens.js';
+export { MIGRATIONS, migrate, type Migration } from './server/storage/postgres/migrations.js';
 // S3Blobs itself is imported from its module by the nodes that use it: the AWS SDK is large.
-export type { S3Blobs, S3BlobOptions } from './server/s3-blobs.js';
+export type { S3Blobs, S3BlobOptions } from './server/storage/s3-blobs.js';

@@ -7,7 +7,7 @@ import { Ajv2020, type ErrorObject } from 'ajv/dist/2020.js';
 import { UsageError } from '../core/errors.js';
 import { parseStrongNameKeyFile, type StrongNameKeyFile } from '../strongname/key-blob.js';
 import { publicKeyToken } from '../strongname/token.js';
-import { DEFAULT_RATE_LIMITS, type RateLimit, type RateLimitSettings } from './rate-limit.js';
+import { DEFAULT_RATE_LIMITS, type RateLimit, type RateLimitSettings } from './identity/rate-limit.js';
 
 export interface OidcSettings {
   /** The issuer's identifier, exactly as tokens carry it in `iss`; its discovery document is `<issuer>/.well-known/openid-configuration`. */

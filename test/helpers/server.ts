@@ -3,7 +3,7 @@ import { mkdtempSync, readFileSync, readdirSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import type { FastifyInstance } from 'fastify';
-import { buildServer, type BuildServerOptions } from '../../src/server/app.js';
+import { buildServer, type BuildServerOptions } from '../../src/server/http/app.js';
 import { parseServerConfig, type ServerConfig, type ServerConfigFile } from '../../src/server/server-config.js';
 import { fixturePath } from './fixtures.js';
 import { databaseFor, STORE_UNDER_TEST } from './database.js';

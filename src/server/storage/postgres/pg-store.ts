@@ -12,10 +12,10 @@ import { rename, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { FastifyBaseLogger } from 'fastify';
 import type { Pool, PoolClient } from 'pg';
-import { moveToTrash } from '../job-store.js';
-import type { JobFile, JobRecord, JobSummary, PendingJob } from '../store.js';
+import { moveToTrash } from '../../jobs/job-store.js';
+import type { JobFile, JobRecord, JobSummary, PendingJob } from '../../jobs/store.js';
 import type { S3Blobs } from '../s3-blobs.js';
-import { DEFAULT_RESULT_FILE, IDEMPOTENCY_WINDOW_MS, type JobProgressSink, type JobStateStore } from '../store.js';
+import { DEFAULT_RESULT_FILE, IDEMPOTENCY_WINDOW_MS, type JobProgressSink, type JobStateStore } from '../../jobs/store.js';
 import { mkdirPrivateSync, mkdirPrivate } from '../fs-atomic.js';
 
 /** A worker's write was refused: another worker holds the job now, or it was deleted. */

@@ -1,18 +1,18 @@
 // Opens the stores a node uses: the data directory (default), or PostgreSQL when a database is given.
 import type { FastifyBaseLogger } from 'fastify';
 import pg from 'pg';
-import { UsageError } from '../core/errors.js';
+import { UsageError } from '../../core/errors.js';
 import { narrowDirSync } from './fs-atomic.js';
-import { JobStore } from './job-store.js';
+import { JobStore } from '../jobs/job-store.js';
 import { migrate } from './postgres/migrations.js';
 import { PgJobStore } from './postgres/pg-store.js';
 import { PgTokenStore } from './postgres/pg-tokens.js';
 import { PgQueueWorker } from './postgres/queue-worker.js';
-import type { ServerConfig } from './server-config.js';
-import { SigningWorker, type SigningWorkerOptions } from './signing-worker.js';
+import type { ServerConfig } from '../server-config.js';
+import { SigningWorker, type SigningWorkerOptions } from '../jobs/signing-worker.js';
 import type { S3Blobs } from './s3-blobs.js';
-import { NO_WORKER, type JobStateStore, type JobWorker, type NodeRole } from './store.js';
-import { TokenStore, type TokenKeeper } from './token-store.js';
+import { NO_WORKER, type JobStateStore, type JobWorker, type NodeRole } from '../jobs/store.js';
+import { TokenStore, type TokenKeeper } from '../identity/token-store.js';
 
 /** How long a lease lasts without a heartbeat, by default: a dead worker's job is taken over after this. */
 export const DEFAULT_LEASE_MS = 30_000;

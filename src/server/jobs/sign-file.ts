@@ -1,10 +1,10 @@
 // The CPU-heavy part of a job's files, alone in a module so that a pool thread loads only what it needs: sign
 // with the key pair, check the signature the way a verifier would, and prepare the file's entry of the result
 // package (CRC-32 and deflate), so that the service's own thread only lays the package out.
-import type { StrongNameKeyFile } from '../strongname/key-blob.js';
-import { readModule } from '../strongname/assembly-info.js';
-import { signAssembly, verifyStrongName } from '../strongname/strong-name.js';
-import { prepareZipEntry, type PreparedZipData } from '../zip/write-zip.js';
+import type { StrongNameKeyFile } from '../../strongname/key-blob.js';
+import { readModule } from '../../strongname/assembly-info.js';
+import { signAssembly, verifyStrongName } from '../../strongname/strong-name.js';
+import { prepareZipEntry, type PreparedZipData } from '../../zip/write-zip.js';
 
 /** Signs `bytes` with `keyPair`; returns the signed image, or undefined when its signature does not verify. */
 export function signAndVerify(bytes: Uint8Array, keyPair: StrongNameKeyFile): Uint8Array | undefined {

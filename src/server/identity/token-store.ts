@@ -6,7 +6,7 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import { narrowDirSync, writeFileAtomicSync } from './fs-atomic.js';
+import { narrowDirSync, writeFileAtomicSync } from '../storage/fs-atomic.js';
 
 export interface StoredToken {
   readonly hash: string;

@@ -10,16 +10,16 @@ import { readFile, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { createReadStream } from 'node:fs';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { ARCHIVE_ASSEMBLY, archiveNameProblems, archiveZipLimits, PER_FILE_LOGS } from '../zip/archive-rules.js';
-import { readZip, ZipRefusal, type ZipFileEntry } from '../zip/read-zip.js';
-import { writeZip, type ZipEntry } from '../zip/write-zip.js';
-import type { JobRecord, PendingJob } from './store.js';
-import type { JobStateStore, JobWorker } from './store.js';
+import { ARCHIVE_ASSEMBLY, archiveNameProblems, archiveZipLimits, PER_FILE_LOGS } from '../../zip/archive-rules.js';
+import { readZip, ZipRefusal, type ZipFileEntry } from '../../zip/read-zip.js';
+import { writeZip, type ZipEntry } from '../../zip/write-zip.js';
+import type { JobRecord, PendingJob } from '../jobs/store.js';
+import type { JobStateStore, JobWorker } from '../jobs/store.js';
 import { commentOf, HttpProblem } from './problem.js';
-import type { ServerConfig } from './server-config.js';
-import { RESULT_ZIP, SIGNING_LOG } from './signing-worker.js';
+import type { ServerConfig } from '../server-config.js';
+import { RESULT_ZIP, SIGNING_LOG } from '../jobs/signing-worker.js';
 import { EXAMPLE_JOB_ID, jobCreatedExample, jobLinks, problemResponse } from './schemas.js';
-import { mkdirPrivate, PRIVATE_FILE } from './fs-atomic.js';
+import { mkdirPrivate, PRIVATE_FILE } from '../storage/fs-atomic.js';
 
 /** What the archive held, in its order: written beside the job, read when the result archive is built. */
 export const ARCHIVE_MANIFEST = 'archive.json';

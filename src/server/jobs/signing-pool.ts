@@ -2,10 +2,10 @@
 // that several jobs, and the files of one job, are signed at once while the main thread answers requests.
 import { availableParallelism } from 'node:os';
 import { Piscina } from 'piscina';
-import { UsageError } from '../core/errors.js';
-import { piscinaTask, workerModulePath, workerThreadsAvailable } from '../core/worker-module.js';
-import type { StrongNameKeyFile } from '../strongname/key-blob.js';
-import type { PreparedZipData } from '../zip/write-zip.js';
+import { UsageError } from '../../core/errors.js';
+import { piscinaTask, workerModulePath, workerThreadsAvailable } from '../../core/worker-module.js';
+import type { StrongNameKeyFile } from '../../strongname/key-blob.js';
+import type { PreparedZipData } from '../../zip/write-zip.js';
 import { ownsItsMemory, type FileSigner, type SignedFile } from './sign-file.js';
 import type { SignTask, SignTaskResult } from './signing-pool-task.js';
 

@@ -1,8 +1,8 @@
 // A signing pool thread (run by piscina): one task signs one file and prepares its package entry, or only prepares
 // the entry of a file returned unchanged. What it makes is moved back to the service's thread, not copied.
 import { Piscina } from 'piscina';
-import type { StrongNameKeyFile } from '../strongname/key-blob.js';
-import { prepareZipEntry, type PreparedZipData } from '../zip/write-zip.js';
+import type { StrongNameKeyFile } from '../../strongname/key-blob.js';
+import { prepareZipEntry, type PreparedZipData } from '../../zip/write-zip.js';
 import { ownsItsMemory, signAndPack, type SignedFile } from './sign-file.js';
 
 export interface SignTask {

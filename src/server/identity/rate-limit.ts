@@ -3,8 +3,8 @@
 // per request, so a changed configuration file takes effect at once; options given to buildServer win.
 import rateLimit from '@fastify/rate-limit';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { UsageError } from '../core/errors.js';
-import { HttpProblem } from './problem.js';
+import { UsageError } from '../../core/errors.js';
+import { HttpProblem } from '../http/problem.js';
 import { bearerToken, hashToken } from './token-store.js';
 
 /** At most `max` requests per `windowSeconds`; null: no limit of this kind. */

@@ -6,7 +6,7 @@ import { existsSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs
 import { access, readFile, rename, rm } from 'node:fs/promises';
 import { constants } from 'node:fs';
 import { join } from 'node:path';
-import { mkdirPrivate, mkdirPrivateSync, writeFileAtomic } from './fs-atomic.js';
+import { mkdirPrivate, mkdirPrivateSync, writeFileAtomic } from '../storage/fs-atomic.js';
 import { DEFAULT_RESULT_FILE, IDEMPOTENCY_WINDOW_MS, type JobRecord, type JobStateStore, type JobSummary, type PendingJob } from './store.js';
 import { createReadStream } from 'node:fs';
 import type { Readable } from 'node:stream';

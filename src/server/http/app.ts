@@ -9,23 +9,23 @@ import multipart from '@fastify/multipart';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest, type FastifyServerOptions } from 'fastify';
-import type { JobRecord, PendingJob } from './store.js';
+import type { JobRecord, PendingJob } from '../jobs/store.js';
 import { commentOf, errorResponse, OUTAGE_RETRY_AFTER_S, HttpProblem, problem, type ProblemFileError } from './problem.js';
 import * as S from './schemas.js';
-import { DEFAULT_SERVICE_NAME, USER_ROLE, type Organization, type ServerConfig } from './server-config.js';
-import { bearerToken, type TokenKeeper } from './token-store.js';
-import type { JobStateStore, JobWorker, NodeRole } from './store.js';
-import { openStores } from './open-stores.js';
-import { signingOptions } from './signing-pool.js';
+import { DEFAULT_SERVICE_NAME, USER_ROLE, type Organization, type ServerConfig } from '../server-config.js';
+import { bearerToken, type TokenKeeper } from '../identity/token-store.js';
+import type { JobStateStore, JobWorker, NodeRole } from '../jobs/store.js';
+import { openStores } from '../storage/open-stores.js';
+import { signingOptions } from '../jobs/signing-pool.js';
 import { decodeEncodedWords } from './encoded-words.js';
-import { UploadNames } from '../core/upload-names.js';
-import { registerRateLimits, type RateLimitSettings } from './rate-limit.js';
+import { UploadNames } from '../../core/upload-names.js';
+import { registerRateLimits, type RateLimitSettings } from '../identity/rate-limit.js';
 import { registerHealth } from './health.js';
 import { statfs } from 'node:fs/promises';
 import { archiveBody, registerArchiveRoutes } from './archive.js';
 import { registerExchangePage } from './exchange-page.js';
-import { docsOAuth, looksLikeJwt, OidcAuthenticator } from './oidc.js';
-import { mkdirPrivate, PRIVATE_FILE } from './fs-atomic.js';
+import { docsOAuth, looksLikeJwt, OidcAuthenticator } from '../identity/oidc.js';
+import { mkdirPrivate, PRIVATE_FILE } from '../storage/fs-atomic.js';
 
 export interface BuildServerOptions {
   /** The configuration, or a function that returns the current one (re-read when the file changes). */

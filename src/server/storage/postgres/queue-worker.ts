@@ -4,10 +4,10 @@
 import { randomUUID } from 'node:crypto';
 import type { FastifyBaseLogger } from 'fastify';
 import pg from 'pg';
-import type { ServerConfig } from '../server-config.js';
-import { finishUnsigned, JOB_RETRY_DELAYS_MS, processJob } from '../signing-worker.js';
-import type { FileSigner } from '../sign-file.js';
-import type { JobWorker } from '../store.js';
+import type { ServerConfig } from '../../server-config.js';
+import { finishUnsigned, JOB_RETRY_DELAYS_MS, processJob } from '../../jobs/signing-worker.js';
+import type { FileSigner } from '../../jobs/sign-file.js';
+import type { JobWorker } from '../../jobs/store.js';
 import { LeaseLost, MAX_ATTEMPTS, type PgJobStore } from './pg-store.js';
 
 export interface QueueWorkerOptions {

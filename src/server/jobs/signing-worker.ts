@@ -5,18 +5,18 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { FastifyBaseLogger } from 'fastify';
-import { SIGNING_LOG } from '../core/upload-names.js';
-import { formatVersion } from '../metadata/module-metadata.js';
-import { runCheck } from '../rules/runner.js';
-import type { CheckSettings } from '../rules/types.js';
-import { readModule } from '../strongname/assembly-info.js';
-import { writeZip, type PreparedZipData, type ZipEntry } from '../zip/write-zip.js';
+import { SIGNING_LOG } from '../../core/upload-names.js';
+import { formatVersion } from '../../metadata/module-metadata.js';
+import { runCheck } from '../../rules/runner.js';
+import type { CheckSettings } from '../../rules/types.js';
+import { readModule } from '../../strongname/assembly-info.js';
+import { writeZip, type PreparedZipData, type ZipEntry } from '../../zip/write-zip.js';
 import type { JobFile, JobMessage, JobRecord } from './store.js';
 import type { JobProgressSink, JobStateStore, JobWorker } from './store.js';
-import type { License, Organization, ServerConfig } from './server-config.js';
+import type { License, Organization, ServerConfig } from '../server-config.js';
 import { inProcessSigner, type FileSigner } from './sign-file.js';
 
-export { SIGNING_LOG } from '../core/upload-names.js';
+export { SIGNING_LOG } from '../../core/upload-names.js';
 export const RESULT_ZIP = 'result.zip';
 
 function message(messageType: JobMessage['messageType'], text: string): JobMessage {
