@@ -26,15 +26,18 @@ function logCapture(): { stream: Writable; lines: () => Record<string, unknown>[
 }
 
 describe('stalled uploads', () => {
-  test('an upload that stops sending is answered 408 and closed after the idle timeout, and frees its job slot', async () => {
+  test.each([
+    ['/assemblies', 'files[0]', 'Stalled.dll'],
+    ['/archives', 'archive', 'Stalled.zip'],
+  ])('an upload to %s that stops sending is answered 408 and closed after the idle timeout, and frees its job slot', async (route, field, file) => {
     const server = await startServer({ config: sandboxConfig((c) => (c.limits = { maxJobsPerOrganization: 1 })), build: { timeouts: { idleMs: 400 } } });
     try {
       const token = server.token();
       const boundary = 'stallboundary';
       const head =
-        'POST /assembly-signing/v1.0/assemblies HTTP/1.1\r\nHost: 127.0.0.1\r\n' +
+        `POST /assembly-signing/v1.0${route} HTTP/1.1\r\nHost: 127.0.0.1\r\n` +
         `Authorization: Bearer ${token}\r\nContent-Type: multipart/form-data; boundary=${boundary}\r\nContent-Length: 1000000\r\n\r\n`;
-      const part = Buffer.concat([Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="files[0]"; filename="Stalled.dll"\r\n\r\n`), Buffer.alloc(20_000, 1)]);
+      const part = Buffer.concat([Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="${field}"; filename="${file}"\r\n\r\n`), Buffer.alloc(20_000, 1)]);
       const stalled = stalledRequest(portOf(server.baseUrl), head, part, 5000);
       const outcome = await stalled.outcome;
       stalled.destroy();
@@ -81,14 +84,16 @@ describe('every byte of the body counts toward the upload limit', () => {
     Buffer.concat([Buffer.from(`\r\n--${boundary}\r\nContent-Disposition: form-data; name="files[0]"; filename="FindingAddin.dll"\r\n\r\n`), Buffer.from(fixture('findings/passing/FindingAddin.dll')), Buffer.from(`\r\n--${boundary}--\r\n`)]);
 
   test.each([
-    ['a 40 MB comment field', (b: string) => Buffer.from(`--${b}\r\nContent-Disposition: form-data; name="comment"\r\n\r\n`)],
-    ['a 40 MB preamble', (_b: string) => Buffer.from('preamble ')],
-  ])('%s: 413 long before the end of the body', async (_what, head) => {
+    ['a 40 MB comment field', '/assemblies', (b: string) => Buffer.from(`--${b}\r\nContent-Disposition: form-data; name="comment"\r\n\r\n`)],
+    ['a 40 MB preamble', '/assemblies', (_b: string) => Buffer.from('preamble ')],
+    ['a 40 MB comment field', '/archives', (b: string) => Buffer.from(`--${b}\r\nContent-Disposition: form-data; name="comment"\r\n\r\n`)],
+    ['a 40 MB preamble', '/archives', (_b: string) => Buffer.from('preamble ')],
+  ])('%s to %s: 413 long before the end of the body', async (_what, route, head) => {
     const server = await startServer({ config: limitConfig() });
     try {
       const token = server.token();
       const boundary = 'limitboundary';
-      const result = await streamBody(`${server.baseUrl}/assemblies`, token, boundary, head(boundary), Buffer.alloc(64 * 1024, 0x61), 40_000_000, filePart(boundary));
+      const result = await streamBody(`${server.baseUrl}${route}`, token, boundary, head(boundary), Buffer.alloc(64 * 1024, 0x61), 40_000_000, filePart(boundary));
       expect(result.status).toBe(413);
       expect(result.sentBytes).toBeLessThan(20_000_000);
       expect(await (await api(server, '/assemblies', token)).json()).toEqual([]);

@@ -23,6 +23,7 @@ import { registerRateLimits, type RateLimitSettings } from '../identity/rate-lim
 import { registerHealth } from './health.js';
 import { statfs } from 'node:fs/promises';
 import { archiveBody, registerArchiveRoutes } from './archive.js';
+import { guardBody } from './body-guard.js';
 import { registerExchangePage } from './exchange-page.js';
 import { docsOAuth, looksLikeJwt, OidcAuthenticator } from '../identity/oidc.js';
 import { mkdirPrivate, PRIVATE_FILE } from '../storage/fs-atomic.js';
@@ -363,7 +364,7 @@ export async function buildServer(options: BuildServerOptions): Promise<FastifyI
       return reply.status(204).send();
     });
 
-    registerArchiveRoutes(api, { config, store, worker, now, apiPrefix, envelopeBytes: UPLOAD_ENVELOPE_BYTES, jobOf });
+    registerArchiveRoutes(api, { config, store, worker, now, apiPrefix, envelopeBytes: UPLOAD_ENVELOPE_BYTES, idleMs, jobOf });
   }, { prefix: apiPrefix });
 
   await app.ready();
@@ -413,34 +414,6 @@ interface ReceivedUpload {
 }
 
 /**
- * Watches the raw body while busboy parses it: every byte counts (preamble, part headers, fields), and a
- * body that brings nothing for `idleMs` is stalled. Either ends the parts iteration with that error.
- */
-function guardBody(request: FastifyRequest, maxBodyBytes: number, maxUploadBytes: number, idleMs: number): () => void {
-  const raw = request.raw;
-  let seen = 0;
-  const stop = (error: HttpProblem) => {
-    release();
-    // @fastify/multipart listens for 'error' on the request: it unpipes busboy and the iteration throws this.
-    raw.emit('error', error);
-  };
-  const idle = setTimeout(() => stop(new HttpProblem(408, 'Request Timeout', `The upload sent nothing for ${Math.round(idleMs / 1000)} s and was abandoned; send it again.`)), idleMs);
-  const onData = (chunk: Buffer) => {
-    seen += chunk.length;
-    idle.refresh();
-    if (seen > maxBodyBytes) stop(tooLarge(maxUploadBytes));
-  };
-  const release = () => {
-    clearTimeout(idle);
-    raw.removeListener('data', onData);
-    raw.removeListener('end', release);
-  };
-  raw.on('data', onData);
-  raw.once('end', release);
-  return release;
-}
-
-/**
  * Streams the multipart parts to disk, counting bytes: past the limit it stops reading and answers 413.
  * Names are checked as they arrive; all name problems are reported together (400, one entry per file).
  */
@@ -453,7 +426,7 @@ async function receiveUpload(request: FastifyRequest, pending: PendingJob, maxBy
   const parts = request.parts()[Symbol.asyncIterator]();
   // The first next() pipes the request into busboy; the guard listens beside it from the same tick on.
   const first = parts.next();
-  const release = guardBody(request, maxBytes + UPLOAD_ENVELOPE_BYTES, maxBytes, idleMs);
+  const release = guardBody(request, maxBytes + UPLOAD_ENVELOPE_BYTES, idleMs, () => tooLarge(maxBytes));
   try {
     for (let result = await first; !result.done; result = await parts.next()) {
       const part = result.value;

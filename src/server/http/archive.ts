@@ -15,6 +15,7 @@ import { readZip, ZipRefusal, type ZipFileEntry } from '../../zip/read-zip.js';
 import { writeZip, type ZipEntry } from '../../zip/write-zip.js';
 import type { JobRecord, PendingJob } from '../jobs/store.js';
 import type { JobStateStore, JobWorker } from '../jobs/store.js';
+import { guardBody } from './body-guard.js';
 import { commentOf, HttpProblem } from './problem.js';
 import type { ServerConfig } from '../server-config.js';
 import { RESULT_ZIP, SIGNING_LOG } from '../jobs/signing-worker.js';
@@ -39,6 +40,8 @@ export interface ArchiveContext {
   readonly apiPrefix: string;
   /** Room for multipart framing around the archive. */
   readonly envelopeBytes: number;
+  /** A body that brings no byte for this long is answered 408, as on POST /assemblies. */
+  readonly idleMs: number;
   readonly jobOf: (request: FastifyRequest<{ Params: { id: string } }>) => Promise<JobRecord>;
 }
 
@@ -61,28 +64,40 @@ function refusal(error: ZipRefusal, file: string): HttpProblem {
   }
 }
 
-/** Reads the archive part of a multipart upload into memory, counting bytes; the comment may come before or after it. */
-async function receiveArchive(request: FastifyRequest, maxBytes: number): Promise<{ bytes: Buffer; fileName: string; comment: string | null }> {
+/**
+ * Reads the archive part of a multipart upload into memory, counting bytes; the comment may come before or after it.
+ * The whole body is guarded as on POST /assemblies: every byte counts toward the limit, and a stalled body gets 408.
+ */
+async function receiveArchive(request: FastifyRequest, maxBytes: number, envelopeBytes: number, idleMs: number): Promise<{ bytes: Buffer; fileName: string; comment: string | null }> {
   let archive: { bytes: Buffer; fileName: string } | undefined;
   let comment: string | null = null;
-  for await (const part of request.parts()) {
-    if (part.type === 'field') {
-      if (part.fieldname === 'comment') comment = commentOf(part.value, 1000);
-      continue;
+  const parts = request.parts()[Symbol.asyncIterator]();
+  // The first next() pipes the request into busboy; the guard listens beside it from the same tick on.
+  const first = parts.next();
+  const release = guardBody(request, maxBytes + envelopeBytes, idleMs, () => tooLarge('The archive', maxBytes));
+  try {
+    for (let result = await first; !result.done; result = await parts.next()) {
+      const part = result.value;
+      if (part.type === 'field') {
+        if (part.fieldname === 'comment') comment = commentOf(part.value, 1000);
+        continue;
+      }
+      if (archive) {
+        part.file.resume();
+        throw new HttpProblem(400, 'One archive per job', 'Send exactly one file part, the ZIP archive; upload further archives as jobs of their own.');
+      }
+      const chunks: Buffer[] = [];
+      let size = 0;
+      for await (const chunk of part.file as AsyncIterable<Buffer>) {
+        size += chunk.length;
+        if (size > maxBytes) throw tooLarge('The archive', maxBytes);
+        chunks.push(chunk);
+      }
+      if ((part.file as { truncated?: boolean }).truncated) throw tooLarge('The archive', maxBytes);
+      archive = { bytes: Buffer.concat(chunks), fileName: part.filename || 'archive.zip' };
     }
-    if (archive) {
-      part.file.resume();
-      throw new HttpProblem(400, 'One archive per job', 'Send exactly one file part, the ZIP archive; upload further archives as jobs of their own.');
-    }
-    const chunks: Buffer[] = [];
-    let size = 0;
-    for await (const chunk of part.file as AsyncIterable<Buffer>) {
-      size += chunk.length;
-      if (size > maxBytes) throw tooLarge('The archive', maxBytes);
-      chunks.push(chunk);
-    }
-    if ((part.file as { truncated?: boolean }).truncated) throw tooLarge('The archive', maxBytes);
-    archive = { bytes: Buffer.concat(chunks), fileName: part.filename || 'archive.zip' };
+  } finally {
+    release();
   }
   if (!archive) throw new HttpProblem(400, 'No archive', 'The upload holds no file part. Send the ZIP archive as the part "archive".');
   return { ...archive, comment };
@@ -210,7 +225,7 @@ export function registerArchiveRoutes(api: FastifyInstance, ctx: ArchiveContext)
       throw new HttpProblem(409, 'Job limit reached', `The organization keeps ${config.maxJobsPerOrganization} jobs, the most it may keep. Delete finished jobs, then upload again.`);
     }
     try {
-      const archive = await receiveArchive(request, config.maxUploadBytes);
+      const archive = await receiveArchive(request, config.maxUploadBytes, ctx.envelopeBytes, ctx.idleMs);
       const { assemblies } = await unpack(archive, pending, config);
       const record: JobRecord = {
         id: pending.id,

@@ -1,0 +1,33 @@
+// One guard for every upload body (POST /assemblies and POST /archives): every byte counts toward the limit
+// (preamble, part headers, fields, files), and a body that brings nothing for the idle time is stalled.
+import type { FastifyRequest } from 'fastify';
+import { HttpProblem } from './problem.js';
+
+/**
+ * Watches the raw body while busboy parses it. Past `maxBodyBytes` it stops with `tooLarge()` (413); after `idleMs`
+ * without a byte, with 408. Either ends the parts iteration with that error. Returns the function that stops
+ * watching; call it once the parts are read.
+ */
+export function guardBody(request: FastifyRequest, maxBodyBytes: number, idleMs: number, tooLarge: () => HttpProblem): () => void {
+  const raw = request.raw;
+  let seen = 0;
+  const stop = (error: HttpProblem) => {
+    release();
+    // @fastify/multipart listens for 'error' on the request: it unpipes busboy and the iteration throws this.
+    raw.emit('error', error);
+  };
+  const idle = setTimeout(() => stop(new HttpProblem(408, 'Request Timeout', `The upload sent nothing for ${Math.round(idleMs / 1000)} s and was abandoned; send it again.`)), idleMs);
+  const onData = (chunk: Buffer) => {
+    seen += chunk.length;
+    idle.refresh();
+    if (seen > maxBodyBytes) stop(tooLarge());
+  };
+  const release = () => {
+    clearTimeout(idle);
+    raw.removeListener('data', onData);
+    raw.removeListener('end', release);
+  };
+  raw.on('data', onData);
+  raw.once('end', release);
+  return release;
+}
