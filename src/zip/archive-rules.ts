@@ -16,7 +16,9 @@ export const ARCHIVE_ASSEMBLY = /\.(?:dll|exe|netmodule)$/i;
  * more (a DLL deflates about 3:1, a zip bomb 1000:1).
  */
 export function archiveZipLimits(maxUploadBytes: number): ZipLimits {
-  return { maxEntries: 5000, maxTotalBytes: 2 * maxUploadBytes, maxRatio: 100 };
+  // The ratio is checked from 64 KiB on (from the sizes the entry declares, which yauzl holds it to while it
+  // inflates): a file of a million zero bytes is refused before a byte of it is inflated.
+  return { maxEntries: 5000, maxTotalBytes: 2 * maxUploadBytes, maxRatio: 100, ratioFloorBytes: 64 * 1024 };
 }
 
 /** An entry whose name cannot be accepted, and why. */

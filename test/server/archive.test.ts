@@ -103,6 +103,27 @@ describe('hostile archives are refused with their reason, and nothing is kept', 
     expect(names.errors.map((e: { fileName: string }) => e.fileName)).toEqual(['addin.DLL', 'CON.txt', 'signing-logs/a.log']);
   });
 
+  test('16 archives at once, each of 79 entries of a million zero bytes: every one refused, and the memory stays bounded', { timeout: 120_000 }, async () => {
+    // 85 KB each, 79 MB inflated: within the 80 MB expansion limit, but each entry inflates about a thousandfold.
+    const bomb = await zipEntries([{ name: 'SampleAddin.dll', bytes: dll }, ...Array.from({ length: 79 }, (_, i) => ({ name: `data/zeros-${i}.bin`, bytes: Buffer.alloc(1_000_000) }))]);
+    expect(bomb.length).toBeLessThan(200_000);
+    global.gc?.();
+    const before = process.memoryUsage().rss;
+    let peak = before;
+    const sampler = setInterval(() => (peak = Math.max(peak, process.memoryUsage().rss)), 5);
+    try {
+      const answers = await Promise.all(Array.from({ length: 16 }, () => upload(bomb, 'bomb.zip')));
+      for (const a of answers) {
+        expect(a.status).toBe(413);
+        expect((await a.json()).detail).toMatch(/"data\/zeros-0\.bin" inflates \d+ times/);
+      }
+    } finally {
+      clearInterval(sampler);
+    }
+    // The service, the test and all 16 uploads share this process; before the limits it grew by about 1.2 GB.
+    expect(peak - before).toBeLessThan(200 * 1024 * 1024);
+  });
+
   test('not a ZIP, or no assembly inside', async () => {
     await refused(new TextEncoder().encode('not a zip at all'), 400, 'Not a ZIP archive', /hostile\.zip: the package is not a ZIP file/);
     await refused(await zipEntries([{ name: 'README.txt', bytes: Buffer.from('hello') }]), 400, 'No assemblies', /no \.dll, \.exe or \.netmodule file/);

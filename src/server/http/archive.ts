@@ -103,6 +103,27 @@ async function receiveArchive(request: FastifyRequest, maxBytes: number, envelop
   return { ...archive, comment };
 }
 
+/**
+ * Archives extracted at once, per process. Each extraction holds at most its archive's inflated size in memory
+ * (2 × maxUploadBytes, which the reader enforces from the sizes the entries declare): two at once bound what
+ * any number of concurrent archive uploads can take; the others wait their turn.
+ */
+export const MAX_CONCURRENT_EXTRACTIONS = 2;
+let extracting = 0;
+const waiting: (() => void)[] = [];
+
+async function oneOfFewExtractions<T>(work: () => Promise<T>): Promise<T> {
+  if (extracting >= MAX_CONCURRENT_EXTRACTIONS) await new Promise<void>((resolve) => waiting.push(resolve));
+  else extracting++;
+  try {
+    return await work();
+  } finally {
+    const next = waiting.shift();
+    if (next) next();
+    else extracting--;
+  }
+}
+
 /** Extracts and checks the archive, and writes its files into the pending job; returns what the job record needs. */
 async function unpack(archive: { bytes: Buffer; fileName: string }, pending: PendingJob, config: ServerConfig): Promise<{ assemblies: { fileName: string; size: number; sha256: string }[] }> {
   let entries: ZipFileEntry[];
@@ -226,7 +247,7 @@ export function registerArchiveRoutes(api: FastifyInstance, ctx: ArchiveContext)
     }
     try {
       const archive = await receiveArchive(request, config.maxUploadBytes, ctx.envelopeBytes, ctx.idleMs);
-      const { assemblies } = await unpack(archive, pending, config);
+      const { assemblies } = await oneOfFewExtractions(() => unpack(archive, pending, config));
       const record: JobRecord = {
         id: pending.id,
         organization: org.id,
