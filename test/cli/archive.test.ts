@@ -7,7 +7,7 @@ import { readModule } from '../../src/strongname/assembly-info.js';
 import { parseStrongNameKeyFile } from '../../src/strongname/key-blob.js';
 import { verifyStrongName } from '../../src/strongname/strong-name.js';
 import { readZip } from '../../src/zip/read-zip.js';
-import { folderEntries } from '../helpers/archives.js';
+import { folderEntries, zipEntries } from '../helpers/archives.js';
 import { fixturePath, runCli, runCliAsync } from '../helpers/fixtures.js';
 import { buildZip } from '../helpers/hostile-zip.js';
 import { api } from '../helpers/server.js';
@@ -149,6 +149,31 @@ describe('sign --archive against a service that tampers with the result archive'
       const kept = (await readZip(readFileSync(join(dir, 'out', 'Addin-signed.zip')))).map((e) => e.name);
       expect(kept).not.toContain('Evil.dll');
       expect(kept).not.toContain('tools/autorun.ps1');
+    } finally {
+      await proxy.close();
+    }
+  }, 60_000);
+
+  test('a result archive that would inflate to 1 GB from about 1 MB is refused from its headers, before anything is inflated', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'signgate-bomb-archive-'));
+    const zip = join(dir, 'Addin.zip');
+    expect(runCli(['pack', fixturePath('addin'), '-o', zip, ...settings]).status).toBe(0);
+    // A thousand entries of a million zero bytes: each under 1 MiB, together 1 GB.
+    const zeros = Buffer.alloc(1_000_000);
+    const bomb = await zipEntries([{ name: 'SampleAddin.dll', bytes: readFileSync(fixturePath('addin/SampleAddin.dll')) }, ...Array.from({ length: 1000 }, (_, i) => ({ name: `zeros-${i}.bin`, bytes: zeros }))]);
+    expect(bomb.length).toBeLessThan(1_500_000);
+    const server = shared.server();
+    const proxy = await startProxy(new URL(server.baseUrl).origin, new URL(server.baseUrl).pathname, (req, res) => {
+      if (req.method !== 'GET' || !/\/archives\/[^/]+$/.test(req.url ?? '')) return false;
+      res.writeHead(200, { 'content-type': 'application/zip', 'content-length': bomb.length }).end(bomb);
+      return true;
+    });
+    try {
+      const cache = join(dir, 'cache');
+      const r = await runCliAsync(['sign', '--archive', zip, ...settings, '--base-url', proxy.baseUrl, '--destination-path', join(dir, 'out'), '--poll-interval', '50'], { env: { SIGNGATE_CACHE_DIR: cache, SIGNGATE_ACCESS_TOKEN: shared.token() } });
+      expect(r.status).toBe(3);
+      expect(r.stderr).toMatch(/the result archive of job \S+ was refused: .*"zeros-0\.bin" inflates \d+ times/);
+      expect(existsSync(join(dir, 'out', 'Addin-signed.zip'))).toBe(false);
     } finally {
       await proxy.close();
     }
