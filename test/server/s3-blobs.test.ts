@@ -14,6 +14,7 @@ import { readZip } from '../../src/zip/read-zip.js';
 import { freshDatabase, requireDatabase } from '../helpers/database.js';
 import { fixture, hasMono, runMono } from '../helpers/fixtures.js';
 import { uploadForm } from '../helpers/server.js';
+import { sampleProjectArchive } from '../helpers/archives.js';
 import { cliToken, runSigngate, sandboxConfigCopy, startServiceProcess, stopServiceProcess, type ServiceProcess } from '../helpers/service-process.js';
 
 const addin = fixture('findings/passing/FindingAddin.dll');
@@ -93,6 +94,33 @@ describe.skipIf(!requireDatabase())('object storage (s3rver) for job files', () 
     expect((await call(`/assemblies/${id}`, { method: 'DELETE' })).status).toBe(204);
     expect(await keys(`prod/jobs/sandbox/${id}/`)).toEqual([]);
     expect((await call(`/assemblies/${id}/status`)).status).toBe(404);
+  }, 60_000);
+
+  test('an archive job: its other files and manifest reach the bucket, and GET /archives/{id} on the API node returns every file', async () => {
+    const { zip, entries } = await sampleProjectArchive();
+    const form = new FormData();
+    form.append('archive', new Blob([zip]), 'SampleAddin.zip');
+    const upload = await call('/archives', { method: 'POST', body: form });
+    expect(upload.status).toBe(201);
+    const { id } = await upload.json();
+    const stored = await keys(`prod/jobs/sandbox/${id}/`);
+    expect(stored).toContain(`prod/jobs/sandbox/${id}/archive.json`);
+    expect(stored).toContain(`prod/jobs/sandbox/${id}/archive-files/README.txt`);
+    for (let i = 0; ; i++) {
+      const status = await (await call(`/assemblies/${id}/status`)).json();
+      if (status.processingFinished) break;
+      expect(i).toBeLessThan(400);
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    const download = await call(`/archives/${id}`);
+    expect(download.status).toBe(200);
+    const back = new Map((await readZip(new Uint8Array(await download.arrayBuffer()))).map((e) => [e.name, e.bytes]));
+    for (const e of entries) expect(back.has(e.name), e.name).toBe(true);
+    for (const name of ['README.txt', 'config/settings.json']) expect(back.get(name)!.equals(entries.find((e) => e.name === name)!.bytes), name).toBe(true);
+    expect(Buffer.compare(back.get('SampleAddin.dll')!, entries.find((e) => e.name === 'SampleAddin.dll')!.bytes)).not.toBe(0);
+    expect(back.get('signing-logs/SampleAddin.dll.log')!.toString()).toContain('Signed');
+    expect((await call(`/assemblies/${id}`, { method: 'DELETE' })).status).toBe(204);
+    expect(await keys(`prod/jobs/sandbox/${id}/`)).toEqual([]);
   }, 60_000);
 
   test('kill -9 the API node during an upload: nothing reaches the bucket; restarted, the node removes the half upload', async () => {

@@ -164,21 +164,28 @@ function fileLog(record: JobRecord, file: ArchiveManifest['files'][number]): str
   return `${lines.join('\r\n')}\r\n`;
 }
 
-/** Builds the returned archive from the job's result package, the other files and the per-file logs (once). */
-async function resultArchive(store: JobStateStore, record: JobRecord): Promise<string> {
+/**
+ * Builds the returned archive from the job's result package, the other files and the per-file logs, once per node:
+ * the job's files are read through the store (the data directory, or the bucket on nodes that share no folder),
+ * and the archive is kept in this node's folder for the job.
+ */
+async function resultArchive(store: JobStateStore, record: JobRecord, manifest: ArchiveManifest): Promise<string> {
   const dir = store.jobDir(record.organization, record.id);
   const target = join(dir, ARCHIVE_RESULT);
   if (existsSync(target)) return target;
-  const manifest = JSON.parse(await readFile(join(dir, ARCHIVE_MANIFEST), 'utf8')) as ArchiveManifest;
-  const result = new Map((await readZip(await readFile(join(dir, record.resultFile ?? RESULT_ZIP)))).map((e) => [e.name, e.bytes]));
+  const resultBytes = await store.readJobFile(record, record.resultFile ?? RESULT_ZIP);
+  if (!resultBytes) throw new HttpProblem(500, 'Result missing', `The result package of job ${record.id} is missing.`);
+  const result = new Map((await readZip(resultBytes)).map((e) => [e.name, e.bytes]));
   const entries: ZipEntry[] = [];
   for (const f of manifest.files) {
-    const bytes = f.assembly ? result.get(f.name) : undefined;
-    entries.push({ name: f.name, source: bytes ? { bytes } : { path: join(dir, f.assembly ? 'uploads' : OTHER_FILES, ...f.name.split('/')) } });
+    const bytes = (f.assembly ? result.get(f.name) : undefined) ?? (await store.readJobFile(record, `${f.assembly ? 'uploads' : OTHER_FILES}/${f.name}`));
+    if (!bytes) throw new HttpProblem(500, 'File missing', `The file ${f.name} of job ${record.id} is missing from its storage.`);
+    entries.push({ name: f.name, source: { bytes } });
   }
   const log = result.get(SIGNING_LOG);
   if (log) entries.push({ name: SIGNING_LOG, source: { bytes: log } });
   for (const f of manifest.files) entries.push({ name: `${PER_FILE_LOGS}/${f.name}.log`, source: { bytes: new TextEncoder().encode(fileLog(record, f)) } });
+  await mkdirPrivate(dir);
   await writeZip(target, entries);
   return target;
 }
@@ -269,11 +276,12 @@ export function registerArchiveRoutes(api: FastifyInstance, ctx: ArchiveContext)
 
   api.get<{ Params: { id: string } }>('/archives/:id', { schema: archiveDownloadRoute }, async (request, reply) => {
     const record = await ctx.jobOf(request);
-    if (!existsSync(join(ctx.store.jobDir(record.organization, record.id), ARCHIVE_MANIFEST))) {
+    const manifestBytes = await ctx.store.readJobFile(record, ARCHIVE_MANIFEST);
+    if (!manifestBytes) {
       throw new HttpProblem(404, 'Not an archive job', `Job ${record.id} was uploaded as files, not as an archive; download it from /assemblies/${record.id}.`);
     }
     if (!record.processingFinished) throw new HttpProblem(409, 'Not ready', `Job ${record.id} is still being processed; poll its status until processingFinished is true.`);
-    const path = await resultArchive(ctx.store, record);
+    const path = await resultArchive(ctx.store, record, JSON.parse(manifestBytes.toString('utf8')) as ArchiveManifest);
     return reply.type('application/zip').header('content-disposition', `attachment; filename="${record.id}.zip"`).send(createReadStream(path));
   });
 }

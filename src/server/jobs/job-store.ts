@@ -154,6 +154,10 @@ export class JobStore implements JobStateStore {
     return createReadStream(join(this.jobDir(record.organization, record.id), record.resultFile ?? DEFAULT_RESULT_FILE));
   }
 
+  async readJobFile(record: JobRecord, name: string): Promise<Buffer | undefined> {
+    return readIfPresent(join(this.jobDir(record.organization, record.id), ...name.split('/')));
+  }
+
   /** The job of this organization, or undefined (also for another organization's job and malformed ids). */
   async get(organization: string, id: string): Promise<JobRecord | undefined> {
     if (!/^[0-9a-f-]{36}$/.test(id)) return undefined;
@@ -221,5 +225,15 @@ export class JobStore implements JobStateStore {
     } finally {
       this.deleting.delete(key);
     }
+  }
+}
+
+/** The file's bytes, or undefined when it does not exist. */
+export async function readIfPresent(path: string): Promise<Buffer | undefined> {
+  try {
+    return await readFile(path);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw error;
   }
 }

@@ -82,6 +82,11 @@ export interface JobStateStore {
   unfinished(): Promise<JobRecord[]>;
   /** The result package of a finished job, as a stream. */
   openResult(record: JobRecord): Promise<Readable>;
+  /**
+   * A file kept with the job, by its path in the job's folder (`archive.json`, `archive-files/…`, `uploads/…`, the
+   * result package), wherever this store keeps job files; undefined when the job has no such file.
+   */
+  readJobFile(record: JobRecord, name: string): Promise<Buffer | undefined>;
   /** The folder of a kept job's files. */
   jobDir(organization: string, id: string): string;
   /** Throws when the store does not answer (readiness). */

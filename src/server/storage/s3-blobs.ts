@@ -101,6 +101,17 @@ export class S3Blobs {
     return object.Body as Readable;
   }
 
+  /** The object's bytes, or undefined when there is no such key. */
+  async get(key: string): Promise<Buffer | undefined> {
+    try {
+      const object = await this.client.send(new GetObjectCommand({ Bucket: this.options.bucket, Key: key }));
+      return Buffer.from(await object.Body!.transformToByteArray());
+    } catch (error) {
+      if ((error as { name?: string }).name === 'NoSuchKey') return undefined;
+      throw error;
+    }
+  }
+
   /** Writes every object under `keyPrefix` to `dir`, by the rest of its key. */
   async getFolder(keyPrefix: string, dir: string): Promise<void> {
     for (const key of await this.keys(keyPrefix)) {

@@ -12,7 +12,7 @@ import { rename, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { FastifyBaseLogger } from 'fastify';
 import type { Pool, PoolClient } from 'pg';
-import { moveToTrash } from '../../jobs/job-store.js';
+import { moveToTrash, readIfPresent } from '../../jobs/job-store.js';
 import type { JobFile, JobRecord, JobSummary, PendingJob } from '../../jobs/store.js';
 import type { S3Blobs } from '../s3-blobs.js';
 import { DEFAULT_RESULT_FILE, IDEMPOTENCY_WINDOW_MS, type JobProgressSink, type JobStateStore } from '../../jobs/store.js';
@@ -192,7 +192,9 @@ export class PgJobStore implements JobStateStore {
     await rename(pending.dir, target);
     // From here the job's files are in its folder: an upload whose lease ran out loses them there (sweep()).
     const blobs = this.options.blobs;
-    if (blobs) await blobs.putFolder(join(target, 'uploads'), blobs.key(pending.organization, pending.id, 'uploads/'));
+    // Every file of the upload goes to the bucket: the uploads the workers sign, and what an archive job keeps
+    // beside them (its manifest and its other files), which any API node returns.
+    if (blobs) await blobs.putFolder(target, blobs.key(pending.organization, pending.id));
     const { rowCount } = await this.pool.query(
       `UPDATE signgate_jobs SET state = 'queued', created_at = $3, comment = $4, files = $5, file_count = jsonb_array_length($5), lease_owner = NULL, lease_until = NULL, idempotency_key = $7
        WHERE organization = $1 AND id = $2 AND state = 'uploading' AND lease_owner = $6`,
@@ -314,6 +316,11 @@ export class PgJobStore implements JobStateStore {
 
   jobDir(organization: string, id: string): string {
     return join(this.jobsDir, organization, id);
+  }
+
+  async readJobFile(record: JobRecord, name: string): Promise<Buffer | undefined> {
+    const blobs = this.options.blobs;
+    return blobs ? blobs.get(blobs.key(record.organization, record.id, name)) : readIfPresent(join(this.jobDir(record.organization, record.id), ...name.split('/')));
   }
 
   async openResult(record: JobRecord): Promise<Readable> {
