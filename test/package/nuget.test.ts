@@ -13,6 +13,10 @@ import { fixturePath, hasMono, repoRoot, runCli, runMono } from '../helpers/fixt
 import { binlogText, findSecret } from '../helpers/secrets.js';
 import { startServer, type TestServer } from '../helpers/server.js';
 import { addinSource, requireDotnet, run, runDotnetTests } from '../sdk/dotnet.js';
+import { readModule } from '../../src/strongname/assembly-info.js';
+import { parseStrongNameKeyFile } from '../../src/strongname/key-blob.js';
+import { verifyStrongName } from '../../src/strongname/strong-name.js';
+import { publicKeyToken } from '../../src/strongname/token.js';
 
 /** A `node` first on PATH that fails loudly: the build must not need Node. */
 const NO_NODE = 'node was started, but Signgate.Build needs no Node';
@@ -146,6 +150,41 @@ describe.runIf(runDotnetTests)('Signgate.Build from a package source', () => {
     const r = await build(dir, { SIGNGATE_ACCESS_TOKEN: server.token() });
     expect(r.status, r.output.slice(-4000)).toBe(0);
     expect(existsSync(join(dir, 'Addin', 'bin', 'Release', 'net8.0', 'signed', 'Addin.dll'))).toBe(true);
+  }, 600_000);
+
+  test('SigngateFixReferences through the package (no Node): Dapper, a package without a strong name, is strong-named before the compiler; warnings as errors pass', async () => {
+    const fixProject = `<Project Sdk="Microsoft.NET.Sdk">
+  <PropertyGroup>
+    <TargetFramework>net48</TargetFramework>
+    <SignAssembly>true</SignAssembly>
+    <DelaySign>true</DelaySign>
+    <AssemblyOriginatorKeyFile>12345_public.snk</AssemblyOriginatorKeyFile>
+    <TreatWarningsAsErrors>true</TreatWarningsAsErrors>
+    <CopyLocalLockFileAssemblies>true</CopyLocalLockFileAssemblies>
+    <SigngateFixReferences>true</SigngateFixReferences>
+    <SigngateFixKey>own_keypair.snk</SigngateFixKey>
+  </PropertyGroup>
+  <ItemGroup>
+    <PackageReference Include="Signgate.Build" Version="${VERSION}" PrivateAssets="all" />
+    <PackageReference Include="Microsoft.NETFramework.ReferenceAssemblies" Version="1.0.3" PrivateAssets="all" />
+    <PackageReference Include="Dapper" Version="2.1.86" />
+    <Reference Include="Contoso.AddinApi" HintPath="vendor/Contoso.AddinApi.dll" Private="false" />
+  </ItemGroup>
+</Project>
+`;
+    const dir = solution('Fix', { 'Addin/Addin.csproj': fixProject });
+    writeFileSync(join(dir, 'Addin', 'Uses.cs'), 'namespace NuGetAddin { public static class Uses { public static string Name => typeof(Dapper.SqlMapper).Name; } }\n');
+    copyFileSync(fixturePath('test-keys/other_keypair.snk'), join(dir, 'Addin', 'own_keypair.snk'));
+    const r = await build(dir, {});
+    expect(r.status, r.output.slice(-4000)).toBe(0);
+    expect(r.output).toContain('signgate fix:');
+    const own = publicKeyToken(parseStrongNameKeyFile(readFileSync(fixturePath('test-keys/other_keypair.snk'))).publicKey.blob);
+    const dapper = readModule(readFileSync(join(dir, 'Addin', 'bin', 'Release', 'net48', 'Dapper.dll')));
+    expect(verifyStrongName(dapper).valid).toBe(true);
+    expect(publicKeyToken(dapper.assembly!.publicKey)).toBe(own);
+    const addin = readModule(readFileSync(join(dir, 'Addin', 'bin', 'Release', 'net48', 'Addin.dll')));
+    const ref = addin.assemblyReferences.find((x) => x.name === 'Dapper')!;
+    expect(Buffer.from(ref.publicKeyOrToken).toString('hex')).toBe(own);
   }, 600_000);
 
   test('no executable for the build machine and no Node configured: SGB005 names what is missing and what to set', async () => {
