@@ -1,5 +1,6 @@
 #!/usr/bin/env node
-// The signgate command. The code lives in dist/ (built by `npm install` / `npm run build`).
+// The signgate command. The code lives in dist/ (built by `npm install` / `npm run build`), the command line
+// bundled in dist/cli-bundle/.
 import module from 'node:module';
 
 // Node 22.1+ keeps compiled code between runs (a faster start); older Node versions start without it.
@@ -18,6 +19,7 @@ if (process.argv.length === 3 && process.argv[2] === '--version') {
   const { VERSION } = await import('../dist/core/version.js');
   process.stdout.write(`${VERSION}\n`);
 } else {
-  const { main } = await import('../dist/cli/main.js');
+  // The bundled command line (scripts/bundle-cli.js): a few files instead of some 220 modules to resolve and compile.
+  const { main } = await import('../dist/cli-bundle/main.js');
   process.exitCode = await main(process.argv.slice(2));
 }

@@ -18,6 +18,7 @@ import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import * as esbuild from 'esbuild';
+import { lazyStringWidth } from './bundle-plugins.js';
 
 const require = createRequire(import.meta.url);
 const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '..');
@@ -43,7 +44,7 @@ function fail(message) {
 const npm = (args, cwd) => execFileSync(process.platform === 'win32' ? 'npm.cmd' : 'npm', args, { cwd, encoding: 'utf8', shell: process.platform === 'win32', stdio: ['ignore', 'pipe', 'inherit'] });
 
 /** The Node binary of one target, from the registry's package of that name and version (cached). */
-function nodeBinary(target, version) {
+export function nodeBinary(target, version) {
   const { pkg, binary } = TARGETS[target];
   const cacheRoot = process.env.SIGNGATE_NODE_CACHE ?? join(homedir(), '.cache', 'signgate', 'node');
   const cacheDir = join(cacheRoot, `${pkg}-${version}`);
@@ -82,7 +83,7 @@ const inlineRepositoryFiles = {
         .replace(/const require = createRequire\(import\.meta\.url\);/g, '')
         .replace(/createRequire\(import\.meta\.url\)/g, 'require')
         // A worker module's path is never asked for in the executable (workerThreadsAvailable() is false there).
-        .replace(/workerModulePath\(import\.meta\.url, /g, 'workerModulePath(__seaImportMetaUrl, ');
+        .replace(/import\.meta\.url/g, (match) => (/[\\/]core[\\/]worker-module\.js$/.test(args.path) ? '__seaImportMetaUrl' : match));
       if (text.includes('import.meta')) {
         return { errors: [{ text: `${relative(repoRoot, args.path)} uses import.meta in a way the one-file bundle cannot carry; read the file through an inlined readFileSync(new URL(...)) or pass the path in` }] };
       }
@@ -155,7 +156,7 @@ async function bundle(outfile) {
     banner: { js: `var __seaImportMetaUrl = require('node:url').pathToFileURL(__filename).href;${SWAGGER_UI_DIR}` },
     legalComments: 'eof',
     logLevel: 'silent',
-    plugins: [inlineRepositoryFiles, swaggerUiFromAssets],
+    plugins: [inlineRepositoryFiles, swaggerUiFromAssets, lazyStringWidth],
   });
   if (result.warnings.length > 0) fail(`esbuild warned:\n${(await esbuild.formatMessages(result.warnings, { kind: 'warning' })).join('\n')}`);
 }

@@ -3,6 +3,7 @@
 import { existsSync } from 'node:fs';
 import { availableParallelism, loadavg } from 'node:os';
 import { isSea } from 'node:sea';
+import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 
 /**
@@ -15,17 +16,26 @@ export function workerThreadsAvailable(): boolean {
 }
 
 /**
- * The path of `name`.js beside the module at `importMetaUrl`, or of its compiled copy in dist/ when that module
- * is a .ts source.
+ * The compiled package's root folder (dist/), from this module's place: dist/core/ when run from dist, a chunk in
+ * dist/cli-bundle/ when run from the bundled command line (scripts/bundle-cli.js), src/core/ when run from the
+ * TypeScript sources (as the tests run), where the compiled copy in dist/ is meant.
+ */
+function compiledRoot(): string {
+  const root = fileURLToPath(new URL('../', import.meta.url));
+  if (!fileURLToPath(import.meta.url).endsWith('.ts')) return root;
+  return join(dirname(root.replace(/[\\/]+$/, '')), 'dist');
+}
+
+/**
+ * The path of the compiled module `module` (a path below dist/ without its extension, e.g. `workflows/check-worker`)
+ * that a worker thread loads. Worker threads always load the module files of dist/, also when the command line
+ * runs bundled.
  * @throws Error naming the missing file and the build to run
  */
-export function workerModulePath(importMetaUrl: string, name: string, extension = '.js'): string {
-  const sibling = fileURLToPath(new URL(`./${name}${extension}`, importMetaUrl));
-  if (!fileURLToPath(importMetaUrl).endsWith('.ts')) return sibling;
-  const at = Math.max(sibling.lastIndexOf('/src/'), sibling.lastIndexOf('\\src\\'));
-  const compiled = at < 0 ? sibling : `${sibling.slice(0, at + 1)}dist${sibling.slice(at + 4)}`;
-  if (!existsSync(compiled)) throw new Error(`${compiled} is missing: run \`npm run build\` before running signgate from its sources`);
-  return compiled;
+export function workerModulePath(module: string, extension = '.js'): string {
+  const path = join(compiledRoot(), `${module}${extension}`);
+  if (!existsSync(path)) throw new Error(`${path} is missing: run \`npm run build\` before running signgate from its sources`);
+  return path;
 }
 
 /**
@@ -33,7 +43,7 @@ export function workerModulePath(importMetaUrl: string, name: string, extension 
  * `taskModulePath`: the threads load a small CommonJS entry (worker-entry.cts) that imports the task module.
  */
 export function piscinaTask(taskModulePath: string): { filename: string; workerData: { module: string } } {
-  return { filename: workerModulePath(import.meta.url, 'worker-entry', '.cjs'), workerData: { module: pathToFileURL(taskModulePath).href } };
+  return { filename: workerModulePath('core/worker-entry', '.cjs'), workerData: { module: pathToFileURL(taskModulePath).href } };
 }
 
 /**

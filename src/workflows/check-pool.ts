@@ -62,7 +62,7 @@ function runsOf<T>(items: readonly T[], threads: number): T[][] {
 async function checkInPool(inputs: readonly CheckInput[], settings: CheckSettings, severities: Readonly<Record<string, SeveritySetting>> | undefined, audit: boolean, threads: number) {
   const { Piscina } = await import('piscina');
   // As for scans: a young generation of 8 MB per thread keeps the peak RSS down at the same CPU.
-  const pool = new Piscina<CheckTask, CheckAnswer<ParsedFileData[] | CheckedFile[]>>({ ...piscinaTask(workerModulePath(import.meta.url, 'check-worker')), minThreads: threads, maxThreads: threads, resourceLimits: { maxYoungGenerationSizeMb: 8 } });
+  const pool = new Piscina<CheckTask, CheckAnswer<ParsedFileData[] | CheckedFile[]>>({ ...piscinaTask(workerModulePath('workflows/check-worker')), minThreads: threads, maxThreads: threads, resourceLimits: { maxYoungGenerationSizeMb: 8 } });
   try {
     const parsed = (await settled(runsOf(inputs, threads).map((run) => pool.run({ kind: 'parse', settings, inputs: run }) as Promise<CheckAnswer<ParsedFileData[]>>))).flat();
     const placements = placeFiles(inputs, parsed.map(fromParsedData), settings);

@@ -53,7 +53,7 @@ async function* scan<K extends ScanKind, T>(kind: K, files: readonly ScanInput[]
   // Loaded only here: a scan of a few files starts no faster with piscina loaded. A young generation of 8 MB
   // per thread (V8's default is 16 or more) keeps the peak RSS of a 2,600-file scan near 180 MB, at the same CPU.
   const { Piscina } = await import('piscina');
-  const pool = new Piscina<ScanTask, T[]>({ ...piscinaTask(workerModulePath(import.meta.url, 'scan-worker')), minThreads: threads, maxThreads: threads, resourceLimits: { maxYoungGenerationSizeMb: 8 } });
+  const pool = new Piscina<ScanTask, T[]>({ ...piscinaTask(workerModulePath('workflows/scan-worker')), minThreads: threads, maxThreads: threads, resourceLimits: { maxYoungGenerationSizeMb: 8 } });
   // Runs of consecutive files, small enough that the threads finish together, large enough to keep messages few.
   const size = taskRunSize(files.length, threads);
   let next = 0;

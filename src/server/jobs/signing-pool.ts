@@ -42,7 +42,7 @@ export class SigningPool implements FileSigner {
   constructor(readonly threads: number) {
     if (!Number.isInteger(threads) || threads < 1) throw new RangeError(`a signing pool needs at least one thread, not ${threads}`);
     // Threads start at once and stay: the first job should not wait for a thread to load its code.
-    this.pool = new Piscina({ ...piscinaTask(workerModulePath(import.meta.url, 'signing-pool-task')), minThreads: threads, maxThreads: threads, idleTimeout: Number.POSITIVE_INFINITY });
+    this.pool = new Piscina({ ...piscinaTask(workerModulePath('server/jobs/signing-pool-task')), minThreads: threads, maxThreads: threads, idleTimeout: Number.POSITIVE_INFINITY });
     // Enough files of a job in the queue to keep every thread busy, and no more: a deleted job wastes little.
     this.ahead = threads;
   }
