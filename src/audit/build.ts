@@ -4,7 +4,7 @@
 import { compareFindings, type Finding } from '../core/diagnostic.js';
 import { findRule, ruleDocsUrl } from '../rules/index.js';
 import { runCheckOnFacts, type CheckResult } from '../rules/runner.js';
-import { needsSigning, type CheckInput, type FileFacts } from '../rules/types.js';
+import { inputSize, needsSigning, type CheckInput, type FileFacts } from '../rules/types.js';
 import { collectFacts } from '../rules/facts.js';
 import { AUDIT_FORMAT_VERSION, AuditRules, NOT_FOR_RELEASE, type AuditAspectChange, type AuditFile, type AuditLoadSummary, type AuditOptions, type AuditReport } from './model.js';
 import { auditEvidence, describeKey, type AuditEvidence } from './evidence.js';
@@ -60,7 +60,7 @@ export function assembleAudit(inputs: readonly CheckInput[], facts: ReadonlyMap<
       return {
         path: input.path,
         name: input.uploadName,
-        size: input.bytes.length,
+        size: inputSize(input),
         sha256: e.sha256,
         assembly: e.assembly,
         strongName: e.strongName,

@@ -5,7 +5,7 @@ import { isSignGateError } from '../core/errors.js';
 import { collectFacts, describeRole } from './facts.js';
 import { findRule, rules } from './index.js';
 import { sameKeyBlob } from './keys.js';
-import { needsSigning, type CheckInput, type CheckSettings, type FileFacts, type FileRole, type Rule, type RuleReport } from './types.js';
+import { inputSize, needsSigning, type CheckInput, type CheckSettings, type FileFacts, type FileRole, type Rule, type RuleReport } from './types.js';
 
 export interface CheckOptions {
   readonly settings: CheckSettings;
@@ -173,7 +173,7 @@ export function assembleCheck(all: ReadonlyMap<string, FileFacts>, outcomes: Rea
   // A multi-module assembly is uploaded whole: its netmodules go with its manifest (they are not signed themselves).
   const uploadedManifests = new Set(assemblies.map((f) => f.input.path));
   const uploadFiles = [...all.values()].filter((f) => uploadedManifests.has(f.input.path) || (f.role.kind === 'module' && uploadedManifests.has(f.role.manifest)));
-  const upload = { files: uploadFiles, totalBytes: uploadFiles.reduce((n, f) => n + f.input.bytes.length, 0) };
+  const upload = { files: uploadFiles, totalBytes: uploadFiles.reduce((n, f) => n + inputSize(f.input), 0) };
   const setFindings: Finding[] = [];
   for (const rule of rules as readonly Rule[]) {
     const severity = severities.get(rule.id)!;
@@ -196,7 +196,7 @@ export function assembleCheck(all: ReadonlyMap<string, FileFacts>, outcomes: Rea
       const failed = [...findings, ...(withAssembly ? perFile.get(role.manifest)! : [])].some((f) => f.severity === 'error');
       return {
         path: facts.input.path,
-        size: facts.input.bytes.length,
+        size: inputSize(facts.input),
         assemblyName: facts.assemblyName ?? null,
         needsSigning: signing,
         role: facts.role.kind,

@@ -1,6 +1,6 @@
 // SG503 upload-too-large: the files to upload exceed the service's size limit; propose a split.
 import { proposeSplit } from './split.js';
-import { defineRule } from './types.js';
+import { defineRule, inputSize } from './types.js';
 
 const mb = (bytes: number) => `${(bytes / 1e6).toFixed(1)} MB`;
 
@@ -15,7 +15,7 @@ export default defineRule({
     if (upload.totalBytes <= settings.maxUploadBytes) return [];
     const plan = proposeSplit(
       // A netmodule goes in the job of its assembly.
-      upload.files.map((f) => ({ path: f.input.path, uploadName: f.input.uploadName, size: f.input.bytes.length, ...(f.role.kind === 'module' ? { unit: f.role.manifest } : {}) })),
+      upload.files.map((f) => ({ path: f.input.path, uploadName: f.input.uploadName, size: inputSize(f.input), ...(f.role.kind === 'module' ? { unit: f.role.manifest } : {}) })),
       settings.maxUploadBytes,
     );
     const jobs = plan.jobs.map((job, i) => `job ${i + 1} (${mb(job.reduce((n, f) => n + f.size, 0))}): ${job.map((f) => f.path).join(', ')}`);

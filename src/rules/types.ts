@@ -63,8 +63,19 @@ export interface CheckInput {
   readonly path: string;
   /** The path relative to the upload root with `/`, when a root is set. */
   readonly uploadName: string;
+  /**
+   * The file's bytes. An input read on demand (see `readCheckInputs`) reads the file each time they are asked for
+   * and holds nothing: take them once into a variable for as long as they are needed.
+   */
   readonly bytes: Uint8Array;
   readonly explicit: boolean;
+  /** The file's size in bytes, when it is known without reading the file (an input read on demand). */
+  readonly size?: number;
+}
+
+/** The size of an input, without reading a file read on demand. */
+export function inputSize(input: CheckInput): number {
+  return input.size ?? input.bytes.length;
 }
 
 /** Facts about one file, parsed once and shared by every rule. */

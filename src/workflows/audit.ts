@@ -7,15 +7,15 @@ import { basename, relative, resolve, sep } from 'node:path';
 import { UsageError } from '../core/errors.js';
 import { VERSION } from '../core/version.js';
 import { formatAuditHtml } from '../report/audit-html.js';
-import { formatAuditJson } from '../report/audit-json.js';
+import { formatAuditJson, formatAuditJsonPieces } from '../report/audit-json.js';
 import { formatAuditMarkdown } from '../report/audit-markdown.js';
 import { diffAuditReports } from '../audit/compare.js';
 import type { AuditJob, AuditJobSource, AuditReport } from '../audit/model.js';
 import type { CheckSettings } from '../rules/types.js';
 import { parsePublicKeyBlob } from '../strongname/key-blob.js';
 import { publicKeyToken } from '../strongname/token.js';
-import { DEFAULT_MAX_UPLOAD_BYTES, prepareCheck, readCheckInputs, type CheckOptions } from './check.js';
-import { buildAuditPooled, checkThreads } from './check-pool.js';
+import { DEFAULT_MAX_UPLOAD_BYTES, inputReading, prepareCheck, readCheckInputs, type CheckOptions } from './check.js';
+import { buildAuditInRounds, buildAuditPooled, checkThreads } from './check-pool.js';
 import { displayPath, expandInputs, readInputFile } from './files.js';
 import { Ledger, ledgerPath } from './ledger.js';
 
@@ -94,7 +94,7 @@ export async function audit(options: AuditOptions): Promise<AuditReport> {
   // With one folder, names in the manifest and comparisons are relative to it.
   const single = paths.length === 1 && statSafe(paths[0]!)?.isDirectory() ? paths[0] : undefined;
   const root = options.root ?? single;
-  const prepared = await prepareCheck({ ...options, ...(root ? { root } : {}) }, { forPool: true });
+  const prepared = await prepareCheck({ ...options, ...(root ? { root } : {}) }, { forPool: true, onDemand: true });
   const read = (file: string, what: string) => {
     const text = readInputFile(resolve(file), displayPath(resolve(file))).toString('utf8').replace(/^\uFEFF/, '');
     if (!text.trim()) throw new UsageError(`${file}: the ${what} is empty`);
@@ -111,19 +111,24 @@ export async function audit(options: AuditOptions): Promise<AuditReport> {
     if (!Array.isArray(previous?.files)) throw new UsageError(`${options.compare} is not an audit JSON report (no "files" list)`, 'Pass the JSON written by `signgate audit --format json` for the previous release.');
   }
   const ledger = options.ledger ?? new Ledger();
-  return buildAuditPooled(prepared.inputs, {
-    threads: prepared.threads,
+  const auditOptions = {
     settings: prepared.settings,
     jobs: jobsFromLedger(ledger),
     jobSource: jobSourceOf(ledger),
     ...(options.manifest ? { manifest: parseManifest(read(options.manifest, 'manifest')) } : {}),
     ...(previous ? { previous } : {}),
-  });
+  };
+  return prepared.onDemand ? buildAuditInRounds(prepared.inputs, auditOptions) : buildAuditPooled(prepared.inputs, { ...auditOptions, threads: prepared.threads });
 }
 
 /** The report as HTML (one self-contained page), Markdown or JSON; `generatedAt` null leaves the time out. */
 export function renderAudit(report: AuditReport, format: AuditFormat, generatedAt: string | null): string {
   return format === 'html' ? formatAuditHtml(report, generatedAt) : format === 'markdown' ? formatAuditMarkdown(report, generatedAt) : formatAuditJson(report, generatedAt);
+}
+
+/** renderAudit's text in pieces (the JSON a file or finding at a time), for writing a large report to a file. */
+export function renderAuditPieces(report: AuditReport, format: AuditFormat, generatedAt: string | null): Iterable<string> {
+  return format === 'json' ? formatAuditJsonPieces(report, generatedAt) : [renderAudit(report, format, generatedAt)];
 }
 
 
@@ -143,7 +148,7 @@ export interface VerifyReportResult {
  * verification, vendor attribute, option, outcome and findings.
  * @throws UsageError when the report is not an audit JSON of format 2 or later
  */
-export async function verifyAuditReport(options: { readonly report: string; readonly paths: readonly string[]; readonly root?: string; readonly ledger?: Ledger; readonly threads?: number }): Promise<VerifyReportResult> {
+export async function verifyAuditReport(options: { readonly report: string; readonly paths: readonly string[]; readonly root?: string; readonly ledger?: Ledger; readonly threads?: number; readonly readAtOnceBytes?: number }): Promise<VerifyReportResult> {
   const hint = 'Pass the JSON written by `signgate audit --format json` (signgate 0.1 or later writes format 2).';
   let stored: AuditReport & { tool?: { version?: string } };
   try {
@@ -162,7 +167,8 @@ export async function verifyAuditReport(options: { readonly report: string; read
   // As the audit reads a folder: with its netmodules, which the report lists.
   const files = await expandInputs(options.paths, process.cwd(), { netmodules: true });
   const threads = checkThreads(files.length, options.threads);
-  const inputs = readCheckInputs(files, root, threads > 0);
+  const reading = inputReading(files, threads, options.readAtOnceBytes);
+  const inputs = readCheckInputs(files, root, reading);
   const s = stored.settings;
   const settings: CheckSettings = {
     vendor: s.vendor,
@@ -177,7 +183,8 @@ export async function verifyAuditReport(options: { readonly report: string; read
     root: root ? displayPath(root) : null,
   };
   const ledger = options.ledger ?? new Ledger();
-  const report = await buildAuditPooled(inputs, { settings, jobs: jobsFromLedger(ledger), jobSource: jobSourceOf(ledger), threads });
+  const auditOptions = { settings, jobs: jobsFromLedger(ledger), jobSource: jobSourceOf(ledger) };
+  const report = reading === 'on-demand' ? await buildAuditInRounds(inputs, auditOptions) : await buildAuditPooled(inputs, { ...auditOptions, threads });
   const notes = stored.tool?.version && stored.tool.version !== VERSION ? [`the report was made by signgate ${stored.tool.version}; this is ${VERSION}`] : [];
   return { differences: diffAuditReports(stored, report), notes, report };
 }

@@ -4,6 +4,9 @@
 // vendor API is transitive, companions serve other files), then the threads run the file rules (and read the
 // audit's evidence) of the files whose metadata the rules read. Same result, byte for byte, as runCheck and
 // buildAudit in the calling thread.
+// The same two rounds run in the calling thread for inputs read on demand (runCheckInRounds, buildAuditInRounds):
+// a file is read when it is parsed and again when it is checked, and only plain data is kept between, so memory
+// does not grow with the set.
 import type { SeveritySetting } from '../core/diagnostic.js';
 import { piscinaTask, taskRunSize, workerModulePath } from '../core/worker-module.js';
 import { assembleAudit, buildAudit } from '../audit/build.js';
@@ -12,7 +15,7 @@ import type { AuditOptions, AuditReport } from '../audit/model.js';
 import { fileParser, fromParsedData, placeFiles, type ParsedFileData } from '../rules/facts.js';
 import { assembleCheck, checkFile, resolveSeverities, ruleNeighbourhood, runCheck, type CheckOptions, type CheckResult, type FileOutcome } from '../rules/runner.js';
 import { needsSigning, type CheckInput, type CheckSettings, type FileFacts } from '../rules/types.js';
-import { placedFacts, settleTask, type CheckAnswer, type CheckedFile, type CheckItem, type CheckTask, type PlacedFile } from './check-worker.js';
+import { answer, placedFacts, ReadBuffers, runTask, settleTask, type CheckAnswer, type CheckedFile, type CheckItem, type CheckTask, type PlacedFile } from './check-worker.js';
 import { checkThreads, type PoolOptions } from './pool-thresholds.js';
 
 export { checkThreads, CHECK_POOL_THRESHOLD, type PoolOptions } from './pool-thresholds.js';
@@ -21,17 +24,68 @@ export { checkThreads, CHECK_POOL_THRESHOLD, type PoolOptions } from './pool-thr
 export async function runCheckPooled(inputs: readonly CheckInput[], options: CheckOptions & PoolOptions): Promise<CheckResult> {
   const threads = checkThreads(inputs.length, options.threads);
   if (threads === 0) return runCheck(inputs, options);
-  const { facts, checked } = await checkInPool(inputs, options.settings, options.severities, false, threads);
-  return assembleCheck(facts, outcomesOf(checked), options);
+  return withPool(threads, (pool) => checkRounds(inputs, options, pool));
 }
 
 /** buildAudit, with the per-file work (hashes, signatures, rules) in worker threads when there are enough files. */
 export async function buildAuditPooled(inputs: readonly CheckInput[], options: AuditOptions & PoolOptions): Promise<AuditReport> {
   const threads = checkThreads(inputs.length, options.threads);
   if (threads === 0) return buildAudit(inputs, options);
-  const { facts, checked } = await checkInPool(inputs, options.settings, undefined, true, threads);
+  return withPool(threads, (pool) => auditRounds(inputs, options, pool));
+}
+
+/**
+ * runCheck in the calling thread for inputs read on demand (see readCheckInputs): the two rounds of the pool, one
+ * file at a time, so that no file is held longer than its parse or its check. The result is runCheck's.
+ */
+export function runCheckInRounds(inputs: readonly CheckInput[], options: CheckOptions): Promise<CheckResult> {
+  return checkRounds(inputs, options, inThisThread());
+}
+
+/** buildAudit in the calling thread for inputs read on demand, as runCheckInRounds. The report is buildAudit's. */
+export function buildAuditInRounds(inputs: readonly CheckInput[], options: AuditOptions): Promise<AuditReport> {
+  return auditRounds(inputs, options, inThisThread());
+}
+
+async function checkRounds(inputs: readonly CheckInput[], options: CheckOptions, runner: Runner): Promise<CheckResult> {
+  const { facts, checked } = await checkInRounds(inputs, options.settings, options.severities, false, runner);
+  return assembleCheck(facts, outcomesOf(checked), options);
+}
+
+async function auditRounds(inputs: readonly CheckInput[], options: AuditOptions, runner: Runner): Promise<AuditReport> {
+  const { facts, checked } = await checkInRounds(inputs, options.settings, undefined, true, runner);
   const check = assembleCheck(facts, outcomesOf(checked), { settings: options.settings });
   return assembleAudit(inputs, facts, check, new Map([...checked].map(([path, c]) => [path, c.evidence as AuditEvidence])), options);
+}
+
+/** Where the tasks of the two rounds run: a pool of worker threads, or this thread one run at a time. */
+interface Runner {
+  readonly threads: number;
+  /** Whether every file goes through the check round (else the files no file rule reads are checked here). */
+  readonly everyFile: boolean;
+  run<T>(task: CheckTask): Promise<CheckAnswer<T>>;
+}
+
+/** The tasks in this thread, one after the other, the files read into buffers used again from item to item. */
+function inThisThread(): Runner {
+  const buffers = new ReadBuffers();
+  return {
+    threads: 1,
+    // Facts on this thread keep a module once a rule parsed it: every file is checked in a task, where it is not kept.
+    everyFile: true,
+    run: async <T>(task: CheckTask) => answer(() => runTask(task, buffers) as T),
+  };
+}
+
+async function withPool<T>(threads: number, work: (runner: Runner) => Promise<T>): Promise<T> {
+  const { Piscina } = await import('piscina');
+  // As for scans: a young generation of 8 MB per thread keeps the peak RSS down at the same CPU.
+  const pool = new Piscina<CheckTask, CheckAnswer<unknown>>({ ...piscinaTask(workerModulePath('workflows/check-worker')), minThreads: threads, maxThreads: threads, resourceLimits: { maxYoungGenerationSizeMb: 8 } });
+  try {
+    return await work({ threads, everyFile: false, run: <R>(task: CheckTask) => pool.run(task) as Promise<CheckAnswer<R>> });
+  } finally {
+    await pool.destroy();
+  }
 }
 
 function outcomesOf(checked: ReadonlyMap<string, CheckedFile>): Map<string, FileOutcome> {
@@ -55,28 +109,22 @@ function runsOf<T>(items: readonly T[], threads: number): T[][] {
 }
 
 /**
- * Parses in the threads, places on this thread, then checks in the threads every file whose metadata the file
+ * Parses in the runner's tasks, places on this thread, then checks in the tasks every file whose metadata the file
  * rules (or the audit) read; the others (native, unreadable, not uploaded and found in a folder) are checked here,
  * where their rules read only what the parse returned.
  */
-async function checkInPool(inputs: readonly CheckInput[], settings: CheckSettings, severities: Readonly<Record<string, SeveritySetting>> | undefined, audit: boolean, threads: number) {
-  const { Piscina } = await import('piscina');
-  // As for scans: a young generation of 8 MB per thread keeps the peak RSS down at the same CPU.
-  const pool = new Piscina<CheckTask, CheckAnswer<ParsedFileData[] | CheckedFile[]>>({ ...piscinaTask(workerModulePath('workflows/check-worker')), minThreads: threads, maxThreads: threads, resourceLimits: { maxYoungGenerationSizeMb: 8 } });
-  try {
-    const parsed = (await settled(runsOf(inputs, threads).map((run) => pool.run({ kind: 'parse', settings, inputs: run }) as Promise<CheckAnswer<ParsedFileData[]>>))).flat();
-    const placements = placeFiles(inputs, parsed.map(fromParsedData), settings);
-    const placed = new Map<string, PlacedFile>(inputs.map((input, i) => [input.path, { input, parsed: parsed[i]!, placement: placements[i]! }]));
-    const parse = fileParser(settings);
-    const facts = new Map<string, FileFacts>([...placed].map(([path, p]) => [path, placedFacts(p, parse)]));
-    const inPool = (f: PlacedFile) => audit || (f.parsed.managed && (needsSigning(f.placement.role) || f.input.explicit));
-    const items: CheckItem[] = [...placed.values()].filter(inPool).map((p) => ({ ...p, netmodules: p.placement.netmodules.flatMap((l) => (l.path === undefined ? [] : [placed.get(l.path)!])) }));
-    const results = await settled(runsOf(items, threads).map((run) => pool.run({ kind: 'check', settings, ...(severities ? { severities } : {}), audit, items: run }) as Promise<CheckAnswer<CheckedFile[]>>));
-    const checked = new Map<string, CheckedFile>(results.flat().map((c, i) => [items[i]!.input.path, c]));
-    const resolved = resolveSeverities(severities);
-    for (const f of facts.values()) if (!checked.has(f.input.path)) checked.set(f.input.path, { outcome: checkFile(f, ruleNeighbourhood(f, facts), settings, resolved) });
-    return { facts, checked };
-  } finally {
-    await pool.destroy();
-  }
+async function checkInRounds(inputs: readonly CheckInput[], settings: CheckSettings, severities: Readonly<Record<string, SeveritySetting>> | undefined, audit: boolean, runner: Runner) {
+  const { threads } = runner;
+  const parsed = (await settled(runsOf(inputs, threads).map((run) => runner.run<ParsedFileData[]>({ kind: 'parse', settings, inputs: run })))).flat();
+  const placements = placeFiles(inputs, parsed.map(fromParsedData), settings);
+  const placed = new Map<string, PlacedFile>(inputs.map((input, i) => [input.path, { input, parsed: parsed[i]!, placement: placements[i]! }]));
+  const parse = fileParser(settings);
+  const facts = new Map<string, FileFacts>([...placed].map(([path, p]) => [path, placedFacts(p, parse)]));
+  const inPool = (f: PlacedFile) => runner.everyFile || audit || (f.parsed.managed && (needsSigning(f.placement.role) || f.input.explicit));
+  const items: CheckItem[] = [...placed.values()].filter(inPool).map((p) => ({ ...p, netmodules: p.placement.netmodules.flatMap((l) => (l.path === undefined ? [] : [placed.get(l.path)!])) }));
+  const results = await settled(runsOf(items, threads).map((run) => runner.run<CheckedFile[]>({ kind: 'check', settings, ...(severities ? { severities } : {}), audit, items: run })));
+  const checked = new Map<string, CheckedFile>(results.flat().map((c, i) => [items[i]!.input.path, c]));
+  const resolved = resolveSeverities(severities);
+  for (const f of facts.values()) if (!checked.has(f.input.path)) checked.set(f.input.path, { outcome: checkFile(f, ruleNeighbourhood(f, facts), settings, resolved) });
+  return { facts, checked };
 }

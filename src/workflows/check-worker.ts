@@ -8,6 +8,7 @@ import { auditEvidence, type AuditEvidence } from '../audit/evidence.js';
 import { fileFacts, fileParser, fromParsedData, parsedData, type ParsedFileData, type Placement } from '../rules/facts.js';
 import { checkFile, resolveSeverities, type FileOutcome } from '../rules/runner.js';
 import type { CheckInput, CheckSettings, FileFacts } from '../rules/types.js';
+import { fileBehind } from './files.js';
 
 /** One file with what the calling thread knows of it. */
 export interface PlacedFile {
@@ -62,15 +63,81 @@ export default function checkTask(task: CheckTask): CheckAnswer<ParsedFileData[]
   return answer(() => runTask(task));
 }
 
-/** One task in this thread (tests call it directly). */
-export function runTask(task: CheckTask): ParsedFileData[] | CheckedFile[] {
+/**
+ * Buffers that the files of one item (a file, or a manifest module and its netmodules) are read into, used again
+ * for the next item: a check in rounds in the calling thread reads every file twice, and a new buffer per read
+ * left hundreds of megabytes for the garbage collector (audit of the Mono corpus: 235 MB peak RSS, 155 MB with
+ * these). Nothing made from an item may keep a view of them: `release` looks through what the item gave.
+ */
+export class ReadBuffers {
+  private readonly buffers: Buffer[] = [];
+  private used = 0;
+
+  /** A buffer of at least `size` bytes, not handed out since the last release. */
+  take(size: number): Buffer {
+    let buffer = this.buffers[this.used];
+    if (!buffer || buffer.length < size) {
+      buffer = Buffer.allocUnsafeSlow(Math.max(size, 1 << 20));
+      this.buffers[this.used] = buffer;
+    }
+    this.used++;
+    return buffer;
+  }
+
+  /**
+   * Makes the buffers free for the next item, after checking that `result` (plain data) holds no view of them.
+   * @throws Error when it does: a bug, that would otherwise show as another file's bytes
+   */
+  release<T>(result: T): T {
+    const owned = new Set<ArrayBufferLike>(this.buffers.map((b) => b.buffer));
+    const seen = new Set<object>();
+    const visit = (value: unknown): void => {
+      if (typeof value !== 'object' || value === null || seen.has(value)) return;
+      seen.add(value);
+      if (ArrayBuffer.isView(value)) {
+        if (owned.has(value.buffer)) throw new Error('internal error: a check result holds a view of a reused read buffer');
+        return;
+      }
+      for (const v of Object.values(value)) visit(v);
+    };
+    try {
+      visit(result);
+    } finally {
+      this.used = 0;
+    }
+    return result;
+  }
+}
+
+/**
+ * The input with its bytes in hand, for the length of one item. An input read on demand reads its file here, once
+ * (into `buffers` when given), where a failed read is an error of the command (SG_ERR_IO_READ), not a file the
+ * rules find unreadable.
+ */
+function inHand(input: CheckInput, buffers: ReadBuffers | undefined): CheckInput {
+  const file = fileBehind(input);
+  const bytes = file && buffers ? file.read(buffers.take(file.size)) : input.bytes;
+  return { path: input.path, uploadName: input.uploadName, explicit: input.explicit, bytes, ...(input.size !== undefined ? { size: input.size } : {}) };
+}
+
+function placedInHand(file: PlacedFile, buffers: ReadBuffers | undefined): PlacedFile {
+  return { ...file, input: inHand(file.input, buffers) };
+}
+
+/**
+ * One task in this thread (tests call it directly). With `buffers`, files read on demand are read into them, one
+ * item at a time.
+ */
+export function runTask(task: CheckTask, buffers?: ReadBuffers): ParsedFileData[] | CheckedFile[] {
   const parse = fileParser(task.settings);
-  if (task.kind === 'parse') return task.inputs.map((input) => parsedData(parse(input).parsed));
+  const released = <T>(result: T): T => (buffers ? buffers.release(result) : result);
+  if (task.kind === 'parse') return task.inputs.map((input) => released(parsedData(parse(inHand(input, buffers)).parsed)));
   const severities = resolveSeverities(task.severities);
-  return task.items.map((item) => {
+  return task.items.map((placed) => {
+    const item = placedInHand(placed, buffers);
     const facts = placedFacts(item, parse);
-    const near = new Map<string, FileFacts>([[item.input.path, facts], ...item.netmodules.map((m): [string, FileFacts] => [m.input.path, placedFacts(m, parse)])]);
+    const near = new Map<string, FileFacts>([[item.input.path, facts], ...placed.netmodules.map((m): [string, FileFacts] => [m.input.path, placedFacts(placedInHand(m, buffers), parse)])]);
     const outcome = checkFile(facts, near, task.settings, severities);
-    return task.audit ? { outcome, evidence: auditEvidence(facts, task.settings) } : { outcome };
+    return released(task.audit ? { outcome, evidence: auditEvidence(facts, task.settings) } : { outcome });
   });
 }

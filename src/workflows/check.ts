@@ -12,12 +12,19 @@ import { parsePeImage } from '../pe/pe-image.js';
 import { compileNamePatterns } from '../rules/name-pattern.js';
 import { declaredIn } from '../rules/vendor-attribute.js';
 import { CONFIG_FILE_NAME, loadConfig } from './config.js';
-import { displayPath, expandInputs, readInputFile, type InputFile } from './files.js';
+import { displayPath, expandInputs, fileOnDemand, inputOnDemand, readInputFile, type InputFile } from './files.js';
 import { loadExpectedKey } from './keys.js';
 import { resolveAccessToken, type AccessTokenOptions } from './access-token.js';
 
 /** Default size limit of one upload job (the service's documented limit: about 40 MB). */
 export const DEFAULT_MAX_UPLOAD_BYTES = 40_000_000;
+
+/**
+ * Inputs larger than this together are not held in memory by `check` and `audit` (see CheckOptions.readAtOnceBytes):
+ * 64 MiB, well above an add-in's build output, well below what holding a large release costs (the 170 MB of the
+ * Mono corpus took check to 388 MB and audit to 443 MB of peak RSS).
+ */
+export const DEFAULT_READ_AT_ONCE_BYTES = 64 * 1024 * 1024;
 
 export interface CheckOptions extends AccessTokenOptions {
   /** Build output folders, files or glob patterns (default: "paths" in the config file). */
@@ -52,6 +59,13 @@ export interface CheckOptions extends AccessTokenOptions {
   readonly threads?: number;
   /** Rule severities over those of the config file's "rules" (`{ "loads-under-no-license": "note" }`). */
   readonly rules?: Readonly<Record<string, SeveritySetting>>;
+  /**
+   * `check` and `audit` in the calling thread hold the inputs in memory up to this many bytes together (default
+   * DEFAULT_READ_AT_ONCE_BYTES). Larger sets are read file by file when parsed and again when checked, so memory
+   * stays bounded whatever their size; the report is the same. A file that changes between the reads is an
+   * SG_ERR_IO_READ error. `sign` always holds what it checks and uploads.
+   */
+  readonly readAtOnceBytes?: number;
 }
 
 /** What a check runs with, before any input is read (see prepareSettings). */
@@ -75,6 +89,34 @@ export interface PreparedCheck extends PreparedSettings {
   readonly inputs: CheckInput[];
   /** Worker threads for the per-file work, decided once for these inputs (see checkThreads). */
   readonly threads: number;
+  /** True when the inputs are read on demand (see CheckOptions.readAtOnceBytes): check them in rounds. */
+  readonly onDemand: boolean;
+}
+
+/** How readCheckInputs reads: into memory, into shared memory for worker threads, or each time asked (held nowhere). */
+export type InputReading = 'memory' | 'shared' | 'on-demand';
+
+/**
+ * How `check` and `audit` read `files`: shared memory for a pool, on demand in the calling thread when they are
+ * larger together than `readAtOnceBytes` (their sizes are taken from the file system), else into memory.
+ */
+export function inputReading(files: readonly InputFile[], threads: number, readAtOnceBytes = DEFAULT_READ_AT_ONCE_BYTES): InputReading {
+  if (threads > 0) return 'shared';
+  let total = 0;
+  for (const f of files) {
+    total += statSafeSize(f.absolutePath);
+    if (total > readAtOnceBytes) return 'on-demand';
+  }
+  return 'memory';
+}
+
+/** A file's size, or 0 when it cannot be stat'ed (the read that follows says why). */
+function statSafeSize(path: string): number {
+  try {
+    return statSync(path).size;
+  } catch {
+    return 0;
+  }
 }
 
 /**
@@ -127,12 +169,14 @@ export function prepareSettings(options: CheckOptions): PreparedSettings {
  * files are read into shared memory.
  * @throws UsageError SG_ERR_USAGE / SG_ERR_CONFIG / SG_ERR_NO_INPUT; SignGateError SG_ERR_IO_READ; KeyError
  */
-export async function prepareCheck(options: CheckOptions, read: { readonly forPool?: boolean } = {}): Promise<PreparedCheck> {
+export async function prepareCheck(options: CheckOptions, read: { readonly forPool?: boolean; readonly onDemand?: boolean } = {}): Promise<PreparedCheck> {
   const prepared = prepareSettings(options);
   if (!prepared.paths.length) throw new UsageError('no files to check', `Name the build output folder, files or globs, or set "paths" in ${CONFIG_FILE_NAME}.`);
   const files = await expandInputs(prepared.paths, process.cwd(), { netmodules: true });
   const threads = checkThreads(files.length, options.threads);
-  const inputs = readCheckInputs(files, prepared.root, read.forPool === true && threads > 0);
+  const pooled = read.forPool === true && threads > 0;
+  const reading = pooled ? 'shared' : read.onDemand === true ? inputReading(files, 0, options.readAtOnceBytes) : 'memory';
+  const inputs = readCheckInputs(files, prepared.root, reading);
   // A vendor API assembly among the inputs names the vendor attribute as well as a --reference does.
   const isVendorApi = compileNamePatterns(prepared.settings.vendorApi);
   const fromInputs = declaredAttributes(
@@ -141,15 +185,16 @@ export async function prepareCheck(options: CheckOptions, read: { readonly forPo
   );
   const declared = [...fromInputs, ...(prepared.settings.declaredVendorAttributes ?? [])];
   const settings = declared.length ? { ...prepared.settings, declaredVendorAttributes: declared } : prepared.settings;
-  return { ...prepared, settings, threads, inputs };
+  return { ...prepared, settings, threads, inputs, onDemand: reading === 'on-demand' };
 }
 
 /**
  * Reads `files` as check inputs: each upload name is the path below `root` (`/`-separated), or the file name
- * without a root; `shared` reads them into shared memory for worker threads.
+ * without a root. `shared` reads them into shared memory for worker threads; `on-demand` only takes their sizes,
+ * and each input reads its file whenever its bytes are asked for (see fileOnDemand).
  * @throws UsageError for a file outside `root`; SignGateError SG_ERR_IO_READ
  */
-export function readCheckInputs(files: readonly InputFile[], root: string | null, shared = false): CheckInput[] {
+export function readCheckInputs(files: readonly InputFile[], root: string | null, reading: InputReading = 'memory'): CheckInput[] {
   return files.map((f) => {
     let uploadName = basename(f.absolutePath);
     if (root) {
@@ -157,7 +202,8 @@ export function readCheckInputs(files: readonly InputFile[], root: string | null
       if (rel.startsWith('..') || isAbsolute(rel)) throw new UsageError(`${f.displayPath} is outside the root folder ${displayPath(root)}`, 'Pass a --root that contains every file, or leave --root out.');
       uploadName = rel.split(sep).join('/');
     }
-    return { path: f.displayPath, uploadName, bytes: readInputFile(f.absolutePath, f.displayPath, shared), explicit: f.explicit };
+    if (reading !== 'on-demand') return { path: f.displayPath, uploadName, bytes: readInputFile(f.absolutePath, f.displayPath, reading === 'shared'), explicit: f.explicit };
+    return inputOnDemand({ path: f.displayPath, uploadName, explicit: f.explicit }, fileOnDemand(f.absolutePath, f.displayPath));
   });
 }
 
@@ -177,15 +223,19 @@ export interface CheckRun {
  * @throws UsageError for bad options; SignGateError SG_ERR_IO_READ; ServiceError SG_ERR_HTTP_* online
  */
 export async function check(options: CheckOptions): Promise<CheckRun> {
-  const prepared = await prepareCheck(options, { forPool: true });
+  const prepared = await prepareCheck(options, { forPool: true, onDemand: true });
   const { baseUrl, token } = prepared;
   // The service client loads only when the check goes online.
   const licensedOptionIds = baseUrl && token ? await (await import('../service-client/licenses.js')).getLicenses({ baseUrl, accessToken: token }) : undefined;
   const settings: CheckSettings = { ...prepared.settings, ...(licensedOptionIds ? { licensedOptionIds } : {}) };
   const checkOptions = { settings, severities: prepared.severities };
   const threads = prepared.threads;
-  // The pool's modules load only when it runs: a check of a few files starts faster without them.
-  const result = threads === 0 ? runCheck(prepared.inputs, checkOptions) : await (await import('./check-pool.js')).runCheckPooled(prepared.inputs, { ...checkOptions, threads });
+  // The pool's modules load only when it runs (or the inputs are read on demand, checked in rounds like the pool's):
+  // a check of a few files starts faster without them.
+  const result =
+    threads === 0 && !prepared.onDemand ? runCheck(prepared.inputs, checkOptions)
+    : prepared.onDemand ? await (await import('./check-pool.js')).runCheckInRounds(prepared.inputs, checkOptions)
+    : await (await import('./check-pool.js')).runCheckPooled(prepared.inputs, { ...checkOptions, threads });
   return { result, prepared: { ...prepared, settings } };
 }
 

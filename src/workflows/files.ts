@@ -138,13 +138,87 @@ export function readInputFile(absolutePath: string, shownAs = absolutePath, shar
   try {
     return shared ? readShared(absolutePath) : readFileSync(absolutePath);
   } catch (cause) {
-    const code = (cause as NodeJS.ErrnoException).code;
-    const reason =
-      code === 'ENOENT' ? 'the file does not exist; check the path (relative paths start at the working directory, or at the config file for paths in signgate.config.json)'
-      : code === 'EACCES' || code === 'EPERM' ? 'permission denied'
-      : code === 'EISDIR' ? 'it is a folder, not a file'
-      : `cannot read the file (${code ?? (cause as Error).message})`;
-    throw new SignGateError('SG_ERR_IO_READ', `${shownAs}: ${reason}`, { cause, file: shownAs });
+    throw readError(cause, shownAs);
+  }
+}
+
+/** SG_ERR_IO_READ for a file that could not be read, with the reason in words. */
+function readError(cause: unknown, shownAs: string): SignGateError {
+  const code = (cause as NodeJS.ErrnoException).code;
+  const reason =
+    code === 'ENOENT' ? 'the file does not exist; check the path (relative paths start at the working directory, or at the config file for paths in signgate.config.json)'
+    : code === 'EACCES' || code === 'EPERM' ? 'permission denied'
+    : code === 'EISDIR' ? 'it is a folder, not a file'
+    : `cannot read the file (${code ?? (cause as Error).message})`;
+  return new SignGateError('SG_ERR_IO_READ', `${shownAs}: ${reason}`, { cause, file: shownAs });
+}
+
+/** A file read each time it is asked for, never held (see readCheckInputs). */
+export interface FileOnDemand {
+  readonly size: number;
+  /**
+   * The file's bytes: a new buffer, or a view of `into` when that is large enough (the caller reuses it).
+   * @throws SignGateError SG_ERR_IO_READ when the file can no longer be read, or changed since it was first seen
+   */
+  read(into?: Buffer): Buffer;
+}
+
+const filesBehind = new WeakMap<object, FileOnDemand>();
+
+/** An input whose bytes are read from `file` each time they are asked for (see fileBehind). */
+export function inputOnDemand<T extends object>(input: T, file: FileOnDemand): T & { readonly bytes: Buffer; readonly size: number } {
+  const withFile = Object.defineProperties(input, {
+    size: { value: file.size, enumerable: true },
+    bytes: { get: () => file.read(), enumerable: true },
+  }) as T & { readonly bytes: Buffer; readonly size: number };
+  filesBehind.set(withFile, file);
+  return withFile;
+}
+
+/** The file behind an input made by inputOnDemand, so that a caller can read it into a buffer of its own. */
+export function fileBehind(input: object): FileOnDemand | undefined {
+  return filesBehind.get(input);
+}
+
+/**
+ * A file whose size and modification time are taken now, and whose bytes are read when asked for. Each read checks
+ * that the file is still the one first seen: a check that reads a file twice must not judge two versions of it.
+ * @throws SignGateError SG_ERR_IO_READ when the file cannot be read
+ */
+export function fileOnDemand(absolutePath: string, shownAs = absolutePath): FileOnDemand {
+  const seen = statInput(absolutePath, shownAs);
+  return {
+    size: seen.size,
+    read(into) {
+      let fd: number | undefined;
+      try {
+        fd = openSync(absolutePath, 'r');
+        const now = fstatSync(fd);
+        if (now.size !== seen.size || now.mtimeMs !== seen.mtimeMs) {
+          const what = now.size !== seen.size ? `${seen.size} bytes when first seen, ${now.size} now` : 'it has a new modification time';
+          throw new SignGateError('SG_ERR_IO_READ', `${shownAs}: the file changed while signgate was reading it (${what}); run the command again once the build has finished writing it`, { file: shownAs });
+        }
+        const bytes = into && into.length >= now.size ? into.subarray(0, now.size) : Buffer.allocUnsafe(now.size);
+        let at = 0;
+        for (let n = -1; at < now.size && n !== 0; at += n) n = readSync(fd, bytes, at, now.size - at, at);
+        return at === now.size ? bytes : bytes.subarray(0, at);
+      } catch (cause) {
+        if (cause instanceof SignGateError) throw cause;
+        throw readError(cause, shownAs);
+      } finally {
+        if (fd !== undefined) closeSync(fd);
+      }
+    },
+  };
+}
+
+function statInput(absolutePath: string, shownAs: string): { size: number; mtimeMs: number } {
+  try {
+    const stat = statSync(absolutePath);
+    if (stat.isDirectory()) throw Object.assign(new Error('a folder'), { code: 'EISDIR' });
+    return { size: stat.size, mtimeMs: stat.mtimeMs };
+  } catch (cause) {
+    throw readError(cause, shownAs);
   }
 }
 
@@ -165,17 +239,37 @@ function readShared(absolutePath: string): Buffer {
   }
 }
 
+/** UTF-8 of a text given in pieces, a megabyte or so at a time (the pieces are whole strings: no pair is split). */
+function* utf8Batches(pieces: Iterable<string>): Generator<Buffer> {
+  const BATCH = 1 << 20;
+  let batch: string[] = [];
+  let length = 0;
+  for (const piece of pieces) {
+    batch.push(piece);
+    length += piece.length;
+    if (length >= BATCH) {
+      yield Buffer.from(batch.join(''), 'utf8');
+      batch = [];
+      length = 0;
+    }
+  }
+  if (length > 0) yield Buffer.from(batch.join(''), 'utf8');
+}
+
 /**
- * Writes `bytes` to `target` through a temporary file in the same folder and a rename, so that the
+ * Writes `content` (bytes, or a text written as UTF-8, whole or in pieces) to `target` through a temporary file in the same folder and a rename, so that the
  * target is either the old file or the complete new one, never half written.
  */
-export function writeFileAtomic(target: string, bytes: Uint8Array, mode = 0o666): void {
+export function writeFileAtomic(target: string, content: Uint8Array | string | Iterable<string>, mode = 0o666): void {
   const temp = join(dirname(target), `.${basename(target)}.signgate-tmp-${process.pid}-${randomBytes(4).toString('hex')}`);
   let fd: number | undefined;
   try {
     fd = openSync(temp, 'wx', mode);
-    let written = 0;
-    while (written < bytes.length) written += writeSync(fd, bytes, written, bytes.length - written);
+    // A text in pieces (a report of many megabytes) is encoded a batch at a time, never held whole.
+    for (const bytes of content instanceof Uint8Array ? [content] : typeof content === 'string' ? [Buffer.from(content, 'utf8')] : utf8Batches(content)) {
+      let written = 0;
+      while (written < bytes.length) written += writeSync(fd, bytes, written, bytes.length - written);
+    }
     fsyncSync(fd);
     closeSync(fd);
     fd = undefined;

@@ -2,7 +2,7 @@
 import { resolve } from 'node:path';
 import type { ArgumentsCamelCase, Argv, CommandModule } from 'yargs';
 import { UsageError } from '../../core/errors.js';
-import { audit, AuditFormats, renderAudit, verifyAuditReport, type AuditFormat } from '../../workflows/audit.js';
+import { audit, AuditFormats, renderAudit, renderAuditPieces, verifyAuditReport, type AuditFormat } from '../../workflows/audit.js';
 import { displayPath, writeFileAtomic } from '../../workflows/files.js';
 import { ExitCode, type ExitCodeValue } from '../exit-codes.js';
 import type { Io } from '../output.js';
@@ -43,12 +43,12 @@ export async function runAudit(args: AuditArgs, io: Io): Promise<ExitCodeValue> 
   const { output: _output, format: _format, ...checkOptions } = checkOptionsFrom(rest);
   const report = await audit({ ...checkOptions, ...(args.compare ? { compare: args.compare } : {}), ...(args.manifest ? { manifest: args.manifest } : {}) });
   const format: AuditFormat = auditFormat ?? 'html';
-  const text = renderAudit(report, format, args.timestamp ? new Date().toISOString() : null);
+  const generatedAt = args.timestamp ? new Date().toISOString() : null;
   if (output) {
-    writeFileAtomic(resolve(output), new TextEncoder().encode(text));
+    writeFileAtomic(resolve(output), renderAuditPieces(report, format, generatedAt));
     const s = report.summary;
     io.err(`${format} audit written to ${displayPath(resolve(output))}: ${s.files} files, ${s.byOutcome.ok} ok, ${s.byOutcome.fail} fail, ${s.byOutcome['not-required']} not required, ${s.errors} errors`);
-  } else io.out(text);
+  } else io.out(renderAudit(report, format, generatedAt));
   return report.summary.errors === 0 ? ExitCode.Ok : ExitCode.Findings;
 }
 

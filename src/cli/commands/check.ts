@@ -84,7 +84,7 @@ export async function runCheckCommand(args: CheckArgs, io: Io): Promise<ExitCode
   for (const note of prepared.notes) io.err(`note: ${note}`);
   const text = formatReport(format, result, { color: output ? new Chalk({ level: 0 }) : io.color });
   if (output) {
-    writeFileAtomic(resolve(output), new TextEncoder().encode(text));
+    writeFileAtomic(resolve(output), text);
     io.err(`${format} report written to ${displayPath(resolve(output))}${configPath ? ` (settings from ${displayPath(configPath)})` : ''}`);
     if (format !== 'text') io.out(formatReport('text', result, { color: io.color }));
   } else {
