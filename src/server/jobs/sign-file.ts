@@ -3,12 +3,16 @@
 // package (CRC-32 and deflate), so that the service's own thread only lays the package out.
 import type { StrongNameKeyFile } from '../../strongname/key-blob.js';
 import { readModule } from '../../strongname/assembly-info.js';
+import { signerOptions } from '../../strongname/pkcs11-key.js';
 import { signAssembly, verifyStrongName } from '../../strongname/strong-name.js';
 import { prepareZipEntry, type PreparedZipData } from '../../zip/write-zip.js';
 
-/** Signs `bytes` with `keyPair`; returns the signed image, or undefined when its signature does not verify. */
+/**
+ * Signs `bytes` with `keyPair` (a key in a PKCS#11 token through this thread's session); returns the signed image,
+ * or undefined when its signature does not verify.
+ */
 export function signAndVerify(bytes: Uint8Array, keyPair: StrongNameKeyFile): Uint8Array | undefined {
-  const signed = signAssembly(readModule(bytes), keyPair);
+  const signed = signAssembly(readModule(bytes), keyPair, signerOptions(keyPair));
   return verifyStrongName(readModule(signed), { expectedKey: keyPair.publicKey }).valid ? signed : undefined;
 }
 
