@@ -156,6 +156,8 @@ async function bundle(outfile) {
     banner: { js: `var __seaImportMetaUrl = require('node:url').pathToFileURL(__filename).href;${SWAGGER_UI_DIR}` },
     legalComments: 'eof',
     logLevel: 'silent',
+    // A native addon cannot be carried: pkcs11: keys say so in the executable (src/strongname/pkcs11-key.ts).
+    external: ['pkcs11js'],
     plugins: [inlineRepositoryFiles, swaggerUiFromAssets, lazyStringWidth],
   });
   if (result.warnings.length > 0) fail(`esbuild warned:\n${(await esbuild.formatMessages(result.warnings, { kind: 'warning' })).join('\n')}`);

@@ -35,7 +35,8 @@ const yargsLocales = {
 
 export async function bundleCli() {
   const pkg = JSON.parse(readFileSync(join(repoRoot, 'package.json'), 'utf8'));
-  const external = Object.keys(pkg.dependencies ?? {}).filter((name) => !BUNDLED.has(name)).flatMap((name) => [name, `${name}/*`]);
+  // pkcs11js, an optional dependency, is a native addon: it is loaded from node_modules when a pkcs11: key is used.
+  const external = Object.keys({ ...pkg.dependencies, ...pkg.optionalDependencies }).filter((name) => !BUNDLED.has(name)).flatMap((name) => [name, `${name}/*`]);
   const outdir = join(repoRoot, 'dist', 'cli-bundle');
   rmSync(outdir, { recursive: true, force: true });
   const result = await esbuild.build({

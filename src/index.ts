@@ -64,6 +64,8 @@ export {
   parsePublicKeyBlob,
   parseStrongNameKeyFile,
   createStrongNameKeyPair,
+  strongNameKeyPairFromPrivateKey,
+  rsaPublicKeyBlob,
   toPublicKeyObject,
   sameRsaKey,
   ECMA_KEY,
@@ -73,6 +75,22 @@ export {
   type StrongNameKeyFile,
   type HashAlgorithm,
 } from './strongname/key-blob.js';
+// Keys in a PKCS#11 token (pkcs11: URIs, RFC 7512): sign with signAssembly(module, key, signerOptions(key)).
+export {
+  parsePkcs11Uri,
+  isPkcs11Uri,
+  isPkcs11Key,
+  openPkcs11Key,
+  pkcs11KeyWithPublicKey,
+  readPkcs11Pin,
+  signWithPkcs11,
+  signerOptions,
+  probePkcs11Key,
+  PKCS11_PIN_ENV,
+  PKCS11_MODULE_ENV,
+  type Pkcs11Uri,
+  type Pkcs11KeyPair,
+} from './strongname/pkcs11-key.js';
 export { publicKeyToken, referenceToken } from './strongname/token.js';
 export { getSignatureSlot, signedContent, signedContentLength, assertHashableLayout, assertHeadersOutsideSections, type SignatureSlot } from './strongname/signed-content.js';
 export {

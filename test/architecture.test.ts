@@ -27,6 +27,7 @@ const ALLOWED: Record<string, readonly string[]> = {
 const PACKAGES: Record<string, readonly string[]> = {
   pe: ['pe-library'],
   authenticode: ['pkijs', 'asn1js'],
+  strongname: ['pkcs11js'],
   report: ['chalk'],
   zip: ['fflate', 'yauzl'],
   server: ['fastify', '@fastify/multipart', '@fastify/swagger', '@fastify/swagger-ui', 'ajv/dist/2020.js', '@fastify/rate-limit', 'pg', 'piscina', 'jose', '@aws-sdk/client-s3'],

@@ -6,6 +6,7 @@ import { dirname, resolve } from 'node:path';
 import { Ajv2020, type ErrorObject } from 'ajv/dist/2020.js';
 import { UsageError } from '../core/errors.js';
 import { parseStrongNameKeyFile, type StrongNameKeyFile } from '../strongname/key-blob.js';
+import { isPkcs11Uri, openPkcs11Key, pkcs11KeyWithPublicKey, type Pkcs11KeyPair } from '../strongname/pkcs11-key.js';
 import { publicKeyToken } from '../strongname/token.js';
 import { DEFAULT_RATE_LIMITS, type RateLimit, type RateLimitSettings } from './identity/rate-limit.js';
 
@@ -40,7 +41,7 @@ export interface ServerConfigFile {
   organizations: {
     id: string;
     name?: string;
-    licenses: { optionId: number; keyPair: string }[];
+    licenses: { optionId: number; keyPair: string; publicKey?: string }[];
     users: { id: string; roles: string[] }[];
   }[];
 }
@@ -49,7 +50,7 @@ export interface License {
   readonly optionId: number;
   readonly key: StrongNameKeyFile;
   readonly token: string;
-  /** The key pair file it was read from. */
+  /** The key pair file it was read from (absent for a key in a PKCS#11 token). */
   readonly keyPairPath?: string;
 }
 
@@ -109,6 +110,11 @@ export function parseServerConfig(raw: unknown, baseDir: string, shownAs = 'serv
   for (const org of raw.organizations) {
     if (organizations.has(org.id)) throw new UsageError(`${shownAs}: organization ${JSON.stringify(org.id)} is listed twice`, 'Give every organization its own id.', 'SG_ERR_CONFIG');
     const licenses = org.licenses.map((l) => {
+      if (isPkcs11Uri(l.keyPair)) {
+        const key = tokenKey(l, baseDir, `${shownAs}: organization ${org.id}, option ${l.optionId}`);
+        return { optionId: l.optionId, key, token: publicKeyToken(key.publicKey.blob) };
+      }
+      if (l.publicKey !== undefined) throw new UsageError(`${shownAs}: organization ${org.id}, option ${l.optionId}: publicKey is given beside the key pair file ${l.keyPair}`, 'publicKey goes with a pkcs11: keyPair only; a key pair file holds its public key.', 'SG_ERR_CONFIG');
       const path = resolve(baseDir, l.keyPair);
       let key: StrongNameKeyFile;
       try {
@@ -151,6 +157,26 @@ export function parseServerConfig(raw: unknown, baseDir: string, shownAs = 'serv
       : {}),
     organizations,
   };
+}
+
+/**
+ * The key of a `pkcs11:` keyPair: with `publicKey`, that file's key, and the token is first asked when it signs;
+ * without, the public key read from the token now.
+ * @throws UsageError SG_ERR_CONFIG naming the option and what is wrong (never the PIN)
+ */
+function tokenKey(license: { keyPair: string; publicKey?: string }, baseDir: string, where: string): Pkcs11KeyPair {
+  try {
+    if (license.publicKey === undefined) return openPkcs11Key(license.keyPair);
+    const path = resolve(baseDir, license.publicKey);
+    const file = parseStrongNameKeyFile(readFileSync(path));
+    if (file.publicKey.isEcmaKey) throw new Error(`${path} holds the ECMA neutral key`);
+    return pkcs11KeyWithPublicKey(license.keyPair, file.publicKey);
+  } catch (cause) {
+    const hint = license.publicKey === undefined
+      ? 'Fix the token, the URI or the PIN (docs/deploy.md, "Keys in a PKCS#11 token"), or add "publicKey": "<optionId>_public.snk" so that the service starts while the token is away.'
+      : 'publicKey must be the option\'s public key file (sn -p, or what serve init --pkcs11 writes).';
+    throw new UsageError(`${where}: ${(cause as Error).message}`, hint, 'SG_ERR_CONFIG');
+  }
 }
 
 /** Reads a config file; `current()` re-reads it when its modification time changes. */

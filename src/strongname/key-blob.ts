@@ -188,6 +188,32 @@ function parseKeyPair(bytes: Uint8Array): StrongNameKeyFile {
   return { kind: 'key-pair', publicKey: parsePublicKeyBlob(blob), privateKey };
 }
 
+/**
+ * The PublicKeyBlob a compiler embeds for an RSA public key (as `sn -p` writes it), from its big-endian modulus
+ * and its exponent; `hash` is the strong-name signature's hash algorithm (default SHA-1).
+ * @throws KeyError SG_ERR_KEY_BAD_BLOB for a modulus or exponent a CAPI blob cannot hold
+ */
+export function rsaPublicKeyBlob(modulus: Uint8Array, exponent: number, hash: HashAlgorithm = 'sha1'): Uint8Array {
+  let start = 0;
+  while (start < modulus.length - 1 && modulus[start] === 0) start++;
+  const k = modulus.length - start;
+  if (k * 8 > MAX_KEY_BITS || k < 64) throw keyError(`a ${k * 8}-bit RSA modulus does not make a strong-name key (512 to ${MAX_KEY_BITS} bits)`);
+  if (!Number.isInteger(exponent) || exponent <= 0 || exponent > 0xffffffff) throw keyError(`the RSA exponent ${exponent} does not fit a CAPI key blob`);
+  const blob = Buffer.alloc(12 + 20 + k);
+  const hashAlgId = { sha1: AlgId.Sha1, sha256: AlgId.Sha256, sha384: AlgId.Sha384, sha512: AlgId.Sha512 }[hash];
+  blob.writeUInt32LE(AlgId.RsaSign, 0);
+  blob.writeUInt32LE(hashAlgId, 4);
+  blob.writeUInt32LE(20 + k, 8);
+  blob.writeUInt8(PUBLICKEYBLOB, 12);
+  blob.writeUInt8(0x02, 13);
+  blob.writeUInt32LE(AlgId.RsaSign, 16);
+  blob.writeUInt32LE(RSA1, 20);
+  blob.writeUInt32LE(k * 8, 24);
+  blob.writeUInt32LE(exponent, 28);
+  blob.set(littleEndianFixed(modulus.subarray(start), k), 32);
+  return new Uint8Array(blob);
+}
+
 /** True when two public keys have the same RSA modulus and exponent (headers may differ). */
 export function sameRsaKey(a: PublicKeyInfo, b: PublicKeyInfo): boolean {
   return !a.isEcmaKey && !b.isEcmaKey && a.exponent === b.exponent && toHex(a.modulus) === toHex(b.modulus);
@@ -212,8 +238,21 @@ function littleEndianFixed(bytes: Uint8Array, length: number): Uint8Array {
  */
 export function createStrongNameKeyPair(bits = 2048): Uint8Array {
   if (!Number.isInteger(bits) || bits % 8 !== 0 || bits < 1024 || bits > MAX_KEY_BITS) throw keyError(`a key of ${bits} bits cannot be made; use a multiple of 8 from 1024 to ${MAX_KEY_BITS}`);
-  const jwk = generateKeyPairSync('rsa', { modulusLength: bits, publicExponent: 65537 }).privateKey.export({ format: 'jwk' });
-  const part = (name: 'n' | 'p' | 'q' | 'dp' | 'dq' | 'qi' | 'd') => Buffer.from(jwk[name]!, 'base64url');
+  return strongNameKeyPairFromPrivateKey(generateKeyPairSync('rsa', { modulusLength: bits, publicExponent: 65537 }).privateKey);
+}
+
+/**
+ * An RSA private key as a `.snk` file (a CAPI PRIVATEKEYBLOB, what `sn -k` writes), for example one exported from
+ * a token for a test.
+ * @throws KeyError SG_ERR_KEY_BAD_BLOB for a key that is not RSA, or of a size CAPI blobs cannot hold
+ */
+export function strongNameKeyPairFromPrivateKey(privateKey: KeyObject): Uint8Array {
+  const jwk = privateKey.export({ format: 'jwk' });
+  if (jwk.kty !== 'RSA') throw keyError(`a ${String(jwk.kty)} key cannot be a strong-name key pair; strong names are RSA`);
+  const part = (name: 'n' | 'e' | 'p' | 'q' | 'dp' | 'dq' | 'qi' | 'd') => Buffer.from(jwk[name]!, 'base64url');
+  const bits = part('n').length * 8;
+  const exponent = part('e').readUIntBE(0, Math.min(6, part('e').length));
+  if (bits % 16 !== 0 || bits > MAX_KEY_BITS || exponent > 0xffffffff) throw keyError(`a ${bits}-bit RSA key with exponent ${exponent} does not fit a CAPI key blob`);
   const k = bits / 8;
   const half = Math.ceil(bits / 16);
   const header = Buffer.alloc(20);
@@ -222,7 +261,7 @@ export function createStrongNameKeyPair(bits = 2048): Uint8Array {
   header.writeUInt32LE(AlgId.RsaSign, 4);
   header.writeUInt32LE(RSA2, 8);
   header.writeUInt32LE(bits, 12);
-  header.writeUInt32LE(65537, 16);
+  header.writeUInt32LE(exponent, 16);
   return Buffer.concat([
     header,
     littleEndianFixed(part('n'), k),

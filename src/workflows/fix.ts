@@ -19,12 +19,13 @@ import {
 } from '../strongname/strong-name-writer.js';
 import { publicKeyToken } from '../strongname/token.js';
 import { displayPath, expandInputs, readInputFile, writeFileAtomic, type InputFile } from './files.js';
-import { loadKeyFile } from './keys.js';
+import { loadSigningKey } from './keys.js';
+import { isPkcs11Key } from '../strongname/pkcs11-key.js';
 
 export interface FixOptions {
   /** Files, folders (every *.dll and *.exe below) or glob patterns: the add-in and what it depends on. */
   readonly paths: readonly string[];
-  /** The key pair (.snk from sn -k) that signs what has no strong name. */
+  /** The key pair (.snk from sn -k) that signs what has no strong name, or a `pkcs11:` URI of a key in a token. */
   readonly key?: string;
   /** Instead of `key`: the public key file to delay-sign with (`<optionId>_public.snk`), for the vendor's service. */
   readonly delaySign?: string;
@@ -103,8 +104,8 @@ export async function fix(options: FixOptions): Promise<FixResult> {
     );
   }
   const keyPath = resolve(cwd, (options.key ?? options.delaySign)!);
-  const key = loadKeyFile(keyPath);
-  if (options.key && !key.privateKey) {
+  const key = loadSigningKey((options.key ?? options.delaySign)!, cwd);
+  if (options.key && !key.privateKey && !isPkcs11Key(key)) {
     throw new KeyError('SG_ERR_KEY_NOT_PAIR', `${displayPath(keyPath, cwd)}: holds only a public key; --key needs the key pair (.snk from sn -k). To delay-sign for the vendor's service, pass it as --delay-sign`);
   }
   const inputs = await fixInputs(options, cwd);

@@ -3,6 +3,7 @@ import { basename, resolve } from 'node:path';
 import { KeyError, SignGateError } from '../core/errors.js';
 import type { ExpectedKey } from '../rules/types.js';
 import { parseStrongNameKeyFile, type StrongNameKeyFile } from '../strongname/key-blob.js';
+import { isPkcs11Uri, openPkcs11Key } from '../strongname/pkcs11-key.js';
 import { parseMonoKeyMap } from '../strongname/key-map.js';
 import { publicKeyToken } from '../strongname/token.js';
 import { displayPath, readInputFile } from './files.js';
@@ -19,6 +20,15 @@ export function loadKeyFile(path: string): StrongNameKeyFile {
     }
     throw error;
   }
+}
+
+/**
+ * The key that signs: a `.snk` file (relative to `cwd`), or the key a `pkcs11:` URI names in a PKCS#11 token
+ * (opened now: module, token, PIN and key are checked, and its public key read from the module).
+ * @throws KeyError naming the file, or SG_ERR_PKCS11_* saying what of the token is missing (never the PIN)
+ */
+export function loadSigningKey(pathOrUri: string, cwd: string = process.cwd()): StrongNameKeyFile {
+  return isPkcs11Uri(pathOrUri) ? openPkcs11Key(pathOrUri) : loadKeyFile(resolve(cwd, pathOrUri));
 }
 
 /** Reads a Mono machine.config into a key map, or returns undefined when no path is given. */

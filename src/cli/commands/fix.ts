@@ -92,7 +92,7 @@ export const fixCommand = (io: Io, setExit: (code: ExitCodeValue) => void): Comm
   builder: (y: Argv<CommonArgs>) =>
     y
       .positional('paths', { type: 'string', array: true, default: undefined, describe: 'The add-in and its dependencies: folders, files or glob patterns (default: the working directory)' })
-      .option('key', { type: 'string', describe: 'Your key pair (.snk from sn -k): signs each assembly that has no strong name' })
+      .option('key', { type: 'string', describe: 'Your key pair (.snk from sn -k), or a pkcs11: URI of a key in a token (docs/deploy.md): signs each assembly that has no strong name' })
       .option('delay-sign', { type: 'string', describe: 'Instead of --key: the option public key file <optionId>_public.snk, to delay-sign for the vendor\'s service' })
       .option('hash', { type: 'string', choices: ['sha1', 'sha256'] as const, describe: 'Signature hash algorithm (default sha1, which every runtime verifies)' })
       .option('in-place', { type: 'boolean', describe: 'Replace each changed file where it is (a temporary file, then a rename)' })

@@ -8,7 +8,8 @@ import { publicKeyToken } from '../../strongname/token.js';
 import { ExitCode, type ExitCodeValue } from '../exit-codes.js';
 import { displayPath, readInputFile, writeFileAtomic } from '../../workflows/files.js';
 import type { Io } from '../output.js';
-import { loadKeyFile } from '../../workflows/keys.js';
+import { loadSigningKey } from '../../workflows/keys.js';
+import { signerOptions } from '../../strongname/pkcs11-key.js';
 import { type CommonArgs } from './common.js';
 
 interface ResignArgs extends CommonArgs {
@@ -20,16 +21,17 @@ interface ResignArgs extends CommonArgs {
 export async function runResign(args: Pick<ResignArgs, 'assembly' | 'keyPair' | 'output'>, io: Io): Promise<ExitCodeValue> {
   const input = resolve(args.assembly);
   const shown = displayPath(input);
-  const key = loadKeyFile(args.keyPair);
+  const key = loadSigningKey(args.keyPair);
   if (key.kind !== 'key-pair') {
     throw new KeyError('SG_ERR_KEY_NOT_PAIR', `${displayPath(resolve(args.keyPair))}: holds only a public key; resign needs the key pair (.snk from sn -k)`);
   }
   const module = readModule(readInputFile(input, shown));
   let signed: Uint8Array;
   try {
-    signed = signAssembly(module, key);
+    signed = signAssembly(module, key, signerOptions(key));
   } catch (error) {
-    if (error instanceof KeyError || (error instanceof SignGateError && error.code.startsWith('SG_ERR_SN_'))) {
+    // A token that cannot sign is not the assembly's fault: that error goes on (exit 3, like an unreadable key).
+    if ((error instanceof KeyError && !error.code.startsWith('SG_ERR_PKCS11_')) || (error instanceof SignGateError && error.code.startsWith('SG_ERR_SN_'))) {
       io.err(`${shown}: refused: ${error.message}`);
       return ExitCode.Findings;
     }
@@ -50,8 +52,9 @@ export const resignCommand = (io: Io, setExit: (code: ExitCodeValue) => void): C
   builder: (y: Argv<CommonArgs>) =>
     y
       .positional('assembly', { type: 'string', demandOption: true, describe: 'The delay-signed assembly' })
-      .option('key-pair', { type: 'string', demandOption: true, describe: 'The key pair (.snk from sn -k) whose public key the assembly carries' })
+      .option('key-pair', { alias: 'key', type: 'string', demandOption: true, describe: 'The key pair (.snk from sn -k) whose public key the assembly carries, or a pkcs11: URI of that key in a PKCS#11 token (the PIN from pin-source or SIGNGATE_PKCS11_PIN, never the command line)' })
       .option('output', { alias: 'o', type: 'string', describe: 'Write here instead of replacing the input (written to a temporary file, then renamed)' })
-      .example('$0 resign Addin.dll --key-pair 12345.snk -o signed/Addin.dll', 'sign into another folder') as unknown as Argv<ResignArgs>,
+      .example('$0 resign Addin.dll --key-pair 12345.snk -o signed/Addin.dll', 'sign into another folder')
+      .example('$0 resign Addin.dll --key "pkcs11:token=signing;object=option-12345?module-path=/usr/lib/softhsm/libsofthsm2.so&pin-source=file:/etc/signgate/token.pin"', 'sign with a key in a token') as unknown as Argv<ResignArgs>,
   handler: async (args: ArgumentsCamelCase<ResignArgs>) => setExit(await runResign(args, io)),
 });

@@ -13,6 +13,8 @@ import { PgTokenStore } from '../../server/storage/postgres/pg-tokens.js';
 import { NODE_ROLES, type NodeRole } from '../../server/jobs/store.js';
 import { ExitCode, type ExitCodeValue } from '../exit-codes.js';
 import { createStrongNameKeyPair } from '../../strongname/key-blob.js';
+import { openPkcs11Key, PKCS11_PIN_ENV } from '../../strongname/pkcs11-key.js';
+import { publicKeyToken } from '../../strongname/token.js';
 import { displayPath, readFirstLine, writeFileAtomic } from '../../workflows/files.js';
 import { urlForMessage } from '../../core/secrets.js';
 import { resolveAccessToken } from '../../workflows/access-token.js';
@@ -194,29 +196,41 @@ interface InitArgs extends CommonArgs {
   vendor: string;
   optionId: number;
   force: boolean;
+  pkcs11?: string;
 }
 
 /** Writes server.json and a fresh key pair for one sandbox organization: a service that runs at once. */
 export function runServeInit(args: InitArgs, io: Io): ExitCodeValue {
   const dir = resolve(args.dir);
   const configPath = join(dir, 'server.json');
-  const keyName = `${args.optionId}_keypair.snk`;
+  const keyName = args.pkcs11 === undefined ? `${args.optionId}_keypair.snk` : `${args.optionId}_public.snk`;
   for (const path of [configPath, join(dir, keyName)]) {
     if (existsSync(path) && !args.force) throw new UsageError(`${path} exists already`, 'Choose another --dir, or pass --force to replace it.');
   }
+  // A key in a token: its public key comes from the module (before anything is written).
+  const tokenKey = args.pkcs11 === undefined ? undefined : openPkcs11Key(args.pkcs11);
   mkdirSync(dir, { recursive: true, mode: 0o700 });
   // The private key: the service's user's alone.
-  writeFileAtomic(join(dir, keyName), createStrongNameKeyPair(2048), 0o600);
+  if (tokenKey) writeFileAtomic(join(dir, keyName), tokenKey.publicKey.blob);
+  else writeFileAtomic(join(dir, keyName), createStrongNameKeyPair(2048), 0o600);
+  const license = tokenKey ? { optionId: args.optionId, keyPair: args.pkcs11!, publicKey: keyName } : { optionId: args.optionId, keyPair: keyName };
   const config = {
     vendor: args.vendor,
-    organizations: [{ id: 'sandbox', name: 'Sandbox organization', licenses: [{ optionId: args.optionId, keyPair: keyName }], users: [{ id: 'ci', roles: [USER_ROLE] }] }],
+    organizations: [{ id: 'sandbox', name: 'Sandbox organization', licenses: [license], users: [{ id: 'ci', roles: [USER_ROLE] }] }],
   };
   writeFileAtomic(configPath, new TextEncoder().encode(`${JSON.stringify(config, null, 2)}\n`));
   io.out(configPath);
   io.err(
     [
-      `Wrote ${configPath} (vendor ${args.vendor}, organization "sandbox" with user "ci") and a new 2048-bit key pair ${keyName} for option ${args.optionId}.`,
-      `Keep ${keyName} secret: it signs. Give add-in developers its public key ('sn -p ${keyName} ${args.optionId}_public.snk').`,
+      ...(tokenKey
+        ? [
+            `Wrote ${configPath} (vendor ${args.vendor}, organization "sandbox" with user "ci"): option ${args.optionId} signs with the ${tokenKey.publicKey.bitLength}-bit key in the PKCS#11 token (key token ${publicKeyToken(tokenKey.publicKey.blob)}).`,
+            `Wrote its public key ${keyName} (from the token): give it to add-in developers. The service reads the PIN where the URI says (pin-source, or ${PKCS11_PIN_ENV}).`,
+          ]
+        : [
+            `Wrote ${configPath} (vendor ${args.vendor}, organization "sandbox" with user "ci") and a new 2048-bit key pair ${keyName} for option ${args.optionId}.`,
+            `Keep ${keyName} secret: it signs. Give add-in developers its public key ('sn -p ${keyName} ${args.optionId}_public.snk').`,
+          ]),
       'Next:',
       `  signgate serve token create --config ${configPath} --org sandbox --user ci`,
       `  signgate serve --config ${configPath}`,
@@ -227,13 +241,18 @@ export function runServeInit(args: InitArgs, io: Io): ExitCodeValue {
 
 const initCommand = (io: Io, setExit: (code: ExitCodeValue) => void): CommandModule<CommonArgs, InitArgs> => ({
   command: 'init',
-  describe: 'Write a server configuration with one sandbox organization and a fresh key pair',
+  describe: 'Write a server configuration with one sandbox organization and a fresh key pair (or a key in a PKCS#11 token: --pkcs11)',
   builder: (y: Argv<CommonArgs>) =>
     y
       .option('dir', { type: 'string', default: '.', describe: 'Folder for server.json and the key pair' })
       .option('vendor', { type: 'string', default: 'Contoso', describe: 'Vendor name (the attribute is <Vendor>SignedAssemblyAttribute)' })
       .option('option-id', { type: 'number', default: 12345, coerce: numberOption('option-id', { integer: true, min: 1 }), describe: 'License option id of the sandbox key' })
-      .option('force', { type: 'boolean', default: false, describe: 'Replace existing files' }) as unknown as Argv<InitArgs>,
+      .option('force', { type: 'boolean', default: false, describe: 'Replace existing files' })
+      .option('pkcs11', {
+        type: 'string',
+        describe: 'Sign with this key in a PKCS#11 token instead of a new key pair: pkcs11:token=<label>;object=<key label>?module-path=<module.so>&pin-source=file:<pin file> (the PIN never on the command line); writes <optionId>_public.snk from the token',
+      })
+      .example('$0 serve init --dir service --pkcs11 "pkcs11:token=signing;object=option-12345?module-path=/usr/lib/softhsm/libsofthsm2.so&pin-source=file:/etc/signgate/token.pin"', 'a configuration whose option signs in a token') as unknown as Argv<InitArgs>,
   handler: (args: ArgumentsCamelCase<InitArgs>) => setExit(runServeInit(args, io)),
 });
 

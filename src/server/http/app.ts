@@ -17,6 +17,8 @@ import { bearerToken, type TokenKeeper } from '../identity/token-store.js';
 import type { JobStateStore, JobWorker, NodeRole } from '../jobs/store.js';
 import { openStores } from '../storage/open-stores.js';
 import { signingOptions } from '../jobs/signing-pool.js';
+import { inProcessSigner } from '../jobs/sign-file.js';
+import { probeTokenKeys } from '../jobs/signing-worker.js';
 import { decodeEncodedWords } from './encoded-words.js';
 import { UploadNames } from '../../core/upload-names.js';
 import { registerRateLimits, type RateLimitSettings } from '../identity/rate-limit.js';
@@ -231,6 +233,8 @@ export async function buildServer(options: BuildServerOptions): Promise<FastifyI
       await store.ping();
       // A node that takes uploads or signs needs room for them: an upload and its result package.
       await assertRoom(options.dataDir, 2 * config().maxUploadBytes);
+      // A node that signs needs its keys in PKCS#11 tokens: checked where it signs (a pool thread), with a timeout.
+      if (signing) await probeTokenKeys(config(), signing.signer ?? inProcessSigner);
     },
   });
   app.get(`${apiPrefix}/openapi.json`, { schema: { hide: true } }, async () => app.swagger());

@@ -1,6 +1,7 @@
 // Health and readiness for a load balancer, outside the API prefix and without a token:
 //   GET /healthz  200 while the process runs (liveness);
-//   GET /readyz   200 when the node can serve: its stores answer; 503 otherwise. Once the node shuts down it
+//   GET /readyz   200 when the node can serve: its stores answer and, on a node that signs, every key in a PKCS#11
+//                 token can sign (checked in a signing thread, at most 5 s each); 503 otherwise. Once the node shuts down it
 //                 stops listening (a new probe is refused) and answers 503 on connections still open.
 // Both are left out of the OpenAPI document: they are for operators, not API clients.
 import type { FastifyInstance } from 'fastify';
@@ -20,7 +21,7 @@ export function registerHealth(app: FastifyInstance, options: HealthOptions): vo
       await options.ready();
     } catch (error) {
       request.log.warn({ err: { message: (error as Error).message } }, 'not ready');
-      return reply.status(503).type('application/problem+json').send(problem(503, 'Not ready', 'A store of this node does not answer, or its data folder is full; see its log.', request.url));
+      return reply.status(503).type('application/problem+json').send(problem(503, 'Not ready', 'A store of this node does not answer, its data folder is full, or a signing key in a PKCS#11 token cannot sign; see its log.', request.url));
     }
     return { status: 'ready', role: options.role };
   });

@@ -1,17 +1,25 @@
 // A signing pool thread (run by piscina): one task signs one file and prepares its package entry, or only prepares
 // the entry of a file returned unchanged. What it makes is moved back to the service's thread, not copied.
 import { Piscina } from 'piscina';
+import { isSignGateError } from '../../core/errors.js';
 import type { StrongNameKeyFile } from '../../strongname/key-blob.js';
 import { prepareZipEntry, type PreparedZipData } from '../../zip/write-zip.js';
-import { ownsItsMemory, signAndPack, type SignedFile } from './sign-file.js';
+import { ownsItsMemory, probeKey, signAndPack, type SignedFile } from './sign-file.js';
 
 export interface SignTask {
-  readonly bytes: Uint8Array;
+  readonly bytes?: Uint8Array;
   /** Absent: the file is returned as it is, only its package entry is prepared. */
   readonly keyPair?: StrongNameKeyFile;
+  /** Only check that this key can sign in this thread (a key in a PKCS#11 token). */
+  readonly probe?: StrongNameKeyFile;
 }
 
-export type SignTaskResult = SignedFile | PreparedZipData | undefined;
+/** An error of ours, as it crosses back to the service's thread (an Error loses its code on the way). */
+export interface SignTaskFailure {
+  readonly failed: { readonly code: string; readonly message: string };
+}
+
+export type SignTaskResult = SignedFile | PreparedZipData | SignTaskFailure | undefined;
 
 /**
  * `value`, with the memory of `buffers` moved to the receiving thread (each buffer once) where a buffer is the whole
@@ -23,7 +31,21 @@ function moving<T>(value: T, buffers: readonly Uint8Array[]): T {
   return Piscina.move(transferable as unknown as Parameters<typeof Piscina.move>[0]) as unknown as T;
 }
 
-export default function signTask({ bytes, keyPair }: SignTask): SignTaskResult {
+export default function signTask(task: SignTask): SignTaskResult {
+  try {
+    return run(task);
+  } catch (error) {
+    if (isSignGateError(error)) return { failed: { code: error.code, message: error.message } };
+    throw error;
+  }
+}
+
+function run({ bytes, keyPair, probe }: SignTask): SignTaskResult {
+  if (probe) {
+    probeKey(probe);
+    return undefined;
+  }
+  if (!bytes) return undefined;
   if (!keyPair) {
     const entry = prepareZipEntry(bytes);
     return moving(entry, [entry.data]);

@@ -2,16 +2,24 @@
 // that several jobs, and the files of one job, are signed at once while the main thread answers requests.
 import { availableParallelism } from 'node:os';
 import { Piscina } from 'piscina';
-import { UsageError } from '../../core/errors.js';
+import { KeyError, UsageError } from '../../core/errors.js';
+import type { ErrorCode } from '../../core/error-codes.js';
 import { piscinaTask, workerModulePath, workerThreadsAvailable } from '../../core/worker-module.js';
 import type { StrongNameKeyFile } from '../../strongname/key-blob.js';
 import type { PreparedZipData } from '../../zip/write-zip.js';
 import { ownsItsMemory, type FileSigner, type SignedFile } from './sign-file.js';
-import type { SignTask, SignTaskResult } from './signing-pool-task.js';
+import type { SignTask, SignTaskFailure, SignTaskResult } from './signing-pool-task.js';
 
 /** Moves a file's memory to the thread rather than copying it, when it is the whole of its memory. */
 function transferring(bytes: Uint8Array): { transferList?: ArrayBuffer[] } {
   return ownsItsMemory(bytes) ? { transferList: [bytes.buffer as ArrayBuffer] } : {};
+}
+
+/** A thread's result, or the error of ours it reported (a key in a token that cannot sign) thrown again here. */
+function rethrown(result: SignTaskResult): SignTaskResult {
+  const failed = (result as SignTaskFailure | undefined)?.failed;
+  if (failed) throw new KeyError(failed.code as ErrorCode, failed.message);
+  return result;
 }
 
 /** The default size of the signing pool: one thread per core. */
@@ -47,8 +55,13 @@ export class SigningPool implements FileSigner {
     this.ahead = threads;
   }
 
-  sign(bytes: Uint8Array, keyPair: StrongNameKeyFile): Promise<SignedFile | undefined> {
-    return this.pool.run({ bytes, keyPair }, transferring(bytes)) as Promise<SignedFile | undefined>;
+  async sign(bytes: Uint8Array, keyPair: StrongNameKeyFile): Promise<SignedFile | undefined> {
+    return rethrown(await this.pool.run({ bytes, keyPair }, transferring(bytes))) as SignedFile | undefined;
+  }
+
+  /** Checks the key in one of the pool's threads, through that thread's session. */
+  async probe(key: StrongNameKeyFile): Promise<void> {
+    rethrown(await this.pool.run({ probe: key }));
   }
 
   pack(bytes: Uint8Array): Promise<PreparedZipData> {

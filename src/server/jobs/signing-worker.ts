@@ -5,7 +5,10 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { FastifyBaseLogger } from 'fastify';
+import { ErrorCodes } from '../../core/error-codes.js';
+import { isSignGateError, KeyError, type SignGateError } from '../../core/errors.js';
 import { SIGNING_LOG } from '../../core/upload-names.js';
+import { isPkcs11Key } from '../../strongname/pkcs11-key.js';
 import { formatVersion } from '../../metadata/module-metadata.js';
 import { runCheck } from '../../rules/runner.js';
 import type { CheckSettings } from '../../rules/types.js';
@@ -105,11 +108,18 @@ export async function processJob(
       const { decided } = decisions[i]!;
       file.fileProcessingState = decided.fileProcessingState;
       file.messages = decided.messages;
-      const entry = await handedOver[i]!;
+      let entry: PreparedZipData | undefined;
+      try {
+        entry = await handedOver[i]!;
+      } catch (error) {
+        if (!tokenUnavailable(error)) throw error;
+        file.fileProcessingState = 'Error';
+        file.messages = [message('Error', keyUnavailableText(decisions[i]!.signWith!, error))];
+      }
       if (signal.aborted) return;
       if (entry) {
         packed.set(file.fileName, entry);
-      } else {
+      } else if (file.fileProcessingState !== 'Error') {
         file.fileProcessingState = 'Error';
         file.messages = [message('Error', 'Internal error: the signature did not verify; the file was not signed.')];
       }
@@ -149,6 +159,47 @@ export async function finishUnsigned(store: JobProgressSink, record: JobRecord, 
   if (resultFile === RESULT_ZIP) delete record.resultFile;
   else record.resultFile = resultFile;
   await store.save(record);
+}
+
+/** An error of a key in a PKCS#11 token (module, token, PIN, key or signing), which fails the file, not the job. */
+function tokenUnavailable(error: unknown): error is SignGateError {
+  return isSignGateError(error) && error.code.startsWith('SG_ERR_PKCS11_');
+}
+
+/**
+ * What a client is told when the option's key in a token cannot sign: what kind of failure (the code and its
+ * meaning), never the service's paths, token names or anything of the PIN; the operator sees the whole message in
+ * /readyz's log line.
+ */
+function keyUnavailableText(license: License, error: SignGateError): string {
+  return `Not signed: the signing key of option ${license.optionId} (in a PKCS#11 token) is not available: ${ErrorCodes[error.code]} (${error.code}). The service's operator must fix the token; upload the files again afterwards.`;
+}
+
+/**
+ * Checks that every key in a PKCS#11 token of the configuration can sign where `signer` signs, each within
+ * `timeoutMs` (a module that does not answer makes the node not ready rather than the probe hang).
+ * @throws KeyError SG_ERR_PKCS11_* naming the option (the first key that cannot sign), or Error on a timeout
+ */
+export async function probeTokenKeys(config: ServerConfig, signer: FileSigner, timeoutMs = 5_000): Promise<void> {
+  const seen = new Set<string>();
+  for (const org of config.organizations.values()) {
+    for (const license of org.licenses) {
+      if (!isPkcs11Key(license.key) || seen.has(license.key.pkcs11)) continue;
+      seen.add(license.key.pkcs11);
+      let timer: NodeJS.Timeout | undefined;
+      const timeout = new Promise<never>((_, reject) => {
+        timer = setTimeout(() => reject(new Error(`the PKCS#11 key of option ${license.optionId} did not answer within ${timeoutMs / 1000} s`)), timeoutMs);
+      });
+      try {
+        await Promise.race([signer.probe(license.key), timeout]);
+      } catch (error) {
+        if (isSignGateError(error)) throw new KeyError(error.code, `option ${license.optionId} of ${org.id}: ${error.message}`);
+        throw error;
+      } finally {
+        clearTimeout(timer);
+      }
+    }
+  }
 }
 
 /** Decides a file's state and messages from its check result; returns the license to sign with, if any. */

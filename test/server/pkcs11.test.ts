@@ -1,0 +1,128 @@
+// The service signs with keys in a PKCS#11 token (SoftHSM2): in its pool threads and in its own thread, byte for
+// byte as with the same key pair in a file; a token that cannot sign fails the job's files at once with a clear
+// message and makes /readyz answer 503; the PIN shows nowhere.
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { beforeAll, describe, expect, test } from 'vitest';
+import { parseServerConfig, type ServerConfig } from '../../src/server/server-config.js';
+import { readModule } from '../../src/strongname/assembly-info.js';
+import { strongNameKeyPairFromPrivateKey } from '../../src/strongname/key-blob.js';
+import { openPkcs11Key } from '../../src/strongname/pkcs11-key.js';
+import { verifyStrongName } from '../../src/strongname/strong-name.js';
+import { readZip } from '../../src/zip/read-zip.js';
+import { fixture, hasMono, runCli, runMono } from '../helpers/fixtures.js';
+import { api, startServer, uploadForm, waitFinished } from '../helpers/server.js';
+import { createToken, exportKey, generateKey, hasSoftHsm, SOFTHSM_MODULE, type TestToken } from '../helpers/softhsm.js';
+
+const OPTION = 777;
+
+/** SampleAddin.dll (delay-signed with the 1024-bit test key 12345) carrying `publicKey` instead: delay-signed for it. */
+function addinFor(publicKey: Uint8Array): Uint8Array {
+  const bytes = Buffer.from(fixture('addin/SampleAddin.dll'));
+  const old = readModule(bytes).assembly!.publicKey;
+  const at = bytes.indexOf(Buffer.from(old));
+  expect(publicKey.length).toBe(old.length);
+  bytes.set(publicKey, at);
+  return new Uint8Array(bytes);
+}
+
+function configWith(license: { keyPair: string; publicKey?: string }, dir: string): ServerConfig {
+  return parseServerConfig({ vendor: 'Contoso', organizations: [{ id: 'sandbox', licenses: [{ optionId: OPTION, ...license }], users: [{ id: 'ci', roles: ['User'] }] }] }, dir);
+}
+
+/** Runs one job of `file` on a service with `config`; returns the status, the signed file and what the service logged. */
+async function signJob(config: ServerConfig, file: Uint8Array, signingWorkers: number) {
+  const chunks: string[] = [];
+  const server = await startServer({ config, build: { signingWorkers }, logger: { level: 'trace', stream: { write: (line: string) => chunks.push(line) } } as never });
+  try {
+    const token = server.token();
+    const ready = await fetch(`${server.baseUrl.replace(/\/assembly-signing\/v1\.0$/, '')}/readyz`);
+    const readyText = await ready.text();
+    const created = await api(server, '/assemblies', token, { method: 'POST', body: uploadForm([{ name: 'SampleAddin.dll', bytes: file }]) });
+    expect(created.status).toBe(201);
+    const { id } = (await created.json()) as { id: string };
+    const started = Date.now();
+    const status = await waitFinished(server, token, id);
+    const seconds = (Date.now() - started) / 1000;
+    const zip = await readZip(new Uint8Array(await (await api(server, `/assemblies/${id}`, token)).arrayBuffer()));
+    const entries = new Map(zip.map((e) => [e.name, e.bytes]));
+    return { status, seconds, ready: { status: ready.status, text: readyText }, signed: entries.get('SampleAddin.dll')!, log: entries.get('signing-log.txt')!, serverLog: () => chunks.join('') };
+  } finally {
+    await server.close();
+  }
+}
+
+describe.skipIf(!hasSoftHsm)('the service signs with keys in a PKCS#11 token', () => {
+  let token: TestToken;
+  let pinToken: TestToken;
+  let dir: string;
+
+  beforeAll(() => {
+    // Every token before the module is first initialized in this process (SoftHSM reads its tokens then).
+    token = createToken('signgate-service');
+    generateKey(token, 'option-key', '01', { bits: 1024 }); // not extractable: every test but one
+    generateKey(token, 'exported-key', '02', { bits: 1024, extractable: true }); // only for the byte-for-byte comparison
+    pinToken = createToken('signgate-wrong-pin'); // never logged in to with its PIN: a wrong PIN is seen
+    generateKey(pinToken, 'option-key', '01', { bits: 1024 });
+    dir = mkdtempSync(join(tmpdir(), 'signgate-pkcs11-service-'));
+  });
+
+  test('a job signed through SoftHSM2 in the pool threads equals, byte for byte, the job signed with the key pair exported; sn -vf and verify accept it', async () => {
+    const uri = token.uri('exported-key');
+    const inToken = openPkcs11Key(uri);
+    writeFileSync(join(dir, 'exported.snk'), strongNameKeyPairFromPrivateKey(exportKey(token, 'exported-key')), { mode: 0o600 });
+    writeFileSync(join(dir, `${OPTION}_public.snk`), inToken.publicKey.blob);
+    const input = addinFor(inToken.publicKey.blob);
+    const viaToken = await signJob(configWith({ keyPair: uri }, dir), input, 2);
+    expect(viaToken.status.assemblies[0]!.fileProcessingState, JSON.stringify(viaToken.status)).toBe('Signed');
+    expect(viaToken.ready.status, viaToken.ready.text).toBe(200);
+    const viaFile = await signJob(configWith({ keyPair: 'exported.snk' }, dir), input, 0);
+    expect(viaFile.status.assemblies[0]!.fileProcessingState).toBe('Signed');
+    expect(Buffer.from(viaToken.signed).equals(Buffer.from(viaFile.signed))).toBe(true);
+    expect(verifyStrongName(readModule(viaToken.signed), { expectedKey: inToken.publicKey }).valid).toBe(true);
+    const path = join(dir, 'SampleAddin.dll');
+    writeFileSync(path, viaToken.signed);
+    const verified = runCli(['verify', path, '--key', join(dir, `${OPTION}_public.snk`)]);
+    expect(verified.status, verified.stdout + verified.stderr).toBe(0);
+    if (hasMono) expect(runMono('sn', ['-q', '-vf', path]).status).toBe(0);
+  });
+
+  test('in the service\'s own thread too, with the public key from a file (the token first asked when it signs)', async () => {
+    const uri = token.uri('option-key');
+    const key = openPkcs11Key(uri);
+    writeFileSync(join(dir, 'option_public.snk'), key.publicKey.blob);
+    for (const workers of [0, 2]) {
+      const job = await signJob(configWith({ keyPair: uri, publicKey: 'option_public.snk' }, dir), addinFor(key.publicKey.blob), workers);
+      expect(job.status.assemblies[0]!.fileProcessingState, `${workers} workers`).toBe('Signed');
+      expect(job.ready.status).toBe(200);
+      expect(verifyStrongName(readModule(job.signed), { expectedKey: key.publicKey }).valid).toBe(true);
+    }
+  });
+
+  test('a module that cannot be loaded, a wrong PIN: /readyz answers 503, the file fails at once with a clear message, the PIN shows nowhere', async () => {
+    const key = openPkcs11Key(token.uri('option-key'));
+    writeFileSync(join(dir, 'option_public.snk'), key.publicKey.blob);
+    const wrongPin = join(dir, 'wrong.pin');
+    writeFileSync(wrongPin, `not-${pinToken.pin}\n`);
+    const cases = [
+      { uri: `pkcs11:token=${token.label};object=option-key?module-path=/usr/lib/softhsm/missing-module.so&pin-source=file:${token.pinFile}`, code: 'SG_ERR_PKCS11_MODULE', secret: token.pin },
+      { uri: `pkcs11:token=${pinToken.label};object=option-key?module-path=${SOFTHSM_MODULE}&pin-source=file:${wrongPin}`, code: 'SG_ERR_PKCS11_PIN', secret: pinToken.pin },
+    ];
+    for (const c of cases) {
+      for (const workers of [0, 2]) {
+        const job = await signJob(configWith({ keyPair: c.uri, publicKey: 'option_public.snk' }, dir), addinFor(key.publicKey.blob), workers);
+        const file = job.status.assemblies[0]!;
+        expect(file.fileProcessingState, `${c.code}, ${workers} workers`).toBe('Error');
+        expect(file.messages.map((m) => m.message).join('\n')).toMatch(new RegExp(`signing key of option ${OPTION} \\(in a PKCS#11 token\\) is not available: .*\\(${c.code}\\)`));
+        expect(job.seconds).toBeLessThan(5); // no retries, no hang
+        expect(job.ready.status).toBe(503);
+        expect(job.serverLog()).toContain(c.code === 'SG_ERR_PKCS11_MODULE' ? 'cannot be loaded' : 'refused');
+        for (const text of [job.ready.text, job.serverLog(), JSON.stringify(job.status), Buffer.from(job.log).toString('utf8')]) {
+          expect(text).not.toContain(c.secret);
+          expect(text).not.toContain(token.pin);
+        }
+      }
+    }
+  });
+});
