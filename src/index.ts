@@ -139,7 +139,7 @@ export { windowsPathKey, windowsNameProblem } from './core/windows-names.js';
 
 // Rules and reports
 export { runCheck, checkExitCode, type CheckResult, type FileResult } from './rules/runner.js';
-export { runCheckPooled, buildAuditPooled, checkThreads, CHECK_POOL_THRESHOLD, type PoolOptions } from './workflows/check-pool.js';
+export { runCheckPooled, buildAuditPooled, runCheckInRounds, buildAuditInRounds, checkThreads, CHECK_POOL_THRESHOLD, type PoolOptions } from './workflows/check-pool.js';
 export { rules, ruleDocsUrl } from './rules/index.js';
 export type { CheckInput, CheckSettings, ExpectedKey } from './rules/types.js';
 export { buildAudit } from './audit/build.js';
