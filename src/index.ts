@@ -136,6 +136,21 @@ export { Ledger, cacheDir, ledgerPath, type LedgerEntry } from './workflows/ledg
 export { scanFiles, scanFilesAsJson, scanJson, scanThreads, idleCores, inspectFile, verifyFile, SCAN_POOL_THRESHOLD, type ScanJson, type ScanOptions, type ScanInput, type ScanKind, type ScanRecord, type ScanSettings, type VerifyRecord } from './workflows/scan.js';
 export { verifyAssemblyBytes } from './workflows/scan-file.js';
 export { windowsPathKey, windowsNameProblem } from './core/windows-names.js';
+export {
+  ChainChecker,
+  chainEvents,
+  entryHash,
+  entryLine,
+  verifyChain,
+  verifyRecordText,
+  EMPTY_HEAD,
+  GENESIS_HASH,
+  type SignatureEvent,
+  type SignatureEntry,
+  type ChainHead,
+  type RecordBreak,
+  type RecordVerification,
+} from './core/signature-record.js';
 
 // Rules and reports
 export { runCheck, checkExitCode, type CheckResult, type FileResult } from './rules/runner.js';

@@ -241,10 +241,12 @@ function decide(
   retired: ReadonlyMap<string, number>,
 ): License | undefined {
   const errors = result.findings.filter((f) => f.severity === 'error');
-  const retiredOption = errors.length && retired.size ? retired.get(assemblyKeyToken(bytes) ?? '') : undefined;
+  // A key the job was accepted with that the configuration no longer holds (rotated, and gone from previousKeys).
+  const token = retired.size ? assemblyKeyToken(bytes) : undefined;
+  const retiredOption = token !== undefined && !org.licenses.some((l) => l.token === token) ? retired.get(token) : undefined;
   if (retiredOption !== undefined) {
     file.fileProcessingState = 'Error';
-    file.messages.push(message('Error', `Not signed: the key of option ${retiredOption} this job was accepted with (key token ${assemblyKeyToken(bytes)}) is no longer in the service's configuration (the option's key was changed and the old one removed from previousKeys). Build against the option's current public key and upload again.`));
+    file.messages.push(message('Error', `Not signed: the key of option ${retiredOption} this job was accepted with (key token ${token}) is no longer in the service's configuration (the option's key was changed and the old one removed from previousKeys). Build against the option's current public key and upload again.`));
     return undefined;
   }
   if (errors.length) {
@@ -267,7 +269,12 @@ function decide(
   }
   // No error finding means the key is one of the organization's, byte for byte.
   const assembly = readModule(bytes).assembly!;
-  const license = org.licenses.find((l) => Buffer.compare(Buffer.from(l.key.publicKey.blob), Buffer.from(assembly.publicKey)) === 0)!;
+  const license = org.licenses.find((l) => Buffer.compare(Buffer.from(l.key.publicKey.blob), Buffer.from(assembly.publicKey)) === 0);
+  if (!license) {
+    file.fileProcessingState = 'Error';
+    file.messages.push(message('Error', `Not signed: the file's public key (token ${publicKeyToken(assembly.publicKey)}) is not the key of any option this job was accepted with. Build against the option's current public key and upload again.`));
+    return undefined;
+  }
   file.fileProcessingState = 'Signed';
   if (result.findings.some((f) => f.rule === 'already-signed')) {
     file.messages.push(message('Info', `Already signed with option ${license.optionId}; returned unchanged.`));
