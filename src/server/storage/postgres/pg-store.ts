@@ -239,12 +239,18 @@ export class PgJobStore implements JobStateStore {
 
   /** Unfenced progress (used by no worker of this store: theirs go through saveLeased); `signatures` in the same transaction. */
   async save(record: JobRecord, signatures?: readonly SignatureEvent[]): Promise<void> {
-    await this.transaction(async (client) => {
-      await client.query(
+    const update = (client: Pool | PoolClient) =>
+      client.query(
         `UPDATE signgate_jobs SET files = $3, result_file = $4, state = CASE WHEN $5 THEN 'finished' ELSE state END WHERE organization = $1 AND id = $2 AND state <> 'uploading'`,
         [record.organization, record.id, JSON.stringify(record.assemblies), record.resultFile ?? null, record.processingFinished],
       );
-      if (signatures?.length) await appendSignatures(client, signatures);
+    if (!signatures?.length) {
+      await update(this.pool);
+      return;
+    }
+    await this.transaction(async (client) => {
+      await update(client);
+      await appendSignatures(client, signatures);
     });
   }
 
