@@ -127,7 +127,7 @@ export { inspectAssembly, readModule, describeAttributes, type AssemblyInfo, typ
 export { check, prepareCheck, DEFAULT_MAX_UPLOAD_BYTES, DEFAULT_READ_AT_ONCE_BYTES, type CheckOptions, type CheckRun, type PreparedCheck } from './workflows/check.js';
 export { fix, planFix, type FixOptions, type FixResult, type FixFileResult, type FixFileOutcome } from './workflows/fix.js';
 export { sign, checkReturnedFile, fileVerdict, type SignOptions as SignWorkflowOptions, type SignEvents, type SignResult, type SignedFileResult, type ProgressReporter } from './workflows/sign.js';
-export { audit, renderAudit, renderAuditPieces, verifyAuditReport, parseManifest, jobsFromLedger, AuditFormats, type AuditOptions, type AuditFormat, type VerifyReportResult } from './workflows/audit.js';
+export { audit, renderAudit, renderAuditPieces, verifyAuditReport, parseManifest, jobsFromLedger, readSignatureRecord, AuditFormats, type AuditOptions, type AuditFormat, type VerifyReportResult } from './workflows/audit.js';
 export { downloadJob, planPrune, parseDuration, type PrunePlan } from './workflows/jobs.js';
 export { connect, resolveAccessToken, type ServiceOptions, type AccessTokenOptions } from './workflows/service.js';
 export { extractPackage, type ExtractOptions, type ExtractResult, type ExtractedFile } from './workflows/extract.js';
@@ -136,6 +136,21 @@ export { Ledger, cacheDir, ledgerPath, type LedgerEntry } from './workflows/ledg
 export { scanFiles, scanFilesAsJson, scanJson, scanThreads, idleCores, inspectFile, verifyFile, SCAN_POOL_THRESHOLD, type ScanJson, type ScanOptions, type ScanInput, type ScanKind, type ScanRecord, type ScanSettings, type VerifyRecord } from './workflows/scan.js';
 export { verifyAssemblyBytes } from './workflows/scan-file.js';
 export { windowsPathKey, windowsNameProblem } from './core/windows-names.js';
+export {
+  ChainChecker,
+  chainEvents,
+  entryHash,
+  entryLine,
+  verifyChain,
+  verifyRecordText,
+  EMPTY_HEAD,
+  GENESIS_HASH,
+  type SignatureEvent,
+  type SignatureEntry,
+  type ChainHead,
+  type RecordBreak,
+  type RecordVerification,
+} from './core/signature-record.js';
 
 // Rules and reports
 export { runCheck, checkExitCode, type CheckResult, type FileResult } from './rules/runner.js';
@@ -143,7 +158,7 @@ export { runCheckPooled, buildAuditPooled, runCheckInRounds, buildAuditInRounds,
 export { rules, ruleDocsUrl } from './rules/index.js';
 export type { CheckInput, CheckSettings, ExpectedKey } from './rules/types.js';
 export { buildAudit } from './audit/build.js';
-export type { AuditReport, AuditFile, AuditLoad, AuditLoadSummary } from './audit/model.js';
+export type { AuditReport, AuditFile, AuditLoad, AuditLoadSummary, AuditSignature, AuditRecordSource } from './audit/model.js';
 /** Will it load: under the runtime license, the developer license, and on .NET Framework (TargetFrameworkAttribute). */
 export { loadVerdict, loadsUnder, targetFramework, describeTarget, type LoadVerdict, type LoadAnswer, type TargetFramework, type TargetKind } from './rules/load.js';
 /** The archive path: pack a build output after the pre-flight check; sign a project archive through POST /archives. */

@@ -51,6 +51,10 @@ export function assembleAudit(inputs: readonly CheckInput[], facts: ReadonlyMap<
         findings.push(auditFinding('SG701', `${e.verdict}; a release needs it signed by the service with ${settings.keys.map(describeKey).join(' or ')}`, input.path));
       }
       for (const error of e.errors) findings.push(malformedFinding(`${error.code}: ${error.message} (while ${error.while})`, error.code, input.path));
+      const signature = options.record?.bySignedSha256.get(e.sha256) ?? null;
+      if (options.record && !signature && needsSigning(f.role) && e.strongName?.signedWithExpectedKey) {
+        findings.push(auditFinding('SG709', `signed with ${describeKey({ optionId: e.strongName.optionId, token: e.assembly?.publicKeyToken ?? '?' })}, but the signature record ${options.record.source.file} (${options.record.source.entries} entries) has no entry that returned these bytes (SHA-256 ${e.sha256})`, input.path));
+      }
       const authenticode = e.authenticode;
       if (authenticode && (authenticode.state === 'invalid' || authenticode.state === 'unreadable')) {
         findings.push(auditFinding('SG707', `Authenticode signature${authenticode.publisher ? ` by ${authenticode.publisher}` : ''} is ${authenticode.state}: ${authenticode.reason}`, input.path));
@@ -74,6 +78,7 @@ export function assembleAudit(inputs: readonly CheckInput[], facts: ReadonlyMap<
         load: e.load,
         findings,
         authenticode,
+        signature,
       } satisfies AuditFile;
     })
     .sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
@@ -122,6 +127,7 @@ export function assembleAudit(inputs: readonly CheckInput[], facts: ReadonlyMap<
       keys: settings.keys.map((k) => ({ source: k.source, optionId: k.optionId, token: k.token, publicKey: Buffer.from(k.publicKey.blob).toString('hex') })),
     },
     jobSource: options.jobSource ?? { ledger: null, found: false },
+    signatureRecord: options.record?.source ?? null,
     summary: {
       files: files.length,
       byState: Object.fromEntries(Object.entries(byState).sort()),

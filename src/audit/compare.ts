@@ -101,6 +101,11 @@ export function diffAuditReports(stored: AuditReport, fresh: AuditReport): strin
       const y = show(now[field]);
       if (x !== y) out.push(`${f.name}: ${field} in the report ${x}, now ${y}`);
     }
+    if ('signature' in f) {
+      // The entry of the signature record (a report of format 4; the same record is audited again).
+      const entry = (x: AuditFile['signature']) => (x ? `entry ${x.seq} (${x.hash.slice(0, 16)}…)` : 'none');
+      if (entry(f.signature) !== entry(now.signature)) out.push(`${f.name}: signature record entry in the report ${entry(f.signature)}, now ${entry(now.signature)}`);
+    }
     const ids = (list: readonly Finding[]) => list.map((x) => `${x.ruleId} ${x.message}`).join(' | ') || 'none';
     if (ids(f.findings) !== ids(now.findings)) out.push(`${f.name}: findings in the report ${ids(f.findings)}; now ${ids(now.findings)}`);
   }

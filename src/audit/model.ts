@@ -6,9 +6,14 @@ import type { CheckSettings, FileRole } from '../rules/types.js';
 import type { VendorAttributeState } from '../rules/vendor-attribute.js';
 import type { LoadVerdict } from '../rules/load.js';
 import type { AuthenticodeVerdict } from '../authenticode/verdict.js';
+import type { SignatureEntry } from '../core/signature-record.js';
 
-/** 2: per-file verdict and key match, the inputs in full (public keys, vendor patterns), the job source, per-file changes. 3: Authenticode per file, publisher changes. */
-export const AUDIT_FORMAT_VERSION = 3;
+/**
+ * 2: per-file verdict and key match, the inputs in full (public keys, vendor patterns), the job source, per-file changes.
+ * 3: Authenticode per file, publisher changes. 4: the signing service's record (`--record`): the entry that signed
+ * each file, and where the record came from.
+ */
+export const AUDIT_FORMAT_VERSION = 4;
 
 /** Findings only an audit makes (a release has signed files, not delay-signed ones). */
 export const AuditRules = {
@@ -20,6 +25,7 @@ export const AuditRules = {
   SG706: { name: 'option-changed', severity: 'warning', summary: 'A file is signed for another option than in the previous release.', hint: 'Check that the option change is intended; customers licensed for the old option cannot load the new file.' },
   SG707: { name: 'authenticode-invalid', severity: 'error', summary: 'A shipped file carries an Authenticode signature that does not verify (or cannot be read).', hint: 'Sign with signtool after the strong-name signing by the service, and ship that file; a file changed after Authenticode signing shows as tampered on Windows.' },
   SG708: { name: 'publisher-changed', severity: 'warning', summary: "A file's Authenticode publisher (the signer certificate's subject) differs from the previous release, or its signature is gone.", hint: 'Check that the new publisher certificate is yours and intended; Windows and SmartScreen show the new name to users.' },
+  SG709: { name: 'not-in-signature-record', severity: 'error', summary: "A file signed with the organization's key has no entry in the signing service's record (`--record`).", hint: 'Find out where the file was signed: the service records every file it signs, so a file signed elsewhere means the key was used outside the service. If another service (or an older record) signed it, pass that record.' },
 } as const satisfies Record<string, { name: string; severity?: 'error' | 'warning'; summary: string; hint: string }>;
 
 /** Check rules that describe delay-signed input or the upload; in a release they are replaced by SG701 or do not apply. */
@@ -33,6 +39,17 @@ export interface AuditJob {
 }
 
 export type { VendorAttributeState } from '../rules/vendor-attribute.js';
+
+/** The signing service's record entry for a file (matched by the SHA-256 of the returned bytes): who, when, which job and key. */
+export type AuditSignature = Omit<SignatureEntry, 'prev'>;
+
+/** The signature record an audit read (`--record`): the file as shown, its entries and its last entry. */
+export interface AuditRecordSource {
+  readonly file: string;
+  readonly entries: number;
+  readonly lastSeq: number;
+  readonly lastHash: string;
+}
 
 export interface AuditFile {
   /** As shown (relative to the working directory). */
@@ -67,6 +84,8 @@ export interface AuditFile {
   readonly findings: readonly Finding[];
   /** The Authenticode signature beside the strong name; null when the file is not a PE image. Absent in reports of format 2. */
   readonly authenticode?: AuthenticodeVerdict | null;
+  /** The signature record's entry that returned these bytes; null without a record or entry. Absent before format 4. */
+  readonly signature?: AuditSignature | null;
 }
 
 /** Will it load, per file: the verdict of load.ts plus which licenses it loads under. */
@@ -135,6 +154,8 @@ export interface AuditReport {
     readonly keys: readonly { readonly source: string; readonly optionId: number | null; readonly token: string; readonly publicKey: string }[];
   };
   readonly jobSource: AuditJobSource;
+  /** The signing service's record the report matched files against (`--record`), or null. Absent before format 4. */
+  readonly signatureRecord?: AuditRecordSource | null;
   readonly summary: {
     readonly files: number;
     readonly byState: Readonly<Record<string, number>>;
@@ -162,5 +183,10 @@ export interface AuditOptions {
   readonly previous?: AuditReport;
   /** Where jobs came from (default: no ledger known). */
   readonly jobSource?: AuditJobSource;
+  /**
+   * The signing service's record (verified): its entries by the SHA-256 of the bytes they returned, and where it came
+   * from. Files signed with the organization's key that have no entry get SG709.
+   */
+  readonly record?: { readonly source: AuditRecordSource; readonly bySignedSha256: ReadonlyMap<string, AuditSignature> };
 }
 

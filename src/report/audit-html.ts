@@ -1,6 +1,7 @@
 // Audit as one self-contained HTML file: no network, no external assets. A summary chart, a sortable and
 // filterable table that fits the page from phone to desktop (columns by priority, a details view per row),
 // the evidence the report rests on, light and dark colour schemes, and a printable layout.
+import { recordNote, signatureText } from './audit-signature.js';
 import { loadDetails, loadSummaryText, loadsUnderText } from './audit-load.js';
 import { VERSION } from '../core/version.js';
 import { describeAuthenticodeVerdict } from '../authenticode/verdict.js';
@@ -133,6 +134,7 @@ interface Column {
 }
 
 function jobCell(f: AuditFile): string {
+  if (!f.job && f.signature) return `<code>${esc(f.signature.job.slice(0, 8))}</code> ${esc(f.signature.time.slice(0, 10))} <span class="muted">(record)</span>`;
   return f.job ? `<code>${esc(f.job.jobId.slice(0, 8))}</code> ${esc(f.job.date.slice(0, 10))}` : f.needsSigning ? '<span class="muted">not recorded</span>' : '<span class="muted">none needed</span>';
 }
 
@@ -179,6 +181,7 @@ function details(f: AuditFile, report: AuditReport): string {
   const items: [string, string][] = [
     ...COLUMNS.filter((c) => c.label !== 'Job').map((c): [string, string] => [c.label, c.cell(f, report)]),
     ['Job', job],
+    ...(signatureText(f, report.signatureRecord) ? [['Signature record', esc(signatureText(f, report.signatureRecord)!)] as [string, string]] : []),
     ['SHA-256', `<code>${f.sha256}</code>`],
     ['Size', `${f.size} bytes`],
     ['State', sn ? `${esc(sn.state)}${sn.keyBits ? `, ${sn.keyBits}-bit key, ${esc(sn.hashAlgorithm ?? '')}` : ''}` : 'not a readable .NET assembly'],
@@ -265,6 +268,7 @@ ${s.byAuthenticode ? barChart('By Authenticode signature', Object.entries(s.byAu
 ${s.load ? `<p id="load-summary">${esc(loadSummaryText(s.load))}</p>` : ''}
 <h2>Files</h2>
 <p class="muted" id="job-source">${jobNote}</p>
+${recordNote(report) ? `<p id="signature-record">${esc(recordNote(report)!)}</p>` : ''}
 <div class="controls"><input id="filter" type="search" placeholder="Filter by any text (name, token, state…)" aria-label="Filter files">
 <select id="outcome" aria-label="Outcome"><option value="">All outcomes</option><option value="ok">ok</option><option value="fail">fail</option><option value="not-required">not required</option></select>
 <span id="shown" class="muted"></span></div>

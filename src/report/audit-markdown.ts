@@ -2,6 +2,7 @@
 import type { AuditReport } from '../audit/model.js';
 import { describeAuthenticodeVerdict } from '../authenticode/verdict.js';
 import { loadDetails, loadSummaryText, loadsUnderText } from './audit-load.js';
+import { recordNote, signatureText } from './audit-signature.js';
 
 const cell = (text: string) => text.replace(/\|/g, '\\|').replace(/\r?\n/g, ' ');
 
@@ -21,15 +22,16 @@ export function formatAuditMarkdown(report: AuditReport, generatedAt: string | n
     ...(s.load ? [loadSummaryText(s.load), ''] : []),
     `Jobs come from the job ledger that \`signgate sign\` writes on the machine that signed (${report.jobSource.ledger ?? 'the signgate cache folder'})${report.jobSource.found ? '' : '; the machine that made this report has none, so no job is recorded'}.`,
     '',
+    ...(recordNote(report) ? [recordNote(report)!, ''] : []),
     '| File | Assembly | Version | Token | Strong name | Authenticode | Option | Vendor attribute | Loads under | Needs signing | Job | Outcome |',
     '|---|---|---|---|---|---|---|---|---|---|---|---|',
     ...report.files.map((f) =>
-      `| ${cell(f.path)} | ${cell(f.assembly?.name ?? '')} | ${f.assembly?.version ?? ''} | ${f.assembly?.publicKeyToken ?? ''} | ${cell(f.verdict)} | ${f.authenticode ? cell(f.authenticode.state === 'valid' ? `valid: ${f.authenticode.publisher ?? ''}` : f.authenticode.state) : ''} | ${f.strongName?.optionId ?? ''} | ${f.vendorAttribute} | ${loadsUnderText(f.load)} | ${f.needsSigning ? 'yes' : 'no'} | ${f.job ? `${f.job.jobId} (${f.job.date})` : f.needsSigning ? 'not recorded' : 'none needed'} | ${f.outcome} |`,
+      `| ${cell(f.path)} | ${cell(f.assembly?.name ?? '')} | ${f.assembly?.version ?? ''} | ${f.assembly?.publicKeyToken ?? ''} | ${cell(f.verdict)} | ${f.authenticode ? cell(f.authenticode.state === 'valid' ? `valid: ${f.authenticode.publisher ?? ''}` : f.authenticode.state) : ''} | ${f.strongName?.optionId ?? ''} | ${f.vendorAttribute} | ${loadsUnderText(f.load)} | ${f.needsSigning ? 'yes' : 'no'} | ${f.job ? `${f.job.jobId} (${f.job.date})` : f.signature ? `${f.signature.job} (${f.signature.time}, record)` : f.needsSigning ? 'not recorded' : 'none needed'} | ${f.outcome} |`,
     ),
     '',
     '## Files',
     '',
-    ...report.files.flatMap((f) => [`### ${f.path}`, '', `- SHA-256: \`${f.sha256}\`, ${f.size} bytes`, `- Strong name: ${f.strongName ? `${f.strongName.state}, signature ${f.strongName.signatureValid === null ? 'not present' : f.strongName.signatureValid ? 'valid' : 'invalid'}` : 'unreadable'}`, ...(f.authenticode ? [`- Authenticode: ${cell(describeAuthenticodeVerdict(f.authenticode))}`] : []), `- ${cell(f.reason)}`, ...loadDetails(f.load).map(([k, v]) => `- ${k}: ${cell(v)}`), ...f.findings.map((x) => `- **${x.severity}** ${x.ruleId} ${x.rule}: ${cell(x.message)}`), '']),
+    ...report.files.flatMap((f) => [`### ${f.path}`, '', `- SHA-256: \`${f.sha256}\`, ${f.size} bytes`, `- Strong name: ${f.strongName ? `${f.strongName.state}, signature ${f.strongName.signatureValid === null ? 'not present' : f.strongName.signatureValid ? 'valid' : 'invalid'}` : 'unreadable'}`, ...(f.authenticode ? [`- Authenticode: ${cell(describeAuthenticodeVerdict(f.authenticode))}`] : []), ...(signatureText(f, report.signatureRecord) ? [`- Signature record: ${cell(signatureText(f, report.signatureRecord)!)}`] : []), `- ${cell(f.reason)}`, ...loadDetails(f.load).map(([k, v]) => `- ${k}: ${cell(v)}`), ...f.findings.map((x) => `- **${x.severity}** ${x.ruleId} ${x.rule}: ${cell(x.message)}`), '']),
     '## Findings',
     '',
     ...(report.findings.length ? report.findings.map((x) => `- **${x.severity}** ${x.ruleId} ${x.rule}${x.file ? ` (${x.file})` : ''}: ${cell(x.message)}`) : ['None.']),

@@ -41,17 +41,32 @@ export interface ServerConfigFile {
   organizations: {
     id: string;
     name?: string;
-    licenses: { optionId: number; keyPair: string; publicKey?: string }[];
+    licenses: { optionId: number; keyPair: string; publicKey?: string; previousKeys?: { keyPair: string; publicKey?: string }[] }[];
     users: { id: string; roles: string[] }[];
   }[];
 }
 
-export interface License {
-  readonly optionId: number;
+/** A key of an option: the one it signs new jobs with, or one it had before (License.previous). */
+export interface OptionKey {
   readonly key: StrongNameKeyFile;
+  /** The public key token (16 hex digits). */
   readonly token: string;
+  /**
+   * Where the key lives, for the signature record: the key pair file as the configuration names it (relative to
+   * server.json), or the pkcs11: URI without its PIN attributes.
+   */
+  readonly keyLocation: string;
   /** The key pair file it was read from (absent for a key in a PKCS#11 token). */
   readonly keyPairPath?: string;
+}
+
+export interface License extends OptionKey {
+  readonly optionId: number;
+  /**
+   * The option's earlier keys (`previousKeys`): they sign only the jobs accepted while they were the option's key,
+   * so that a job in flight when the key changes finishes with the key it was accepted with.
+   */
+  readonly previous: readonly OptionKey[];
 }
 
 export interface Organization {
@@ -109,21 +124,14 @@ export function parseServerConfig(raw: unknown, baseDir: string, shownAs = 'serv
   const organizations = new Map<string, Organization>();
   for (const org of raw.organizations) {
     if (organizations.has(org.id)) throw new UsageError(`${shownAs}: organization ${JSON.stringify(org.id)} is listed twice`, 'Give every organization its own id.', 'SG_ERR_CONFIG');
-    const licenses = org.licenses.map((l) => {
-      if (isPkcs11Uri(l.keyPair)) {
-        const key = tokenKey(l, baseDir, `${shownAs}: organization ${org.id}, option ${l.optionId}`);
-        return { optionId: l.optionId, key, token: publicKeyToken(key.publicKey.blob) };
+    const licenses = org.licenses.map((l): License => {
+      const where = `${shownAs}: organization ${org.id}, option ${l.optionId}`;
+      const current = optionKey(l, baseDir, where);
+      const previous = (l.previousKeys ?? []).map((p, i) => optionKey(p, baseDir, `${where}, previousKeys[${i}]`));
+      for (const p of previous) {
+        if (p.token === current.token) throw new UsageError(`${where}: previousKeys names the option's current key (token ${p.token})`, 'previousKeys lists the keys the option had before keyPair: remove the current one from it.', 'SG_ERR_CONFIG');
       }
-      if (l.publicKey !== undefined) throw new UsageError(`${shownAs}: organization ${org.id}, option ${l.optionId}: publicKey is given beside the key pair file ${l.keyPair}`, 'publicKey goes with a pkcs11: keyPair only; a key pair file holds its public key.', 'SG_ERR_CONFIG');
-      const path = resolve(baseDir, l.keyPair);
-      let key: StrongNameKeyFile;
-      try {
-        key = parseStrongNameKeyFile(readFileSync(path));
-      } catch (cause) {
-        throw new UsageError(`${shownAs}: organization ${org.id}, option ${l.optionId}: ${path}: ${(cause as Error).message}`, 'keyPair must be a key pair made by sn -k.', 'SG_ERR_CONFIG');
-      }
-      if (key.kind !== 'key-pair') throw new UsageError(`${shownAs}: organization ${org.id}, option ${l.optionId}: ${path} holds only a public key`, 'The service signs: keyPair must be the key pair (sn -k), not the public key.', 'SG_ERR_CONFIG');
-      return { optionId: l.optionId, key, token: publicKeyToken(key.publicKey.blob), keyPairPath: path };
+      return { optionId: l.optionId, ...current, previous };
     });
     organizations.set(org.id, { id: org.id, name: org.name ?? org.id, licenses, users: new Map(org.users.map((u) => [u.id, u.roles])) });
   }
@@ -157,6 +165,35 @@ export function parseServerConfig(raw: unknown, baseDir: string, shownAs = 'serv
       : {}),
     organizations,
   };
+}
+
+/**
+ * A key of a license (its keyPair, or an entry of its previousKeys): a key pair file, or a key in a PKCS#11 token.
+ * @throws UsageError SG_ERR_CONFIG naming the place and what is wrong
+ */
+function optionKey(l: { keyPair: string; publicKey?: string }, baseDir: string, where: string): OptionKey {
+  if (isPkcs11Uri(l.keyPair)) {
+    const key = tokenKey(l, baseDir, where);
+    return { key, token: publicKeyToken(key.publicKey.blob), keyLocation: withoutPinAttributes(l.keyPair) };
+  }
+  if (l.publicKey !== undefined) throw new UsageError(`${where}: publicKey is given beside the key pair file ${l.keyPair}`, 'publicKey goes with a pkcs11: keyPair only; a key pair file holds its public key.', 'SG_ERR_CONFIG');
+  const path = resolve(baseDir, l.keyPair);
+  let key: StrongNameKeyFile;
+  try {
+    key = parseStrongNameKeyFile(readFileSync(path));
+  } catch (cause) {
+    throw new UsageError(`${where}: ${path}: ${(cause as Error).message}`, 'keyPair must be a key pair made by sn -k.', 'SG_ERR_CONFIG');
+  }
+  if (key.kind !== 'key-pair') throw new UsageError(`${where}: ${path} holds only a public key`, 'The service signs: keyPair must be the key pair (sn -k), not the public key.', 'SG_ERR_CONFIG');
+  return { key, token: publicKeyToken(key.publicKey.blob), keyLocation: l.keyPair, keyPairPath: path };
+}
+
+/** A pkcs11: URI without `pin-source` and `pin-value` (the record names where a key is, never how to unlock it). */
+export function withoutPinAttributes(uri: string): string {
+  const q = uri.indexOf('?');
+  if (q < 0) return uri;
+  const query = uri.slice(q + 1).split('&').filter((a) => a !== '' && !/^pin-(source|value)=/i.test(a));
+  return query.length ? `${uri.slice(0, q)}?${query.join('&')}` : uri.slice(0, q);
 }
 
 /**
@@ -225,7 +262,7 @@ export function watchServerConfigFile(path: string): { current: () => ServerConf
  */
 export function exposedKeyPairs(config: ServerConfig): { path: string; mode: string }[] {
   if (process.platform === 'win32') return [];
-  const paths = new Set([...config.organizations.values()].flatMap((o) => o.licenses.flatMap((l) => (l.keyPairPath ? [l.keyPairPath] : []))));
+  const paths = new Set([...config.organizations.values()].flatMap((o) => o.licenses.flatMap((l) => [l, ...l.previous].flatMap((k) => (k.keyPairPath ? [k.keyPairPath] : [])))));
   return [...paths].flatMap((path) => {
     try {
       const mode = statSync(path).mode & 0o777;

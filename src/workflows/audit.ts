@@ -10,7 +10,8 @@ import { formatAuditHtml } from '../report/audit-html.js';
 import { formatAuditJson, formatAuditJsonPieces } from '../report/audit-json.js';
 import { formatAuditMarkdown } from '../report/audit-markdown.js';
 import { diffAuditReports } from '../audit/compare.js';
-import type { AuditJob, AuditJobSource, AuditReport } from '../audit/model.js';
+import type { AuditJob, AuditJobSource, AuditOptions as AuditEngineOptions, AuditReport, AuditSignature } from '../audit/model.js';
+import { verifyRecordText } from '../core/signature-record.js';
 import type { CheckSettings } from '../rules/types.js';
 import { parsePublicKeyBlob } from '../strongname/key-blob.js';
 import { publicKeyToken } from '../strongname/token.js';
@@ -29,6 +30,8 @@ export interface AuditOptions extends Omit<CheckOptions, 'format' | 'output'> {
   readonly manifest?: string;
   /** The job ledger to take signing jobs from (default: the user's). */
   readonly ledger?: Ledger;
+  /** The signing service's record (`signgate serve record export`, or the data directory's signature-record.jsonl). */
+  readonly record?: string;
 }
 
 /** A manifest: one relative path per line (blank lines and # comments ignored), or a JSON array of paths. */
@@ -74,6 +77,23 @@ export function jobSourceOf(ledger: Ledger | undefined, env: NodeJS.ProcessEnv =
   return { ledger: ledger && ledger.path !== ledgerPath(env) ? basename(ledger.path) : describeLedgerPath(env), found: l.all().length > 0 };
 }
 
+/**
+ * Reads a signature record exported by the service and verifies its chain; its entries by the SHA-256 of the bytes
+ * they returned (the earliest entry where the same bytes were signed twice).
+ * @throws UsageError naming the file and its first break when the chain does not verify
+ */
+export function readSignatureRecord(path: string): NonNullable<AuditEngineOptions['record']> {
+  const absolute = resolve(path);
+  const shown = displayPath(absolute);
+  const result = verifyRecordText(readInputFile(absolute, shown).toString('utf8'), undefined, shown);
+  if (result.break) {
+    throw new UsageError(`${shown} is not a signature record that verifies: ${result.break.message}`, 'Pass the record as `signgate serve record export` writes it (JSON lines); `signgate serve record verify --file` checks it. A record that does not verify vouches for no file.');
+  }
+  const bySignedSha256 = new Map<string, AuditSignature>();
+  for (const { prev: _prev, ...entry } of result.entryList) if (!bySignedSha256.has(entry.signedSha256)) bySignedSha256.set(entry.signedSha256, entry);
+  return { source: { file: basename(absolute), entries: result.entries, lastSeq: result.head.seq, lastHash: result.head.hash }, bySignedSha256 };
+}
+
 function statSafe(path: string) {
   try {
     return statSync(path);
@@ -117,6 +137,7 @@ export async function audit(options: AuditOptions): Promise<AuditReport> {
     jobSource: jobSourceOf(ledger),
     ...(options.manifest ? { manifest: parseManifest(read(options.manifest, 'manifest')) } : {}),
     ...(previous ? { previous } : {}),
+    ...(options.record ? { record: readSignatureRecord(options.record) } : {}),
   };
   return prepared.onDemand ? buildAuditInRounds(prepared.inputs, auditOptions) : buildAuditPooled(prepared.inputs, { ...auditOptions, threads: prepared.threads });
 }
@@ -148,7 +169,7 @@ export interface VerifyReportResult {
  * verification, vendor attribute, option, outcome and findings.
  * @throws UsageError when the report is not an audit JSON of format 2 or later
  */
-export async function verifyAuditReport(options: { readonly report: string; readonly paths: readonly string[]; readonly root?: string; readonly ledger?: Ledger; readonly threads?: number; readonly readAtOnceBytes?: number }): Promise<VerifyReportResult> {
+export async function verifyAuditReport(options: { readonly report: string; readonly paths: readonly string[]; readonly root?: string; readonly ledger?: Ledger; readonly threads?: number; readonly readAtOnceBytes?: number; readonly record?: string }): Promise<VerifyReportResult> {
   const hint = 'Pass the JSON written by `signgate audit --format json` (signgate 0.1 or later writes format 2).';
   let stored: AuditReport & { tool?: { version?: string } };
   try {
@@ -161,6 +182,9 @@ export async function verifyAuditReport(options: { readonly report: string; read
     throw new UsageError(`${options.report} is not an audit JSON report that records its inputs (format ${String(stored?.formatVersion)})`, hint);
   }
   if (options.paths.length === 0) throw new UsageError('no release folder to verify the report against', 'Name the release folder: signgate audit --verify-report report.json release/');
+  if (stored.signatureRecord && !options.record) {
+    throw new UsageError(`${options.report} was made with the signature record ${stored.signatureRecord.file}`, `Pass that record again: signgate audit --verify-report ${options.report} <release folder> --record ${stored.signatureRecord.file}`);
+  }
   const single = options.paths.length === 1 && statSafe(options.paths[0]!)?.isDirectory() ? options.paths[0] : undefined;
   const rootArg = options.root ?? single;
   const root = rootArg ? resolve(rootArg) : null;
@@ -183,7 +207,7 @@ export async function verifyAuditReport(options: { readonly report: string; read
     root: root ? displayPath(root) : null,
   };
   const ledger = options.ledger ?? new Ledger();
-  const auditOptions = { settings, jobs: jobsFromLedger(ledger), jobSource: jobSourceOf(ledger) };
+  const auditOptions = { settings, jobs: jobsFromLedger(ledger), jobSource: jobSourceOf(ledger), ...(options.record ? { record: readSignatureRecord(options.record) } : {}) };
   const report = reading === 'on-demand' ? await buildAuditInRounds(inputs, auditOptions) : await buildAuditPooled(inputs, { ...auditOptions, threads });
   const notes = stored.tool?.version && stored.tool.version !== VERSION ? [`the report was made by signgate ${stored.tool.version}; this is ${VERSION}`] : [];
   return { differences: diffAuditReports(stored, report), notes, report };

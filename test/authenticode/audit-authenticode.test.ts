@@ -76,7 +76,7 @@ describe.skipIf(!hasOsslsigncode)('audit with Authenticode', () => {
 
   test('each file shows its Authenticode state and publisher; the summary counts them', async () => {
     expect(schemaValidator('audit.schema.json')(first)).toBe(true);
-    expect(first.formatVersion).toBe(3);
+    expect(first.formatVersion).toBe(4);
     expect(file(first, 'SampleAddin.dll').authenticode).toMatchObject({ state: 'valid', publisher: contoso.signerSubject });
     expect((await osslVerify(contoso, join(one, 'SampleAddin.dll'))).ok).toBe(true);
     expect(file(first, 'SampleAddin.Helpers.dll').authenticode?.state).toBe('absent');

@@ -5,6 +5,7 @@ import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, test } from 'vitest';
+import { withoutPinAttributes } from '../../src/server/server-config.js';
 import { parseServerConfig, type ServerConfig } from '../../src/server/server-config.js';
 import { readModule } from '../../src/strongname/assembly-info.js';
 import { strongNameKeyPairFromPrivateKey } from '../../src/strongname/key-blob.js';
@@ -47,7 +48,9 @@ async function signJob(config: ServerConfig, file: Uint8Array, signingWorkers: n
     const seconds = (Date.now() - started) / 1000;
     const zip = await readZip(new Uint8Array(await (await api(server, `/assemblies/${id}`, token)).arrayBuffer()));
     const entries = new Map(zip.map((e) => [e.name, e.bytes]));
-    return { status, seconds, ready: { status: ready.status, text: readyText }, signed: entries.get('SampleAddin.dll')!, log: entries.get('signing-log.txt')!, serverLog: () => chunks.join('') };
+    const record: string[] = [];
+    await server.app.signgate.store.signatures.exportTo((lines) => void record.push(lines));
+    return { record: record.join(''), status, seconds, ready: { status: ready.status, text: readyText }, signed: entries.get('SampleAddin.dll')!, log: entries.get('signing-log.txt')!, serverLog: () => chunks.join('') };
   } finally {
     await server.close();
   }
@@ -97,6 +100,12 @@ describe.skipIf(!hasSoftHsm)('the service signs with keys in a PKCS#11 token', (
       expect(job.status.assemblies[0]!.fileProcessingState, `${workers} workers`).toBe('Signed');
       expect(job.ready.status).toBe(200);
       expect(verifyStrongName(readModule(job.signed), { expectedKey: key.publicKey }).valid).toBe(true);
+      // The signature record names the key by its URI, without the PIN's source.
+      const entry = JSON.parse(job.record.trim().split('\n').at(-1)!);
+      expect(entry.keyLocation).toBe(withoutPinAttributes(uri));
+      expect(uri).toMatch(/pin-source=/);
+      expect(job.record).not.toMatch(/pin-(source|value)/);
+      expect(job.record).not.toContain(token.pin);
     }
   });
 

@@ -227,4 +227,22 @@ describe.skipIf(!requireDatabase())('three API and two worker processes on one d
     expect(row).toEqual({ attempts: 1, state: 'finished' });
     expect(other.stdout().split('\n').some((l) => l.includes('"job processed"') && l.includes(id))).toBe(true);
   }, 120_000);
+
+  test('the signature record: one chain over every worker\'s appends, without gaps or forks; each signed file of each finished job once; serve record verify accepts it', async () => {
+    await waitAllFinished();
+    const rows = (await db.query('SELECT seq::int, job, file_name, prev_hash, hash FROM signgate_signatures ORDER BY seq')).rows;
+    // 21 jobs of one file, and two of 150 (one taken over after kill -9, one given back on SIGTERM): nothing twice.
+    expect(rows.length).toBe(21 + 150 + 150);
+    expect(rows.map((r) => r.seq)).toEqual(rows.map((_, i) => i + 1));
+    expect(new Set(rows.map((r) => r.prev_hash)).size).toBe(rows.length);
+    for (let i = 1; i < rows.length; i++) expect(rows[i].prev_hash).toBe(rows[i - 1].hash);
+    expect(new Set(rows.map((r) => `${r.job}/${r.file_name}`)).size).toBe(rows.length);
+    const verified = await runSigngate(['serve', 'record', 'verify'], env());
+    expect(verified.code, verified.err).toBe(0);
+    expect(verified.out).toContain(`: ${rows.length} entries, chain intact`);
+    await db.query(`UPDATE signgate_signatures SET file_name = 'Forged.dll' WHERE seq = 7`);
+    const broken = await runSigngate(['serve', 'record', 'verify', '--database', database]);
+    expect(broken.code).toBe(1);
+    expect(broken.out).toContain('entry 7 was changed');
+  }, 60_000);
 });

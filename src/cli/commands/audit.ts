@@ -15,14 +15,15 @@ interface AuditArgs extends Omit<CheckArgs, 'format'> {
   timestamp: boolean;
   compare?: string;
   manifest?: string;
+  record?: string;
   verifyReport?: string;
 }
 
 /** `--verify-report stored.json <folder>`: every difference, one per line; exit 0 when none, 1 otherwise. */
 async function runVerifyReport(args: AuditArgs, io: Io): Promise<ExitCodeValue> {
-  if (args.compare || args.manifest || args.output) throw new UsageError('--verify-report re-checks a stored report; it takes no --compare, --manifest or --output', 'Run: signgate audit --verify-report report.json release/');
+  if (args.compare || args.manifest || args.output) throw new UsageError('--verify-report re-checks a stored report; it takes no --compare, --manifest or --output', 'Run: signgate audit --verify-report report.json release/ (with --record when the report was made with one)');
   const paths = (args.paths as string[] | undefined) ?? [];
-  const result = await verifyAuditReport({ report: args.verifyReport!, paths, ...(args.root ? { root: args.root } : {}), ...(args.threads === undefined ? {} : { threads: args.threads }) });
+  const result = await verifyAuditReport({ report: args.verifyReport!, paths, ...(args.root ? { root: args.root } : {}), ...(args.threads === undefined ? {} : { threads: args.threads }), ...(args.record ? { record: args.record } : {}) });
   for (const note of result.notes) io.err(`note: ${note}`);
   const where = paths.join(', ');
   if (result.differences.length === 0) {
@@ -41,7 +42,7 @@ export async function runAudit(args: AuditArgs, io: Io): Promise<ExitCodeValue> 
     throw new UsageError('the HTML report is a page for a browser, not for the terminal', 'Pass -o audit.html to write it to a file, or --format markdown to read it here.');
   }
   const { output: _output, format: _format, ...checkOptions } = checkOptionsFrom(rest);
-  const report = await audit({ ...checkOptions, ...(args.compare ? { compare: args.compare } : {}), ...(args.manifest ? { manifest: args.manifest } : {}) });
+  const report = await audit({ ...checkOptions, ...(args.compare ? { compare: args.compare } : {}), ...(args.manifest ? { manifest: args.manifest } : {}), ...(args.record ? { record: args.record } : {}) });
   const format: AuditFormat = auditFormat ?? 'html';
   const generatedAt = args.timestamp ? new Date().toISOString() : null;
   if (output) {
@@ -69,11 +70,13 @@ export const auditCommand = (io: Io, setExit: (code: ExitCodeValue) => void): Co
       .option('timestamp', { type: 'boolean', default: true, describe: 'Add a generated-at line (--no-timestamp makes reports byte-identical for identical inputs)' })
       .option('compare', { type: 'string', describe: "The previous release's audit JSON: adds what changed" })
       .option('manifest', { type: 'string', describe: 'Files the release must contain: one relative path per line, or a JSON array' })
+      .option('record', { type: 'string', describe: "The signing service's signature record (signgate serve record export): adds to each file the entry that signed it; a file signed with the organization's key without one is SG709" })
       .option('verify-report', { type: 'string', describe: 'Re-check a stored audit JSON against the release folder and name every difference (exit 0 identical, 1 differences)' })
       .option('config', { type: 'string', describe: 'Config file (default: signgate.config.json from the working directory upward)' })
       .option('threads', checkThreadsOption)
       .example('$0 audit release/ --key 12345_public.snk --vendor Contoso -o audit.html', 'the HTML report for auditors')
       .example('$0 audit release/ --format json -o audit-1.5.json --compare audit-1.4.json --no-timestamp', 'what changed since 1.4')
+      .example('$0 audit release/ --record record.jsonl -o audit.html', 'with the entry of the service\'s signature record that signed each file')
       .example('$0 audit --verify-report audit-1.5.json release/', 'check that a stored report still describes the release')
       .epilog('Exit codes: 0 no error findings, 1 error findings, 2 usage or configuration error, 3 unreadable input.') as unknown as Argv<AuditArgs>,
   handler: async (args: ArgumentsCamelCase<AuditArgs>) => setExit(await runAudit(args, io)),

@@ -8,14 +8,15 @@ import { buildServer, DEFAULT_IDLE_TIMEOUT_MS, DEFAULT_REQUEST_TIMEOUT_MS } from
 import { exposedKeyPairs, USER_ROLE, watchServerConfigFile } from '../../server/server-config.js';
 import { rateLimitOverrides } from '../../server/identity/rate-limit.js';
 import { TokenStore, type TokenKeeper } from '../../server/identity/token-store.js';
-import { DEFAULT_LEASE_MS, describeDatabase, openDatabase } from '../../server/storage/open-stores.js';
+import { DEFAULT_LEASE_MS, describeDatabase, openDatabase, openSignatureRecord } from '../../server/storage/open-stores.js';
+import { verifyRecordText } from '../../core/signature-record.js';
 import { PgTokenStore } from '../../server/storage/postgres/pg-tokens.js';
 import { NODE_ROLES, type NodeRole } from '../../server/jobs/store.js';
 import { ExitCode, type ExitCodeValue } from '../exit-codes.js';
 import { createStrongNameKeyPair } from '../../strongname/key-blob.js';
 import { openPkcs11Key, PKCS11_PIN_ENV } from '../../strongname/pkcs11-key.js';
 import { publicKeyToken } from '../../strongname/token.js';
-import { displayPath, readFirstLine, writeFileAtomic } from '../../workflows/files.js';
+import { displayPath, readFirstLine, readInputFile, writeFileAtomic } from '../../workflows/files.js';
 import { urlForMessage } from '../../core/secrets.js';
 import { resolveAccessToken } from '../../workflows/access-token.js';
 import { numberOption } from '../options.js';
@@ -191,6 +192,69 @@ export async function runTokenRevoke(args: TokenRevokeArgs, io: Io): Promise<Exi
   return count ? ExitCode.Ok : ExitCode.Usage;
 }
 
+interface RecordArgs extends CommonArgs {
+  dataDir: string;
+  database?: string;
+  databaseFile?: string;
+  file?: string;
+  output?: string;
+}
+
+/**
+ * `serve record verify`: checks the signature record's chain (in the database, the data directory, or an exported
+ * file) and prints how many entries verified and the head, or the first break; exit 0 intact, 1 broken.
+ */
+export async function runRecordVerify(args: RecordArgs, io: Io): Promise<ExitCodeValue> {
+  const database = databaseOf(args);
+  if (args.file !== undefined) {
+    if (database) throw new UsageError('--file and a database are both given', 'Pass --file to check an exported record, or --database to check the service\'s record, not both.');
+    const path = resolve(args.file);
+    const result = verifyRecordText(readInputFile(path, displayPath(path)).toString('utf8'), undefined, displayPath(path));
+    return printVerification(displayPath(path), result, io, 'an exported record has no head: entries cut off its end at a line boundary cannot be noticed');
+  }
+  const { record, close } = await openSignatureRecord({ dataDir: resolve(args.dataDir), ...(database ? { database } : {}) });
+  try {
+    return printVerification(record.where, await record.verify(), io);
+  } finally {
+    await close();
+  }
+}
+
+function printVerification(where: string, result: { entries: number; head: { seq: number; hash: string }; break?: { message: string } }, io: Io, note?: string): ExitCodeValue {
+  if (result.break) {
+    io.out(`signature record ${where}: BROKEN after ${result.entries} verified ${result.entries === 1 ? 'entry' : 'entries'}: ${result.break.message}`);
+    io.err('Restore the record from a backup, or find out who changed it; the entries before the break are intact.');
+    return ExitCode.Findings;
+  }
+  io.out(`signature record ${where}: ${result.entries} ${result.entries === 1 ? 'entry' : 'entries'}, chain intact${result.entries ? `, last entry ${result.head.seq} (hash ${result.head.hash})` : ''}`);
+  if (note) io.err(`note: ${note}`);
+  return ExitCode.Ok;
+}
+
+/** `serve record export`: every entry of the record as JSON lines, to stdout or --output (atomically), for `audit --record`. */
+export async function runRecordExport(args: RecordArgs, io: Io): Promise<ExitCodeValue> {
+  const database = databaseOf(args);
+  const { record, close } = await openSignatureRecord({ dataDir: resolve(args.dataDir), ...(database ? { database } : {}) });
+  const chunks: string[] = [];
+  let count: number;
+  try {
+    // Only a record that verifies is exported: an auditor must not be handed a broken chain as if it were whole.
+    const verified = await record.verify();
+    if (verified.break) throw new UsageError(`the signature record ${record.where} does not verify: ${verified.break.message}`, 'Run `signgate serve record verify` for the details; restore the record from a backup before exporting it.');
+    count = await record.exportTo((lines) => {
+      if (args.output) chunks.push(lines);
+      else io.out(lines.replace(/\n$/, ''));
+    });
+  } finally {
+    await close();
+  }
+  if (args.output) {
+    writeFileAtomic(resolve(args.output), chunks);
+    io.err(`${count} ${count === 1 ? 'entry' : 'entries'} of the signature record ${record.where} written to ${displayPath(resolve(args.output))}`);
+  }
+  return ExitCode.Ok;
+}
+
 interface InitArgs extends CommonArgs {
   dir: string;
   vendor: string;
@@ -289,6 +353,33 @@ const tokenRevokeCommand = (io: Io, setExit: (code: ExitCodeValue) => void): Com
   handler: async (args: ArgumentsCamelCase<TokenRevokeArgs>) => setExit(await runTokenRevoke(args, io)),
 });
 
+const recordOptions = (y: Argv<CommonArgs>) =>
+  y
+    .option('data-dir', { type: 'string', default: 'signgate-data', describe: 'Data directory of the service (its record: signature-record.jsonl)' })
+    .option('database', databaseOption)
+    .option('database-file', databaseFileOption);
+
+const recordVerifyCommand = (io: Io, setExit: (code: ExitCodeValue) => void): CommandModule<CommonArgs, RecordArgs> => ({
+  command: 'verify',
+  describe: "Check the signature record's hash chain and print the first break (exit 0 intact, 1 broken)",
+  builder: (y: Argv<CommonArgs>) =>
+    recordOptions(y)
+      .option('file', { type: 'string', describe: 'Check an exported record (serve record export) instead of the service\'s' })
+      .example('$0 serve record verify --data-dir /var/lib/signgate', 'the record of a one-node service')
+      .example('SIGNGATE_DATABASE_URL=postgres://signgate@db/signgate $0 serve record verify', 'the record of a PostgreSQL deployment') as unknown as Argv<RecordArgs>,
+  handler: async (args: ArgumentsCamelCase<RecordArgs>) => setExit(await runRecordVerify(args, io)),
+});
+
+const recordExportCommand = (io: Io, setExit: (code: ExitCodeValue) => void): CommandModule<CommonArgs, RecordArgs> => ({
+  command: 'export',
+  describe: 'Write the signature record as JSON lines (for signgate audit --record), after checking its chain',
+  builder: (y: Argv<CommonArgs>) =>
+    recordOptions(y)
+      .option('output', { alias: 'o', type: 'string', describe: 'Write to this file (atomically) instead of stdout' })
+      .example('$0 serve record export --data-dir /var/lib/signgate -o record.jsonl', 'then: signgate audit release/ --record record.jsonl') as unknown as Argv<RecordArgs>,
+  handler: async (args: ArgumentsCamelCase<RecordArgs>) => setExit(await runRecordExport(args, io)),
+});
+
 const runCommand = (io: Io, setExit: (code: ExitCodeValue) => void): CommandModule<CommonArgs, ServeArgs> => ({
   command: '$0',
   describe: 'Run the reference signing service',
@@ -320,7 +411,7 @@ const runCommand = (io: Io, setExit: (code: ExitCodeValue) => void): CommandModu
 
 export const serveCommand = (io: Io, setExit: (code: ExitCodeValue) => void): CommandModule<CommonArgs, ServeArgs> => ({
   command: 'serve',
-  describe: 'Run the reference signing service (API under /<service-name>/v1.0, documentation at /docs); serve init, serve token create',
+  describe: 'Run the reference signing service (API under /<service-name>/v1.0, documentation at /docs); serve init, serve token create, serve record verify',
   builder: (y: Argv<CommonArgs>) =>
     y
       .command(initCommand(io, setExit))
@@ -330,9 +421,16 @@ export const serveCommand = (io: Io, setExit: (code: ExitCodeValue) => void): Co
         builder: (t: Argv<CommonArgs>) => t.command(tokenCreateCommand(io, setExit)).command(tokenRevokeCommand(io, setExit)).demandCommand(1, 'Name a token command: create or revoke.'),
         handler: () => {},
       })
+      .command({
+        command: 'record',
+        describe: 'The signature record: an entry for every file the service signed (serve record verify, serve record export)',
+        builder: (t: Argv<CommonArgs>) => t.command(recordVerifyCommand(io, setExit)).command(recordExportCommand(io, setExit)).demandCommand(1, 'Name a record command: verify or export.'),
+        handler: () => {},
+      })
       .command(runCommand(io, setExit))
       .example('$0 serve init --dir service', 'a first configuration with a fresh sandbox key pair')
       .example('$0 serve token create --config service/server.json --data-dir service/data --org sandbox --user ci --days 30', 'make a token (the same --data-dir as the service)')
-      .example('$0 serve token revoke --org sandbox --user ci', "revoke all of a user's tokens") as unknown as Argv<ServeArgs>,
+      .example('$0 serve token revoke --org sandbox --user ci', "revoke all of a user's tokens")
+      .example('$0 serve record verify --data-dir service/data', 'check the signature record') as unknown as Argv<ServeArgs>,
   handler: () => {},
 });

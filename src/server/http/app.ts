@@ -13,7 +13,8 @@ import type { JobRecord, PendingJob } from '../jobs/store.js';
 import { commentOf, errorResponse, OUTAGE_RETRY_AFTER_S, HttpProblem, problem, type ProblemFileError } from './problem.js';
 import * as S from './schemas.js';
 import { DEFAULT_SERVICE_NAME, USER_ROLE, type Organization, type ServerConfig } from '../server-config.js';
-import { bearerToken, type TokenKeeper } from '../identity/token-store.js';
+import { bearerToken, tokenIdOf, type TokenKeeper } from '../identity/token-store.js';
+import { acceptance } from '../jobs/key-rotation.js';
 import type { JobStateStore, JobWorker, NodeRole } from '../jobs/store.js';
 import { openStores } from '../storage/open-stores.js';
 import { signingOptions } from '../jobs/signing-pool.js';
@@ -77,6 +78,8 @@ export const UPLOAD_ENVELOPE_BYTES = 1024 * 1024;
 export interface Principal {
   readonly organization: Organization;
   readonly user: string;
+  /** The personal access token's id (tokenIdOf: the start of its SHA-256), null for an OpenID Connect token. */
+  readonly tokenId: string | null;
 }
 
 declare module 'fastify' {
@@ -251,7 +254,7 @@ export async function buildServer(options: BuildServerOptions): Promise<FastifyI
     if (!token) throw new HttpProblem(401, 'Unauthorized', 'Send a personal access token: Authorization: Bearer <token>.');
     // A JWT is an OAuth 2.0 access token from the configured OpenID Connect issuer (oidc.ts).
     if (config().oidc && looksLikeJwt(token)) {
-      request.principal = await oidc.principal(token, config(), now());
+      request.principal = { ...(await oidc.principal(token, config(), now())), tokenId: null };
       return;
     }
     const stored = await tokens.find(token);
@@ -265,7 +268,7 @@ export async function buildServer(options: BuildServerOptions): Promise<FastifyI
     if (!organization || !roles?.includes(USER_ROLE)) {
       throw new HttpProblem(403, 'Forbidden', `The user ${stored.user} does not hold the role ${USER_ROLE} on the signing application.`);
     }
-    request.principal = { organization, user: stored.user };
+    request.principal = { organization, user: stored.user, tokenId: tokenIdOf(stored.hash) };
   };
 
   const links = (request: FastifyRequest, id: string) => {
@@ -315,6 +318,7 @@ export async function buildServer(options: BuildServerOptions): Promise<FastifyI
           processingFinished: false,
           assemblies: job.files.map((f) => ({ ...f, fileProcessingState: 'Pending', messages: [] })),
           ...(idempotencyKey === undefined ? {} : { idempotencyKey }),
+          ...acceptance(request.principal!),
         };
         await store.commit(pending, record);
         request.log.info({ job: record.id, organization: org.id, files: record.assemblies.length, bytes: job.bytes }, 'job accepted');

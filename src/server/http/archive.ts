@@ -18,6 +18,7 @@ import type { JobStateStore, JobWorker } from '../jobs/store.js';
 import { guardBody } from './body-guard.js';
 import { commentOf, HttpProblem } from './problem.js';
 import type { ServerConfig } from '../server-config.js';
+import { acceptance } from '../jobs/key-rotation.js';
 import { RESULT_ZIP, SIGNING_LOG } from '../jobs/signing-worker.js';
 import { EXAMPLE_JOB_ID, jobCreatedExample, jobLinks, problemResponse } from './schemas.js';
 import { mkdirPrivate, PRIVATE_FILE } from '../storage/fs-atomic.js';
@@ -262,6 +263,7 @@ export function registerArchiveRoutes(api: FastifyInstance, ctx: ArchiveContext)
         createdAt: ctx.now().toISOString(),
         processingFinished: false,
         assemblies: assemblies.map((f) => ({ ...f, fileProcessingState: 'Pending', messages: [] })),
+        ...acceptance(request.principal!),
       };
       await ctx.store.commit(pending, record);
       request.log.info({ job: record.id, organization: org.id, files: assemblies.length, bytes: archive.bytes.length }, 'archive job accepted');

@@ -52,6 +52,14 @@ export function hashToken(token: string): string {
   return createHash('sha256').update(token, 'utf8').digest('hex');
 }
 
+/**
+ * A personal access token's id, for logs and the signature record: the first 16 hex digits of its SHA-256 (the hash
+ * the store keeps), which names the token without being it.
+ */
+export function tokenIdOf(hash: string): string {
+  return hash.slice(0, 16);
+}
+
 /** A new random token with its expiry. */
 export function newToken(days: number, now: Date): { token: string; hash: string; createdAt: string; expiresAt: string } {
   const token = PREFIX + randomBytes(32).toString('base64url');

@@ -8,6 +8,8 @@ import { constants } from 'node:fs';
 import { join } from 'node:path';
 import { mkdirPrivate, mkdirPrivateSync, writeFileAtomic } from '../storage/fs-atomic.js';
 import { DEFAULT_RESULT_FILE, IDEMPOTENCY_WINDOW_MS, type JobRecord, type JobStateStore, type JobSummary, type PendingJob } from './store.js';
+import type { SignatureEvent } from '../../core/signature-record.js';
+import { FileSignatureRecord } from '../storage/record-file.js';
 import { createReadStream } from 'node:fs';
 import type { Readable } from 'node:stream';
 
@@ -43,10 +45,13 @@ export class JobStore implements JobStateStore {
   private readonly index = new Map<string, Map<string, JobSummary>>();
   /** Per organization, the Idempotency-Keys of its kept jobs (read from the job files once, then kept up to date). */
   private readonly keys = new Map<string, Map<string, string>>();
+  /** <data-dir>/signature-record.jsonl: appended to when a job that signed files finishes. */
+  readonly signatures: FileSignatureRecord;
 
   constructor(readonly dataDir: string) {
     this.jobsDir = join(dataDir, 'jobs');
     this.tmpDir = join(dataDir, 'tmp');
+    this.signatures = new FileSignatureRecord(dataDir);
     mkdirPrivateSync(this.jobsDir);
     // Whatever is in tmp/ was never acknowledged (or was being deleted): it goes.
     if (existsSync(this.tmpDir)) for (const entry of readdirSync(this.tmpDir)) void rm(join(this.tmpDir, entry), { recursive: true, force: true });
@@ -168,7 +173,9 @@ export class JobStore implements JobStateStore {
     }
   }
 
-  async save(record: JobRecord): Promise<void> {
+  /** The job file; with `signatures`, appended to the record first (durably), so that a finished job has its entries. */
+  async save(record: JobRecord, signatures?: readonly SignatureEvent[]): Promise<void> {
+    if (signatures?.length) await this.signatures.append(signatures);
     await writeFileAtomic(join(this.jobDir(record.organization, record.id), JOB_FILE), JSON.stringify(record, null, 2));
     const jobs = this.index.get(record.organization);
     if (jobs?.has(record.id)) jobs.set(record.id, summaryOf(record));

@@ -1,6 +1,7 @@
 // The CPU-heavy part of a job's files, alone in a module so that a pool thread loads only what it needs: sign
 // with the key pair, check the signature the way a verifier would, and prepare the file's entry of the result
 // package (CRC-32 and deflate), so that the service's own thread only lays the package out.
+import { createHash } from 'node:crypto';
 import type { StrongNameKeyFile } from '../../strongname/key-blob.js';
 import { readModule } from '../../strongname/assembly-info.js';
 import { isPkcs11Key, probePkcs11Key, signerOptions } from '../../strongname/pkcs11-key.js';
@@ -16,16 +17,18 @@ export function signAndVerify(bytes: Uint8Array, keyPair: StrongNameKeyFile): Ui
   return verifyStrongName(readModule(signed), { expectedKey: keyPair.publicKey }).valid ? signed : undefined;
 }
 
-/** A signed file and its entry of the result package. */
+/** A signed file, its SHA-256 (for the signature record) and its entry of the result package. */
 export interface SignedFile {
   readonly signed: Uint8Array;
+  /** SHA-256 of `signed`, lowercase hex. */
+  readonly sha256: string;
   readonly entry: PreparedZipData;
 }
 
 /** Signs `bytes` and prepares the signed file's package entry; undefined when the signature does not verify. */
 export function signAndPack(bytes: Uint8Array, keyPair: StrongNameKeyFile): SignedFile | undefined {
   const signed = signAndVerify(bytes, keyPair);
-  return signed && { signed, entry: prepareZipEntry(signed) };
+  return signed && { signed, sha256: createHash('sha256').update(signed).digest('hex'), entry: prepareZipEntry(signed) };
 }
 
 /** Whether `bytes` is the whole of its memory, so that moving it to another thread takes nothing else along. */

@@ -18,6 +18,9 @@ import type { JobFile, JobMessage, JobRecord } from './store.js';
 import type { JobProgressSink, JobStateStore, JobWorker } from './store.js';
 import type { License, Organization, ServerConfig } from '../server-config.js';
 import { inProcessSigner, type FileSigner } from './sign-file.js';
+import { keysForJob } from './key-rotation.js';
+import { publicKeyToken } from '../../strongname/token.js';
+import type { SignatureEvent } from '../../core/signature-record.js';
 
 export { SIGNING_LOG } from '../../core/upload-names.js';
 export const RESULT_ZIP = 'result.zip';
@@ -62,12 +65,17 @@ export async function processJob(
   signer: FileSigner = inProcessSigner,
 ): Promise<void> {
   const dir = store.jobDir(record.organization, record.id);
-  const org = config.organizations.get(record.organization);
+  const configured = config.organizations.get(record.organization);
+  // Each option with the key the job was accepted with (key rotation: key-rotation.ts).
+  const jobKeys = configured && keysForJob(configured, record.acceptedKeys);
+  const org = jobKeys?.organization;
   const uploads = join(dir, 'uploads');
   if (signal.aborted) return;
   // The package entries the signer prepared (CRC-32 and deflate in the pool's threads); a file without one is
   // read back from the uploads.
   const packed = new Map<string, PreparedZipData>();
+  // The record's entries of the files signed: appended with the finished job, in the same step.
+  const signatures: SignatureEvent[] = [];
   for (const f of record.assemblies) {
     f.fileProcessingState = 'Processing';
     f.messages = [];
@@ -90,14 +98,17 @@ export async function processJob(
     // From the hand-over on, a file's bytes may belong to a pool thread: nothing here reads them again.
     const decisions = record.assemblies.map((file, i) => {
       const decided: JobFile = { ...file, messages: [] };
-      return { decided, signWith: decide(decided, byPath.get(file.fileName)!, inputs[i]!.bytes, org) };
+      return { decided, signWith: decide(decided, byPath.get(file.fileName)!, inputs[i]!.bytes, org, jobKeys!.retired) };
     });
-    // Each file's package entry: of the signed file, of the file as uploaded, or none when the signature did not verify.
-    const handedOver: Promise<PreparedZipData | undefined>[] = [];
+    // Each file's package entry (with the signed bytes' SHA-256): of the signed file, of the file as uploaded, or none
+    // when the signature did not verify.
+    const handedOver: Promise<{ entry: PreparedZipData; signedSha256?: string } | undefined>[] = [];
     const handOver = (upTo: number) => {
       for (let j = handedOver.length; j <= Math.min(upTo, decisions.length - 1); j++) {
         const signWith = decisions[j]!.signWith;
-        const pending = signWith ? signer.sign(inputs[j]!.bytes, signWith.key).then((signed) => signed?.entry) : signer.pack(inputs[j]!.bytes);
+        const pending = signWith
+          ? signer.sign(inputs[j]!.bytes, signWith.key).then((signed) => signed && { entry: signed.entry, signedSha256: signed.sha256 })
+          : signer.pack(inputs[j]!.bytes).then((entry) => ({ entry }));
         pending.catch(() => {}); // awaited below unless the job stops first
         handedOver.push(pending);
       }
@@ -108,17 +119,19 @@ export async function processJob(
       const { decided } = decisions[i]!;
       file.fileProcessingState = decided.fileProcessingState;
       file.messages = decided.messages;
-      let entry: PreparedZipData | undefined;
+      let done: { entry: PreparedZipData; signedSha256?: string } | undefined;
       try {
-        entry = await handedOver[i]!;
+        done = await handedOver[i]!;
       } catch (error) {
         if (!tokenUnavailable(error)) throw error;
         file.fileProcessingState = 'Error';
         file.messages = [message('Error', keyUnavailableText(decisions[i]!.signWith!, error))];
       }
       if (signal.aborted) return;
-      if (entry) {
-        packed.set(file.fileName, entry);
+      const signWith = decisions[i]!.signWith;
+      if (done) {
+        packed.set(file.fileName, done.entry);
+        if (signWith && done.signedSha256) signatures.push(signatureEvent(record, file, signWith, done.signedSha256));
       } else if (file.fileProcessingState !== 'Error') {
         file.fileProcessingState = 'Error';
         file.messages = [message('Error', 'Internal error: the signature did not verify; the file was not signed.')];
@@ -139,7 +152,24 @@ export async function processJob(
   if (signal.aborted) return;
   await writeZip(join(dir, resultFile), entries);
   if (signal.aborted) return;
-  await store.save(record);
+  await store.save(record, signatures);
+}
+
+/** The signature record's entry for a file signed with `license`'s key (without its place in the chain). */
+function signatureEvent(record: JobRecord, file: JobFile, license: License, signedSha256: string): SignatureEvent {
+  return {
+    time: new Date().toISOString(),
+    organization: record.organization,
+    user: record.submittedBy?.user ?? '(not recorded)',
+    tokenId: record.submittedBy?.tokenId ?? null,
+    job: record.id,
+    file: file.fileName,
+    uploadedSha256: file.sha256,
+    signedSha256,
+    optionId: license.optionId,
+    keyToken: license.token,
+    keyLocation: license.keyLocation,
+  };
 }
 
 /**
@@ -208,8 +238,17 @@ function decide(
   result: { needsSigning: boolean; role: string; outcome: string; reason: string; findings: readonly { severity: string; ruleId: string; rule: string; message: string; hint: string }[] },
   bytes: Uint8Array,
   org: Organization,
+  retired: ReadonlyMap<string, number>,
 ): License | undefined {
   const errors = result.findings.filter((f) => f.severity === 'error');
+  // A key the job was accepted with that the configuration no longer holds (rotated, and gone from previousKeys).
+  const token = retired.size ? assemblyKeyToken(bytes) : undefined;
+  const retiredOption = token !== undefined && !org.licenses.some((l) => l.token === token) ? retired.get(token) : undefined;
+  if (retiredOption !== undefined) {
+    file.fileProcessingState = 'Error';
+    file.messages.push(message('Error', `Not signed: the key of option ${retiredOption} this job was accepted with (key token ${token}) is no longer in the service's configuration (the option's key was changed and the old one removed from previousKeys). Build against the option's current public key and upload again.`));
+    return undefined;
+  }
   if (errors.length) {
     file.fileProcessingState = 'Error';
     for (const e of errors) file.messages.push(message('Error', `${e.ruleId} ${e.rule}: ${e.message}. ${e.hint}`));
@@ -230,7 +269,12 @@ function decide(
   }
   // No error finding means the key is one of the organization's, byte for byte.
   const assembly = readModule(bytes).assembly!;
-  const license = org.licenses.find((l) => Buffer.compare(Buffer.from(l.key.publicKey.blob), Buffer.from(assembly.publicKey)) === 0)!;
+  const license = org.licenses.find((l) => Buffer.compare(Buffer.from(l.key.publicKey.blob), Buffer.from(assembly.publicKey)) === 0);
+  if (!license) {
+    file.fileProcessingState = 'Error';
+    file.messages.push(message('Error', `Not signed: the file's public key (token ${publicKeyToken(assembly.publicKey)}) is not the key of any option this job was accepted with. Build against the option's current public key and upload again.`));
+    return undefined;
+  }
   file.fileProcessingState = 'Signed';
   if (result.findings.some((f) => f.rule === 'already-signed')) {
     file.messages.push(message('Info', `Already signed with option ${license.optionId}; returned unchanged.`));
@@ -239,6 +283,16 @@ function decide(
   file.messages.push(message('Info', `Signed with option ${license.optionId} (${assembly.name} ${formatVersion(assembly.version)}, key token ${license.token}).`));
   for (const w of result.findings) file.messages.push(message('Warning', `${w.ruleId} ${w.rule}: ${w.message}`));
   return license;
+}
+
+/** The public key token of the assembly's public key, or undefined when the file is no assembly with one. */
+function assemblyKeyToken(bytes: Uint8Array): string | undefined {
+  try {
+    const key = readModule(bytes).assembly?.publicKey;
+    return key?.length ? publicKeyToken(key) : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 /** How the worker signs: the signer, and how many jobs it processes at once. */

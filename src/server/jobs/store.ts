@@ -4,6 +4,7 @@
 // package) are in the data directory, which PostgreSQL nodes then share, or with PostgreSQL in S3-compatible
 // object storage (S3Blobs), where nodes share no folder.
 import type { Readable } from 'node:stream';
+import type { RecordVerification, SignatureEvent } from '../../core/signature-record.js';
 
 // The records every store keeps, whatever keeps them.
 export type FileProcessingState = 'Pending' | 'Processing' | 'Signed' | 'Error';
@@ -34,6 +35,14 @@ export interface JobRecord {
   resultFile?: string;
   /** The Idempotency-Key the upload came with, if any. */
   idempotencyKey?: string;
+  /** Who uploaded the job: the user, and the id of the personal access token (null for OpenID Connect). Absent in jobs of older versions. */
+  submittedBy?: { readonly user: string; readonly tokenId: string | null };
+  /**
+   * The key each of the organization's options had when the job was accepted (its public key token): the job is
+   * signed with these keys, also after an option's key changed (key rotation). Absent in jobs of older versions:
+   * they sign with the options' current keys.
+   */
+  acceptedKeys?: readonly { readonly optionId: number; readonly token: string }[];
 }
 
 /** Where an upload is written while it arrives. */
@@ -72,8 +81,12 @@ export interface JobStateStore {
   findByIdempotencyKey(organization: string, key: string): Promise<JobRecord | undefined>;
   /** The job of this organization, or undefined (also for another organization's job and malformed ids). */
   get(organization: string, id: string): Promise<JobRecord | undefined>;
-  /** Stores the worker's progress on a job. */
-  save(record: JobRecord): Promise<void>;
+  /**
+   * Stores the worker's progress on a job. `signatures`, given with the finished job, are appended to the
+   * signature record in the same step (PostgreSQL: the same transaction; the data directory: before the job
+   * file, fsync'd).
+   */
+  save(record: JobRecord, signatures?: readonly SignatureEvent[]): Promise<void>;
   /** The organization's kept jobs in creation order, paged. */
   list(organization: string, page?: { offset?: number; limit?: number }): Promise<JobSummary[]>;
   /** Removes the job and its files; false when there is no such job. Of concurrent deletes exactly one is true. */
@@ -89,9 +102,21 @@ export interface JobStateStore {
   readJobFile(record: JobRecord, name: string): Promise<Buffer | undefined>;
   /** The folder of a kept job's files. */
   jobDir(organization: string, id: string): string;
+  /** The signature record: an entry for every file the service signed and returned. */
+  readonly signatures: SignatureRecordReader;
   /** Throws when the store does not answer (readiness). */
   ping(): Promise<void>;
   close(): Promise<void>;
+}
+
+/** The signature record as `serve record verify` and `serve record export` read it, wherever it is kept. */
+export interface SignatureRecordReader {
+  /** Where the record is, for messages (a path, or the database without its password). */
+  readonly where: string;
+  /** Checks the whole chain (and its head); the first break, if any. */
+  verify(): Promise<RecordVerification>;
+  /** Writes every entry, one JSON line each (the data directory's file format), in order; resolves to how many. */
+  exportTo(write: (lines: string) => void | Promise<void>): Promise<number>;
 }
 
 /** What processJob writes through: the job's folder and its progress. */

@@ -11,7 +11,9 @@ import { PgQueueWorker } from './postgres/queue-worker.js';
 import type { ServerConfig } from '../server-config.js';
 import { SigningWorker, type SigningWorkerOptions } from '../jobs/signing-worker.js';
 import type { S3Blobs } from './s3-blobs.js';
-import { NO_WORKER, type JobStateStore, type JobWorker, type NodeRole } from '../jobs/store.js';
+import { NO_WORKER, type JobStateStore, type JobWorker, type NodeRole, type SignatureRecordReader } from '../jobs/store.js';
+import { FileSignatureRecord } from './record-file.js';
+import { PgSignatureRecord } from './postgres/pg-record.js';
 import { TokenStore, type TokenKeeper } from '../identity/token-store.js';
 
 /** How long a lease lasts without a heartbeat, by default: a dead worker's job is taken over after this. */
@@ -77,10 +79,13 @@ export async function openStores(options: StoreOptions): Promise<Stores> {
     if (role !== 'all') throw new UsageError(`--role ${role} needs --database`, 'Separate API and worker nodes share their jobs through PostgreSQL: pass --database postgres://…, or run --role all.');
     if (options.blobStore) throw new UsageError('--blob-store needs --database', 'Object storage is for several nodes, which share their jobs through PostgreSQL: pass --database postgres://… as well.');
     const jobs = new JobStore(options.dataDir);
+    // A record that does not end where its head says refuses the start; a torn last line is moved aside.
+    const torn = jobs.signatures.openForAppend();
+    if (torn) options.log.warn(torn);
     return { jobs, tokens: new TokenStore(options.dataDir), worker: new SigningWorker(jobs, options.config, options.log, options.signing), close: async () => {} };
   }
   const pool = await openDatabase(options.database);
-  const jobs = new PgJobStore(pool, { dataDir: options.dataDir, leaseMs: options.leaseMs ?? DEFAULT_LEASE_MS, log: options.log, blobs });
+  const jobs = new PgJobStore(pool, { dataDir: options.dataDir, leaseMs: options.leaseMs ?? DEFAULT_LEASE_MS, log: options.log, blobs, where: describeDatabase(options.database) });
   jobs.start(role !== 'worker');
   let worker: JobWorker = NO_WORKER;
   if (role !== 'api') {
@@ -89,4 +94,14 @@ export async function openStores(options: StoreOptions): Promise<Stores> {
     worker = queue;
   }
   return { jobs, tokens: new PgTokenStore(pool), worker, close: () => jobs.close() };
+}
+
+/**
+ * The signature record of a deployment, for `serve record verify` and `serve record export`: in the database when
+ * one is given, else in the data directory. `close` ends the database connection.
+ */
+export async function openSignatureRecord(options: { readonly dataDir: string; readonly database?: string | undefined }): Promise<{ record: SignatureRecordReader; close: () => Promise<void> }> {
+  if (!options.database) return { record: new FileSignatureRecord(options.dataDir), close: async () => {} };
+  const pool = await openDatabase(options.database);
+  return { record: new PgSignatureRecord(pool, describeDatabase(options.database)), close: () => pool.end() };
 }

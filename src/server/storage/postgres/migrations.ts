@@ -68,6 +68,37 @@ export const MIGRATIONS: readonly Migration[] = [
       CREATE INDEX signgate_jobs_idempotency ON signgate_jobs (organization, idempotency_key) WHERE idempotency_key IS NOT NULL;
     `,
   },
+  {
+    version: 4,
+    name: 'the signature record; who uploaded a job, and the keys it was accepted with',
+    // An entry per file signed and returned, chained by hash (pg-record.ts); the head's one row is what appends lock.
+    sql: `
+      ALTER TABLE signgate_jobs ADD COLUMN submitted_by jsonb, ADD COLUMN accepted_keys jsonb;
+      CREATE TABLE signgate_signatures (
+        seq bigint PRIMARY KEY,
+        time text NOT NULL,
+        organization text NOT NULL,
+        user_id text NOT NULL,
+        token_id text,
+        job text NOT NULL,
+        file_name text NOT NULL,
+        uploaded_sha256 text NOT NULL,
+        signed_sha256 text NOT NULL,
+        option_id integer NOT NULL,
+        key_token text NOT NULL,
+        key_location text NOT NULL,
+        prev_hash text NOT NULL,
+        hash text NOT NULL
+      );
+      CREATE INDEX signgate_signatures_signed ON signgate_signatures (signed_sha256);
+      CREATE TABLE signgate_signature_head (
+        id integer PRIMARY KEY CHECK (id = 1),
+        seq bigint NOT NULL,
+        hash text NOT NULL
+      );
+      INSERT INTO signgate_signature_head (id, seq, hash) VALUES (1, 0, '${'0'.repeat(64)}');
+    `,
+  },
 ];
 
 /** An arbitrary constant: the advisory lock every node takes while it migrates. */

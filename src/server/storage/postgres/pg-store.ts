@@ -17,6 +17,8 @@ import type { JobFile, JobRecord, JobSummary, PendingJob } from '../../jobs/stor
 import type { S3Blobs } from '../s3-blobs.js';
 import { DEFAULT_RESULT_FILE, IDEMPOTENCY_WINDOW_MS, type JobProgressSink, type JobStateStore } from '../../jobs/store.js';
 import { mkdirPrivateSync, mkdirPrivate } from '../fs-atomic.js';
+import type { SignatureEvent } from '../../../core/signature-record.js';
+import { appendSignatures, PgSignatureRecord } from './pg-record.js';
 
 /** A worker's write was refused: another worker holds the job now, or it was deleted. */
 export class LeaseLost extends Error {
@@ -35,6 +37,8 @@ interface JobRow {
   files: JobFile[];
   result_file: string | null;
   idempotency_key?: string | null;
+  submitted_by?: JobRecord['submittedBy'] | null;
+  accepted_keys?: JobRecord['acceptedKeys'] | null;
 }
 
 /**
@@ -55,6 +59,8 @@ function recordOf(row: JobRow): JobRecord {
     assemblies: row.files,
     ...(row.result_file ? { resultFile: row.result_file } : {}),
     ...(row.idempotency_key ? { idempotencyKey: row.idempotency_key } : {}),
+    ...(row.submitted_by ? { submittedBy: row.submitted_by } : {}),
+    ...(row.accepted_keys ? { acceptedKeys: row.accepted_keys } : {}),
   };
 }
 
@@ -65,6 +71,8 @@ export interface PgJobStoreOptions {
   readonly log: FastifyBaseLogger;
   /** Job files in S3-compatible object storage instead of the shared data directory. */
   readonly blobs?: S3Blobs | undefined;
+  /** The database for messages (without its password). */
+  readonly where?: string;
 }
 
 export class PgJobStore implements JobStateStore {
@@ -76,11 +84,14 @@ export class PgJobStore implements JobStateStore {
   /** Uploads this node is receiving (job ids): their leases are renewed; only these can be abandoned. */
   private readonly uploads = new Set<string>();
   private readonly timers: NodeJS.Timeout[] = [];
+  /** The signature record in the database; appended to by the transaction that finishes a job. */
+  readonly signatures: PgSignatureRecord;
 
   constructor(
     readonly pool: Pool,
     private readonly options: PgJobStoreOptions,
   ) {
+    this.signatures = new PgSignatureRecord(pool, options.where ?? 'the database');
     this.jobsDir = join(options.dataDir, 'jobs');
     this.tmpDir = join(options.dataDir, 'tmp');
     // With object storage the data directory is this node's own scratch space: what a crash left there goes.
@@ -196,9 +207,10 @@ export class PgJobStore implements JobStateStore {
     // beside them (its manifest and its other files), which any API node returns.
     if (blobs) await blobs.putFolder(target, blobs.key(pending.organization, pending.id));
     const { rowCount } = await this.pool.query(
-      `UPDATE signgate_jobs SET state = 'queued', created_at = $3, comment = $4, files = $5, file_count = jsonb_array_length($5), lease_owner = NULL, lease_until = NULL, idempotency_key = $7
+      `UPDATE signgate_jobs SET state = 'queued', created_at = $3, comment = $4, files = $5, file_count = jsonb_array_length($5), lease_owner = NULL, lease_until = NULL, idempotency_key = $7,
+         submitted_by = $8, accepted_keys = $9
        WHERE organization = $1 AND id = $2 AND state = 'uploading' AND lease_owner = $6`,
-      [pending.organization, pending.id, record.createdAt, record.comment, JSON.stringify(record.assemblies), this.node, record.idempotencyKey ?? null],
+      [pending.organization, pending.id, record.createdAt, record.comment, JSON.stringify(record.assemblies), this.node, record.idempotencyKey ?? null, record.submittedBy ? JSON.stringify(record.submittedBy) : null, record.acceptedKeys ? JSON.stringify(record.acceptedKeys) : null],
     );
     if (rowCount !== 1) {
       await rm(target, { recursive: true, force: true });
@@ -225,25 +237,45 @@ export class PgJobStore implements JobStateStore {
     return rows[0] ? recordOf(rows[0]) : undefined;
   }
 
-  /** Unfenced progress (used by no worker of this store: theirs go through saveLeased). */
-  async save(record: JobRecord): Promise<void> {
-    await this.pool.query(
-      `UPDATE signgate_jobs SET files = $3, result_file = $4, state = CASE WHEN $5 THEN 'finished' ELSE state END WHERE organization = $1 AND id = $2 AND state <> 'uploading'`,
-      [record.organization, record.id, JSON.stringify(record.assemblies), record.resultFile ?? null, record.processingFinished],
-    );
+  /** Unfenced progress (used by no worker of this store: theirs go through saveLeased); `signatures` in the same transaction. */
+  async save(record: JobRecord, signatures?: readonly SignatureEvent[]): Promise<void> {
+    const update = (client: Pool | PoolClient) =>
+      client.query(
+        `UPDATE signgate_jobs SET files = $3, result_file = $4, state = CASE WHEN $5 THEN 'finished' ELSE state END WHERE organization = $1 AND id = $2 AND state <> 'uploading'`,
+        [record.organization, record.id, JSON.stringify(record.assemblies), record.resultFile ?? null, record.processingFinished],
+      );
+    if (!signatures?.length) {
+      await update(this.pool);
+      return;
+    }
+    await this.transaction(async (client) => {
+      await update(client);
+      await appendSignatures(client, signatures);
+    });
   }
 
-  /** The worker's progress, written only while `owner` holds the job's lease; a finished job lets go of it. */
-  async saveLeased(record: JobRecord, owner: string): Promise<void> {
-    const { rowCount } = await this.pool.query(
-      `UPDATE signgate_jobs SET files = $3, result_file = $4,
-         state = CASE WHEN $5 THEN 'finished' ELSE state END,
-         lease_owner = CASE WHEN $5 THEN NULL ELSE lease_owner END,
-         lease_until = CASE WHEN $5 THEN NULL ELSE lease_until END
-       WHERE organization = $1 AND id = $2 AND state = 'processing' AND lease_owner = $6`,
-      [record.organization, record.id, JSON.stringify(record.assemblies), record.resultFile ?? null, record.processingFinished, owner],
-    );
-    if (rowCount !== 1) throw new LeaseLost(record.organization, record.id);
+  /**
+   * The worker's progress, written only while `owner` holds the job's lease; a finished job lets go of it. The
+   * signatures of a finished job are appended to the record in the same transaction: a worker that lost its lease
+   * appends nothing, and a job's entries exist exactly when it finished.
+   */
+  async saveLeased(record: JobRecord, owner: string, signatures?: readonly SignatureEvent[]): Promise<void> {
+    const update = async (client: Pool | PoolClient) => {
+      const { rowCount } = await client.query(
+        `UPDATE signgate_jobs SET files = $3, result_file = $4,
+           state = CASE WHEN $5 THEN 'finished' ELSE state END,
+           lease_owner = CASE WHEN $5 THEN NULL ELSE lease_owner END,
+           lease_until = CASE WHEN $5 THEN NULL ELSE lease_until END
+         WHERE organization = $1 AND id = $2 AND state = 'processing' AND lease_owner = $6`,
+        [record.organization, record.id, JSON.stringify(record.assemblies), record.resultFile ?? null, record.processingFinished, owner],
+      );
+      if (rowCount !== 1) throw new LeaseLost(record.organization, record.id);
+    };
+    if (!signatures?.length) return update(this.pool);
+    await this.transaction(async (client) => {
+      await update(client);
+      await appendSignatures(client, signatures);
+    });
   }
 
   /**
@@ -336,17 +368,17 @@ export class PgJobStore implements JobStateStore {
    */
   async workOn(record: JobRecord, owner: string): Promise<JobProgressSink & { done(): Promise<void> }> {
     const blobs = this.options.blobs;
-    if (!blobs) return { jobDir: (o, i) => this.jobDir(o, i), save: (r) => this.saveLeased(r, owner), done: async () => {} };
+    if (!blobs) return { jobDir: (o, i) => this.jobDir(o, i), save: (r, signatures) => this.saveLeased(r, owner, signatures), done: async () => {} };
     const scratch = join(this.options.dataDir, 'work', owner, record.organization, record.id);
     await rm(scratch, { recursive: true, force: true });
     await blobs.getFolder(blobs.key(record.organization, record.id, 'uploads/'), join(scratch, 'uploads'));
     return {
       jobDir: () => scratch,
-      save: async (r) => {
+      save: async (r, signatures) => {
         const resultKey = r.processingFinished && r.resultFile ? blobs.key(r.organization, r.id, r.resultFile) : undefined;
         if (resultKey) await blobs.putFile(join(scratch, r.resultFile!), resultKey);
         try {
-          await this.saveLeased(r, owner);
+          await this.saveLeased(r, owner, signatures);
         } catch (error) {
           if (resultKey) await blobs.remove(resultKey).catch(() => {}); // never visible: another worker holds the job, or it was deleted
           throw error;

@@ -1,0 +1,223 @@
+// The signature record of the signing service: one entry per file the service signed and returned, each carrying
+// the hash of the entry before it (a hash chain), so that a removed, changed, inserted or reordered entry is found.
+// The service writes it (server/), `serve record verify` checks it and `audit --record` reads an exported copy
+// (audit/): the format lives here, below both. One entry is one line of JSON; the hash covers every field but
+// itself, in a fixed order, so the same entry hashes the same whether it was kept in a file or in PostgreSQL.
+import { createHash } from 'node:crypto';
+
+/** What the service knows about one signature it made: the fields of an entry without its place in the chain. */
+export interface SignatureEvent {
+  /** When the signed file was handed over (the job finished), ISO 8601 UTC. */
+  readonly time: string;
+  readonly organization: string;
+  /** The user the access token was made for (or the OpenID Connect user claim). */
+  readonly user: string;
+  /** The personal access token's id (the first 16 hex digits of its SHA-256, as kept by the service), never the token; null for an OpenID Connect token. */
+  readonly tokenId: string | null;
+  /** The job id. */
+  readonly job: string;
+  /** The file's name in the job, as uploaded (`/`-separated). */
+  readonly file: string;
+  /** SHA-256 of the bytes uploaded, lowercase hex. */
+  readonly uploadedSha256: string;
+  /** SHA-256 of the bytes returned (the signed file), lowercase hex. */
+  readonly signedSha256: string;
+  readonly optionId: number;
+  /** The public key token of the key that signed (16 hex digits). */
+  readonly keyToken: string;
+  /** Where that key lives: its key pair file as the configuration names it, or its pkcs11: URI without PIN attributes. */
+  readonly keyLocation: string;
+}
+
+/** One entry of the record: the event, its sequence number (from 1, without gaps), the previous entry's hash and its own. */
+export interface SignatureEntry extends SignatureEvent {
+  readonly seq: number;
+  readonly prev: string;
+  readonly hash: string;
+}
+
+/** The end of a chain: the last entry's sequence number and hash (0 and GENESIS_HASH for an empty record). */
+export interface ChainHead {
+  readonly seq: number;
+  readonly hash: string;
+}
+
+/** What the first entry links to. */
+export const GENESIS_HASH = '0'.repeat(64);
+export const EMPTY_HEAD: ChainHead = { seq: 0, hash: GENESIS_HASH };
+
+/** Prefixed to what an entry's hash covers: another format version would hash differently. */
+const HASH_DOMAIN = 'signgate signature record 1\n';
+
+const FIELDS = ['seq', 'time', 'organization', 'user', 'tokenId', 'job', 'file', 'uploadedSha256', 'signedSha256', 'optionId', 'keyToken', 'keyLocation', 'prev'] as const;
+
+/** The hash of an entry: SHA-256 over HASH_DOMAIN and the JSON array of its fields in FIELDS order. */
+export function entryHash(entry: Omit<SignatureEntry, 'hash'>): string {
+  return createHash('sha256')
+    .update(HASH_DOMAIN + JSON.stringify(FIELDS.map((f) => entry[f])))
+    .digest('hex');
+}
+
+/** The entries that follow `head` for `events`, in order, each linked to the one before. */
+export function chainEvents(head: ChainHead, events: readonly SignatureEvent[]): SignatureEntry[] {
+  const out: SignatureEntry[] = [];
+  let { seq, hash: prev } = head;
+  for (const event of events) {
+    seq += 1;
+    const unhashed = { seq, ...pick(event), prev };
+    const hash = entryHash(unhashed);
+    out.push({ ...unhashed, hash });
+    prev = hash;
+  }
+  return out;
+}
+
+function pick(e: SignatureEvent): SignatureEvent {
+  return { time: e.time, organization: e.organization, user: e.user, tokenId: e.tokenId, job: e.job, file: e.file, uploadedSha256: e.uploadedSha256, signedSha256: e.signedSha256, optionId: e.optionId, keyToken: e.keyToken, keyLocation: e.keyLocation };
+}
+
+/** An entry as its line of the record (JSON, fields in a fixed order, with the newline). */
+export function entryLine(entry: SignatureEntry): string {
+  return `${JSON.stringify(Object.fromEntries([...FIELDS, 'hash'].map((f) => [f, entry[f as keyof SignatureEntry]])))}\n`;
+}
+
+/** Where and why a record stops being trustworthy. */
+export interface RecordBreak {
+  /** The line of the record (from 1), when it is a file; null for PostgreSQL rows and for the head. */
+  readonly line: number | null;
+  /** The entry's sequence number where it could be read. */
+  readonly seq: number | null;
+  readonly kind: 'truncated' | 'malformed' | 'changed' | 'missing' | 'reordered' | 'unlinked' | 'head';
+  readonly message: string;
+}
+
+export interface RecordVerification {
+  /** Entries that verified, up to the first break. */
+  readonly entries: number;
+  /** The last entry that verified (EMPTY_HEAD for none). */
+  readonly head: ChainHead;
+  /** The first break, or undefined when the whole record verifies. */
+  readonly break?: RecordBreak;
+}
+
+const HEX64 = /^[0-9a-f]{64}$/;
+
+/** The fields of a parsed line that are not what an entry holds, named; empty when it is an entry. */
+function shapeProblems(value: unknown): string[] {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return ['not a JSON object'];
+  const v = value as Record<string, unknown>;
+  const problems: string[] = [];
+  for (const f of ['time', 'organization', 'user', 'job', 'file', 'keyToken', 'keyLocation'] as const) if (typeof v[f] !== 'string') problems.push(`${f} is not text`);
+  for (const f of ['uploadedSha256', 'signedSha256', 'prev', 'hash'] as const) if (typeof v[f] !== 'string' || !HEX64.test(v[f] as string)) problems.push(`${f} is not a SHA-256 in hex`);
+  for (const f of ['seq', 'optionId'] as const) if (!Number.isSafeInteger(v[f]) || (v[f] as number) < 1) problems.push(`${f} is not a positive whole number`);
+  if (v.tokenId !== null && typeof v.tokenId !== 'string') problems.push('tokenId is neither text nor null');
+  return problems;
+}
+
+/**
+ * Checks entries one at a time, in their order, against the chain: every entry's hash against its content, sequence
+ * numbers from 1 without gaps or repeats, every entry linked to the one before; `finish(head)` then checks that the
+ * chain reaches the head's entry with the head's hash (entries after it, appended since the head was read, are
+ * accepted: they link). The first break stops it.
+ */
+export class ChainChecker {
+  private last: ChainHead = EMPTY_HEAD;
+  private count = 0;
+  private broken: RecordBreak | undefined;
+  private head: ChainHead | undefined;
+
+  /** `where` names the record in messages. */
+  constructor(private readonly where = 'the record') {}
+
+  /** Checks the next entry (`raw` as parsed, undefined for a line that is no JSON); the break, once there is one. */
+  add(raw: unknown, line: number | null): RecordBreak | undefined {
+    if (this.broken) return this.broken;
+    const at = line === null ? '' : ` (line ${line})`;
+    const last = this.last;
+    const problems = raw === undefined ? ['not JSON'] : shapeProblems(raw);
+    if (problems.length) return this.fail({ line, seq: null, kind: 'malformed', message: `${line === null ? `the entry after entry ${last.seq}` : `line ${line}`} is not an entry of a signature record: ${problems.join(', ')}` });
+    const e = raw as SignatureEntry;
+    const { hash, ...unhashed } = e;
+    if (entryHash(unhashed) !== hash) return this.fail({ line, seq: e.seq, kind: 'changed', message: `entry ${e.seq}${at} was changed: its content does not match its hash ${hash.slice(0, 16)}…` });
+    const expected = last.seq + 1;
+    if (e.seq > expected) return this.fail({ line, seq: e.seq, kind: 'missing', message: `entry ${e.seq}${at} follows entry ${last.seq}: ${e.seq - expected === 1 ? `entry ${expected} is` : `entries ${expected} to ${e.seq - 1} are`} missing here (removed, or moved)` });
+    if (e.seq < expected) return this.fail({ line, seq: e.seq, kind: 'reordered', message: `entry ${e.seq}${at} comes after entry ${last.seq}: entries were reordered or repeated` });
+    if (e.prev !== last.hash) return this.fail({ line, seq: e.seq, kind: 'unlinked', message: `entry ${e.seq}${at} does not link to the entry before it (its prev ${e.prev.slice(0, 16)}… is not ${last.hash.slice(0, 16)}…): an entry was replaced or inserted` });
+    if (this.head && e.seq === this.head.seq && hash !== this.head.hash) {
+      return this.fail({ line, seq: e.seq, kind: 'head', message: `entry ${e.seq}${at} is not the entry the head of ${this.where} names (hash ${this.head.hash.slice(0, 16)}…): the end of the record was replaced` });
+    }
+    this.last = { seq: e.seq, hash };
+    this.count += 1;
+    return undefined;
+  }
+
+  /** Compares the entries with this head (call it before the first add): the chain must reach it, with its hash. */
+  expectHead(head: ChainHead): void {
+    this.head = head;
+  }
+
+  /** Ends the check: with a head, a record that stops before the head's entry is truncated. */
+  finish(): RecordVerification {
+    const head = this.head;
+    if (head && !this.broken && this.last.seq < head.seq) {
+      const missing = head.seq - this.last.seq;
+      this.fail({ line: null, seq: this.last.seq + 1, kind: 'truncated', message: `${this.where} ends at entry ${this.last.seq}, but its head names entry ${head.seq}: ${missing === 1 ? `entry ${head.seq} was` : `entries ${this.last.seq + 1} to ${head.seq} were`} cut off` });
+    }
+    return { entries: this.count, head: this.last, ...(this.broken ? { break: this.broken } : {}) };
+  }
+
+  private fail(b: RecordBreak): RecordBreak {
+    this.broken = b;
+    return b;
+  }
+}
+
+/** Checks a whole sequence of entries with a ChainChecker (see there); `head`, when given, is expected from the start. */
+export function verifyChain(entries: Iterable<{ readonly entry: unknown; readonly line: number | null }>, head?: ChainHead, where = 'the record'): RecordVerification {
+  const checker = new ChainChecker(where);
+  if (head) checker.expectHead(head);
+  for (const { entry, line } of entries) if (checker.add(entry, line)) break;
+  return checker.finish();
+}
+
+/** The lines of a record file as entries for verifyChain; a last line without its newline is a torn append. */
+export function* recordLines(text: string): Generator<{ entry: unknown; line: number; torn: boolean }> {
+  const lines = text.split('\n');
+  const end = lines.length - 1; // after the last newline: '' when the file ends with one
+  for (let i = 0; i < lines.length; i++) {
+    const line = lines[i]!;
+    if (i === end && line === '') break;
+    let entry: unknown;
+    try {
+      entry = JSON.parse(line);
+    } catch {
+      entry = undefined;
+    }
+    yield { entry, line: i + 1, torn: i === end };
+  }
+}
+
+/**
+ * Verifies a record file's text (the data directory's record, or `serve record export`'s): the chain, and that its
+ * last line is whole. `head` is the head the store kept beside the file, when there is one.
+ */
+export function verifyRecordText(text: string, head?: ChainHead, where = 'the record'): RecordVerification & { readonly entryList: SignatureEntry[] } {
+  const entryList: SignatureEntry[] = [];
+  let torn: { line: number } | undefined;
+  const walk = function* () {
+    for (const l of recordLines(text)) {
+      if (l.torn) {
+        torn = { line: l.line };
+        return;
+      }
+      yield l;
+      entryList.push(l.entry as SignatureEntry);
+    }
+  };
+  const result = verifyChain(walk(), head, where);
+  if (result.break && result.break.kind !== 'truncated') return { ...result, entryList: entryList.slice(0, result.entries) };
+  if (torn) {
+    return { ...result, entryList, break: { line: torn.line, seq: result.head.seq + 1, kind: 'truncated', message: `${where} is truncated: line ${torn.line}, after entry ${result.head.seq}, is incomplete (an append that did not finish, or a cut file); it is no entry` } };
+  }
+  return { ...result, entryList };
+}
