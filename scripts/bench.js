@@ -259,4 +259,11 @@ if (mode) {
   execFileSync(process.execPath, [fileURLToPath(new URL('./bench-service.js', import.meta.url))], { stdio: 'inherit' });
   console.log('');
   execFileSync(process.execPath, [fileURLToPath(new URL('./bench-postgres.js', import.meta.url))], { stdio: 'inherit' });
+  console.log('');
+  // Signing through a PKCS#11 token (SoftHSM2) beside the same key in process.
+  try {
+    execFileSync(process.execPath, [fileURLToPath(new URL('./bench-pkcs11.js', import.meta.url))], { stdio: 'inherit' });
+  } catch {
+    console.log('PKCS#11 signing: skipped (needs softhsm2, opensc and the pkcs11js binding)');
+  }
 }
