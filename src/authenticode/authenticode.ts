@@ -3,8 +3,9 @@
 import { X509Certificate } from 'node:crypto';
 import { FormatError, isSignGateError, SignGateError } from '../core/errors.js';
 import type { PeImage } from '../pe/pe-image.js';
-import { parseBer } from './ber-guard.js';
+import { parseBer, scanBer } from './ber-guard.js';
 import { parseCertificateTable, WIN_CERT_TYPE_PKCS_SIGNED_DATA, type CertificateTable } from './certificate-table.js';
+import { derAt } from './der.js';
 import { computeAuthenticodeImageHash } from './image-hash.js';
 import { DEFAULT_AUTHENTICODE_LIMITS, type AuthenticodeLimits } from './limits.js';
 import { digestName, hexUpper, parseSignedData, type AuthenticodeCertificate, type AuthenticodeTimestamp, type ParsedSignature } from './signed-data.js';
@@ -118,6 +119,9 @@ function chainTrust(sig: ParsedSignature, store: readonly X509Certificate[], at:
   }
 }
 
+/** Above this many elements a blob goes through asn1js whole (real signatures: about 2,300 of its nodes at most). */
+const ASN1JS_WHOLE_PARSE_ELEMENTS = 4_000;
+
 function errorOf(error: unknown): { code: string; message: string; fileOffset?: number } {
   if (!isSignGateError(error)) throw error;
   const fileOffset = (error as { fileOffset?: number }).fileOffset;
@@ -181,7 +185,6 @@ export function readAuthenticode(image: PeImage, options: AuthenticodeOptions = 
   const signatures: AuthenticodeSignatureInfo[] = [];
   const hashes = new Map<string, string>();
   const count = { value: 0 };
-  const x509Cache = new Map<string, X509Certificate>();
   try {
     for (const entry of table.entries) {
       const origin = { structure: `certificate table entry ${entry.index}`, fileOffset: entry.fileOffset + 8 };
@@ -190,8 +193,14 @@ export function readAuthenticode(image: PeImage, options: AuthenticodeOptions = 
       }
       let parsed: ParsedSignature[];
       try {
-        parsed = parseSignedData(parseBer(entry.data, origin, limits), { origin, limits, count, x509Cache });
+        const scanned = { elements: 0 };
+        const end = scanBer(entry.data, origin, limits, scanned);
+        // asn1js reads at most 10,000 elements (embedded ones counted): a blob near that is read whole first, as it was.
+        if (scanned.elements > ASN1JS_WHOLE_PARSE_ELEMENTS) parseBer(entry.data, origin, limits);
+        parsed = parseSignedData(derAt(entry.data.subarray(0, end)), { origin, limits, count });
       } catch (error) {
+        // asn1js used to read the whole blob before anything else: where it refuses the blob, that is still the error.
+        parseBer(entry.data, origin, limits);
         if (isSignGateError(error)) throw error;
         // pkijs, asn1js or node:crypto refused a value the structure checks let through (a date out of range, ...).
         throw new FormatError('SG_ERR_AC_BAD_SIGNATURE', `${origin.structure}: a value cannot be read (${error instanceof Error ? error.message : String(error)})`, origin, { cause: error });

@@ -2,12 +2,15 @@
 // contentType SPC_INDIRECT_DATA (1.3.6.1.4.1.311.2.1.4) whose DigestInfo holds the image hash; one SignerInfo with
 // authenticated attributes; unsigned attributes for timestamps (RFC 3161 1.3.6.1.4.1.311.3.3.1, legacy
 // countersignature 1.2.840.113549.1.9.6) and nested signatures (1.3.6.1.4.1.311.2.4.1).
-// pkijs reads the CMS structures, node:crypto checks digests and signatures, X509Certificate reads certificates.
+// The structure is walked in place (der.ts); asn1js and pkijs read only the parts whose values are used (the
+// SignerInfo without its unsigned attributes, the content, TSTInfo), and each distinct certificate once per process;
+// node:crypto checks digests and signatures, X509Certificate reads certificates.
 import { createHash, verify as cryptoVerify, X509Certificate } from 'node:crypto';
 import type * as asn1js from 'asn1js';
 import type * as pkijs from 'pkijs';
 import { FormatError } from '../core/errors.js';
 import { parseBer, type BlobOrigin } from './ber-guard.js';
+import { derAt, derChildren, derEncode, DerTag, type Der } from './der.js';
 import type { AuthenticodeLimits } from './limits.js';
 import * as lib from './libraries.js';
 
@@ -102,8 +105,6 @@ interface Context {
   readonly limits: AuthenticodeLimits;
   /** Signatures parsed so far in this file (shared by every entry and nesting level). */
   count: { value: number };
-  /** Certificates already read in this file, by their DER (base64). */
-  readonly x509Cache: Map<string, X509Certificate>;
 }
 
 function malformed(ctx: Context, what: string, cause?: unknown): FormatError {
@@ -141,49 +142,68 @@ function attribute(attrs: pkijs.SignedAndUnsignedAttributes | undefined, oid: st
   return (attrs?.attributes ?? []).filter((a) => a.type === oid);
 }
 
-/** A SignedData as its parts (RFC 5652 5.1), read from the asn1js tree without re-encoding anything. */
+/**
+ * asn1js's reading of one part of the blob. The whole blob used to go through asn1js: every part is still read by it
+ * (or by the certificate cache) once, so what it refused is still refused.
+ * @throws FormatError SG_ERR_AC_BAD_SIGNATURE when asn1js refuses the part
+ */
+function asn(ctx: Context, element: Der): asn1js.AsnType {
+  return parseBer(element.whole, ctx.origin, ctx.limits);
+}
+
+/** Parts nothing reads, passed through asn1js all the same. */
+function accept(ctx: Context, elements: ReadonlyArray<Der | undefined>): void {
+  for (const e of elements) if (e) asn(ctx, e);
+}
+
+function oidOf(ctx: Context, element: Der): string {
+  return (asn(ctx, element) as asn1js.ObjectIdentifier).valueBlock.toString();
+}
+
+/** A SignedData as its parts (RFC 5652 5.1), views of the blob. */
 interface SignedDataParts {
   readonly eContentType: string;
   /** The content inside encapContentInfo's [0] EXPLICIT, when present. */
-  readonly eContent: asn1js.AsnType | undefined;
+  readonly eContent: Der | undefined;
   /** Each entry of `certificates [0] IMPLICIT`. */
-  readonly certificates: readonly asn1js.AsnType[];
-  readonly signerInfos: readonly asn1js.AsnType[];
+  readonly certificates: readonly Der[];
+  readonly signerInfos: readonly Der[];
 }
 
-const isContext = (e: asn1js.AsnType | undefined, tag: number): e is asn1js.Constructed => e instanceof lib.asn1js().Constructed && e.idBlock.tagClass === 3 && e.idBlock.tagNumber === tag;
+const childrenOf = (e: Der | undefined, tag: number): Der[] => (e?.tag === tag ? derChildren(e) : []);
 
 /**
  * ContentInfo { contentType, [0] EXPLICIT content } holding a SignedData, taken apart.
  * @throws FormatError SG_ERR_AC_BAD_SIGNATURE
  */
-function readSignedData(ctx: Context, element: asn1js.AsnType, what: string): SignedDataParts {
-  const ci = element instanceof lib.asn1js().Sequence ? element.valueBlock.value : [];
+function readSignedData(ctx: Context, element: Der, what: string): SignedDataParts {
+  const ci = childrenOf(element, DerTag.sequence);
   const type = ci[0];
-  if (!(type instanceof lib.asn1js().ObjectIdentifier)) throw malformed(ctx, `${what} is not a PKCS#7 ContentInfo`);
-  if (type.valueBlock.toString() !== Oid.signedData) throw malformed(ctx, `${what}: the content type is ${type.valueBlock.toString()}, not SignedData (${Oid.signedData})`);
-  const wrapped = ci[1];
-  const sd = isContext(wrapped, 0) ? wrapped.valueBlock.value[0] : undefined;
-  const fields = sd instanceof lib.asn1js().Sequence ? sd.valueBlock.value : [];
-  const encap = fields[2] instanceof lib.asn1js().Sequence ? fields[2].valueBlock.value : [];
+  if (type?.tag !== DerTag.oid) throw malformed(ctx, `${what} is not a PKCS#7 ContentInfo`);
+  const typeOid = oidOf(ctx, type);
+  if (typeOid !== Oid.signedData) throw malformed(ctx, `${what}: the content type is ${typeOid}, not SignedData (${Oid.signedData})`);
+  const sd = childrenOf(ci[1], DerTag.context0)[0];
+  const fields = childrenOf(sd, DerTag.sequence);
+  const encap = childrenOf(fields[2], DerTag.sequence);
   const eType = encap[0];
   const signerInfos = fields[fields.length - 1];
-  if (!(fields[0] instanceof lib.asn1js().Integer) || !(fields[1] instanceof lib.asn1js().Set) || !(eType instanceof lib.asn1js().ObjectIdentifier) || !(signerInfos instanceof lib.asn1js().Set) || fields.length < 4) {
+  if (fields[0]?.tag !== DerTag.integer || fields[1]?.tag !== DerTag.set || eType?.tag !== DerTag.oid || signerInfos?.tag !== DerTag.set || fields.length < 4) {
     throw malformed(ctx, `${what} is not a well-formed SignedData (version, digestAlgorithms, encapContentInfo, signerInfos)`);
   }
-  const certs = fields.slice(3, -1).find((f) => isContext(f, 0));
-  const eWrapper = encap[1];
+  const certs = fields.slice(3, -1).find((f) => f.tag === DerTag.context0);
+  accept(ctx, [...ci.slice(2), fields[0], fields[1], ...fields.slice(3, -1).filter((f) => f !== certs), ...encap.slice(2)]);
   return {
-    eContentType: eType.valueBlock.toString(),
-    eContent: isContext(eWrapper, 0) ? eWrapper.valueBlock.value[0] : undefined,
-    certificates: certs instanceof lib.asn1js().Constructed ? certs.valueBlock.value : [],
-    signerInfos: signerInfos.valueBlock.value,
+    eContentType: oidOf(ctx, eType),
+    eContent: childrenOf(encap[1], DerTag.context0)[0],
+    certificates: childrenOf(certs, DerTag.context0),
+    signerInfos: derChildren(signerInfos),
   };
 }
 
-/** An embedded certificate: node's reading of its DER, and the DER of its issuer and serial number for matching. */
+/** An embedded certificate: node's reading of its DER, its description, and the DER of its issuer and serial number for matching. */
 interface EmbeddedCertificate {
   readonly x509: X509Certificate;
+  readonly description: AuthenticodeCertificate;
   readonly issuer: Uint8Array;
   readonly serial: Uint8Array;
 }
@@ -192,42 +212,56 @@ const der = (e: asn1js.AsnType) => bytesOf(e.valueBeforeDecodeView);
 const sameBytes = (a: Uint8Array, b: Uint8Array) => Buffer.from(a.buffer, a.byteOffset, a.length).equals(Buffer.from(b.buffer, b.byteOffset, b.length));
 
 /**
- * The embedded certificates, each read once per file (nested signatures and timestamps repeat them). Entries of
- * other formats (attribute certificates, RFC 5652 10.2.2) are skipped.
+ * Entries of `certificates` read so far in this process, by their DER: files signed by the same publisher and
+ * timestamped by the same authority carry the same few chains, each read once (null: an entry of another format,
+ * which asn1js accepted). Emptied when full (a stream of distinct certificates).
  */
+const certificateCache = new Map<string, EmbeddedCertificate | null>();
+const CERTIFICATE_CACHE_ENTRIES = 1024;
+
+function readCertificate(ctx: Context, element: Der): EmbeddedCertificate {
+  // Certificate { tbsCertificate { [0] version?, serialNumber, signature, issuer, ... }, ... }
+  const c = asn(ctx, element) as asn1js.Sequence;
+  const tbs = c.valueBlock.value[0];
+  const t = tbs instanceof lib.asn1js().Sequence ? tbs.valueBlock.value : [];
+  const at = t[0] instanceof lib.asn1js().Constructed && t[0].idBlock.tagClass === 3 && t[0].idBlock.tagNumber === 0 ? 1 : 0;
+  const serial = t[at];
+  const issuer = t[at + 2];
+  if (!(serial instanceof lib.asn1js().Integer) || !(issuer instanceof lib.asn1js().Sequence)) throw malformed(ctx, 'an embedded certificate has no serial number and issuer');
+  let x509: X509Certificate;
+  try {
+    x509 = new X509Certificate(element.whole);
+  } catch (error) {
+    throw malformed(ctx, `an embedded certificate cannot be read (${error instanceof Error ? error.message : String(error)})`, error);
+  }
+  return { x509, description: describeCertificate(x509), issuer: der(issuer), serial: der(serial) };
+}
+
+/** The embedded certificates. Entries of other formats (attribute certificates, RFC 5652 10.2.2) are skipped. */
 function readCertificates(ctx: Context, parts: SignedDataParts): EmbeddedCertificate[] {
   const out: EmbeddedCertificate[] = [];
   for (const c of parts.certificates) {
-    if (!(c instanceof lib.asn1js().Sequence)) continue;
-    // Certificate { tbsCertificate { [0] version?, serialNumber, signature, issuer, ... }, ... }
-    const tbs = c.valueBlock.value[0];
-    const t = tbs instanceof lib.asn1js().Sequence ? tbs.valueBlock.value : [];
-    const at = isContext(t[0], 0) ? 1 : 0;
-    const serial = t[at];
-    const issuer = t[at + 2];
-    if (!(serial instanceof lib.asn1js().Integer) || !(issuer instanceof lib.asn1js().Sequence)) throw malformed(ctx, 'an embedded certificate has no serial number and issuer');
-    const bytes = der(c);
-    const key = Buffer.from(bytes).toString('base64');
-    let x509 = ctx.x509Cache.get(key);
-    if (!x509) {
-      try {
-        x509 = new X509Certificate(bytes);
-      } catch (error) {
-        throw malformed(ctx, `an embedded certificate cannot be read (${error instanceof Error ? error.message : String(error)})`, error);
+    const key = Buffer.from(c.whole.buffer, c.whole.byteOffset, c.whole.length).toString('latin1');
+    let cert = certificateCache.get(key);
+    if (cert === undefined) {
+      if (c.tag === DerTag.sequence) cert = readCertificate(ctx, c);
+      else {
+        accept(ctx, [c]);
+        cert = null;
       }
-      ctx.x509Cache.set(key, x509);
+      if (certificateCache.size >= CERTIFICATE_CACHE_ENTRIES) certificateCache.clear();
+      certificateCache.set(key, cert);
     }
-    out.push({ x509, issuer: der(issuer), serial: der(serial) });
+    if (cert) out.push(cert);
   }
   return out;
 }
 
 /** The certificate the SignerInfo names by issuer and serial number (DER compared byte for byte), or null. */
-function findSigner(certs: readonly EmbeddedCertificate[], signerInfo: asn1js.AsnType): X509Certificate | null {
-  const sid = signerInfo instanceof lib.asn1js().Sequence ? signerInfo.valueBlock.value[1] : undefined;
-  const [issuer, serial] = sid instanceof lib.asn1js().Sequence ? sid.valueBlock.value : [];
+function findSigner(certs: readonly EmbeddedCertificate[], signerInfo: Der): EmbeddedCertificate | null {
+  const [issuer, serial] = childrenOf(childrenOf(signerInfo, DerTag.sequence)[1], DerTag.sequence);
   if (!issuer || !serial) return null; // a subjectKeyIdentifier [0]: not used by Authenticode
-  return certs.find((c) => sameBytes(c.issuer, der(issuer)) && sameBytes(c.serial, der(serial)))?.x509 ?? null;
+  return certs.find((c) => sameBytes(c.issuer, issuer.whole) && sameBytes(c.serial, serial.whole)) ?? null;
 }
 
 function parseSignerInfo(ctx: Context, element: asn1js.AsnType, what: string): pkijs.SignerInfo {
@@ -236,6 +270,46 @@ function parseSignerInfo(ctx: Context, element: asn1js.AsnType, what: string): p
   } catch (error) {
     throw malformed(ctx, `${what} is not a SignerInfo (${error instanceof Error ? error.message : String(error)})`, error);
   }
+}
+
+interface UnsignedAttribute {
+  readonly type: string;
+  readonly values: readonly Der[];
+}
+
+/** `[1] IMPLICIT SET OF Attribute { type, SET OF value }`, or null for another shape. */
+function readAttributes(ctx: Context, set: Der): UnsignedAttribute[] | null {
+  const out: UnsignedAttribute[] = [];
+  for (const a of derChildren(set)) {
+    const [type, values, ...more] = childrenOf(a, DerTag.sequence);
+    if (type?.tag !== DerTag.oid || values?.tag !== DerTag.set || more.length > 0) return null;
+    out.push({ type: oidOf(ctx, type), values: derChildren(values) });
+  }
+  return out;
+}
+
+/**
+ * A SignerInfo through pkijs, and its unsigned attributes (timestamps, nested signatures: most of its bytes) as views,
+ * which pkijs does not see unless their shape is not the usual one.
+ */
+function readSignerInfo(ctx: Context, element: Der, what: string): { info: pkijs.SignerInfo; unsigned: UnsignedAttribute[] } {
+  const fields = childrenOf(element, DerTag.sequence);
+  const last = fields[fields.length - 1];
+  const unsigned = last?.tag === DerTag.context1 ? readAttributes(ctx, last) : null;
+  if (!last || !unsigned) {
+    const info = parseSignerInfo(ctx, asn(ctx, element), what);
+    const values = (a: pkijs.Attribute) => (a.values as asn1js.AsnType[]).map((v) => derAt(der(v)));
+    return { info, unsigned: (info.unsignedAttrs?.attributes ?? []).map((a) => ({ type: a.type, values: values(a) })) };
+  }
+  const signed = derAt(derEncode(DerTag.sequence, element.content.subarray(0, last.whole.byteOffset - element.content.byteOffset)));
+  return { info: parseSignerInfo(ctx, asn(ctx, signed), what), unsigned };
+}
+
+/** A SignerInfo whose unsigned attributes nothing reads (a timestamp's signer, a countersignature). */
+function readSignerInfoOnly(ctx: Context, element: Der, what: string): pkijs.SignerInfo {
+  const { info, unsigned } = readSignerInfo(ctx, element, what);
+  for (const a of unsigned) accept(ctx, a.values);
+  return info;
 }
 
 interface SignerCheck {
@@ -281,10 +355,11 @@ function timeOf(value: unknown): Date | null {
   return null;
 }
 
-function readRfc3161(ctx: Context, value: asn1js.AsnType, signatureValue: Uint8Array): AuthenticodeTimestamp {
+function readRfc3161(ctx: Context, value: Der, signatureValue: Uint8Array): AuthenticodeTimestamp {
   const parts = readSignedData(ctx, value, 'the RFC 3161 timestamp token');
-  if (parts.eContentType !== Oid.tstInfo || !(parts.eContent instanceof lib.asn1js().OctetString)) throw malformed(ctx, `the RFC 3161 timestamp token holds ${parts.eContentType}, not TSTInfo`);
-  const tstBytes = bytesOf(parts.eContent.getValue());
+  const eContent = parts.eContent && asn(ctx, parts.eContent);
+  if (parts.eContentType !== Oid.tstInfo || !(eContent instanceof lib.asn1js().OctetString)) throw malformed(ctx, `the RFC 3161 timestamp token holds ${parts.eContentType}, not TSTInfo`);
+  const tstBytes = bytesOf(eContent.getValue());
   let tst: pkijs.TSTInfo;
   try {
     tst = new (lib.pkijs().TSTInfo)({ schema: parseBer(tstBytes, { structure: `${ctx.origin.structure} TSTInfo`, fileOffset: -1 }, ctx.limits) });
@@ -293,28 +368,32 @@ function readRfc3161(ctx: Context, value: asn1js.AsnType, signatureValue: Uint8A
     throw malformed(ctx, 'the RFC 3161 TSTInfo cannot be read', error);
   }
   const certs = readCertificates(ctx, parts);
-  const signerElement = parts.signerInfos[0];
+  const [signerElement, ...otherSigners] = parts.signerInfos;
+  accept(ctx, otherSigners);
   const cert = signerElement ? findSigner(certs, signerElement) : null;
   const imprintDigest = digestName(tst.messageImprint.hashAlgorithm.algorithmId);
   let problem: string | null = null;
+  if (signerElement && (!imprintDigest || !createHash(imprintDigest).update(signatureValue).digest().equals(Buffer.from(tst.messageImprint.hashedMessage.valueBlock.valueHexView)))) {
+    accept(ctx, [signerElement]); // not read below
+  }
   if (!imprintDigest) problem = `unsupported message imprint digest ${tst.messageImprint.hashAlgorithm.algorithmId}`;
   else if (!createHash(imprintDigest).update(signatureValue).digest().equals(Buffer.from(tst.messageImprint.hashedMessage.valueBlock.valueHexView))) {
     problem = "the timestamp's message imprint does not match this signature";
   } else if (!signerElement) problem = 'the timestamp token has no signer';
   else {
-    const check = checkSignerInfo(parseSignerInfo(ctx, signerElement, 'the timestamp signer'), tstBytes, cert);
+    const check = checkSignerInfo(readSignerInfoOnly(ctx, signerElement, 'the timestamp signer'), tstBytes, cert?.x509 ?? null);
     if (!check.valid) problem = `timestamp: ${check.problem}`;
   }
-  return { kind: 'rfc3161', time: tst.genTime.toISOString(), signer: cert ? describeCertificate(cert).subject : null, verified: problem === null, problem };
+  return { kind: 'rfc3161', time: tst.genTime.toISOString(), signer: cert ? cert.description.subject : null, verified: problem === null, problem };
 }
 
-function readCountersignature(ctx: Context, value: asn1js.AsnType, signatureValue: Uint8Array, certs: readonly EmbeddedCertificate[]): AuthenticodeTimestamp {
-  const info = parseSignerInfo(ctx, value, 'the countersignature');
+function readCountersignature(ctx: Context, value: Der, signatureValue: Uint8Array, certs: readonly EmbeddedCertificate[]): AuthenticodeTimestamp {
+  const info = readSignerInfoOnly(ctx, value, 'the countersignature');
   const time = timeOf(attribute(info.signedAttrs, Oid.signingTime)[0]?.values[0]);
   if (!time) throw malformed(ctx, 'the countersignature has no signing time');
   const cert = findSigner(certs, value);
-  const check = checkSignerInfo(info, signatureValue, cert);
-  return { kind: 'countersignature', time: time.toISOString(), signer: cert ? describeCertificate(cert).subject : null, verified: check.valid, problem: check.problem };
+  const check = checkSignerInfo(info, signatureValue, cert?.x509 ?? null);
+  return { kind: 'countersignature', time: time.toISOString(), signer: cert ? cert.description.subject : null, verified: check.valid, problem: check.problem };
 }
 
 function readProgramName(info: pkijs.SignerInfo): string | null {
@@ -336,7 +415,7 @@ function readProgramName(info: pkijs.SignerInfo): string | null {
  * @returns the signature and its nested signatures, outermost first
  * @throws FormatError SG_ERR_AC_BAD_SIGNATURE, SG_ERR_AC_BUDGET
  */
-export function parseSignedData(element: asn1js.AsnType, ctx: Context, nesting = 0): ParsedSignature[] {
+export function parseSignedData(element: Der, ctx: Context, nesting = 0): ParsedSignature[] {
   if (++ctx.count.value > ctx.limits.maxSignatures) {
     throw new FormatError('SG_ERR_AC_BUDGET', `${ctx.origin.structure} holds more than ${ctx.limits.maxSignatures} signatures (nested ones counted)`, { structure: ctx.origin.structure, fileOffset: ctx.origin.fileOffset });
   }
@@ -345,7 +424,7 @@ export function parseSignedData(element: asn1js.AsnType, ctx: Context, nesting =
     throw malformed(ctx, `the signed content is ${parts.eContentType}, not SpcIndirectDataContent (${Oid.spcIndirectData})`);
   }
   // SpcIndirectDataContent ::= SEQUENCE { data SpcAttributeTypeAndOptionalValue, messageDigest DigestInfo }
-  const indirect = parts.eContent;
+  const indirect = asn(ctx, parts.eContent);
   const fields = indirect instanceof lib.asn1js().Sequence ? indirect.valueBlock.value : [];
   const digestInfo = fields[1];
   const algId = digestInfo instanceof lib.asn1js().Sequence ? digestInfo.valueBlock.value[0] : undefined;
@@ -357,18 +436,19 @@ export function parseSignedData(element: asn1js.AsnType, ctx: Context, nesting =
   const digestOid = algOid.valueBlock.toString();
   const signerElement = parts.signerInfos[0];
   if (!signerElement || parts.signerInfos.length !== 1) throw malformed(ctx, `Authenticode needs exactly one SignerInfo; this one has ${parts.signerInfos.length}`);
-  const signerInfo = parseSignerInfo(ctx, signerElement, 'the signer');
+  const { info: signerInfo, unsigned } = readSignerInfo(ctx, signerElement, 'the signer');
   const certs = readCertificates(ctx, parts);
   const cert = findSigner(certs, signerElement);
-  const check = checkSignerInfo(signerInfo, contentOctets(indirect), cert);
+  const check = checkSignerInfo(signerInfo, parts.eContent.content, cert?.x509 ?? null);
   const signatureValue = bytesOf(signerInfo.signature.valueBlock.valueHexView);
   let timestamp: AuthenticodeTimestamp | null = null;
   const nested: ParsedSignature[] = [];
-  for (const attr of signerInfo.unsignedAttrs?.attributes ?? []) {
-    for (const value of attr.values as asn1js.AsnType[]) {
+  for (const attr of unsigned) {
+    for (const value of attr.values) {
       if (attr.type === Oid.rfc3161Timestamp && !timestamp) timestamp = readRfc3161(ctx, value, signatureValue);
       else if (attr.type === Oid.counterSignature && !timestamp) timestamp = readCountersignature(ctx, value, signatureValue, certs);
       else if (attr.type === Oid.nestedSignature) nested.push(...parseSignedData(value, ctx, nesting + 1));
+      else accept(ctx, [value]);
     }
   }
   const claimed = timeOf(attribute(signerInfo.signedAttrs, Oid.signingTime)[0]?.values[0]);
@@ -379,15 +459,15 @@ export function parseSignedData(element: asn1js.AsnType, ctx: Context, nesting =
       digestAlgorithm: digestName(digestOid) ?? digestOid,
       digestAlgorithmOid: digestOid,
       signedImageHash: bytesOf(hashValue.valueBlock.valueHexView),
-      signer: cert ? describeCertificate(cert) : null,
-      certificates: certs.map((c) => describeCertificate(c.x509)),
+      signer: cert ? cert.description : null,
+      certificates: certs.map((c) => c.description),
       signatureAlgorithm: sigAlg ? `${sigAlg.name}-${sigAlg.digest ?? check.digest ?? '?'}` : signerInfo.signatureAlgorithm.algorithmId,
       signatureValid: check.valid,
       signatureProblem: check.problem,
       claimedSigningTime: claimed ? claimed.toISOString() : null,
       timestamp,
       programName: readProgramName(signerInfo),
-      signerCertificate: cert,
+      signerCertificate: cert?.x509 ?? null,
       embedded: certs.map((c) => c.x509),
     },
     ...nested,
