@@ -198,9 +198,14 @@ export function readAuthenticode(image: PeImage, options: AuthenticodeOptions = 
         // asn1js reads at most 10,000 elements (embedded ones counted): a blob near that is read whole first, as it was.
         if (scanned.elements > ASN1JS_WHOLE_PARSE_ELEMENTS) parseBer(entry.data, origin, limits);
         parsed = parseSignedData(derAt(entry.data.subarray(0, end)), { origin, limits, count });
-      } catch (error) {
+      } catch (caught) {
         // asn1js used to read the whole blob before anything else: where it refuses the blob, that is still the error.
-        parseBer(entry.data, origin, limits);
+        let error = caught;
+        try {
+          parseBer(entry.data, origin, limits);
+        } catch (whole) {
+          error = whole;
+        }
         if (isSignGateError(error)) throw error;
         // pkijs, asn1js or node:crypto refused a value the structure checks let through (a date out of range, ...).
         throw new FormatError('SG_ERR_AC_BAD_SIGNATURE', `${origin.structure}: a value cannot be read (${error instanceof Error ? error.message : String(error)})`, origin, { cause: error });

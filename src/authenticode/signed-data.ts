@@ -138,7 +138,7 @@ function describeCertificate(x: X509Certificate): AuthenticodeCertificate {
   };
 }
 
-function attribute(attrs: pkijs.SignedAndUnsignedAttributes | undefined, oid: string): pkijs.Attribute[] {
+function attribute(attrs: SignerFields['signedAttrs'], oid: string): Attribute[] {
   return (attrs?.attributes ?? []).filter((a) => a.type === oid);
 }
 
@@ -200,13 +200,16 @@ function readSignedData(ctx: Context, element: Der, what: string): SignedDataPar
   };
 }
 
-/** An embedded certificate: node's reading of its DER, its description, and the DER of its issuer and serial number for matching. */
+/** An embedded certificate: node's reading of its DER, and the DER of its issuer and serial number for matching. */
 interface EmbeddedCertificate {
   readonly x509: X509Certificate;
-  readonly description: AuthenticodeCertificate;
   readonly issuer: Uint8Array;
   readonly serial: Uint8Array;
+  /** describeCertificate's result, made on first use (it throws for a date out of range). */
+  description?: AuthenticodeCertificate;
 }
+
+const described = (c: EmbeddedCertificate): AuthenticodeCertificate => (c.description ??= describeCertificate(c.x509));
 
 const der = (e: asn1js.AsnType) => bytesOf(e.valueBeforeDecodeView);
 const sameBytes = (a: Uint8Array, b: Uint8Array) => Buffer.from(a.buffer, a.byteOffset, a.length).equals(Buffer.from(b.buffer, b.byteOffset, b.length));
@@ -234,7 +237,7 @@ function readCertificate(ctx: Context, element: Der): EmbeddedCertificate {
   } catch (error) {
     throw malformed(ctx, `an embedded certificate cannot be read (${error instanceof Error ? error.message : String(error)})`, error);
   }
-  return { x509, description: describeCertificate(x509), issuer: der(issuer), serial: der(serial) };
+  return { x509, issuer: der(issuer), serial: der(serial) };
 }
 
 /** The embedded certificates. Entries of other formats (attribute certificates, RFC 5652 10.2.2) are skipped. */
@@ -262,6 +265,69 @@ function findSigner(certs: readonly EmbeddedCertificate[], signerInfo: Der): Emb
   const [issuer, serial] = childrenOf(childrenOf(signerInfo, DerTag.sequence)[1], DerTag.sequence);
   if (!issuer || !serial) return null; // a subjectKeyIdentifier [0]: not used by Authenticode
   return certs.find((c) => sameBytes(c.issuer, issuer.whole) && sameBytes(c.serial, serial.whole)) ?? null;
+}
+
+interface Attribute {
+  readonly type: string;
+  readonly values: readonly asn1js.AsnType[];
+}
+
+/** What is read of a SignerInfo (RFC 5652 5.3). */
+interface SignerFields {
+  readonly digestAlgorithm: string;
+  readonly signatureAlgorithm: string;
+  /** The authenticated attributes, and their DER as signed: a SET OF (tag 0x31), not the [0] IMPLICIT that carries them. */
+  readonly signedAttrs: { readonly attributes: readonly Attribute[]; readonly encoded: Uint8Array } | undefined;
+  readonly signature: Uint8Array;
+}
+
+const is = <T extends abstract new (...args: never[]) => asn1js.AsnType>(e: unknown, type: T, constructed: boolean): e is InstanceType<T> =>
+  e instanceof type && (e as asn1js.AsnType).idBlock.isConstructed === constructed;
+
+/** AlgorithmIdentifier { algorithm, parameters ANY OPTIONAL }: the OID, or null for another shape. */
+function algorithmOf(e: asn1js.AsnType | undefined): string | null {
+  const f = is(e, lib.asn1js().Sequence, true) ? e.valueBlock.value : [];
+  return (f.length === 1 || f.length === 2) && is(f[0], lib.asn1js().ObjectIdentifier, false) ? f[0].valueBlock.toString() : null;
+}
+
+/** SET OF Attribute { type, SET OF value } with at least one of each, or null for another shape. */
+function attributesOf(list: readonly asn1js.AsnType[]): Attribute[] | null {
+  const out: Attribute[] = [];
+  for (const a of list) {
+    const [type, values, ...more] = is(a, lib.asn1js().Sequence, true) ? a.valueBlock.value : [];
+    if (!is(type, lib.asn1js().ObjectIdentifier, false) || !is(values, lib.asn1js().Set, true) || values.valueBlock.value.length === 0 || more.length > 0) return null;
+    out.push({ type: type.valueBlock.toString(), values: values.valueBlock.value });
+  }
+  return out.length > 0 ? out : null;
+}
+
+/** Name: SEQUENCE OF SET OF { type OID, value }. */
+function isName(e: asn1js.AsnType | undefined): boolean {
+  const A = lib.asn1js();
+  return is(e, A.Sequence, true) && e.valueBlock.value.every((rdn) => is(rdn, A.Set, true) && rdn.valueBlock.value.length > 0 && rdn.valueBlock.value.every((atv) => is(atv, A.Sequence, true) && atv.valueBlock.value.length === 2 && is(atv.valueBlock.value[0], A.ObjectIdentifier, false)));
+}
+
+/**
+ * A SignerInfo of the usual shape (issuer and serial number, no unsigned attributes), read from the asn1js tree:
+ * a shape pkijs's schema accepts, without its cost. Null for any other shape: pkijs then judges it.
+ */
+function signerFieldsOf(e: asn1js.AsnType): SignerFields | null {
+  const A = lib.asn1js();
+  const f = is(e, A.Sequence, true) ? e.valueBlock.value : [];
+  const attrs = f[3];
+  const signed = is(attrs, A.Constructed, true) && attrs.idBlock.tagClass === 3 && attrs.idBlock.tagNumber === 0 ? attrs : undefined;
+  if (f.length !== (signed ? 6 : 5)) return null;
+  const [version, sid, digest] = f;
+  const [sigAlg, signature] = f.slice(signed ? 4 : 3);
+  const issuerAndSerial = is(sid, A.Sequence, true) ? sid.valueBlock.value : [];
+  if (!is(version, A.Integer, false) || issuerAndSerial.length !== 2 || !isName(issuerAndSerial[0]) || !is(issuerAndSerial[1], A.Integer, false) || !is(signature, A.OctetString, false)) return null;
+  const digestAlgorithm = algorithmOf(digest);
+  const signatureAlgorithm = algorithmOf(sigAlg);
+  const attributes = signed ? attributesOf(signed.valueBlock.value) : undefined;
+  if (!digestAlgorithm || !signatureAlgorithm || attributes === null) return null;
+  const encoded = signed ? Uint8Array.from(der(signed)) : undefined;
+  if (encoded) encoded[0] = 0x31;
+  return { digestAlgorithm, signatureAlgorithm, signedAttrs: attributes && encoded && { attributes, encoded }, signature: bytesOf(signature.valueBlock.valueHexView) };
 }
 
 function parseSignerInfo(ctx: Context, element: asn1js.AsnType, what: string): pkijs.SignerInfo {
@@ -292,21 +358,29 @@ function readAttributes(ctx: Context, set: Der): UnsignedAttribute[] | null {
  * A SignerInfo through pkijs, and its unsigned attributes (timestamps, nested signatures: most of its bytes) as views,
  * which pkijs does not see unless their shape is not the usual one.
  */
-function readSignerInfo(ctx: Context, element: Der, what: string): { info: pkijs.SignerInfo; unsigned: UnsignedAttribute[] } {
+function readSignerInfo(ctx: Context, element: Der, what: string): { info: SignerFields; unsigned: UnsignedAttribute[] } {
   const fields = childrenOf(element, DerTag.sequence);
   const last = fields[fields.length - 1];
   const unsigned = last?.tag === DerTag.context1 ? readAttributes(ctx, last) : null;
-  if (!last || !unsigned) {
-    const info = parseSignerInfo(ctx, asn(ctx, element), what);
-    const values = (a: pkijs.Attribute) => (a.values as asn1js.AsnType[]).map((v) => derAt(der(v)));
-    return { info, unsigned: (info.unsignedAttrs?.attributes ?? []).map((a) => ({ type: a.type, values: values(a) })) };
-  }
-  const signed = derAt(derEncode(DerTag.sequence, element.content.subarray(0, last.whole.byteOffset - element.content.byteOffset)));
-  return { info: parseSignerInfo(ctx, asn(ctx, signed), what), unsigned };
+  const signed = unsigned && last ? derAt(derEncode(DerTag.sequence, element.content.subarray(0, last.whole.byteOffset - element.content.byteOffset))) : element;
+  const tree = asn(ctx, signed);
+  const usual = signerFieldsOf(tree);
+  if (usual) return { info: usual, unsigned: unsigned ?? [] };
+  const info = parseSignerInfo(ctx, tree, what);
+  const values = (a: pkijs.Attribute) => (a.values as asn1js.AsnType[]).map((v) => derAt(der(v)));
+  return {
+    info: {
+      digestAlgorithm: info.digestAlgorithm.algorithmId,
+      signatureAlgorithm: info.signatureAlgorithm.algorithmId,
+      signedAttrs: info.signedAttrs && { attributes: info.signedAttrs.attributes, encoded: bytesOf(info.signedAttrs.encodedValue) },
+      signature: bytesOf(info.signature.valueBlock.valueHexView),
+    },
+    unsigned: unsigned ?? (info.unsignedAttrs?.attributes ?? []).map((a) => ({ type: a.type, values: values(a) })),
+  };
 }
 
 /** A SignerInfo whose unsigned attributes nothing reads (a timestamp's signer, a countersignature). */
-function readSignerInfoOnly(ctx: Context, element: Der, what: string): pkijs.SignerInfo {
+function readSignerInfoOnly(ctx: Context, element: Der, what: string): SignerFields {
   const { info, unsigned } = readSignerInfo(ctx, element, what);
   for (const a of unsigned) accept(ctx, a.values);
   return info;
@@ -322,11 +396,11 @@ interface SignerCheck {
  * Checks one SignerInfo: the message digest attribute against `content` and the signature with `cert`.
  * Without authenticated attributes the signature covers the content itself.
  */
-function checkSignerInfo(info: pkijs.SignerInfo, content: Uint8Array, cert: X509Certificate | null): SignerCheck {
-  const digest = digestName(info.digestAlgorithm.algorithmId);
-  if (!digest) return { valid: false, problem: `unsupported digest algorithm ${info.digestAlgorithm.algorithmId}`, digest: null };
-  const sigAlg = SIGNATURES[info.signatureAlgorithm.algorithmId];
-  if (!sigAlg) return { valid: false, problem: `unsupported signature algorithm ${info.signatureAlgorithm.algorithmId}`, digest };
+function checkSignerInfo(info: SignerFields, content: Uint8Array, cert: X509Certificate | null): SignerCheck {
+  const digest = digestName(info.digestAlgorithm);
+  if (!digest) return { valid: false, problem: `unsupported digest algorithm ${info.digestAlgorithm}`, digest: null };
+  const sigAlg = SIGNATURES[info.signatureAlgorithm];
+  if (!sigAlg) return { valid: false, problem: `unsupported signature algorithm ${info.signatureAlgorithm}`, digest };
   if (!cert) return { valid: false, problem: 'the signer certificate is not among the embedded certificates', digest };
   let signedBytes: Uint8Array;
   if (info.signedAttrs) {
@@ -334,13 +408,11 @@ function checkSignerInfo(info: pkijs.SignerInfo, content: Uint8Array, cert: X509
     if (!(md instanceof lib.asn1js().OctetString)) return { valid: false, problem: 'no message digest among the authenticated attributes', digest };
     const actual = createHash(digest).update(content).digest();
     if (!actual.equals(Buffer.from(md.valueBlock.valueHexView))) return { valid: false, problem: 'the authenticated message digest does not match the signed content', digest };
-    // The attributes are signed as a SET OF (tag 0x31), not as the [0] IMPLICIT that carries them.
-    signedBytes = Uint8Array.from(bytesOf(info.signedAttrs.encodedValue));
-    signedBytes[0] = 0x31;
+    signedBytes = info.signedAttrs.encoded;
   } else {
     signedBytes = content;
   }
-  const signature = bytesOf(info.signature.valueBlock.valueHexView);
+  const signature = info.signature;
   let ok = false;
   try {
     ok = cryptoVerify(sigAlg.digest ?? digest, signedBytes, cert.publicKey, signature);
@@ -384,7 +456,7 @@ function readRfc3161(ctx: Context, value: Der, signatureValue: Uint8Array): Auth
     const check = checkSignerInfo(readSignerInfoOnly(ctx, signerElement, 'the timestamp signer'), tstBytes, cert?.x509 ?? null);
     if (!check.valid) problem = `timestamp: ${check.problem}`;
   }
-  return { kind: 'rfc3161', time: tst.genTime.toISOString(), signer: cert ? cert.description.subject : null, verified: problem === null, problem };
+  return { kind: 'rfc3161', time: tst.genTime.toISOString(), signer: cert ? described(cert).subject : null, verified: problem === null, problem };
 }
 
 function readCountersignature(ctx: Context, value: Der, signatureValue: Uint8Array, certs: readonly EmbeddedCertificate[]): AuthenticodeTimestamp {
@@ -393,10 +465,10 @@ function readCountersignature(ctx: Context, value: Der, signatureValue: Uint8Arr
   if (!time) throw malformed(ctx, 'the countersignature has no signing time');
   const cert = findSigner(certs, value);
   const check = checkSignerInfo(info, signatureValue, cert?.x509 ?? null);
-  return { kind: 'countersignature', time: time.toISOString(), signer: cert ? cert.description.subject : null, verified: check.valid, problem: check.problem };
+  return { kind: 'countersignature', time: time.toISOString(), signer: cert ? described(cert).subject : null, verified: check.valid, problem: check.problem };
 }
 
-function readProgramName(info: pkijs.SignerInfo): string | null {
+function readProgramName(info: SignerFields): string | null {
   // SpcSpOpusInfo ::= SEQUENCE { programName [0] EXPLICIT SpcString OPTIONAL, moreInfo [1] ... }
   const opus = attribute(info.signedAttrs, Oid.spcSpOpusInfo)[0]?.values[0];
   if (!(opus instanceof lib.asn1js().Sequence)) return null;
@@ -440,7 +512,7 @@ export function parseSignedData(element: Der, ctx: Context, nesting = 0): Parsed
   const certs = readCertificates(ctx, parts);
   const cert = findSigner(certs, signerElement);
   const check = checkSignerInfo(signerInfo, parts.eContent.content, cert?.x509 ?? null);
-  const signatureValue = bytesOf(signerInfo.signature.valueBlock.valueHexView);
+  const signatureValue = signerInfo.signature;
   let timestamp: AuthenticodeTimestamp | null = null;
   const nested: ParsedSignature[] = [];
   for (const attr of unsigned) {
@@ -452,16 +524,16 @@ export function parseSignedData(element: Der, ctx: Context, nesting = 0): Parsed
     }
   }
   const claimed = timeOf(attribute(signerInfo.signedAttrs, Oid.signingTime)[0]?.values[0]);
-  const sigAlg = SIGNATURES[signerInfo.signatureAlgorithm.algorithmId];
+  const sigAlg = SIGNATURES[signerInfo.signatureAlgorithm];
   return [
     {
       nesting,
       digestAlgorithm: digestName(digestOid) ?? digestOid,
       digestAlgorithmOid: digestOid,
       signedImageHash: bytesOf(hashValue.valueBlock.valueHexView),
-      signer: cert ? cert.description : null,
-      certificates: certs.map((c) => c.description),
-      signatureAlgorithm: sigAlg ? `${sigAlg.name}-${sigAlg.digest ?? check.digest ?? '?'}` : signerInfo.signatureAlgorithm.algorithmId,
+      signer: cert ? described(cert) : null,
+      certificates: certs.map(described),
+      signatureAlgorithm: sigAlg ? `${sigAlg.name}-${sigAlg.digest ?? check.digest ?? '?'}` : signerInfo.signatureAlgorithm,
       signatureValid: check.valid,
       signatureProblem: check.problem,
       claimedSigningTime: claimed ? claimed.toISOString() : null,
