@@ -427,14 +427,64 @@ function timeOf(value: unknown): Date | null {
   return null;
 }
 
+/** What is read of an RFC 3161 TSTInfo. */
+interface TimestampFields {
+  readonly imprintAlgorithm: string;
+  readonly imprint: Buffer;
+  readonly genTime: Date;
+}
+
+const pkijsTimestampFields = (tst: pkijs.TSTInfo): TimestampFields => ({
+  imprintAlgorithm: tst.messageImprint.hashAlgorithm.algorithmId,
+  imprint: Buffer.from(tst.messageImprint.hashedMessage.valueBlock.valueHexView),
+  genTime: tst.genTime,
+});
+
+/**
+ * A TSTInfo of the usual shape (RFC 3161 2.4.2: accuracy, ordering, nonce and a directoryName tsa at most, no
+ * extensions), read from the asn1js tree: a shape pkijs's schema accepts, without its cost. Null for any other shape.
+ */
+function timestampFieldsOf(e: asn1js.AsnType): TimestampFields | null {
+  const A = lib.asn1js();
+  const f = is(e, A.Sequence, true) ? e.valueBlock.value : [];
+  const [version, policy, messageImprint, serial, genTime] = f;
+  const [algorithm, imprint, ...more] = is(messageImprint, A.Sequence, true) ? messageImprint.valueBlock.value : [];
+  const imprintAlgorithm = algorithmOf(algorithm);
+  if (!is(version, A.Integer, false) || !is(policy, A.ObjectIdentifier, false) || !imprintAlgorithm || !is(imprint, A.OctetString, false) || more.length > 0) return null;
+  if (!is(serial, A.Integer, false) || !is(genTime, A.GeneralizedTime, false)) return null;
+  let at = 5;
+  const optional = (test: (x: asn1js.AsnType | undefined) => boolean) => test(f[at]) && ++at;
+  const context = (x: asn1js.AsnType | undefined, tag: number, constructed: boolean) => x?.idBlock.tagClass === 3 && x.idBlock.tagNumber === tag && x.idBlock.isConstructed === constructed;
+  optional((x) => {
+    // Accuracy { seconds INTEGER OPTIONAL, millis [0] OPTIONAL, micros [1] OPTIONAL }
+    const a = is(x, A.Sequence, true) ? x.valueBlock.value : null;
+    let i = 0;
+    if (a && is(a[i], A.Integer, false)) i++;
+    if (a && context(a[i], 0, false)) i++;
+    if (a && context(a[i], 1, false)) i++;
+    return a !== null && i === a.length;
+  });
+  optional((x) => is(x, A.Boolean, false));
+  optional((x) => is(x, A.Integer, false));
+  optional((x) => {
+    // tsa [0] GeneralName: directoryName [4] Name
+    const names = context(x, 0, true) ? (x as asn1js.Constructed).valueBlock.value : [];
+    const name = names[0];
+    return names.length === 1 && context(name, 4, true) && (name as asn1js.Constructed).valueBlock.value.length === 1 && isName((name as asn1js.Constructed).valueBlock.value[0]);
+  });
+  if (at !== f.length) return null;
+  return { imprintAlgorithm, imprint: Buffer.from(imprint.valueBlock.valueHexView), genTime: genTime.toDate() };
+}
+
 function readRfc3161(ctx: Context, value: Der, signatureValue: Uint8Array): AuthenticodeTimestamp {
   const parts = readSignedData(ctx, value, 'the RFC 3161 timestamp token');
   const eContent = parts.eContent && asn(ctx, parts.eContent);
   if (parts.eContentType !== Oid.tstInfo || !(eContent instanceof lib.asn1js().OctetString)) throw malformed(ctx, `the RFC 3161 timestamp token holds ${parts.eContentType}, not TSTInfo`);
   const tstBytes = bytesOf(eContent.getValue());
-  let tst: pkijs.TSTInfo;
+  let tst: TimestampFields;
   try {
-    tst = new (lib.pkijs().TSTInfo)({ schema: parseBer(tstBytes, { structure: `${ctx.origin.structure} TSTInfo`, fileOffset: -1 }, ctx.limits) });
+    const tree = parseBer(tstBytes, { structure: `${ctx.origin.structure} TSTInfo`, fileOffset: -1 }, ctx.limits);
+    tst = timestampFieldsOf(tree) ?? pkijsTimestampFields(new (lib.pkijs().TSTInfo)({ schema: tree }));
   } catch (error) {
     if (error instanceof FormatError) throw error;
     throw malformed(ctx, 'the RFC 3161 TSTInfo cannot be read', error);
@@ -443,15 +493,14 @@ function readRfc3161(ctx: Context, value: Der, signatureValue: Uint8Array): Auth
   const [signerElement, ...otherSigners] = parts.signerInfos;
   accept(ctx, otherSigners);
   const cert = signerElement ? findSigner(certs, signerElement) : null;
-  const imprintDigest = digestName(tst.messageImprint.hashAlgorithm.algorithmId);
+  const imprintDigest = digestName(tst.imprintAlgorithm);
   let problem: string | null = null;
-  if (signerElement && (!imprintDigest || !createHash(imprintDigest).update(signatureValue).digest().equals(Buffer.from(tst.messageImprint.hashedMessage.valueBlock.valueHexView)))) {
-    accept(ctx, [signerElement]); // not read below
-  }
-  if (!imprintDigest) problem = `unsupported message imprint digest ${tst.messageImprint.hashAlgorithm.algorithmId}`;
-  else if (!createHash(imprintDigest).update(signatureValue).digest().equals(Buffer.from(tst.messageImprint.hashedMessage.valueBlock.valueHexView))) {
+  if (!imprintDigest) problem = `unsupported message imprint digest ${tst.imprintAlgorithm}`;
+  else if (!createHash(imprintDigest).update(signatureValue).digest().equals(tst.imprint)) {
     problem = "the timestamp's message imprint does not match this signature";
-  } else if (!signerElement) problem = 'the timestamp token has no signer';
+  }
+  if (problem) accept(ctx, [signerElement]); // not read below
+  else if (!signerElement) problem = 'the timestamp token has no signer';
   else {
     const check = checkSignerInfo(readSignerInfoOnly(ctx, signerElement, 'the timestamp signer'), tstBytes, cert?.x509 ?? null);
     if (!check.valid) problem = `timestamp: ${check.problem}`;
