@@ -427,6 +427,16 @@ function timeOf(value: unknown): Date | null {
   return null;
 }
 
+/**
+ * The bytes of an OCTET STRING, or undefined for another type. A primitive one is read in place: asn1js refuses none
+ * that the scan let through (what it may find inside is only a guess), and the TSTInfo inside is parsed next anyway.
+ */
+function octets(ctx: Context, element: Der | undefined): Uint8Array | undefined {
+  if (element?.tag === DerTag.octetString) return element.content;
+  const value = element && asn(ctx, element);
+  return value instanceof lib.asn1js().OctetString ? bytesOf(value.getValue()) : undefined;
+}
+
 /** What is read of an RFC 3161 TSTInfo. */
 interface TimestampFields {
   readonly imprintAlgorithm: string;
@@ -478,9 +488,8 @@ function timestampFieldsOf(e: asn1js.AsnType): TimestampFields | null {
 
 function readRfc3161(ctx: Context, value: Der, signatureValue: Uint8Array): AuthenticodeTimestamp {
   const parts = readSignedData(ctx, value, 'the RFC 3161 timestamp token');
-  const eContent = parts.eContent && asn(ctx, parts.eContent);
-  if (parts.eContentType !== Oid.tstInfo || !(eContent instanceof lib.asn1js().OctetString)) throw malformed(ctx, `the RFC 3161 timestamp token holds ${parts.eContentType}, not TSTInfo`);
-  const tstBytes = bytesOf(eContent.getValue());
+  const tstBytes = octets(ctx, parts.eContent);
+  if (parts.eContentType !== Oid.tstInfo || !tstBytes) throw malformed(ctx, `the RFC 3161 timestamp token holds ${parts.eContentType}, not TSTInfo`);
   let tst: TimestampFields;
   try {
     const tree = parseBer(tstBytes, { structure: `${ctx.origin.structure} TSTInfo`, fileOffset: -1 }, ctx.limits);
