@@ -3,8 +3,9 @@
 import { X509Certificate } from 'node:crypto';
 import { FormatError, isSignGateError, SignGateError } from '../core/errors.js';
 import type { PeImage } from '../pe/pe-image.js';
-import { parseBer } from './ber-guard.js';
+import { parseBer, scanBer } from './ber-guard.js';
 import { parseCertificateTable, WIN_CERT_TYPE_PKCS_SIGNED_DATA, type CertificateTable } from './certificate-table.js';
+import { derAt } from './der.js';
 import { computeAuthenticodeImageHash } from './image-hash.js';
 import { DEFAULT_AUTHENTICODE_LIMITS, type AuthenticodeLimits } from './limits.js';
 import { digestName, hexUpper, parseSignedData, type AuthenticodeCertificate, type AuthenticodeTimestamp, type ParsedSignature } from './signed-data.js';
@@ -98,6 +99,23 @@ function subjectLine(cert: X509Certificate): string {
   return cert.subject.split('\n').filter(Boolean).join(', ');
 }
 
+/**
+ * Whether `issuer` issued `cert` (names and signature), remembered per pair: embedded certificates are shared from file
+ * to file (signed-data.ts reads each once), so a chain that recurs is checked once.
+ */
+const issuedBy = new WeakMap<X509Certificate, WeakMap<X509Certificate, boolean>>();
+
+function isIssuedBy(cert: X509Certificate, issuer: X509Certificate): boolean {
+  let known = issuedBy.get(cert);
+  if (!known) issuedBy.set(cert, (known = new WeakMap()));
+  let issued = known.get(issuer);
+  if (issued === undefined) {
+    issued = cert.checkIssued(issuer) && cert.verify(issuer.publicKey);
+    known.set(issuer, issued);
+  }
+  return issued;
+}
+
 /** Builds a chain from the signer through the embedded certificates to one of the trust store. */
 function chainTrust(sig: ParsedSignature, store: readonly X509Certificate[], at: Date, maxLength: number): AuthenticodeTrust {
   if (!sig.signerCertificate) return { trusted: false, chain: [], problem: 'no signer certificate' };
@@ -109,7 +127,7 @@ function chainTrust(sig: ParsedSignature, store: readonly X509Certificate[], at:
     if (!validAt(current, at)) return { trusted: false, chain: chain.map(subjectLine), problem: `${subjectLine(current)} is not valid at ${at.toISOString()}` };
     if (storeFingerprints.has(current.fingerprint256)) return { trusted: true, chain: chain.map(subjectLine), problem: null };
     if (chain.length >= maxLength) return { trusted: false, chain: chain.map(subjectLine), problem: `no trusted certificate within ${maxLength} links` };
-    const issuer = pool.find((c) => !chain.includes(c) && current.checkIssued(c) && current.verify(c.publicKey));
+    const issuer = pool.find((c) => !chain.includes(c) && isIssuedBy(current, c));
     if (!issuer) {
       const selfSigned = current.checkIssued(current);
       return { trusted: false, chain: chain.map(subjectLine), problem: selfSigned ? `the root ${subjectLine(current)} is not in the trust store` : `no certificate of issuer ${current.issuer.split('\n').join(', ')} is embedded or trusted` };
@@ -117,6 +135,9 @@ function chainTrust(sig: ParsedSignature, store: readonly X509Certificate[], at:
     chain.push(issuer);
   }
 }
+
+/** Above this many elements a blob goes through asn1js whole (real signatures: about 2,300 of its nodes at most). */
+const ASN1JS_WHOLE_PARSE_ELEMENTS = 4_000;
 
 function errorOf(error: unknown): { code: string; message: string; fileOffset?: number } {
   if (!isSignGateError(error)) throw error;
@@ -181,7 +202,6 @@ export function readAuthenticode(image: PeImage, options: AuthenticodeOptions = 
   const signatures: AuthenticodeSignatureInfo[] = [];
   const hashes = new Map<string, string>();
   const count = { value: 0 };
-  const x509Cache = new Map<string, X509Certificate>();
   try {
     for (const entry of table.entries) {
       const origin = { structure: `certificate table entry ${entry.index}`, fileOffset: entry.fileOffset + 8 };
@@ -190,8 +210,19 @@ export function readAuthenticode(image: PeImage, options: AuthenticodeOptions = 
       }
       let parsed: ParsedSignature[];
       try {
-        parsed = parseSignedData(parseBer(entry.data, origin, limits), { origin, limits, count, x509Cache });
-      } catch (error) {
+        const scanned = { elements: 0 };
+        const end = scanBer(entry.data, origin, limits, scanned);
+        // asn1js reads at most 10,000 elements (embedded ones counted): a blob near that is read whole first, as it was.
+        if (scanned.elements > ASN1JS_WHOLE_PARSE_ELEMENTS) parseBer(entry.data, origin, limits);
+        parsed = parseSignedData(derAt(entry.data.subarray(0, end)), { origin, limits, count });
+      } catch (caught) {
+        // asn1js used to read the whole blob before anything else: where it refuses the blob, that is still the error.
+        let error = caught;
+        try {
+          parseBer(entry.data, origin, limits);
+        } catch (whole) {
+          error = whole;
+        }
         if (isSignGateError(error)) throw error;
         // pkijs, asn1js or node:crypto refused a value the structure checks let through (a date out of range, ...).
         throw new FormatError('SG_ERR_AC_BAD_SIGNATURE', `${origin.structure}: a value cannot be read (${error instanceof Error ? error.message : String(error)})`, origin, { cause: error });

@@ -20,18 +20,18 @@ function bad(origin: BlobOrigin, at: number, what: string): FormatError {
 
 /**
  * Walks the TLV structure of the first element of `bytes` (definite and indefinite lengths) and checks depth and
- * element count.
+ * element count (into `counted`, when given).
  * @returns the length of that first element
  * @throws FormatError SG_ERR_AC_BUDGET over a limit, SG_ERR_AC_BAD_SIGNATURE for a malformed encoding
  */
-export function scanBer(bytes: Uint8Array, origin: BlobOrigin, limits: Pick<AuthenticodeLimits, 'maxAsn1Depth' | 'maxAsn1Elements'>): number {
+export function scanBer(bytes: Uint8Array, origin: BlobOrigin, limits: Pick<AuthenticodeLimits, 'maxAsn1Depth' | 'maxAsn1Elements'>, counted?: { elements: number }): number {
   // Each frame is the end of an enclosing constructed element (-1: indefinite, ends at end-of-contents).
   // The first frame stands for the blob: it ends after its first element (what follows is padding).
   const ends: number[] = [bytes.length];
   let at = 0;
   let elements = 0;
   while (ends.length > 0) {
-    if (elements > 0 && ends.length === 1) return at;
+    if (elements > 0 && ends.length === 1) break;
     const end = ends[ends.length - 1]!;
     if (end >= 0 && at === end) {
       ends.pop();
@@ -80,6 +80,7 @@ export function scanBer(bytes: Uint8Array, origin: BlobOrigin, limits: Pick<Auth
     }
     ends.push(length < 0 ? -1 : at + length);
   }
+  if (counted) counted.elements = elements;
   return at;
 }
 

@@ -2,12 +2,15 @@
 // contentType SPC_INDIRECT_DATA (1.3.6.1.4.1.311.2.1.4) whose DigestInfo holds the image hash; one SignerInfo with
 // authenticated attributes; unsigned attributes for timestamps (RFC 3161 1.3.6.1.4.1.311.3.3.1, legacy
 // countersignature 1.2.840.113549.1.9.6) and nested signatures (1.3.6.1.4.1.311.2.4.1).
-// pkijs reads the CMS structures, node:crypto checks digests and signatures, X509Certificate reads certificates.
+// The structure is walked in place (der.ts); asn1js and pkijs read only the parts whose values are used (the
+// SignerInfo without its unsigned attributes, the content, TSTInfo), and each distinct certificate once per process;
+// node:crypto checks digests and signatures, X509Certificate reads certificates.
 import { createHash, verify as cryptoVerify, X509Certificate } from 'node:crypto';
 import type * as asn1js from 'asn1js';
 import type * as pkijs from 'pkijs';
 import { FormatError } from '../core/errors.js';
 import { parseBer, type BlobOrigin } from './ber-guard.js';
+import { derAt, derChildren, derEncode, DerTag, type Der } from './der.js';
 import type { AuthenticodeLimits } from './limits.js';
 import * as lib from './libraries.js';
 
@@ -102,8 +105,6 @@ interface Context {
   readonly limits: AuthenticodeLimits;
   /** Signatures parsed so far in this file (shared by every entry and nesting level). */
   count: { value: number };
-  /** Certificates already read in this file, by their DER (base64). */
-  readonly x509Cache: Map<string, X509Certificate>;
 }
 
 function malformed(ctx: Context, what: string, cause?: unknown): FormatError {
@@ -137,47 +138,65 @@ function describeCertificate(x: X509Certificate): AuthenticodeCertificate {
   };
 }
 
-function attribute(attrs: pkijs.SignedAndUnsignedAttributes | undefined, oid: string): pkijs.Attribute[] {
+function attribute(attrs: SignerFields['signedAttrs'], oid: string): Attribute[] {
   return (attrs?.attributes ?? []).filter((a) => a.type === oid);
 }
 
-/** A SignedData as its parts (RFC 5652 5.1), read from the asn1js tree without re-encoding anything. */
+/**
+ * asn1js's reading of one part of the blob. The whole blob used to go through asn1js: every part is still read by it
+ * (or by the certificate cache) once, so what it refused is still refused.
+ * @throws FormatError SG_ERR_AC_BAD_SIGNATURE when asn1js refuses the part
+ */
+function asn(ctx: Context, element: Der): asn1js.AsnType {
+  return parseBer(element.whole, ctx.origin, ctx.limits);
+}
+
+/** Parts nothing reads, passed through asn1js all the same. */
+function accept(ctx: Context, elements: ReadonlyArray<Der | undefined>): void {
+  for (const e of elements) if (e) asn(ctx, e);
+}
+
+function oidOf(ctx: Context, element: Der): string {
+  return (asn(ctx, element) as asn1js.ObjectIdentifier).valueBlock.toString();
+}
+
+/** A SignedData as its parts (RFC 5652 5.1), views of the blob. */
 interface SignedDataParts {
   readonly eContentType: string;
   /** The content inside encapContentInfo's [0] EXPLICIT, when present. */
-  readonly eContent: asn1js.AsnType | undefined;
+  readonly eContent: Der | undefined;
   /** Each entry of `certificates [0] IMPLICIT`. */
-  readonly certificates: readonly asn1js.AsnType[];
-  readonly signerInfos: readonly asn1js.AsnType[];
+  readonly certificates: readonly Der[];
+  readonly signerInfos: readonly Der[];
 }
 
-const isContext = (e: asn1js.AsnType | undefined, tag: number): e is asn1js.Constructed => e instanceof lib.asn1js().Constructed && e.idBlock.tagClass === 3 && e.idBlock.tagNumber === tag;
+const childrenOf = (e: Der | undefined, tag: number): Der[] => (e?.tag === tag ? derChildren(e) : []);
 
 /**
  * ContentInfo { contentType, [0] EXPLICIT content } holding a SignedData, taken apart.
  * @throws FormatError SG_ERR_AC_BAD_SIGNATURE
  */
-function readSignedData(ctx: Context, element: asn1js.AsnType, what: string): SignedDataParts {
-  const ci = element instanceof lib.asn1js().Sequence ? element.valueBlock.value : [];
+function readSignedData(ctx: Context, element: Der, what: string): SignedDataParts {
+  const ci = childrenOf(element, DerTag.sequence);
   const type = ci[0];
-  if (!(type instanceof lib.asn1js().ObjectIdentifier)) throw malformed(ctx, `${what} is not a PKCS#7 ContentInfo`);
-  if (type.valueBlock.toString() !== Oid.signedData) throw malformed(ctx, `${what}: the content type is ${type.valueBlock.toString()}, not SignedData (${Oid.signedData})`);
-  const wrapped = ci[1];
-  const sd = isContext(wrapped, 0) ? wrapped.valueBlock.value[0] : undefined;
-  const fields = sd instanceof lib.asn1js().Sequence ? sd.valueBlock.value : [];
-  const encap = fields[2] instanceof lib.asn1js().Sequence ? fields[2].valueBlock.value : [];
+  if (type?.tag !== DerTag.oid) throw malformed(ctx, `${what} is not a PKCS#7 ContentInfo`);
+  const typeOid = oidOf(ctx, type);
+  if (typeOid !== Oid.signedData) throw malformed(ctx, `${what}: the content type is ${typeOid}, not SignedData (${Oid.signedData})`);
+  const sd = childrenOf(ci[1], DerTag.context0)[0];
+  const fields = childrenOf(sd, DerTag.sequence);
+  const encap = childrenOf(fields[2], DerTag.sequence);
   const eType = encap[0];
   const signerInfos = fields[fields.length - 1];
-  if (!(fields[0] instanceof lib.asn1js().Integer) || !(fields[1] instanceof lib.asn1js().Set) || !(eType instanceof lib.asn1js().ObjectIdentifier) || !(signerInfos instanceof lib.asn1js().Set) || fields.length < 4) {
+  if (fields[0]?.tag !== DerTag.integer || fields[1]?.tag !== DerTag.set || eType?.tag !== DerTag.oid || signerInfos?.tag !== DerTag.set || fields.length < 4) {
     throw malformed(ctx, `${what} is not a well-formed SignedData (version, digestAlgorithms, encapContentInfo, signerInfos)`);
   }
-  const certs = fields.slice(3, -1).find((f) => isContext(f, 0));
-  const eWrapper = encap[1];
+  const certs = fields.slice(3, -1).find((f) => f.tag === DerTag.context0);
+  accept(ctx, [...ci.slice(2), fields[0], fields[1], ...fields.slice(3, -1).filter((f) => f !== certs), ...encap.slice(2)]);
   return {
-    eContentType: eType.valueBlock.toString(),
-    eContent: isContext(eWrapper, 0) ? eWrapper.valueBlock.value[0] : undefined,
-    certificates: certs instanceof lib.asn1js().Constructed ? certs.valueBlock.value : [],
-    signerInfos: signerInfos.valueBlock.value,
+    eContentType: oidOf(ctx, eType),
+    eContent: childrenOf(encap[1], DerTag.context0)[0],
+    certificates: childrenOf(certs, DerTag.context0),
+    signerInfos: derChildren(signerInfos),
   };
 }
 
@@ -186,48 +205,129 @@ interface EmbeddedCertificate {
   readonly x509: X509Certificate;
   readonly issuer: Uint8Array;
   readonly serial: Uint8Array;
+  /** describeCertificate's result, made on first use (it throws for a date out of range). */
+  description?: AuthenticodeCertificate;
 }
+
+const described = (c: EmbeddedCertificate): AuthenticodeCertificate => (c.description ??= describeCertificate(c.x509));
 
 const der = (e: asn1js.AsnType) => bytesOf(e.valueBeforeDecodeView);
 const sameBytes = (a: Uint8Array, b: Uint8Array) => Buffer.from(a.buffer, a.byteOffset, a.length).equals(Buffer.from(b.buffer, b.byteOffset, b.length));
 
 /**
- * The embedded certificates, each read once per file (nested signatures and timestamps repeat them). Entries of
- * other formats (attribute certificates, RFC 5652 10.2.2) are skipped.
+ * Entries of `certificates` read so far in this process, by their DER: files signed by the same publisher and
+ * timestamped by the same authority carry the same few chains, each read once (null: an entry of another format,
+ * which asn1js accepted). Emptied when full (a stream of distinct certificates).
  */
+const certificateCache = new Map<string, EmbeddedCertificate | null>();
+const CERTIFICATE_CACHE_ENTRIES = 1024;
+
+function readCertificate(ctx: Context, element: Der): EmbeddedCertificate {
+  // Certificate { tbsCertificate { [0] version?, serialNumber, signature, issuer, ... }, ... }
+  const c = asn(ctx, element) as asn1js.Sequence;
+  const tbs = c.valueBlock.value[0];
+  const t = tbs instanceof lib.asn1js().Sequence ? tbs.valueBlock.value : [];
+  const at = t[0] instanceof lib.asn1js().Constructed && t[0].idBlock.tagClass === 3 && t[0].idBlock.tagNumber === 0 ? 1 : 0;
+  const serial = t[at];
+  const issuer = t[at + 2];
+  if (!(serial instanceof lib.asn1js().Integer) || !(issuer instanceof lib.asn1js().Sequence)) throw malformed(ctx, 'an embedded certificate has no serial number and issuer');
+  let x509: X509Certificate;
+  try {
+    x509 = new X509Certificate(element.whole);
+  } catch (error) {
+    throw malformed(ctx, `an embedded certificate cannot be read (${error instanceof Error ? error.message : String(error)})`, error);
+  }
+  return { x509, issuer: der(issuer), serial: der(serial) };
+}
+
+/** The embedded certificates. Entries of other formats (attribute certificates, RFC 5652 10.2.2) are skipped. */
 function readCertificates(ctx: Context, parts: SignedDataParts): EmbeddedCertificate[] {
   const out: EmbeddedCertificate[] = [];
   for (const c of parts.certificates) {
-    if (!(c instanceof lib.asn1js().Sequence)) continue;
-    // Certificate { tbsCertificate { [0] version?, serialNumber, signature, issuer, ... }, ... }
-    const tbs = c.valueBlock.value[0];
-    const t = tbs instanceof lib.asn1js().Sequence ? tbs.valueBlock.value : [];
-    const at = isContext(t[0], 0) ? 1 : 0;
-    const serial = t[at];
-    const issuer = t[at + 2];
-    if (!(serial instanceof lib.asn1js().Integer) || !(issuer instanceof lib.asn1js().Sequence)) throw malformed(ctx, 'an embedded certificate has no serial number and issuer');
-    const bytes = der(c);
-    const key = Buffer.from(bytes).toString('base64');
-    let x509 = ctx.x509Cache.get(key);
-    if (!x509) {
-      try {
-        x509 = new X509Certificate(bytes);
-      } catch (error) {
-        throw malformed(ctx, `an embedded certificate cannot be read (${error instanceof Error ? error.message : String(error)})`, error);
+    const key = Buffer.from(c.whole.buffer, c.whole.byteOffset, c.whole.length).toString('latin1');
+    let cert = certificateCache.get(key);
+    if (cert === undefined) {
+      if (c.tag === DerTag.sequence) cert = readCertificate(ctx, c);
+      else {
+        accept(ctx, [c]);
+        cert = null;
       }
-      ctx.x509Cache.set(key, x509);
+      if (certificateCache.size >= CERTIFICATE_CACHE_ENTRIES) certificateCache.clear();
+      certificateCache.set(key, cert);
     }
-    out.push({ x509, issuer: der(issuer), serial: der(serial) });
+    if (cert) out.push(cert);
   }
   return out;
 }
 
 /** The certificate the SignerInfo names by issuer and serial number (DER compared byte for byte), or null. */
-function findSigner(certs: readonly EmbeddedCertificate[], signerInfo: asn1js.AsnType): X509Certificate | null {
-  const sid = signerInfo instanceof lib.asn1js().Sequence ? signerInfo.valueBlock.value[1] : undefined;
-  const [issuer, serial] = sid instanceof lib.asn1js().Sequence ? sid.valueBlock.value : [];
+function findSigner(certs: readonly EmbeddedCertificate[], signerInfo: Der): EmbeddedCertificate | null {
+  const [issuer, serial] = childrenOf(childrenOf(signerInfo, DerTag.sequence)[1], DerTag.sequence);
   if (!issuer || !serial) return null; // a subjectKeyIdentifier [0]: not used by Authenticode
-  return certs.find((c) => sameBytes(c.issuer, der(issuer)) && sameBytes(c.serial, der(serial)))?.x509 ?? null;
+  return certs.find((c) => sameBytes(c.issuer, issuer.whole) && sameBytes(c.serial, serial.whole)) ?? null;
+}
+
+interface Attribute {
+  readonly type: string;
+  readonly values: readonly asn1js.AsnType[];
+}
+
+/** What is read of a SignerInfo (RFC 5652 5.3). */
+interface SignerFields {
+  readonly digestAlgorithm: string;
+  readonly signatureAlgorithm: string;
+  /** The authenticated attributes, and their DER as signed: a SET OF (tag 0x31), not the [0] IMPLICIT that carries them. */
+  readonly signedAttrs: { readonly attributes: readonly Attribute[]; readonly encoded: Uint8Array } | undefined;
+  readonly signature: Uint8Array;
+}
+
+const is = <T extends abstract new (...args: never[]) => asn1js.AsnType>(e: unknown, type: T, constructed: boolean): e is InstanceType<T> =>
+  e instanceof type && (e as asn1js.AsnType).idBlock.isConstructed === constructed;
+
+/** AlgorithmIdentifier { algorithm, parameters ANY OPTIONAL }: the OID, or null for another shape. */
+function algorithmOf(e: asn1js.AsnType | undefined): string | null {
+  const f = is(e, lib.asn1js().Sequence, true) ? e.valueBlock.value : [];
+  return (f.length === 1 || f.length === 2) && is(f[0], lib.asn1js().ObjectIdentifier, false) ? f[0].valueBlock.toString() : null;
+}
+
+/** SET OF Attribute { type, SET OF value } with at least one of each, or null for another shape. */
+function attributesOf(list: readonly asn1js.AsnType[]): Attribute[] | null {
+  const out: Attribute[] = [];
+  for (const a of list) {
+    const [type, values, ...more] = is(a, lib.asn1js().Sequence, true) ? a.valueBlock.value : [];
+    if (!is(type, lib.asn1js().ObjectIdentifier, false) || !is(values, lib.asn1js().Set, true) || values.valueBlock.value.length === 0 || more.length > 0) return null;
+    out.push({ type: type.valueBlock.toString(), values: values.valueBlock.value });
+  }
+  return out.length > 0 ? out : null;
+}
+
+/** Name: SEQUENCE OF SET OF { type OID, value }. */
+function isName(e: asn1js.AsnType | undefined): boolean {
+  const A = lib.asn1js();
+  return is(e, A.Sequence, true) && e.valueBlock.value.every((rdn) => is(rdn, A.Set, true) && rdn.valueBlock.value.length > 0 && rdn.valueBlock.value.every((atv) => is(atv, A.Sequence, true) && atv.valueBlock.value.length === 2 && is(atv.valueBlock.value[0], A.ObjectIdentifier, false)));
+}
+
+/**
+ * A SignerInfo of the usual shape (issuer and serial number, no unsigned attributes), read from the asn1js tree:
+ * a shape pkijs's schema accepts, without its cost. Null for any other shape: pkijs then judges it.
+ */
+function signerFieldsOf(e: asn1js.AsnType): SignerFields | null {
+  const A = lib.asn1js();
+  const f = is(e, A.Sequence, true) ? e.valueBlock.value : [];
+  const attrs = f[3];
+  const signed = is(attrs, A.Constructed, true) && attrs.idBlock.tagClass === 3 && attrs.idBlock.tagNumber === 0 ? attrs : undefined;
+  if (f.length !== (signed ? 6 : 5)) return null;
+  const [version, sid, digest] = f;
+  const [sigAlg, signature] = f.slice(signed ? 4 : 3);
+  const issuerAndSerial = is(sid, A.Sequence, true) ? sid.valueBlock.value : [];
+  if (!is(version, A.Integer, false) || issuerAndSerial.length !== 2 || !isName(issuerAndSerial[0]) || !is(issuerAndSerial[1], A.Integer, false) || !is(signature, A.OctetString, false)) return null;
+  const digestAlgorithm = algorithmOf(digest);
+  const signatureAlgorithm = algorithmOf(sigAlg);
+  const attributes = signed ? attributesOf(signed.valueBlock.value) : undefined;
+  if (!digestAlgorithm || !signatureAlgorithm || attributes === null) return null;
+  const encoded = signed ? Uint8Array.from(der(signed)) : undefined;
+  if (encoded) encoded[0] = 0x31;
+  return { digestAlgorithm, signatureAlgorithm, signedAttrs: attributes && encoded && { attributes, encoded }, signature: bytesOf(signature.valueBlock.valueHexView) };
 }
 
 function parseSignerInfo(ctx: Context, element: asn1js.AsnType, what: string): pkijs.SignerInfo {
@@ -236,6 +336,54 @@ function parseSignerInfo(ctx: Context, element: asn1js.AsnType, what: string): p
   } catch (error) {
     throw malformed(ctx, `${what} is not a SignerInfo (${error instanceof Error ? error.message : String(error)})`, error);
   }
+}
+
+interface UnsignedAttribute {
+  readonly type: string;
+  readonly values: readonly Der[];
+}
+
+/** `[1] IMPLICIT SET OF Attribute { type, SET OF value }`, or null for another shape. */
+function readAttributes(ctx: Context, set: Der): UnsignedAttribute[] | null {
+  const out: UnsignedAttribute[] = [];
+  for (const a of derChildren(set)) {
+    const [type, values, ...more] = childrenOf(a, DerTag.sequence);
+    if (type?.tag !== DerTag.oid || values?.tag !== DerTag.set || more.length > 0) return null;
+    out.push({ type: oidOf(ctx, type), values: derChildren(values) });
+  }
+  return out;
+}
+
+/**
+ * A SignerInfo through pkijs, and its unsigned attributes (timestamps, nested signatures: most of its bytes) as views,
+ * which pkijs does not see unless their shape is not the usual one.
+ */
+function readSignerInfo(ctx: Context, element: Der, what: string): { info: SignerFields; unsigned: UnsignedAttribute[] } {
+  const fields = childrenOf(element, DerTag.sequence);
+  const last = fields[fields.length - 1];
+  const unsigned = last?.tag === DerTag.context1 ? readAttributes(ctx, last) : null;
+  const signed = unsigned && last ? derAt(derEncode(DerTag.sequence, element.content.subarray(0, last.whole.byteOffset - element.content.byteOffset))) : element;
+  const tree = asn(ctx, signed);
+  const usual = signerFieldsOf(tree);
+  if (usual) return { info: usual, unsigned: unsigned ?? [] };
+  const info = parseSignerInfo(ctx, tree, what);
+  const values = (a: pkijs.Attribute) => (a.values as asn1js.AsnType[]).map((v) => derAt(der(v)));
+  return {
+    info: {
+      digestAlgorithm: info.digestAlgorithm.algorithmId,
+      signatureAlgorithm: info.signatureAlgorithm.algorithmId,
+      signedAttrs: info.signedAttrs && { attributes: info.signedAttrs.attributes, encoded: bytesOf(info.signedAttrs.encodedValue) },
+      signature: bytesOf(info.signature.valueBlock.valueHexView),
+    },
+    unsigned: unsigned ?? (info.unsignedAttrs?.attributes ?? []).map((a) => ({ type: a.type, values: values(a) })),
+  };
+}
+
+/** A SignerInfo whose unsigned attributes nothing reads (a timestamp's signer, a countersignature). */
+function readSignerInfoOnly(ctx: Context, element: Der, what: string): SignerFields {
+  const { info, unsigned } = readSignerInfo(ctx, element, what);
+  for (const a of unsigned) accept(ctx, a.values);
+  return info;
 }
 
 interface SignerCheck {
@@ -248,11 +396,11 @@ interface SignerCheck {
  * Checks one SignerInfo: the message digest attribute against `content` and the signature with `cert`.
  * Without authenticated attributes the signature covers the content itself.
  */
-function checkSignerInfo(info: pkijs.SignerInfo, content: Uint8Array, cert: X509Certificate | null): SignerCheck {
-  const digest = digestName(info.digestAlgorithm.algorithmId);
-  if (!digest) return { valid: false, problem: `unsupported digest algorithm ${info.digestAlgorithm.algorithmId}`, digest: null };
-  const sigAlg = SIGNATURES[info.signatureAlgorithm.algorithmId];
-  if (!sigAlg) return { valid: false, problem: `unsupported signature algorithm ${info.signatureAlgorithm.algorithmId}`, digest };
+function checkSignerInfo(info: SignerFields, content: Uint8Array, cert: X509Certificate | null): SignerCheck {
+  const digest = digestName(info.digestAlgorithm);
+  if (!digest) return { valid: false, problem: `unsupported digest algorithm ${info.digestAlgorithm}`, digest: null };
+  const sigAlg = SIGNATURES[info.signatureAlgorithm];
+  if (!sigAlg) return { valid: false, problem: `unsupported signature algorithm ${info.signatureAlgorithm}`, digest };
   if (!cert) return { valid: false, problem: 'the signer certificate is not among the embedded certificates', digest };
   let signedBytes: Uint8Array;
   if (info.signedAttrs) {
@@ -260,13 +408,11 @@ function checkSignerInfo(info: pkijs.SignerInfo, content: Uint8Array, cert: X509
     if (!(md instanceof lib.asn1js().OctetString)) return { valid: false, problem: 'no message digest among the authenticated attributes', digest };
     const actual = createHash(digest).update(content).digest();
     if (!actual.equals(Buffer.from(md.valueBlock.valueHexView))) return { valid: false, problem: 'the authenticated message digest does not match the signed content', digest };
-    // The attributes are signed as a SET OF (tag 0x31), not as the [0] IMPLICIT that carries them.
-    signedBytes = Uint8Array.from(bytesOf(info.signedAttrs.encodedValue));
-    signedBytes[0] = 0x31;
+    signedBytes = info.signedAttrs.encoded;
   } else {
     signedBytes = content;
   }
-  const signature = bytesOf(info.signature.valueBlock.valueHexView);
+  const signature = info.signature;
   let ok = false;
   try {
     ok = cryptoVerify(sigAlg.digest ?? digest, signedBytes, cert.publicKey, signature);
@@ -281,43 +427,106 @@ function timeOf(value: unknown): Date | null {
   return null;
 }
 
-function readRfc3161(ctx: Context, value: asn1js.AsnType, signatureValue: Uint8Array): AuthenticodeTimestamp {
+/**
+ * The bytes of an OCTET STRING, or undefined for another type. A primitive one is read in place: asn1js refuses none
+ * that the scan let through (what it may find inside is only a guess), and the TSTInfo inside is parsed next anyway.
+ */
+function octets(ctx: Context, element: Der | undefined): Uint8Array | undefined {
+  if (element?.tag === DerTag.octetString) return element.content;
+  const value = element && asn(ctx, element);
+  return value instanceof lib.asn1js().OctetString ? bytesOf(value.getValue()) : undefined;
+}
+
+/** What is read of an RFC 3161 TSTInfo. */
+interface TimestampFields {
+  readonly imprintAlgorithm: string;
+  readonly imprint: Buffer;
+  readonly genTime: Date;
+}
+
+const pkijsTimestampFields = (tst: pkijs.TSTInfo): TimestampFields => ({
+  imprintAlgorithm: tst.messageImprint.hashAlgorithm.algorithmId,
+  imprint: Buffer.from(tst.messageImprint.hashedMessage.valueBlock.valueHexView),
+  genTime: tst.genTime,
+});
+
+/**
+ * A TSTInfo of the usual shape (RFC 3161 2.4.2: accuracy, ordering, nonce and a directoryName tsa at most, no
+ * extensions), read from the asn1js tree: a shape pkijs's schema accepts, without its cost. Null for any other shape.
+ */
+function timestampFieldsOf(e: asn1js.AsnType): TimestampFields | null {
+  const A = lib.asn1js();
+  const f = is(e, A.Sequence, true) ? e.valueBlock.value : [];
+  const [version, policy, messageImprint, serial, genTime] = f;
+  const [algorithm, imprint, ...more] = is(messageImprint, A.Sequence, true) ? messageImprint.valueBlock.value : [];
+  const imprintAlgorithm = algorithmOf(algorithm);
+  if (!is(version, A.Integer, false) || !is(policy, A.ObjectIdentifier, false) || !imprintAlgorithm || !is(imprint, A.OctetString, false) || more.length > 0) return null;
+  if (!is(serial, A.Integer, false) || !is(genTime, A.GeneralizedTime, false)) return null;
+  let at = 5;
+  const optional = (test: (x: asn1js.AsnType | undefined) => boolean) => test(f[at]) && ++at;
+  const context = (x: asn1js.AsnType | undefined, tag: number, constructed: boolean) => x?.idBlock.tagClass === 3 && x.idBlock.tagNumber === tag && x.idBlock.isConstructed === constructed;
+  optional((x) => {
+    // Accuracy { seconds INTEGER OPTIONAL, millis [0] OPTIONAL, micros [1] OPTIONAL }
+    const a = is(x, A.Sequence, true) ? x.valueBlock.value : null;
+    let i = 0;
+    if (a && is(a[i], A.Integer, false)) i++;
+    if (a && context(a[i], 0, false)) i++;
+    if (a && context(a[i], 1, false)) i++;
+    return a !== null && i === a.length;
+  });
+  optional((x) => is(x, A.Boolean, false));
+  optional((x) => is(x, A.Integer, false));
+  optional((x) => {
+    // tsa [0] GeneralName: directoryName [4] Name
+    const names = context(x, 0, true) ? (x as asn1js.Constructed).valueBlock.value : [];
+    const name = names[0];
+    return names.length === 1 && context(name, 4, true) && (name as asn1js.Constructed).valueBlock.value.length === 1 && isName((name as asn1js.Constructed).valueBlock.value[0]);
+  });
+  if (at !== f.length) return null;
+  return { imprintAlgorithm, imprint: Buffer.from(imprint.valueBlock.valueHexView), genTime: genTime.toDate() };
+}
+
+function readRfc3161(ctx: Context, value: Der, signatureValue: Uint8Array): AuthenticodeTimestamp {
   const parts = readSignedData(ctx, value, 'the RFC 3161 timestamp token');
-  if (parts.eContentType !== Oid.tstInfo || !(parts.eContent instanceof lib.asn1js().OctetString)) throw malformed(ctx, `the RFC 3161 timestamp token holds ${parts.eContentType}, not TSTInfo`);
-  const tstBytes = bytesOf(parts.eContent.getValue());
-  let tst: pkijs.TSTInfo;
+  const tstBytes = octets(ctx, parts.eContent);
+  if (parts.eContentType !== Oid.tstInfo || !tstBytes) throw malformed(ctx, `the RFC 3161 timestamp token holds ${parts.eContentType}, not TSTInfo`);
+  let tst: TimestampFields;
   try {
-    tst = new (lib.pkijs().TSTInfo)({ schema: parseBer(tstBytes, { structure: `${ctx.origin.structure} TSTInfo`, fileOffset: -1 }, ctx.limits) });
+    const tree = parseBer(tstBytes, { structure: `${ctx.origin.structure} TSTInfo`, fileOffset: -1 }, ctx.limits);
+    tst = timestampFieldsOf(tree) ?? pkijsTimestampFields(new (lib.pkijs().TSTInfo)({ schema: tree }));
   } catch (error) {
     if (error instanceof FormatError) throw error;
     throw malformed(ctx, 'the RFC 3161 TSTInfo cannot be read', error);
   }
   const certs = readCertificates(ctx, parts);
-  const signerElement = parts.signerInfos[0];
+  const [signerElement, ...otherSigners] = parts.signerInfos;
+  accept(ctx, otherSigners);
   const cert = signerElement ? findSigner(certs, signerElement) : null;
-  const imprintDigest = digestName(tst.messageImprint.hashAlgorithm.algorithmId);
+  const imprintDigest = digestName(tst.imprintAlgorithm);
   let problem: string | null = null;
-  if (!imprintDigest) problem = `unsupported message imprint digest ${tst.messageImprint.hashAlgorithm.algorithmId}`;
-  else if (!createHash(imprintDigest).update(signatureValue).digest().equals(Buffer.from(tst.messageImprint.hashedMessage.valueBlock.valueHexView))) {
+  if (!imprintDigest) problem = `unsupported message imprint digest ${tst.imprintAlgorithm}`;
+  else if (!createHash(imprintDigest).update(signatureValue).digest().equals(tst.imprint)) {
     problem = "the timestamp's message imprint does not match this signature";
-  } else if (!signerElement) problem = 'the timestamp token has no signer';
+  }
+  if (problem) accept(ctx, [signerElement]); // not read below
+  else if (!signerElement) problem = 'the timestamp token has no signer';
   else {
-    const check = checkSignerInfo(parseSignerInfo(ctx, signerElement, 'the timestamp signer'), tstBytes, cert);
+    const check = checkSignerInfo(readSignerInfoOnly(ctx, signerElement, 'the timestamp signer'), tstBytes, cert?.x509 ?? null);
     if (!check.valid) problem = `timestamp: ${check.problem}`;
   }
-  return { kind: 'rfc3161', time: tst.genTime.toISOString(), signer: cert ? describeCertificate(cert).subject : null, verified: problem === null, problem };
+  return { kind: 'rfc3161', time: tst.genTime.toISOString(), signer: cert ? described(cert).subject : null, verified: problem === null, problem };
 }
 
-function readCountersignature(ctx: Context, value: asn1js.AsnType, signatureValue: Uint8Array, certs: readonly EmbeddedCertificate[]): AuthenticodeTimestamp {
-  const info = parseSignerInfo(ctx, value, 'the countersignature');
+function readCountersignature(ctx: Context, value: Der, signatureValue: Uint8Array, certs: readonly EmbeddedCertificate[]): AuthenticodeTimestamp {
+  const info = readSignerInfoOnly(ctx, value, 'the countersignature');
   const time = timeOf(attribute(info.signedAttrs, Oid.signingTime)[0]?.values[0]);
   if (!time) throw malformed(ctx, 'the countersignature has no signing time');
   const cert = findSigner(certs, value);
-  const check = checkSignerInfo(info, signatureValue, cert);
-  return { kind: 'countersignature', time: time.toISOString(), signer: cert ? describeCertificate(cert).subject : null, verified: check.valid, problem: check.problem };
+  const check = checkSignerInfo(info, signatureValue, cert?.x509 ?? null);
+  return { kind: 'countersignature', time: time.toISOString(), signer: cert ? described(cert).subject : null, verified: check.valid, problem: check.problem };
 }
 
-function readProgramName(info: pkijs.SignerInfo): string | null {
+function readProgramName(info: SignerFields): string | null {
   // SpcSpOpusInfo ::= SEQUENCE { programName [0] EXPLICIT SpcString OPTIONAL, moreInfo [1] ... }
   const opus = attribute(info.signedAttrs, Oid.spcSpOpusInfo)[0]?.values[0];
   if (!(opus instanceof lib.asn1js().Sequence)) return null;
@@ -336,7 +545,7 @@ function readProgramName(info: pkijs.SignerInfo): string | null {
  * @returns the signature and its nested signatures, outermost first
  * @throws FormatError SG_ERR_AC_BAD_SIGNATURE, SG_ERR_AC_BUDGET
  */
-export function parseSignedData(element: asn1js.AsnType, ctx: Context, nesting = 0): ParsedSignature[] {
+export function parseSignedData(element: Der, ctx: Context, nesting = 0): ParsedSignature[] {
   if (++ctx.count.value > ctx.limits.maxSignatures) {
     throw new FormatError('SG_ERR_AC_BUDGET', `${ctx.origin.structure} holds more than ${ctx.limits.maxSignatures} signatures (nested ones counted)`, { structure: ctx.origin.structure, fileOffset: ctx.origin.fileOffset });
   }
@@ -345,7 +554,7 @@ export function parseSignedData(element: asn1js.AsnType, ctx: Context, nesting =
     throw malformed(ctx, `the signed content is ${parts.eContentType}, not SpcIndirectDataContent (${Oid.spcIndirectData})`);
   }
   // SpcIndirectDataContent ::= SEQUENCE { data SpcAttributeTypeAndOptionalValue, messageDigest DigestInfo }
-  const indirect = parts.eContent;
+  const indirect = asn(ctx, parts.eContent);
   const fields = indirect instanceof lib.asn1js().Sequence ? indirect.valueBlock.value : [];
   const digestInfo = fields[1];
   const algId = digestInfo instanceof lib.asn1js().Sequence ? digestInfo.valueBlock.value[0] : undefined;
@@ -357,37 +566,38 @@ export function parseSignedData(element: asn1js.AsnType, ctx: Context, nesting =
   const digestOid = algOid.valueBlock.toString();
   const signerElement = parts.signerInfos[0];
   if (!signerElement || parts.signerInfos.length !== 1) throw malformed(ctx, `Authenticode needs exactly one SignerInfo; this one has ${parts.signerInfos.length}`);
-  const signerInfo = parseSignerInfo(ctx, signerElement, 'the signer');
+  const { info: signerInfo, unsigned } = readSignerInfo(ctx, signerElement, 'the signer');
   const certs = readCertificates(ctx, parts);
   const cert = findSigner(certs, signerElement);
-  const check = checkSignerInfo(signerInfo, contentOctets(indirect), cert);
-  const signatureValue = bytesOf(signerInfo.signature.valueBlock.valueHexView);
+  const check = checkSignerInfo(signerInfo, parts.eContent.content, cert?.x509 ?? null);
+  const signatureValue = signerInfo.signature;
   let timestamp: AuthenticodeTimestamp | null = null;
   const nested: ParsedSignature[] = [];
-  for (const attr of signerInfo.unsignedAttrs?.attributes ?? []) {
-    for (const value of attr.values as asn1js.AsnType[]) {
+  for (const attr of unsigned) {
+    for (const value of attr.values) {
       if (attr.type === Oid.rfc3161Timestamp && !timestamp) timestamp = readRfc3161(ctx, value, signatureValue);
       else if (attr.type === Oid.counterSignature && !timestamp) timestamp = readCountersignature(ctx, value, signatureValue, certs);
       else if (attr.type === Oid.nestedSignature) nested.push(...parseSignedData(value, ctx, nesting + 1));
+      else accept(ctx, [value]);
     }
   }
   const claimed = timeOf(attribute(signerInfo.signedAttrs, Oid.signingTime)[0]?.values[0]);
-  const sigAlg = SIGNATURES[signerInfo.signatureAlgorithm.algorithmId];
+  const sigAlg = SIGNATURES[signerInfo.signatureAlgorithm];
   return [
     {
       nesting,
       digestAlgorithm: digestName(digestOid) ?? digestOid,
       digestAlgorithmOid: digestOid,
       signedImageHash: bytesOf(hashValue.valueBlock.valueHexView),
-      signer: cert ? describeCertificate(cert) : null,
-      certificates: certs.map((c) => describeCertificate(c.x509)),
-      signatureAlgorithm: sigAlg ? `${sigAlg.name}-${sigAlg.digest ?? check.digest ?? '?'}` : signerInfo.signatureAlgorithm.algorithmId,
+      signer: cert ? described(cert) : null,
+      certificates: certs.map(described),
+      signatureAlgorithm: sigAlg ? `${sigAlg.name}-${sigAlg.digest ?? check.digest ?? '?'}` : signerInfo.signatureAlgorithm,
       signatureValid: check.valid,
       signatureProblem: check.problem,
       claimedSigningTime: claimed ? claimed.toISOString() : null,
       timestamp,
       programName: readProgramName(signerInfo),
-      signerCertificate: cert,
+      signerCertificate: cert?.x509 ?? null,
       embedded: certs.map((c) => c.x509),
     },
     ...nested,

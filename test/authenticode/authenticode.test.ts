@@ -169,6 +169,23 @@ describe.skipIf(!hasOsslsigncode)('Authenticode with osslsigncode as the oracle'
     expect(read(f('after.dll')).trusted).toBeNull();
   });
 
+  test('in one process, a certificate seen before does not lend its verdict to a tampered copy of it', () => {
+    // The signer certificate's own signature altered (its last byte): still readable, but no longer issued by the CA.
+    const signerDer = new X509Certificate(readFileSync(pki.signerPem)).raw;
+    const bytes = new Uint8Array(readFileSync(f('after.dll')));
+    const at = Buffer.from(bytes).indexOf(signerDer);
+    expect(at).toBeGreaterThan(0);
+    bytes[at + signerDer.length - 1] ^= 0x01;
+    const store = { trustStore: parseTrustStore(readFileSync(pki.caPem, 'utf8')) };
+    const good = () => read(f('after.dll'), store);
+    const bad = () => readAuthenticode(parsePeImage(bytes), store);
+    const verdict = (info: AuthenticodeInfo) => ({ state: info.state, trusted: info.trusted, problem: info.signatures[0]!.trust?.problem ?? null, signer: info.signatures[0]!.signer?.sha256 });
+    const ok = { state: 'valid', trusted: true, problem: null, signer: verdict(good()).signer };
+    // The signature itself still verifies (the key is unchanged); the chain does not.
+    const broken = { state: 'valid', trusted: false, problem: expect.stringMatching(/^no certificate of issuer CN=signgate TEST ONLY Root CA/), signer: expect.not.stringMatching(ok.signer!) };
+    expect([good(), bad(), good(), bad(), bad(), good()].map(verdict)).toEqual([ok, broken, ok, broken, broken, ok]);
+  });
+
   test('the image hash of an unsigned file equals what osslsigncode signs', async () => {
     const info = read(f('after.dll'));
     const hash = Buffer.from(computeAuthenticodeImageHash(parsePeImage(new Uint8Array(readFileSync(f('sn.dll')))), 'sha256')).toString('hex').toUpperCase();

@@ -113,7 +113,8 @@ describe.skipIf(!hasOsslsigncode)('Authenticode in check, sign and verify', () =
       return JSON.parse(r.stdout) as string[];
     };
     expect(loaded([fixturePath('addin')])).toEqual([]);
-    expect(loaded([join(pki.dir, 'good.dll')])).toEqual(['pkijs', 'asn1js']);
+    // asn1js reads the signature; pkijs only what is not of the usual shape (and RFC 3161 TSTInfo).
+    expect(loaded([join(pki.dir, 'good.dll')])).toContain('asn1js');
   });
 
   test('inspect --json shows the parsed structure and validates against the schema', () => {
