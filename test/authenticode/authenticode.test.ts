@@ -186,6 +186,19 @@ describe.skipIf(!hasOsslsigncode)('Authenticode with osslsigncode as the oracle'
     expect([good(), bad(), good(), bad(), bad(), good()].map(verdict)).toEqual([ok, broken, ok, broken, broken, ok]);
   });
 
+  test('a certificate kept for later files holds no view of the file it came from (its buffer is reused or freed)', () => {
+    const store = { trustStore: parseTrustStore(readFileSync(pki.caPem, 'utf8')) };
+    const verdict = (info: AuthenticodeInfo) => ({ state: info.state, trusted: info.trusted, problem: info.signatures[0]!.trust?.problem ?? null, publisher: info.signatures[0]!.signer?.subject });
+    for (const name of ['after.dll', 'timestamped.dll', 'nested.dll']) {
+      // First read from a buffer that is then overwritten, as check and audit reuse their read buffers.
+      const scratch = new Uint8Array(readFileSync(f(name)));
+      const first = verdict(readAuthenticode(parsePeImage(scratch), store));
+      scratch.fill(0x5a);
+      expect(verdict(read(f(name), store)), name).toEqual(first);
+      expect(first.state).toBe('valid');
+    }
+  });
+
   test('the image hash of an unsigned file equals what osslsigncode signs', async () => {
     const info = read(f('after.dll'));
     const hash = Buffer.from(computeAuthenticodeImageHash(parsePeImage(new Uint8Array(readFileSync(f('sn.dll')))), 'sha256')).toString('hex').toUpperCase();
