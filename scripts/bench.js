@@ -260,6 +260,11 @@ if (mode) {
   console.log('');
   execFileSync(process.execPath, [fileURLToPath(new URL('./bench-postgres.js', import.meta.url))], { stdio: 'inherit' });
   console.log('');
+  // Authenticode verification per signed file of the NuGet corpus (issue 29), in one process as inspect does it.
+  const nugetList = join(process.env.SIGNGATE_NUGET_CORPUS ?? join(homedir(), '.cache', 'signgate', 'nuget-corpus'), 'assemblies.txt');
+  if (existsSync(nugetList)) execFileSync(process.execPath, [fileURLToPath(new URL('./bench-authenticode.js', import.meta.url)), '--list', nugetList, '--runs', '3'], { stdio: 'inherit' });
+  else console.log('Authenticode per signed file: skipped (the NuGet corpus is not restored: npm run corpus:nuget)');
+  console.log('');
   // Signing through a PKCS#11 token (SoftHSM2) beside the same key in process.
   try {
     execFileSync(process.execPath, [fileURLToPath(new URL('./bench-pkcs11.js', import.meta.url))], { stdio: 'inherit' });
