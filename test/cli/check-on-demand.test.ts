@@ -13,7 +13,7 @@ import { check, inputReading, prepareCheck } from '../../src/workflows/check.js'
 import { ReadBuffers } from '../../src/workflows/check-worker.js';
 import { expandInputs, writeFileAtomic } from '../../src/workflows/files.js';
 import { Ledger } from '../../src/workflows/ledger.js';
-import { fixturePath } from '../helpers/fixtures.js';
+import { fixturePath, runCli } from '../helpers/fixtures.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'signgate-on-demand-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -125,5 +125,16 @@ describe('JSON in pieces', () => {
     const file = join(dir, 'report.json');
     writeFileAtomic(file, formatAuditJsonPieces(report, null));
     expect(readFileSync(file, 'utf8')).toBe(formatAuditJson(report, null));
+  });
+
+  test('signgate audit prints the same JSON to standard output as it writes with -o', () => {
+    const file = join(dir, 'cli-report.json');
+    const args = ['audit', fixturePath('.'), '--vendor', 'Contoso', '--key', keys[0]!, '--format', 'json', '--no-timestamp'];
+    const env = { SIGNGATE_CACHE_DIR: join(dir, 'cli-cache') };
+    const printed = runCli(args, { env });
+    const written = runCli([...args, '-o', file], { env });
+    expect(written.stderr).toContain('json audit written');
+    expect(printed.stdout.length).toBeGreaterThan(100_000);
+    expect(printed.stdout).toBe(readFileSync(file, 'utf8'));
   });
 });

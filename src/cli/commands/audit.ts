@@ -2,7 +2,7 @@
 import { resolve } from 'node:path';
 import type { ArgumentsCamelCase, Argv, CommandModule } from 'yargs';
 import { UsageError } from '../../core/errors.js';
-import { audit, AuditFormats, renderAudit, renderAuditPieces, verifyAuditReport, type AuditFormat } from '../../workflows/audit.js';
+import { audit, AuditFormats, renderAuditPieces, verifyAuditReport, type AuditFormat } from '../../workflows/audit.js';
 import { displayPath, writeFileAtomic } from '../../workflows/files.js';
 import { ExitCode, type ExitCodeValue } from '../exit-codes.js';
 import type { Io } from '../output.js';
@@ -49,7 +49,18 @@ export async function runAudit(args: AuditArgs, io: Io): Promise<ExitCodeValue> 
     writeFileAtomic(resolve(output), renderAuditPieces(report, format, generatedAt));
     const s = report.summary;
     io.err(`${format} audit written to ${displayPath(resolve(output))}: ${s.files} files, ${s.byOutcome.ok} ok, ${s.byOutcome.fail} fail, ${s.byOutcome['not-required']} not required, ${s.errors} errors`);
-  } else io.out(renderAudit(report, format, generatedAt));
+  } else {
+    // Printed a megabyte or so at a time, each part ending a line (io.out ends what it prints with one).
+    let part = '';
+    for (const piece of renderAuditPieces(report, format, generatedAt)) {
+      part += piece;
+      if (part.length >= 1 << 20 && part.endsWith('\n')) {
+        io.out(part);
+        part = '';
+      }
+    }
+    if (part) io.out(part);
+  }
   return report.summary.errors === 0 ? ExitCode.Ok : ExitCode.Findings;
 }
 
