@@ -20,6 +20,16 @@ if (process.argv.length === 3 && process.argv[2] === '--version') {
   process.stdout.write(`${VERSION}\n`);
 } else {
   // The bundled command line (scripts/bundle-cli.js): a few files instead of some 220 modules to resolve and compile.
-  const { main } = await import('../dist/cli-bundle/main.js');
+  // After a lone `tsc` (no `npm run build`) the bundle is older than the modules: those run, never a stale bundle.
+  const { statSync } = await import('node:fs');
+  const bundle = new URL('../dist/cli-bundle/main.js', import.meta.url);
+  const modules = new URL('../dist/cli/main.js', import.meta.url);
+  let entry = bundle;
+  try {
+    if (statSync(bundle).mtimeMs < statSync(modules).mtimeMs) entry = modules;
+  } catch {
+    entry = modules;
+  }
+  const { main } = await import(entry.href);
   process.exitCode = await main(process.argv.slice(2));
 }
