@@ -239,21 +239,20 @@ function readShared(absolutePath: string): Buffer {
   }
 }
 
-/** UTF-8 of a text given in pieces, a megabyte or so at a time (the pieces are whole strings: no pair is split). */
-function* utf8Batches(pieces: Iterable<string>): Generator<Buffer> {
-  const BATCH = 1 << 20;
-  let batch: string[] = [];
-  let length = 0;
+/**
+ * A text given in pieces, joined into parts of about a megabyte, each ending where a piece ends a line (a report
+ * written or printed a part at a time, never held whole).
+ */
+export function* lineBatches(pieces: Iterable<string>, size = 1 << 20): Generator<string> {
+  let part = '';
   for (const piece of pieces) {
-    batch.push(piece);
-    length += piece.length;
-    if (length >= BATCH) {
-      yield Buffer.from(batch.join(''), 'utf8');
-      batch = [];
-      length = 0;
+    part += piece;
+    if (part.length >= size && part.endsWith('\n')) {
+      yield part;
+      part = '';
     }
   }
-  if (length > 0) yield Buffer.from(batch.join(''), 'utf8');
+  if (part) yield part;
 }
 
 /**
@@ -266,7 +265,9 @@ export function writeFileAtomic(target: string, content: Uint8Array | string | I
   try {
     fd = openSync(temp, 'wx', mode);
     // A text in pieces (a report of many megabytes) is encoded a batch at a time, never held whole.
-    for (const bytes of content instanceof Uint8Array ? [content] : typeof content === 'string' ? [Buffer.from(content, 'utf8')] : utf8Batches(content)) {
+    const parts = content instanceof Uint8Array ? [content] : typeof content === 'string' ? [content] : lineBatches(content);
+    for (const part of parts) {
+      const bytes = typeof part === 'string' ? Buffer.from(part, 'utf8') : part;
       let written = 0;
       while (written < bytes.length) written += writeSync(fd, bytes, written, bytes.length - written);
     }

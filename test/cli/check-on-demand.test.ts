@@ -11,7 +11,7 @@ import { jsonPieces } from '../../src/report/json-pieces.js';
 import { audit, renderAudit, verifyAuditReport } from '../../src/workflows/audit.js';
 import { check, inputReading, prepareCheck } from '../../src/workflows/check.js';
 import { ReadBuffers } from '../../src/workflows/check-worker.js';
-import { expandInputs, writeFileAtomic } from '../../src/workflows/files.js';
+import { expandInputs, lineBatches, writeFileAtomic } from '../../src/workflows/files.js';
 import { Ledger } from '../../src/workflows/ledger.js';
 import { fixturePath, runCli } from '../helpers/fixtures.js';
 
@@ -114,6 +114,17 @@ describe('JSON in pieces', () => {
       { a: undefined, b: () => 1, c: [undefined, () => 1, null], d: { e: { f: { g: ['deep'] } } }, 'k\u00e9y': 'ü 😀' },
     ];
     for (const value of values) for (const depth of [0, 1, 2, 5]) expect([...jsonPieces(value, depth)].join('')).toBe(JSON.stringify(value, null, 2));
+  });
+
+  test('lineBatches joins pieces into parts of at least the size that end a line, and loses nothing', () => {
+    const pieces = [...jsonPieces({ files: Array.from({ length: 50 }, (_, i) => ({ name: `f${i}.dll`, n: i })) })];
+    const parts = [...lineBatches(pieces, 100)];
+    expect(parts.length).toBeGreaterThan(5);
+    expect(parts.join('')).toBe(pieces.join(''));
+    for (const part of parts.slice(0, -1)) {
+      expect(part.length).toBeGreaterThanOrEqual(100);
+      expect(part.endsWith('\n')).toBe(true);
+    }
   });
 
   test('the audit JSON written in pieces is the audit JSON', async () => {

@@ -3,7 +3,7 @@ import { resolve } from 'node:path';
 import type { ArgumentsCamelCase, Argv, CommandModule } from 'yargs';
 import { UsageError } from '../../core/errors.js';
 import { audit, AuditFormats, renderAuditPieces, verifyAuditReport, type AuditFormat } from '../../workflows/audit.js';
-import { displayPath, writeFileAtomic } from '../../workflows/files.js';
+import { displayPath, lineBatches, writeFileAtomic } from '../../workflows/files.js';
 import { ExitCode, type ExitCodeValue } from '../exit-codes.js';
 import type { Io } from '../output.js';
 import { checkOptionsFrom, type CheckArgs } from './check.js';
@@ -51,15 +51,7 @@ export async function runAudit(args: AuditArgs, io: Io): Promise<ExitCodeValue> 
     io.err(`${format} audit written to ${displayPath(resolve(output))}: ${s.files} files, ${s.byOutcome.ok} ok, ${s.byOutcome.fail} fail, ${s.byOutcome['not-required']} not required, ${s.errors} errors`);
   } else {
     // Printed a megabyte or so at a time, each part ending a line (io.out ends what it prints with one).
-    let part = '';
-    for (const piece of renderAuditPieces(report, format, generatedAt)) {
-      part += piece;
-      if (part.length >= 1 << 20 && part.endsWith('\n')) {
-        io.out(part);
-        part = '';
-      }
-    }
-    if (part) io.out(part);
+    for (const part of lineBatches(renderAuditPieces(report, format, generatedAt))) io.out(part);
   }
   return report.summary.errors === 0 ? ExitCode.Ok : ExitCode.Findings;
 }
