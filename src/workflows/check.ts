@@ -99,8 +99,10 @@ export type InputReading = 'memory' | 'shared' | 'on-demand';
 /**
  * How `check` and `audit` read `files`: shared memory for a pool, on demand in the calling thread when they are
  * larger together than `readAtOnceBytes` (their sizes are taken from the file system), else into memory.
+ * @throws RangeError for a `readAtOnceBytes` that is negative or not a number
  */
 export function inputReading(files: readonly InputFile[], threads: number, readAtOnceBytes = DEFAULT_READ_AT_ONCE_BYTES): InputReading {
+  if (!(readAtOnceBytes >= 0)) throw new RangeError(`readAtOnceBytes must be a number of bytes of at least 0, not ${readAtOnceBytes}`);
   if (threads > 0) return 'shared';
   let total = 0;
   for (const f of files) {

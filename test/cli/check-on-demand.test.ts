@@ -28,6 +28,8 @@ describe('check and audit with inputs read on demand', () => {
     expect(inputReading(files, 0, 0)).toBe('on-demand');
     expect(inputReading(files, 0, Number.MAX_SAFE_INTEGER)).toBe('memory');
     expect(inputReading(files, 2, 0)).toBe('shared');
+    expect(() => inputReading(files, 0, -1)).toThrow(/readAtOnceBytes must be a number of bytes of at least 0, not -1/);
+    expect(() => inputReading(files, 0, Number.NaN)).toThrow(RangeError);
     const prepared = await prepareCheck({ paths: [fixturePath('addin')], keys, vendor: 'Contoso', readAtOnceBytes: 0 }, { onDemand: true });
     expect(prepared.onDemand).toBe(true);
     const input = prepared.inputs[0]!;
