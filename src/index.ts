@@ -75,7 +75,7 @@ export {
   type StrongNameKeyFile,
   type HashAlgorithm,
 } from './strongname/key-blob.js';
-// Keys in a PKCS#11 token (pkcs11: URIs, RFC 7512): sign with signAssembly(module, key, signerOptions(key)).
+// Keys in a PKCS#11 token (pkcs11: URIs, RFC 7512): signAssembly(module, openPkcs11Key(uri)) signs through the module.
 export {
   parsePkcs11Uri,
   isPkcs11Uri,
@@ -84,7 +84,8 @@ export {
   pkcs11KeyWithPublicKey,
   readPkcs11Pin,
   signWithPkcs11,
-  signerOptions,
+  tokenSigner,
+  canSign,
   probePkcs11Key,
   PKCS11_PIN_ENV,
   PKCS11_MODULE_ENV,

@@ -423,10 +423,14 @@ export function signWithPkcs11(uri: string, chunks: Iterable<Uint8Array>, algori
   }
 }
 
-/** signAssembly's options for `key`: the token's signer for a key in a token, nothing (in-process RSA) otherwise. */
-export function signerOptions(key: StrongNameKeyFile): { signer?: (chunks: Iterable<Uint8Array>, algorithm: HashAlgorithm) => Uint8Array } {
-  if (!isPkcs11Key(key)) return {};
-  return { signer: (chunks, algorithm) => signWithPkcs11(key.pkcs11, chunks, algorithm) };
+/** The signer of a key in a token (signAssembly uses it for such a key); undefined for a key pair file. */
+export function tokenSigner(key: StrongNameKeyFile): ((chunks: Iterable<Uint8Array>, algorithm: HashAlgorithm) => Uint8Array) | undefined {
+  return isPkcs11Key(key) ? (chunks, algorithm) => signWithPkcs11(key.pkcs11, chunks, algorithm) : undefined;
+}
+
+/** True when `key` can make a signature: a key pair file with its private key, or a key in a token. */
+export function canSign(key: StrongNameKeyFile): boolean {
+  return key.privateKey !== undefined || isPkcs11Key(key);
 }
 
 /**

@@ -17,7 +17,7 @@ import { getCertificateTable, parsePeImage } from '../pe/pe-image.js';
 import { appendSection } from '../pe/pe-writer.js';
 import { ModuleMetadata, ModuleMetadata as Module } from '../metadata/module-metadata.js';
 import { AlgId, sameRsaKey, parsePublicKeyBlob, type StrongNameKeyFile } from './key-blob.js';
-import { isPkcs11Key, signerOptions } from './pkcs11-key.js';
+import { canSign } from './pkcs11-key.js';
 import { assertHashableLayout, assertHeadersOutsideSections, getSignatureSlot } from './signed-content.js';
 import { classifyStrongName, signAssembly, SIGNATURE_KEY_ATTRIBUTE, verifyStrongName, type StrongNameState } from './strong-name.js';
 import { publicKeyToken } from './token.js';
@@ -117,7 +117,7 @@ export function strongNameAssembly(bytes: Uint8Array, options: StrongNameAssembl
   const module = new Module(image);
   const unfixable = unfixableReason(module);
   if (unfixable) throw new SignGateError(unfixable.code, unfixable.message);
-  if (!options.delaySign && !options.key.privateKey && !isPkcs11Key(options.key)) {
+  if (!options.delaySign && !canSign(options.key)) {
     throw new KeyError('SG_ERR_KEY_NOT_PAIR', 'the key file holds only a public key; a full signature needs the key pair (.snk from sn -k), or pass it as the delay-sign key');
   }
   const hash = options.hash ?? 'sha1';
@@ -261,7 +261,7 @@ export function strongNameAssembly(bytes: Uint8Array, options: StrongNameAssembl
     const expected = keepFlag ? 'public-signed' : 'delay-signed';
     if (state !== expected) throw new SignGateError('SG_ERR_INTERNAL', `the ${expected} output reads as ${state}; nothing was written`);
   } else {
-    result = signAssembly(new Module(parsePeImage(out)), options.key, signerOptions(options.key));
+    result = signAssembly(new Module(parsePeImage(out)), options.key);
     const check = verifyStrongName(new Module(parsePeImage(result)));
     if (!check.valid) throw new SignGateError('SG_ERR_INTERNAL', `the strong-named output did not verify (${check.reason}); nothing was written`);
   }

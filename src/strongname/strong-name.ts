@@ -8,6 +8,7 @@ import { CorFlags, readReadyToRunHeader } from '../pe/cor-header.js';
 import { parsePeImage } from '../pe/pe-image.js';
 import { MICROSOFT_PLATFORM_KEY, parsePublicKeyBlob, sameRsaKey, type HashAlgorithm, type PublicKeyInfo, type StrongNameKeyFile } from './key-blob.js';
 import { knownKey, knownKeyObject } from './known-keys.js';
+import { tokenSigner } from './pkcs11-key.js';
 import { assertHeadersOutsideSections, getSignatureSlot, signedContent, type SignatureSlot } from './signed-content.js';
 import { publicKeyToken } from './token.js';
 
@@ -235,7 +236,7 @@ export interface SignOptions {
   readonly setSignedFlag?: boolean;
   /** Recompute the PE checksum after writing the signature (default true; Mono sn -R leaves it). */
   readonly updateChecksum?: boolean;
-  /** Signs the digest input; defaults to node:crypto with the key pair's private key. */
+  /** Signs the digest input; defaults to the module for a key in a PKCS#11 token, else node:crypto with the private key. */
   readonly signer?: (chunks: Iterable<Uint8Array>, algorithm: HashAlgorithm) => Uint8Array;
 }
 
@@ -246,7 +247,9 @@ export interface SignOptions {
  * @throws FormatError SG_ERR_SN_HEADERS_IN_SECTION when a section's raw data covers the PE headers
  */
 export function signAssembly(module: ModuleMetadata, keyPair: StrongNameKeyFile, options: SignOptions = {}): Uint8Array {
-  if (!keyPair.privateKey && !options.signer) {
+  // A key in a PKCS#11 token signs through its module; a key pair file in process.
+  const sign = options.signer ?? tokenSigner(keyPair);
+  if (!keyPair.privateKey && !sign) {
     throw new KeyError('SG_ERR_KEY_NOT_PAIR', 'the key file holds only a public key; signing needs the key pair (.snk from sn -k)');
   }
   const assembly = module.assembly;
@@ -279,7 +282,7 @@ export function signAssembly(module: ModuleMetadata, keyPair: StrongNameKeyFile,
   const image = parsePeImage(out);
   const chunks = signedContent(image, slot);
   let signature: Uint8Array;
-  if (options.signer) signature = options.signer(chunks, identity.hashAlgorithm);
+  if (sign) signature = sign(chunks, identity.hashAlgorithm);
   else {
     const signer = createSign(identity.hashAlgorithm);
     for (const chunk of chunks) signer.update(chunk);

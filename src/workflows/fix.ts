@@ -20,7 +20,7 @@ import {
 import { publicKeyToken } from '../strongname/token.js';
 import { displayPath, expandInputs, readInputFile, writeFileAtomic, type InputFile } from './files.js';
 import { loadSigningKey } from './keys.js';
-import { isPkcs11Key } from '../strongname/pkcs11-key.js';
+import { canSign } from '../strongname/pkcs11-key.js';
 
 export interface FixOptions {
   /** Files, folders (every *.dll and *.exe below) or glob patterns: the add-in and what it depends on. */
@@ -105,7 +105,7 @@ export async function fix(options: FixOptions): Promise<FixResult> {
   }
   const keyPath = resolve(cwd, (options.key ?? options.delaySign)!);
   const key = loadSigningKey((options.key ?? options.delaySign)!, cwd);
-  if (options.key && !key.privateKey && !isPkcs11Key(key)) {
+  if (options.key && !canSign(key)) {
     throw new KeyError('SG_ERR_KEY_NOT_PAIR', `${displayPath(keyPath, cwd)}: holds only a public key; --key needs the key pair (.snk from sn -k). To delay-sign for the vendor's service, pass it as --delay-sign`);
   }
   const inputs = await fixInputs(options, cwd);

@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { beforeAll, describe, expect, test } from 'vitest';
 import { readModule } from '../../src/strongname/assembly-info.js';
 import { parsePublicKeyBlob, parseStrongNameKeyFile, strongNameKeyPairFromPrivateKey } from '../../src/strongname/key-blob.js';
-import { isPkcs11Key, openPkcs11Key, parsePkcs11Uri, probePkcs11Key, readPkcs11Pin, showUri, signerOptions } from '../../src/strongname/pkcs11-key.js';
+import { isPkcs11Key, openPkcs11Key, parsePkcs11Uri, probePkcs11Key, readPkcs11Pin, showUri } from '../../src/strongname/pkcs11-key.js';
 import { signAssembly, verifyStrongName } from '../../src/strongname/strong-name.js';
 import { identityPublicKey, strongNameAssembly } from '../../src/strongname/strong-name-writer.js';
 import { fixture, hasMono, runMono } from '../helpers/fixtures.js';
@@ -102,7 +102,7 @@ describe.skipIf(!hasSoftHsm)('pkcs11: keys in SoftHSM2', () => {
     expect(Buffer.from(exported.publicKey.blob)).toEqual(Buffer.from(inToken.publicKey.blob));
     for (const hash of ['sha1', 'sha256'] as const) {
       const input = delaySigned(inToken, hash);
-      const viaModule = signAssembly(readModule(input), inToken, signerOptions(inToken));
+      const viaModule = signAssembly(readModule(input), inToken);
       const inProcess = signAssembly(readModule(input), exported);
       expect(Buffer.from(viaModule).equals(Buffer.from(inProcess)), hash).toBe(true);
       const check = verifyStrongName(readModule(viaModule), { expectedKey: parsePublicKeyBlob(readModule(input).assembly!.publicKey) });
@@ -116,7 +116,7 @@ describe.skipIf(!hasSoftHsm)('pkcs11: keys in SoftHSM2', () => {
     const key = openPkcs11Key(token.uri('sn-key'));
     const dir = mkdtempSync(join(tmpdir(), 'pkcs11-sn-'));
     for (const hash of ['sha1'] as const) {
-      const signed = signAssembly(readModule(delaySigned(key, hash)), key, signerOptions(key));
+      const signed = signAssembly(readModule(delaySigned(key, hash)), key);
       const path = join(dir, `signed-${hash}.dll`);
       writeFileSync(path, signed);
       const r = runMono('sn', ['-q', '-vf', path]);

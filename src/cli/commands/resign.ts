@@ -9,7 +9,6 @@ import { ExitCode, type ExitCodeValue } from '../exit-codes.js';
 import { displayPath, readInputFile, writeFileAtomic } from '../../workflows/files.js';
 import type { Io } from '../output.js';
 import { loadSigningKey } from '../../workflows/keys.js';
-import { signerOptions } from '../../strongname/pkcs11-key.js';
 import { type CommonArgs } from './common.js';
 
 interface ResignArgs extends CommonArgs {
@@ -28,7 +27,7 @@ export async function runResign(args: Pick<ResignArgs, 'assembly' | 'keyPair' | 
   const module = readModule(readInputFile(input, shown));
   let signed: Uint8Array;
   try {
-    signed = signAssembly(module, key, signerOptions(key));
+    signed = signAssembly(module, key);
   } catch (error) {
     // A token that cannot sign is not the assembly's fault: that error goes on (exit 3, like an unreadable key).
     if ((error instanceof KeyError && !error.code.startsWith('SG_ERR_PKCS11_')) || (error instanceof SignGateError && error.code.startsWith('SG_ERR_SN_'))) {

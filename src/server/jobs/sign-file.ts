@@ -4,7 +4,7 @@
 import { createHash } from 'node:crypto';
 import type { StrongNameKeyFile } from '../../strongname/key-blob.js';
 import { readModule } from '../../strongname/assembly-info.js';
-import { isPkcs11Key, probePkcs11Key, signerOptions } from '../../strongname/pkcs11-key.js';
+import { isPkcs11Key, probePkcs11Key } from '../../strongname/pkcs11-key.js';
 import { signAssembly, verifyStrongName } from '../../strongname/strong-name.js';
 import { prepareZipEntry, type PreparedZipData } from '../../zip/write-zip.js';
 
@@ -13,7 +13,7 @@ import { prepareZipEntry, type PreparedZipData } from '../../zip/write-zip.js';
  * or undefined when its signature does not verify.
  */
 export function signAndVerify(bytes: Uint8Array, keyPair: StrongNameKeyFile): Uint8Array | undefined {
-  const signed = signAssembly(readModule(bytes), keyPair, signerOptions(keyPair));
+  const signed = signAssembly(readModule(bytes), keyPair);
   return verifyStrongName(readModule(signed), { expectedKey: keyPair.publicKey }).valid ? signed : undefined;
 }
 
