@@ -110,8 +110,8 @@ function runsOf<T>(items: readonly T[], threads: number): T[][] {
 
 /**
  * Parses in the runner's tasks, places on this thread, then checks in the tasks every file whose metadata the file
- * rules (or the audit) read; the others (native, unreadable, not uploaded and found in a folder) are checked here,
- * where their rules read only what the parse returned.
+ * rules (or the audit) read, or every file (runner.everyFile); the others (native, unreadable, not uploaded and
+ * found in a folder) are checked here, where their rules read only what the parse returned.
  */
 async function checkInRounds(inputs: readonly CheckInput[], settings: CheckSettings, severities: Readonly<Record<string, SeveritySetting>> | undefined, audit: boolean, runner: Runner) {
   const { threads } = runner;
