@@ -131,6 +131,8 @@ export { sign, checkReturnedFile, fileVerdict, type SignOptions as SignWorkflowO
 export { audit, renderAudit, renderAuditPieces, verifyAuditReport, parseManifest, jobsFromLedger, readSignatureRecord, AuditFormats, type AuditOptions, type AuditFormat, type VerifyReportResult } from './workflows/audit.js';
 export { downloadJob, planPrune, parseDuration, type PrunePlan } from './workflows/jobs.js';
 export { connect, resolveAccessToken, type ServiceOptions, type AccessTokenOptions } from './workflows/service.js';
+/** The licenses as the online check uses them (each option's key token, where the service reports it), and an option's public key file. */
+export { onlineLicenses, savePublicKey, type OnlineLicenses, type SavedPublicKey } from './workflows/licenses.js';
 export { extractPackage, type ExtractOptions, type ExtractResult, type ExtractedFile } from './workflows/extract.js';
 export { loadConfig, findConfigFile, CONFIG_FILE_NAME, type CheckConfig } from './workflows/config.js';
 export { Ledger, cacheDir, ledgerPath, type LedgerEntry } from './workflows/ledger.js';
@@ -157,7 +159,7 @@ export {
 export { runCheck, checkExitCode, type CheckResult, type FileResult } from './rules/runner.js';
 export { runCheckPooled, buildAuditPooled, runCheckInRounds, buildAuditInRounds, checkThreads, CHECK_POOL_THRESHOLD, type PoolOptions } from './workflows/check-pool.js';
 export { rules, ruleDocsUrl } from './rules/index.js';
-export type { CheckInput, CheckSettings, ExpectedKey } from './rules/types.js';
+export type { CheckInput, CheckSettings, ExpectedKey, LicensedKeyToken } from './rules/types.js';
 export { buildAudit } from './audit/build.js';
 export type { AuditReport, AuditFile, AuditLoad, AuditLoadSummary, AuditSignature, AuditRecordSource } from './audit/model.js';
 /** Will it load: under the runtime license, the developer license, and on .NET Framework (TargetFrameworkAttribute). */
@@ -178,3 +180,4 @@ export {
   type JobSummary,
   type UploadFile,
 } from './service-client/client.js';
+export type { LicenseEntry } from './service-client/licenses.js';

@@ -24,3 +24,8 @@ export function keyFileElement(keys: readonly ExpectedKey[]): string {
   const element = `<AssemblyOriginatorKeyFile>${first}</AssemblyOriginatorKeyFile>`;
   return others.length ? `${element} (or ${others.join(' or ')} for another license option)` : element;
 }
+
+/** The command that writes an option's public key file from the service (`--out` quoted when it has spaces). */
+export function publicKeyCommand(optionId: number, out = `${optionId}_public.snk`): string {
+  return `\`signgate licenses --public-key ${optionId} --out ${/\s/.test(out) ? `"${out}"` : out}\``;
+}

@@ -177,8 +177,9 @@ export function assembleCheck(all: ReadonlyMap<string, FileFacts>, outcomes: Rea
   const setFindings: Finding[] = [];
   for (const rule of rules as readonly Rule[]) {
     const severity = severities.get(rule.id)!;
-    if (rule.scope !== 'set' || severity === 'off') continue;
-    for (const r of rule.check({ all, upload, settings })) {
+    const checkSet = rule.scope === 'set' ? rule.check : rule.checkSet;
+    if (!checkSet || severity === 'off') continue;
+    for (const r of checkSet({ all, upload, settings })) {
       const finding = toFinding(rule, severity, r, null);
       if (finding.file && perFile.has(finding.file)) perFile.get(finding.file)!.push(finding);
       else setFindings.push(finding);

@@ -36,6 +36,18 @@ export interface CheckSettings {
   readonly declaredVendorAttributes?: readonly DeclaredVendorAttribute[];
   /** Option ids from GET /licenses, when the check ran online; undefined offline. */
   readonly licensedOptionIds?: readonly number[];
+  /**
+   * The public key token of each option, as GET /licenses reports it (`publicKeyToken`, signgate's extension), when
+   * the check ran online; an option the service reports no token for is not listed.
+   */
+  readonly licensedKeyTokens?: readonly LicensedKeyToken[];
+}
+
+/** An option's public key token as the signing service reports it. */
+export interface LicensedKeyToken {
+  readonly optionId: number;
+  /** 16 lower-case hex digits. */
+  readonly token: string;
 }
 
 /** A `<Vendor>SignedAssemblyAttribute` type as a vendor API assembly declares it. */
@@ -160,6 +172,8 @@ export interface FileRule<Id extends string = string, Name extends string = stri
   /** Runs for files that must be uploaded (`needsSigning`), or for every file when `allFiles` is set. */
   readonly allFiles?: boolean;
   readonly check: (context: FileRuleContext) => RuleReport[];
+  /** What the rule finds about the set as a whole, besides each file (the key files against the service: SG205). */
+  readonly checkSet?: (context: SetRuleContext) => RuleReport[];
 }
 
 export interface SetRule<Id extends string = string, Name extends string = string> extends RuleMeta<Id, Name> {

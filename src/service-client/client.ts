@@ -8,7 +8,7 @@ import { ServiceError } from '../core/errors.js';
 import { assertAnswer, cleanServiceText, fileNameText, idText } from './answers.js';
 import { maskSecrets, rememberSecret } from '../core/secrets.js';
 import { apiUrl, assertSafeBaseUrl, readJson, requestJson, send, type ServiceClientOptions } from './http.js';
-import { getLicenses } from './licenses.js';
+import { getLicenseEntries, getLicenses, getOptionPublicKey } from './licenses.js';
 
 export interface UploadFile {
   /** The name the service gets: the path relative to the root, with `/` (sent with the configured separator). */
@@ -171,6 +171,12 @@ export function createServiceClient(options: ClientOptions) {
     baseUrl: options.baseUrl,
 
     licenses: () => getLicenses(options),
+
+    /** The license entries with each option's public key token, where the service reports it (see LicenseEntry). */
+    licenseEntries: () => getLicenseEntries(options),
+
+    /** The option's public key file (GET /licenses/{optionId}/public-key, signgate's extension), unchecked bytes. */
+    publicKey: (optionId: number) => getOptionPublicKey(options, optionId),
 
     /**
      * Uploads the files as one job. Without `idempotencyKey` it is retried only when the service refused it with

@@ -14,6 +14,7 @@ import { declaredIn } from '../rules/vendor-attribute.js';
 import { CONFIG_FILE_NAME, loadConfig } from './config.js';
 import { displayPath, expandInputs, fileOnDemand, inputOnDemand, readInputFile, type InputFile } from './files.js';
 import { loadExpectedKey } from './keys.js';
+import { onlineLicenses } from './licenses.js';
 import { resolveAccessToken, type AccessTokenOptions } from './access-token.js';
 
 /** Default size limit of one upload job (the service's documented limit: about 40 MB). */
@@ -217,8 +218,9 @@ export interface CheckRun {
 }
 
 /**
- * The pre-flight check: reads the inputs, fetches the licenses when a service address and token are given,
- * and runs every rule.
+ * The pre-flight check: reads the inputs, fetches the licenses when a service address and token are given (and
+ * compares each key file with its option's key where the service reports the key token), and runs every rule.
+ * `prepared.notes` says what could not be compared.
  * @example
  * const { result } = await check({ paths: ['bin/Release'], keys: ['12345_public.snk'], vendor: 'Contoso' });
  * if (result.summary.errors > 0) process.exitCode = 1;
@@ -228,8 +230,8 @@ export async function check(options: CheckOptions): Promise<CheckRun> {
   const prepared = await prepareCheck(options, { forPool: true, onDemand: true });
   const { baseUrl, token } = prepared;
   // The service client loads only when the check goes online.
-  const licensedOptionIds = baseUrl && token ? await (await import('../service-client/licenses.js')).getLicenses({ baseUrl, accessToken: token }) : undefined;
-  const settings: CheckSettings = { ...prepared.settings, ...(licensedOptionIds ? { licensedOptionIds } : {}) };
+  const online = baseUrl && token ? onlineLicenses(await (await import('../service-client/licenses.js')).getLicenseEntries({ baseUrl, accessToken: token }), prepared.settings.keys) : undefined;
+  const settings: CheckSettings = { ...prepared.settings, ...online?.settings };
   const checkOptions = { settings, severities: prepared.severities };
   const threads = prepared.threads;
   // The pool's modules load only when it runs (or the inputs are read on demand, checked in rounds like the pool's):
@@ -238,7 +240,7 @@ export async function check(options: CheckOptions): Promise<CheckRun> {
     threads === 0 && !prepared.onDemand ? runCheck(prepared.inputs, checkOptions)
     : prepared.onDemand ? await (await import('./check-pool.js')).runCheckInRounds(prepared.inputs, checkOptions)
     : await (await import('./check-pool.js')).runCheckPooled(prepared.inputs, { ...checkOptions, threads });
-  return { result, prepared: { ...prepared, settings } };
+  return { result, prepared: { ...prepared, settings, notes: [...prepared.notes, ...(online?.notes ?? [])] } };
 }
 
 /**

@@ -18,6 +18,7 @@ import { prepareCheck, type CheckOptions } from './check.js';
 import { extractPackage, SERVICE_LOG_NAME } from './extract.js';
 import { displayPath } from './files.js';
 import { cacheDir, downloadName, Ledger, ledgerPath, makeCacheDir, sweepStaleDownloads, type LedgerEntry, type LedgerFile } from './ledger.js';
+import { onlineLicenses } from './licenses.js';
 import { windowsPathKey } from '../core/windows-names.js';
 
 export interface SignOptions extends CheckOptions {
@@ -181,8 +182,9 @@ export async function sign(options: SignOptions, events: SignEvents = {}): Promi
   const runChecks = options.check ?? true;
 
   // 1. Pre-flight check with the licenses.
-  const licensedOptionIds = await client.licenses();
-  const check = runCheck(inputs, { settings: { ...settings, licensedOptionIds }, severities: prepared.severities });
+  const licenses = onlineLicenses(await client.licenseEntries(), settings.keys);
+  for (const note of licenses.notes) log(`note: ${note}`);
+  const check = runCheck(inputs, { settings: { ...settings, ...licenses.settings }, severities: prepared.severities });
   const handledBySplit = new Set(options.split ? ['upload-too-large', 'duplicate-name'] : []);
   const blocking = check.findings.filter((f) => f.severity === 'error' && !handledBySplit.has(f.rule));
   const result: SignResult = { baseUrl, destination: displayPath(destination), ledger: ledgerPath(), jobs: [], files: [], extras: [], stoppedByCheck: false, summary: { files: inputs.length, uploaded: 0, signed: 0, verified: 0, failed: 0, notUploaded: 0 } };

@@ -329,7 +329,7 @@ describe('licenses and jobs', () => {
   test('licenses lists the options; jobs list, status and delete work on a real job', async () => {
     const w = workdir();
     const lic = await runCliAsync(['licenses', '--base-url', server.baseUrl], { env: w.env });
-    expect(lic.stdout).toContain('option 12345: key file 12345_public.snk');
+    expect(lic.stdout).toContain('option 12345: key file 12345_public.snk, key token 5d004f218731cd20');
     const { id } = await (await api(server, '/assemblies', token, { method: 'POST', body: uploadForm([{ name: 'FindingAddin.dll', bytes: fixture('findings/passing/FindingAddin.dll') }]) })).json();
     const list = await runCliAsync(['jobs', 'list', '--base-url', server.baseUrl], { env: w.env });
     expect(list.stdout).toContain(id);

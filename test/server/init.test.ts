@@ -7,6 +7,7 @@ import { describe, expect, test } from 'vitest';
 import { sign, verify } from 'node:crypto';
 import { createStrongNameKeyPair, parseStrongNameKeyFile, toPublicKeyObject } from '../../src/strongname/key-blob.js';
 import { watchServerConfigFile } from '../../src/server/server-config.js';
+import { publicKeyToken } from '../../src/strongname/token.js';
 import { hasMono, runCli, runMono } from '../helpers/fixtures.js';
 import { api, startServer } from '../helpers/server.js';
 
@@ -18,7 +19,14 @@ describe('serve init', () => {
     const keyPair = parseStrongNameKeyFile(readFileSync(join(dir, '777_keypair.snk')));
     expect(keyPair.kind).toBe('key-pair');
     expect(keyPair.publicKey.bitLength).toBe(2048);
-    if (hasMono) expect(runMono('sn', ['-p', join(dir, '777_keypair.snk'), join(dir, '777_public.snk')]).status).toBe(0);
+    // Beside it, the public key file for add-in developers: the bytes sn -p writes of the pair.
+    const publicFile = readFileSync(join(dir, '777_public.snk'));
+    expect(Buffer.compare(publicFile, Buffer.from(keyPair.publicKey.blob))).toBe(0);
+    expect(r.stderr).toContain(`Give add-in developers ${join(dir, '777_public.snk')}`);
+    if (hasMono) {
+      expect(runMono('sn', ['-p', join(dir, '777_keypair.snk'), join(dir, 'sn-777.snk')]).status).toBe(0);
+      expect(Buffer.compare(publicFile, readFileSync(join(dir, 'sn-777.snk')))).toBe(0);
+    }
     // A second init refuses to overwrite.
     expect(runCli(['serve', 'init', '--dir', dir]).status).toBe(2);
 
@@ -27,7 +35,7 @@ describe('serve init', () => {
     try {
       const token = server.token('sandbox', 'ci');
       const licenses = await (await api(server, '/licenses', token)).json();
-      expect(licenses).toEqual([{ optionId: 777 }]);
+      expect(licenses).toEqual([{ optionId: 777, publicKeyToken: publicKeyToken(publicFile) }]);
     } finally {
       await server.close();
     }

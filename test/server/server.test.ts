@@ -31,7 +31,10 @@ describe('authentication', () => {
   test('GET /licenses lists the organization\'s options', async () => {
     const r = await api(server, '/licenses', token);
     expect(r.status).toBe(200);
-    expect(await r.json()).toEqual([{ optionId: 12345 }, { optionId: 67890 }]);
+    expect(await r.json()).toEqual([
+      { optionId: 12345, publicKeyToken: '5d004f218731cd20' },
+      { optionId: 67890, publicKeyToken: expect.stringMatching(/^[0-9a-f]{16}$/) },
+    ]);
   });
 
   test.each([
@@ -259,7 +262,7 @@ describe('documents', () => {
     const doc = await (await fetch(`${server.baseUrl}/openapi.json`)).json();
     expect(doc.openapi).toBe('3.1.0');
     const paths = Object.keys(doc.paths).sort();
-    expect(paths).toEqual(['/assembly-signing/v1.0/archives', '/assembly-signing/v1.0/archives/{id}', '/assembly-signing/v1.0/assemblies', '/assembly-signing/v1.0/assemblies/{id}', '/assembly-signing/v1.0/assemblies/{id}/status', '/assembly-signing/v1.0/licenses']);
+    expect(paths).toEqual(['/assembly-signing/v1.0/archives', '/assembly-signing/v1.0/archives/{id}', '/assembly-signing/v1.0/assemblies', '/assembly-signing/v1.0/assemblies/{id}', '/assembly-signing/v1.0/assemblies/{id}/status', '/assembly-signing/v1.0/licenses', '/assembly-signing/v1.0/licenses/{optionId}/public-key']);
     expect(Object.keys(doc.paths['/assembly-signing/v1.0/assemblies/{id}']).sort()).toEqual(['delete', 'get']);
     const { readFileSync } = await import('node:fs');
     expect(doc).toEqual(JSON.parse(readFileSync(fixturePath('../schemas/openapi.json'), 'utf8')));

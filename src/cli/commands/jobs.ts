@@ -5,7 +5,9 @@ import type { ArgumentsCamelCase, Argv, CommandModule } from 'yargs';
 import { UsageError } from '../../core/errors.js';
 import { FAILED_STATES, type ServiceClient } from '../../service-client/client.js';
 import { displayPath } from '../../workflows/files.js';
+import type { LicenseEntry } from '../../service-client/licenses.js';
 import { downloadJob, parseDuration, planPrune } from '../../workflows/jobs.js';
+import { savePublicKey } from '../../workflows/licenses.js';
 import { Ledger } from '../../workflows/ledger.js';
 import { connect } from '../../workflows/service.js';
 import { ExitCode, type ExitCodeValue } from '../exit-codes.js';
@@ -51,16 +53,39 @@ async function confirm(question: string, io: Io): Promise<boolean> {
   }
 }
 
-export const licensesCommand = (io: Io, setExit: (code: ExitCodeValue) => void): CommandModule<Record<string, unknown>, ServiceArgs> => ({
+interface LicensesArgs extends ServiceArgs {
+  publicKey?: number;
+  out?: string;
+}
+
+export async function runLicenses(args: LicensesArgs, io: Io): Promise<ExitCodeValue> {
+  const client = clientFrom(args, io);
+  if (args.publicKey !== undefined) {
+    const saved = await savePublicKey(client, args.publicKey, args.out ?? `${args.publicKey}_public.snk`);
+    if (args.json) io.out(JSON.stringify(saved));
+    else io.out(`wrote ${saved.path}: the public key of option ${saved.optionId} (${saved.bitLength}-bit, key token ${saved.token})`);
+    return ExitCode.Ok;
+  }
+  if (args.out !== undefined) throw new UsageError('--out goes with --public-key <optionId>', 'Pass --public-key <optionId> --out <optionId>_public.snk to write an option\'s public key file.');
+  const entries = await client.licenseEntries();
+  if (args.json) io.out(JSON.stringify(entries.map((e) => ({ optionId: e.optionId, publicKeyToken: e.publicKeyToken }))));
+  else if (!entries.length) io.out('The organization holds no license option: nothing can be signed.');
+  else {
+    const token = (e: LicenseEntry) => (e.publicKeyToken ? `key token ${e.publicKeyToken}` : `key token not reported by the service${e.publicKeyTokenProblem ? ` (${e.publicKeyTokenProblem})` : ''}`);
+    io.out(entries.map((e) => `option ${e.optionId}: key file ${e.optionId}_public.snk, ${token(e)}`).join('\n'));
+  }
+  return ExitCode.Ok;
+}
+
+export const licensesCommand = (io: Io, setExit: (code: ExitCodeValue) => void): CommandModule<Record<string, unknown>, LicensesArgs> => ({
   command: 'licenses',
-  describe: "List the organization's license options (the <optionId>_public.snk it may use)",
-  builder: (y: Argv) => serviceOptions(y) as unknown as Argv<ServiceArgs>,
-  handler: async (args: ArgumentsCamelCase<ServiceArgs>) => {
-    const ids = await clientFrom(args, io).licenses();
-    if (args.json) io.out(JSON.stringify(ids.map((optionId) => ({ optionId }))));
-    else io.out(ids.length ? ids.map((id) => `option ${id}: key file ${id}_public.snk`).join('\n') : 'The organization holds no license option: nothing can be signed.');
-    setExit(ExitCode.Ok);
-  },
+  describe: "List the organization's license options (the <optionId>_public.snk it may use, with its key token); --public-key writes one",
+  builder: (y: Argv) =>
+    serviceOptions(y)
+      .option('public-key', { type: 'number', coerce: numberOption('public-key', { integer: true, min: 0 }), describe: "Write this option's public key file <optionId>_public.snk from the service" })
+      .option('out', { type: 'string', describe: 'Where --public-key writes the file (default <optionId>_public.snk in the working directory)' })
+      .example('$0 licenses --public-key 12345 --out keys/12345_public.snk', "the option's public key file, to delay-sign with") as unknown as Argv<LicensesArgs>,
+  handler: async (args: ArgumentsCamelCase<LicensesArgs>) => setExit(await runLicenses(args, io)),
 });
 
 interface JobsArgs extends ServiceArgs {

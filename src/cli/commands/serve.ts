@@ -13,7 +13,7 @@ import { verifyRecordText } from '../../core/signature-record.js';
 import { PgTokenStore } from '../../server/storage/postgres/pg-tokens.js';
 import { NODE_ROLES, type NodeRole } from '../../server/jobs/store.js';
 import { ExitCode, type ExitCodeValue } from '../exit-codes.js';
-import { createStrongNameKeyPair } from '../../strongname/key-blob.js';
+import { createStrongNameKeyPair, parseStrongNameKeyFile } from '../../strongname/key-blob.js';
 import { openPkcs11Key, PKCS11_PIN_ENV } from '../../strongname/pkcs11-key.js';
 import { publicKeyToken } from '../../strongname/token.js';
 import { displayPath, readFirstLine, readInputFile, writeFileAtomic } from '../../workflows/files.js';
@@ -268,15 +268,19 @@ export function runServeInit(args: InitArgs, io: Io): ExitCodeValue {
   const dir = resolve(args.dir);
   const configPath = join(dir, 'server.json');
   const keyName = args.pkcs11 === undefined ? `${args.optionId}_keypair.snk` : `${args.optionId}_public.snk`;
-  for (const path of [configPath, join(dir, keyName)]) {
+  // What add-in developers delay-sign with, beside the key pair (a key in a token: the only key file).
+  const publicName = `${args.optionId}_public.snk`;
+  for (const path of new Set([configPath, join(dir, keyName), join(dir, publicName)])) {
     if (existsSync(path) && !args.force) throw new UsageError(`${path} exists already`, 'Choose another --dir, or pass --force to replace it.');
   }
   // A key in a token: its public key comes from the module (before anything is written).
   const tokenKey = args.pkcs11 === undefined ? undefined : openPkcs11Key(args.pkcs11);
   mkdirSync(dir, { recursive: true, mode: 0o700 });
   // The private key: the service's user's alone.
-  if (tokenKey) writeFileAtomic(join(dir, keyName), tokenKey.publicKey.blob);
-  else writeFileAtomic(join(dir, keyName), createStrongNameKeyPair(2048), 0o600);
+  const pair = tokenKey ? undefined : createStrongNameKeyPair(2048);
+  if (pair) writeFileAtomic(join(dir, keyName), pair, 0o600);
+  const publicKey = tokenKey?.publicKey ?? parseStrongNameKeyFile(pair!).publicKey;
+  writeFileAtomic(join(dir, publicName), publicKey.blob);
   const license = tokenKey ? { optionId: args.optionId, keyPair: args.pkcs11!, publicKey: keyName } : { optionId: args.optionId, keyPair: keyName };
   const config = {
     vendor: args.vendor,
@@ -292,8 +296,8 @@ export function runServeInit(args: InitArgs, io: Io): ExitCodeValue {
             `Wrote its public key ${keyName} (from the token): give it to add-in developers. The service reads the PIN where the URI says (pin-source, or ${PKCS11_PIN_ENV}).`,
           ]
         : [
-            `Wrote ${configPath} (vendor ${args.vendor}, organization "sandbox" with user "ci") and a new 2048-bit key pair ${keyName} for option ${args.optionId}.`,
-            `Keep ${keyName} secret: it signs. Give add-in developers its public key ('sn -p ${keyName} ${args.optionId}_public.snk').`,
+            `Wrote ${configPath} (vendor ${args.vendor}, organization "sandbox" with user "ci"), a new 2048-bit key pair ${keyName} for option ${args.optionId} and its public key ${publicName} (key token ${publicKeyToken(publicKey.blob)}).`,
+            `Keep ${keyName} secret: it signs. Give add-in developers ${join(dir, publicName)}: they delay-sign with it (the service hands it out too: signgate licenses --public-key ${args.optionId}).`,
           ]),
       'Next:',
       `  signgate serve token create --config ${configPath} --org sandbox --user ci`,
@@ -308,7 +312,7 @@ const initCommand = (io: Io, setExit: (code: ExitCodeValue) => void): CommandMod
   describe: 'Write a server configuration with one sandbox organization and a fresh key pair (or a key in a PKCS#11 token: --pkcs11)',
   builder: (y: Argv<CommonArgs>) =>
     y
-      .option('dir', { type: 'string', default: '.', describe: 'Folder for server.json and the key pair' })
+      .option('dir', { type: 'string', default: '.', describe: 'Folder for server.json, the key pair and its <optionId>_public.snk' })
       .option('vendor', { type: 'string', default: 'Contoso', describe: 'Vendor name (the attribute is <Vendor>SignedAssemblyAttribute)' })
       .option('option-id', { type: 'number', default: 12345, coerce: numberOption('option-id', { integer: true, min: 1 }), describe: 'License option id of the sandbox key' })
       .option('force', { type: 'boolean', default: false, describe: 'Replace existing files' })

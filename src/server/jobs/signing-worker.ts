@@ -10,6 +10,7 @@ import { isSignGateError, KeyError, type SignGateError } from '../../core/errors
 import { SIGNING_LOG } from '../../core/upload-names.js';
 import { isPkcs11Key } from '../../strongname/pkcs11-key.js';
 import { formatVersion } from '../../metadata/module-metadata.js';
+import { publicKeyCommand } from '../../rules/keys.js';
 import { runCheck } from '../../rules/runner.js';
 import type { CheckSettings } from '../../rules/types.js';
 import { readModule } from '../../strongname/assembly-info.js';
@@ -232,6 +233,13 @@ export async function probeTokenKeys(config: ServerConfig, signer: FileSigner, t
   }
 }
 
+/** Where an add-in developer gets the right public key file of each of the organization's options. */
+function whereThePublicKeyIs(org: Organization): string {
+  const ids = org.licenses.map((l) => l.optionId);
+  const each = ids.map((id) => publicKeyCommand(id)).join(' or ');
+  return `Get the option's public key file from this service: ${each} (GET /licenses/${ids.length === 1 ? ids[0] : '{optionId}'}/public-key; \`signgate licenses\` lists each option's key token).`;
+}
+
 /** Decides a file's state and messages from its check result; returns the license to sign with, if any. */
 function decide(
   file: JobFile,
@@ -251,7 +259,7 @@ function decide(
   }
   if (errors.length) {
     file.fileProcessingState = 'Error';
-    for (const e of errors) file.messages.push(message('Error', `${e.ruleId} ${e.rule}: ${e.message}. ${e.hint}`));
+    for (const e of errors) file.messages.push(message('Error', `${e.ruleId} ${e.rule}: ${e.message}. ${e.hint}${e.ruleId === 'SG205' ? ` ${whereThePublicKeyIs(org)}` : ''}`));
     file.messages.push(message('Info', 'The file was not signed; the package holds it as uploaded.'));
     return undefined;
   }
