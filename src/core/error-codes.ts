@@ -15,7 +15,7 @@ export const ErrorCodes = {
   SG_ERR_PE_SECTION_OUT_OF_FILE: 'A section header points at raw data beyond the end of the file.',
   SG_ERR_PE_SECTION_OVERLAP: 'Two sections share raw file bytes.',
   SG_ERR_PE_NO_ROOM: 'The PE headers have no room for one more section header.',
-  SG_ERR_PE_OVERLAY: 'Bytes follow the last section (overlay data or an Authenticode certificate table) that a rewrite would have to move.',
+  SG_ERR_PE_OVERLAY: 'An Authenticode certificate table follows the last section, where a new section would go.',
   SG_ERR_PE_RVA_UNMAPPED: 'An RVA does not lie inside the raw data of any section.',
   // CLI header (II.25.3.3)
   SG_ERR_CLI_BAD_HEADER: 'The CLI (COR20) header is too small or malformed.',

@@ -62,7 +62,7 @@ export type StrongNameOutcome =
 
 /** Something the rewrite could not do and the user must know. */
 export interface StrongNameNote {
-  readonly kind: 'baml' | 'friend-without-key' | 'authenticode-removed';
+  readonly kind: 'baml' | 'friend-without-key' | 'authenticode-removed' | 'overlay-kept';
   readonly message: string;
 }
 
@@ -107,7 +107,7 @@ export function unfixableReason(module: ModuleMetadata): { code: 'SG_ERR_FIX_NET
  * Strong-names `bytes` (or updates its references to assemblies strong-named alongside), verifying the
  * result before returning it. The input is not modified.
  * @throws SignGateError SG_ERR_FIX_* for an input that must not or cannot be changed, KeyError for the key,
- *   FormatError for an image that cannot be rewritten (no room for a section header, overlay data, #- metadata)
+ *   FormatError for an image that cannot be rewritten (headers that cannot grow by a section header, #- metadata)
  */
 export function strongNameAssembly(bytes: Uint8Array, options: StrongNameAssemblyOptions): StrongNameAssemblyResult {
   const image = parsePeImage(bytes);
@@ -233,6 +233,12 @@ export function strongNameAssembly(bytes: Uint8Array, options: StrongNameAssembl
     section.set(metadata);
     const added = appendSection(base, STRONG_NAME_SECTION, section);
     out = added.bytes;
+    if (added.overlay) {
+      notes.push({
+        kind: 'overlay-kept',
+        message: `${added.overlay.size} byte${added.overlay.size === 1 ? '' : 's'} after the last section (overlay data, which no strong name covers) were kept as they were, after the new ${STRONG_NAME_SECTION} section`,
+      });
+    }
     // The headers may have grown, moving every section's raw data: offsets are read from the new image.
     const header = new DataView(out.buffer);
     const cor = parseCorHeader(parsePeImage(out)).fileOffset;
