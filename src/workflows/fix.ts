@@ -43,7 +43,8 @@ export interface FixOptions {
   readonly force?: boolean;
   /**
    * A file that lists more inputs, one path per line (a build's references). Listed files count as found in a
-   * folder: one that cannot be fixed (native, a reference assembly) is skipped, not refused.
+   * folder, and one that cannot be fixed at all (native, a reference assembly, a refusal) is skipped, not refused,
+   * with the files tied to it.
    */
   readonly list?: string;
   /** With `out`: write each changed file directly into the folder, under its file name (a build's references). */
@@ -125,13 +126,13 @@ export async function fix(options: FixOptions): Promise<FixResult> {
     const mainName = satelliteOf(e);
     if (mainName) satellites.set(e, { mainName, ...(byName.get(mainName.toLowerCase()) ? { main: byName.get(mainName.toLowerCase())![0]! } : {}) });
   }
-  const fixOne = (entry: AssemblyEntry, names: ReadonlySet<string>): FixRow => {
-    const identities = new Map([...names].map((name) => [name, identity] as const));
+  const identities = new Map([...strongNamed].map((name) => [name, identity] as const));
+  const fixOne = (entry: AssemblyEntry): FixRow => {
     const satellite = satellites.get(entry);
     const identityKey = satellite?.main ? keyAfter(satellite.main) : undefined;
     try {
       const r = strongNameAssembly(entry.bytes, { key, delaySign: options.delaySign !== undefined, hash: options.hash, identities, force: options.force, ...(identityKey ? { identityKey } : {}) });
-      const notes = [...r.notes, ...satelliteNotes(entry, satellite, identityKey, r)];
+      const notes = [...r.notes, ...satelliteNotes(entry, satellite, identityKey, identityKey !== undefined && !Buffer.from(identityKey).equals(identity), r)];
       return { entry, input: entry.input, path: entry.input.displayPath, outcome: r.outcome, before: r.before, name: r.name, publicKeyToken: r.publicKeyToken, changes: r.changes, notes, bytes: r.bytes };
     } catch (error) {
       if (!isSignGateError(error) || error.code === 'SG_ERR_INTERNAL') throw error;
@@ -142,7 +143,7 @@ export async function fix(options: FixOptions): Promise<FixResult> {
   };
   let rows: FixRow[] = plan.entries.map((entry) =>
     entry.kind === 'assembly'
-      ? fixOne(entry, strongNamed)
+      ? fixOne(entry)
       : { input: entry.input, path: entry.input.displayPath, outcome: entry.kind, failed: entry.unreadable === true, changes: [], notes: [], reason: entry.reason, ...(entry.before ? { before: entry.before } : {}) },
   );
   // A file that could not be fixed takes with it every file whose fix depends on it, and every file it depends on:
@@ -195,8 +196,17 @@ function satelliteOf(entry: AssemblyEntry): string | undefined {
   return match ? match[1] : undefined;
 }
 
-/** What the report says of a satellite assembly: whose key it took, or that its main assembly is not there. */
-function satelliteNotes(entry: AssemblyEntry, satellite: { main?: AssemblyEntry; mainName: string } | undefined, identityKey: Uint8Array | undefined, r: StrongNameAssemblyResult): StrongNameNote[] {
+/**
+ * What the report says of a satellite assembly: that it took its main assembly's key where that is not the key given,
+ * that its token is not its main assembly's, or that its main assembly is not there.
+ */
+function satelliteNotes(
+  entry: AssemblyEntry,
+  satellite: { main?: AssemblyEntry; mainName: string } | undefined,
+  identityKey: Uint8Array | undefined,
+  notTheKeyGiven: boolean,
+  r: StrongNameAssemblyResult,
+): StrongNameNote[] {
   if (!satellite) return [];
   const culture = entry.culture;
   if (!satellite.main) {
@@ -206,7 +216,7 @@ function satelliteNotes(entry: AssemblyEntry, satellite: { main?: AssemblyEntry;
   if (r.publicKeyToken !== mainToken) {
     return [{ kind: 'satellite', message: `a satellite assembly (culture ${culture}) with public key token ${r.publicKeyToken ?? 'null'}, but its main assembly ${satellite.main.name} ${mainToken ? `carries ${mainToken}` : 'has no strong name'}: the runtime will not find it. Rebuild it with its main assembly's key` }];
   }
-  if (r.outcome === 'strong-named') {
+  if (r.outcome === 'strong-named' && notTheKeyGiven) {
     const state = classifyStrongName(new ModuleMetadata(parsePeImage(r.bytes)), { verify: false }).state;
     return [{ kind: 'satellite', message: `a satellite assembly (culture ${culture}): it takes the key of its main assembly ${satellite.main.name} (token ${mainToken}), as the runtime looks for it by that token${state === 'delay-signed' ? '; it is delay-signed, to be signed with that key as its main assembly is' : ''}` }];
   }
