@@ -46,6 +46,30 @@ describe('appendSection', () => {
     expect(added.rva).toBe(0x6000);
   });
 
+  test('with room for both, the uncounted header moves up by one header and the headers stay as they are', () => {
+    // One counted section (.text) and the uncounted header after it, as hello.textonly.x64.exe has.
+    const input = fixture('assemblies/unsigned.dll');
+    const image = parsePeImage(input);
+    const rsrc = image.sections[1]!;
+    const reloc = image.sections[2]!;
+    const shape = Uint8Array.from(input.subarray(0, rsrc.pointerToRawData));
+    const view = new DataView(shape.buffer);
+    view.setUint16(image.peHeaderFileOffset + 4 + 2, 1, true);
+    shape.fill(0, reloc.headerFileOffset, reloc.headerFileOffset + 40);
+    for (const d of [2, 5]) shape.fill(0, image.dataDirectories[d]!.entryFileOffset, image.dataDirectories[d]!.entryFileOffset + 8);
+    const before = parsePeImage(shape);
+    const uncounted = Buffer.from(shape.subarray(rsrc.headerFileOffset, rsrc.headerFileOffset + 40));
+    const added = appendSection(before, '.sgmeta', DATA);
+    const after = parsePeImage(added.bytes);
+    expect(added.headersGrewBy).toBe(0);
+    expect(after.sizeOfHeaders).toBe(before.sizeOfHeaders);
+    expect(after.sections.map((s) => s.name)).toEqual(['.text', '.sgmeta']);
+    expect(after.sections[1]!.headerFileOffset).toBe(rsrc.headerFileOffset);
+    expect(Buffer.from(added.bytes.subarray(rsrc.headerFileOffset + 40, rsrc.headerFileOffset + 80)).equals(uncounted)).toBe(true);
+    expect(sectionsOf(after).slice(0, 1)).toEqual(sectionsOf(before));
+    expect(after.sections[0]!.pointerToRawData).toBe(before.sections[0]!.pointerToRawData);
+  });
+
   test('overlay bytes after the last section are carried after the new section', () => {
     const tail = Uint8Array.from([0, 0x20, 0, 0, 0x0c, 0, 0, 0, 0x40, 0xa3, 0, 0]);
     const shape = withOverlay(fixture('assemblies/unsigned.dll'), tail);
