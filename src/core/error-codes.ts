@@ -15,7 +15,7 @@ export const ErrorCodes = {
   SG_ERR_PE_SECTION_OUT_OF_FILE: 'A section header points at raw data beyond the end of the file.',
   SG_ERR_PE_SECTION_OVERLAP: 'Two sections share raw file bytes.',
   SG_ERR_PE_NO_ROOM: 'The PE headers have no room for one more section header.',
-  SG_ERR_PE_OVERLAY: 'Bytes follow the last section (overlay data or an Authenticode certificate table) that a rewrite would have to move.',
+  SG_ERR_PE_OVERLAY: 'An Authenticode certificate table follows the last section, where a new section would go.',
   SG_ERR_PE_RVA_UNMAPPED: 'An RVA does not lie inside the raw data of any section.',
   // CLI header (II.25.3.3)
   SG_ERR_CLI_BAD_HEADER: 'The CLI (COR20) header is too small or malformed.',
@@ -57,6 +57,7 @@ export const ErrorCodes = {
   SG_ERR_FIX_NETMODULE: 'The file is a netmodule; it gets its strong name through the assembly that links it.',
   SG_ERR_FIX_REFERENCE_ASSEMBLY: 'The file is a reference assembly (ReferenceAssemblyAttribute); fix the implementation assembly instead.',
   SG_ERR_FIX_OTHER_PUBLISHER: 'The assembly is signed by another publisher; changing it would change its identity for every other consumer.',
+  SG_ERR_FIX_DEPENDENCY_REFUSED: 'The assembly is tied to one that could not be fixed (a reference, a friend or a satellite\'s main assembly); fixing one without the other would break the reference.',
   // Authenticode (PE certificate table, PKCS#7 SignedData)
   SG_ERR_AC_BAD_TABLE: 'The certificate table (data directory 4) lies outside the file or holds a malformed WIN_CERTIFICATE entry.',
   SG_ERR_AC_BAD_SIGNATURE: 'An Authenticode entry is not a well-formed PKCS#7 SignedData with SpcIndirectDataContent.',

@@ -1,8 +1,8 @@
 // Adds a section at the end of a PE image (PE/COFF: section table, SizeOfImage, SizeOfInitializedData).
-// Nothing already in the image moves: every RVA and file offset stays valid, so code, resources,
-// relocations and the debug directory need no change. The caller points directories into the new section.
+// Every RVA stays valid, so code, resources, relocations and the debug directory need no change; file offsets
+// move only when the headers must grow (and are moved with them). The caller points directories into the new section.
 import { FormatError, hex } from '../core/errors.js';
-import { DataDirectoryIndex, getCertificateTable, getDataDirectory, getOverlay, parsePeImage, rvaToFileOffset, type PeImage } from './pe-image.js';
+import { DataDirectoryIndex, getCertificateTable, getDataDirectory, getOverlay, parsePeImage, rvaToFileOffset, type ByteRange, type PeImage } from './pe-image.js';
 
 /** IMAGE_SCN_CNT_INITIALIZED_DATA | IMAGE_SCN_MEM_READ: what a read-only data section carries. */
 export const READ_ONLY_DATA = 0x40000040;
@@ -15,6 +15,10 @@ export interface AddedSection {
   /** RVA and file offset of the new section's first byte. */
   readonly rva: number;
   readonly fileOffset: number;
+  /** Bytes the headers grew by (every section's raw data moved up in the file by as much), or 0. */
+  readonly headersGrewBy: number;
+  /** Where the overlay (bytes that followed the last section) went: right after the new section. */
+  readonly overlay?: ByteRange;
 }
 
 const alignUp = (n: number, to: number): number => Math.ceil(n / to) * to;
@@ -27,10 +31,13 @@ const Field = { SizeOfInitializedData: 8, SectionAlignment: 32, FileAlignment: 3
  * When the headers have no room for one more section header (compilers leave none: three headers end at 0x1F0,
  * the first section starts at 0x200), the headers grow by FileAlignment and every section's raw data moves up
  * in the file by as much; RVAs do not change, and the file offsets that point at raw data (the debug
- * directory's PointerToRawData, the COFF symbol table) are moved with it.
- * @throws FormatError SG_ERR_PE_NO_ROOM when the headers cannot grow (the first section starts right after them in memory),
- *   SG_ERR_PE_OVERLAY when bytes other than nothing follow the last section (an Authenticode
- *   certificate table must be removed first; it would no longer match anyway)
+ * directory's PointerToRawData, the COFF symbol table) are moved with it. Bytes that sit where the new header
+ * goes but belong to no counted section (old x64 and IA64 compilers leave an empty `.reloc` header there that
+ * NumberOfSections does not count) move up by one header, past the new one.
+ * Overlay data (bytes after the last section) is carried after the new section, unchanged.
+ * @throws FormatError SG_ERR_PE_NO_ROOM when the headers cannot grow (the first section starts right after them in
+ *   memory, or a data directory points into the bytes after the section table), SG_ERR_PE_OVERLAY for an
+ *   Authenticode certificate table (it must be removed first; it would no longer match anyway)
  */
 export function appendSection(image: PeImage, name: string, data: Uint8Array, characteristics = READ_ONLY_DATA): AddedSection {
   const opt = new DataView(image.bytes.buffer, image.bytes.byteOffset + image.optionalHeaderFileOffset);
@@ -48,16 +55,13 @@ export function appendSection(image: PeImage, name: string, data: Uint8Array, ch
       fileOffset: getCertificateTable(image)!.fileOffset,
     });
   }
-  const overlay = getOverlay(image);
-  if (overlay) {
-    throw new FormatError('SG_ERR_PE_OVERLAY', `${overlay.size} bytes follow the last section at ${hex(overlay.fileOffset)} (overlay data); signgate does not move them`, {
-      structure: 'overlay',
-      fileOffset: overlay.fileOffset,
-    });
-  }
+  let grewBy = 0;
   if (!hasRoomForSectionHeader(image)) {
-    image = parsePeImage(withRoomForSectionHeader(image, fileAlignment));
+    const room = withRoomForSectionHeader(image, fileAlignment);
+    image = parsePeImage(room.bytes);
+    grewBy = room.grewBy;
   }
+  const overlay = getOverlay(image);
   const bytes = image.bytes;
   const headerAt = image.sectionTableFileOffset + image.numberOfSections * SECTION_HEADER_SIZE;
   let virtualEnd = 0;
@@ -65,9 +69,10 @@ export function appendSection(image: PeImage, name: string, data: Uint8Array, ch
   const rva = alignUp(virtualEnd, sectionAlignment);
   const fileOffset = alignUp(Math.max(image.endOfRawData, image.sizeOfHeaders), fileAlignment);
   const rawSize = alignUp(data.length, fileAlignment);
-  const out = new Uint8Array(fileOffset + rawSize);
-  out.set(bytes.subarray(0, Math.min(bytes.length, fileOffset)));
+  const out = new Uint8Array(fileOffset + rawSize + (overlay?.size ?? 0));
+  out.set(bytes.subarray(0, Math.min(image.endOfRawData, fileOffset)));
   out.set(data, fileOffset);
+  if (overlay) out.set(bytes.subarray(overlay.fileOffset, overlay.fileOffset + overlay.size), fileOffset + rawSize);
   const view = new DataView(out.buffer);
   const nameBytes = Buffer.from(name, 'ascii');
   if (nameBytes.length > 8) throw new RangeError(`section name ${name} is longer than 8 bytes`);
@@ -81,7 +86,7 @@ export function appendSection(image: PeImage, name: string, data: Uint8Array, ch
   const o = image.optionalHeaderFileOffset;
   view.setUint32(o + Field.SizeOfImage, alignUp(rva + data.length, sectionAlignment), true);
   view.setUint32(o + Field.SizeOfInitializedData, (view.getUint32(o + Field.SizeOfInitializedData, true) + rawSize) >>> 0, true);
-  return { bytes: out, rva, fileOffset };
+  return { bytes: out, rva, fileOffset, headersGrewBy: grewBy, ...(overlay ? { overlay: { fileOffset: fileOffset + rawSize, size: overlay.size } } : {}) };
 }
 
 function isPowerOfTwo(n: number): boolean {
@@ -102,28 +107,54 @@ function hasRoomForSectionHeader(image: PeImage): boolean {
 /** Size of one IMAGE_DEBUG_DIRECTORY entry; PointerToRawData is its last field. */
 const DEBUG_ENTRY_SIZE = 28;
 
-/** The image with its headers grown by `fileAlignment` bytes and every raw-data file offset moved to match. */
-function withRoomForSectionHeader(image: PeImage, fileAlignment: number): Uint8Array {
+/**
+ * The image with room for one more section header right after the table. Bytes in use there (an uncounted section
+ * header) move up by one header; when that or the header itself does not fit before the first section's raw data,
+ * the headers grow by FileAlignment and every raw-data file offset moves to match.
+ */
+function withRoomForSectionHeader(image: PeImage, fileAlignment: number): { bytes: Uint8Array; grewBy: number } {
   const bytes = image.bytes;
   const headerAt = image.sectionTableFileOffset + image.numberOfSections * SECTION_HEADER_SIZE;
-  for (let i = headerAt; i < Math.min(firstRawData(image), headerAt + SECTION_HEADER_SIZE); i++) {
-    if (bytes[i] !== 0) {
-      throw new FormatError('SG_ERR_PE_NO_ROOM', `the bytes after the section table at ${hex(headerAt)} are in use (${hex(bytes[i]!)} at ${hex(i)})`, { structure: 'section table', fileOffset: i });
-    }
-  }
-  const delta = alignUp(SECTION_HEADER_SIZE, fileAlignment);
   const oldHeaders = image.sizeOfHeaders;
-  const newHeaders = oldHeaders + delta;
-  const firstVirtual = Math.min(...image.sections.map((s) => s.virtualAddress));
-  if (newHeaders > firstVirtual || firstRawData(image) < oldHeaders) {
-    throw new FormatError('SG_ERR_PE_NO_ROOM', `the headers (${hex(oldHeaders)} bytes) cannot grow to ${hex(newHeaders)}: the first section starts at RVA ${hex(firstVirtual)}`, {
-      structure: 'optional header',
-      fileOffset: image.optionalHeaderFileOffset + 60,
+  const rawStart = firstRawData(image);
+  if (rawStart < oldHeaders) {
+    throw new FormatError('SG_ERR_PE_NO_ROOM', `section raw data starts at ${hex(rawStart)}, inside the headers (SizeOfHeaders ${hex(oldHeaders)}); the headers cannot grow`, {
+      structure: 'section table',
+      fileOffset: headerAt,
     });
   }
+  // The bytes after the table that are in use (not counted as a section, so the loader ignores them).
+  let usedEnd = headerAt;
+  for (let i = headerAt; i < rawStart; i++) if (bytes[i] !== 0) usedEnd = i + 1;
+  if (usedEnd > headerAt) {
+    // They are kept, one header further up, unless the image maps them: a directory that points there would move.
+    for (const [index, d] of image.dataDirectories.entries()) {
+      if (index === DataDirectoryIndex.Certificate || d.virtualAddress === 0 || d.size === 0) continue;
+      if (d.virtualAddress < usedEnd && d.virtualAddress + d.size > headerAt) {
+        throw new FormatError(
+          'SG_ERR_PE_NO_ROOM',
+          `the bytes after the section table at ${hex(headerAt)} are in use by data directory ${index} (RVA ${hex(d.virtualAddress)}), exactly where the new section header would go; signgate does not move them`,
+          { structure: 'section table', fileOffset: headerAt },
+        );
+      }
+    }
+  }
+  const needed = Math.max(headerAt, usedEnd) + SECTION_HEADER_SIZE;
+  const delta = needed <= rawStart ? 0 : alignUp(needed - rawStart, fileAlignment);
+  const newHeaders = oldHeaders + delta;
+  const firstVirtual = Math.min(...image.sections.map((s) => s.virtualAddress));
+  if (newHeaders > firstVirtual) {
+    throw new FormatError(
+      'SG_ERR_PE_NO_ROOM',
+      `the headers (${hex(oldHeaders)} bytes) must grow to ${hex(newHeaders)} to hold one more section header, but the first section starts at RVA ${hex(firstVirtual)} (SectionAlignment leaves no room in the first page); signgate cannot add its section to this image`,
+      { structure: 'optional header', fileOffset: image.optionalHeaderFileOffset + 60 },
+    );
+  }
   const out = new Uint8Array(bytes.length + delta);
-  out.set(bytes.subarray(0, oldHeaders));
-  out.set(bytes.subarray(oldHeaders), newHeaders);
+  out.set(bytes.subarray(0, headerAt));
+  out.set(bytes.subarray(headerAt, usedEnd), headerAt + SECTION_HEADER_SIZE);
+  out.set(bytes.subarray(rawStart), rawStart + delta);
+  if (delta === 0) return { bytes: out, grewBy: 0 };
   const view = new DataView(out.buffer);
   view.setUint32(image.optionalHeaderFileOffset + 60, newHeaders, true);
   const moved = (offset: number) => (offset >= oldHeaders ? offset + delta : offset);
@@ -142,5 +173,5 @@ function withRoomForSectionHeader(image: PeImage, fileAlignment: number): Uint8A
       if (pointer !== 0) view.setUint32(field, moved(pointer), true);
     }
   }
-  return out;
+  return { bytes: out, grewBy: delta };
 }

@@ -45,6 +45,11 @@ export interface StrongNameAssemblyOptions {
   readonly identities?: ReadonlyMap<string, Uint8Array>;
   /** Re-sign an assembly that carries another publisher's key (its identity changes for every other consumer). */
   readonly force?: boolean;
+  /**
+   * The public key blob an assembly without a strong name gets instead of `key`'s: a satellite assembly takes its
+   * main assembly's. The result is signed only when it is `key`'s own key pair; otherwise it is delay-signed.
+   */
+  readonly identityKey?: Uint8Array;
 }
 
 /** What became of one assembly. */
@@ -62,7 +67,7 @@ export type StrongNameOutcome =
 
 /** Something the rewrite could not do and the user must know. */
 export interface StrongNameNote {
-  readonly kind: 'baml' | 'friend-without-key' | 'authenticode-removed';
+  readonly kind: 'baml' | 'friend-without-key' | 'authenticode-removed' | 'overlay-kept' | 'satellite';
   readonly message: string;
 }
 
@@ -103,11 +108,22 @@ export function unfixableReason(module: ModuleMetadata): { code: 'SG_ERR_FIX_NET
   return undefined;
 }
 
+/** The simple names an assembly's InternalsVisibleTo attributes name without a public key (the friends fix rewrites). */
+export function friendNames(module: ModuleMetadata): string[] {
+  const names: string[] = [];
+  for (const attribute of module.assemblyAttributes) {
+    if (attribute.typeName !== INTERNALS_VISIBLE_TO_ATTRIBUTE) continue;
+    const friend = parseFriend(module.attributeValue(attribute));
+    if (friend && !/,\s*PublicKey\s*=/i.test(friend.text)) names.push(friend.text.split(',')[0]!.trim());
+  }
+  return names;
+}
+
 /**
  * Strong-names `bytes` (or updates its references to assemblies strong-named alongside), verifying the
  * result before returning it. The input is not modified.
  * @throws SignGateError SG_ERR_FIX_* for an input that must not or cannot be changed, KeyError for the key,
- *   FormatError for an image that cannot be rewritten (no room for a section header, overlay data, #- metadata)
+ *   FormatError for an image that cannot be rewritten (headers that cannot grow by a section header, #- metadata)
  */
 export function strongNameAssembly(bytes: Uint8Array, options: StrongNameAssemblyOptions): StrongNameAssemblyResult {
   const image = parsePeImage(bytes);
@@ -140,7 +156,7 @@ export function strongNameAssembly(bytes: Uint8Array, options: StrongNameAssembl
   let identity = existing;
   let outcome: StrongNameOutcome = 'unchanged';
   if (!existing) {
-    identity = ours;
+    identity = options.identityKey ?? ours;
     outcome = 'strong-named';
   }
 
@@ -233,6 +249,12 @@ export function strongNameAssembly(bytes: Uint8Array, options: StrongNameAssembl
     section.set(metadata);
     const added = appendSection(base, STRONG_NAME_SECTION, section);
     out = added.bytes;
+    if (added.overlay) {
+      notes.push({
+        kind: 'overlay-kept',
+        message: `${added.overlay.size} byte${added.overlay.size === 1 ? '' : 's'} after the last section (overlay data, which no strong name covers) were kept as they were, after the new ${STRONG_NAME_SECTION} section`,
+      });
+    }
     // The headers may have grown, moving every section's raw data: offsets are read from the new image.
     const header = new DataView(out.buffer);
     const cor = parseCorHeader(parsePeImage(out)).fileOffset;

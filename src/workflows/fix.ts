@@ -1,7 +1,7 @@
 // `signgate fix`: strong-name the assemblies of a build output that have no strong name (the cure for SG401), and
 // point every assembly of the set at them. All files are decided before any is written: when one must be refused,
-// nothing is written, so the set never ends half fixed (a fixed dependency beside an add-in that still names it
-// without a token).
+// so is every file tied to it (a fixed dependency beside an add-in that still names it without a token, or a fixed
+// add-in naming a dependency by a token it does not carry); the rest of the set is fixed.
 import { basename, dirname, isAbsolute, join, parse, relative, resolve } from 'node:path';
 import { mkdirSync } from 'node:fs';
 import { isSignGateError, KeyError, UsageError } from '../core/errors.js';
@@ -10,10 +10,12 @@ import { parsePeImage } from '../pe/pe-image.js';
 import { ModuleMetadata } from '../metadata/module-metadata.js';
 import { classifyStrongName, type StrongNameState } from '../strongname/strong-name.js';
 import {
+  friendNames,
   identityPublicKey,
   strongNameAssembly,
   unfixableReason,
   type StrongNameHash,
+  type StrongNameAssemblyResult,
   type StrongNameNote,
   type StrongNameOutcome,
 } from '../strongname/strong-name-writer.js';
@@ -41,7 +43,8 @@ export interface FixOptions {
   readonly force?: boolean;
   /**
    * A file that lists more inputs, one path per line (a build's references). Listed files count as found in a
-   * folder: one that cannot be fixed (native, a reference assembly) is skipped, not refused.
+   * folder, and one that cannot be fixed at all (native, a reference assembly, a refusal) is skipped, not refused,
+   * with the files tied to it.
    */
   readonly list?: string;
   /** With `out`: write each changed file directly into the folder, under its file name (a build's references). */
@@ -75,13 +78,14 @@ export interface FixResult {
   /** The token every strong-named file now carries. */
   readonly publicKeyToken: string;
   readonly delaySigned: boolean;
-  /** True when files were written (nothing is written on a dry run or when a file was refused). */
+  /** True when the changed files were written (not on a dry run). Refused files and the files tied to them are not. */
   readonly written: boolean;
 }
 
 /** Hints for refusals, by code. */
 const REFUSAL_HINTS: Record<string, string> = {
   SG_ERR_FIX_OTHER_PUBLISHER: 'pass --force to re-sign it with your key, or leave it out and rebuild it against the strong-named references',
+  SG_ERR_PE_NO_ROOM: 'rebuild it with a current compiler, or ask its publisher for a strong-named build',
 };
 
 /**
@@ -108,34 +112,58 @@ export async function fix(options: FixOptions): Promise<FixResult> {
   if (options.key && !canSign(key)) {
     throw new KeyError('SG_ERR_KEY_NOT_PAIR', `${displayPath(keyPath, cwd)}: holds only a public key; --key needs the key pair (.snk from sn -k). To delay-sign for the vendor's service, pass it as --delay-sign`);
   }
-  const inputs = await fixInputs(options, cwd);
+  const { inputs, listed } = await fixInputs(options, cwd);
   const identity = identityPublicKey(key, options.hash);
-  const plan = planFix(inputs, options.force === true);
-  const identities = new Map(plan.strongNamed.map((name) => [name, identity] as const));
-  const results: (FixFileResult & { bytes?: Uint8Array; input: InputFile })[] = [];
-  for (const entry of plan.entries) {
-    if (entry.kind !== 'assembly') {
-      results.push({ input: entry.input, path: entry.input.displayPath, outcome: entry.kind, changes: [], notes: [], reason: entry.reason, ...(entry.before ? { before: entry.before } : {}) });
-      continue;
-    }
+  const plan = planFix(inputs, options.force === true, listed);
+  const strongNamed = new Set(plan.strongNamed);
+  const assemblies = plan.entries.filter((e): e is AssemblyEntry => e.kind === 'assembly');
+  const byName = new Map<string, AssemblyEntry[]>();
+  for (const e of assemblies) byName.set(e.name.toLowerCase(), [...(byName.get(e.name.toLowerCase()) ?? []), e]);
+  // The key each assembly carries after the fix: ours when it gets a strong name, else the one it has.
+  const keyAfter = (e: AssemblyEntry): Uint8Array | undefined => (strongNamed.has(e.name.toLowerCase()) ? identity : e.publicKey.length > 0 ? e.publicKey : undefined);
+  const satellites = new Map<AssemblyEntry, { main?: AssemblyEntry; mainName: string }>();
+  for (const e of assemblies) {
+    const mainName = satelliteOf(e);
+    if (mainName) satellites.set(e, { mainName, ...(byName.get(mainName.toLowerCase()) ? { main: byName.get(mainName.toLowerCase())![0]! } : {}) });
+  }
+  const identities = new Map([...strongNamed].map((name) => [name, identity] as const));
+  const fixOne = (entry: AssemblyEntry): FixRow => {
+    const satellite = satellites.get(entry);
+    const identityKey = satellite?.main ? keyAfter(satellite.main) : undefined;
     try {
-      const r = strongNameAssembly(entry.bytes, { key, delaySign: options.delaySign !== undefined, hash: options.hash, identities, force: options.force });
-      results.push({ input: entry.input, path: entry.input.displayPath, outcome: r.outcome, before: r.before, name: r.name, publicKeyToken: r.publicKeyToken, changes: r.changes, notes: r.notes, bytes: r.bytes });
+      const r = strongNameAssembly(entry.bytes, { key, delaySign: options.delaySign !== undefined, hash: options.hash, identities, force: options.force, ...(identityKey ? { identityKey } : {}) });
+      const notes = [...r.notes, ...satelliteNotes(entry, satellite, identityKey, identityKey !== undefined && !Buffer.from(identityKey).equals(identity), r)];
+      return { entry, input: entry.input, path: entry.input.displayPath, outcome: r.outcome, before: r.before, name: r.name, publicKeyToken: r.publicKeyToken, changes: r.changes, notes, bytes: r.bytes };
     } catch (error) {
       if (!isSignGateError(error) || error.code === 'SG_ERR_INTERNAL') throw error;
       const hint = REFUSAL_HINTS[error.code];
-      results.push({ input: entry.input, path: entry.input.displayPath, outcome: 'refused', before: entry.before, changes: [], notes: [], reason: { code: error.code, message: hint ? `${error.message} (${hint})` : error.message } });
+      const message = hint ? `${error.message} (${hint})` : error.message;
+      return { entry, input: entry.input, path: entry.input.displayPath, outcome: listed.has(entry.input.absolutePath) ? 'skipped' : 'refused', failed: true, before: entry.before, name: entry.name, changes: [], notes: [], reason: { code: error.code, message } };
     }
-  }
-  const refused = results.some((r) => r.outcome === 'refused');
-  const write = !refused && !options.dryRun;
-  const root = commonFolder(results.map((r) => r.input.absolutePath));
+  };
+  let rows: FixRow[] = plan.entries.map((entry) =>
+    entry.kind === 'assembly'
+      ? fixOne(entry)
+      : { input: entry.input, path: entry.input.displayPath, outcome: entry.kind, failed: entry.unreadable === true, changes: [], notes: [], reason: entry.reason, ...(entry.before ? { before: entry.before } : {}) },
+  );
+  // A file that could not be fixed takes with it every file whose fix depends on it, and every file it depends on:
+  // a fixed file naming it by a token it does not carry, or it naming a fixed file without that file's new token.
+  // The other parts of the set name none of these (a name would join them to the part), so they are fixed as planned.
+  const blocked = blockedByRefusals(rows, plan.entries, byName, strongNamed, satellites);
+  rows = rows.map((row) => {
+    const why = blocked.get(row);
+    if (!why) return row;
+    const outcome: FixFileOutcome = listed.has(row.input.absolutePath) ? 'skipped' : 'refused';
+    return { ...row, outcome, bytes: undefined, changes: [], notes: [], reason: { code: 'SG_ERR_FIX_DEPENDENCY_REFUSED', message: why } };
+  });
+  const root = commonFolder(rows.map((r) => r.input.absolutePath));
   const targetOf = (input: InputFile) =>
     options.inPlace ? input.absolutePath : options.flat ? join(resolve(cwd, options.out!), basename(input.absolutePath)) : join(resolve(cwd, options.out!), relative(root, input.absolutePath));
+  const write = !options.dryRun;
   if (write && options.flat) {
     const seen = new Map<string, string>();
-    for (const r of results) {
-      if (!r.bytes || r.outcome === 'unchanged') continue;
+    for (const r of rows) {
+      if (!r.bytes || !changesOutcome(r.outcome)) continue;
       const name = basename(r.input.absolutePath).toLowerCase();
       const other = seen.get(name);
       if (other) throw new UsageError(`${other} and ${r.path} would both be written as ${basename(r.input.absolutePath)} (--flat)`, 'Leave out --flat to keep their folders, or fix them in two runs.');
@@ -143,8 +171,8 @@ export async function fix(options: FixOptions): Promise<FixResult> {
     }
   }
   const files: FixFileResult[] = [];
-  for (const { input, bytes, ...result } of results) {
-    if (!write || !bytes || result.outcome === 'unchanged' || result.outcome === 'skipped' || result.outcome === 'refused') {
+  for (const { input, bytes, entry: _entry, failed: _failed, ...result } of rows) {
+    if (!write || !bytes || !changesOutcome(result.outcome)) {
       files.push(result);
       continue;
     }
@@ -156,27 +184,134 @@ export async function fix(options: FixOptions): Promise<FixResult> {
   return { files, publicKeyToken: publicKeyToken(identity), delaySigned: options.delaySign !== undefined, written: write };
 }
 
-/** The inputs: paths as on the command line, then the listed files (not explicit), without duplicates. */
-async function fixInputs(options: FixOptions, cwd: string): Promise<InputFile[]> {
-  const named = options.paths.length > 0 ? await expandInputs(options.paths, cwd) : [];
-  if (!options.list) return named;
-  const listPath = resolve(cwd, options.list);
-  const lines = readInputFile(listPath, displayPath(listPath, cwd)).toString('utf8').replace(/^\uFEFF/, '').split(/\r?\n/).map((l) => l.trim()).filter(Boolean);
-  const listed = lines.length > 0 ? await expandInputs(lines.map((l) => resolve(dirname(listPath), l)), cwd) : [];
-  const seen = new Set(named.map((f) => f.absolutePath));
-  return [...named, ...listed.filter((f) => !seen.has(f.absolutePath)).map((f) => ({ ...f, explicit: false }))];
+/** One file's result while the set is decided: its plan entry and new bytes beside what is reported. */
+type FixRow = FixFileResult & { bytes?: Uint8Array; input: InputFile; entry?: AssemblyEntry; failed?: boolean };
+
+const changesOutcome = (outcome: FixFileOutcome): boolean => outcome !== 'unchanged' && outcome !== 'skipped' && outcome !== 'refused';
+
+/** The main assembly's simple name when `entry` is a satellite assembly (a culture, and named `<Main>.resources`). */
+function satelliteOf(entry: AssemblyEntry): string | undefined {
+  if (entry.culture === '' || entry.culture.toLowerCase() === 'neutral') return undefined;
+  const match = /^(.+)\.resources$/i.exec(entry.name);
+  return match ? match[1] : undefined;
 }
 
+/**
+ * What the report says of a satellite assembly: that it took its main assembly's key where that is not the key given,
+ * that its token is not its main assembly's, or that its main assembly is not there.
+ */
+function satelliteNotes(
+  entry: AssemblyEntry,
+  satellite: { main?: AssemblyEntry; mainName: string } | undefined,
+  identityKey: Uint8Array | undefined,
+  notTheKeyGiven: boolean,
+  r: StrongNameAssemblyResult,
+): StrongNameNote[] {
+  if (!satellite) return [];
+  const culture = entry.culture;
+  if (!satellite.main) {
+    return [{ kind: 'satellite', message: `a satellite assembly (culture ${culture}) whose main assembly ${satellite.mainName} is not among the inputs; the runtime finds a satellite by its main assembly's name, version and public key token, so it must carry its main assembly's key${r.publicKeyToken ? ` (it now carries token ${r.publicKeyToken})` : ''}. Give ${satellite.mainName} too` }];
+  }
+  const mainToken = identityKey ? publicKeyToken(identityKey) : null;
+  if (r.publicKeyToken !== mainToken) {
+    return [{ kind: 'satellite', message: `a satellite assembly (culture ${culture}) with public key token ${r.publicKeyToken ?? 'null'}, but its main assembly ${satellite.main.name} ${mainToken ? `carries ${mainToken}` : 'has no strong name'}: the runtime will not find it. Rebuild it with its main assembly's key` }];
+  }
+  if (r.outcome === 'strong-named' && notTheKeyGiven) {
+    const state = classifyStrongName(new ModuleMetadata(parsePeImage(r.bytes)), { verify: false }).state;
+    return [{ kind: 'satellite', message: `a satellite assembly (culture ${culture}): it takes the key of its main assembly ${satellite.main.name} (token ${mainToken}), as the runtime looks for it by that token${state === 'delay-signed' ? '; it is delay-signed, to be signed with that key as its main assembly is' : ''}` }];
+  }
+  return [];
+}
+
+/**
+ * The files that must stay as they are because a file of theirs could not be fixed: the parts of the reference
+ * graph (an AssemblyRef or InternalsVisibleTo naming an assembly that gets a strong name, a satellite and its main
+ * assembly) that hold a refused file. Each, with the reason naming the refused files.
+ */
+function blockedByRefusals(
+  rows: readonly FixRow[],
+  entries: readonly PlanEntry[],
+  byName: ReadonlyMap<string, readonly AssemblyEntry[]>,
+  strongNamed: ReadonlySet<string>,
+  satellites: ReadonlyMap<AssemblyEntry, { main?: AssemblyEntry }>,
+): Map<FixRow, string> {
+  const parent = rows.map((_, i) => i);
+  const find = (i: number): number => (parent[i] === i ? i : (parent[i] = find(parent[i]!)));
+  const union = (a: number, b: number) => (parent[find(a)] = find(b));
+  const index = new Map(entries.map((e, i) => [e, i] as const));
+  // A file that could not be read stands for the assembly its file name gives: the set cannot tell what it is.
+  const unreadable = new Map<string, number[]>();
+  entries.forEach((e, i) => {
+    if (e.kind !== 'assembly' && e.unreadable) {
+      const name = parse(e.input.absolutePath).name.toLowerCase();
+      unreadable.set(name, [...(unreadable.get(name) ?? []), i]);
+    }
+  });
+  entries.forEach((e, i) => {
+    if (e.kind !== 'assembly') return;
+    for (const name of [...e.references, ...e.friends].map((n) => n.toLowerCase())) {
+      if (strongNamed.has(name)) for (const other of byName.get(name) ?? []) union(i, index.get(other)!);
+      for (const j of unreadable.get(name) ?? []) union(i, j);
+    }
+    const main = satellites.get(e)?.main;
+    if (main) union(i, index.get(main)!);
+  });
+  const failedIn = new Map<number, FixRow[]>();
+  rows.forEach((row, i) => {
+    if (row.failed) failedIn.set(find(i), [...(failedIn.get(find(i)) ?? []), row]);
+  });
+  const blocked = new Map<FixRow, string>();
+  rows.forEach((row, i) => {
+    const failed = failedIn.get(find(i));
+    if (!failed || row.failed || !changesOutcome(row.outcome)) return;
+    const one = failed.length === 1;
+    const which = failed.map((f) => (f.name ? `${f.name} (${f.path})` : f.path)).join(', ');
+    blocked.set(
+      row,
+      `not fixed, because ${which} could not be (see ${one ? 'its error' : 'their errors'}): this file and ${one ? 'it' : 'they'} are tied by references, friends or a satellite's key, and fixing one without the other would leave a reference to a public key token that is not there. Fix or leave out ${one ? 'that file' : 'those files'} and run again`,
+    );
+  });
+  return blocked;
+}
+
+/** The inputs: paths as on the command line, then the listed files (not explicit), without duplicates. */
+async function fixInputs(options: FixOptions, cwd: string): Promise<{ inputs: InputFile[]; listed: Set<string> }> {
+  const named = options.paths.length > 0 ? await expandInputs(options.paths, cwd) : [];
+  if (!options.list) return { inputs: named, listed: new Set() };
+  const listPath = resolve(cwd, options.list);
+  const lines = readInputFile(listPath, displayPath(listPath, cwd)).toString('utf8').replace(/^\uFEFF/, '').split(/\r?\n/).map((l) => l.trim()).filter(Boolean);
+  const listedFiles = lines.length > 0 ? await expandInputs(lines.map((l) => resolve(dirname(listPath), l)), cwd) : [];
+  const seen = new Set(named.map((f) => f.absolutePath));
+  const extra = listedFiles.filter((f) => !seen.has(f.absolutePath)).map((f) => ({ ...f, explicit: false }));
+  return { inputs: [...named, ...extra], listed: new Set(extra.map((f) => f.absolutePath)) };
+}
+
+type AssemblyEntry = {
+  readonly kind: 'assembly';
+  readonly input: InputFile;
+  readonly bytes: Uint8Array;
+  readonly name: string;
+  readonly before: StrongNameState;
+  /** The Assembly row's culture ('' when neutral). */
+  readonly culture: string;
+  /** The public key blob it carries (empty without one). */
+  readonly publicKey: Uint8Array;
+  /** Simple names of its AssemblyRefs, and of the friends its InternalsVisibleTo name without a key. */
+  readonly references: readonly string[];
+  readonly friends: readonly string[];
+};
+
 type PlanEntry =
-  | { readonly kind: 'assembly'; readonly input: InputFile; readonly bytes: Uint8Array; readonly name: string; readonly before: StrongNameState }
-  | { readonly kind: 'skipped' | 'refused'; readonly input: InputFile; readonly reason: { code: string; message: string }; readonly before?: StrongNameState };
+  | AssemblyEntry
+  | { readonly kind: 'skipped' | 'refused'; readonly input: InputFile; readonly reason: { code: string; message: string }; readonly before?: StrongNameState; readonly unreadable?: boolean };
 
 /**
  * Reads every input and decides which assemblies get a strong name: those without one, and (with `force`) those
  * of another publisher that reference one of them, and so on. A file found in a folder that is not an assembly
- * to fix (native, a netmodule, a reference assembly) is skipped; named on its own, it is refused.
+ * to fix (native, a netmodule, a reference assembly) is skipped; named on its own, it is refused. A file that cannot
+ * be read is refused, or skipped when it is among `listed` (absolute paths of the files a --list gave).
  */
-export function planFix(inputs: readonly InputFile[], force: boolean): { entries: PlanEntry[]; strongNamed: string[] } {
+export function planFix(inputs: readonly InputFile[], force: boolean, listed?: ReadonlySet<string>): { entries: PlanEntry[]; strongNamed: string[] } {
   const entries: PlanEntry[] = [];
   const modules = new Map<PlanEntry, ModuleMetadata>();
   for (const input of inputs) {
@@ -184,6 +319,7 @@ export function planFix(inputs: readonly InputFile[], force: boolean): { entries
     const skipOrRefuse = (code: string, message: string) =>
       entries.push({ kind: input.explicit ? 'refused' : 'skipped', input, reason: { code, message } });
     let module: ModuleMetadata;
+    let entry: AssemblyEntry;
     try {
       const image = parsePeImage(bytes);
       if (!hasCorHeader(image)) {
@@ -191,18 +327,29 @@ export function planFix(inputs: readonly InputFile[], force: boolean): { entries
         continue;
       }
       module = new ModuleMetadata(image);
+      const unfixable = unfixableReason(module);
+      if (unfixable) {
+        skipOrRefuse(unfixable.code, unfixable.message);
+        continue;
+      }
+      const assembly = module.assembly!;
+      entry = {
+        kind: 'assembly',
+        input,
+        bytes,
+        name: assembly.name,
+        before: classifyStrongName(module).state,
+        culture: assembly.culture,
+        publicKey: assembly.publicKey,
+        references: module.assemblyReferences.map((r) => r.name),
+        friends: friendNames(module),
+      };
     } catch (error) {
       if (!isSignGateError(error)) throw error;
-      // A file that cannot be read is refused even in a folder: the set cannot be decided without it.
-      entries.push({ kind: 'refused', input, reason: { code: error.code, message: error.message } });
+      // A file that cannot be read is refused even in a folder (skipped when listed), and so is what refers to it.
+      entries.push({ kind: listed?.has(input.absolutePath) ? 'skipped' : 'refused', input, reason: { code: error.code, message: error.message }, unreadable: true });
       continue;
     }
-    const unfixable = unfixableReason(module);
-    if (unfixable) {
-      skipOrRefuse(unfixable.code, unfixable.message);
-      continue;
-    }
-    const entry: PlanEntry = { kind: 'assembly', input, bytes, name: module.assembly!.name, before: classifyStrongName(module).state };
     entries.push(entry);
     modules.set(entry, module);
   }
@@ -212,10 +359,10 @@ export function planFix(inputs: readonly InputFile[], force: boolean): { entries
     // Another publisher's assembly that must change is re-signed with our key: its own referencers follow it.
     for (let grew = true; grew; ) {
       grew = false;
-      for (const [entry, module] of modules) {
+      for (const entry of modules.keys()) {
         if (entry.kind !== 'assembly' || strongNamed.has(entry.name.toLowerCase())) continue;
         if (entry.before !== 'signed' && entry.before !== 'invalid-signature') continue;
-        if (module.assemblyReferences.some((r) => strongNamed.has(r.name.toLowerCase()))) {
+        if (entry.references.some((r) => strongNamed.has(r.toLowerCase()))) {
           strongNamed.add(entry.name.toLowerCase());
           grew = true;
         }

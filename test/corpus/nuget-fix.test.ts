@@ -9,6 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, test } from 'vitest';
 import { isSignGateError } from '../../src/core/errors.js';
+import { getCertificateTable, parsePeImage } from '../../src/pe/pe-image.js';
 import { readModule } from '../../src/strongname/assembly-info.js';
 import { parseStrongNameKeyFile } from '../../src/strongname/key-blob.js';
 import { classifyStrongName, verifyStrongName } from '../../src/strongname/strong-name.js';
@@ -70,6 +71,7 @@ describe.skipIf(!runCorpusTests)('signgate fix over the NuGet corpus', () => {
     const outcomes = new Map<string, number>();
     const notes = new Map<string, number>();
     let referencesUpdated = 0;
+    const growth: number[] = [];
     const start = performance.now();
     for (const [i, u] of unsigned.entries()) {
       const result = strongNameAssembly(u.bytes, { key, identities });
@@ -77,6 +79,8 @@ describe.skipIf(!runCorpusTests)('signgate fix over the NuGet corpus', () => {
       outcomes.set(result.outcome, (outcomes.get(result.outcome) ?? 0) + 1);
       for (const n of result.notes) notes.set(n.kind, (notes.get(n.kind) ?? 0) + 1);
       referencesUpdated += result.changes.filter((c) => c.startsWith('reference ')).length;
+      // Growth against the input without the Authenticode signature the fix removes.
+      growth.push(result.bytes.length / (u.bytes.length - (getCertificateTable(parsePeImage(u.bytes))?.size ?? 0)) - 1);
       const check = verifyStrongName(readModule(result.bytes), { expectedKey: key.publicKey });
       expect(check.valid, `${u.path}: ${check.reason}`).toBe(true);
       const folder = join(out, String(i));
@@ -97,7 +101,7 @@ describe.skipIf(!runCorpusTests)('signgate fix over the NuGet corpus', () => {
     console.log(
       `fixed ${unsigned.length} unsigned assemblies of ${inputs.length} in ${fixMs.toFixed(0)} ms; verified: ours ${unsigned.length}, sn -vf ${pairs.length - refusedBySn.length}, ` +
         `SRM equal but for the intended changes ${compared.length - problems.length} (${relaid} with the #Blob index widened); references given a token: ${referencesUpdated}; ` +
-        `notes: ${JSON.stringify(Object.fromEntries(notes))}`,
+        `notes: ${JSON.stringify(Object.fromEntries(notes))}; median size change +${(growth.sort((a, b) => a - b)[Math.floor(growth.length / 2)]! * 100).toFixed(1)}%`,
     );
   });
 });

@@ -17,6 +17,7 @@ import { publicKeyToken } from '../../src/strongname/token.js';
 import { fixture, has, hasMono, repoRoot, runMono } from '../helpers/fixtures.js';
 import { buildSrmOracle, srmCompare, srmDescribe } from '../helpers/srm-oracle.js';
 import { requireDotnet, run, runDotnetTests } from '../sdk/dotnet.js';
+import { mcsBuild, withMachine, withOverlay, withUncountedRelocHeader } from '../helpers/pe-shapes.js';
 
 const pair = parseStrongNameKeyFile(fixture('test-keys/other_keypair.snk'));
 const pair2048 = parseStrongNameKeyFile(fixture('test-keys/67890_keypair.snk'));
@@ -366,6 +367,56 @@ describe.skipIf(!runDotnetTests || !hasMcs)('the fixed assemblies run', () => {
     const refused = host(unfixed);
     expect(refused.status).toBe(1);
     expect(refused.stderr).toContain(`Could not load file or assembly 'Lib, Version=2.1.0.0, Culture=neutral, PublicKeyToken=${token}'`);
+  });
+});
+
+describe.skipIf(!runDotnetTests || !hasMcs)('the shapes of old x64 and IA64 compilers', () => {
+  // Mono.Cecil's hello.x64.exe, hello.ia64.exe and hello.textonly.x64.exe, rebuilt from mcs output: an empty .reloc
+  // header right after the table that NumberOfSections does not count, exactly where the new header goes; and 12
+  // bytes after the last section.
+  test('each is strong-named, verified by us, by sn -vf and by SRM (only the intended changes), and runs on Mono (the x64 ones on .NET too)', { timeout: 180_000 }, async () => {
+    const x64 = withUncountedRelocHeader(mcsBuild('x64'));
+    const shapes = {
+      'hello.x64.exe': x64,
+      'hello.ia64.exe': withMachine(x64, 0x200),
+      'hello.textonly.x64.exe': withOverlay(x64, Uint8Array.from([0, 0x20, 0, 0, 0x0c, 0, 0, 0, 0x40, 0xa3, 0, 0])),
+      'hello.x86.exe': withUncountedRelocHeader(mcsBuild('x86')),
+    };
+    const x64Image = parsePeImage(x64);
+    expect(x64Image.sectionTableFileOffset + x64Image.numberOfSections * 40).toBe(0x1d8);
+    expect(Buffer.from(x64.subarray(0x1d8, 0x1de)).toString('latin1')).toBe('.reloc');
+    const pairs: [string, string][] = [];
+    for (const [name, bytes] of Object.entries(shapes)) {
+      const result = strongNameAssembly(bytes, { key: pair });
+      expect(result.outcome, name).toBe('strong-named');
+      expect(verifyStrongName(readModule(result.bytes), { expectedKey: pair.publicKey }).valid, name).toBe(true);
+      const image = parsePeImage(result.bytes);
+      expect(image.machine).toBe(parsePeImage(bytes).machine);
+      if (name === 'hello.textonly.x64.exe') {
+        expect(result.notes.map((n) => n.kind)).toEqual(['overlay-kept']);
+        expect(result.notes[0]!.message).toContain('12 bytes after the last section');
+        expect(Buffer.from(result.bytes.subarray(-12)).equals(Buffer.from(bytes.subarray(-12)))).toBe(true);
+      } else expect(result.notes).toEqual([]);
+      const fixed = save(`shapes/fixed/${name}`, result.bytes);
+      pairs.push([save(`shapes/${name}`, bytes), fixed]);
+      if (hasMono) expect(runMono('sn', ['-q', '-vf', fixed]).status, name).toBe(0);
+      const mono = spawnSync('mono', [fixed], { encoding: 'utf8' });
+      expect(mono.stdout + mono.stderr, name).toContain('foo!');
+      expect(mono.status, name).toBe(0);
+    }
+    await buildSrmOracle();
+    for (const r of await srmCompare(pairs)) {
+      expect(r.error, r.rewritten).toBeNull();
+      expect(r.differences, r.rewritten).toEqual([]);
+    }
+    const build = await run('dotnet', ['build', join(repoRoot, 'tools', 'fix-host'), '-c', 'Release', '--nologo', '-v', 'q'], { cwd: repoRoot });
+    expect(build.status, build.output).toBe(0);
+    // .NET on x64 loads the x64 ones (IA64 and x86 images are refused there before and after, as they should be).
+    for (const name of ['hello.x64.exe', 'hello.textonly.x64.exe']) {
+      const ran = spawnSync('dotnet', [join(repoRoot, 'tools', 'fix-host', 'bin', 'Release', 'fix-host.dll'), join(dir, 'shapes', 'fixed'), name], { encoding: 'utf8', env: { ...process.env, DOTNET_CLI_TELEMETRY_OPTOUT: '1' } });
+      expect(ran.stdout, `${name}: ${ran.stderr}`).toContain('foo!');
+      expect(ran.status, name).toBe(0);
+    }
   });
 });
 

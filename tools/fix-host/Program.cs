@@ -1,12 +1,14 @@
 // fix-host <folder> <add-in file>: loads the add-in in its own load context, then each assembly it references from
 // the same folder, and binds the way .NET Framework does for a strong-named add-in: the file's full name (version,
-// culture and public key token) must be the one the reference asks for. Then it runs the add-in's entry point.
-// Exit 0 when it ran, 1 when a reference did not bind (the reason on stderr).
+// culture and public key token) must be the one the reference asks for. Satellite assemblies (<culture>/<name>.dll
+// beside the add-in) bind the same way: the runtime asks for one by its main assembly's version and public key token,
+// and .NET Framework loads none that carries another (the resources fall back to the neutral ones, as here).
+// Then it runs the add-in's entry point. Exit 0 when it ran, 1 when a reference did not bind (the reason on stderr).
 using System.Reflection;
 using System.Runtime.Loader;
 
 var folder = Path.GetFullPath(args[0]);
-var context = new AssemblyLoadContext("addin");
+var context = new AddinContext(folder);
 context.Resolving += (ctx, wanted) =>
 {
     var path = Path.Combine(folder, wanted.Name + ".dll");
@@ -28,4 +30,23 @@ catch (Exception e) when (e is FileLoadException || e.InnerException is FileLoad
 {
     Console.Error.WriteLine((e as FileLoadException ?? e.InnerException)!.Message);
     return 1;
+}
+
+/** Loads satellites from `<folder>/<culture>/` only when their full name is the one asked for. */
+sealed class AddinContext(string folder) : AssemblyLoadContext("addin")
+{
+    protected override Assembly? Load(AssemblyName wanted)
+    {
+        if (string.IsNullOrEmpty(wanted.CultureName)) return null;
+        var path = Path.Combine(folder, wanted.CultureName, wanted.Name + ".dll");
+        if (!File.Exists(path)) return null;
+        var found = AssemblyName.GetAssemblyName(path);
+        if (found.FullName != wanted.FullName)
+        {
+            Console.Error.WriteLine($"satellite {wanted.FullName} was asked for, {path} is {found.FullName}");
+            throw new FileLoadException($"{wanted.FullName} was asked for, {path} is {found.FullName}");
+        }
+        Console.Error.WriteLine($"satellite bound {found.FullName}");
+        return LoadFromAssemblyPath(path);
+    }
 }

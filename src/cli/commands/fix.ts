@@ -47,22 +47,23 @@ export function formatFixReport(result: FixResult, io: Pick<Io, 'color'>): strin
   const changed = result.files.filter((f) => !['unchanged', 'skipped', 'refused'].includes(f.outcome)).length;
   const refused = count('refused');
   const key = `key token ${result.publicKeyToken}${result.delaySigned ? ', delay-signed' : ''}`;
-  lines.push(
-    refused > 0
-      ? c.red(`${refused} file${refused === 1 ? '' : 's'} refused: nothing was written (${key})`)
-      : `${changed} file${changed === 1 ? '' : 's'} ${result.written ? 'written' : 'would change (dry run)'}, ${count('unchanged')} unchanged, ${count('skipped')} skipped (${key})`,
-  );
+  const summary = `${changed} file${changed === 1 ? '' : 's'} ${result.written ? 'written' : 'would change (dry run)'}, ${count('unchanged')} unchanged, ${count('skipped')} skipped`;
+  lines.push(refused > 0 ? `${summary}, ${c.red(`${refused} refused, left as they were`)} (${key})` : `${summary} (${key})`);
   return lines.join('\n');
 }
 
+/** Why a file found in a folder or a list is no assembly to fix: not worth a build warning. */
+const NOT_TO_FIX = new Set(['SG_ERR_FIX_NOT_MANAGED', 'SG_ERR_FIX_NETMODULE', 'SG_ERR_FIX_REFERENCE_ASSEMBLY']);
+
 /**
- * For the build (SigngateFixReferences): refusals as MSBuild errors and notes as warnings in the canonical
- * `file : error CODE : text` form, the rest as plain lines.
+ * For the build (SigngateFixReferences): refusals as MSBuild errors, listed files that could not be fixed and notes as
+ * warnings in the canonical `file : error CODE : text` form, the rest as plain lines.
  */
 export function formatFixForMsbuild(result: FixResult): string {
   const lines: string[] = [];
   for (const f of result.files) {
     if (f.outcome === 'refused') lines.push(`${f.path} : error ${f.reason!.code} : signgate fix: ${f.reason!.message}`);
+    else if (f.outcome === 'skipped' && f.reason && !NOT_TO_FIX.has(f.reason.code)) lines.push(`${f.path} : warning ${f.reason.code} : signgate fix: skipped: ${f.reason.message}`);
     else if (f.outcome !== 'skipped' && f.outcome !== 'unchanged') lines.push(`signgate fix: ${f.path}: ${VERB[f.outcome]}${f.writtenTo ? ` -> ${f.writtenTo}` : ''}`);
     for (const note of f.notes) lines.push(`${f.path} : warning SGB006 : signgate fix: ${note.message}`);
   }
@@ -100,11 +101,11 @@ export const fixCommand = (io: Io, setExit: (code: ExitCodeValue) => void): Comm
       .option('dry-run', { type: 'boolean', describe: 'Report what would change; write nothing' })
       .option('force', { type: 'boolean', describe: 'Re-sign another publisher\'s assembly that references a fixed one' })
       .option('json', { type: 'boolean', describe: 'Print the result as JSON' })
-      .option('list', { type: 'string', describe: 'A file listing more inputs, one path per line; a listed file that cannot be fixed (native, a reference assembly) is skipped' })
+      .option('list', { type: 'string', describe: 'A file listing more inputs, one path per line; a listed file that cannot be fixed (native, a reference assembly, a refusal) is skipped' })
       .option('flat', { type: 'boolean', describe: 'With --out: write each changed file directly into the folder, under its own name' })
       .option('from-msbuild', { type: 'boolean', hidden: true })
       .example('$0 fix bin/Release --key mykey.snk --in-place', 'strong-name the unsigned dependencies in a build output; the add-in\'s references follow')
       .example('$0 fix bin/Release --delay-sign 12345_public.snk --out upload', 'delay-sign them for the vendor\'s service instead')
-      .epilog('Nothing is written when any file is refused. Exit codes: 0 done, 1 a file was refused, 2 usage error, 3 unreadable input or key.') as unknown as Argv<FixArgs>,
+      .epilog('A refused file is left as it was, with every file tied to it by a reference, a friend or a satellite\'s key; the rest is fixed. Exit codes: 0 done, 1 a file was refused, 2 usage error, 3 unreadable input or key.') as unknown as Argv<FixArgs>,
   handler: async (args: ArgumentsCamelCase<FixArgs>) => setExit(await runFix(args, io)),
 });
