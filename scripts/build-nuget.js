@@ -2,10 +2,13 @@
 // for the build) and Signgate.Tool (nuget/Signgate.Tool: the .NET tool `signgate`). First the one-file executables
 // for win-x64 and linux-x64 (scripts/build-sea.js), then `dotnet pack` of each project with them inside.
 //
-//   npm run build && node scripts/build-nuget.js [--out out/nuget] [--version 0.1.0] [--node-version 24.21.0]
+//   npm run build && node scripts/build-nuget.js [--out out/nuget] [--release | --version 0.1.0] [--node-version 24.21.0]
 //
-// Prints the paths of the .nupkg files. The version defaults to package.json's.
-import { execFileSync } from 'node:child_process';
+// Prints the paths of the .nupkg files. Every build has a version of its own, so that NuGet, which keeps a version it
+// has once restored and never looks at it again, picks up a rebuilt package: package.json's version with a
+// pre-release part from the checkout, `0.1.0-dev.<commits>.g<sha>` (`.dirty.<time>` added when the work tree has
+// changes or new files; `-local.<time>` outside a git checkout). `--release` packs package.json's plain version.
+import { execFileSync, spawnSync } from 'node:child_process';
 import { readFileSync, statSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -14,9 +17,24 @@ import { buildSea, DEFAULT_NODE_VERSION } from './build-sea.js';
 
 const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 
+/**
+ * The packages' version: package.json's (`release`), or that with a pre-release part that differs for every commit
+ * and every changed work tree. `now` is the time for the `.dirty` and `-local` parts (seconds since 1970).
+ */
+export function packageVersionOf({ release = false, now = Math.floor(Date.now() / 1000), root = repoRoot } = {}) {
+  const base = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')).version;
+  if (release) return base;
+  const git = (...args) => spawnSync('git', args, { cwd: root, encoding: 'utf8' });
+  const sha = git('rev-parse', '--short=10', 'HEAD');
+  if (sha.status !== 0) return `${base}-local.${now}`;
+  const commits = git('rev-list', '--count', 'HEAD').stdout.trim();
+  const dirty = git('status', '--porcelain').stdout.trim() !== '';
+  return `${base}-dev.${commits}.g${sha.stdout.trim()}${dirty ? `.dirty.${now}` : ''}`;
+}
+
 /** Builds the packages into `out` and returns the .nupkg paths (Signgate.Build, Signgate.Tool). */
-export async function buildNuget({ out = join(repoRoot, 'out', 'nuget'), version, nodeVersion = DEFAULT_NODE_VERSION } = {}) {
-  const packageVersion = version ?? JSON.parse(readFileSync(join(repoRoot, 'package.json'), 'utf8')).version;
+export async function buildNuget({ out = join(repoRoot, 'out', 'nuget'), version, release = false, nodeVersion = DEFAULT_NODE_VERSION } = {}) {
+  const packageVersion = version ?? packageVersionOf({ release });
   const sea = join(out, 'sea');
   await buildSea({ out: sea, nodeVersion, targets: ['win-x64', 'linux-x64'] });
   const written = [];
@@ -34,6 +52,10 @@ export async function buildNuget({ out = join(repoRoot, 'out', 'nuget'), version
 }
 
 if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
-  const { values } = parseArgs({ options: { out: { type: 'string' }, version: { type: 'string' }, 'node-version': { type: 'string' } } });
-  await buildNuget({ out: values.out ? resolve(values.out) : undefined, version: values.version, nodeVersion: values['node-version'] });
+  const { values } = parseArgs({ options: { out: { type: 'string' }, version: { type: 'string' }, release: { type: 'boolean' }, 'node-version': { type: 'string' } } });
+  if (values.release && values.version) {
+    console.error('build-nuget: --release packs package.json\'s version; --version names another: give one of them');
+    process.exit(2);
+  }
+  await buildNuget({ out: values.out ? resolve(values.out) : undefined, version: values.version, release: values.release, nodeVersion: values['node-version'] });
 }

@@ -1,5 +1,5 @@
 // The `signgate` .NET tool: runs the self-contained signgate executable shipped beside this launcher for the
-// machine it runs on, with the same arguments, standard streams and exit code.
+// machine it runs on, with the same arguments, standard streams, exit code and signals.
 using System.Diagnostics;
 using System.Runtime.InteropServices;
 
@@ -32,10 +32,31 @@ if (!OperatingSystem.IsWindows() && (File.GetUnixFileMode(exe) & UnixFileMode.Us
         return 3;
     }
 }
+if (!OperatingSystem.IsWindows())
+{
+    // Linux: the launcher becomes signgate (execv keeps the process id, the standard streams and the environment),
+    // so SIGTERM from systemd, a container runtime or CI, SIGINT and SIGHUP reach signgate itself, and its exit code
+    // is the process's: there is no second process to orphan or to forward signals to.
+    var argv = new string?[args.Length + 2];
+    argv[0] = exe;
+    args.CopyTo(argv, 1);
+    Native.execv(exe, argv);
+    Console.Error.WriteLine($"error SG_ERR_IO_READ: {exe} could not be started (errno {Marshal.GetLastPInvokeError()})");
+    Console.Error.WriteLine("  hint: reinstall the tool: dotnet tool update Signgate.Tool (with -g, --tool-path or in the manifest, as it was installed)");
+    return 3;
+}
+// Windows: signgate runs as a child on the same console, so Ctrl+C, Ctrl+Break and a console close reach it
+// directly; the launcher ignores them, waits for signgate to finish and passes its exit code on.
 var start = new ProcessStartInfo(exe) { UseShellExecute = false };
 foreach (var arg in args) start.ArgumentList.Add(arg);
-// Ctrl-C reaches signgate itself (same console); the launcher waits for it to finish and passes its exit code on.
 Console.CancelKeyPress += (_, e) => e.Cancel = true;
 using var child = Process.Start(start)!;
 child.WaitForExit();
 return child.ExitCode;
+
+static class Native
+{
+    /// <summary>Replaces this process with <paramref name="path"/>; returns only when that fails.</summary>
+    [DllImport("libc", SetLastError = true)]
+    public static extern int execv(string path, string?[] argv);
+}

@@ -20,8 +20,18 @@ function origin(file: string | null): string {
  * so MSBuild logs it as the message it is, as written, colons and all.
  */
 function line(f: Finding): string {
-  const text = oneLine(`${f.message} (${f.rule}). ${f.hint}`);
+  const text = oneLine(`${f.message} (${f.rule}). ${buildHint(f) ?? f.hint}`);
   return `${origin(f.file)} : ${f.severity} ${f.ruleId}: ${text}`;
+}
+
+/**
+ * In a build, the cure is a build setting, not a command run on obj/ (which the next build overwrites) with a CLI
+ * that a NuGet user does not have: SG401 names SigngateFixReferences and its key property.
+ */
+function buildHint(f: Finding): string | undefined {
+  if (f.ruleId !== 'SG401') return undefined;
+  const reference = typeof f.data?.['reference'] === 'string' ? f.data['reference'] : 'the library';
+  return `Set <SigngateFixReferences>true</SigngateFixReferences> and <SigngateFixKey>your-key.snk</SigngateFixKey> in the project (a key pair of your own, from sn -k): the build then strong-names ${reference} before the compiler runs, and the add-in references and ships that copy. Or use a strong-named build of ${reference}.`;
 }
 
 export function formatMsbuild(result: CheckResult): string {

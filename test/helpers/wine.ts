@@ -1,32 +1,48 @@
-// The Windows executable on a real Windows API: Debian's Wine runs signgate-win-x64.exe (built by
-// scripts/build-sea.js on Node 22.23, the newest Node whose win-x64 binary starts under Wine 8) in a fresh prefix
-// set to Windows 10. Node there reports win32, `\` and a case-insensitive file system. Its stdout and stderr go to
-// files: a pipe fails there with EBADF.
-import { execFile, spawn } from 'node:child_process';
+// The Windows executable that ships on a real Windows API: Debian 13's Wine 10 runs signgate-win-x64.exe (built by
+// scripts/build-sea.js on its default Node, 24 LTS, as the packages carry it) in a fresh prefix set to Windows 10.
+// Node there reports win32, `\` and a case-insensitive file system. Wine 10 lives in a Debian 13 root made by
+// scripts/wine-root.sh (Debian 12's Wine 8 cannot start Node 24); each run enters it with `unshare -m` and `chroot`,
+// the temporary folder and the repository bound at the same paths, so a Linux path means the same file inside.
+// The network is the host's: a service on 127.0.0.1 answers inside. Stdout and stderr go to files.
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { closeSync, existsSync, mkdtempSync, openSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { repoRoot } from './fixtures.js';
 
-/** Debian's wine64 loader. */
-export const WINE_LOADER = ['/usr/lib/wine/wine64', '/usr/bin/wine64'].find((p) => existsSync(p));
-export const hasWine = WINE_LOADER !== undefined;
-/** Node 24 dies at start under Wine 8 (V8 cannot reserve its code range); 22.23 runs. */
-export const WINE_NODE_VERSION = '22.23.0';
+/** The Debian 13 root with Wine 10 (scripts/wine-root.sh). */
+export const WINE_ROOT = process.env.SIGNGATE_WINE_ROOT ?? '/var/cache/signgate/wine-trixie';
+/** The root is complete: scripts/wine-root.sh writes this file last. */
+export const hasWine = existsSync(join(WINE_ROOT, '.signgate-wine-ready'));
+const LOADER = '/usr/lib/wine/wine64';
 
 export interface WineRun {
   readonly status: number | null;
+  /** The signal that ended the process, when one did. */
+  readonly signal: NodeJS.Signals | null;
   readonly stdout: string;
   readonly stderr: string;
+}
+
+/** A run in progress: its process (the Windows program itself once Wine has started it) and its end. */
+export interface WineProcess {
+  readonly child: ChildProcess;
+  /** What the program has written to stderr so far. */
+  stderrSoFar(): string;
+  readonly done: Promise<WineRun>;
 }
 
 export interface WineHost {
   /** The prefix's C: drive as a Linux folder. */
   readonly driveC: string;
   readonly exe: string;
-  /** Runs the executable with `args` in `cwd` (a Linux folder, which Wine shows as Z:\…); output read from files afterwards. */
+  /** The `wine64 --version` of the root. */
+  readonly version: string;
+  /** Runs the executable with `args` in `cwd` (a Linux folder, which Wine shows as Z:\…) to its end. */
   run(args: readonly string[], cwd: string, env?: Record<string, string>): Promise<WineRun>;
+  /** Starts the executable and returns at once: for a signal or a kill while it works. */
+  start(args: readonly string[], cwd: string, env?: Record<string, string>): WineProcess;
   /** Stops the prefix's wineserver and removes the executable and the prefix. */
   close(): Promise<void>;
 }
@@ -37,43 +53,75 @@ export function zPath(linuxPath: string): string {
 }
 
 /**
- * Builds the Windows executable and makes a fresh prefix (about 30 s the first time; Node's packages are cached
- * in ~/.cache/signgate/node).
- * @throws when Wine or the build fails
+ * `command` inside the Wine 10 root: a private mount namespace (the mounts end with the process) with /proc, /dev,
+ * the temporary folder and the repository bound at their own paths; `exec` all the way, so the process that
+ * `spawn` returns becomes Wine's loader and then the Windows program (a signal to it reaches the program).
+ */
+function inRoot(command: readonly string[], cwd: string): [string, string[]] {
+  const binds = [...new Set(['/tmp', tmpdir(), repoRoot])];
+  const script = [
+    'set -e',
+    'r=$1; cwd=$2; shift 2',
+    'mount -t proc proc "$r/proc"',
+    'mount --rbind /dev "$r/dev"',
+    ...binds.map((b) => `mkdir -p "$r${b}" && mount --bind '${b.replaceAll("'", "'\\''")}' "$r${b}"`),
+    'exec chroot "$r" env -C "$cwd" "$@"',
+  ].join('\n');
+  return ['unshare', ['-m', 'sh', '-c', script, 'wine-root', WINE_ROOT, cwd, ...command]];
+}
+
+/**
+ * Builds the Windows executable as it ships and makes a fresh prefix (the executable takes a minute or two the
+ * first time: Node's package is fetched with npm into ~/.cache/signgate/node).
+ * @throws when the Wine 10 root is missing or the build fails
  */
 export async function startWine(): Promise<WineHost> {
-  if (!WINE_LOADER) throw new Error('Wine is not installed; .ci/run must apt-get install wine64');
+  if (!hasWine) throw new Error(`Wine 10 is not set up in ${WINE_ROOT}; run bash scripts/wine-root.sh (as .ci/run does)`);
   const work = mkdtempSync(join(tmpdir(), 'signgate-wine-'));
   const out = join(work, 'sea');
-  await promisify(execFile)(process.execPath, [join(repoRoot, 'scripts', 'build-sea.js'), '--out', out, '--node-version', WINE_NODE_VERSION, '--target', 'win-x64'], { cwd: repoRoot, maxBuffer: 16 << 20 }).catch((e: { stdout: string; stderr: string }) => {
+  await promisify(execFile)(process.execPath, [join(repoRoot, 'scripts', 'build-sea.js'), '--out', out, '--target', 'win-x64'], { cwd: repoRoot, maxBuffer: 16 << 20 }).catch((e: { stdout: string; stderr: string }) => {
     throw new Error(`scripts/build-sea.js failed:\n${e.stdout}\n${e.stderr}`);
   });
   const prefix = join(work, 'prefix');
-  const env = { ...process.env, WINEPREFIX: prefix, WINEDEBUG: '-all', WINEDLLOVERRIDES: 'mscoree,mshtml=', NO_COLOR: '1' };
-  await promisify(execFile)(WINE_LOADER, ['winecfg', '-v', 'win10'], { env });
+  // Without TMPDIR: Wine 10 aborts at start ("free(): invalid pointer") when it names a folder other than /tmp, as
+  // vitest's run folder does; the Windows program takes its TEMP from the prefix.
+  const { TMPDIR: _tmpdir, ...hostEnv } = process.env;
+  const env = { ...hostEnv, WINEPREFIX: prefix, WINEDEBUG: '-all', WINEDLLOVERRIDES: 'mscoree,mshtml=', NO_COLOR: '1' };
+  const exec = (command: readonly string[]) => {
+    const [file, args] = inRoot(command, work);
+    return promisify(execFile)(file, args, { env });
+  };
+  await exec([LOADER, 'winecfg', '-v', 'win10']);
+  const version = (await exec([LOADER, '--version'])).stdout.trim();
   const exe = join(out, 'signgate-win-x64.exe');
   let n = 0;
+  const start = (args: readonly string[], cwd: string, extra: Record<string, string> = {}): WineProcess => {
+    const base = join(work, `run-${++n}`);
+    const stdout = openSync(`${base}.out`, 'w');
+    const stderr = openSync(`${base}.err`, 'w');
+    const [file, argv] = inRoot([LOADER, exe, ...args], cwd);
+    const child = spawn(file, argv, { env: { ...env, ...extra }, stdio: ['ignore', stdout, stderr] });
+    const timer = setTimeout(() => child.kill('SIGKILL'), 180_000);
+    const done = new Promise<WineRun>((resolve, reject) => {
+      child.on('error', reject);
+      child.on('close', (status, signal) => {
+        clearTimeout(timer);
+        closeSync(stdout);
+        closeSync(stderr);
+        resolve({ status, signal, stdout: readFileSync(`${base}.out`, 'utf8'), stderr: readFileSync(`${base}.err`, 'utf8') });
+      });
+    });
+    return { child, done, stderrSoFar: () => readFileSync(`${base}.err`, 'utf8') };
+  };
   return {
     close: async () => {
-      await promisify(execFile)(WINE_LOADER.replace(/wine64$/, 'wineserver'), ['-k'], { env }).catch(() => {});
+      await exec([LOADER.replace(/wine64$/, 'wineserver'), '-k']).catch(() => {});
       rmSync(work, { recursive: true, force: true });
     },
     driveC: join(prefix, 'drive_c'),
     exe,
-    run: (args, cwd, extra = {}) =>
-      new Promise((resolve, reject) => {
-        const base = join(work, `run-${++n}`);
-        const stdout = openSync(`${base}.out`, 'w');
-        const stderr = openSync(`${base}.err`, 'w');
-        const child = spawn(WINE_LOADER, [exe, ...args], { cwd, env: { ...env, ...extra }, stdio: ['ignore', stdout, stderr] });
-        const timer = setTimeout(() => child.kill('SIGKILL'), 120_000);
-        child.on('error', reject);
-        child.on('close', (status) => {
-          clearTimeout(timer);
-          closeSync(stdout);
-          closeSync(stderr);
-          resolve({ status, stdout: readFileSync(`${base}.out`, 'utf8'), stderr: readFileSync(`${base}.err`, 'utf8') });
-        });
-      }),
+    version,
+    start,
+    run: (args, cwd, extra) => start(args, cwd, extra).done,
   };
 }

@@ -3,7 +3,7 @@
 // source. One PackageReference, no Node: the packaged linux-x64 executable checks after compile and signs after
 // build against `serve` on loopback; a broken add-in fails with canonical error lines; Central Package Management
 // works as well; a second build with nothing changed runs neither target. Needs the .NET SDK (fails in CI without).
-import { execFile } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { homedir, tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -216,6 +216,39 @@ describe.runIf(runDotnetTests)('Signgate.Tool: signgate as a .NET tool', () => {
     expect(broken.status).toBe(1);
     expect(broken.output).toContain('SG301');
     expect(broken.output).not.toContain(NO_NODE);
+  }, 600_000);
+
+  test('signals: SIGTERM and SIGINT to the tool end signgate serve itself, gracefully, and leave no process behind', async () => {
+    const signgate = join(root, 'tools', 'signgate');
+    if (!existsSync(signgate)) {
+      const install = await dotnet(['tool', 'install', 'Signgate.Tool', '--version', VERSION, '--add-source', feed, '--tool-path', join(root, 'tools')], root);
+      expect(install.status, install.output).toBe(0);
+    }
+    for (const signal of ['SIGTERM', 'SIGINT'] as const) {
+      const dataDir = mkdtempSync(join(root, `serve-${signal}-`));
+      const child = spawn(signgate, ['serve', '--config', fixturePath('server/sandbox.json'), '--data-dir', dataDir, '--port', '0', '--host', '127.0.0.1'], { cwd: root, stdio: ['ignore', 'pipe', 'pipe'] });
+      let output = '';
+      child.stdout.on('data', (d: Buffer) => (output += d.toString()));
+      const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.on('exit', (code, sig) => resolve({ code, signal: sig })));
+      const api = await new Promise<string>((resolve, reject) => {
+        child.stderr.on('data', (d: Buffer) => {
+          output += d.toString();
+          const m = /API at (http:\/\/127\.0\.0\.1:\d+)/.exec(output);
+          if (m) resolve(m[1]!);
+        });
+        void exited.then((how) => reject(new Error(`serve through the tool ended (${JSON.stringify(how)}) before listening:\n${output}`)));
+      });
+      expect((await fetch(`${api}/healthz`)).status).toBe(200);
+      child.kill(signal);
+      const how = await exited;
+      // signgate's own graceful stop: it says so and exits 0; nothing answers on its port any more.
+      expect(how, output).toEqual({ code: 0, signal: null });
+      expect(output).toMatch(new RegExp(`${signal}`));
+      await expect(fetch(`${api}/healthz`)).rejects.toThrow();
+      // No signgate process is left running with this data folder.
+      const left = await run('pgrep', ['-f', dataDir], { cwd: root });
+      expect(left.output.trim(), `processes left: ${left.output}`).toBe('');
+    }
   }, 600_000);
 
   test('a local tool manifest: dotnet signgate', async () => {

@@ -1,13 +1,16 @@
-// The Windows executable on Windows APIs (Wine): check, verify and audit over Windows inputs give the same JSON as
-// the Linux build. The inputs: Z:\ and C:\ paths with `\`, a folder and file named in another case than on disk,
+// The Windows executable as it ships (Node 24) on Windows APIs (Wine 10): check, verify and audit over Windows inputs
+// give the same JSON as the Linux build, and the client round trip (licenses, sign into a non-ASCII Z:\ folder, jobs)
+// works against `signgate serve` on 127.0.0.1, also when the Windows process is killed or gets Ctrl-C mid-job. The inputs: Z:\ and C:\ paths with `\`, a folder and file named in another case than on disk,
 // names with spaces and non-ASCII letters, a path over 260 characters, a BOM + CRLF signgate.config.json with a
 // `\` glob, a device name (CON.dll), and two files whose names differ only in case (both checked: SG502).
-// Needs Wine (fails in CI without it; .ci/run installs wine64).
-import { copyFileSync, cpSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+// Needs the Wine 10 root (fails in CI without it; .ci/run makes it with scripts/wine-root.sh).
+import { copyFileSync, cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { fixturePath, runCli, type CliResult } from '../helpers/fixtures.js';
+import { fixturePath, runCli, runCliAsync, type CliResult } from '../helpers/fixtures.js';
+import { startProxy, type Proxy } from '../helpers/proxy.js';
+import { startServer, type TestServer } from '../helpers/server.js';
 import { hasWine, startWine, zPath, type WineHost } from '../helpers/wine.js';
 
 const runWine = hasWine || Boolean(process.env.CI);
@@ -33,13 +36,22 @@ const parse = (r: CliResult | { stdout: string; stderr: string }) => {
 };
 const ruleIds = (r: Report) => [...r.files.flatMap((f) => f.findings), ...r.uploadSet.findings].map((f) => f.ruleId).sort();
 
+// One executable and one prefix for the whole file (the build takes a minute or two).
+let wine: WineHost;
+beforeAll(async () => {
+  if (!runWine) return;
+  wine = await startWine();
+  expect(wine.version).toMatch(/^wine-10\./);
+}, 600_000);
+afterAll(async () => {
+  await wine?.close();
+});
+
 describe.runIf(runWine)('signgate-win-x64.exe under Wine', () => {
-  let wine: WineHost;
   let work: string;
   let workC: string;
 
   beforeAll(async () => {
-    wine = await startWine();
     work = mkdtempSync(join(tmpdir(), 'signgate-winwork-'));
     // The add-in's output in a folder with spaces and non-ASCII letters, on Z: and on C:.
     cpSync(NET48, join(work, FOLDER, 'bin'), { recursive: true });
@@ -69,8 +81,7 @@ describe.runIf(runWine)('signgate-win-x64.exe under Wine', () => {
       expect(r.status, r.stderr).toBe(0);
     }
   }, 300_000);
-  afterAll(async () => {
-    await wine?.close();
+  afterAll(() => {
     if (work) rmSync(work, { recursive: true, force: true });
   });
 
@@ -157,4 +168,119 @@ describe.runIf(runWine)('signgate-win-x64.exe under Wine', () => {
     expect(windows.status, windows.stderr).toBe(linux.status);
     expect(JSON.parse(windows.stdout)).toEqual(JSON.parse(linux.stdout));
   }, 120_000);
+});
+
+describe.runIf(runWine)('the client on Windows APIs against signgate serve on 127.0.0.1', () => {
+  let server: TestServer;
+  let token: string;
+  let work: string;
+  /** A proxy in front of the service that holds every status answer while `holdStatus` is true. */
+  let proxy: Proxy;
+  let holdStatus = false;
+  const held: (() => void)[] = [];
+  const release = () => {
+    holdStatus = false;
+    held.splice(0).forEach((go) => go());
+  };
+
+  beforeAll(async () => {
+    server = await startServer();
+    token = server.token();
+    const { origin, pathname } = new URL(server.baseUrl);
+    proxy = await startProxy(origin, pathname, (req, res) => {
+      if (!holdStatus || !/\/status$/.test(req.url ?? '')) return false;
+      // Answered once released: the request waits as a slow service would.
+      held.push(() => void fetch(new URL(req.url!, origin), { headers: { authorization: req.headers.authorization ?? '' } }).then(async (r) => res.writeHead(r.status, { 'content-type': r.headers.get('content-type') ?? 'application/json' }).end(Buffer.from(await r.arrayBuffer()))));
+      return true;
+    });
+    work = mkdtempSync(join(tmpdir(), 'signgate-winclient-'));
+    cpSync(NET48, join(work, FOLDER, 'bin'), { recursive: true });
+    copyFileSync(KEY, join(work, '12345_public.snk'));
+  }, 300_000);
+  afterAll(async () => {
+    release();
+    await proxy?.close();
+    await server?.close();
+    if (work) rmSync(work, { recursive: true, force: true });
+  });
+
+  const env = (cache: string) => ({ SIGNGATE_ACCESS_TOKEN: token, SIGNGATE_CACHE_DIR: zPath(cache) });
+  const signArgs = (baseUrl: string, destination: string) => {
+    const bin = zPath(join(work, FOLDER, 'bin'));
+    return ['sign', bin, '--root', bin, '--vendor', 'Contoso', '--key', '12345_public.snk', '--base-url', baseUrl, '--destination-path', zPath(destination), '--poll-interval', '50', '--json'];
+  };
+  interface SignJson {
+    jobs: { jobId: unknown }[];
+    files: { name?: string; path?: string; state?: string; verdict?: string }[];
+  }
+  const verifyOnLinux = (folder: string) => {
+    const r = runCli(['verify', folder, '--key', KEY, '--json']);
+    expect(r.status, `${r.stdout}\n${r.stderr}`).toBe(0);
+    return JSON.parse(r.stdout) as unknown;
+  };
+  /** Waits until the proxy has seen `what` (a "METHOD path" pattern) `count` times. */
+  const seen = async (what: RegExp, count = 1) => {
+    for (let i = 0; i < 1200 && proxy.seen.filter((s) => what.test(s)).length < count; i++) await new Promise((r) => setTimeout(r, 100));
+    expect(proxy.seen.filter((s) => what.test(s)).length, `waited for ${what} in ${proxy.seen.join(', ')}`).toBeGreaterThanOrEqual(count);
+  };
+
+  test('licenses: the same JSON as on Linux', async () => {
+    const cache = mkdtempSync(join(work, 'cache-'));
+    const windows = await wine.run(['licenses', '--base-url', server.baseUrl, '--json'], work, env(cache));
+    const linux = await runCliAsync(['licenses', '--base-url', server.baseUrl, '--json'], { cwd: work, env: { SIGNGATE_ACCESS_TOKEN: token, SIGNGATE_CACHE_DIR: cache } });
+    expect(windows.status, windows.stderr).toBe(0);
+    expect(linux.status, linux.stderr).toBe(0);
+    expect(JSON.parse(windows.stdout)).toEqual(JSON.parse(linux.stdout));
+    expect(windows.stdout + windows.stderr).not.toContain(token);
+  }, 180_000);
+
+  test('sign into a non-ASCII Z:\\ folder: every file signed and verified, and jobs list shows the job as Linux does', async () => {
+    const cache = mkdtempSync(join(work, 'cache-'));
+    const destination = join(work, 'Signiert Ünïcode');
+    const r = await wine.run(signArgs(server.baseUrl, destination), work, env(cache));
+    expect(r.status, r.stderr).toBe(0);
+    const result = JSON.parse(r.stdout) as SignJson;
+    expect(result.jobs).toHaveLength(1);
+    expect(readdirSync(destination).sort()).toEqual(expect.arrayContaining(['SampleAddin.Helpers.dll', 'SampleAddin.dll']));
+    verifyOnLinux(destination);
+    expect(r.stdout + r.stderr).not.toContain(token);
+    const windowsJobs = await wine.run(['jobs', 'list', '--base-url', server.baseUrl, '--json'], work, env(cache));
+    const linuxJobs = await runCliAsync(['jobs', 'list', '--base-url', server.baseUrl, '--json'], { cwd: work, env: { SIGNGATE_ACCESS_TOKEN: token, SIGNGATE_CACHE_DIR: cache } });
+    expect(windowsJobs.status, windowsJobs.stderr).toBe(0);
+    expect(JSON.parse(windowsJobs.stdout)).toEqual(JSON.parse(linuxJobs.stdout));
+    expect(JSON.stringify(JSON.parse(windowsJobs.stdout))).toContain(String(result.jobs[0]!.jobId));
+  }, 300_000);
+
+  /** Starts `sign` through the holding proxy, waits until its job polls, and ends it with `signal`; then runs it again. */
+  const interruptThenResume = async (signal: NodeJS.Signals) => {
+    const cache = mkdtempSync(join(work, 'cache-'));
+    const destination = join(work, `out-${signal}`);
+    const uploadsBefore = proxy.seen.filter((s) => /^POST .*\/assemblies$/.test(s)).length;
+    const statusBefore = proxy.seen.filter((s) => /\/status$/.test(s)).length;
+    holdStatus = true;
+    const first = wine.start(signArgs(proxy.baseUrl, destination), work, env(cache));
+    await seen(/^POST .*\/assemblies$/, uploadsBefore + 1);
+    await seen(/\/status$/, statusBefore + 1);
+    first.child.kill(signal);
+    const ended = await first.done;
+    release();
+    const again = await wine.run(signArgs(proxy.baseUrl, destination), work, env(cache));
+    expect(again.status, again.stderr).toBe(0);
+    // One upload for both runs: the second run took the job the first one left on the service.
+    expect(proxy.seen.filter((s) => /^POST .*\/assemblies$/.test(s)).length).toBe(uploadsBefore + 1);
+    verifyOnLinux(destination);
+    expect(existsSync(join(destination, 'SampleAddin.dll'))).toBe(true);
+    return { ended, again: JSON.parse(again.stdout) as SignJson };
+  };
+
+  test('sign, the Windows process killed while its job is on the service: the same command resumes that job', async () => {
+    const { ended } = await interruptThenResume('SIGKILL');
+    expect(ended.signal ?? ended.status).not.toBe(0);
+  }, 300_000);
+
+  test('sign, Ctrl-C (a console control event) while its job is on the service: says the job is kept, exits 130, and the same command resumes it', async () => {
+    const { ended, again } = await interruptThenResume('SIGINT');
+    expect(ended.status, ended.stderr).toBe(130);
+    expect(ended.stderr).toContain(String(again.jobs[0]!.jobId));
+  }, 300_000);
 });

@@ -18,21 +18,20 @@ import { requireDotnet, run, runDotnetTests } from './dotnet.js';
 const DAPPER_VERSION = '2.1.86';
 const ownToken = publicKeyToken(parseStrongNameKeyFile(fixture('test-keys/other_keypair.snk')).publicKey.blob);
 
-function project(central: boolean): string {
+function project(central: boolean, framework = 'net48'): string {
   return `<Project Sdk="Microsoft.NET.Sdk">
   <PropertyGroup>
-    <TargetFramework>net48</TargetFramework>
+    <TargetFramework>${framework}</TargetFramework>
     <Deterministic>true</Deterministic>
     <SignAssembly>true</SignAssembly>
     <DelaySign>true</DelaySign>
     <AssemblyOriginatorKeyFile>12345_public.snk</AssemblyOriginatorKeyFile>
     <TreatWarningsAsErrors>true</TreatWarningsAsErrors>
-    <CopyLocalLockFileAssemblies>true</CopyLocalLockFileAssemblies>
     <SigngateFixReferences Condition="'$(SigngateFixReferences)' == ''">true</SigngateFixReferences>
     <SigngateFixKey>own_keypair.snk</SigngateFixKey>
   </PropertyGroup>
   <ItemGroup>
-    <PackageReference Include="Microsoft.NETFramework.ReferenceAssemblies"${central ? '' : ' Version="1.0.3"'} PrivateAssets="all" />
+    <PackageReference Include="Microsoft.NETFramework.ReferenceAssemblies"${central ? '' : ' Version="1.0.3"'} PrivateAssets="all" Condition="'$(TargetFramework)' == 'net48'" />
     <PackageReference Include="Dapper"${central ? '' : ` Version="${DAPPER_VERSION}"`} />
     <Reference Include="Contoso.AddinApi" HintPath="vendor/Contoso.AddinApi.dll" Private="false" />
     <Reference Include="UnsignedLib" HintPath="lib/UnsignedLib.dll" />
@@ -70,11 +69,11 @@ describe.runIf(runDotnetTests)('SigngateFixReferences in dotnet build', () => {
   const packageDapper = join(homedir(), '.nuget', 'packages', 'dapper', DAPPER_VERSION, 'lib', 'net461', 'Dapper.dll');
 
   /** A project folder: the add-in source, its keys, the vendor API and the unsigned in-house library. */
-  function makeProject(name: string, central: boolean): string {
+  function makeProject(name: string, central: boolean, framework?: string): string {
     const dir = join(root, name);
     mkdirSync(join(dir, 'vendor'), { recursive: true });
     mkdirSync(join(dir, 'lib'), { recursive: true });
-    writeFileSync(join(dir, `${name}.csproj`), project(central));
+    writeFileSync(join(dir, `${name}.csproj`), project(central, framework));
     if (central) writeFileSync(join(dir, 'Directory.Packages.props'), CENTRAL);
     writeFileSync(join(dir, 'Addin.cs'), SOURCE);
     copyFileSync(fixturePath('vendor/Contoso.AddinApi.dll'), join(dir, 'vendor', 'Contoso.AddinApi.dll'));
@@ -86,8 +85,8 @@ describe.runIf(runDotnetTests)('SigngateFixReferences in dotnet build', () => {
   const build = (dir: string, ...props: string[]) => run('dotnet', ['build', '-c', 'Release', '-nologo', '-tl:off', '--disable-build-servers', ...props], { cwd: dir });
 
   /** Checks a built output: fixed copies in bin/, the add-in's references with their token, the package untouched. */
-  function expectFixedOutput(dir: string, name: string): void {
-    const bin = join(dir, 'bin', 'Release', 'net48');
+  function expectFixedOutput(dir: string, name: string, framework = 'net48'): void {
+    const bin = join(dir, 'bin', 'Release', framework);
     for (const dependency of ['Dapper.dll', 'UnsignedLib.dll']) {
       const module = readModule(readFileSync(join(bin, dependency)));
       const check = verifyStrongName(module);
@@ -101,7 +100,7 @@ describe.runIf(runDotnetTests)('SigngateFixReferences in dotnet build', () => {
     expect(tokens.Dapper).toBe(ownToken);
     expect(tokens.UnsignedLib).toBe(ownToken);
     // The package in the NuGet cache and the project's lib/ keep their bytes: only copies were strong-named.
-    expect(classifyStrongName(readModule(readFileSync(packageDapper))).state).toBe('unsigned');
+    if (framework === 'net48') expect(classifyStrongName(readModule(readFileSync(packageDapper))).state).toBe('unsigned');
     expect(classifyStrongName(readModule(readFileSync(join(dir, 'lib', 'UnsignedLib.dll')))).state).toBe('unsigned');
     // And the pre-flight check no longer reports SG401 for the add-in.
     const checked = runCli(['check', bin, '--key', join(dir, '12345_public.snk'), '--vendor', 'Contoso']);
@@ -140,6 +139,23 @@ describe.runIf(runDotnetTests)('SigngateFixReferences in dotnet build', () => {
     expect(ok.status, ok.output.split('\n').filter((l) => /error|warn|signgate/i.test(l)).join('\n')).toBe(0);
     expectFixedOutput(dir, 'CentralAddin');
     expect(existsSync(join(dir, 'obj', 'Release', 'net48', 'signgate-fixed', 'Dapper.dll'))).toBe(true);
+  });
+
+  test('a net8.0 add-in with no copy-local property: the strong-named copies reach bin/ and deps.json finds them there', { timeout: 300_000 }, async () => {
+    requireDotnet();
+    const dir = makeProject('CoreAddin', false, 'net8.0');
+    const ok = await build(dir);
+    expect(ok.status, ok.output.split('\n').filter((l) => /error|warn|signgate/i.test(l)).join('\n')).toBe(0);
+    expectFixedOutput(dir, 'CoreAddin', 'net8.0');
+    // deps.json names Dapper's runtime file by its package path; the runtime looks beside the add-in first, where
+    // the strong-named copy is (a library's deps.json never points into the NuGet cache by a full path).
+    const deps = JSON.parse(readFileSync(join(dir, 'bin', 'Release', 'net8.0', 'CoreAddin.deps.json'), 'utf8')) as { targets: Record<string, Record<string, { runtime?: Record<string, unknown> }>> };
+    const runtimeFiles = Object.entries(Object.values(deps.targets)[0]!).filter(([library]) => library.startsWith('Dapper/')).flatMap(([, entry]) => Object.keys(entry.runtime ?? {}));
+    expect(runtimeFiles).toHaveLength(1);
+    expect(runtimeFiles[0]).toMatch(/^lib\/[^/]+\/Dapper\.dll$/);
+    // The package in the NuGet cache keeps its bytes: only the copy was strong-named.
+    const original = join(homedir(), '.nuget', 'packages', 'dapper', DAPPER_VERSION, runtimeFiles[0]!);
+    expect(classifyStrongName(readModule(readFileSync(original))).state).toBe('unsigned');
   });
 
   test('without SigngateFixKey the build stops with SGB006 and says what to set', { timeout: 300_000 }, async () => {

@@ -85,6 +85,30 @@ describe.runIf(runDotnetTests)('msbuild/Signgate.targets in dotnet build', () =>
     }
   }, 600_000);
 
+  test('SigngateShip: the output with the signed files in place lands in bin/ship/, and its release audit passes', async () => {
+    requireDotnet();
+    const r = await build({ SIGNGATE_ACCESS_TOKEN: server.token() }, '-p:SigngateShip=true');
+    expect(r.status, errorLines(r.output)).toBe(0);
+    for (const framework of ['net48', 'net8.0']) {
+      const ship = join(dir, 'bin', 'ship', 'Release', framework);
+      const out = join(dir, 'bin', 'Release', framework);
+      expect(r.output).toContain(`${ship}/ is ready to ship`);
+      // The signed add-in in place of the delay-signed one, and the rest of the output as it was.
+      expect(readFileSync(join(ship, 'PostBuildAddin.dll')).equals(readFileSync(join(out, 'signed', 'PostBuildAddin.dll')))).toBe(true);
+      expect(readFileSync(join(ship, 'PostBuildAddin.pdb')).equals(readFileSync(join(out, 'PostBuildAddin.pdb')))).toBe(true);
+      if (framework === 'net8.0') expect(existsSync(join(ship, 'PostBuildAddin.deps.json'))).toBe(true);
+      expect(existsSync(join(ship, 'signed'))).toBe(false);
+      const audit = readFileSync(join(dir, 'obj', 'Release', framework, 'signgate-ship-audit.md'), 'utf8');
+      expect(audit).toContain('PostBuildAddin.dll');
+      const verify = runCli(['verify', join(ship, 'PostBuildAddin.dll'), '--key', fixturePath('test-keys/12345_public.snk')]);
+      expect(verify.status, verify.stdout + verify.stderr).toBe(0);
+    }
+    // A ship folder inside the output folder, which is signed as a whole, is refused.
+    const inside = await build({ SIGNGATE_ACCESS_TOKEN: server.token() }, '-p:SigngateShip=true', '-p:TargetFramework=net48', '-p:SigngateShipDestination=bin/Release/net48/ship', '--no-restore');
+    expect(inside.status).not.toBe(0);
+    expect(inside.output).toContain('error SGB012');
+  }, 600_000);
+
   test('a second build with nothing changed runs neither the check nor the signing; a changed key file runs both', async () => {
     requireDotnet();
     const env = { SIGNGATE_ACCESS_TOKEN: server.token() };

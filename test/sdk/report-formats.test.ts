@@ -1,6 +1,8 @@
 // The report formats build hosts read, on SDK-built fixtures: `--format msbuild` (MSBuild's canonical diagnostic
 // lines, checked with the same pattern MSBuild's Exec task applies) and `--format github` (workflow annotations).
 import { describe, expect, test } from 'vitest';
+import { formatFixForMsbuild } from '../../src/cli/commands/fix.js';
+import type { FixResult } from '../../src/workflows/fix.js';
 import { runCli } from '../helpers/fixtures.js';
 
 const KEY = 'fixtures/test-keys/12345_public.snk';
@@ -67,5 +69,33 @@ describe('--format github', () => {
     expect(lines[2]).toMatch(/^::error title=SG503 upload-too-large::/);
     expect(lines.every((l) => !l.includes('\r'))).toBe(true);
     expect(lines.at(-1)).toMatch(/^signgate check: 3 files/);
+  });
+});
+
+describe('in a build, cures and notes the build can act on', () => {
+  test('SG401 names SigngateFixReferences and SigngateFixKey, not a command line that works on obj/', () => {
+    const r = check('msbuild', `${WRONG}/UnsignedReference`);
+    const sg401 = r.stdout.split('\n').filter((l) => / error SG401: /.test(l));
+    expect(sg401.length).toBeGreaterThan(0);
+    for (const l of sg401) {
+      expect(l).toMatch(CANONICAL);
+      expect(l).toContain('<SigngateFixReferences>true</SigngateFixReferences> and <SigngateFixKey>your-key.snk</SigngateFixKey>');
+      expect(l).not.toContain('signgate fix ');
+    }
+    // Outside a build the command line stays the cure.
+    expect(check('text', `${WRONG}/UnsignedReference`).stdout).toContain('signgate fix ');
+  });
+
+  test('what SigngateFixReferences could not rewrite is a message with a code per kind, never a warning', () => {
+    const notes = [
+      { kind: 'friend-without-key', message: 'InternalsVisibleTo("Markdig.Tests") names an assembly that is not strong-named here' },
+      { kind: 'authenticode-removed', message: 'its Authenticode signature was removed' },
+      { kind: 'baml', message: 'resource X.g.resources holds compiled XAML (BAML)' },
+    ] as const;
+    const result = { files: [{ path: 'obj/Markdig.dll', outcome: 'signed', changes: [], notes, writtenTo: 'obj/signgate-fixed/Markdig.dll' }] } as unknown as FixResult;
+    const lines = formatFixForMsbuild(result).split('\n');
+    const noteLines = lines.filter((l) => l.includes(' : note SGB'));
+    expect(noteLines.map((l) => /note (SGB\d+)/.exec(l)![1])).toEqual(['SGB008', 'SGB009', 'SGB010']);
+    for (const l of lines) expect(l).not.toMatch(CANONICAL);
   });
 });

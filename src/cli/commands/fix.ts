@@ -59,13 +59,18 @@ const NOT_TO_FIX = new Set(['SG_ERR_FIX_NOT_MANAGED', 'SG_ERR_FIX_NETMODULE', 'S
  * For the build (SigngateFixReferences): refusals as MSBuild errors, listed files that could not be fixed and notes as
  * warnings in the canonical `file : error CODE : text` form, the rest as plain lines.
  */
+/** The build's code for each kind of note (docs/msbuild.md): SGB008 a friend outside the set, SGB009 an Authenticode signature removed, SGB010 compiled XAML. */
+const MSBUILD_NOTE_CODE: Record<FixFileResult['notes'][number]['kind'], string> = { 'friend-without-key': 'SGB008', 'authenticode-removed': 'SGB009', baml: 'SGB010' };
+
 export function formatFixForMsbuild(result: FixResult): string {
   const lines: string[] = [];
   for (const f of result.files) {
     if (f.outcome === 'refused') lines.push(`${f.path} : error ${f.reason!.code} : signgate fix: ${f.reason!.message}`);
     else if (f.outcome === 'skipped' && f.reason && !NOT_TO_FIX.has(f.reason.code)) lines.push(`${f.path} : warning ${f.reason.code} : signgate fix: skipped: ${f.reason.message}`);
     else if (f.outcome !== 'skipped' && f.outcome !== 'unchanged') lines.push(`signgate fix: ${f.path}: ${VERB[f.outcome]}${f.writtenTo ? ` -> ${f.writtenTo}` : ''}`);
-    for (const note of f.notes) lines.push(`${f.path} : warning SGB006 : signgate fix: ${note.message}`);
+    // What fix could not rewrite, or removed, is told as a message (MSBuild's categories are only error and
+    // warning: `note` keeps the line out of both), one code per kind: nothing here is for the build to fail on.
+    for (const note of f.notes) lines.push(`${f.path} : note ${MSBUILD_NOTE_CODE[note.kind]} : signgate fix: ${note.message}`);
   }
   return lines.join('\n');
 }
