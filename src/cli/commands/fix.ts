@@ -59,8 +59,11 @@ const NOT_TO_FIX = new Set(['SG_ERR_FIX_NOT_MANAGED', 'SG_ERR_FIX_NETMODULE', 'S
  * For the build (SigngateFixReferences): refusals as MSBuild errors, listed files that could not be fixed and notes as
  * warnings in the canonical `file : error CODE : text` form, the rest as plain lines.
  */
-/** The build's code for each kind of note (docs/msbuild.md): SGB008 a friend outside the set, SGB009 an Authenticode signature removed, SGB010 compiled XAML. */
-const MSBUILD_NOTE_CODE: Record<FixFileResult['notes'][number]['kind'], string> = { 'friend-without-key': 'SGB008', 'authenticode-removed': 'SGB009', baml: 'SGB010' };
+/**
+ * The build's code for each kind of note (docs/msbuild.md): SGB008 a friend outside the set, SGB009 an Authenticode
+ * signature removed, SGB010 compiled XAML, SGB013 overlay bytes kept, SGB014 a satellite's key.
+ */
+const MSBUILD_NOTE_CODE: Record<FixFileResult['notes'][number]['kind'], string> = { 'friend-without-key': 'SGB008', 'authenticode-removed': 'SGB009', baml: 'SGB010', 'overlay-kept': 'SGB013', satellite: 'SGB014' };
 
 export function formatFixForMsbuild(result: FixResult): string {
   const lines: string[] = [];
