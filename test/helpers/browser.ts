@@ -51,11 +51,14 @@ export async function axeViolations(page: Page): Promise<AxeViolation[]> {
 }
 
 /**
- * The text a page shows inside its viewport, a line per block (a paragraph, a table cell, a list item), whitespace
- * folded: what a screenshot of the viewport shows, in words.
+ * The text a page shows from its top to the end of one element, a line per block (a paragraph, a table cell, a
+ * list item), whitespace folded: what a screenshot of that part shows, in words. What is laid out (not
+ * display: none, not a 1-pixel hidden label) counts, wherever the fonts of a machine put it.
  */
-export function textInViewport(page: Page): Promise<string> {
-  return page.evaluate(() => {
+export function textDownTo(page: Page, selector: string): Promise<string> {
+  return page.evaluate((selector) => {
+    const end = document.querySelector(selector);
+    if (!end) throw new Error(`no ${selector} on the page`);
     const blocks = new Map<Element, string>();
     const blockOf = (e: Element) => {
       let b = e;
@@ -64,16 +67,16 @@ export function textInViewport(page: Page): Promise<string> {
     };
     const walker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
     for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+      if (!end.contains(node) && end.compareDocumentPosition(node) & Node.DOCUMENT_POSITION_FOLLOWING) break;
       if (!node.textContent!.trim() || node.parentElement!.closest('script,style')) continue;
       const range = document.createRange();
       range.selectNodeContents(node);
-      const inView = Array.from(range.getClientRects()).some((r) => r.width > 1 && r.height > 1 && r.bottom > 0 && r.top < innerHeight && r.right > 0 && r.left < innerWidth);
-      if (!inView) continue;
+      if (!Array.from(range.getClientRects()).some((r) => r.width > 1 && r.height > 1)) continue;
       const block = blockOf(node.parentElement!);
       blocks.set(block, (blocks.get(block) ?? '') + node.textContent);
     }
     return [...blocks.values()].map((t) => t.replace(/\s+/g, ' ').trim()).join('\n');
-  });
+  }, selector);
 }
 
 const PNG_SIGNATURE = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
