@@ -5,7 +5,12 @@ import { loadDetails, loadSummaryText, loadsUnderText } from './audit-load.js';
 import { recordNote, signatureText } from './audit-signature.js';
 import { countOf } from './terminal.js';
 
-const cell = (text: string) => text.replace(/\|/g, '\\|').replace(/\r?\n/g, ' ');
+/**
+ * Text as written, also where Markdown is rendered: what would start an HTML tag (`<i`, `</`, `<!`) or an entity
+ * (`&amp;`, `&#38;`) gets a backslash (a file name may hold either), and so does a table cell's `|`.
+ */
+const text = (t: string) => t.replace(/<(?=[A-Za-z/!?])/g, '\\<').replace(/&(?=#?\w+;)/g, '\\&');
+const cell = (t: string) => text(t).replace(/\|/g, '\\|').replace(/\r?\n/g, ' ');
 /** `delay-signed 6, signed 2`, or `none` for a release without files. */
 const counts = (byName: Readonly<Record<string, number>>) => Object.entries(byName).map(([k, v]) => `${k} ${v}`).join(', ') || 'none';
 
@@ -34,13 +39,13 @@ export function formatAuditMarkdown(report: AuditReport, generatedAt: string | n
     '',
     '## Files',
     '',
-    ...report.files.flatMap((f) => [`### ${f.path}`, '', `- SHA-256: \`${f.sha256}\`, ${countOf(f.size, 'byte')}`, `- Strong name: ${f.strongName ? `${f.strongName.state}, signature ${f.strongName.signatureValid === null ? 'not present' : f.strongName.signatureValid ? 'valid' : 'invalid'}` : 'unreadable'}`, ...(f.authenticode ? [`- Authenticode: ${cell(describeAuthenticodeVerdict(f.authenticode))}`] : []), ...(signatureText(f, report.signatureRecord) ? [`- Signature record: ${cell(signatureText(f, report.signatureRecord)!)}`] : []), `- ${cell(f.reason)}`, ...loadDetails(f.load).map(([k, v]) => `- ${k}: ${cell(v)}`), ...f.findings.map((x) => `- **${x.severity}** ${x.ruleId} ${x.rule}: ${cell(x.message)}`), '']),
+    ...report.files.flatMap((f) => [`### ${text(f.path)}`, '', `- SHA-256: \`${f.sha256}\`, ${countOf(f.size, 'byte')}`, `- Strong name: ${f.strongName ? `${f.strongName.state}, signature ${f.strongName.signatureValid === null ? 'not present' : f.strongName.signatureValid ? 'valid' : 'invalid'}` : 'unreadable'}`, ...(f.authenticode ? [`- Authenticode: ${cell(describeAuthenticodeVerdict(f.authenticode))}`] : []), ...(signatureText(f, report.signatureRecord) ? [`- Signature record: ${cell(signatureText(f, report.signatureRecord)!)}`] : []), `- ${cell(f.reason)}`, ...loadDetails(f.load).map(([k, v]) => `- ${k}: ${cell(v)}`), ...f.findings.map((x) => `- **${x.severity}** ${x.ruleId} ${x.rule}: ${cell(x.message)}`), '']),
     '## Findings',
     '',
-    ...(report.findings.length ? report.findings.map((x) => `- **${x.severity}** ${x.ruleId} ${x.rule}${x.file ? ` (${x.file})` : ''}: ${cell(x.message)}`) : ['None.']),
+    ...(report.findings.length ? report.findings.map((x) => `- **${x.severity}** ${x.ruleId} ${x.rule}${x.file ? ` (${text(x.file)})` : ''}: ${cell(x.message)}`) : ['None.']),
     '',
   ];
-  if (report.manifest) lines.push('## Manifest', '', `Missing: ${report.manifest.missing.join(', ') || 'none'}. Extra: ${report.manifest.extra.join(', ') || 'none'}.`, '');
+  if (report.manifest) lines.push('## Manifest', '', `Missing: ${report.manifest.missing.map(text).join(', ') || 'none'}. Extra: ${report.manifest.extra.map(text).join(', ') || 'none'}.`, '');
   if (report.changes) {
     const c = report.changes;
     lines.push('## Changes since the previous release', '');
@@ -56,8 +61,8 @@ export function formatAuditMarkdown(report: AuditReport, generatedAt: string | n
       ['Option changed', c.optionChanged],
       ['Authenticode publisher changed', c.publisherChanged ?? []],
     ] as const;
-    for (const [label, list] of groups) lines.push(`- ${label}: ${list.length ? list.join(', ') : 'none'}`);
-    if (c.files.length) lines.push('', ...c.files.map((x) => `- ${x.regression ? '**regression** ' : ''}${x.name}: ${cell(x.summary)}`));
+    for (const [label, list] of groups) lines.push(`- ${label}: ${list.length ? list.map(text).join(', ') : 'none'}`);
+    if (c.files.length) lines.push('', ...c.files.map((x) => `- ${x.regression ? '**regression** ' : ''}${text(x.name)}: ${cell(x.summary)}`));
     lines.push('');
   }
   const st = report.settings;

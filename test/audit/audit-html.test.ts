@@ -25,6 +25,8 @@ const artifacts = join(repoRoot, 'out');
 const KEY = fixturePath('test-keys/12345_public.snk');
 /** A file name with every character HTML escapes, an entity already written out, and letters beyond ASCII. */
 const ODD_NAME = `a&amp;b <i>Ünïcødé "q" 'x' ✓.dll`;
+/** Text as a regular expression that matches exactly it. */
+const regExpOf = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 
 /** `signgate audit` (the built CLI) without a job ledger; extra arguments after the paths. */
 function auditCli(paths: readonly string[], ...extra: string[]) {
@@ -240,7 +242,7 @@ describe.skipIf(!hasChromium)('the HTML audit report in headless Chromium', () =
     await page.goto(cleanUrl);
     const row = page.locator('#files tbody tr.file', { hasText: 'Ünïcødé' });
     expect(await row.count()).toBe(1);
-    expect((await row.locator('td').nth(1).innerText()).replace(/\n/g, '')).toMatch(new RegExp(`/${ODD_NAME.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}$`));
+    expect((await row.locator('td').nth(1).innerText()).replace(/\n/g, '')).toMatch(new RegExp(`/${regExpOf(ODD_NAME)}$`));
     expect(await page.locator('#files tbody i').count()).toBe(0); // <i> stayed text
     await row.locator('button.more').click();
     expect(await row.locator('button.more').getAttribute('aria-label')).toContain(ODD_NAME);
@@ -341,6 +343,16 @@ describe('counts and load rows in words, in every audit format', () => {
     const r = auditCli([fixturePath('addin'), fixturePath('findings/vendor-attribute-false')], '--format', 'markdown');
     expect(r.stdout).toContain('**9 files**: 0 ok, 7 fail, 2 not required; 8 errors, 1 warning.');
     expect(r.stdout).toMatch(/Will it load: of [2-9] API programs, /);
+  });
+
+  test('Markdown: a file name that would start an HTML tag or an entity gets backslashes, so that it renders as written', () => {
+    const release = join(dir, 'odd');
+    mkdirSync(release);
+    copyFileSync(fixturePath('addin/ThirdParty.Json.dll'), join(release, ODD_NAME));
+    const md = auditCli([release], '--format', 'markdown').stdout;
+    const shown = `a\\&amp;b \\<i>Ünïcødé "q" 'x' ✓.dll`;
+    expect(md.split('\n').find((l) => l.startsWith('### '))).toMatch(new RegExp(`/${regExpOf(shown)}$`));
+    expect(md).toMatch(new RegExp(`^\\| [^|]*/${regExpOf(shown)} \\| ThirdParty\\.Json \\|`, 'm'));
   });
 
   const load = (kind: 'framework' | 'core' | 'standard', refused: boolean): AuditLoad => ({
