@@ -74,7 +74,7 @@ describe.skipIf(!hasChromium)('the HTML audit report in headless Chromium', () =
     oneUrl = pathToFileURL(join(dir, 'one.html')).href;
     browser = await launchChromium();
     mkdirSync(artifacts, { recursive: true });
-  }, 60_000);
+  }, 180_000);
   afterAll(async () => browser?.close());
 
   test('loads without console errors or requests beyond the file; filter, sort and details work', async () => {
@@ -219,7 +219,7 @@ describe.skipIf(!hasChromium)('the HTML audit report in headless Chromium', () =
     expect(await page.evaluate(() => (document.activeElement as HTMLElement).innerText.trim())).toBe('Assembly');
     await page.locator('#files thead th', { hasText: 'Version' }).click();
     expect(await sortOf()).toEqual(['Version: ascending']);
-  }, 60_000);
+  }, 120_000);
 
   test.each([
     ['with errors', 'closed', 'light'],
@@ -235,7 +235,7 @@ describe.skipIf(!hasChromium)('the HTML audit report in headless Chromium', () =
     expect(await page.locator('#files tbody tr.more:not([hidden])').count()).toBe(details === 'open' ? await page.locator('#files tbody tr.file').count() : 0);
     const violations = await axeViolations(page);
     expect(violations.filter((v) => v.impact === 'serious' || v.impact === 'critical')).toEqual([]);
-  }, 60_000);
+  }, 120_000);
 
   test('a file name with HTML-special and non-ASCII characters shows as written, in the table, the details and the filter', async () => {
     const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
@@ -249,7 +249,7 @@ describe.skipIf(!hasChromium)('the HTML audit report in headless Chromium', () =
     expect(await page.locator('#files tbody tr.more:not([hidden]) dd').first().innerText()).toContain(ODD_NAME);
     await page.fill('#filter', '&amp;b <i>');
     expect(await page.locator('#shown').innerText()).toBe('1 of 6 files shown');
-  }, 60_000);
+  }, 120_000);
 
   test('counts in words with one file and with none; an empty report says so and sorts without errors', async () => {
     const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
@@ -270,7 +270,7 @@ describe.skipIf(!hasChromium)('the HTML audit report in headless Chromium', () =
     await page.locator('#files thead th', { hasText: 'Assembly' }).click();
     expect(problems).toEqual([]);
     expect(await axeViolations(page).then((v) => v.filter((x) => x.impact === 'serious' || x.impact === 'critical'))).toEqual([]);
-  }, 60_000);
+  }, 120_000);
 
   // The README's picture of the report: from the top down to one row's open details. Pixels differ between machines
   // (fonts, anti-aliasing), so the test does not compare them: the PNG carries the text it shows and a hash of the
@@ -292,7 +292,7 @@ describe.skipIf(!hasChromium)('the HTML audit report in headless Chromium', () =
       writeFileAtomic(png, pngWithText(shot, 'signgate-shows', shows));
     }
     expect(pngFileText(png, 'signgate-shows'), 'docs/images/audit-report.png does not show the report as it renders now: make it again with SIGNGATE_UPDATE_SCREENSHOT=1 npx vitest run test/audit/audit-html.test.ts (after npm run build), and commit it').toBe(shows);
-  }, 60_000);
+  }, 120_000);
 });
 
 test('paths wrap after a separator or a dot before a name, never inside a version such as net8.0', async () => {
@@ -328,7 +328,7 @@ describe('counts and load rows in words, in every audit format', () => {
     const json = join(dir, 'one.json');
     auditCli([fixturePath('sdk/bin/net8.0/SampleAddin.dll')], '--format', 'json', '-o', json);
     expect(runCli(['audit', '--verify-report', json, fixturePath('sdk/bin/net8.0/SampleAddin.dll')]).stdout).toContain(': 1 file, the same hashes');
-  });
+  }, 120_000);
 
   test('no files: "0 files", "0 errors", and "none" rather than an empty list', () => {
     const r = auditCli([join(dir, 'empty')], '--format', 'markdown');
@@ -337,13 +337,13 @@ describe('counts and load rows in words, in every audit format', () => {
     expect(r.stdout).toContain('By strong-name state: none.');
     expect(r.stdout).toContain('Will it load: the release has no API programs (files that use the vendor API).');
     expect(auditCli([join(dir, 'empty')], '-o', join(dir, 'empty.html')).stderr).toMatch(/: 0 files, 0 ok, 0 fail, 0 not required, 0 errors\n/);
-  });
+  }, 120_000);
 
   test('many files: "9 files", "8 errors", and "1 warning"', () => {
     const r = auditCli([fixturePath('addin'), fixturePath('findings/vendor-attribute-false')], '--format', 'markdown');
     expect(r.stdout).toContain('**9 files**: 0 ok, 7 fail, 2 not required; 8 errors, 1 warning.');
     expect(r.stdout).toMatch(/Will it load: of [2-9] API programs, /);
-  });
+  }, 120_000);
 
   test('Markdown: a file name that would start an HTML tag or an entity gets backslashes, so that it renders as written', () => {
     const release = join(dir, 'odd');
@@ -353,7 +353,7 @@ describe('counts and load rows in words, in every audit format', () => {
     const shown = `a\\&amp;b \\<i>Ünïcødé "q" 'x' ✓.dll`;
     expect(md.split('\n').find((l) => l.startsWith('### '))).toMatch(new RegExp(`/${regExpOf(shown)}$`));
     expect(md).toMatch(new RegExp(`^\\| [^|]*/${regExpOf(shown)} \\| ThirdParty\\.Json \\|`, 'm'));
-  });
+  }, 120_000);
 
   const load = (kind: 'framework' | 'core' | 'standard', refused: boolean): AuditLoad => ({
     target: { moniker: { framework: '.NETFramework,Version=v4.8', core: '.NETCoreApp,Version=v8.0', standard: '.NETStandard,Version=v2.0' }[kind], kind, source: 'attribute' },
