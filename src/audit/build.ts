@@ -53,7 +53,7 @@ export function assembleAudit(inputs: readonly CheckInput[], facts: ReadonlyMap<
       for (const error of e.errors) findings.push(malformedFinding(`${error.code}: ${error.message} (while ${error.while})`, error.code, input.path));
       const signature = options.record?.bySignedSha256.get(e.sha256) ?? null;
       if (options.record && !signature && needsSigning(f.role) && e.strongName?.signedWithExpectedKey) {
-        findings.push(auditFinding('SG709', `signed with ${describeKey({ optionId: e.strongName.optionId, token: e.assembly?.publicKeyToken ?? '?' })}, but the signature record ${options.record.source.file} (${options.record.source.entries} entries) has no entry that returned these bytes (SHA-256 ${e.sha256})`, input.path));
+        findings.push(auditFinding('SG709', `signed with ${describeKey({ optionId: e.strongName.optionId, token: e.assembly?.publicKeyToken ?? '?' })}, but the signature record ${options.record.source.file} (${options.record.source.entries} ${options.record.source.entries === 1 ? 'entry' : 'entries'}) has no entry that returned these bytes (SHA-256 ${e.sha256})`, input.path));
       }
       const authenticode = e.authenticode;
       if (authenticode && (authenticode.state === 'invalid' || authenticode.state === 'unreadable')) {

@@ -7,11 +7,12 @@ import { VERSION } from '../core/version.js';
 import { describeAuthenticodeVerdict } from '../authenticode/verdict.js';
 import type { AuditFile, AuditReport } from '../audit/model.js';
 import { escapeXml as esc } from './junit.js';
+import { countOf } from './terminal.js';
 
 // Column priorities: 1 always shown, 2 from 720 px, 3 from 1000 px, 4 from 1180 px. Every value of a hidden
 // column is in the row's details view, so nothing is out of reach on a phone.
 const CSS = `
-:root { --bg:#ffffff; --fg:#1b1f24; --muted:#59636e; --line:#d5dae0; --head:#f3f5f7; --ok:#1a7f37; --fail:#cf222e; --skip:#6e7781; --bar:#0969da; --warn:#9a6700; --more:#f6f8fa; }
+:root { --bg:#ffffff; --fg:#1b1f24; --muted:#59636e; --line:#d5dae0; --head:#f3f5f7; --ok:#1a7f37; --fail:#cf222e; --skip:#636c76; --bar:#0969da; --warn:#9a6700; --more:#f6f8fa; }
 @media (prefers-color-scheme: dark) { :root { --bg:#0d1117; --fg:#e6edf3; --muted:#9198a1; --line:#30363d; --head:#161b22; --ok:#3fb950; --fail:#f85149; --skip:#8b949e; --bar:#4493f8; --warn:#d29922; --more:#111820; } }
 * { box-sizing: border-box; }
 body { margin: 0 auto; max-width: 1440px; padding: 24px; font: 14px/1.45 system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; background: var(--bg); color: var(--fg); }
@@ -33,9 +34,14 @@ p { margin: 6px 0; }
 .table-wrap { border: 1px solid var(--line); border-radius: 8px; overflow-x: auto; }
 table { border-collapse: collapse; width: 100%; }
 th, td { text-align: left; vertical-align: top; padding: 6px 6px; border-bottom: 1px solid var(--line); overflow-wrap: break-word; }
-th { background: var(--head); cursor: pointer; user-select: none; font-weight: 600; }
-th.toggle { cursor: default; width: 2.2em; }
-th[aria-sort="ascending"]::after { content: " ▲"; } th[aria-sort="descending"]::after { content: " ▼"; }
+th { background: var(--head); font-weight: 600; }
+th.toggle { width: 2.2em; }
+th.sortable { padding: 0; cursor: pointer; user-select: none; }
+button.sort { display: block; width: 100%; margin: 0; padding: 6px; border: 0; border-radius: 0; background: none; color: inherit; font: inherit; text-align: left; overflow-wrap: inherit; cursor: pointer; }
+th[aria-sort="ascending"] .arrow::after { content: " ▲"; } th[aria-sort="descending"] .arrow::after { content: " ▼"; }
+:focus-visible { outline: 2px solid var(--bar); outline-offset: 2px; }
+button.sort:focus-visible { outline-offset: -3px; }
+.visually-hidden { position: absolute; width: 1px; height: 1px; padding: 0; margin: -1px; overflow: hidden; clip: rect(0 0 0 0); white-space: nowrap; border: 0; }
 td.nowrap { white-space: nowrap; }
 button.more { font: inherit; font-size: 14px; line-height: 1; padding: 4px 6px; border: 1px solid var(--line); border-radius: 6px; background: var(--bg); color: var(--fg); cursor: pointer; }
 button.more[aria-expanded="true"] { background: var(--head); }
@@ -77,7 +83,7 @@ const SCRIPT = `
       more.hidden = !ok || row.querySelector('button.more').getAttribute('aria-expanded') !== 'true';
       if (ok) shown++;
     });
-    count.textContent = shown + ' of ' + rows.length + ' files shown';
+    count.textContent = shown + ' of ' + rows.length + (rows.length === 1 ? ' file' : ' files') + ' shown';
   }
   filter.addEventListener('input', apply);
   outcome.addEventListener('change', apply);
@@ -88,21 +94,24 @@ const SCRIPT = `
     button.setAttribute('aria-expanded', String(open));
     document.getElementById(button.getAttribute('aria-controls')).hidden = !open;
   });
-  Array.prototype.forEach.call(table.tHead.rows[0].cells, function (th, index) {
-    if (th.classList.contains('toggle')) return;
-    th.addEventListener('click', function () {
-      var dir = th.getAttribute('aria-sort') === 'ascending' ? 'descending' : 'ascending';
-      Array.prototype.forEach.call(table.tHead.rows[0].cells, function (c) { c.removeAttribute('aria-sort'); });
-      th.setAttribute('aria-sort', dir);
-      var rows = fileRows();
-      rows.sort(function (a, b) {
-        var x = a.cells[index].getAttribute('data-sort') || a.cells[index].textContent;
-        var y = b.cells[index].getAttribute('data-sort') || b.cells[index].textContent;
-        var n = x.localeCompare(y, undefined, { numeric: true });
-        return dir === 'ascending' ? n : -n;
-      });
-      rows.forEach(function (r) { body.appendChild(r); body.appendChild(moreOf(r)); });
+  // Each sortable header holds a button (Enter and Space press it); a click anywhere in the header sorts too.
+  // aria-sort is on the sorted column only, as in the WAI-ARIA sortable table pattern.
+  var heads = table.tHead.rows[0].cells;
+  table.tHead.addEventListener('click', function (event) {
+    var th = event.target.closest('th.sortable');
+    if (!th) return;
+    var index = th.cellIndex;
+    var dir = th.getAttribute('aria-sort') === 'ascending' ? 'descending' : 'ascending';
+    Array.prototype.forEach.call(heads, function (c) { c.removeAttribute('aria-sort'); });
+    th.setAttribute('aria-sort', dir);
+    var rows = fileRows();
+    rows.sort(function (a, b) {
+      var x = a.cells[index].getAttribute('data-sort') || a.cells[index].textContent;
+      var y = b.cells[index].getAttribute('data-sort') || b.cells[index].textContent;
+      var n = x.localeCompare(y, undefined, { numeric: true });
+      return dir === 'ascending' ? n : -n;
     });
+    rows.forEach(function (r) { body.appendChild(r); body.appendChild(moreOf(r)); });
   });
   apply();
 })();
@@ -160,6 +169,15 @@ const COLUMNS: readonly Column[] = [
   { label: 'Outcome', priority: 1, cell: (f) => `<span class="outcome-${f.outcome}">${f.outcome}</span>`, nowrap: true },
 ];
 
+/**
+ * A column's header: a button that sorts by it. The report lists files by path, so the File column starts out
+ * sorted ascending.
+ */
+function header(c: Column): string {
+  const cls = ['sortable', c.priority > 1 ? `p${c.priority}` : ''].filter(Boolean).join(' ');
+  return `<th class="${cls}"${c.label === 'File' ? ' aria-sort="ascending"' : ''}><button type="button" class="sort">${esc(c.label)}<span class="arrow" aria-hidden="true"></span></button></th>`;
+}
+
 function row(f: AuditFile, index: number, report: AuditReport): string {
   const cells = COLUMNS.map((c) => {
     const cls = [c.priority > 1 ? `p${c.priority}` : '', c.nowrap ? 'nowrap' : ''].filter(Boolean).join(' ');
@@ -183,7 +201,7 @@ function details(f: AuditFile, report: AuditReport): string {
     ['Job', job],
     ...(signatureText(f, report.signatureRecord) ? [['Signature record', esc(signatureText(f, report.signatureRecord)!)] as [string, string]] : []),
     ['SHA-256', `<code>${f.sha256}</code>`],
-    ['Size', `${f.size} bytes`],
+    ['Size', countOf(f.size, 'byte')],
     ['State', sn ? `${esc(sn.state)}${sn.keyBits ? `, ${sn.keyBits}-bit key, ${esc(sn.hashAlgorithm ?? '')}` : ''}` : 'not a readable .NET assembly'],
     ['Signature check', sn ? (sn.signatureValid === null ? 'nothing to check: no signature' : sn.signatureValid ? 'valid' : 'invalid') : 'not applicable'],
     ['Key', sn ? (sn.key === 'expected' ? "the organization's" : sn.key === 'other' ? 'another key' : 'none') : 'none'],
@@ -255,6 +273,7 @@ export function formatAuditHtml(report: AuditReport, generatedAt: string | null)
 ${generatedAt ? `<p class="generated">Generated ${esc(generatedAt)}</p>` : ''}
 <p class="muted">Vendor <b>${esc(report.settings.vendor)}</b>; the organization's keys: ${keys}.</p>
 </header>
+<main>
 <section class="cards">
 <div class="card">Files<b>${s.files}</b></div><div class="card">OK<b class="outcome-ok">${s.byOutcome.ok}</b></div>
 <div class="card">Fail<b class="outcome-fail">${s.byOutcome.fail}</b></div><div class="card">Not required<b>${s.byOutcome['not-required']}</b></div>
@@ -266,22 +285,23 @@ ${barChart('By outcome', Object.entries(s.byOutcome), outcomeColours)}
 ${s.byAuthenticode ? barChart('By Authenticode signature', Object.entries(s.byAuthenticode), { valid: 'var(--ok)', invalid: 'var(--fail)', unreadable: 'var(--fail)', absent: 'var(--skip)' }) : ''}
 </section>
 ${s.load ? `<p id="load-summary">${esc(loadSummaryText(s.load))}</p>` : ''}
-<h2>Files</h2>
+<h2 id="files-heading">Files</h2>
 <p class="muted" id="job-source">${jobNote}</p>
 ${recordNote(report) ? `<p id="signature-record">${esc(recordNote(report)!)}</p>` : ''}
 <div class="controls"><input id="filter" type="search" placeholder="Filter by any text (name, token, state…)" aria-label="Filter files">
 <select id="outcome" aria-label="Outcome"><option value="">All outcomes</option><option value="ok">ok</option><option value="fail">fail</option><option value="not-required">not required</option></select>
-<span id="shown" class="muted"></span></div>
-<div class="table-wrap"><table id="files">
-<thead><tr><th class="toggle" aria-label="Details"></th>${COLUMNS.map((c) => `<th${c.priority > 1 ? ` class="p${c.priority}"` : ''}>${c.label}</th>`).join('')}</tr></thead>
+<span id="shown" class="muted" aria-live="polite"></span></div>
+<div class="table-wrap"><table id="files" aria-labelledby="files-heading">
+<thead><tr><th class="toggle"><span class="visually-hidden">Details</span></th>${COLUMNS.map(header).join('')}</tr></thead>
 <tbody>
-${report.files.map((f, i) => row(f, i, report)).join('\n')}
+${report.files.length ? report.files.map((f, i) => row(f, i, report)).join('\n') : `<tr><td colspan="${COLUMNS.length + 1}">No files: the release is empty.</td></tr>`}
 </tbody></table></div>
 <h2>Findings</h2>
 ${findings}
 ${manifest}
 ${changesSection(report)}
 ${evidenceSection(report)}
+</main>
 <script>${SCRIPT}</script>
 </body>
 </html>

@@ -3,8 +3,16 @@ import type { AuditReport } from '../audit/model.js';
 import { describeAuthenticodeVerdict } from '../authenticode/verdict.js';
 import { loadDetails, loadSummaryText, loadsUnderText } from './audit-load.js';
 import { recordNote, signatureText } from './audit-signature.js';
+import { countOf } from './terminal.js';
 
-const cell = (text: string) => text.replace(/\|/g, '\\|').replace(/\r?\n/g, ' ');
+/**
+ * Text as written, also where Markdown is rendered: what would start an HTML tag (`<i`, `</`, `<!`) or an entity
+ * (`&amp;`, `&#38;`) gets a backslash (a file name may hold either), and so does a table cell's `|`.
+ */
+const text = (t: string) => t.replace(/<(?=[A-Za-z/!?])/g, '\\<').replace(/&(?=#?\w+;)/g, '\\&');
+const cell = (t: string) => text(t).replace(/\|/g, '\\|').replace(/\r?\n/g, ' ');
+/** `delay-signed 6, signed 2`, or `none` for a release without files. */
+const counts = (byName: Readonly<Record<string, number>>) => Object.entries(byName).map(([k, v]) => `${k} ${v}`).join(', ') || 'none';
 
 export function formatAuditMarkdown(report: AuditReport, generatedAt: string | null): string {
   const s = report.summary;
@@ -14,11 +22,11 @@ export function formatAuditMarkdown(report: AuditReport, generatedAt: string | n
     ...(generatedAt ? [`Generated ${generatedAt}`, ''] : []),
     `Vendor **${report.settings.vendor}**; the organization's keys: ${report.settings.keys.map((k) => `${k.token}${k.optionId !== null ? ` (option ${k.optionId})` : ''}`).join(', ')}.`,
     '',
-    `**${s.files} files**: ${s.byOutcome.ok} ok, ${s.byOutcome.fail} fail, ${s.byOutcome['not-required']} not required; ${s.errors} errors, ${s.warnings} warnings.`,
+    `**${countOf(s.files, 'file')}**: ${s.byOutcome.ok} ok, ${s.byOutcome.fail} fail, ${s.byOutcome['not-required']} not required; ${countOf(s.errors, 'error')}, ${countOf(s.warnings, 'warning')}.`,
     '',
-    'By strong-name state: ' + Object.entries(s.byState).map(([k, v]) => `${k} ${v}`).join(', ') + '.',
+    `By strong-name state: ${counts(s.byState)}.`,
     '',
-    ...(s.byAuthenticode ? ['By Authenticode signature: ' + Object.entries(s.byAuthenticode).map(([k, v]) => `${k} ${v}`).join(', ') + '.', ''] : []),
+    ...(s.byAuthenticode ? [`By Authenticode signature: ${counts(s.byAuthenticode)}.`, ''] : []),
     ...(s.load ? [loadSummaryText(s.load), ''] : []),
     `Jobs come from the job ledger that \`signgate sign\` writes on the machine that signed (${report.jobSource.ledger ?? 'the signgate cache folder'})${report.jobSource.found ? '' : '; the machine that made this report has none, so no job is recorded'}.`,
     '',
@@ -31,13 +39,13 @@ export function formatAuditMarkdown(report: AuditReport, generatedAt: string | n
     '',
     '## Files',
     '',
-    ...report.files.flatMap((f) => [`### ${f.path}`, '', `- SHA-256: \`${f.sha256}\`, ${f.size} bytes`, `- Strong name: ${f.strongName ? `${f.strongName.state}, signature ${f.strongName.signatureValid === null ? 'not present' : f.strongName.signatureValid ? 'valid' : 'invalid'}` : 'unreadable'}`, ...(f.authenticode ? [`- Authenticode: ${cell(describeAuthenticodeVerdict(f.authenticode))}`] : []), ...(signatureText(f, report.signatureRecord) ? [`- Signature record: ${cell(signatureText(f, report.signatureRecord)!)}`] : []), `- ${cell(f.reason)}`, ...loadDetails(f.load).map(([k, v]) => `- ${k}: ${cell(v)}`), ...f.findings.map((x) => `- **${x.severity}** ${x.ruleId} ${x.rule}: ${cell(x.message)}`), '']),
+    ...report.files.flatMap((f) => [`### ${text(f.path)}`, '', `- SHA-256: \`${f.sha256}\`, ${countOf(f.size, 'byte')}`, `- Strong name: ${f.strongName ? `${f.strongName.state}, signature ${f.strongName.signatureValid === null ? 'not present' : f.strongName.signatureValid ? 'valid' : 'invalid'}` : 'unreadable'}`, ...(f.authenticode ? [`- Authenticode: ${cell(describeAuthenticodeVerdict(f.authenticode))}`] : []), ...(signatureText(f, report.signatureRecord) ? [`- Signature record: ${cell(signatureText(f, report.signatureRecord)!)}`] : []), `- ${cell(f.reason)}`, ...loadDetails(f.load).map(([k, v]) => `- ${k}: ${cell(v)}`), ...f.findings.map((x) => `- **${x.severity}** ${x.ruleId} ${x.rule}: ${cell(x.message)}`), '']),
     '## Findings',
     '',
-    ...(report.findings.length ? report.findings.map((x) => `- **${x.severity}** ${x.ruleId} ${x.rule}${x.file ? ` (${x.file})` : ''}: ${cell(x.message)}`) : ['None.']),
+    ...(report.findings.length ? report.findings.map((x) => `- **${x.severity}** ${x.ruleId} ${x.rule}${x.file ? ` (${text(x.file)})` : ''}: ${cell(x.message)}`) : ['None.']),
     '',
   ];
-  if (report.manifest) lines.push('## Manifest', '', `Missing: ${report.manifest.missing.join(', ') || 'none'}. Extra: ${report.manifest.extra.join(', ') || 'none'}.`, '');
+  if (report.manifest) lines.push('## Manifest', '', `Missing: ${report.manifest.missing.map(text).join(', ') || 'none'}. Extra: ${report.manifest.extra.map(text).join(', ') || 'none'}.`, '');
   if (report.changes) {
     const c = report.changes;
     lines.push('## Changes since the previous release', '');
@@ -53,8 +61,8 @@ export function formatAuditMarkdown(report: AuditReport, generatedAt: string | n
       ['Option changed', c.optionChanged],
       ['Authenticode publisher changed', c.publisherChanged ?? []],
     ] as const;
-    for (const [label, list] of groups) lines.push(`- ${label}: ${list.length ? list.join(', ') : 'none'}`);
-    if (c.files.length) lines.push('', ...c.files.map((x) => `- ${x.regression ? '**regression** ' : ''}${x.name}: ${cell(x.summary)}`));
+    for (const [label, list] of groups) lines.push(`- ${label}: ${list.length ? list.map(text).join(', ') : 'none'}`);
+    if (c.files.length) lines.push('', ...c.files.map((x) => `- ${x.regression ? '**regression** ' : ''}${text(x.name)}: ${cell(x.summary)}`));
     lines.push('');
   }
   const st = report.settings;

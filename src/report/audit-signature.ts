@@ -1,5 +1,6 @@
 // The signing service's record in an audit (`--record`) in words, shared by the HTML and Markdown audits.
 import type { AuditFile, AuditRecordSource, AuditReport, AuditSignature } from '../audit/model.js';
+import { countOf } from './terminal.js';
 
 /** One entry in a sentence: when, which job, for whom, with which key. */
 export function describeSignature(s: AuditSignature): string {
@@ -19,5 +20,5 @@ export function recordNote(report: AuditReport): string | undefined {
   const r = report.signatureRecord;
   if (!r) return undefined;
   const matched = report.files.filter((f) => f.signature).length;
-  return `Signature record ${r.file}: ${r.entries} entries, chain verified up to entry ${r.lastSeq} (hash ${r.lastHash}); ${matched} of the ${report.files.length} files are the bytes an entry returned.`;
+  return `Signature record ${r.file}: ${countOf(r.entries, 'entry', 'entries')}, chain verified up to entry ${r.lastSeq} (hash ${r.lastHash}); ${matched} of the ${countOf(report.files.length, 'file')} ${matched === 1 ? 'is' : 'are'} the bytes an entry returned.`;
 }

@@ -2,6 +2,7 @@
 import { resolve } from 'node:path';
 import type { ArgumentsCamelCase, Argv, CommandModule } from 'yargs';
 import { UsageError } from '../../core/errors.js';
+import { countOf } from '../../report/terminal.js';
 import { audit, AuditFormats, renderAuditPieces, verifyAuditReport, type AuditFormat } from '../../workflows/audit.js';
 import { displayPath, lineBatches, writeFileAtomic } from '../../workflows/files.js';
 import { ExitCode, type ExitCodeValue } from '../exit-codes.js';
@@ -27,7 +28,7 @@ async function runVerifyReport(args: AuditArgs, io: Io): Promise<ExitCodeValue> 
   for (const note of result.notes) io.err(`note: ${note}`);
   const where = paths.join(', ');
   if (result.differences.length === 0) {
-    io.out(`${args.verifyReport} matches ${where}: ${result.report.files.length} files, the same hashes, keys, strong-name states, Authenticode signatures, vendor attributes, options and findings`);
+    io.out(`${args.verifyReport} matches ${where}: ${countOf(result.report.files.length, 'file')}, the same hashes, keys, strong-name states, Authenticode signatures, vendor attributes, options and findings`);
     return ExitCode.Ok;
   }
   io.out(`${args.verifyReport} differs from ${where} in ${result.differences.length} ${result.differences.length === 1 ? 'point' : 'points'}:`);
@@ -48,7 +49,7 @@ export async function runAudit(args: AuditArgs, io: Io): Promise<ExitCodeValue> 
   if (output) {
     writeFileAtomic(resolve(output), renderAuditPieces(report, format, generatedAt));
     const s = report.summary;
-    io.err(`${format} audit written to ${displayPath(resolve(output))}: ${s.files} files, ${s.byOutcome.ok} ok, ${s.byOutcome.fail} fail, ${s.byOutcome['not-required']} not required, ${s.errors} errors`);
+    io.err(`${format} audit written to ${displayPath(resolve(output))}: ${countOf(s.files, 'file')}, ${s.byOutcome.ok} ok, ${s.byOutcome.fail} fail, ${s.byOutcome['not-required']} not required, ${countOf(s.errors, 'error')}`);
   } else {
     // Printed a megabyte or so at a time, each part ending a line (io.out ends what it prints with one).
     for (const part of lineBatches(renderAuditPieces(report, format, generatedAt))) io.out(part);
