@@ -5,7 +5,11 @@
 // install where the optional package did not land) lacks the flag, and every user's `npm install` adds it.
 // This test holds the lock to what npm writes for the packages installed here; .ci/run also runs `npm install` on
 // the clean copy and fails when the lock changes.
-import { existsSync, readFileSync } from 'node:fs';
+// Other npm versions write the lock in their own format (npm 10 drops the `libc` fields npm 11 writes), so the
+// project's .npmrc says save=false: `npm install` installs from the lock and never writes it back.
+import { spawnSync } from 'node:child_process';
+import { copyFileSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect, test } from 'vitest';
 import { repoRoot } from '../helpers/fixtures.js';
@@ -47,3 +51,24 @@ test('the implicit install script of a binding.gyp counts', () => {
   // apart because it is not on disk where its native build failed (no compiler), and the test above then skips it.
   expect(lock.packages['node_modules/pkcs11js']?.hasInstallScript).toBe(true);
 });
+
+test('npm install leaves package-lock.json as it is, also when npm would write it otherwise', () => {
+  // A copy of the project's package files in which package.json asks for a wider range than the lock records (as
+  // an npm of another version reads a lock differently): npm install would write the lock again, unless .npmrc says
+  // save=false. --package-lock-only --offline: nothing is installed or fetched, the lock has everything.
+  const dir = mkdtempSync(join(tmpdir(), 'signgate-lock-'));
+  try {
+    for (const file of ['package.json', 'package-lock.json', '.npmrc']) copyFileSync(join(repoRoot, file), join(dir, file));
+    const manifest = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')) as { devDependencies: Record<string, string> };
+    expect(manifest.devDependencies.yazl).toMatch(/^\^3\.3\./);
+    manifest.devDependencies.yazl = '^3.3.0';
+    writeFileSync(join(dir, 'package.json'), JSON.stringify(manifest, null, 2));
+    // Only the project's own settings: none inherited from an npm that runs this test (npm test sets npm_config_*).
+    const env = Object.fromEntries(Object.entries(process.env).filter(([name]) => !/^npm_config_/i.test(name)));
+    const npm = spawnSync('npm', ['install', '--package-lock-only', '--ignore-scripts', '--offline', '--no-audit', '--no-fund'], { cwd: dir, env, encoding: 'utf8', shell: process.platform === 'win32' });
+    expect(npm.status, npm.stderr).toBe(0);
+    expect(readFileSync(join(dir, 'package-lock.json'), 'utf8') === readFileSync(join(repoRoot, 'package-lock.json'), 'utf8'), 'npm install rewrote package-lock.json: does .npmrc still say save=false?').toBe(true);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}, 120_000);
