@@ -3,11 +3,12 @@ import SummaryReporter from './test/helpers/summary-reporter.js';
 
 /**
  * The heavy legs, which `npm test` leaves out: the one-file executables, the Windows executable under Wine and the
- * NuGet packages (they fetch Node binaries and write about 1 GB), a consumer's install from the registry, and the
+ * NuGet packages (they fetch Node binaries and write about 1 GB), a consumer's install from the registry, the build
+ * without the optional pkcs11js (a second full type-check), and the
  * corpora. `npm run test:heavy` runs them;
  * CI runs both (.ci/run).
  */
-export const HEAVY = ['test/package/sea.test.ts', 'test/package/wine.test.ts', 'test/package/nuget.test.ts', 'test/package/consumer.test.ts', 'test/corpus/**'];
+export const HEAVY = ['test/package/sea.test.ts', 'test/package/wine.test.ts', 'test/package/nuget.test.ts', 'test/package/consumer.test.ts', 'test/package/without-pkcs11js.test.ts', 'test/corpus/**'];
 const heavy = process.env.SIGNGATE_TEST_LEG === 'heavy';
 
 export default defineConfig({

@@ -13,6 +13,9 @@ import { createRequire } from 'node:module';
 import { isAbsolute } from 'node:path';
 import { isSea } from 'node:sea';
 import { fileURLToPath } from 'node:url';
+// pkcs11js is optional: where its native build fails (no C++ compiler, as on most Windows machines) npm leaves it
+// out, and `npm install` (whose prepare script runs tsc) must still build signgate. Its types are then `any`.
+// @ts-ignore -- not an error where pkcs11js is installed; @ts-expect-error would be one there.
 import type * as Pkcs11Js from 'pkcs11js';
 import { KeyError } from '../core/errors.js';
 import type { ErrorCode } from '../core/error-codes.js';
@@ -255,7 +258,7 @@ function describeKey(uri: Pkcs11Uri): string {
 function findSlot(module: Pkcs11Js.PKCS11, uri: Pkcs11Uri, modulePath: string): Pkcs11Js.Handle {
   const slots = module.C_GetSlotList(true);
   const labels: string[] = [];
-  const matches = slots.filter((slot) => {
+  const matches = slots.filter((slot: Pkcs11Js.Handle) => {
     if (uri.slotId !== undefined && slot.readUIntLE(0, Math.min(6, slot.length)) !== uri.slotId) return false;
     const info = module.C_GetTokenInfo(slot);
     labels.push(JSON.stringify(trimmed(info.label)));
@@ -319,7 +322,7 @@ function openKey(uri: Pkcs11Uri, env: Env): OpenKey {
     }
     if (found.length > 1) throw new KeyError('SG_ERR_PKCS11_KEY', `more than one private key with ${describeKey(full)} in ${where}. Name one by object= and id=.`);
     const key = found[0]!;
-    const [type, modulus, exponent] = module.C_GetAttributeValue(session, key, [{ type: pkcs11js.CKA_KEY_TYPE }, { type: pkcs11js.CKA_MODULUS }, { type: pkcs11js.CKA_PUBLIC_EXPONENT }]).map((a) => a.value as Buffer);
+    const [type, modulus, exponent] = module.C_GetAttributeValue(session, key, [{ type: pkcs11js.CKA_KEY_TYPE }, { type: pkcs11js.CKA_MODULUS }, { type: pkcs11js.CKA_PUBLIC_EXPONENT }]).map((a: Pkcs11Js.Attribute) => a.value as Buffer);
     if (attributeNumber(type!) !== pkcs11js.CKK_RSA) throw new KeyError('SG_ERR_PKCS11_KEY', `the key with ${describeKey(full)} in ${where} is not an RSA key; strong names are RSA signatures.`);
     const publicKey = parsePublicKeyBlob(rsaPublicKeyBlob(modulus!, attributeNumber(exponent!)));
     return { module, session, key, publicKey, where };

@@ -29,7 +29,7 @@ function freePort(): Promise<number> {
 }
 
 test("the README's serve block works as written: init, token create, serve; the token is accepted", async () => {
-  const lines = readmeBlock('## The reference signing service');
+  const lines = readmeBlock('## Run the service');
   expect(lines).toHaveLength(3);
   expect(lines.every((l) => l.startsWith('signgate serve'))).toBe(true);
   const dir = mkdtempSync(join(tmpdir(), 'signgate-readme-'));

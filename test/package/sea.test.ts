@@ -147,16 +147,15 @@ describe('signgate-linux-x64', () => {
   });
 });
 
-/** The README's post-build step (its ```xml block), as a .NET developer pastes it into the add-in's project. */
+/** The post-build step of docs/executables.md (its ```xml block), as a .NET developer pastes it into the add-in's project. */
 function readmePostBuildStep(): string {
-  const readme = readFileSync(join(repoRoot, 'README.md'), 'utf8');
-  const section = readme.slice(readme.indexOf('## Without Node.js'));
-  const m = /```xml\n([\s\S]*?)```/.exec(section);
-  if (!m) throw new Error('README.md: no ```xml block in the one-file executables section');
+  const page = readFileSync(join(repoRoot, 'docs', 'executables.md'), 'utf8');
+  const m = /```xml\n([\s\S]*?)```/.exec(page);
+  if (!m) throw new Error('docs/executables.md: no ```xml block (the post-build step)');
   return m[1]!;
 }
 
-describe.runIf(runDotnetTests)("the README's post-build step in a real dotnet build, with the Linux executable", () => {
+describe.runIf(runDotnetTests)("the post-build step of docs/executables.md in a real dotnet build, with the Linux executable", () => {
   test('a Release build checks the add-in and leaves it signed in bin/Release/net48/signed', async () => {
     requireDotnet();
     const server = await startServer();
