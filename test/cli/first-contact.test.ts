@@ -94,6 +94,20 @@ describe('config files as Windows editors write them', () => {
     expect(unknown.status).toBe(2);
     expect(unknown.stderr).toContain('did you mean "keys"?');
   });
+  test('an access token in the config file: said to belong elsewhere (where), never echoed, not "unknown key"', () => {
+    const w = workdir();
+    const secret = 'sgt_config-secret-value-0123456789';
+    for (const key of ['accessToken', 'access_token', 'token']) {
+      writeFileSync(join(w.dir, 'signgate.config.json'), JSON.stringify({ vendor: 'Contoso', keys: [KEY], [key]: secret }));
+      const r = runCli(['check', ADDIN], { cwd: w.dir });
+      expect(r.status).toBe(2);
+      expect(r.stderr).toContain(`"${key}" in (top level): an access token never belongs in the config file`);
+      expect(r.stderr).toContain('--access-token-file');
+      expect(r.stderr).toContain('SIGNGATE_ACCESS_TOKEN');
+      expect(r.stderr).not.toContain('unknown key');
+      expect(r.stdout + r.stderr).not.toContain(secret);
+    }
+  });
 });
 
 describe('one command line', () => {
