@@ -55,8 +55,15 @@ export interface SignEvents {
   readonly progress?: (label: string) => ProgressReporter;
   /** The pre-flight check stopped the run: nothing was uploaded. */
   readonly checkFailed?: (check: CheckResult, errors: number) => void;
+  /**
+   * An upload starts (job `job` of `jobs`): until `jobStarted`, the service may or may not have made the job (it does
+   * once the whole upload arrived); a repeated upload carries the same Idempotency-Key.
+   */
+  readonly uploadStarted?: (upload: { files: number; job: number; jobs: number }) => void;
   /** A job exists on the service (uploaded now or resumed); until `jobDone`, it is kept there. */
   readonly jobStarted?: (job: { jobId: string; resumed: boolean }) => void;
+  /** The job's results are saved in the destination and the ledger; only deleting it (when asked) is left. */
+  readonly resultsSaved?: (job: { jobId: string; destination: string }) => void;
   readonly jobDone?: (job: { jobId: string }) => void;
   readonly retry?: (info: RetryInfo) => void;
 }
@@ -226,6 +233,7 @@ export async function sign(options: SignOptions, events: SignEvents = {}): Promi
         const what = before.state === 'failed' ? `were uploaded before in job ${before.jobId} (${before.createdAt}), which did not sign them all` : `were signed before in job ${before.jobId} (${before.createdAt})`;
         log(`these ${files.length} file(s) ${what}; uploading them again`);
       }
+      events.uploadStarted?.({ files: group.length, job: index + 1, jobs: groups.length });
       const progress = events.progress?.(`upload${groups.length > 1 ? ` ${index + 1}/${groups.length}` : ''}`);
       const idempotencyKey = uploadKey(baseUrl, options.comment, files, before?.jobId);
       const job = await client.upload(group.map((i) => ({ name: i.uploadName, bytes: i.bytes })), options.comment, progress ? (d, t) => progress.update(d, t) : undefined, { idempotencyKey });
@@ -281,6 +289,7 @@ export async function sign(options: SignOptions, events: SignEvents = {}): Promi
     entry.results = results;
     entry.state = results.every((r) => r.verified) ? 'verified' : 'failed';
     ledger.upsert(entry);
+    events.resultsSaved?.({ jobId: entry.jobId, destination: displayPath(destination) });
     // Everything of this job is saved locally now: deleting it loses nothing, whatever the verdicts.
     let deleted = false;
     if (options.deleteAfterwards) {
