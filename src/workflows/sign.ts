@@ -203,8 +203,10 @@ export async function sign(options: SignOptions, events: SignEvents = {}): Promi
   // Netmodules go with their manifest: in its job, and back unchanged.
   const manifestOf = new Map(check.files.flatMap((f) => (f.manifest !== undefined ? [[f.path, f.manifest] as const] : [])));
   for (const f of check.files.filter((f) => !uploadPaths.has(f.path))) {
-    const already = f.findings.some((x) => x.rule === 'already-signed');
-    result.files.push({ path: f.path, uploadName: inputs.find((i) => i.path === f.path)!.uploadName, uploaded: false, jobId: null, state: already ? 'already-signed' : 'not-uploaded', verified: false, reason: f.reason, output: null, messages: [] });
+    const already = f.findings.find((x) => x.rule === 'already-signed');
+    // "already signed with key token … (option …)" from SG203, said as the reason it is not uploaded.
+    const reason = already ? `already signed (${already.ruleId}) ${already.message.replace(/^already signed\s*/, '')}; nothing to upload`.replace(/\s+;/, ';') : f.reason;
+    result.files.push({ path: f.path, uploadName: inputs.find((i) => i.path === f.path)!.uploadName, uploaded: false, jobId: null, state: already ? 'already-signed' : 'not-uploaded', verified: false, reason, output: null, messages: [] });
   }
 
   // 2. One job, or several when split.

@@ -72,6 +72,19 @@ describe('the happy path', () => {
   });
 });
 
+describe('files already signed', () => {
+  test('an already-signed file: skipped as "already signed (SG203)", and no output folder is named or made', async () => {
+    const w = workdir();
+    const folder = fixturePath('findings/already-signed');
+    const r = await runCliAsync(signArgs(server.baseUrl, w.out, folder, '--root', folder), { env: w.env });
+    expect(r.status, r.stderr).toBe(0);
+    expect(r.stdout).toMatch(/skip \S*FindingAddin\.dll {2}already signed \(SG203\) with key token [0-9a-f]{16}( \(option 12345\))?; nothing to upload/);
+    expect(r.stdout).toContain('0 uploaded in 0 job(s): 0 signed and verified, 0 failed; 1 not uploaded (1 already signed). Nothing was written.');
+    expect(r.stdout).not.toContain('Output in');
+    expect(existsSync(w.out)).toBe(false);
+  });
+});
+
 describe('a multi-module add-in', () => {
   test('the netmodule is uploaded with its assembly and comes back unchanged; the signed manifest still lists its hash', async () => {
     const w = workdir();

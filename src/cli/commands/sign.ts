@@ -120,7 +120,10 @@ function printResult(result: SignResult, io: Io): void {
   else if (result.summary.verified > 0) io.out(`Authenticode: none of the ${returned} returned files carries a signature; Authenticode-sign the signed ones now if you ship it (docs/msbuild.md)`);
   for (const extra of result.extras) io.out(`${c.yellow('note')} ${extra}  sent by the service but not uploaded: kept apart, not verified`);
   const s = result.summary;
-  io.out(`\n${s.uploaded} uploaded in ${result.jobs.length} job(s): ${s.verified} signed and verified, ${s.failed ? c.red(`${s.failed} failed`) : '0 failed'}; ${s.notUploaded} not uploaded. Output in ${result.destination}`);
+  const already = result.files.filter((f) => f.state === 'already-signed').length;
+  // The output folder is named only when a job's results were written there.
+  const where = result.jobs.length ? `Output in ${result.destination}` : 'Nothing was written.';
+  io.out(`\n${s.uploaded} uploaded in ${result.jobs.length} job(s): ${s.verified} signed and verified, ${s.failed ? c.red(`${s.failed} failed`) : '0 failed'}; ${s.notUploaded} not uploaded${already ? ` (${already} already signed)` : ''}. ${where}`);
 }
 
 export const signCommand = (io: Io, setExit: (code: ExitCodeValue) => void): CommandModule<Record<string, unknown>, SignArgs> => ({
