@@ -8,7 +8,7 @@ import { isAbsolute, join, relative, resolve } from 'node:path';
 import { ServiceError, UsageError } from '../core/errors.js';
 import { formatVersion } from '../metadata/module-metadata.js';
 import { runCheck, type CheckResult } from '../rules/runner.js';
-import { proposeSplit } from '../rules/split.js';
+import { describeTooLarge, proposeSplit } from '../rules/split.js';
 import type { CheckInput, ExpectedKey } from '../rules/types.js';
 import { createServiceClient, FAILED_STATES, PENDING_STATES, type JobRef, type JobStatus, type ServiceClient } from '../service-client/client.js';
 import type { RetryInfo } from '../service-client/http.js';
@@ -213,12 +213,15 @@ export async function sign(options: SignOptions, events: SignEvents = {}): Promi
   const totalBytes = toUpload.reduce((n, i) => n + i.bytes.length, 0);
   let groups: CheckInput[][] = toUpload.length ? [toUpload] : [];
   if (totalBytes > settings.maxUploadBytes || (options.split && check.findings.some((f) => f.rule === 'duplicate-name'))) {
-    if (!options.split) throw new UsageError(`the upload is ${(totalBytes / 1e6).toFixed(1)} MB, over the limit of ${(settings.maxUploadBytes / 1e6).toFixed(1)} MB`, 'Pass --split to upload several jobs that each fit.');
     const plan = proposeSplit(
       toUpload.map((i) => ({ path: i.path, uploadName: i.uploadName, size: i.bytes.length, ...(manifestOf.has(i.path) ? { unit: manifestOf.get(i.path)! } : {}) })),
       settings.maxUploadBytes,
     );
-    if (plan.tooLarge.length) throw new UsageError(`${plan.tooLarge.map((t) => t.path).join(', ')} alone exceed(s) the upload limit`, 'No split can upload a file larger than the limit.');
+    if (plan.tooLarge.length) {
+      const { message, hint } = describeTooLarge(plan.tooLarge, settings.maxUploadBytes);
+      throw new UsageError(message, hint);
+    }
+    if (!options.split) throw new UsageError(`the upload is ${(totalBytes / 1e6).toFixed(1)} MB, over the limit of ${(settings.maxUploadBytes / 1e6).toFixed(1)} MB`, `Pass --split to upload it in ${plan.jobs.length} jobs that each fit.`);
     groups = plan.jobs.map((job) => job.map((j) => toUpload.find((i) => i.path === j.path)!));
   }
 

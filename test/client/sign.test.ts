@@ -188,6 +188,27 @@ describe('size and splitting', () => {
     return path;
   };
 
+  test('one assembly larger than the limit on its own: check, sign and sign --split name it, its size and the limit, and never advise --split', async () => {
+    const w = workdir();
+    const dll = fixturePath('findings/passing/FindingAddin.dll');
+    const size = readFileSync(dll).length;
+    const limit = ['--max-upload-bytes', String(size - 100)];
+    const said = `FindingAddin.dll (0.0 MB, ${size} bytes) is larger on its own than the upload limit of 0.0 MB (${size - 100} bytes): no split can upload it`;
+    const check = await runCliAsync(['check', dll, '--vendor', 'Contoso', '--key', KEY, ...limit], { env: w.env });
+    expect(check.status).toBe(1);
+    expect(check.stdout).toContain(said);
+    expect(check.stdout).toContain('maxUploadBytes');
+    const before = (await jobsOnServer(server)).length;
+    for (const extra of [[], ['--split'], ['--no-check'], ['--split', '--no-check']]) {
+      const r = await runCliAsync([...signArgs(server.baseUrl, w.out, dll, ...limit, ...extra)], { env: w.env });
+      expect(r.status, extra.join(' ')).not.toBe(0);
+      expect(r.stdout + r.stderr, extra.join(' ')).toContain(said);
+      expect(r.stdout + r.stderr, extra.join(' ')).not.toMatch(/Pass --split|sign --split/);
+    }
+    expect(check.stdout).not.toMatch(/--split/);
+    expect((await jobsOnServer(server)).length).toBe(before);
+  });
+
   test('two 25 MB assemblies: refused before upload without --split; two jobs with it', async () => {
     const w = workdir();
     const src = join(w.dir, 'src');
