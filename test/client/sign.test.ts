@@ -13,7 +13,7 @@ import { verifyStrongName } from '../../src/strongname/strong-name.js';
 import { fixture, fixturePath, repoRoot, runCliAsync } from '../helpers/fixtures.js';
 import { buildZip } from '../helpers/hostile-zip.js';
 import { startProxy } from '../helpers/proxy.js';
-import { api, sandboxConfig, startServer, uploadForm, type TestServer } from '../helpers/server.js';
+import { api, sandboxConfig, startServer, uploadForm, waitFinished, type TestServer } from '../helpers/server.js';
 
 const KEY = fixturePath('test-keys/12345_public.snk');
 const key12345 = parseStrongNameKeyFile(readFileSync(KEY)).publicKey;
@@ -360,6 +360,22 @@ describe('hostile result packages', () => {
 });
 
 describe('licenses and jobs', () => {
+  test('jobs list says how a finished job ended: "finished: 0 of 3 signed, 3 failed", "finished: 1 of 1 signed"', async () => {
+    const w = workdir();
+    const bad = fixture('findings/missing-vendor-attribute/FindingAddin.dll');
+    const post = async (files: { name: string; bytes: Uint8Array }[]) => (await (await api(server, '/assemblies', token, { method: 'POST', body: uploadForm(files) })).json()).id as string;
+    const failed = await post(['A', 'B', 'C'].map((d) => ({ name: `${d}/FindingAddin.dll`, bytes: bad })));
+    const signed = await post([{ name: 'FindingAddin.dll', bytes: fixture('findings/passing/FindingAddin.dll') }]);
+    await waitFinished(server, token, failed);
+    await waitFinished(server, token, signed);
+    const list = await runCliAsync(['jobs', 'list', '--base-url', server.baseUrl], { env: w.env });
+    expect(list.status, list.stderr).toBe(0);
+    const line = (id: string) => list.stdout.split('\n').find((l) => l.startsWith(id));
+    expect(line(failed)).toContain('finished: 0 of 3 signed, 3 failed');
+    expect(line(signed)).toContain('finished: 1 of 1 signed');
+    expect(line(signed)).not.toContain('failed');
+  });
+
   test('licenses lists the options; jobs list, status and delete work on a real job', async () => {
     const w = workdir();
     const lic = await runCliAsync(['licenses', '--base-url', server.baseUrl], { env: w.env });
