@@ -8,9 +8,9 @@ import { fixturePath, repoRoot } from './fixtures.js';
 export const CLI = join(repoRoot, 'bin/signgate.js');
 
 /** Runs the CLI to its end; stdout, stderr and the exit code. */
-export function runSigngate(args: string[], env: NodeJS.ProcessEnv = {}): Promise<{ code: number | null; out: string; err: string }> {
+export function runSigngate(args: string[], env: NodeJS.ProcessEnv = {}, cwd?: string): Promise<{ code: number | null; out: string; err: string }> {
   return new Promise((resolve, reject) => {
-    const p = spawn(process.execPath, [CLI, ...args], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const p = spawn(process.execPath, [CLI, ...args], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'], ...(cwd ? { cwd } : {}) });
     let out = '';
     let err = '';
     p.stdout.on('data', (d) => (out += d));
