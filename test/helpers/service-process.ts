@@ -40,8 +40,8 @@ export interface ServiceProcess {
 }
 
 /** Starts `signgate serve …args` on 127.0.0.1, port 0 unless `args` name one, and resolves once it listens. */
-export async function startServiceProcess(args: string[], env: NodeJS.ProcessEnv = {}): Promise<ServiceProcess> {
-  const child = spawn(process.execPath, [CLI, 'serve', ...(args.includes('--port') ? [] : ['--port', '0']), ...args], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+export async function startServiceProcess(args: string[], env: NodeJS.ProcessEnv = {}, cwd?: string): Promise<ServiceProcess> {
+  const child = spawn(process.execPath, [CLI, 'serve', ...(args.includes('--port') ? [] : ['--port', '0']), ...args], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'], ...(cwd ? { cwd } : {}) });
   let stderr = '';
   let stdout = '';
   child.stdout!.on('data', (d: Buffer) => (stdout += d.toString()));
