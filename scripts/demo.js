@@ -19,12 +19,15 @@ mkdirSync(out, { recursive: true });
 // Keep the demo's job ledger with the demo, not in the user's cache folder.
 process.env.SIGNGATE_CACHE_DIR = join(root, out, 'cache');
 const KEY = 'fixtures/test-keys/12345_public.snk';
+// What runs signgate in a clone (no global install puts `signgate` on PATH): npx finds this package's own bin.
+const CLI = 'npx signgate';
+const SERVICE = `--config fixtures/server/sandbox.json --data-dir ${out}/service-data`;
 const say = (text) => process.stdout.write(`${text}\n`);
 const codes = [];
 const step = async (title, argv) => {
   // Quoted as a shell needs it, so that the line can be copied and run.
   const shown = argv.map((a) => (/^[\w@%+=:,./\\-]+$/.test(a) ? a : `"${a.replace(/(["\\$`])/g, '\\$1')}"`));
-  say(`\n== ${title} ==\n$ signgate ${shown.join(' ')}\n`);
+  say(`\n== ${title} ==\n$ ${CLI} ${shown.join(' ')}\n`);
   const code = await main(argv);
   codes.push(code);
   return code;
@@ -58,6 +61,10 @@ say(`\n== 6. Where everything is ==\n
 signed files     ${out}/signed/
 audit report     ${out}/audit.html (also audit.md, audit.json)
 job ledger       ${out}/cache/jobs.json
-service data     ${out}/service-data/ (the service stopped; 'signgate serve --config fixtures/server/sandbox.json' runs it again)
+service data     ${out}/service-data/ (the service stopped; from this folder, run it again with
+                   ${CLI} serve ${SERVICE}
+                 and make a token for it with
+                   ${CLI} serve token create ${SERVICE} --org sandbox --user ci
+                 (node bin/signgate.js works in place of ${CLI}))
 \n${ok ? 'Every step succeeded.' : 'A step failed: see above.'}`);
 process.exitCode = ok ? 0 : 1;

@@ -1,5 +1,5 @@
 // SG503 upload-too-large: the files to upload exceed the service's size limit; propose a split.
-import { proposeSplit } from './split.js';
+import { describeTooLarge, proposeSplit } from './split.js';
 import { defineRule, inputSize } from './types.js';
 
 const mb = (bytes: number) => `${(bytes / 1e6).toFixed(1)} MB`;
@@ -19,11 +19,16 @@ export default defineRule({
       settings.maxUploadBytes,
     );
     const jobs = plan.jobs.map((job, i) => `job ${i + 1} (${mb(job.reduce((n, f) => n + f.size, 0))}): ${job.map((f) => f.path).join(', ')}`);
-    const tooLarge = plan.tooLarge.map((f) => `${f.path} alone is ${mb(f.size)}, over the limit`);
+    const data = { totalBytes: upload.totalBytes, maxUploadBytes: settings.maxUploadBytes, jobs: plan.jobs.map((j) => j.map((f) => f.path)), tooLarge: plan.tooLarge.map((f) => f.path) };
+    // A file larger than the limit on its own: no split helps, so none is advised.
+    if (plan.tooLarge.length) {
+      const { message, hint } = describeTooLarge(plan.tooLarge, settings.maxUploadBytes);
+      return [{ message: `${message}${plan.jobs.length ? `; the other files would fit in ${plan.jobs.length} job(s)` : ''}`, hint, data }];
+    }
     return [
       {
-        message: `the upload is ${mb(upload.totalBytes)} in ${upload.files.length} files, over the limit of ${mb(settings.maxUploadBytes)}; proposed split: ${[...jobs, ...tooLarge].join('; ')}`,
-        data: { totalBytes: upload.totalBytes, maxUploadBytes: settings.maxUploadBytes, jobs: plan.jobs.map((j) => j.map((f) => f.path)), tooLarge: plan.tooLarge.map((f) => f.path) },
+        message: `the upload is ${mb(upload.totalBytes)} in ${upload.files.length} files, over the limit of ${mb(settings.maxUploadBytes)}; proposed split: ${jobs.join('; ')}`,
+        data,
       },
     ];
   },

@@ -44,3 +44,19 @@ export function proposeSplit(items: readonly SplitItem[], maxBytes: number): Spl
   }
   return { jobs: jobs.map((j) => j.items.sort((a, b) => (a.path < b.path ? -1 : 1))), tooLarge };
 }
+
+const mb = (bytes: number) => `${(bytes / 1e6).toFixed(1)} MB`;
+
+/**
+ * What to say of files that alone exceed the upload limit (`SplitPlan.tooLarge`): their names and sizes and the
+ * limit, and what works instead, since no split can upload them.
+ */
+export function describeTooLarge(tooLarge: readonly SplitItem[], maxBytes: number): { message: string; hint: string } {
+  const one = tooLarge.length === 1;
+  return {
+    message: `${tooLarge.map((f) => `${f.path} (${mb(f.size)}, ${f.size} bytes)`).join(', ')} ${one ? 'is' : 'are each'} larger on ${one ? 'its' : 'their'} own than the upload limit of ${mb(maxBytes)} (${maxBytes} bytes): no split can upload ${one ? 'it' : 'them'}`,
+    hint:
+      `Make the assembly smaller (move large embedded resources into a satellite or a separate assembly), or ask the service's operator to raise its limit ` +
+      `(the reference service: "limits": { "maxUploadBytes": … } in its server.json); if the service already takes more than ${mb(maxBytes)}, tell signgate with --max-upload-bytes.`,
+  };
+}

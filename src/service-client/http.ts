@@ -187,8 +187,47 @@ function networkError(method: string, url: string, timeoutMs: number, cause: unk
   if (name === 'TimeoutError' || name === 'AbortError') {
     return new ServiceError('SG_ERR_HTTP_TIMEOUT', `${method} ${url} did not answer within ${timeoutMs} ms`, { method, url }, { cause });
   }
-  const reason = ((cause as { cause?: { code?: string } })?.cause?.code ?? (cause as Error)?.message) || 'network error';
-  return new ServiceError('SG_ERR_HTTP_UNREACHABLE', `${method} ${url} failed: ${reason}; check the base URL and the network`, { method, url }, { cause });
+  return new ServiceError('SG_ERR_HTTP_UNREACHABLE', `${method} ${url} failed: ${describeNetworkFailure(url, cause)}`, { method, url }, { cause });
+}
+
+/** The errors under `error` (its `cause` chain, and an AggregateError's errors), nearest first. */
+function causeChain(error: unknown): { code?: string; message?: string }[] {
+  const out: { code?: string; message?: string }[] = [];
+  const queue: unknown[] = [error];
+  while (queue.length && out.length < 20) {
+    const e = queue.shift() as { code?: unknown; message?: unknown; cause?: unknown; errors?: unknown } | undefined;
+    if (!e || typeof e !== 'object') continue;
+    out.push({ ...(typeof e.code === 'string' ? { code: e.code } : {}), ...(typeof e.message === 'string' ? { message: e.message } : {}) });
+    if (e.cause !== undefined) queue.push(e.cause);
+    if (Array.isArray(e.errors)) queue.push(...e.errors);
+  }
+  return out;
+}
+
+const TLS_CODE = /^(?:ERR_TLS_|ERR_SSL_|EPROTO$|CERT_|UNABLE_TO_|DEPTH_ZERO_SELF_SIGNED_CERT|SELF_SIGNED_CERT_IN_CHAIN|ERR_OSSL_|HOSTNAME_MISMATCH)/;
+
+/**
+ * Why a request never got an answer, from the error's cause chain (fetch itself says only "fetch failed"): the
+ * cause by name with its code, the service's origin, and what to do.
+ */
+export function describeNetworkFailure(url: string, error: unknown): string {
+  const target = new URL(url);
+  const origin = target.origin;
+  const chain = causeChain(error);
+  const coded = chain.find((e) => e.code && e.code !== 'ERR_INVALID_ARG_TYPE');
+  const code = coded?.code ?? '';
+  const tls = chain.find((e) => (e.code && TLS_CODE.test(e.code)) || /certificate|\bTLS\b|\bSSL\b/i.test(e.message ?? ''));
+  if (code === 'ECONNREFUSED') return `connection refused (ECONNREFUSED) by ${origin}: nothing listens there; start the service, or check the host and port in the base URL`;
+  if (code === 'ENOTFOUND') return `the name ${target.hostname} could not be resolved (ENOTFOUND): check the host name in the base URL (and the DNS or proxy settings of this machine)`;
+  if (code === 'EAI_AGAIN') return `the name ${target.hostname} could not be resolved now (EAI_AGAIN: the DNS server did not answer): check the network of this machine, then try again`;
+  if (tls?.code === 'ERR_SSL_WRONG_VERSION_NUMBER') return `${origin} does not answer in TLS (ERR_SSL_WRONG_VERSION_NUMBER): is it plain HTTP on that port? Check the scheme and port of the base URL`;
+  if (tls) return `the TLS connection to ${origin} failed (${tls.code ?? 'TLS'}: ${(tls.message ?? 'no detail').split('\n')[0]!.trim()}): check the base URL's host name and the service's certificate; a certificate from your own CA needs NODE_EXTRA_CA_CERTS=<ca.pem>`;
+  if (['ETIMEDOUT', 'UND_ERR_CONNECT_TIMEOUT', 'UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT'].includes(code)) return `${origin} did not answer in time (${code}): check that the host and port are right and that no firewall drops the connection, then try again`;
+  if (['ECONNRESET', 'UND_ERR_SOCKET', 'EPIPE', 'UND_ERR_CLOSED'].includes(code)) return `the connection to ${origin} was cut (${code}): the service or a proxy between closed it; try again, and if it keeps happening, look at the service's or proxy's log`;
+  if (['EHOSTUNREACH', 'ENETUNREACH', 'EADDRNOTAVAIL'].includes(code)) return `${origin} cannot be reached from this machine (${code}): check the host in the base URL and the network`;
+  if (chain.some((e) => e.message === 'bad port')) return `port ${target.port} of ${origin} is one that fetch refuses to use (a "bad port" of the Fetch standard): run the service on another port`;
+  const deepest = [...chain].reverse().find((e) => e.message && e.message !== 'fetch failed');
+  return `${deepest?.message ?? 'network error'}${code ? ` (${code})` : ''}, reaching ${origin}: check the base URL and the network`;
 }
 
 export interface SendOptions {

@@ -46,11 +46,17 @@ const validator = (): ValidateFunction<CheckConfig> => {
   return compiled;
 };
 
+/** What a key named like an access token (`accessToken`, `access_token`, `token`) gets instead of "unknown key". */
+const TOKEN_NOT_IN_CONFIG =
+  'an access token never belongs in the config file (the file is shared and committed with the project); remove the key and give the token with --access-token-file <file> or the SIGNGATE_ACCESS_TOKEN environment variable';
+const isTokenKey = (key: string) => /^(?:(?:personal)?access|bearer|api)?token$/.test(key.replace(/[-_ ]/g, '').toLowerCase());
+
 function describe(error: ErrorObject): string {
   const where = error.instancePath ? error.instancePath.slice(1).split('/').join('.') : '(top level)';
   const params = error.params as Record<string, unknown>;
   switch (error.keyword) {
     case 'additionalProperties': {
+      if (isTokenKey(String(params.additionalProperty))) return `${JSON.stringify(params.additionalProperty)} in ${where}: ${TOKEN_NOT_IN_CONFIG}`;
       const allowed = Object.keys(schema.properties).filter((k) => k !== '$schema');
       const near = closest(String(params.additionalProperty), allowed);
       return `unknown key ${JSON.stringify(params.additionalProperty)} in ${where}${near ? ` (did you mean ${JSON.stringify(near)}?)` : ''}; allowed: ${allowed.join(', ')}`;
@@ -115,7 +121,8 @@ export function loadConfig(explicitPath: string | undefined, cwd = process.cwd()
   const validate = validator();
   if (!validate(raw)) {
     const messages = (validate.errors ?? []).map(describe);
-    throw new UsageError(`${shown}: ${messages.join('; ')}`, 'See schemas/config.schema.json for every setting.', 'SG_ERR_CONFIG');
+    const token = (validate.errors ?? []).some((e) => e.keyword === 'additionalProperties' && isTokenKey(String((e.params as { additionalProperty?: unknown }).additionalProperty)));
+    throw new UsageError(`${shown}: ${messages.join('; ')}`, token ? 'Remove the token from the file (and, if the file was shared, revoke it and make a new one).' : 'See schemas/config.schema.json for every setting.', 'SG_ERR_CONFIG');
   }
   const config: CheckConfig = { ...raw };
   for (const key of Object.keys(config.rules ?? {})) {

@@ -2,7 +2,7 @@
 import { rmSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { UsageError } from '../core/errors.js';
-import type { JobSummary, ServiceClient } from '../service-client/client.js';
+import { FAILED_STATES, PENDING_STATES, type JobSummary, type ServiceClient } from '../service-client/client.js';
 import { extractPackage, SERVICE_LOG_NAME, type ExtractResult } from './extract.js';
 import { cacheDir, downloadName, Ledger, makeCacheDir, sweepStaleDownloads } from './ledger.js';
 import type { ProgressReporter } from './sign.js';
@@ -52,4 +52,41 @@ export async function downloadJob(client: ServiceClient, jobId: string, destinat
     options.progress?.stop();
     rmSync(zipPath, { force: true });
   }
+}
+
+/** How the files of one job ended, from its status. */
+export interface JobTally {
+  readonly files: number;
+  readonly signed: number;
+  readonly failed: number;
+  readonly pending: number;
+}
+
+/** The most finished jobs `tallyJobs` asks the status of (one request each). */
+export const MAX_TALLIED_JOBS = 100;
+
+/**
+ * For the newest `max` finished jobs of `jobs`: how many of each job's files were signed and how many failed, from
+ * its status (the list gives only a count of files); at most `concurrency` requests at once. A job whose status
+ * cannot be read now (deleted meanwhile) is left out.
+ */
+export async function tallyJobs(client: ServiceClient, jobs: readonly JobSummary[], options: { max?: number; concurrency?: number } = {}): Promise<Map<string, JobTally>> {
+  const finished = jobs.filter((j) => j.processingFinished === true).sort((a, b) => (dateOf(b) || 0) - (dateOf(a) || 0)).slice(0, options.max ?? MAX_TALLIED_JOBS);
+  const tallies = new Map<string, JobTally>();
+  let next = 0;
+  const worker = async () => {
+    while (next < finished.length) {
+      const job = finished[next++]!;
+      try {
+        const states = (await client.status(job.id)).assemblies.map((a) => a.fileProcessingState.toLowerCase());
+        const failed = states.filter((s) => FAILED_STATES.has(s)).length;
+        const pending = states.filter((s) => PENDING_STATES.has(s)).length;
+        tallies.set(job.id, { files: states.length, signed: states.length - failed - pending, failed, pending });
+      } catch {
+        // gone meanwhile, or the service refuses: the list still shows the job
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(options.concurrency ?? 4, finished.length) }, worker));
+  return tallies;
 }

@@ -8,7 +8,7 @@ import { isAbsolute, join, relative, resolve } from 'node:path';
 import { ServiceError, UsageError } from '../core/errors.js';
 import { formatVersion } from '../metadata/module-metadata.js';
 import { runCheck, type CheckResult } from '../rules/runner.js';
-import { proposeSplit } from '../rules/split.js';
+import { describeTooLarge, proposeSplit } from '../rules/split.js';
 import type { CheckInput, ExpectedKey } from '../rules/types.js';
 import { createServiceClient, FAILED_STATES, PENDING_STATES, type JobRef, type JobStatus, type ServiceClient } from '../service-client/client.js';
 import type { RetryInfo } from '../service-client/http.js';
@@ -56,8 +56,15 @@ export interface SignEvents {
   readonly progress?: (label: string) => ProgressReporter;
   /** The pre-flight check stopped the run: nothing was uploaded. */
   readonly checkFailed?: (check: CheckResult, errors: number) => void;
+  /**
+   * An upload starts (job `job` of `jobs`): until `jobStarted`, the service may or may not have made the job (it does
+   * once the whole upload arrived); a repeated upload carries the same Idempotency-Key.
+   */
+  readonly uploadStarted?: (upload: { files: number; job: number; jobs: number }) => void;
   /** A job exists on the service (uploaded now or resumed); until `jobDone`, it is kept there. */
   readonly jobStarted?: (job: { jobId: string; resumed: boolean }) => void;
+  /** The job's results are saved in the destination and the ledger; only deleting it (when asked) is left. */
+  readonly resultsSaved?: (job: { jobId: string; destination: string }) => void;
   readonly jobDone?: (job: { jobId: string }) => void;
   readonly retry?: (info: RetryInfo) => void;
 }
@@ -198,20 +205,25 @@ export async function sign(options: SignOptions, events: SignEvents = {}): Promi
   // Netmodules go with their manifest: in its job, and back unchanged.
   const manifestOf = new Map(check.files.flatMap((f) => (f.manifest !== undefined ? [[f.path, f.manifest] as const] : [])));
   for (const f of check.files.filter((f) => !uploadPaths.has(f.path))) {
-    const already = f.findings.some((x) => x.rule === 'already-signed');
-    result.files.push({ path: f.path, uploadName: inputs.find((i) => i.path === f.path)!.uploadName, uploaded: false, jobId: null, state: already ? 'already-signed' : 'not-uploaded', verified: false, reason: f.reason, output: null, messages: [] });
+    const already = f.findings.find((x) => x.rule === 'already-signed');
+    // "already signed with key token … (option …)" from SG203, said as the reason it is not uploaded.
+    const reason = already ? `already signed (${already.ruleId}) ${already.message.replace(/^already signed\s*/, '')}; nothing to upload`.replace(/\s+;/, ';') : f.reason;
+    result.files.push({ path: f.path, uploadName: inputs.find((i) => i.path === f.path)!.uploadName, uploaded: false, jobId: null, state: already ? 'already-signed' : 'not-uploaded', verified: false, reason, output: null, messages: [] });
   }
 
   // 2. One job, or several when split.
   const totalBytes = toUpload.reduce((n, i) => n + i.bytes.length, 0);
   let groups: CheckInput[][] = toUpload.length ? [toUpload] : [];
   if (totalBytes > settings.maxUploadBytes || (options.split && check.findings.some((f) => f.rule === 'duplicate-name'))) {
-    if (!options.split) throw new UsageError(`the upload is ${(totalBytes / 1e6).toFixed(1)} MB, over the limit of ${(settings.maxUploadBytes / 1e6).toFixed(1)} MB`, 'Pass --split to upload several jobs that each fit.');
     const plan = proposeSplit(
       toUpload.map((i) => ({ path: i.path, uploadName: i.uploadName, size: i.bytes.length, ...(manifestOf.has(i.path) ? { unit: manifestOf.get(i.path)! } : {}) })),
       settings.maxUploadBytes,
     );
-    if (plan.tooLarge.length) throw new UsageError(`${plan.tooLarge.map((t) => t.path).join(', ')} alone exceed(s) the upload limit`, 'No split can upload a file larger than the limit.');
+    if (plan.tooLarge.length) {
+      const { message, hint } = describeTooLarge(plan.tooLarge, settings.maxUploadBytes);
+      throw new UsageError(message, hint);
+    }
+    if (!options.split) throw new UsageError(`the upload is ${(totalBytes / 1e6).toFixed(1)} MB, over the limit of ${(settings.maxUploadBytes / 1e6).toFixed(1)} MB`, `Pass --split to upload it in ${plan.jobs.length} jobs that each fit.`);
     groups = plan.jobs.map((job) => job.map((j) => toUpload.find((i) => i.path === j.path)!));
   }
 
@@ -228,6 +240,7 @@ export async function sign(options: SignOptions, events: SignEvents = {}): Promi
         const what = before.state === 'failed' ? `were uploaded before in job ${before.jobId} (${before.createdAt}), which did not sign them all` : `were signed before in job ${before.jobId} (${before.createdAt})`;
         log(`these ${files.length} file(s) ${what}; uploading them again`);
       }
+      events.uploadStarted?.({ files: group.length, job: index + 1, jobs: groups.length });
       const progress = events.progress?.(`upload${groups.length > 1 ? ` ${index + 1}/${groups.length}` : ''}`);
       const idempotencyKey = uploadKey(baseUrl, options.comment, files, before?.jobId);
       const job = await client.upload(group.map((i) => ({ name: i.uploadName, bytes: i.bytes })), options.comment, progress ? (d, t) => progress.update(d, t) : undefined, { idempotencyKey });
@@ -283,6 +296,7 @@ export async function sign(options: SignOptions, events: SignEvents = {}): Promi
     entry.results = results;
     entry.state = results.every((r) => r.verified) ? 'verified' : 'failed';
     ledger.upsert(entry);
+    events.resultsSaved?.({ jobId: entry.jobId, destination: displayPath(destination) });
     // Everything of this job is saved locally now: deleting it loses nothing, whatever the verdicts.
     let deleted = false;
     if (options.deleteAfterwards) {

@@ -11,14 +11,17 @@ export const PER_FILE_LOGS = 'signing-logs';
 /** The entries that are signed (or returned as modules of their assembly); every other file is returned as it came. */
 export const ARCHIVE_ASSEMBLY = /\.(?:dll|exe|netmodule)$/i;
 
+/** An archive entry's compression ratio is checked from this expanded size on: 64 KiB. */
+export const ARCHIVE_RATIO_FLOOR_BYTES = 64 * 1024;
+
 /**
- * Expansion limits of one archive: 5000 entries, twice the upload limit expanded, ratio 100 for entries of 1 MiB or
- * more (a DLL deflates about 3:1, a zip bomb 1000:1).
+ * Expansion limits of one archive: 5000 entries, twice the upload limit expanded, ratio 100 for entries of 64 KiB
+ * (ARCHIVE_RATIO_FLOOR_BYTES) or more (a DLL deflates about 3:1, a zip bomb 1000:1).
  */
 export function archiveZipLimits(maxUploadBytes: number): ZipLimits {
   // The ratio is checked from 64 KiB on (from the sizes the entry declares, which yauzl holds it to while it
   // inflates): a file of a million zero bytes is refused before a byte of it is inflated.
-  return { maxEntries: 5000, maxTotalBytes: 2 * maxUploadBytes, maxRatio: 100, ratioFloorBytes: 64 * 1024 };
+  return { maxEntries: 5000, maxTotalBytes: 2 * maxUploadBytes, maxRatio: 100, ratioFloorBytes: ARCHIVE_RATIO_FLOOR_BYTES };
 }
 
 /** An entry whose name cannot be accepted, and why. */

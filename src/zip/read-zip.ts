@@ -8,9 +8,11 @@ export interface ZipLimits {
   readonly maxTotalBytes: number;
   /**
    * Most an entry may inflate per byte stored (a zip bomb inflates a thousandfold); checked for entries that inflate
-   * to at least `ratioFloorBytes` (default 1 MiB), as tiny files compress well without harm. Default: no check.
+   * to at least `ratioFloorBytes`, as tiny files compress well without harm (archive uploads: 64 KiB, see
+   * archiveZipLimits). Default: no check.
    */
   readonly maxRatio?: number;
+  /** Default, when maxRatio is given without it: 1 MiB. */
   readonly ratioFloorBytes?: number;
 }
 

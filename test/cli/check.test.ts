@@ -249,3 +249,14 @@ describe('licenses cross-check against a real server on loopback', () => {
     expect(r.stderr).toContain('SG_ERR_HTTP_INSECURE');
   });
 });
+
+test('a native DLL named alone is not required, no failure: "skip", and the summary counts it as not required', () => {
+  const r = runCli([...base, 'fixtures/variants/native.dll']);
+  expect(r.stdout).toMatch(/^skip fixtures\/variants\/native\.dll {2}not required: native code/m);
+  expect(r.stdout).not.toContain('FAIL');
+  expect(r.stdout).toContain('1 file: 0 need signing (0 pass, 0 fail), 1 not required');
+  // Nothing to sign is still said (SG504): a check over native code alone approves nothing.
+  expect(r.stdout).toContain('SG504 nothing-to-sign');
+  expect(r.stdout).not.toContain('SG002');
+  expect(r.status).toBe(1);
+});

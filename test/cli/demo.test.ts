@@ -3,9 +3,10 @@ import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { expect, test } from 'vitest';
-import { repoRoot } from '../helpers/fixtures.js';
+import { repoRoot, runCliAsync } from '../helpers/fixtures.js';
+import { startServiceProcess, stopServiceProcess } from '../helpers/service-process.js';
 
-test('npm start: the whole story succeeds and the audit knows the signing job', () => {
+test('npm start: the whole story succeeds and the audit knows the signing job', async () => {
   const r = spawnSync(process.execPath, [join(repoRoot, 'scripts', 'demo.js')], { cwd: repoRoot, encoding: 'utf8', env: { ...process.env, NO_COLOR: '1' } });
   expect(r.status, r.stderr).toBe(0);
   expect(r.stdout).toContain('6 need signing (6 pass, 0 fail)');
@@ -18,4 +19,23 @@ test('npm start: the whole story succeeds and the audit knows the signing job', 
   const audit = JSON.parse(readFileSync(join(repoRoot, 'out', 'demo', 'audit.json'), 'utf8'));
   expect(audit.summary.byOutcome).toEqual({ ok: 6, fail: 0, 'not-required': 0 });
   expect(audit.files.every((f: { job: { jobId: string } | null }) => f.job?.jobId)).toBe(true);
-}, 60_000);
+  // Every command it shows runs from the clone (npx finds this package's own bin), and the hint at the end names
+  // the demo's own data folder: the service it names starts on that data and takes a token made as it says.
+  expect(r.stdout).not.toMatch(/^\$ signgate /m);
+  expect(JSON.parse(readFileSync(join(repoRoot, 'package.json'), 'utf8')).bin.signgate).toBe('./bin/signgate.js');
+  const serve = /^\s*npx signgate (serve --config \S+ --data-dir (\S+))$/m.exec(r.stdout);
+  const create = /^\s*npx signgate (serve token create .*)$/m.exec(r.stdout);
+  expect(serve, r.stdout).not.toBeNull();
+  expect(create, r.stdout).not.toBeNull();
+  expect(serve![2]).toBe('out/demo/service-data');
+  const made = await runCliAsync(create![1]!.split(' '));
+  expect(made.status, made.stderr).toBe(0);
+  const service = await startServiceProcess([...serve![1]!.split(' ').slice(1), '--port', '0'], {}, repoRoot);
+  try {
+    expect(service.stderr()).toContain(`data in ${join(repoRoot, 'out', 'demo', 'service-data')}`);
+    const licenses = await fetch(`${service.baseUrl}/licenses`, { headers: { authorization: `Bearer ${made.stdout.trim()}` } });
+    expect(licenses.status).toBe(200);
+  } finally {
+    await stopServiceProcess(service);
+  }
+}, 90_000);

@@ -2,6 +2,7 @@
 // Windows writes them, one spelling of JSON output, the vendor script's parameter spellings, clear words.
 import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
+import { createServer, type AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { normalizeVendorParameters } from '../../src/cli/main.js';
@@ -93,6 +94,52 @@ describe('config files as Windows editors write them', () => {
     const unknown = runCli(['check'], { cwd: w.dir });
     expect(unknown.status).toBe(2);
     expect(unknown.stderr).toContain('did you mean "keys"?');
+  });
+  test('an access token in the config file: said to belong elsewhere (where), never echoed, not "unknown key"', () => {
+    const w = workdir();
+    const secret = 'sgt_config-secret-value-0123456789';
+    for (const key of ['accessToken', 'access_token', 'token']) {
+      writeFileSync(join(w.dir, 'signgate.config.json'), JSON.stringify({ vendor: 'Contoso', keys: [KEY], [key]: secret }));
+      const r = runCli(['check', ADDIN], { cwd: w.dir });
+      expect(r.status).toBe(2);
+      expect(r.stderr).toContain(`"${key}" in (top level): an access token never belongs in the config file`);
+      expect(r.stderr).toContain('--access-token-file');
+      expect(r.stderr).toContain('SIGNGATE_ACCESS_TOKEN');
+      expect(r.stderr).not.toContain('unknown key');
+      expect(r.stdout + r.stderr).not.toContain(secret);
+    }
+  });
+});
+
+describe('the service cannot be reached: the cause by name, the origin, what to do (not "fetch failed")', () => {
+  const closedPort = () =>
+    new Promise<number>((resolve) => {
+      const s = createServer().listen(0, '127.0.0.1', () => {
+        const { port } = s.address() as AddressInfo;
+        s.close(() => resolve(port));
+      });
+    });
+
+  test('a closed loopback port: connection refused (ECONNREFUSED)', async () => {
+    const port = await closedPort();
+    const r = await runCliAsync(['licenses', '--base-url', `http://127.0.0.1:${port}/assembly-signing/v1.0`], { env: { SIGNGATE_ACCESS_TOKEN: TOKEN } });
+    expect(r.status).toBe(3);
+    expect(r.stderr).toContain(`error SG_ERR_HTTP_UNREACHABLE: GET http://127.0.0.1:${port}/assembly-signing/v1.0/licenses failed: connection refused (ECONNREFUSED) by http://127.0.0.1:${port}: nothing listens there; start the service`);
+    expect(r.stderr).not.toContain('fetch failed');
+  });
+
+  test('a name that does not resolve: ENOTFOUND (or EAI_AGAIN without DNS), naming the host', async () => {
+    const r = await runCliAsync(['licenses', '--base-url', 'https://no-such-host.invalid/assembly-signing/v1.0'], { env: { SIGNGATE_ACCESS_TOKEN: TOKEN } });
+    expect(r.status).toBe(3);
+    expect(r.stderr).toMatch(/error SG_ERR_HTTP_UNREACHABLE: GET https:\/\/no-such-host\.invalid\/assembly-signing\/v1\.0\/licenses failed: the name no-such-host\.invalid could not be resolved (now )?\((ENOTFOUND|EAI_AGAIN)/);
+    expect(r.stderr).not.toContain('fetch failed');
+  });
+
+  test("a port fetch refuses (1): said so, not \"fetch failed\"", async () => {
+    const r = await runCliAsync(['licenses', '--base-url', 'http://127.0.0.1:1/assembly-signing/v1.0'], { env: { SIGNGATE_ACCESS_TOKEN: TOKEN } });
+    expect(r.status).toBe(3);
+    expect(r.stderr).toContain('port 1 of http://127.0.0.1:1 is one that fetch refuses to use');
+    expect(r.stderr).not.toContain('fetch failed');
   });
 });
 

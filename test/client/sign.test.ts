@@ -13,7 +13,7 @@ import { verifyStrongName } from '../../src/strongname/strong-name.js';
 import { fixture, fixturePath, repoRoot, runCliAsync } from '../helpers/fixtures.js';
 import { buildZip } from '../helpers/hostile-zip.js';
 import { startProxy } from '../helpers/proxy.js';
-import { api, sandboxConfig, startServer, uploadForm, type TestServer } from '../helpers/server.js';
+import { api, sandboxConfig, startServer, uploadForm, waitFinished, type TestServer } from '../helpers/server.js';
 
 const KEY = fixturePath('test-keys/12345_public.snk');
 const key12345 = parseStrongNameKeyFile(readFileSync(KEY)).publicKey;
@@ -69,6 +69,19 @@ describe('the happy path', () => {
     expect(r.status, r.stderr).toBe(0);
     expect(readdirSync(w.out).sort()).toEqual(['SampleAddin.Helpers.dll', 'SampleAddin.dll', 'signing-log.txt']);
     expect(r.stdout).not.toContain(token);
+  });
+});
+
+describe('files already signed', () => {
+  test('an already-signed file: skipped as "already signed (SG203)", and no output folder is named or made', async () => {
+    const w = workdir();
+    const folder = fixturePath('findings/already-signed');
+    const r = await runCliAsync(signArgs(server.baseUrl, w.out, folder, '--root', folder), { env: w.env });
+    expect(r.status, r.stderr).toBe(0);
+    expect(r.stdout).toMatch(/skip \S*FindingAddin\.dll {2}already signed \(SG203\) with key token [0-9a-f]{16}( \(option 12345\))?; nothing to upload/);
+    expect(r.stdout).toContain('0 uploaded in 0 job(s): 0 signed and verified, 0 failed; 1 not uploaded (1 already signed). Nothing was written.');
+    expect(r.stdout).not.toContain('Output in');
+    expect(existsSync(w.out)).toBe(false);
   });
 });
 
@@ -174,6 +187,27 @@ describe('size and splitting', () => {
     writeFileSync(path, Buffer.concat([Buffer.from(fixture('findings/passing/FindingAddin.dll')), Buffer.alloc(25_000_000, 0x5a)]));
     return path;
   };
+
+  test('one assembly larger than the limit on its own: check, sign and sign --split name it, its size and the limit, and never advise --split', async () => {
+    const w = workdir();
+    const dll = fixturePath('findings/passing/FindingAddin.dll');
+    const size = readFileSync(dll).length;
+    const limit = ['--max-upload-bytes', String(size - 100)];
+    const said = `FindingAddin.dll (0.0 MB, ${size} bytes) is larger on its own than the upload limit of 0.0 MB (${size - 100} bytes): no split can upload it`;
+    const check = await runCliAsync(['check', dll, '--vendor', 'Contoso', '--key', KEY, ...limit], { env: w.env });
+    expect(check.status).toBe(1);
+    expect(check.stdout).toContain(said);
+    expect(check.stdout).toContain('maxUploadBytes');
+    const before = (await jobsOnServer(server)).length;
+    for (const extra of [[], ['--split'], ['--no-check'], ['--split', '--no-check']]) {
+      const r = await runCliAsync([...signArgs(server.baseUrl, w.out, dll, ...limit, ...extra)], { env: w.env });
+      expect(r.status, extra.join(' ')).not.toBe(0);
+      expect(r.stdout + r.stderr, extra.join(' ')).toContain(said);
+      expect(r.stdout + r.stderr, extra.join(' ')).not.toMatch(/Pass --split|sign --split/);
+    }
+    expect(check.stdout).not.toMatch(/--split/);
+    expect((await jobsOnServer(server)).length).toBe(before);
+  });
 
   test('two 25 MB assemblies: refused before upload without --split; two jobs with it', async () => {
     const w = workdir();
@@ -326,6 +360,22 @@ describe('hostile result packages', () => {
 });
 
 describe('licenses and jobs', () => {
+  test('jobs list says how a finished job ended: "finished: 0 of 3 signed, 3 failed", "finished: 1 of 1 signed"', async () => {
+    const w = workdir();
+    const bad = fixture('findings/missing-vendor-attribute/FindingAddin.dll');
+    const post = async (files: { name: string; bytes: Uint8Array }[]) => (await (await api(server, '/assemblies', token, { method: 'POST', body: uploadForm(files) })).json()).id as string;
+    const failed = await post(['A', 'B', 'C'].map((d) => ({ name: `${d}/FindingAddin.dll`, bytes: bad })));
+    const signed = await post([{ name: 'FindingAddin.dll', bytes: fixture('findings/passing/FindingAddin.dll') }]);
+    await waitFinished(server, token, failed);
+    await waitFinished(server, token, signed);
+    const list = await runCliAsync(['jobs', 'list', '--base-url', server.baseUrl], { env: w.env });
+    expect(list.status, list.stderr).toBe(0);
+    const line = (id: string) => list.stdout.split('\n').find((l) => l.startsWith(id));
+    expect(line(failed)).toContain('finished: 0 of 3 signed, 3 failed');
+    expect(line(signed)).toContain('finished: 1 of 1 signed');
+    expect(line(signed)).not.toContain('failed');
+  });
+
   test('licenses lists the options; jobs list, status and delete work on a real job', async () => {
     const w = workdir();
     const lic = await runCliAsync(['licenses', '--base-url', server.baseUrl], { env: w.env });

@@ -8,9 +8,9 @@ import { fixturePath, repoRoot } from './fixtures.js';
 export const CLI = join(repoRoot, 'bin/signgate.js');
 
 /** Runs the CLI to its end; stdout, stderr and the exit code. */
-export function runSigngate(args: string[], env: NodeJS.ProcessEnv = {}): Promise<{ code: number | null; out: string; err: string }> {
+export function runSigngate(args: string[], env: NodeJS.ProcessEnv = {}, cwd?: string): Promise<{ code: number | null; out: string; err: string }> {
   return new Promise((resolve, reject) => {
-    const p = spawn(process.execPath, [CLI, ...args], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const p = spawn(process.execPath, [CLI, ...args], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'], ...(cwd ? { cwd } : {}) });
     let out = '';
     let err = '';
     p.stdout.on('data', (d) => (out += d));
@@ -40,8 +40,8 @@ export interface ServiceProcess {
 }
 
 /** Starts `signgate serve …args` on 127.0.0.1, port 0 unless `args` name one, and resolves once it listens. */
-export async function startServiceProcess(args: string[], env: NodeJS.ProcessEnv = {}): Promise<ServiceProcess> {
-  const child = spawn(process.execPath, [CLI, 'serve', ...(args.includes('--port') ? [] : ['--port', '0']), ...args], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+export async function startServiceProcess(args: string[], env: NodeJS.ProcessEnv = {}, cwd?: string): Promise<ServiceProcess> {
+  const child = spawn(process.execPath, [CLI, 'serve', ...(args.includes('--port') ? [] : ['--port', '0']), ...args], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'], ...(cwd ? { cwd } : {}) });
   let stderr = '';
   let stdout = '';
   child.stdout!.on('data', (d: Buffer) => (stdout += d.toString()));

@@ -1,14 +1,15 @@
 // The archive path on the real service (127.0.0.1): a project ZIP in, every file back at its path with the
 // assemblies signed and a log per file; hostile archives refused with their reason and nothing kept.
-import { readdirSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeEach, describe, expect, test } from 'vitest';
 import { readModule } from '../../src/strongname/assembly-info.js';
 import { parseStrongNameKeyFile } from '../../src/strongname/key-blob.js';
 import { verifyStrongName } from '../../src/strongname/strong-name.js';
+import { ARCHIVE_RATIO_FLOOR_BYTES } from '../../src/zip/archive-rules.js';
 import { readZip } from '../../src/zip/read-zip.js';
 import { encryptedArchive, sampleProjectArchive, zipEntries } from '../helpers/archives.js';
-import { fixture } from '../helpers/fixtures.js';
+import { fixture, repoRoot } from '../helpers/fixtures.js';
 import { buildZip } from '../helpers/hostile-zip.js';
 import { api, sandboxConfig, waitFinished, type TestServer } from '../helpers/server.js';
 import { sharedServer } from '../helpers/shared-server.js';
@@ -101,6 +102,22 @@ describe('hostile archives are refused with their reason, and nothing is kept', 
     await refused(await zipEntries([{ name: 'SampleAddin.dll', bytes: dll }, { name: 'zeros.bin', bytes: Buffer.alloc(4 * 1024 * 1024) }]), 413, 'Archive refused', /"zeros\.bin" inflates \d+ times/);
     const names = await refused(buildZip([{ name: 'Addin.dll', data: dll }, { name: 'addin.DLL', data: dll }, { name: 'CON.txt', data: Buffer.from('x') }, { name: 'signing-logs/a.log', data: Buffer.from('x') }]), 400, 'Bad file names', /3 file name/);
     expect(names.errors.map((e: { fileName: string }) => e.fileName)).toEqual(['addin.DLL', 'CON.txt', 'signing-logs/a.log']);
+  });
+
+  test('the ratio is checked from 64 KiB on, as the OpenAPI text, the docs and the comments say', async () => {
+    expect(ARCHIVE_RATIO_FLOOR_BYTES).toBe(64 * 1024);
+    // 100 KiB of zeros inflates about a thousandfold: under 1 MiB, and still refused.
+    await refused(await zipEntries([{ name: 'SampleAddin.dll', bytes: dll }, { name: 'zeros.bin', bytes: Buffer.alloc(100 * 1024) }]), 413, 'Archive refused', /"zeros\.bin" inflates \d+ times/);
+    const texts = {
+      'schemas/openapi.json': readFileSync(join(repoRoot, 'schemas/openapi.json'), 'utf8'),
+      'docs/compatibility.md': readFileSync(join(repoRoot, 'docs/compatibility.md'), 'utf8'),
+      'docs/service-api.md': readFileSync(join(repoRoot, 'docs/service-api.md'), 'utf8').replace(/\s+/g, ' '),
+      'src/zip/archive-rules.ts': readFileSync(join(repoRoot, 'src/zip/archive-rules.ts'), 'utf8').replace(/\s*\*\s*/g, ' '),
+    };
+    for (const [name, text] of Object.entries(texts)) {
+      expect(text, name).toMatch(/ratio[^.;]*100[^.;]*for entries of 64 KiB/);
+      expect(text, name).not.toMatch(/ratio[^.;]*for entries of 1 MiB/);
+    }
   });
 
   test('16 archives at once, each of 79 entries of a million zero bytes: every one refused, and the memory stays bounded', { timeout: 120_000 }, async () => {

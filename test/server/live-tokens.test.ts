@@ -1,7 +1,7 @@
 // Tokens and roles change while the service runs: a token made by `serve token create` in another process
 // works at once, `serve token revoke` and the removal of a role take effect within seconds, without a restart.
 // Health and readiness answer a load balancer without a token.
-import { mkdtempSync, utimesSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, utimesSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
@@ -54,6 +54,32 @@ describe('tokens made and revoked while the service runs', () => {
     expect(again.code).toBe(2);
     expect(again.err).toMatch(/Nothing to revoke/);
   }, 90_000); // four CLI processes: slow on a busy machine
+
+  test('revoke names the service as create does (--config, --data-dir): the wrong folder is refused and nothing made there; the right one stops the token', async () => {
+    const token = await cliToken(['--config', config, '--data-dir', dataDir]);
+    expect((await licenses(token)).status).toBe(200);
+    const elsewhere = mkdtempSync(join(tmpdir(), 'signgate-revoke-cwd-'));
+    const tokenFile = join(elsewhere, 't.txt');
+    writeFileSync(tokenFile, `${token}\n`);
+    // As a user types it from another folder: no --data-dir, so the default ./signgate-data, which is not the service's.
+    const wrong = await runSigngate(['serve', 'token', 'revoke', '--config', config, '--token-file', tokenFile], {}, elsewhere);
+    expect(wrong.code).not.toBe(0);
+    expect(wrong.err).toContain('signgate-data holds no tokens');
+    expect(wrong.err).toContain('Pass the --data-dir (or --database) the service runs with');
+    expect(existsSync(join(elsewhere, 'signgate-data'))).toBe(false);
+    expect((await licenses(token)).status).toBe(200);
+    // --config is taken by revoke as by create; with the service's --data-dir the token stops working.
+    const right = await runSigngate(['serve', 'token', 'revoke', '--config', config, '--data-dir', dataDir, '--token-file', tokenFile], {}, elsewhere);
+    expect(right.code, right.err).toBe(0);
+    expect(right.err).not.toContain(token);
+    await within(20_000, async () => (await licenses(token)).status === 401);
+    // A token this service never made: non-zero, nothing made.
+    writeFileSync(tokenFile, 'sgt_never-made-by-this-service-0123456789abcdef\n');
+    const unknown = await runSigngate(['serve', 'token', 'revoke', '--config', config, '--data-dir', dataDir, '--token-file', tokenFile], {}, elsewhere);
+    expect(unknown.code).not.toBe(0);
+    expect(unknown.err).toMatch(/Nothing to revoke: the token is not known in /);
+    expect(readdirSync(elsewhere)).toEqual(['t.txt']);
+  }, 90_000);
 
   test('serve token revoke without --token or --org/--user says what it needs', async () => {
     const r = await runSigngate(['serve', 'token', 'revoke', '--data-dir', dataDir, '--org', 'sandbox']);

@@ -6,7 +6,7 @@ import { UsageError } from '../../core/errors.js';
 import { FAILED_STATES, type ServiceClient } from '../../service-client/client.js';
 import { displayPath } from '../../workflows/files.js';
 import type { LicenseEntry } from '../../service-client/licenses.js';
-import { downloadJob, parseDuration, planPrune } from '../../workflows/jobs.js';
+import { downloadJob, MAX_TALLIED_JOBS, parseDuration, planPrune, tallyJobs } from '../../workflows/jobs.js';
 import { savePublicKey } from '../../workflows/licenses.js';
 import { Ledger } from '../../workflows/ledger.js';
 import { connect } from '../../workflows/service.js';
@@ -109,11 +109,17 @@ export async function runJobs(args: JobsArgs, io: Io): Promise<ExitCodeValue> {
       const jobs = await client.list();
       if (args.json) io.out(JSON.stringify(jobs, null, 2));
       else {
+        // A finished job says how its files ended ("finished: 0 of 3 signed, 3 failed"), from its status.
+        const tallies = await tallyJobs(client, jobs);
         for (const j of jobs) {
-          const state = j.processingFinished === null ? '?         ' : j.processingFinished ? 'finished  ' : 'processing';
-          io.out(`${j.id}  ${j.createdAt ?? '(no date)'}  ${state}  ${j.fileCount === null ? '   ?' : String(j.fileCount).padStart(4)} files  ${j.comment ?? ''}`);
+          const t = tallies.get(j.id);
+          const state = t
+            ? `finished: ${t.signed} of ${t.files} signed${t.failed ? `, ${t.failed} failed` : ''}`
+            : `${j.processingFinished === null ? '?         ' : j.processingFinished ? 'finished  ' : 'processing'}  ${j.fileCount === null ? '   ?' : String(j.fileCount).padStart(4)} files`;
+          io.out(`${j.id}  ${j.createdAt ?? '(no date)'}  ${state}  ${j.comment ?? ''}`.trimEnd());
         }
-        io.out(`${jobs.length} job(s)`);
+        const untallied = jobs.filter((j) => j.processingFinished === true && !tallies.has(j.id)).length;
+        io.out(`${jobs.length} job(s)${untallied ? `; ${untallied} finished job(s) without their files' outcome (the newest ${MAX_TALLIED_JOBS} are shown): 'signgate jobs status <id>'` : ''}`);
       }
       return ExitCode.Ok;
     }

@@ -162,6 +162,7 @@ export async function runTokenCreate(args: TokenCreateArgs, io: Io): Promise<Exi
 }
 
 interface TokenRevokeArgs extends CommonArgs {
+  config?: string;
   dataDir: string;
   database?: string;
   databaseFile?: string;
@@ -179,7 +180,20 @@ export async function runTokenRevoke(args: TokenRevokeArgs, io: Io): Promise<Exi
     throw new UsageError('serve token revoke needs --token-file (or --token), or --org and --user', 'Pass a file holding the token to revoke, or --org and --user to revoke every token of that user.');
   }
   const selector = token !== undefined ? { token } : { organization: args.org!, user: args.user! };
+  // The service is named as `token create` names it: --config (checked when given), --data-dir or --database.
+  if (args.config !== undefined) {
+    const config = watchServerConfigFile(args.config).current();
+    if (args.org !== undefined && !config.organizations.has(args.org)) throw new UsageError(`no organization ${JSON.stringify(args.org)} in ${args.config}`, `Known organizations: ${[...config.organizations.keys()].join(', ')}.`);
+  }
   const database = databaseOf(args);
+  // A data directory without a token store is not the service's: say so, and make nothing there.
+  const store = join(resolve(args.dataDir), 'tokens.json');
+  if (!database && !existsSync(store)) {
+    throw new UsageError(
+      `${displayPath(resolve(args.dataDir))} holds no tokens (no ${displayPath(store)}): it is not the data directory of a service that made tokens; nothing was revoked`,
+      'Pass the --data-dir (or --database) the service runs with and `serve token create` was given: the token hashes are kept there.',
+    );
+  }
   const { keeper, close } = await tokenKeeper({ dataDir: args.dataDir, ...(database ? { database } : {}) });
   let count: number;
   try {
@@ -188,7 +202,8 @@ export async function runTokenRevoke(args: TokenRevokeArgs, io: Io): Promise<Exi
     await close();
   }
   const what = 'token' in selector ? 'the token' : `the tokens of ${args.user} in ${args.org}`;
-  io.err(count ? `Revoked ${count} token(s): ${what}. Running services refuse them within seconds.` : `Nothing to revoke: ${what} is not known or is already revoked.`);
+  const where = database ? describeDatabase(database) : displayPath(resolve(args.dataDir));
+  io.err(count ? `Revoked ${count} token(s): ${what}. Running services refuse them within seconds.` : `Nothing to revoke: ${what} is not known in ${where} or is already revoked; is it the --data-dir (or --database) the service runs with?`);
   return count ? ExitCode.Ok : ExitCode.Usage;
 }
 
@@ -344,7 +359,8 @@ const tokenRevokeCommand = (io: Io, setExit: (code: ExitCodeValue) => void): Com
   describe: 'Revoke a token, or every token of a user; running services refuse it within seconds',
   builder: (y: Argv<CommonArgs>) =>
     y
-      .option('data-dir', { type: 'string', default: 'signgate-data', describe: 'Data directory of the service' })
+      .option('config', { type: 'string', describe: 'Server configuration, as token create takes it (checked when given)' })
+      .option('data-dir', { type: 'string', default: 'signgate-data', describe: 'Data directory of the service (as token create and serve were given)' })
       .option('database', databaseOption)
       .option('database-file', databaseFileOption)
       .option('token-file', { type: 'string', describe: 'A file whose first line is the token to revoke' })
@@ -352,6 +368,7 @@ const tokenRevokeCommand = (io: Io, setExit: (code: ExitCodeValue) => void): Com
       .conflicts('token', 'token-file')
       .option('org', { type: 'string', describe: 'Organization id (with --user: revoke all of the user\'s tokens)' })
       .option('user', { type: 'string', describe: 'User id' })
+      .example('$0 serve token revoke --config service/server.json --data-dir service/data --token-file token.txt', 'one token, naming the service as token create did')
       .example('$0 serve token revoke --data-dir /var/lib/signgate --org sandbox --user ci', "every token of user ci")
       .example('$0 serve token revoke --database postgres://signgate@db/signgate --token-file old-token.txt', 'one token, on every node of a PostgreSQL deployment') as unknown as Argv<TokenRevokeArgs>,
   handler: async (args: ArgumentsCamelCase<TokenRevokeArgs>) => setExit(await runTokenRevoke(args, io)),

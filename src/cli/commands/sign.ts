@@ -20,6 +20,32 @@ export type { SignArgs } from './sign-args.js';
 export const MSBUILD_NO_TOKEN =
   'error SGB003: signgate: SigngateSign is true but the environment variable SIGNGATE_ACCESS_TOKEN is not set; set it from your CI secret (or name a file that holds the token with -p:SigngateAccessTokenFile=<path>), or build with -p:SigngateSign=false to leave the output delay-signed. A token given as an MSBuild property is never read: MSBuild logs properties.';
 
+/** Where a `sign` run is when Ctrl-C comes. */
+export type InterruptPhase =
+  | { readonly kind: 'before' }
+  | { readonly kind: 'uploading'; readonly files: number }
+  | { readonly kind: 'job'; readonly jobId: string }
+  | { readonly kind: 'saved'; readonly jobId: string; readonly destination: string };
+
+/** What Ctrl-C leaves behind, said as it is: `finished` are the jobs of this run (a split) already complete. */
+export function interruptMessage(phase: InterruptPhase, finished: readonly string[], ledger: string): string {
+  const earlier = finished.length ? `; finished before: job ${finished.join(', job ')}` : '';
+  switch (phase.kind) {
+    case 'before':
+      return finished.length ? `interrupted before the next upload: nothing of it was sent to the service${earlier}` : 'interrupted before any upload: nothing was sent to the service';
+    case 'uploading':
+      return (
+        `interrupted during the upload of ${phase.files} file(s): the service may have made the job already (it does once the whole upload arrived). ` +
+        `Run the same command again: it sends the same Idempotency-Key, and a service that keeps it (the reference service does, for a day) gives back that job instead of making a second one; ` +
+        `'signgate jobs list' shows the jobs on the service, 'signgate jobs delete <id>' removes one${earlier}`
+      );
+    case 'job':
+      return `interrupted: job ${phase.jobId} is kept on the service and in the job ledger (${ledger}); run the same command again to resume it (nothing is uploaded again), or remove it with 'signgate jobs delete ${phase.jobId}'${earlier}`;
+    case 'saved':
+      return `interrupted while deleting job ${phase.jobId}: its results are saved in ${phase.destination} and in the job ledger; it may still be on the service: 'signgate jobs delete ${phase.jobId}' removes it${earlier}`;
+  }
+}
+
 export async function runSign(args: SignArgs, io: Io): Promise<ExitCodeValue> {
   if (args.fromMsbuild && !resolveAccessToken(args)) {
     io.err(MSBUILD_NO_TOKEN);
@@ -28,10 +54,11 @@ export async function runSign(args: SignArgs, io: Io): Promise<ExitCodeValue> {
   if (args.archive !== undefined) return (await import('./archive.js')).runSignArchive({ ...args, archive: args.archive }, io);
   const paths = [...(strings(args.files) ?? []), ...(strings(args.assemblies) ?? []).flatMap((a) => a.split(',')).map((s) => s.trim()).filter(Boolean)];
   const root = args.rootDirectory ?? args.root;
-  // Until a job is done, Ctrl-C leaves it on the service: say so, and how to pick it up again.
-  let openJob: string | undefined;
+  // Ctrl-C says what is true at that moment: what the service holds, what the ledger holds, and how to go on.
+  let phase: InterruptPhase = { kind: 'before' };
+  const finished: string[] = [];
   const onInterrupt = () => {
-    io.err(openJob ? `\ninterrupted: job ${openJob} is kept on the service and in the job ledger; run the same command again to resume it (nothing is uploaded twice)` : '\ninterrupted before any upload finished: nothing is kept on the service');
+    io.err(`\n${interruptMessage(phase, finished, ledgerPath())}`);
     process.exit(130);
   };
   process.once('SIGINT', onInterrupt);
@@ -59,8 +86,13 @@ export async function runSign(args: SignArgs, io: Io): Promise<ExitCodeValue> {
           io.out(formatReport('text', check, { color: io.color }));
           io.err(`signgate sign: the pre-flight check found ${errors} error(s); nothing was uploaded. Fix them, or pass --no-check to upload anyway.`);
         },
-        jobStarted: ({ jobId }) => (openJob = jobId),
-        jobDone: () => (openJob = undefined),
+        uploadStarted: ({ files }) => (phase = { kind: 'uploading', files }),
+        jobStarted: ({ jobId }) => (phase = { kind: 'job', jobId }),
+        resultsSaved: ({ jobId, destination }) => (phase = { kind: 'saved', jobId, destination }),
+        jobDone: ({ jobId }) => {
+          if (phase.kind === 'saved') finished.push(`${jobId} (its files are in ${phase.destination})`);
+          phase = { kind: 'before' };
+        },
       },
     );
   } finally {
@@ -88,7 +120,10 @@ function printResult(result: SignResult, io: Io): void {
   else if (result.summary.verified > 0) io.out(`Authenticode: none of the ${returned} returned files carries a signature; Authenticode-sign the signed ones now if you ship it (docs/msbuild.md)`);
   for (const extra of result.extras) io.out(`${c.yellow('note')} ${extra}  sent by the service but not uploaded: kept apart, not verified`);
   const s = result.summary;
-  io.out(`\n${s.uploaded} uploaded in ${result.jobs.length} job(s): ${s.verified} signed and verified, ${s.failed ? c.red(`${s.failed} failed`) : '0 failed'}; ${s.notUploaded} not uploaded. Output in ${result.destination}`);
+  const already = result.files.filter((f) => f.state === 'already-signed').length;
+  // The output folder is named only when a job's results were written there.
+  const where = result.jobs.length ? `Output in ${result.destination}` : 'Nothing was written.';
+  io.out(`\n${s.uploaded} uploaded in ${result.jobs.length} job(s): ${s.verified} signed and verified, ${s.failed ? c.red(`${s.failed} failed`) : '0 failed'}; ${s.notUploaded} not uploaded${already ? ` (${already} already signed)` : ''}. ${where}`);
 }
 
 export const signCommand = (io: Io, setExit: (code: ExitCodeValue) => void): CommandModule<Record<string, unknown>, SignArgs> => ({

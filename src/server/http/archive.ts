@@ -207,7 +207,7 @@ const archiveUploadRoute = {
   tags: ['archives'],
   summary: 'Upload a ZIP archive of the project; its assemblies are signed as one job',
   description:
-    'The archive is extracted safely (no entry outside the job, no links, no encrypted entries, at most 5000 entries, expanded size at most twice the upload limit, compression ratio at most 100 for entries of 1 MiB or more; nested archives are left as they are). Its *.dll, *.exe and *.netmodule files are a job under the limits of POST /assemblies; poll /assemblies/{id}/status, then download /archives/{id}.',
+    'The archive is extracted safely (no entry outside the job, no links, no encrypted entries, at most 5000 entries, expanded size at most twice the upload limit, compression ratio at most 100 for entries of 64 KiB or more; nested archives are left as they are). Its *.dll, *.exe and *.netmodule files are a job under the limits of POST /assemblies; poll /assemblies/{id}/status, then download /archives/{id}.',
   consumes: ['multipart/form-data'],
   response: {
     201: {
