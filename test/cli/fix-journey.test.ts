@@ -60,6 +60,7 @@ describe('fix --delay-sign with the option key, then sign, then audit', () => {
     buildOutput('journey');
     const fixed = await cli(['fix', 'journey', '--delay-sign', OPTION_KEY, '--out', 'upload']);
     expect(fixed.status, fixed.stdout + fixed.stderr).toBe(0);
+    expect(fixed.stdout).toContain('next: delay-signed files load on .NET Framework only once the service has signed them: signgate sign uploads them with the add-in');
     expect(classifyStrongName(readModule(readFileSync(join(root, 'upload', LIB)))).state).toBe('delay-signed');
 
     const checked = await cli(['check', 'upload', ...options, '--format', 'json']);

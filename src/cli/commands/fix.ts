@@ -52,6 +52,11 @@ export function formatFixReport(result: FixResult, io: Pick<Io, 'color'>): strin
       ? c.red(`${refused} file${refused === 1 ? '' : 's'} refused: nothing was written (${key})`)
       : `${changed} file${changed === 1 ? '' : 's'} ${result.written ? 'written' : 'would change (dry run)'}, ${count('unchanged')} unchanged, ${count('skipped')} skipped (${key})`,
   );
+  if (result.delaySigned && refused === 0 && changed > 0) {
+    lines.push(
+      "next: delay-signed files load on .NET Framework only once the service has signed them: signgate sign uploads them with the add-in when this is your option's <optionId>_public.snk (give check and sign the same file with --key); ship the files it returns (docs/fix.md)",
+    );
+  }
   return lines.join('\n');
 }
 
