@@ -9,7 +9,7 @@ import { classifyStrongName, type StrongNameStatus } from '../strongname/strong-
 import { compileNamePatterns, type NameMatcher } from './name-pattern.js';
 import { TableId } from '../metadata/schema.js';
 import type { FileRow } from '../metadata/module-metadata.js';
-import type { CheckInput, CheckSettings, FileFacts, FileRole, LinkedModule } from './types.js';
+import type { CheckInput, CheckSettings, ExpectedKey, FileFacts, FileRole, LinkedModule } from './types.js';
 import { needsSigning } from './types.js';
 
 const INTEROP_ATTRIBUTES = new Set(['System.Runtime.InteropServices.ImportedFromTypeLibAttribute', 'System.Runtime.InteropServices.PrimaryInteropAssemblyAttribute']);
@@ -38,6 +38,8 @@ export interface ParsedFile {
   readonly marked: boolean;
   /** File-table rows that name netmodules (ContainsMetaData), for a manifest module. */
   readonly fileRows: readonly FileRow[];
+  /** The configured option whose public key the assembly carries, byte for byte (any strong-name state); else null. */
+  readonly optionKey: { readonly optionId: number | null; readonly token: string } | null;
 }
 
 /** A ParsedFile as it crosses between threads: `interop` computed, byte arrays copied out of the file's buffer. */
@@ -109,15 +111,22 @@ function readsAsInterop(module: ModuleMetadata): boolean {
 export function fileParser(settings: CheckSettings): (input: CheckInput) => { parsed: ParsedFile; module: ModuleMetadata | undefined } {
   const isVendorApi = compileNamePatterns(settings.vendorApi);
   const attributeName = `${settings.vendor}SignedAssemblyAttribute`;
-  return (input) => parseFile(input, isVendorApi, attributeName);
+  return (input) => parseFile(input, isVendorApi, attributeName, settings.keys);
+}
+
+/** The configured key whose blob is the assembly's public key, header included (as SG205 compares). */
+function optionKeyOf(publicKey: Uint8Array | undefined, keys: readonly ExpectedKey[]): ParsedFile['optionKey'] {
+  if (!publicKey?.length) return null;
+  const key = keys.find((k) => Buffer.compare(Buffer.from(k.publicKey.blob), Buffer.from(publicKey)) === 0);
+  return key ? { optionId: key.optionId, token: key.token } : null;
 }
 
 /**
  * Parses one file: the per-file half of collectFacts (the roles need the whole set). A file that cannot be read
  * gets its error, never an exception; the module is returned beside the plain facts for the rules to read.
  */
-function parseFile(input: CheckInput, isVendorApi: NameMatcher, attributeName: string): { parsed: ParsedFile; module: ModuleMetadata | undefined } {
-  const base = { readError: undefined, native: false, managed: false, assemblyName: undefined, culture: '', referenceNames: [], interop: () => false, vendorTypes: [], marked: false, fileRows: [] };
+function parseFile(input: CheckInput, isVendorApi: NameMatcher, attributeName: string, keys: readonly ExpectedKey[]): { parsed: ParsedFile; module: ModuleMetadata | undefined } {
+  const base = { readError: undefined, native: false, managed: false, assemblyName: undefined, culture: '', referenceNames: [], interop: () => false, vendorTypes: [], marked: false, fileRows: [], optionKey: null };
   try {
     const image = parsePeImage(input.bytes);
     if (!hasCorHeader(image)) return { parsed: { ...base, native: true }, module: undefined };
@@ -132,6 +141,7 @@ function parseFile(input: CheckInput, isVendorApi: NameMatcher, attributeName: s
       culture: assembly?.culture ?? '',
       referenceNames,
       fileRows: assembly ? module.files.filter((f) => (f.flags & FILE_CONTAINS_NO_METADATA) === 0) : [],
+      optionKey: optionKeyOf(assembly?.publicKey, keys),
       interop: (() => {
         let interop: boolean | undefined;
         return () => (interop ??= readsAsInterop(module));
@@ -239,6 +249,10 @@ export function placeFiles(inputs: readonly CheckInput[], parsedFiles: readonly 
   // Files that carry the vendor attribute but neither use the API nor serve a file that does. (A netmodule's
   // attribute does not mark its assembly: the runtime reads assembly attributes from the manifest.)
   for (const p of parsed) if (!roles.has(p) && p.marked) roles.set(p, { kind: 'marked' });
+  // The rest that carry an option's public key (a dependency delay-signed by `fix --delay-sign`): only the service
+  // can sign them, and .NET Framework loads them only signed, so they are uploaded too. Placed last, they make no
+  // file that references them an API user: they use no vendor API themselves.
+  for (const p of parsed) if (!roles.has(p) && p.optionKey) roles.set(p, { kind: 'option-key', ...p.optionKey });
   return parsed.map((p) => ({
     role: roles.get(p) ?? { kind: 'not-required', why: 'uses no vendor API, directly or through the add-in' },
     netmodules: (linked.get(p) ?? []).map((l): LinkedModule => ({ row: l.row, path: l.module && ownerOf.get(l.module) === p ? l.module.input.path : undefined })),
@@ -302,6 +316,8 @@ export function describeRole(role: FileRole): string {
       return `uses the vendor API indirectly (via ${role.via.join(' → ')})`;
     case 'companion':
       return `${role.companion === 'xml-serializers' ? 'XmlSerializers' : role.companion === 'satellite' ? 'satellite resource' : 'COM interop'} companion of ${role.companionOf}`;
+    case 'option-key':
+      return `carries the public key of ${role.optionId !== null ? `option ${role.optionId}` : 'the organization'} (token ${role.token}), though it uses no vendor API: only the service's signature makes it validly signed`;
     case 'module':
       return `a netmodule of ${role.moduleOf} (listed in the File table of ${role.manifest}); uploaded with it, not signed itself`;
     case 'vendor':

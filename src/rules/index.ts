@@ -22,9 +22,10 @@ import sg505 from './sg505-reserved-device-name.js';
 import sg601 from './sg601-option-not-licensed.js';
 import sg602 from './sg602-no-license.js';
 import sg801 from './sg801-loads-under-no-license.js';
+import sg802 from './sg802-refused-by-net-framework.js';
 import type { Rule } from './types.js';
 
-export const rules = [sg001, sg002, sg201, sg202, sg203, sg204, sg205, sg206, sg207, sg208, sg301, sg302, sg303, sg304, sg401, sg501, sg502, sg503, sg504, sg505, sg601, sg602, sg801] as const;
+export const rules = [sg001, sg002, sg201, sg202, sg203, sg204, sg205, sg206, sg207, sg208, sg301, sg302, sg303, sg304, sg401, sg501, sg502, sg503, sg504, sg505, sg601, sg602, sg801, sg802] as const;
 
 export type RuleId = (typeof rules)[number]['id'];
 export type RuleName = (typeof rules)[number]['name'];

@@ -7,7 +7,7 @@
 import type { ModuleMetadata } from '../metadata/module-metadata.js';
 import type { StrongNameState } from '../strongname/strong-name.js';
 import { sameKeyBlob } from './keys.js';
-import { needsSigning, type CheckSettings, type FileFacts } from './types.js';
+import { usesVendorApi, type CheckSettings, type FileFacts } from './types.js';
 import { vendorAttributeState } from './vendor-attribute.js';
 
 const TARGET_FRAMEWORK_ATTRIBUTE = 'System.Runtime.Versioning.TargetFrameworkAttribute';
@@ -31,7 +31,10 @@ export interface LoadAnswer {
 
 export interface LoadVerdict {
   readonly target: TargetFramework;
-  /** The file uses the vendor API (directly, indirectly, or as a companion): the licenses decide whether the vendor's host loads it. */
+  /**
+   * The file uses the vendor API (directly, indirectly, or as a companion): the licenses decide whether the vendor's
+   * host loads it. A file signed only for the option key it carries (role `option-key`) is not an API program.
+   */
   readonly apiProgram: boolean;
   readonly runtimeLicense: LoadAnswer;
   readonly developerLicense: LoadAnswer;
@@ -73,6 +76,20 @@ function frameworkAnswer(state: StrongNameState, token: string | null): LoadAnsw
   return { loads: false, why: `${state}: .NET Framework refuses it unless its key is registered for verification skipping (sn -Vr *,${token ?? '<token>'})` };
 }
 
+/**
+ * Why .NET Framework refuses the assembly as built (delay-signed, public-signed, or a signature that does not match
+ * its bytes), with the target it was built for; undefined when it loads there, targets .NET (Core), which validates no
+ * strong name, or is no assembly. The strong-name state is read first: the target only for a refused state.
+ */
+export function netFrameworkRefusal(facts: FileFacts): { readonly target: TargetFramework; readonly answer: LoadAnswer } | undefined {
+  if (!facts.module || !facts.assemblyName) return undefined;
+  const status = facts.status();
+  if (!REFUSED_BY_FRAMEWORK.has(status.state)) return undefined;
+  const target = targetFramework(facts.module);
+  if (target.kind === 'core') return undefined;
+  return { target, answer: frameworkAnswer(status.state, status.publicKeyToken) };
+}
+
 /** How a target is named in messages: the moniker, else the family and how it was found. */
 export function describeTarget(t: TargetFramework): string {
   if (t.moniker) return t.moniker;
@@ -86,7 +103,7 @@ export function loadVerdict(facts: FileFacts, settings: CheckSettings): LoadVerd
   const status = facts.status();
   const validatedByFramework = target.kind !== 'core';
   const netFramework = validatedByFramework ? frameworkAnswer(status.state, status.publicKeyToken) : null;
-  const apiProgram = needsSigning(facts.role);
+  const apiProgram = usesVendorApi(facts.role);
   if (!apiProgram) {
     const na = (license: string): LoadAnswer =>
       netFramework && !netFramework.loads

@@ -1,7 +1,7 @@
 // SG504 nothing-to-sign: no input needs signing, so a passing check would approve nothing; name the likely cause.
 import { distance as editDistance } from '../core/words.js';
 import { compileNamePatterns } from './name-pattern.js';
-import { defineRule, needsSigning, type CheckSettings, type FileFacts, type RuleReport } from './types.js';
+import { defineRule, usesVendorApi, type CheckSettings, type FileFacts, type RuleReport } from './types.js';
 
 /** Up to this many edits between a referenced name and the vendor name count as a likely typo. */
 const MAX_VENDOR_EDITS = 2;
@@ -83,7 +83,9 @@ export default defineRule({
   check: ({ all, settings }) => {
     const files = [...all.values()];
     // Files already signed with the organization's key still need signing (they just need no new upload): not this rule.
-    if (files.some((f) => needsSigning(f.role))) return [];
+    // A file that only carries an option's key (a dependency delay-signed for the service) goes with an API program;
+    // alone it approves nothing either (and a mistyped vendor name would make every add-in file look like one).
+    if (files.some((f) => usesVendorApi(f.role))) return [];
     return [report(files, settings)];
   },
 });

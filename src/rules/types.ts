@@ -64,6 +64,11 @@ export type FileRole =
   | { readonly kind: 'marked' }
   | { readonly kind: 'indirect'; readonly via: readonly string[] }
   | { readonly kind: 'companion'; readonly companionOf: string; readonly companion: 'xml-serializers' | 'com-interop' | 'satellite' }
+  /**
+   * Uses no vendor API, but carries the public key of one of the organization's options (`fix --delay-sign`, or a
+   * helper built with the option's key): only the service can sign it, so it is uploaded like an API program.
+   */
+  | { readonly kind: 'option-key'; readonly optionId: number | null; readonly token: string }
   /** A netmodule listed in the File table of an input assembly: uploaded with it, not signed itself. */
   | { readonly kind: 'module'; readonly moduleOf: string; readonly manifest: string }
   | { readonly kind: 'vendor' }
@@ -190,5 +195,13 @@ export function defineRule<Id extends string, Name extends string, R extends Fil
 
 /** Files whose role means they are uploaded for signing. */
 export function needsSigning(role: FileRole): boolean {
+  return usesVendorApi(role) || role.kind === 'option-key';
+}
+
+/**
+ * API programs and their companions: the files the vendor's host loads by license (and whose vendor attribute the
+ * rules read). A file signed only because it carries an option's key (`option-key`) is not one.
+ */
+export function usesVendorApi(role: FileRole): boolean {
   return role.kind === 'direct' || role.kind === 'marked' || role.kind === 'indirect' || role.kind === 'companion';
 }

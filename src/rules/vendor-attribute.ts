@@ -44,8 +44,9 @@ export function vendorAttributeCandidates(facts: FileFacts, settings: CheckSetti
   if (!bySettings) candidateCache.set(facts, (bySettings = new WeakMap()));
   if (bySettings.has(settings)) return bySettings.get(settings);
   let result: VendorAttributeCandidates | undefined;
-  // Generated companions (XmlSerializers, interop, satellites) need no attribute.
-  if (facts.module && facts.role.kind !== 'companion') {
+  // Generated companions (XmlSerializers, interop, satellites) need no attribute, nor does a file signed only for
+  // the option key it carries (the host loads it as a dependency, not as an API program).
+  if (facts.module && facts.role.kind !== 'companion' && facts.role.kind !== 'option-key') {
     const found = facts.module.assemblyAndModuleAttributes();
     result = {
       module: facts.module,

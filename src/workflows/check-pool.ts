@@ -14,7 +14,7 @@ import type { AuditEvidence } from '../audit/evidence.js';
 import type { AuditOptions, AuditReport } from '../audit/model.js';
 import { fileParser, fromParsedData, placeFiles, type ParsedFileData } from '../rules/facts.js';
 import { assembleCheck, checkFile, resolveSeverities, ruleNeighbourhood, runCheck, type CheckOptions, type CheckResult, type FileOutcome } from '../rules/runner.js';
-import { needsSigning, type CheckInput, type CheckSettings, type FileFacts } from '../rules/types.js';
+import type { CheckInput, CheckSettings, FileFacts } from '../rules/types.js';
 import { answer, placedFacts, ReadBuffers, runTask, settleTask, type CheckAnswer, type CheckedFile, type CheckItem, type CheckTask, type PlacedFile } from './check-worker.js';
 import { checkThreads, type PoolOptions } from './pool-thresholds.js';
 
@@ -110,8 +110,9 @@ function runsOf<T>(items: readonly T[], threads: number): T[][] {
 
 /**
  * Parses in the runner's tasks, places on this thread, then checks in the tasks every file whose metadata the file
- * rules (or the audit) read, or every file (runner.everyFile); the others (native, unreadable, not uploaded and
- * found in a folder) are checked here, where their rules read only what the parse returned.
+ * rules (or the audit) read: every managed file (SG802 reads the strong name of those not uploaded too), or every
+ * file (runner.everyFile); the others (native, unreadable) are checked here, where their rules read only what the
+ * parse returned.
  */
 async function checkInRounds(inputs: readonly CheckInput[], settings: CheckSettings, severities: Readonly<Record<string, SeveritySetting>> | undefined, audit: boolean, runner: Runner) {
   const { threads } = runner;
@@ -120,7 +121,8 @@ async function checkInRounds(inputs: readonly CheckInput[], settings: CheckSetti
   const placed = new Map<string, PlacedFile>(inputs.map((input, i) => [input.path, { input, parsed: parsed[i]!, placement: placements[i]! }]));
   const parse = fileParser(settings);
   const facts = new Map<string, FileFacts>([...placed].map(([path, p]) => [path, placedFacts(p, parse)]));
-  const inPool = (f: PlacedFile) => runner.everyFile || audit || (f.parsed.managed && (needsSigning(f.placement.role) || f.input.explicit));
+  // Every managed file: SG802 reads the strong name of the files that are not uploaded too.
+  const inPool = (f: PlacedFile) => runner.everyFile || audit || f.parsed.managed;
   const items: CheckItem[] = [...placed.values()].filter(inPool).map((p) => ({ ...p, netmodules: p.placement.netmodules.flatMap((l) => (l.path === undefined ? [] : [placed.get(l.path)!])) }));
   const results = await settled(runsOf(items, threads).map((run) => runner.run<CheckedFile[]>({ kind: 'check', settings, ...(severities ? { severities } : {}), audit, items: run })));
   const checked = new Map<string, CheckedFile>(results.flat().map((c, i) => [items[i]!.input.path, c]));

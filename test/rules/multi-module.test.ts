@@ -85,9 +85,10 @@ describe('multi-module add-ins (fixtures/modules, built by build-module-fixtures
     expect(result.findings[0]!.message).toBe('nothing to sign: the one input file is not a .NET assembly (it is native code or a netmodule)');
   });
 
-  test('al-linked fixtures/assemblies: part.netmodule is a module of al-delay, not required with it', async () => {
+  test('al-linked fixtures/assemblies: part.netmodule is a module of al-delay, uploaded with it (al-delay carries the option key)', async () => {
     const result = await checkPaths(['fixtures/assemblies']);
+    expect(result.files.find((f) => f.path === 'fixtures/assemblies/al-delay.dll')).toMatchObject({ role: 'option-key', upload: true });
     const part = result.files.find((f) => f.path === 'fixtures/assemblies/part.netmodule')!;
-    expect(part).toMatchObject({ role: 'module', outcome: 'not-required', upload: false });
+    expect(part).toMatchObject({ role: 'module', manifest: 'fixtures/assemblies/al-delay.dll', upload: true });
   });
 });

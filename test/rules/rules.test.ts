@@ -46,6 +46,7 @@ describe('each finding on its own fixture', () => {
     ['vendor-attribute-look-alike', ['vendor-attribute-look-alike']],
     ['vendor-attribute-look-alike-third-party', ['vendor-attribute-look-alike']],
     ['unsigned-reference', ['unsigned-reference']],
+    ['refused-by-net-framework', ['refused-by-net-framework']],
   ])('fixtures/findings/%s -> %j', async (folder, expected) => {
     expect(ruleNames(await checkPaths([`fixtures/findings/${folder}`]))).toEqual(expected);
   });
@@ -83,7 +84,7 @@ describe('each finding on its own fixture', () => {
   test('every rule in the registry has a fixture above that makes it fire', () => {
     // netmodule-mismatch fires on fixtures/modules/changed-module (multi-module.test.ts), authenticode-before-strong-name
     // on an add-in Authenticode-signed by osslsigncode (test/authenticode/check-sign-verify.test.ts).
-    const covered = new Set(['netmodule-mismatch', 'authenticode-before-strong-name', 'not-delay-signed', 'public-signed', 'already-signed', 'wrong-key', 'invalid-signature', 'signature-slot-size', 'missing-vendor-attribute', 'vendor-attribute-false', 'vendor-attribute-wrong-type', 'vendor-attribute-look-alike', 'unsigned-reference', 'malformed', 'not-managed', 'vendor-assembly-included', 'duplicate-name', 'upload-too-large', 'reserved-device-name', 'nothing-to-sign', 'option-not-licensed', 'no-license']);
+    const covered = new Set(['netmodule-mismatch', 'authenticode-before-strong-name', 'not-delay-signed', 'public-signed', 'already-signed', 'wrong-key', 'invalid-signature', 'signature-slot-size', 'missing-vendor-attribute', 'vendor-attribute-false', 'vendor-attribute-wrong-type', 'vendor-attribute-look-alike', 'unsigned-reference', 'malformed', 'not-managed', 'vendor-assembly-included', 'duplicate-name', 'upload-too-large', 'reserved-device-name', 'nothing-to-sign', 'option-not-licensed', 'no-license', 'refused-by-net-framework']);
     // loads-under-no-license fires on the delay-signed net48 build (load.test.ts); reserved-device-name on CON.dll
     // and aux/ (test/cli/input-identity.test.ts).
     covered.add('loads-under-no-license');

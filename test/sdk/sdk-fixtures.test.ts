@@ -42,7 +42,9 @@ const sha256 = (path: string) => createHash('sha256').update(readFileSync(path))
  */
 // SG208: an Authenticode signature comes from signtool after the build (test/authenticode makes one with osslsigncode).
 // SG505 is a file name, not a build setting: test/cli/input-identity.test.ts makes it fire.
-const NOT_FROM_THE_SDK = ['SG001', 'SG204', 'SG206', 'SG207', 'SG208', 'SG505'];
+// SG802 needs a dependency delay-signed with a key that is no option's: test/cli/fix-journey.test.ts makes one with
+// fix --delay-sign from the SDK-built UnsignedLib of each target (bin/unsigned-lib/<tfm>).
+const NOT_FROM_THE_SDK = ['SG001', 'SG204', 'SG206', 'SG207', 'SG208', 'SG505', 'SG802'];
 const fired = new Set<string>();
 
 test('the committed binaries are the ones the manifest lists, byte for byte', () => {

@@ -49,6 +49,11 @@ export function formatFixReport(result: FixResult, io: Pick<Io, 'color'>): strin
   const key = `key token ${result.publicKeyToken}${result.delaySigned ? ', delay-signed' : ''}`;
   const summary = `${changed} file${changed === 1 ? '' : 's'} ${result.written ? 'written' : 'would change (dry run)'}, ${count('unchanged')} unchanged, ${count('skipped')} skipped`;
   lines.push(refused > 0 ? `${summary}, ${c.red(`${refused} refused, left as they were`)} (${key})` : `${summary} (${key})`);
+  if (result.delaySigned && changed > 0 && result.written) {
+    lines.push(
+      "next: delay-signed files load on .NET Framework only once the service has signed them: signgate sign uploads them with the add-in when this is your option's <optionId>_public.snk (give check and sign the same file with --key); ship the files it returns (docs/fix.md)",
+    );
+  }
   return lines.join('\n');
 }
 

@@ -272,7 +272,7 @@ function decide(
   }
   if (!result.needsSigning) {
     file.fileProcessingState = 'Error';
-    file.messages.push(message('Error', `Not signed: ${result.reason}. Only assemblies that carry the vendor attribute, and their generated companions, are signed.`));
+    file.messages.push(message('Error', `Not signed: ${result.reason}. Only API programs (assemblies that use the vendor API or carry the vendor attribute), their generated companions and assemblies that carry the public key of one of the organization's options are signed.`));
     return undefined;
   }
   // No error finding means the key is one of the organization's, byte for byte.
