@@ -8,7 +8,7 @@ import type { FastifyBaseLogger } from 'fastify';
 import { ErrorCodes } from '../../core/error-codes.js';
 import { isSignGateError, KeyError, type SignGateError } from '../../core/errors.js';
 import { SIGNING_LOG } from '../../core/upload-names.js';
-import { isPkcs11Key, onPkcs11Event, pkcs11PinState, probePkcs11Key, type Pkcs11Event, type TokenPinState } from '../../strongname/pkcs11-key.js';
+import { isPkcs11Key, onPkcs11Event, pkcs11PinState, probePkcs11Key, type Pkcs11Event, type Pkcs11KeyPair, type TokenPinState } from '../../strongname/pkcs11-key.js';
 import { formatVersion } from '../../metadata/module-metadata.js';
 import { runCheck } from '../../rules/runner.js';
 import type { CheckSettings } from '../../rules/types.js';
@@ -248,17 +248,21 @@ export async function probeTokenKeys(config: ServerConfig, timeoutMs = 5_000): P
   for (const org of config.organizations.values()) {
     for (const license of org.licenses) {
       if (!isPkcs11Key(license.key)) continue;
-      const pin = pkcs11PinState(license.key.pkcs11);
       let timer: NodeJS.Timeout | undefined;
       const timeout = new Promise<never>((_, reject) => {
         timer = setTimeout(() => reject(new KeyError('SG_ERR_PKCS11_TOKEN', `the PKCS#11 key did not answer within ${timeoutMs / 1000} s`)), timeoutMs);
       });
+      // The PIN counters after the probe: a token put back is found by then.
+      const pin = () => {
+        const state = pkcs11PinState((license.key as Pkcs11KeyPair).pkcs11);
+        return state ? { pin: state } : {};
+      };
       try {
         await Promise.race([probePkcs11Key(license.key.pkcs11, license.key.publicKey), timeout]);
-        states.push({ organization: org.id, optionId: license.optionId, ...(pin ? { pin } : {}), ready: true });
+        states.push({ organization: org.id, optionId: license.optionId, ...pin(), ready: true });
       } catch (error) {
         const code = isSignGateError(error) ? error.code : 'SG_ERR_PKCS11_TOKEN';
-        states.push({ organization: org.id, optionId: license.optionId, ...(pin ? { pin } : {}), ready: false, code });
+        states.push({ organization: org.id, optionId: license.optionId, ...pin(), ready: false, code });
         failures.push({ code, message: `option ${license.optionId} of ${org.id}: ${(error as Error).message}` });
       } finally {
         clearTimeout(timer);
