@@ -1,7 +1,7 @@
 // One PKCS#11 module per service process, however many signing threads: `signgate serve` processes signing with a
 // key in SoftHSM2 behind OpenSC's pkcs11-spy, which logs every call the process makes. A wrong PIN reaches the
 // token once (C_Login counted in the spy's log); fresh processes signing a burst of jobs at once sign every file.
-import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, test } from 'vitest';
@@ -34,6 +34,13 @@ function serviceConfig(keyPair: string, publicKey: Uint8Array): { config: string
   const config = join(dir, 'server.json');
   writeFileSync(config, JSON.stringify({ vendor: 'Contoso', organizations: [{ id: 'sandbox', licenses: [{ optionId: OPTION, keyPair, publicKey: 'option_public.snk' }], users: [{ id: 'ci', roles: ['User'] }] }] }));
   return { config, dataDir: join(dir, 'data') };
+}
+
+/** A pkcs11-spy log, removed once read: it holds the PIN as the module was given it. */
+function spyLogOf(path: string): string {
+  const log = readFileSync(path, 'utf8');
+  rmSync(path);
+  return log;
 }
 
 /** Calls of `name` in a pkcs11-spy log. */
@@ -103,7 +110,7 @@ describe.skipIf(!hasSoftHsm || !hasSpy)('one PKCS#11 module per service process 
         const readyText = await ready.text();
         expect(ready.status, readyText).toBe(503);
         expect(JSON.parse(readyText).tokenKeys).toEqual([{ organization: 'sandbox', optionId: OPTION, pin: 'count-low', ready: false, code: 'SG_ERR_PKCS11_PIN' }]);
-        const log = readFileSync(spyLog, 'utf8');
+        const log = spyLogOf(spyLog);
         counts[workers] = calls(log, 'C_Login');
         expect(calls(log, 'C_Initialize'), `${workers} threads`).toBe(1);
         expect(service.stdout()).toMatch(/refused this PIN before; it is not tried again/);
@@ -129,7 +136,7 @@ describe.skipIf(!hasSoftHsm || !hasSpy)('one PKCS#11 module per service process 
         const files = await burst(service, accessToken, file, 8);
         for (const f of files) expect(f.fileProcessingState, `restart ${restart}: ${f.messages.map((m) => m.message).join(' ')}`).toBe('Signed');
         signed += files.length;
-        const log = readFileSync(spyLog, 'utf8');
+        const log = spyLogOf(spyLog);
         expect(calls(log, 'C_Initialize'), `restart ${restart}`).toBe(1);
         expect(calls(log, 'C_Login'), `restart ${restart}`).toBe(1);
       } finally {
