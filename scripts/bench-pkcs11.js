@@ -1,61 +1,65 @@
 #!/usr/bin/env node
-// Signing time per file with a key in a PKCS#11 token (SoftHSM2) beside the same-size key in process: the median of
-// many signAssembly calls on one delay-signed file each (hashing included; the signature check after it is not).
+// Signing throughput with a key in a PKCS#11 token (SoftHSM2) beside the same-size key in process:
+//   - signatures/s in one thread, one after the other (the command line's path: signWithPkcs11 at once);
+//   - files/s through the service's signing pool with 1 and 8 threads (and --threads): each thread hashes its file and
+//     hands the DigestInfo to the service's thread, the module's one owner, which signs in libuv's threads; the signature
+//     is checked and the package entry prepared in the pool thread, as the service does.
 // Needs `npm run build`, softhsm2, opensc (pkcs11-tool) and the pkcs11js binding; the token lives in a temporary
 // folder (SOFTHSM2_CONF points there), never in the system's token folder.
-//   node scripts/bench-pkcs11.js [--runs 200] [--bits 2048] [--file <an assembly without a strong name>]
-import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+//   node scripts/bench-pkcs11.js [--runs 400] [--bits 2048] [--threads 1,8] [--file <an assembly without a strong name>]
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { softHsmToken } from './softhsm-token.js';
 
 const repoRoot = fileURLToPath(new URL('..', import.meta.url));
-const MODULE = process.env.SIGNGATE_PKCS11_MODULE || '/usr/lib/softhsm/libsofthsm2.so';
 const arg = (name, fallback) => {
   const at = process.argv.indexOf(`--${name}`);
   return at > 0 ? process.argv[at + 1] : fallback;
 };
-const runs = Number(arg('runs', '200'));
+const runs = Number(arg('runs', '400'));
 const bits = Number(arg('bits', '2048'));
+const threadCounts = arg('threads', '1,8').split(',').map(Number);
 const file = arg('file', join(repoRoot, 'fixtures', 'assemblies', 'unsigned.dll'));
 
 // The token first: SoftHSM reads SOFTHSM2_CONF when the module is initialized.
-const dir = mkdtempSync(join(tmpdir(), 'signgate-bench-pkcs11-'));
-process.on('exit', () => rmSync(dir, { recursive: true, force: true }));
-writeFileSync(join(dir, 'softhsm2.conf'), `directories.tokendir = ${dir}\nobjectstore.backend = file\nlog.level = ERROR\n`);
-process.env.SOFTHSM2_CONF = join(dir, 'softhsm2.conf');
-const pin = '1234-bench';
-writeFileSync(join(dir, 'pin'), `${pin}\n`, { mode: 0o600 });
-execFileSync('softhsm2-util', ['--init-token', '--free', '--label', 'bench', '--so-pin', '87654321', '--pin', pin], { stdio: 'ignore' });
-execFileSync('pkcs11-tool', ['--module', MODULE, '--token-label', 'bench', '--login', '--pin', pin, '--keypairgen', '--key-type', `rsa:${bits}`, '--label', 'bench-key', '--id', '01'], { stdio: 'ignore' });
+const { uri } = softHsmToken('bench', bits);
 
-const { openPkcs11Key, signerOptions, createStrongNameKeyPair, parseStrongNameKeyFile } = await import('../dist/index.js');
-const { signAssembly } = await import('../dist/strongname/strong-name.js');
+const { openPkcs11Key, signWithPkcs11, createStrongNameKeyPair, parseStrongNameKeyFile } = await import('../dist/index.js');
 const { strongNameAssembly } = await import('../dist/strongname/strong-name-writer.js');
-const { readModule } = await import('../dist/strongname/assembly-info.js');
+const { SigningPool } = await import('../dist/server/jobs/signing-pool.js');
 
-const inToken = openPkcs11Key(`pkcs11:token=bench;object=bench-key?module-path=${MODULE}&pin-source=file:${join(dir, 'pin')}`);
+const inToken = openPkcs11Key(uri());
 const inProcess = parseStrongNameKeyFile(createStrongNameKeyPair(bits));
 const input = readFileSync(file);
 
-function median(key) {
-  const delaySigned = strongNameAssembly(input, { key, delaySign: true, force: true }).bytes;
-  const module = readModule(delaySigned);
-  const options = signerOptions(key);
-  for (let i = 0; i < 10; i++) signAssembly(module, key, options); // warm-up (and the token's session opened)
-  const times = [];
-  for (let i = 0; i < runs; i++) {
-    const start = process.hrtime.bigint();
-    signAssembly(module, key, options);
-    times.push(Number(process.hrtime.bigint() - start) / 1e6);
-  }
-  times.sort((a, b) => a - b);
-  return times[Math.floor(times.length / 2)];
+function oneThread() {
+  const chunk = [Buffer.alloc(64, 1)];
+  for (let i = 0; i < 10; i++) signWithPkcs11(inToken.pkcs11, chunk, 'sha1'); // warm-up
+  const start = process.hrtime.bigint();
+  for (let i = 0; i < runs; i++) signWithPkcs11(inToken.pkcs11, chunk, 'sha1');
+  return runs / (Number(process.hrtime.bigint() - start) / 1e9);
 }
 
-const token = median(inToken);
-const local = median(inProcess);
-console.log(`signing one file (${input.length} bytes, ${bits}-bit RSA, median of ${runs}):`);
-console.log(`  PKCS#11 (SoftHSM2)  ${token.toFixed(3)} ms`);
-console.log(`  in-process key      ${local.toFixed(3)} ms`);
+async function pool(key, threads) {
+  const delaySigned = strongNameAssembly(input, { key, delaySign: true, force: true }).bytes;
+  const signer = new SigningPool(threads);
+  try {
+    await Promise.all(Array.from({ length: threads * 2 }, () => signer.sign(delaySigned.slice(), key))); // warm-up
+    const start = process.hrtime.bigint();
+    const results = await Promise.all(Array.from({ length: runs }, () => signer.sign(delaySigned.slice(), key)));
+    const seconds = Number(process.hrtime.bigint() - start) / 1e9;
+    if (results.some((r) => !r)) throw new Error('a signature did not verify');
+    return runs / seconds;
+  } finally {
+    await signer.close();
+  }
+}
+
+console.log(`${bits}-bit RSA, ${runs} signatures each (${input.length}-byte file through the pool):`);
+console.log(`  PKCS#11 (SoftHSM2), one thread at once:  ${oneThread().toFixed(0)} signatures/s`);
+for (const threads of threadCounts) {
+  const token = await pool(inToken, threads);
+  const local = await pool(inProcess, threads);
+  console.log(`  pool of ${String(threads).padStart(2)} thread(s): PKCS#11 ${token.toFixed(0)} files/s, in-process key ${local.toFixed(0)} files/s`);
+}

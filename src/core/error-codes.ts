@@ -43,8 +43,8 @@ export const ErrorCodes = {
   SG_ERR_PKCS11_URI: 'The pkcs11: key URI is not valid (RFC 7512), or it carries a PIN.',
   SG_ERR_PKCS11_MODULE: 'The PKCS#11 module (or the pkcs11js binding that loads it) could not be loaded or initialized.',
   SG_ERR_PKCS11_TOKEN: 'No token that the pkcs11: URI names is present in the module.',
-  SG_ERR_PKCS11_PIN: 'The PIN for the token is missing, cannot be read, or was refused.',
-  SG_ERR_PKCS11_KEY: 'The token holds no RSA private key that the pkcs11: URI names, or more than one.',
+  SG_ERR_PKCS11_PIN: 'The PIN for the token is missing, cannot be read, or was refused, or the token\'s PIN is on its final try or locked.',
+  SG_ERR_PKCS11_KEY: 'The token holds no RSA private key that the pkcs11: URI names, or more than one, or its key is not the configured public key\'s.',
   SG_ERR_PKCS11_SIGN: 'The PKCS#11 module refused or failed the signing operation.',
   // Strong names (section 7)
   SG_ERR_SN_NOT_STRONG_NAMED: 'The assembly carries no public key or no signature slot.',

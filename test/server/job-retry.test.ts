@@ -28,7 +28,6 @@ function failingSigner(failures: number): FileSigner & { calls: number } {
       return inProcessSigner.sign(bytes, key);
     },
     pack: (bytes: Uint8Array) => inProcessSigner.pack(bytes),
-    probe: (key: Parameters<FileSigner['probe']>[0]) => inProcessSigner.probe(key),
   };
   return signer;
 }

@@ -1,9 +1,9 @@
 // The service signs with keys in a PKCS#11 token (SoftHSM2): in its pool threads and in its own thread, byte for
 // byte as with the same key pair in a file; a token that cannot sign fails the job's files at once with a clear
 // message and makes /readyz answer 503; the PIN shows nowhere.
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { beforeAll, describe, expect, test } from 'vitest';
 import { withoutPinAttributes } from '../../src/server/server-config.js';
 import { parseServerConfig, type ServerConfig } from '../../src/server/server-config.js';
@@ -14,7 +14,7 @@ import { verifyStrongName } from '../../src/strongname/strong-name.js';
 import { readZip } from '../../src/zip/read-zip.js';
 import { fixture, hasMono, runCli, runMono } from '../helpers/fixtures.js';
 import { api, startServer, uploadForm, waitFinished } from '../helpers/server.js';
-import { createToken, exportKey, generateKey, hasSoftHsm, SOFTHSM_MODULE, type TestToken } from '../helpers/softhsm.js';
+import { createToken, exportKey, generateKey, hasSoftHsm, SOFTHSM_MODULE, softHsmConf, type TestToken } from '../helpers/softhsm.js';
 
 const OPTION = 777;
 
@@ -59,6 +59,7 @@ async function signJob(config: ServerConfig, file: Uint8Array, signingWorkers: n
 describe.skipIf(!hasSoftHsm)('the service signs with keys in a PKCS#11 token', () => {
   let token: TestToken;
   let pinToken: TestToken;
+  let awayToken: TestToken;
   let dir: string;
 
   beforeAll(() => {
@@ -68,6 +69,8 @@ describe.skipIf(!hasSoftHsm)('the service signs with keys in a PKCS#11 token', (
     generateKey(token, 'exported-key', '02', { bits: 1024, extractable: true }); // only for the byte-for-byte comparison
     pinToken = createToken('signgate-wrong-pin'); // never logged in to with its PIN: a wrong PIN is seen
     generateKey(pinToken, 'option-key', '01', { bits: 1024 });
+    awayToken = createToken('signgate-away'); // its folder is moved away and back
+    generateKey(awayToken, 'option-key', '01', { bits: 1024 });
     dir = mkdtempSync(join(tmpdir(), 'signgate-pkcs11-service-'));
   });
 
@@ -132,6 +135,56 @@ describe.skipIf(!hasSoftHsm)('the service signs with keys in a PKCS#11 token', (
           expect(text).not.toContain(token.pin);
         }
       }
+    }
+  });
+
+  test('a publicKey that is not the token key\'s: /readyz answers 503 naming the option, a log line names it, the file fails saying so', async () => {
+    const key = openPkcs11Key(token.uri('option-key'));
+    const other = openPkcs11Key(token.uri('exported-key'));
+    writeFileSync(join(dir, 'other_public.snk'), other.publicKey.blob);
+    for (const workers of [0, 2]) {
+      // The upload is delay-signed for the configured (wrong) public key: the check passes it, the signature cannot verify.
+      const job = await signJob(configWith({ keyPair: token.uri('option-key'), publicKey: 'other_public.snk' }, dir), addinFor(other.publicKey.blob), workers);
+      expect(job.ready.status, job.ready.text).toBe(503);
+      expect(JSON.parse(job.ready.text).tokenKeys).toEqual([{ organization: 'sandbox', optionId: OPTION, pin: 'ok', ready: false, code: 'SG_ERR_PKCS11_KEY' }]);
+      expect(job.serverLog()).toMatch(new RegExp(`not ready: option ${OPTION} of sandbox: the key with label .{1,2}option-key.{1,2} in token .*is not the configured public key's`));
+      const file = job.status.assemblies[0]!;
+      expect(file.fileProcessingState).toBe('Error');
+      expect(file.messages.map((m) => m.message).join('\n')).toMatch(new RegExp(`signature made with option ${OPTION}'s key in a PKCS#11 token does not verify with the option's public key`));
+      expect(job.serverLog()).not.toContain(token.pin);
+    }
+    expect(key.publicKey.bitLength).toBe(other.publicKey.bitLength);
+  });
+
+  test('a token whose folder is moved away and back is found again without a restart: /readyz 503, then 200, and a job signs', async () => {
+    const uri = awayToken.uri('option-key');
+    const key = openPkcs11Key(uri);
+    writeFileSync(join(dir, 'away_public.snk'), key.publicKey.blob);
+    const tokens = join(dirname(softHsmConf()), 'tokens');
+    const folder = readdirSync(tokens).find((d) => readFileSync(join(tokens, d, 'token.object')).includes(Buffer.from(awayToken.label.padEnd(32))))!;
+    const chunks: string[] = [];
+    const server = await startServer({ config: configWith({ keyPair: uri, publicKey: 'away_public.snk' }, dir), build: { signingWorkers: 2 }, logger: { level: 'info', stream: { write: (line: string) => chunks.push(line) } } as never });
+    const readyz = async () => {
+      const r = await fetch(`${server.baseUrl.replace(/\/assembly-signing\/v1\.0$/, '')}/readyz`);
+      return { status: r.status, text: await r.text() };
+    };
+    try {
+      expect((await readyz()).status).toBe(200);
+      renameSync(join(tokens, folder), join(dir, 'token-away'));
+      const away = await readyz();
+      expect(away.status, away.text).toBe(503);
+      expect(chunks.join('')).toContain(`not ready: option ${OPTION} of sandbox`);
+      renameSync(join(dir, 'token-away'), join(tokens, folder));
+      const back = await readyz();
+      expect(back.status, `${back.text}\n${chunks.join('')}`).toBe(200);
+      expect(JSON.parse(back.text).tokenKeys).toEqual([{ organization: 'sandbox', optionId: OPTION, pin: 'ok', ready: true }]);
+      expect(chunks.join('')).toContain('PKCS#11 module initialized again');
+      const accessToken = server.token();
+      const created = await api(server, '/assemblies', accessToken, { method: 'POST', body: uploadForm([{ name: 'SampleAddin.dll', bytes: addinFor(key.publicKey.blob) }]) });
+      const status = await waitFinished(server, accessToken, ((await created.json()) as { id: string }).id);
+      expect(status.assemblies[0]!.fileProcessingState, JSON.stringify(status)).toBe('Signed');
+    } finally {
+      await server.close();
     }
   });
 });

@@ -1,12 +1,14 @@
 // Keys in a PKCS#11 token (SoftHSM2): the URI, the PIN, the public key from the module, and signatures made in the
 // module that Mono's sn -vf and our verifier accept, byte for byte equal to the same key pair signing in process.
+import { createRequire } from 'node:module';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, test } from 'vitest';
 import { readModule } from '../../src/strongname/assembly-info.js';
 import { parsePublicKeyBlob, parseStrongNameKeyFile, strongNameKeyPairFromPrivateKey } from '../../src/strongname/key-blob.js';
-import { isPkcs11Key, openPkcs11Key, parsePkcs11Uri, probePkcs11Key, readPkcs11Pin, showUri } from '../../src/strongname/pkcs11-key.js';
+import type * as Pkcs11Js from 'pkcs11js';
+import { isPkcs11Key, onPkcs11Event, openPkcs11Key, parsePkcs11Uri, probePkcs11Key, readPkcs11Pin, showUri, signWithPkcs11, type Pkcs11Event } from '../../src/strongname/pkcs11-key.js';
 import { signAssembly, verifyStrongName } from '../../src/strongname/strong-name.js';
 import { identityPublicKey, strongNameAssembly } from '../../src/strongname/strong-name-writer.js';
 import { fixture, hasMono, runMono } from '../helpers/fixtures.js';
@@ -71,6 +73,8 @@ describe.skipIf(!hasSoftHsm)('pkcs11: keys in SoftHSM2', () => {
   let token: TestToken;
   /** A token this process has not logged in to: a session of a logged-in token takes any PIN (CKR_USER_ALREADY_LOGGED_IN). */
   let locked: TestToken;
+  /** Another such token, for the PIN file that is corrected. */
+  let corrected: TestToken;
   /** A delay-signed assembly carrying the public key of `key`, with `hash`. */
   const delaySigned = (key: ReturnType<typeof parseStrongNameKeyFile>, hash: 'sha1' | 'sha256' = 'sha1') =>
     strongNameAssembly(fixture('assemblies/unsigned.dll'), { key, delaySign: true, hash }).bytes;
@@ -82,9 +86,23 @@ describe.skipIf(!hasSoftHsm)('pkcs11: keys in SoftHSM2', () => {
     // Made before the module is first initialized in this process: SoftHSM reads its tokens then.
     locked = createToken('signgate-pin');
     generateKey(locked, 'sn-key', '01');
+    corrected = createToken('signgate-pin-fixed');
+    generateKey(corrected, 'sn-key', '01');
   });
 
-  test('the public key blob comes from the module; the key is found by label or by id', () => {
+  /** The events of the module's owner while `run` runs. */
+  async function eventsOf(run: () => unknown): Promise<Pkcs11Event[]> {
+    const events: Pkcs11Event[] = [];
+    const stop = onPkcs11Event((event) => events.push(event));
+    try {
+      await run();
+    } finally {
+      stop();
+    }
+    return events;
+  }
+
+  test('the public key blob comes from the module; the key is found by label or by id', async () => {
     const key = openPkcs11Key(token.uri('sn-key'));
     expect(isPkcs11Key(key)).toBe(true);
     expect(key.privateKey).toBeUndefined();
@@ -93,7 +111,7 @@ describe.skipIf(!hasSoftHsm)('pkcs11: keys in SoftHSM2', () => {
     expect(key.publicKey.hashAlgorithm).toBe('sha1');
     const byId = openPkcs11Key(`pkcs11:token=${token.label};id=%01?module-path=${SOFTHSM_MODULE}&pin-source=file:${token.pinFile}`);
     expect(Buffer.from(byId.publicKey.blob)).toEqual(Buffer.from(key.publicKey.blob));
-    expect(() => probePkcs11Key(token.uri('sn-key'))).not.toThrow();
+    await expect(probePkcs11Key(token.uri('sn-key'))).resolves.toBeUndefined();
   });
 
   test('a file signed through the module equals, byte for byte, the file signed in process with the same key pair exported', () => {
@@ -161,5 +179,52 @@ describe.skipIf(!hasSoftHsm)('pkcs11: keys in SoftHSM2', () => {
     }
     // The right PIN afterwards is tried (only the refused one is remembered).
     expect(openPkcs11Key(locked.uri('sn-key')).publicKey.bitLength).toBe(2048);
+  });
+
+  test('a refused PIN is not offered again until the PIN file holds another; the PIN counters are read before each login', async () => {
+    const pinFile = join(mkdtempSync(join(tmpdir(), 'pin-fixed-')), 'pin');
+    writeFileSync(pinFile, `wrong-${corrected.pin}\n`);
+    const uri = `pkcs11:token=${corrected.label};object=sn-key?module-path=${SOFTHSM_MODULE}&pin-source=file:${pinFile}`;
+    const events = await eventsOf(() => {
+      expect(() => openPkcs11Key(uri)).toThrow(/the token refused the PIN/);
+      expect(() => openPkcs11Key(uri)).toThrow(/refused this PIN before; it is not tried again/);
+      writeFileSync(pinFile, `${corrected.pin}\n`);
+      expect(openPkcs11Key(uri).publicKey.bitLength).toBe(2048);
+    });
+    // Read before the first login (none counted yet) and before the second (SoftHSM2 counts the wrong one);
+    // the refused PIN was not offered in between.
+    expect(events.filter((e) => e.kind === 'pin-state').map((e) => (e as { state: string }).state)).toEqual(['ok', 'count-low']);
+    expect(JSON.stringify(events)).not.toContain(corrected.pin);
+  });
+
+  test('a session closed behind the key\'s back is tried again with a fresh session (and a new login), and the file signs', async () => {
+    const uri = token.uri('sn-key');
+    const key = openPkcs11Key(uri);
+    const input = readModule(delaySigned(key));
+    signAssembly(input, key);
+    // Other code of this process closes every session with the token (as an HSM does when it restarts).
+    const pkcs11js = createRequire(import.meta.url)('pkcs11js') as typeof Pkcs11Js;
+    const other = new pkcs11js.PKCS11();
+    other.load(SOFTHSM_MODULE);
+    try {
+      other.C_Initialize();
+    } catch (error) {
+      expect(String(error)).toMatch(/CKR_CRYPTOKI_ALREADY_INITIALIZED/);
+    }
+    const slot = other.C_GetSlotList(true).find((s) => other.C_GetTokenInfo(s).label.trim() === token.label)!;
+    other.C_CloseAllSessions(slot);
+    let signed: Uint8Array | undefined;
+    const events = await eventsOf(() => (signed = signAssembly(input, key)));
+    expect(verifyStrongName(readModule(signed!), { expectedKey: key.publicKey }).valid).toBe(true);
+    expect(events.find((e) => e.kind === 'retry')).toMatchObject({ kind: 'retry', code: 'CKR_SESSION_HANDLE_INVALID', attempt: 1 });
+    expect(events.some((e) => e.kind === 'failed')).toBe(false);
+  });
+
+  test('the probe signs a digest and verifies it with the public key given: another key is refused (SG_ERR_PKCS11_KEY)', async () => {
+    const uri = token.uri('sn-key');
+    await expect(probePkcs11Key(uri, openPkcs11Key(uri).publicKey)).resolves.toBeUndefined();
+    const other = openPkcs11Key(token.uri('export-key')).publicKey;
+    await expect(probePkcs11Key(uri, other)).rejects.toMatchObject({ code: 'SG_ERR_PKCS11_KEY', message: expect.stringMatching(/is not the configured public key's .*does not verify/) });
+    expect(signWithPkcs11(uri, [Buffer.from('x')], 'sha256')).toHaveLength(256);
   });
 });

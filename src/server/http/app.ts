@@ -18,8 +18,8 @@ import { acceptance } from '../jobs/key-rotation.js';
 import type { JobStateStore, JobWorker, NodeRole } from '../jobs/store.js';
 import { openStores } from '../storage/open-stores.js';
 import { signingOptions } from '../jobs/signing-pool.js';
-import { inProcessSigner } from '../jobs/sign-file.js';
-import { probeTokenKeys } from '../jobs/signing-worker.js';
+import { onPkcs11Event } from '../../strongname/pkcs11-key.js';
+import { logPkcs11Event, probeTokenKeys } from '../jobs/signing-worker.js';
 import { decodeEncodedWords } from './encoded-words.js';
 import { UploadNames } from '../../core/upload-names.js';
 import { registerRateLimits, type RateLimitSettings } from '../identity/rate-limit.js';
@@ -144,7 +144,10 @@ export async function buildServer(options: BuildServerOptions): Promise<FastifyI
   const stores = await openStores({ dataDir: options.dataDir, database: options.database, blobStore: options.blobStore, leaseMs: options.leaseMs, role, config, log: app.log, signing });
   const { jobs: store, tokens, worker } = stores;
   app.decorate('signgate', { store, worker, tokens, apiPrefix, role });
+  // This thread owns the PKCS#11 modules (pool threads sign through it): what it does with a token is logged.
+  const stopPkcs11Log = signing ? onPkcs11Event((event) => logPkcs11Event(app.log, event)) : undefined;
   app.addHook('onClose', async () => {
+    stopPkcs11Log?.();
     await worker.stop();
     await stores.close();
     await signing?.signer?.close();
@@ -236,8 +239,12 @@ export async function buildServer(options: BuildServerOptions): Promise<FastifyI
       await store.ping();
       // A node that takes uploads or signs needs room for them: an upload and its result package.
       await assertRoom(options.dataDir, 2 * config().maxUploadBytes);
-      // A node that signs needs its keys in PKCS#11 tokens: checked where it signs (a pool thread), with a timeout.
-      if (signing) await probeTokenKeys(config(), signing.signer ?? inProcessSigner);
+      // A node that signs needs its keys in PKCS#11 tokens: each signs a probe digest that must verify with the
+      // option's public key (in this thread, the modules' owner), with a timeout.
+      if (signing) {
+        const tokenKeys = await probeTokenKeys(config());
+        if (tokenKeys.length) return { tokenKeys };
+      }
     },
   });
   app.get(`${apiPrefix}/openapi.json`, { schema: { hide: true } }, async () => app.swagger());

@@ -1,8 +1,10 @@
 // Health and readiness for a load balancer, outside the API prefix and without a token:
 //   GET /healthz  200 while the process runs (liveness);
 //   GET /readyz   200 when the node can serve: its stores answer and, on a node that signs, every key in a PKCS#11
-//                 token can sign (checked in a signing thread, at most 5 s each); 503 otherwise. Once the node shuts down it
-//                 stops listening (a new probe is refused) and answers 503 on connections still open.
+//                 token signs a probe digest that verifies with its option's public key (at most 5 s each); 503
+//                 otherwise. The answer holds each such key's state (`tokenKeys`: option, PIN counters, ready). Once
+//                 the node shuts down it stops listening (a new probe is refused) and answers 503 on connections
+//                 still open.
 // Both are left out of the OpenAPI document: they are for operators, not API clients.
 import type { FastifyInstance } from 'fastify';
 import { problem } from './problem.js';
@@ -10,19 +12,24 @@ import { problem } from './problem.js';
 export interface HealthOptions {
   /** What this node is (api, worker, all), shown in the answers. */
   readonly role: string;
-  /** Throws when a store this node needs does not answer. */
-  readonly ready: () => Promise<void>;
+  /**
+   * Throws when a store this node needs does not answer or a key cannot sign; may return details for the answer.
+   * An error with `details` has them shown in the 503 answer too.
+   */
+  readonly ready: () => Promise<Record<string, unknown> | void>;
 }
 
 export function registerHealth(app: FastifyInstance, options: HealthOptions): void {
   app.get('/healthz', { schema: { hide: true } }, async () => ({ status: 'ok', role: options.role }));
   app.get('/readyz', { schema: { hide: true } }, async (request, reply) => {
+    let details: Record<string, unknown> | void;
     try {
-      await options.ready();
+      details = await options.ready();
     } catch (error) {
-      request.log.warn({ err: { message: (error as Error).message } }, 'not ready');
-      return reply.status(503).type('application/problem+json').send(problem(503, 'Not ready', 'A store of this node does not answer, its data folder is full, or a signing key in a PKCS#11 token cannot sign; see its log.', request.url));
+      request.log.warn({ err: { message: (error as Error).message, code: (error as { code?: string }).code } }, `not ready: ${(error as Error).message}`);
+      const more = (error as { details?: Record<string, unknown> }).details;
+      return reply.status(503).type('application/problem+json').send({ ...problem(503, 'Not ready', 'A store of this node does not answer, its data folder is full, or a signing key in a PKCS#11 token cannot sign or is not the key its option is configured with; see its log.', request.url), ...more });
     }
-    return { status: 'ready', role: options.role };
+    return { status: 'ready', role: options.role, ...details };
   });
 }

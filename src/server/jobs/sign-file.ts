@@ -4,12 +4,11 @@
 import { createHash } from 'node:crypto';
 import type { StrongNameKeyFile } from '../../strongname/key-blob.js';
 import { readModule } from '../../strongname/assembly-info.js';
-import { isPkcs11Key, probePkcs11Key } from '../../strongname/pkcs11-key.js';
 import { signAssembly, verifyStrongName } from '../../strongname/strong-name.js';
 import { prepareZipEntry, type PreparedZipData } from '../../zip/write-zip.js';
 
 /**
- * Signs `bytes` with `keyPair` (a key in a PKCS#11 token through this thread's session); returns the signed image,
+ * Signs `bytes` with `keyPair` (a key in a PKCS#11 token through the module's owner); returns the signed image,
  * or undefined when its signature does not verify.
  */
 export function signAndVerify(bytes: Uint8Array, keyPair: StrongNameKeyFile): Uint8Array | undefined {
@@ -47,17 +46,6 @@ export interface FileSigner {
   sign(bytes: Uint8Array, keyPair: StrongNameKeyFile): Promise<SignedFile | undefined>;
   /** Prepares the package entry of a file returned as it was uploaded; `bytes` may be taken away as for sign(). */
   pack(bytes: Uint8Array): Promise<PreparedZipData>;
-  /**
-   * Checks that a key in a PKCS#11 token can sign now, where this signer signs (a pool thread's own session);
-   * nothing to check for a key pair file.
-   * @throws KeyError SG_ERR_PKCS11_* saying what is missing
-   */
-  probe(key: StrongNameKeyFile): Promise<void>;
-}
-
-/** Checks a key where the calling thread signs: a key in a token is opened (again) and looked up. */
-export function probeKey(key: StrongNameKeyFile): void {
-  if (isPkcs11Key(key)) probePkcs11Key(key.pkcs11);
 }
 
 /** Signs in the calling thread, one file at a time. */
@@ -65,5 +53,4 @@ export const inProcessSigner: FileSigner = {
   ahead: 0,
   sign: async (bytes, keyPair) => signAndPack(bytes, keyPair),
   pack: async (bytes) => prepareZipEntry(bytes),
-  probe: async (key) => probeKey(key),
 };

@@ -1,17 +1,23 @@
 // A signing pool thread (run by piscina): one task signs one file and prepares its package entry, or only prepares
-// the entry of a file returned unchanged. What it makes is moved back to the service's thread, not copied.
+// the entry of a file returned unchanged. A key in a PKCS#11 token signs through the service's thread, which owns
+// the module (one C_Initialize and one login per process). What it makes is moved back to the service's thread, not copied.
+import type { MessagePort } from 'node:worker_threads';
 import { Piscina } from 'piscina';
 import { isSignGateError } from '../../core/errors.js';
 import type { StrongNameKeyFile } from '../../strongname/key-blob.js';
 import { prepareZipEntry, type PreparedZipData } from '../../zip/write-zip.js';
-import { ownsItsMemory, probeKey, signAndPack, type SignedFile } from './sign-file.js';
+import { withPkcs11Broker } from '../../strongname/pkcs11-key.js';
+import { ownsItsMemory, signAndPack, type SignedFile } from './sign-file.js';
 
 export interface SignTask {
   readonly bytes?: Uint8Array;
   /** Absent: the file is returned as it is, only its package entry is prepared. */
   readonly keyPair?: StrongNameKeyFile;
-  /** Only check that this key can sign in this thread (a key in a PKCS#11 token). */
-  readonly probe?: StrongNameKeyFile;
+  /**
+   * For a key in a PKCS#11 token: the port to the service's thread, which owns the module and makes the RSA
+   * operation of the DigestInfo hashed here (servePkcs11Broker).
+   */
+  readonly broker?: MessagePort;
 }
 
 /** An error of ours, as it crosses back to the service's thread (an Error loses its code on the way). */
@@ -40,16 +46,12 @@ export default function signTask(task: SignTask): SignTaskResult {
   }
 }
 
-function run({ bytes, keyPair, probe }: SignTask): SignTaskResult {
-  if (probe) {
-    probeKey(probe);
-    return undefined;
-  }
+function run({ bytes, keyPair, broker }: SignTask): SignTaskResult {
   if (!bytes) return undefined;
   if (!keyPair) {
     const entry = prepareZipEntry(bytes);
     return moving(entry, [entry.data]);
   }
-  const signed = signAndPack(bytes, keyPair);
+  const signed = withPkcs11Broker(broker, () => signAndPack(bytes, keyPair));
   return signed && moving(signed, [signed.signed, signed.entry.data]);
 }

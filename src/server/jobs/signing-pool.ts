@@ -1,11 +1,13 @@
 // A pool of worker threads (piscina) that sign the files of the service's jobs, one per core by default, so
 // that several jobs, and the files of one job, are signed at once while the main thread answers requests.
 import { availableParallelism } from 'node:os';
+import { MessageChannel } from 'node:worker_threads';
 import { Piscina } from 'piscina';
 import { KeyError, UsageError } from '../../core/errors.js';
 import type { ErrorCode } from '../../core/error-codes.js';
 import { piscinaTask, workerModulePath, workerThreadsAvailable } from '../../core/worker-module.js';
 import type { StrongNameKeyFile } from '../../strongname/key-blob.js';
+import { isPkcs11Key, servePkcs11Broker } from '../../strongname/pkcs11-key.js';
 import type { PreparedZipData } from '../../zip/write-zip.js';
 import { ownsItsMemory, type FileSigner, type SignedFile } from './sign-file.js';
 import type { SignTask, SignTaskFailure, SignTaskResult } from './signing-pool-task.js';
@@ -56,12 +58,16 @@ export class SigningPool implements FileSigner {
   }
 
   async sign(bytes: Uint8Array, keyPair: StrongNameKeyFile): Promise<SignedFile | undefined> {
-    return rethrown(await this.pool.run({ bytes, keyPair }, transferring(bytes))) as SignedFile | undefined;
-  }
-
-  /** Checks the key in one of the pool's threads, through that thread's session. */
-  async probe(key: StrongNameKeyFile): Promise<void> {
-    rethrown(await this.pool.run({ probe: key }));
+    if (!isPkcs11Key(keyPair)) return rethrown(await this.pool.run({ bytes, keyPair }, transferring(bytes))) as SignedFile | undefined;
+    // A key in a token: the thread hashes, this thread (the module's one owner) signs the DigestInfo it sends.
+    const { port1, port2 } = new MessageChannel();
+    servePkcs11Broker(port1);
+    try {
+      const transferList = [...(transferring(bytes).transferList ?? []), port2];
+      return rethrown(await this.pool.run({ bytes, keyPair, broker: port2 }, { transferList: transferList as never })) as SignedFile | undefined;
+    } finally {
+      port1.close();
+    }
   }
 
   pack(bytes: Uint8Array): Promise<PreparedZipData> {

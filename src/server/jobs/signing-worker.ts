@@ -8,7 +8,7 @@ import type { FastifyBaseLogger } from 'fastify';
 import { ErrorCodes } from '../../core/error-codes.js';
 import { isSignGateError, KeyError, type SignGateError } from '../../core/errors.js';
 import { SIGNING_LOG } from '../../core/upload-names.js';
-import { isPkcs11Key } from '../../strongname/pkcs11-key.js';
+import { isPkcs11Key, onPkcs11Event, pkcs11PinState, probePkcs11Key, type Pkcs11Event, type Pkcs11KeyPair, type TokenPinState } from '../../strongname/pkcs11-key.js';
 import { formatVersion } from '../../metadata/module-metadata.js';
 import { publicKeyCommand } from '../../rules/keys.js';
 import { runCheck } from '../../rules/runner.js';
@@ -135,7 +135,14 @@ export async function processJob(
         if (signWith && done.signedSha256) signatures.push(signatureEvent(record, file, signWith, done.signedSha256));
       } else if (file.fileProcessingState !== 'Error') {
         file.fileProcessingState = 'Error';
-        file.messages = [message('Error', 'Internal error: the signature did not verify; the file was not signed.')];
+        file.messages = [
+          message(
+            'Error',
+            signWith && isPkcs11Key(signWith.key)
+              ? `Not signed: the signature made with option ${signWith.optionId}'s key in a PKCS#11 token does not verify with the option's public key (the token's key is not the one the service is configured with). The service's operator must fix the configuration (its /readyz says so); upload the files again afterwards.`
+              : 'Internal error: the signature did not verify; the file was not signed.',
+          ),
+        ];
       }
       if (signal.aborted) return;
       await store.save(record);
@@ -206,30 +213,83 @@ function keyUnavailableText(license: License, error: SignGateError): string {
   return `Not signed: the signing key of option ${license.optionId} (in a PKCS#11 token) is not available: ${ErrorCodes[error.code]} (${error.code}). The service's operator must fix the token; upload the files again afterwards.`;
 }
 
+/** The state of an option's key in a PKCS#11 token, as /readyz shows it (no token names, paths or PINs). */
+export interface TokenKeyReadiness {
+  readonly organization: string;
+  readonly optionId: number;
+  /** The token's user PIN counters, read without logging in; absent when the token cannot be reached. */
+  readonly pin?: TokenPinState;
+  /** True when the key signed a probe digest that verified with the option's configured public key. */
+  readonly ready: boolean;
+  /** Why not, when not: the error code (docs/errors.md). */
+  readonly code?: string;
+}
+
+/** A readiness failure with the state of every key, for /readyz's answer. */
+export class TokenKeysNotReady extends KeyError {
+  constructor(
+    code: SignGateError['code'],
+    message: string,
+    readonly details: { readonly tokenKeys: readonly TokenKeyReadiness[] },
+  ) {
+    super(code, message);
+  }
+}
+
 /**
- * Checks that every key in a PKCS#11 token of the configuration can sign where `signer` signs, each within
- * `timeoutMs` (a module that does not answer makes the node not ready rather than the probe hang).
- * @throws KeyError SG_ERR_PKCS11_* naming the option (the first key that cannot sign), or Error on a timeout
+ * Proves every key in a PKCS#11 token of the configuration: its token's PIN counters are read (without logging in),
+ * then the key signs a random digest in the module's owner (this thread) and the signature is verified with the
+ * option's configured public key, each within `timeoutMs` (a module that does not answer makes the node not ready
+ * rather than the probe hang). A key whose token went away and came back is found again on the way.
+ * @throws TokenKeysNotReady (SG_ERR_PKCS11_*) naming every option whose key cannot sign, with every key's state
  */
-export async function probeTokenKeys(config: ServerConfig, signer: FileSigner, timeoutMs = 5_000): Promise<void> {
-  const seen = new Set<string>();
+export async function probeTokenKeys(config: ServerConfig, timeoutMs = 5_000): Promise<readonly TokenKeyReadiness[]> {
+  const states: TokenKeyReadiness[] = [];
+  const failures: { code: SignGateError['code']; message: string }[] = [];
   for (const org of config.organizations.values()) {
     for (const license of org.licenses) {
-      if (!isPkcs11Key(license.key) || seen.has(license.key.pkcs11)) continue;
-      seen.add(license.key.pkcs11);
+      if (!isPkcs11Key(license.key)) continue;
       let timer: NodeJS.Timeout | undefined;
       const timeout = new Promise<never>((_, reject) => {
-        timer = setTimeout(() => reject(new Error(`the PKCS#11 key of option ${license.optionId} did not answer within ${timeoutMs / 1000} s`)), timeoutMs);
+        timer = setTimeout(() => reject(new KeyError('SG_ERR_PKCS11_TOKEN', `the PKCS#11 key did not answer within ${timeoutMs / 1000} s`)), timeoutMs);
       });
+      // The PIN counters after the probe: a token put back is found by then.
+      const pin = () => {
+        const state = pkcs11PinState((license.key as Pkcs11KeyPair).pkcs11);
+        return state ? { pin: state } : {};
+      };
       try {
-        await Promise.race([signer.probe(license.key), timeout]);
+        await Promise.race([probePkcs11Key(license.key.pkcs11, license.key.publicKey), timeout]);
+        states.push({ organization: org.id, optionId: license.optionId, ...pin(), ready: true });
       } catch (error) {
-        if (isSignGateError(error)) throw new KeyError(error.code, `option ${license.optionId} of ${org.id}: ${error.message}`);
-        throw error;
+        const code = isSignGateError(error) ? error.code : 'SG_ERR_PKCS11_TOKEN';
+        states.push({ organization: org.id, optionId: license.optionId, ...pin(), ready: false, code });
+        failures.push({ code, message: `option ${license.optionId} of ${org.id}: ${(error as Error).message}` });
       } finally {
         clearTimeout(timer);
       }
     }
+  }
+  if (failures.length) throw new TokenKeysNotReady(failures[0]!.code, failures.map((f) => f.message).join('; '), { tokenKeys: states });
+  return states;
+}
+
+/** Writes what the owner of the PKCS#11 modules did to the service's log (the PIN never is in an event). */
+export function logPkcs11Event(log: FastifyBaseLogger, event: Pkcs11Event): void {
+  switch (event.kind) {
+    case 'pin-state': {
+      const level = event.state === 'ok' ? 'info' : event.state === 'count-low' ? 'warn' : 'error';
+      log[level]({ pkcs11: event.uri, token: event.token, pin: event.state }, event.state === 'ok' ? 'logging in to the PKCS#11 token' : event.state === 'count-low' ? 'the PKCS#11 token counted a wrong PIN: logging in with the configured PIN once' : `the PKCS#11 token's user PIN is ${event.state === 'locked' ? 'locked' : 'on its final try'}: not logging in`);
+      return;
+    }
+    case 'retry':
+      log.warn({ pkcs11: event.uri, code: event.code, attempt: event.attempt }, 'PKCS#11 operation failed; trying again with a fresh session');
+      return;
+    case 'reinitialized':
+      log.warn({ module: event.module }, 'PKCS#11 module initialized again (a token went away or the module lost its state)');
+      return;
+    case 'failed':
+      log.error({ pkcs11: event.uri, code: event.code, err: { message: event.message } }, `PKCS#11 operation failed: ${event.code}`);
   }
 }
 
