@@ -95,6 +95,23 @@ describe('the signature record in the data directory', () => {
     expect((await r.record.verify()).break).toMatchObject({ kind: 'unlinked', line: 4, seq: 4 });
   });
 
+  test('an entry with a field no entry has is malformed, even with its hash intact', async () => {
+    const r = await fileRecord(3);
+    const original = r.lines();
+    r.write(original.map((l, i) => (i === 1 ? l.replace('{', '{"note":"added later",') : l)));
+    const extra = await r.record.verify();
+    expect(extra.break).toMatchObject({ kind: 'malformed', line: 2 });
+    expect(extra.break!.message).toContain('it has a field no entry has ("note")');
+  });
+
+  test('serve record verify: a head that cannot be read is a break (exit 1, as documented), naming the head', async () => {
+    const r = await fileRecord(3);
+    writeFileSync(join(r.record.dataDir, RECORD_HEAD_FILE), '{"seq":');
+    const broken = await runSigngate(['serve', 'record', 'verify', '--data-dir', r.record.dataDir]);
+    expect(broken.code, broken.err).toBe(1);
+    expect(broken.out).toContain(`BROKEN after 0 verified entries: ${join(r.record.dataDir, RECORD_HEAD_FILE)} is not the head of a signature record (no JSON)`);
+  });
+
   test('a removed entry, and a reordered pair', async () => {
     const r = await fileRecord(6);
     const original = r.lines();

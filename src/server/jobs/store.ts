@@ -87,6 +87,12 @@ export interface JobStateStore {
    * file, fsync'd).
    */
   save(record: JobRecord, signatures?: readonly SignatureEvent[]): Promise<void>;
+  /**
+   * Finishes, without signing it again, a job whose entries the signature record already holds though its state
+   * does not say finished (a crash or a failed write between the two); true when it did. Absent where the entries
+   * and the finished state are written in one transaction (PostgreSQL).
+   */
+  finishRecorded?(record: JobRecord): Promise<boolean>;
   /** The organization's kept jobs in creation order, paged. */
   list(organization: string, page?: { offset?: number; limit?: number }): Promise<JobSummary[]>;
   /** Removes the job and its files; false when there is no such job. Of concurrent deletes exactly one is true. */
@@ -120,7 +126,7 @@ export interface SignatureRecordReader {
 }
 
 /** What processJob writes through: the job's folder and its progress. */
-export type JobProgressSink = Pick<JobStateStore, 'jobDir' | 'save'>;
+export type JobProgressSink = Pick<JobStateStore, 'jobDir' | 'save' | 'finishRecorded'>;
 
 /** Signs queued jobs: in process (SigningWorker, data directory) or from the PostgreSQL queue. */
 export interface JobWorker {
