@@ -4,7 +4,7 @@
 // package) are in the data directory, which PostgreSQL nodes then share, or with PostgreSQL in S3-compatible
 // object storage (S3Blobs), where nodes share no folder.
 import type { Readable } from 'node:stream';
-import type { RecordVerification, SignatureEvent } from '../../core/signature-record.js';
+import type { RecordVerification, SignatureEntry, SignatureEvent } from '../../core/signature-record.js';
 
 // The records every store keeps, whatever keeps them.
 export type FileProcessingState = 'Pending' | 'Processing' | 'Signed' | 'Error';
@@ -121,6 +121,8 @@ export interface SignatureRecordReader {
   readonly where: string;
   /** Checks the whole chain (and its head); the first break, if any. */
   verify(): Promise<RecordVerification>;
+  /** Every entry in order, as kept (verify() first: these are not checked). */
+  entries(): AsyncIterable<SignatureEntry>;
   /** Writes every entry, one JSON line each (the data directory's file format), in order; resolves to how many. */
   exportTo(write: (lines: string) => void | Promise<void>): Promise<number>;
 }

@@ -212,6 +212,12 @@ export class FileSignatureRecord implements SignatureRecordReader {
     return found;
   }
 
+  /** Every whole line of the record as the entry it holds (verify() first: they are not checked here). */
+  async *entries(): AsyncGenerator<SignatureEntry> {
+    const text = existsSync(this.path) ? await readFile(this.path, 'utf8') : '';
+    for (const { entry, torn } of recordLines(text)) if (!torn) yield entry as SignatureEntry;
+  }
+
   /** The record's whole lines as they are (a last line without its newline is no entry and is left out). */
   async exportTo(write: (lines: string) => void | Promise<void>): Promise<number> {
     const text = existsSync(this.path) ? await readFile(this.path, 'utf8') : '';
