@@ -25,13 +25,25 @@ function split(n: number): number {
   return k;
 }
 
+/**
+ * The hashes of complete subtrees (2^k leaves from a multiple of 2^k), which never change once their leaves are
+ * there: a log that keeps one computes roots and proofs of a growing tree in about log² n hashes, not n.
+ */
+export type SubtreeCache = Map<string, Hash>;
+
 /** MTH(D[lo:hi]): the root of the leaves from lo to hi (SHA-256 of nothing for no leaves). */
-export function rootHash(leaves: readonly Hash[], lo = 0, hi = leaves.length): Hash {
+export function rootHash(leaves: readonly Hash[], lo = 0, hi = leaves.length, cache?: SubtreeCache): Hash {
   const n = hi - lo;
   if (n === 0) return createHash('sha256').digest();
   if (n === 1) return leaves[lo]!;
+  const complete = cache !== undefined && (n & (n - 1)) === 0;
+  const key = `${lo}/${n}`;
+  const known = complete ? cache.get(key) : undefined;
+  if (known) return known;
   const k = split(n);
-  return nodeHash(rootHash(leaves, lo, lo + k), rootHash(leaves, lo + k, hi));
+  const root = nodeHash(rootHash(leaves, lo, lo + k, cache), rootHash(leaves, lo + k, hi, cache));
+  if (complete) cache.set(key, root);
+  return root;
 }
 
 function checkSize(what: string, value: number, max: number): void {
@@ -39,28 +51,28 @@ function checkSize(what: string, value: number, max: number): void {
 }
 
 /** PATH(index, D[0:size]): the inclusion proof of leaf `index` in the tree of the first `size` leaves (§2.1.3.1). */
-export function inclusionProof(leaves: readonly Hash[], index: number, size = leaves.length): Hash[] {
+export function inclusionProof(leaves: readonly Hash[], index: number, size = leaves.length, cache?: SubtreeCache): Hash[] {
   checkSize('tree size', size, leaves.length);
   if (!Number.isSafeInteger(index) || index < 0 || index >= size) throw new RangeError(`leaf index ${index} is not in a tree of ${size} leaves`);
   const path = (m: number, lo: number, hi: number): Hash[] => {
     const n = hi - lo;
     if (n <= 1) return [];
     const k = split(n);
-    return m < k ? [...path(m, lo, lo + k), rootHash(leaves, lo + k, hi)] : [...path(m - k, lo + k, hi), rootHash(leaves, lo, lo + k)];
+    return m < k ? [...path(m, lo, lo + k), rootHash(leaves, lo + k, hi, cache)] : [...path(m - k, lo + k, hi), rootHash(leaves, lo, lo + k, cache)];
   };
   return path(index, 0, size);
 }
 
 /** PROOF(from, D[0:to]): the consistency proof between the trees of the first `from` and `to` leaves (§2.1.4.1). */
-export function consistencyProof(leaves: readonly Hash[], from: number, to = leaves.length): Hash[] {
+export function consistencyProof(leaves: readonly Hash[], from: number, to = leaves.length, cache?: SubtreeCache): Hash[] {
   checkSize('tree size', to, leaves.length);
   checkSize('older tree size', from, to);
   if (from === 0 || from === to) return [];
   const subproof = (m: number, lo: number, hi: number, whole: boolean): Hash[] => {
     const n = hi - lo;
-    if (m === n) return whole ? [] : [rootHash(leaves, lo, hi)];
+    if (m === n) return whole ? [] : [rootHash(leaves, lo, hi, cache)];
     const k = split(n);
-    return m <= k ? [...subproof(m, lo, lo + k, whole), rootHash(leaves, lo + k, hi)] : [...subproof(m - k, lo + k, hi, false), rootHash(leaves, lo, lo + k)];
+    return m <= k ? [...subproof(m, lo, lo + k, whole), rootHash(leaves, lo + k, hi, cache)] : [...subproof(m - k, lo + k, hi, false), rootHash(leaves, lo, lo + k, cache)];
   };
   return subproof(from, 0, to, true);
 }

@@ -88,6 +88,17 @@ describe('the Merkle tree of RFC 9162', () => {
     }
   });
 
+  test('with a cache of complete subtrees (a growing log): the same roots and proofs', () => {
+    const cache = new Map();
+    const leaves: Buffer[] = [];
+    for (let i = 0; i < 70; i++) {
+      leaves.push(leafHash(Buffer.from(`entry ${i}`)));
+      expect(rootHash(leaves, 0, leaves.length, cache).equals(naiveRoot(leaves))).toBe(true);
+      expect(inclusionProof(leaves, i >> 1, leaves.length, cache)).toEqual(inclusionProof(leaves, i >> 1));
+      expect(consistencyProof(leaves, i >> 1, leaves.length, cache)).toEqual(consistencyProof(leaves, i >> 1));
+    }
+  });
+
   test('sizes and indexes out of range are refused', () => {
     expect(() => inclusionProof(CT_LEAVES, 8, 8)).toThrow(/leaf index 8 is not in a tree of 8 leaves/);
     expect(() => consistencyProof(CT_LEAVES, 9, 8)).toThrow(/older tree size 9 is not a whole number from 0 to 8/);

@@ -10,6 +10,8 @@ import pg from 'pg';
 import { describe, expect, test } from 'vitest';
 import { chainEvents, EMPTY_HEAD, entryLine, verifyRecordText, type SignatureEvent } from '../../src/core/signature-record.js';
 import { loadRecordKey, RECORD_PUBLIC_KEY_FILE } from '../../src/server/storage/record-key.js';
+import { parseCheckpoint, parseVerifierKey } from '../../src/core/checkpoint.js';
+import { leafHash, verifyConsistency, verifyInclusion } from '../../src/core/merkle.js';
 import { hashToken, tokenIdOf } from '../../src/server/identity/token-store.js';
 import { FileSignatureRecord, RECORD_FILE, RECORD_HEAD_FILE } from '../../src/server/storage/record-file.js';
 import { migrate } from '../../src/server/storage/postgres/migrations.js';
@@ -315,6 +317,54 @@ describe('the service appends an entry for every file it signs', () => {
       await server.close();
     }
   });
+});
+
+describe('a finished job\'s status carries its entries with inclusion proofs in a signed checkpoint; GET /record/consistency proves the next one continues it', () => {
+  test('inclusion per entry, a checkpoint signed by the key of GET /record/public-key, consistency between two jobs\' checkpoints', async () => {
+    const server = await startServer();
+    try {
+      const token = server.token();
+      const bytes = fixture('findings/passing/FindingAddin.dll');
+      const sign = async (names: string[]) => {
+        const { id } = await (await api(server, '/assemblies', token, { method: 'POST', body: uploadForm(names.map((name) => ({ name, bytes }))) })).json();
+        await waitFinished(server, token, id);
+        const status = await (await api(server, `/assemblies/${id}/status`, token)).json();
+        const zip = await readZip(new Uint8Array(await (await api(server, `/assemblies/${id}`, token)).arrayBuffer()));
+        return { id, status, zip };
+      };
+      const { publicKey } = await (await api(server, '/record/public-key', token)).json();
+      const verifier = parseVerifierKey(publicKey, 'GET /record/public-key');
+      const first = await sign(['A.dll', 'Sub/B.dll']);
+      const proof1 = first.status.signatureRecord;
+      expect(proof1.entries.map((e: { entry: { file: string } }) => e.entry.file)).toEqual(['A.dll', 'Sub/B.dll']);
+      const cp1 = parseCheckpoint(proof1.checkpoint, verifier, 'the status');
+      for (const { entry, leafIndex, inclusionProof } of proof1.entries) {
+        expect(entry.job).toBe(first.id);
+        expect(entry.signedSha256).toBe(createHash('sha256').update(first.zip.find((z) => z.name === entry.file)!.bytes).digest('hex'));
+        const leaf = leafHash(Buffer.from(JSON.stringify(entry)));
+        expect(verifyInclusion(leaf, leafIndex, cp1.size, inclusionProof.map((p: string) => Buffer.from(p, 'base64')), cp1.root)).toBe(true);
+        expect(verifyInclusion(leaf, leafIndex, cp1.size, inclusionProof.map((p: string) => Buffer.from(p, 'base64')).reverse(), cp1.root)).toBe(inclusionProof.length < 2);
+      }
+      const second = await sign(['C.dll', 'D.dll', 'E.dll']);
+      const cp2 = parseCheckpoint(second.status.signatureRecord.checkpoint, verifier, 'the status');
+      expect(cp2.size).toBe(cp1.size + 3);
+      const consistency = await (await api(server, `/record/consistency?from=${cp1.size}&to=${cp2.size}`, token)).json();
+      const hashes = consistency.proof.map((p: string) => Buffer.from(p, 'base64'));
+      expect(verifyConsistency(cp1.size, cp2.size, cp1.root, cp2.root, hashes)).toBe(true);
+      expect(verifyConsistency(cp1.size, cp2.size, Buffer.alloc(32), cp2.root, hashes)).toBe(false);
+      const latest = await (await api(server, '/record/checkpoint', token)).json();
+      expect(latest.size).toBe(cp2.size);
+      expect(parseCheckpoint(latest.checkpoint, verifier, 'GET /record/checkpoint').root.equals(cp2.root)).toBe(true);
+      const beyond = await api(server, `/record/consistency?from=1&to=${cp2.size + 5}`, token);
+      expect(beyond.status).toBe(400);
+      expect((await beyond.json()).detail).toContain(`the record holds ${cp2.size}`);
+      // A job with nothing signed carries no signatureRecord.
+      const { id } = await (await api(server, '/assemblies', token, { method: 'POST', body: uploadForm([{ name: 'Wrong.dll', bytes: fixture('findings/wrong-key/FindingAddin.dll') }]) })).json();
+      expect((await waitFinished(server, token, id)) as object).not.toHaveProperty('signatureRecord');
+    } finally {
+      await server.close();
+    }
+  }, 180_000);
 });
 
 describe.skipIf(!requireDatabase())('the signature record in PostgreSQL', () => {

@@ -123,6 +123,8 @@ export interface SignatureRecordReader {
   verify(): Promise<RecordVerification>;
   /** Every entry in order, as kept (verify() first: these are not checked). */
   entries(): AsyncIterable<SignatureEntry>;
+  /** The entries after the first `count`, in order, as kept. */
+  entriesAfter(count: number): AsyncIterable<SignatureEntry>;
   /** Writes every entry, one JSON line each (the data directory's file format), in order; resolves to how many. */
   exportTo(write: (lines: string) => void | Promise<void>): Promise<number>;
 }

@@ -218,6 +218,33 @@ export class FileSignatureRecord implements SignatureRecordReader {
     for (const { entry, torn } of recordLines(text)) if (!torn) yield entry as SignatureEntry;
   }
 
+  /** The entries after the first `count` (whole lines only; the file is read from where the last read stopped). */
+  async *entriesAfter(count: number): AsyncGenerator<SignatureEntry> {
+    if (this.readTo?.count !== count) this.readTo = { count: 0, bytes: 0 };
+    if (!existsSync(this.path)) return;
+    const file = await open(this.path, 'r');
+    let text: string;
+    try {
+      const { size } = await file.stat();
+      const buffer = Buffer.alloc(Math.max(0, size - this.readTo.bytes));
+      await file.read(buffer, 0, buffer.length, this.readTo.bytes);
+      const whole = buffer.lastIndexOf(0x0a) + 1;
+      text = buffer.subarray(0, whole).toString('utf8');
+      this.readTo = { count: this.readTo.count, bytes: this.readTo.bytes + whole };
+    } finally {
+      await file.close();
+    }
+    let seen = this.readTo.count;
+    for (const { entry } of recordLines(text)) {
+      seen += 1;
+      this.readTo = { ...this.readTo, count: seen };
+      if (seen > count) yield entry as SignatureEntry;
+    }
+  }
+
+  /** Where entriesAfter stopped reading: entries and bytes. */
+  private readTo: { count: number; bytes: number } | undefined;
+
   /** The record's whole lines as they are (a last line without its newline is no entry and is left out). */
   async exportTo(write: (lines: string) => void | Promise<void>): Promise<number> {
     const text = existsSync(this.path) ? await readFile(this.path, 'utf8') : '';

@@ -85,8 +85,13 @@ export class PgSignatureRecord implements SignatureRecordReader {
   }
 
   /** Every entry in sequence order, a batch at a time. */
-  async *entries(): AsyncGenerator<SignatureEntry> {
-    let after = -1;
+  entries(): AsyncGenerator<SignatureEntry> {
+    return this.entriesAfter(0);
+  }
+
+  /** The entries after the first `count` (sequence numbers from count + 1), a batch at a time. */
+  async *entriesAfter(count: number): AsyncGenerator<SignatureEntry> {
+    let after = count;
     for (;;) {
       const { rows } = await this.pool.query<SignatureRow>(`SELECT ${COLUMNS} FROM signgate_signatures WHERE seq > $1 ORDER BY seq LIMIT ${BATCH}`, [after]);
       for (const row of rows) yield entryOf(row);
