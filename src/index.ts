@@ -161,6 +161,7 @@ export {
   formatVerifierKey,
   parseVerifierKey,
   noteKeyId,
+  readRecordPublicKey,
   type Checkpoint,
   type TreeHead,
   type RecordVerifier,

@@ -13,6 +13,7 @@
 // 0x01 || public key) (0x01: Ed25519). The public key travels as a C2SP verifier key: name+keyid(hex)+base64(0x01 ||
 // public key). Whoever saved a checkpoint can later ask for a consistency proof and find any rollback or rewrite.
 import { createHash, createPrivateKey, createPublicKey, sign, verify, type KeyObject } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import { UsageError } from './errors.js';
 import { consistencyProof, leafHash, rootHash, verifyConsistency, type Hash } from './merkle.js';
 import { entryLine, type SignatureEntry } from './signature-record.js';
@@ -161,4 +162,16 @@ export function continuationProblem(leaves: readonly Hash[], checkpoint: TreeHea
     return `${where} is not consistent with the checkpoint ${saved}`; // cannot happen when the roots agree: a check of the proof code
   }
   return undefined;
+}
+
+/** A record public key given as a file, or as the verifier key's text itself. */
+export function readRecordPublicKey(fileOrKey: string): RecordVerifier {
+  if (/^[^\s+/\\]+\+[0-9a-f]{8}\+/.test(fileOrKey)) return parseVerifierKey(fileOrKey, 'the record public key');
+  let text: string;
+  try {
+    text = readFileSync(fileOrKey, 'utf8');
+  } catch (error) {
+    throw new UsageError(`cannot read the record public key ${fileOrKey}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`, 'Pass the file record-key.pub of the service\'s data directory, or the line `signgate serve record public-key` prints.');
+  }
+  return parseVerifierKey(text, fileOrKey);
 }

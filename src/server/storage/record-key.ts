@@ -7,7 +7,8 @@ import { generateKeyPairSync, type KeyObject } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { UsageError } from '../../core/errors.js';
-import { formatVerifierKey, parseVerifierKey, recordPrivateKey, verifierOf, type RecordVerifier } from '../../core/checkpoint.js';
+import { formatVerifierKey, recordPrivateKey, verifierOf, type RecordVerifier } from '../../core/checkpoint.js';
+export { readRecordPublicKey } from '../../core/checkpoint.js';
 import { writeFileAtomicSync } from './fs-atomic.js';
 
 export const RECORD_KEY_FILE = 'record-key.pem';
@@ -43,16 +44,4 @@ export function loadRecordKey(dataDir: string, create = false): RecordKey {
   const text = `${formatVerifierKey(verifier)}\n`;
   if (!existsSync(pub) || readFileSync(pub, 'utf8') !== text) writeFileAtomicSync(pub, text);
   return { privateKey, verifier, path };
-}
-
-/** A record public key given as a file, or as the verifier key's text itself. */
-export function readRecordPublicKey(fileOrKey: string): RecordVerifier {
-  if (/^[^\s+/\\]+\+[0-9a-f]{8}\+/.test(fileOrKey)) return parseVerifierKey(fileOrKey, 'the record public key');
-  let text: string;
-  try {
-    text = readFileSync(fileOrKey, 'utf8');
-  } catch (error) {
-    throw new UsageError(`cannot read the record public key ${fileOrKey}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`, 'Pass the file record-key.pub of the service\'s data directory, or the line `signgate serve record public-key` prints.');
-  }
-  return parseVerifierKey(text, fileOrKey);
 }
