@@ -15,7 +15,7 @@ afterAll(async () => {
   for (const c of cleanups.reverse()) await c();
 });
 
-dataDirOnly('sign keeps the latest checkpoint per service, checks consistency on the next job, and refuses a service whose record shows fewer entries than before', async () => {
+dataDirOnly('sign keeps the latest checkpoint per service, checks consistency on the next job, and refuses a service whose record shows fewer entries than before, or whose checkpoints another key signs', async () => {
   const work = mkdtempSync(join(tmpdir(), 'signgate-record-proof-'));
   cleanups.push(() => rmSync(work, { recursive: true, force: true }));
   const dataDir = join(work, 'data');
@@ -46,4 +46,14 @@ dataDirOnly('sign keeps the latest checkpoint per service, checks consistency on
   expect(third.stderr).toContain('SG_ERR_RECORD_PROOF');
   expect(third.stderr).toContain(`${server.baseUrl}: the service shows a signature record of 1 entry, fewer than the 2 it showed on`);
   expect(saved()).toMatchObject({ size: 2 }); // the larger one stays
+
+  // Another record key (the old one removed, the service made a new one): its checkpoints are not the pinned key's.
+  const pinned = saved().publicKey as string;
+  await server.close();
+  rmSync(join(dataDir, 'record-key.pem'));
+  server = await startServer({ dataDir, port });
+  const fourth = await sign(4);
+  expect(fourth.status).not.toBe(0);
+  expect(fourth.stderr).toContain('SG_ERR_RECORD_PROOF');
+  expect(fourth.stderr).toContain(`is not signed by the record key ${pinned.split('+')[0]} (key id ${pinned.split('+')[1]}); it is signed by signgate-record-`);
 }, 300_000);
