@@ -31,12 +31,15 @@ function split(n: number): number {
  */
 export type SubtreeCache = Map<string, Hash>;
 
+const CACHED_FROM = 32;
+
 /** MTH(D[lo:hi]): the root of the leaves from lo to hi (SHA-256 of nothing for no leaves). */
 export function rootHash(leaves: readonly Hash[], lo = 0, hi = leaves.length, cache?: SubtreeCache): Hash {
   const n = hi - lo;
   if (n === 0) return createHash('sha256').digest();
   if (n === 1) return leaves[lo]!;
-  const complete = cache !== undefined && (n & (n - 1)) === 0;
+  // Subtrees of fewer than CACHED_FROM leaves are hashed again when asked for: the cache holds about 2n / CACHED_FROM hashes.
+  const complete = cache !== undefined && n >= CACHED_FROM && (n & (n - 1)) === 0;
   const key = `${lo}/${n}`;
   const known = complete ? cache.get(key) : undefined;
   if (known) return known;

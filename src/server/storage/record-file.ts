@@ -1,6 +1,6 @@
 // The signature record in the data directory: <data-dir>/signature-record.jsonl, one JSON line per entry, appended
 // and fsync'd; beside it signature-record.head.json names the last entry (its sequence number and hash), written
-// atomically after every append, so that entries cut off the end are found too. Appends of one process are
+// empty before the first entry and atomically after every append, so that entries cut off the end are found too. Appends of one process are
 // serialized; the data directory belongs to one process. An append that fails half-way is cut off again before
 // the error is passed on; one a crash left half-written (a last line without its newline) is what
 // `serve record verify` reports as truncation, and the next start moves it aside into signature-record.torn-<time>
