@@ -154,6 +154,20 @@ export {
   type RecordBreak,
   type RecordVerification,
 } from './core/signature-record.js';
+export { leafHash, nodeHash, rootHash, inclusionProof, consistencyProof, verifyInclusion, verifyConsistency, type Hash } from './core/merkle.js';
+export {
+  entryLeaf,
+  signCheckpoint,
+  parseCheckpoint,
+  continuationProblem,
+  formatVerifierKey,
+  parseVerifierKey,
+  noteKeyId,
+  readRecordPublicKey,
+  type Checkpoint,
+  type TreeHead,
+  type RecordVerifier,
+} from './core/checkpoint.js';
 
 // Rules and reports
 export { runCheck, checkExitCode, type CheckResult, type FileResult } from './rules/runner.js';

@@ -13,6 +13,8 @@ export { openStores, openDatabase, openSignatureRecord, describeDatabase, DEFAUL
 export { type SignatureRecordReader } from './server/jobs/store.js';
 export { FileSignatureRecord, RECORD_FILE, RECORD_HEAD_FILE } from './server/storage/record-file.js';
 export { PgSignatureRecord, appendSignatures } from './server/storage/postgres/pg-record.js';
+export { loadRecordKey, readRecordPublicKey, RECORD_KEY_FILE, RECORD_PUBLIC_KEY_FILE, type RecordKey } from './server/storage/record-key.js';
+export { verifiedLeaves, recordCheckpoint, checkpointProblem } from './server/storage/record-checkpoint.js';
 export { acceptance, acceptedKeysOf, keysForJob, type JobKeys } from './server/jobs/key-rotation.js';
 export { PgJobStore, LeaseLost, MAX_ATTEMPTS } from './server/storage/postgres/pg-store.js';
 export { PgTokenStore } from './server/storage/postgres/pg-tokens.js';

@@ -101,6 +101,7 @@ export interface RecordVerification {
 }
 
 const HEX64 = /^[0-9a-f]{64}$/;
+const ENTRY_KEYS: ReadonlySet<string> = new Set([...FIELDS, 'hash']);
 
 /** The fields of a parsed line that are not what an entry holds, named; empty when it is an entry. */
 function shapeProblems(value: unknown): string[] {
@@ -111,6 +112,9 @@ function shapeProblems(value: unknown): string[] {
   for (const f of ['uploadedSha256', 'signedSha256', 'prev', 'hash'] as const) if (typeof v[f] !== 'string' || !HEX64.test(v[f] as string)) problems.push(`${f} is not a SHA-256 in hex`);
   for (const f of ['seq', 'optionId'] as const) if (!Number.isSafeInteger(v[f]) || (v[f] as number) < 1) problems.push(`${f} is not a positive whole number`);
   if (v.tokenId !== null && typeof v.tokenId !== 'string') problems.push('tokenId is neither text nor null');
+  // The hash covers the known fields only: a field beside them would be carried along unverified.
+  const unknown = Object.keys(v).filter((k) => !ENTRY_KEYS.has(k));
+  if (unknown.length) problems.push(`it has ${unknown.length === 1 ? 'a field' : 'fields'} no entry has (${unknown.map((k) => JSON.stringify(k)).join(', ')})`);
   return problems;
 }
 

@@ -48,6 +48,8 @@ export interface JobStatus {
   readonly createdAt: string | null;
   readonly processingFinished: boolean;
   readonly assemblies: readonly JobFileStatus[];
+  /** signgate's extension: the job's signature record entries with inclusion proofs in a signed checkpoint (unchecked here: workflows/record-proof.ts checks it). */
+  readonly signatureRecord?: unknown;
 }
 
 export interface JobSummary {
@@ -218,6 +220,7 @@ export function createServiceClient(options: ClientOptions) {
         comment: typeof s.comment === 'string' ? cleanServiceText(s.comment) : null,
         createdAt: typeof s.createdAt === 'string' ? cleanServiceText(s.createdAt, 100) : null,
         processingFinished: s.processingFinished,
+        ...((s as { signatureRecord?: unknown }).signatureRecord !== undefined ? { signatureRecord: (s as { signatureRecord?: unknown }).signatureRecord } : {}),
         assemblies: s.assemblies.map((a) => ({
           fileName: fileNameText(a.fileName),
           fileProcessingState: cleanServiceText(a.fileProcessingState, 100) || '(none)',
@@ -228,6 +231,22 @@ export function createServiceClient(options: ClientOptions) {
           })),
         })),
       };
+    },
+
+    /** The record key's public half (GET /record/public-key), as the service gives it. */
+    async recordPublicKey(): Promise<string> {
+      const { url: u, body } = await requestJson(options, 'GET', '/record/public-key');
+      const key = (body as { publicKey?: unknown } | null)?.publicKey;
+      if (typeof key !== 'string') throw new ServiceError('SG_ERR_HTTP_BAD_RESPONSE', `GET ${u}: the answer has no publicKey`, { method: 'GET', url: u });
+      return key;
+    },
+
+    /** The RFC 9162 consistency proof between two sizes of the record (GET /record/consistency), base64 hashes. */
+    async recordConsistency(from: number, to: number): Promise<string[]> {
+      const { url: u, body } = await requestJson(options, 'GET', `/record/consistency?from=${from}&to=${to}`);
+      const proof = (body as { proof?: unknown } | null)?.proof;
+      if (!Array.isArray(proof) || proof.some((p) => typeof p !== 'string')) throw new ServiceError('SG_ERR_HTTP_BAD_RESPONSE', `GET ${u}: the answer has no proof (a list of base64 hashes)`, { method: 'GET', url: u });
+      return proof as string[];
     },
 
     async list(): Promise<JobSummary[]> {

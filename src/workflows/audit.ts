@@ -12,6 +12,7 @@ import { formatAuditMarkdown } from '../report/audit-markdown.js';
 import { diffAuditReports } from '../audit/compare.js';
 import type { AuditJob, AuditJobSource, AuditOptions as AuditEngineOptions, AuditReport, AuditSignature } from '../audit/model.js';
 import { verifyRecordText } from '../core/signature-record.js';
+import { continuationProblem, entryLeaf, parseCheckpoint, readRecordPublicKey } from '../core/checkpoint.js';
 import type { CheckSettings } from '../rules/types.js';
 import { parsePublicKeyBlob } from '../strongname/key-blob.js';
 import { publicKeyToken } from '../strongname/token.js';
@@ -32,6 +33,23 @@ export interface AuditOptions extends Omit<CheckOptions, 'format' | 'output'> {
   readonly ledger?: Ledger;
   /** The signing service's record (`signgate serve record export`, or the data directory's signature-record.jsonl). */
   readonly record?: string;
+  /**
+   * A checkpoint of the record saved earlier (a job ledger's, or `signgate serve record checkpoint`'s): `record` must
+   * continue it (no rollback, truncation or rewrite). Needs `recordKey`.
+   */
+  readonly recordCheckpoint?: string;
+  /** The record key that signs checkpoints: a file (the service's record-key.pub) or the verifier key's text. */
+  readonly recordKey?: string;
+}
+
+/** The checkpoint options of an audit, checked: both or neither, and only with a record. */
+function savedCheckpoint(options: Pick<AuditOptions, 'record' | 'recordCheckpoint' | 'recordKey'>): { checkpoint: string; key: string } | undefined {
+  if (options.recordCheckpoint === undefined && options.recordKey === undefined) return undefined;
+  if (!options.record) throw new UsageError('--checkpoint and --record-key check a signature record: pass --record too', 'Run: signgate audit release/ --record record.jsonl --checkpoint saved.checkpoint --record-key record-key.pub');
+  if (options.recordCheckpoint === undefined || options.recordKey === undefined) {
+    throw new UsageError(`--${options.recordCheckpoint === undefined ? 'record-key' : 'checkpoint'} needs --${options.recordCheckpoint === undefined ? 'checkpoint' : 'record-key'}`, "Pass the checkpoint you saved and the service's record public key (signgate serve record public-key) together.");
+  }
+  return { checkpoint: options.recordCheckpoint, key: options.recordKey };
 }
 
 /** A manifest: one relative path per line (blank lines and # comments ignored), or a JSON array of paths. */
@@ -82,12 +100,18 @@ export function jobSourceOf(ledger: Ledger | undefined, env: NodeJS.ProcessEnv =
  * they returned (the earliest entry where the same bytes were signed twice).
  * @throws UsageError naming the file and its first break when the chain does not verify
  */
-export function readSignatureRecord(path: string): NonNullable<AuditEngineOptions['record']> {
+export function readSignatureRecord(path: string, saved?: { readonly checkpoint: string; readonly key: string }): NonNullable<AuditEngineOptions['record']> {
   const absolute = resolve(path);
   const shown = displayPath(absolute);
   const result = verifyRecordText(readInputFile(absolute, shown).toString('utf8'), undefined, shown);
   if (result.break) {
     throw new UsageError(`${shown} is not a signature record that verifies: ${result.break.message}`, 'Pass the record as `signgate serve record export` writes it (JSON lines); `signgate serve record verify --file` checks it. A record that does not verify vouches for no file.');
+  }
+  if (saved) {
+    const cpShown = displayPath(resolve(saved.checkpoint));
+    const checkpoint = parseCheckpoint(readInputFile(resolve(saved.checkpoint), cpShown).toString('utf8'), readRecordPublicKey(saved.key), cpShown);
+    const problem = continuationProblem(result.entryList.map(entryLeaf), checkpoint, shown, cpShown);
+    if (problem) throw new UsageError(`${shown} is not a continuation of the checkpoint ${cpShown}: ${problem}`, 'The record you hold is not the one the checkpoint was signed over, continued: ask the service\'s operator for the record as it is, and find out who changed it.');
   }
   const bySignedSha256 = new Map<string, AuditSignature>();
   for (const { prev: _prev, ...entry } of result.entryList) if (!bySignedSha256.has(entry.signedSha256)) bySignedSha256.set(entry.signedSha256, entry);
@@ -137,7 +161,7 @@ export async function audit(options: AuditOptions): Promise<AuditReport> {
     jobSource: jobSourceOf(ledger),
     ...(options.manifest ? { manifest: parseManifest(read(options.manifest, 'manifest')) } : {}),
     ...(previous ? { previous } : {}),
-    ...(options.record ? { record: readSignatureRecord(options.record) } : {}),
+    ...(options.record ? { record: readSignatureRecord(options.record, savedCheckpoint(options)) } : {}),
   };
   return prepared.onDemand ? buildAuditInRounds(prepared.inputs, auditOptions) : buildAuditPooled(prepared.inputs, { ...auditOptions, threads: prepared.threads });
 }

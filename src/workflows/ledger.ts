@@ -120,13 +120,30 @@ export const STALE_LOCK_MS = 10_000;
 /** How long a run waits for another's lock before it gives up with an error. */
 const LOCK_WAIT_MS = 30_000;
 
-function readEntries(path: string): LedgerEntry[] {
+/** The latest checkpoint of a service's signature record this client saw and verified (workflows/record-proof.ts). */
+export interface LedgerRecordCheckpoint {
+  /** The record key (C2SP verifier key) the service showed the first time: later checkpoints must be signed by it. */
+  readonly publicKey: string;
+  readonly size: number;
+  /** The root hash, base64. */
+  readonly root: string;
+  /** The signed checkpoint as the service gave it. */
+  readonly checkpoint: string;
+  readonly savedAt: string;
+}
+
+function readLedger(path: string): { jobs: LedgerEntry[]; recordCheckpoints: Record<string, LedgerRecordCheckpoint> } {
   try {
-    const parsed = JSON.parse(readFileSync(path, 'utf8')) as { jobs?: LedgerEntry[] };
-    return Array.isArray(parsed.jobs) ? parsed.jobs : [];
+    const parsed = JSON.parse(readFileSync(path, 'utf8')) as { jobs?: LedgerEntry[]; recordCheckpoints?: Record<string, LedgerRecordCheckpoint> };
+    const checkpoints = parsed.recordCheckpoints && typeof parsed.recordCheckpoints === 'object' && !Array.isArray(parsed.recordCheckpoints) ? parsed.recordCheckpoints : {};
+    return { jobs: Array.isArray(parsed.jobs) ? parsed.jobs : [], recordCheckpoints: checkpoints };
   } catch {
-    return [];
+    return { jobs: [], recordCheckpoints: {} };
   }
+}
+
+function readEntries(path: string): LedgerEntry[] {
+  return readLedger(path).jobs;
 }
 
 function sleepSync(ms: number): void {
@@ -210,11 +227,31 @@ export class Ledger {
     });
   }
 
+  /** The latest record checkpoint saved for the service at `baseUrl`, read from the file now. */
+  recordCheckpoint(baseUrl: string): LedgerRecordCheckpoint | undefined {
+    return readLedger(this.path).recordCheckpoints[baseUrl];
+  }
+
+  /**
+   * Saves the service's latest record checkpoint, keeping what other runs wrote meanwhile; `accept(before)` is asked
+   * under the lock whether it may replace the one saved then (it throws, or answers false to keep a larger one).
+   */
+  saveRecordCheckpoint(baseUrl: string, checkpoint: LedgerRecordCheckpoint, accept: (before: LedgerRecordCheckpoint | undefined) => boolean = () => true): void {
+    this.makeFolder();
+    withLock(this.path, () => {
+      const ledger = readLedger(this.path);
+      this.entries = ledger.jobs;
+      if (!accept(ledger.recordCheckpoints[baseUrl])) return;
+      this.save({ ...ledger.recordCheckpoints, [baseUrl]: checkpoint });
+    });
+  }
+
   private makeFolder(): void {
     makePrivateFolder(join(this.path, '..'));
   }
 
-  private save(): void {
-    writeFileAtomic(this.path, new TextEncoder().encode(`${JSON.stringify({ jobs: this.entries }, null, 2)}\n`), 0o600);
+  private save(recordCheckpoints = readLedger(this.path).recordCheckpoints): void {
+    const doc = Object.keys(recordCheckpoints).length ? { jobs: this.entries, recordCheckpoints } : { jobs: this.entries };
+    writeFileAtomic(this.path, new TextEncoder().encode(`${JSON.stringify(doc, null, 2)}\n`), 0o600);
   }
 }

@@ -17,6 +17,7 @@ import { compareIgnoringSignature, verifyStrongName } from '../strongname/strong
 import { prepareCheck, type CheckOptions } from './check.js';
 import { extractPackage, SERVICE_LOG_NAME } from './extract.js';
 import { displayPath } from './files.js';
+import { checkRecordProof } from './record-proof.js';
 import { cacheDir, downloadName, Ledger, ledgerPath, makeCacheDir, sweepStaleDownloads, type LedgerEntry, type LedgerFile } from './ledger.js';
 import { onlineLicenses } from './licenses.js';
 import { windowsPathKey } from '../core/windows-names.js';
@@ -255,6 +256,9 @@ export async function sign(options: SignOptions, events: SignEvents = {}): Promi
     const status = await pollJob(client, ref, options.timeoutS ?? 600, options.pollIntervalMs ?? 1000);
     entry.state = 'finished';
     ledger.upsert(entry);
+    // The service's signature record: the job's entries in a signed checkpoint that continues the one seen before.
+    const recorded = await checkRecordProof(client, ledger, baseUrl, entry.jobId, status.signatureRecord);
+    if (recorded) log(`signature record: ${recorded.entries.length} entr${recorded.entries.length === 1 ? 'y' : 'ies'} of job ${entry.jobId} in a checkpoint of ${recorded.size}, consistent with the one seen before`);
     // The package goes to a name of our own: ids from the service never become paths. Packages a run that died
     // left behind go first.
     sweepStaleDownloads();

@@ -55,7 +55,26 @@ describe('audit --record', () => {
     record = join(dir, 'record.jsonl');
     const exported = runCli(['serve', 'record', 'export', '--data-dir', join(dir, 'data'), '-o', record]);
     expect(exported.status, exported.stderr).toBe(0);
-  }, 60_000);
+    const checkpoint = runCli(['serve', 'record', 'checkpoint', '--data-dir', join(dir, 'data'), '-o', join(dir, 'saved.checkpoint')]);
+    expect(checkpoint.status, checkpoint.stderr).toBe(0);
+  }, 120_000);
+
+  test('--checkpoint with --record-key: the record continues the checkpoint saved; one cut back is refused, naming what was found', () => {
+    const key = join(dir, 'data', 'record-key.pub');
+    const saved = join(dir, 'saved.checkpoint');
+    const ok = audit('--record', record, '--checkpoint', saved, '--record-key', key, '--format', 'json');
+    expect(ok.status, ok.stderr).not.toBe(2);
+    expect((JSON.parse(ok.stdout) as Report).signatureRecord?.entries).toBe(5);
+    const cut = join(dir, 'cut.jsonl');
+    writeFileSync(cut, readFileSync(record, 'utf8').split('\n').slice(0, 3).join('\n') + '\n');
+    const refused = audit('--record', cut, '--checkpoint', saved, '--record-key', key, '--format', 'json');
+    expect(refused.status).toBe(2);
+    expect(refused.stderr).toContain('cut.jsonl is not a continuation of the checkpoint');
+    expect(refused.stderr).toContain('holds 3 entries, fewer than the 5 of the checkpoint');
+    const alone = audit('--record', record, '--checkpoint', saved, '--format', 'json');
+    expect(alone.status).toBe(2);
+    expect(alone.stderr).toContain('--checkpoint needs --record-key');
+  });
 
   test('JSON: each file the service signed carries its entry; the one signed elsewhere is SG709; the report validates (format 4)', () => {
     const r = audit('--record', record, '--format', 'json');

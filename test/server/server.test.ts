@@ -262,7 +262,7 @@ describe('documents', () => {
     const doc = await (await fetch(`${server.baseUrl}/openapi.json`)).json();
     expect(doc.openapi).toBe('3.1.0');
     const paths = Object.keys(doc.paths).sort();
-    expect(paths).toEqual(['/assembly-signing/v1.0/archives', '/assembly-signing/v1.0/archives/{id}', '/assembly-signing/v1.0/assemblies', '/assembly-signing/v1.0/assemblies/{id}', '/assembly-signing/v1.0/assemblies/{id}/status', '/assembly-signing/v1.0/licenses', '/assembly-signing/v1.0/licenses/{optionId}/public-key']);
+    expect(paths).toEqual(['/assembly-signing/v1.0/archives', '/assembly-signing/v1.0/archives/{id}', '/assembly-signing/v1.0/assemblies', '/assembly-signing/v1.0/assemblies/{id}', '/assembly-signing/v1.0/assemblies/{id}/status', '/assembly-signing/v1.0/licenses', '/assembly-signing/v1.0/licenses/{optionId}/public-key', '/assembly-signing/v1.0/record/checkpoint', '/assembly-signing/v1.0/record/consistency', '/assembly-signing/v1.0/record/public-key']);
     expect(Object.keys(doc.paths['/assembly-signing/v1.0/assemblies/{id}']).sort()).toEqual(['delete', 'get']);
     const { readFileSync } = await import('node:fs');
     expect(doc).toEqual(JSON.parse(readFileSync(fixturePath('../schemas/openapi.json'), 'utf8')));

@@ -2,13 +2,16 @@
 // line per entry, fsync'd, a head beside it) and in PostgreSQL (a row per entry, the head's row locked by every
 // append): truncation, a changed byte, a removed entry and a reordered pair are each found by verify, and
 // concurrent appends make one chain without gaps or forks.
-import { createHash } from 'node:crypto';
+import { createHash, createPublicKey, verify as cryptoVerify } from 'node:crypto';
 import { appendFileSync, mkdtempSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
 import { describe, expect, test } from 'vitest';
-import { chainEvents, EMPTY_HEAD, verifyRecordText, type SignatureEvent } from '../../src/core/signature-record.js';
+import { chainEvents, EMPTY_HEAD, entryLine, verifyRecordText, type SignatureEvent } from '../../src/core/signature-record.js';
+import { loadRecordKey, RECORD_PUBLIC_KEY_FILE } from '../../src/server/storage/record-key.js';
+import { parseCheckpoint, parseVerifierKey } from '../../src/core/checkpoint.js';
+import { leafHash, verifyConsistency, verifyInclusion } from '../../src/core/merkle.js';
 import { hashToken, tokenIdOf } from '../../src/server/identity/token-store.js';
 import { FileSignatureRecord, RECORD_FILE, RECORD_HEAD_FILE } from '../../src/server/storage/record-file.js';
 import { migrate } from '../../src/server/storage/postgres/migrations.js';
@@ -95,6 +98,23 @@ describe('the signature record in the data directory', () => {
     expect((await r.record.verify()).break).toMatchObject({ kind: 'unlinked', line: 4, seq: 4 });
   });
 
+  test('an entry with a field no entry has is malformed, even with its hash intact', async () => {
+    const r = await fileRecord(3);
+    const original = r.lines();
+    r.write(original.map((l, i) => (i === 1 ? l.replace('{', '{"note":"added later",') : l)));
+    const extra = await r.record.verify();
+    expect(extra.break).toMatchObject({ kind: 'malformed', line: 2 });
+    expect(extra.break!.message).toContain('it has a field no entry has ("note")');
+  });
+
+  test('serve record verify: a head that cannot be read is a break (exit 1, as documented), naming the head', async () => {
+    const r = await fileRecord(3);
+    writeFileSync(join(r.record.dataDir, RECORD_HEAD_FILE), '{"seq":');
+    const broken = await runSigngate(['serve', 'record', 'verify', '--data-dir', r.record.dataDir]);
+    expect(broken.code, broken.err).toBe(1);
+    expect(broken.out).toContain(`BROKEN after 0 verified entries: ${join(r.record.dataDir, RECORD_HEAD_FILE)} is not the head of a signature record (no JSON)`);
+  }, 180_000);
+
   test('a removed entry, and a reordered pair', async () => {
     const r = await fileRecord(6);
     const original = r.lines();
@@ -156,7 +176,103 @@ describe('the signature record in the data directory', () => {
     const refused = await runSigngate(['serve', 'record', 'export', '--data-dir', r.record.dataDir]);
     expect(refused.code).toBe(2);
     expect(refused.err).toContain('does not verify');
-  });
+  }, 180_000);
+});
+
+describe('signed checkpoints of the record (C2SP signed notes over its RFC 9162 Merkle tree)', () => {
+  /** A data directory with `count` entries and its record key; `checkpoint()` runs serve record checkpoint. */
+  async function withKey(count: number) {
+    const r = await fileRecord(count);
+    const key = loadRecordKey(r.record.dataDir, true);
+    const checkpoint = async () => {
+      const c = await runSigngate(['serve', 'record', 'checkpoint', '--data-dir', r.record.dataDir]);
+      expect(c.code, c.err).toBe(0);
+      const path = join(r.record.dataDir, `saved-${Math.random().toString(36).slice(2)}.checkpoint`);
+      writeFileSync(path, `${c.out.trim()}\n`);
+      return { text: `${c.out.trim()}\n`, path };
+    };
+    const verify = (...more: string[]) => runSigngate(['serve', 'record', 'verify', '--data-dir', r.record.dataDir, ...more]);
+    return { ...r, key, checkpoint, verify };
+  }
+
+  test('the checkpoint is a C2SP signed note (origin, size, base64 root, blank line, — name base64(keyid||Ed25519 signature)); public-key prints the verifier key', async () => {
+    const r = await withKey(6);
+    const { text } = await r.checkpoint();
+    const m = /^(signgate-record-[0-9a-f]{8})\n6\n([A-Za-z0-9+/]{43}=)\n\n\u2014 (signgate-record-[0-9a-f]{8}) ([A-Za-z0-9+/]+=*)\n$/.exec(text);
+    expect(m, text).not.toBeNull();
+    expect(m![3]).toBe(m![1]);
+    // The root from the definition: leaves SHA-256(0x00 || line), nodes SHA-256(0x01 || l || r).
+    const h = (...parts: Buffer[]) => createHash('sha256').update(Buffer.concat(parts)).digest();
+    const leaves = r.lines().map((l) => h(Buffer.of(0), Buffer.from(l)));
+    const node = (a: Buffer, b: Buffer) => h(Buffer.of(1), a, b);
+    const root = node(node(node(leaves[0]!, leaves[1]!), node(leaves[2]!, leaves[3]!)), node(leaves[4]!, leaves[5]!));
+    expect(m![2]).toBe(root.toString('base64'));
+    // The key id and the signature, checked with node:crypto from the verifier key alone.
+    const pub = await runSigngate(['serve', 'record', 'public-key', '--data-dir', r.record.dataDir]);
+    expect(pub.code, pub.err).toBe(0);
+    expect(pub.out.trim()).toBe(readFileSync(join(r.record.dataDir, RECORD_PUBLIC_KEY_FILE), 'utf8').trim());
+    const [, name, keyId, keyB64] = /^([^+]+)\+([0-9a-f]{8})\+(.+)$/.exec(pub.out.trim())!;
+    const raw = Buffer.from(keyB64!, 'base64');
+    expect(raw[0]).toBe(1);
+    expect(h(Buffer.from(`${name}\n`), Buffer.of(1), raw.subarray(1)).subarray(0, 4).toString('hex')).toBe(keyId);
+    const sig = Buffer.from(m![4]!, 'base64');
+    expect(sig.subarray(0, 4).toString('hex')).toBe(keyId);
+    const publicKey = createPublicKey({ key: Buffer.concat([Buffer.from('302a300506032b6570032100', 'hex'), raw.subarray(1)]), format: 'der', type: 'spki' });
+    expect(cryptoVerify(null, Buffer.from(text.slice(0, text.indexOf('\n\n') + 1)), publicKey, sig.subarray(4))).toBe(true);
+    expect(readFileSync(join(r.record.dataDir, 'record-key.pem'), 'utf8')).not.toContain(keyB64!);
+  }, 180_000);
+
+  test('verify --checkpoint: a record that grew continues it; a rolled-back head and tail, or a chain computed again, is caught', async () => {
+    const r = await withKey(6);
+    const saved = await r.checkpoint();
+    await r.record.append(events(7, 3));
+    const grown = await r.verify('--checkpoint', saved.path);
+    expect(grown.code, grown.err).toBe(0);
+    expect(grown.out).toContain(`9 entries, chain intact, last entry 9`);
+    expect(grown.out).toContain(`continues the checkpoint ${saved.path}`);
+    const original = r.lines();
+    // Rolled back: the tail cut and the head written to match, so the chain alone looks intact.
+    r.write(original.slice(0, 4));
+    writeFileSync(join(r.record.dataDir, RECORD_HEAD_FILE), JSON.stringify({ seq: 4, hash: JSON.parse(original[3]!).hash }));
+    expect((await r.verify()).code).toBe(0);
+    const rolledBack = await r.verify('--checkpoint', saved.path);
+    expect(rolledBack.code).toBe(1);
+    expect(rolledBack.out).toContain(`NOT A CONTINUATION of the checkpoint ${saved.path}: ${r.path} holds 4 entries, fewer than the 6 of the checkpoint ${saved.path}: entries were removed from its end since (rolled back or truncated)`);
+    // Rewritten: entry 2 changed and the whole chain and head computed again.
+    const forged = chainEvents(EMPTY_HEAD, original.map((l, i) => ({ ...JSON.parse(l), ...(i === 1 ? { file: 'Forged.dll' } : {}) })));
+    r.write(forged.map((e) => entryLine(e).trim()));
+    writeFileSync(join(r.record.dataDir, RECORD_HEAD_FILE), JSON.stringify({ seq: 9, hash: forged[8]!.hash }));
+    expect((await r.verify()).code).toBe(0);
+    const rewritten = await r.verify('--checkpoint', saved.path);
+    expect(rewritten.code).toBe(1);
+    expect(rewritten.out).toMatch(/the first 6 entries of .* hash to .*, not to the root .* of the checkpoint .*: the record was rewritten/);
+  }, 180_000);
+
+  test('a checkpoint signed by another key, or changed after signing, is refused naming the keys; an export is checked with --public-key', async () => {
+    const r = await withKey(3);
+    const other = await withKey(3);
+    const foreign = await other.checkpoint();
+    const refused = await r.verify('--checkpoint', foreign.path);
+    expect(refused.code).toBe(2);
+    expect(refused.err).toContain(`${foreign.path} is not signed by the record key ${r.key.verifier.name} (key id ${r.key.verifier.keyId.toString('hex')}); it is signed by ${other.key.verifier.name} (key id ${other.key.verifier.keyId.toString('hex')})`);
+    const saved = await r.checkpoint();
+    writeFileSync(saved.path, saved.text.replace(/\n3\n/, '\n2\n'));
+    const changed = await r.verify('--checkpoint', saved.path);
+    expect(changed.code).toBe(2);
+    expect(changed.err).toContain('does not verify: the checkpoint was changed after it was signed');
+    writeFileSync(saved.path, saved.text);
+    const out = join(r.record.dataDir, 'export.jsonl');
+    expect((await runSigngate(['serve', 'record', 'export', '--data-dir', r.record.dataDir, '-o', out])).code).toBe(0);
+    const noKey = await runSigngate(['serve', 'record', 'verify', '--file', out, '--checkpoint', saved.path]);
+    expect(noKey.code).toBe(2);
+    expect(noKey.err).toContain('--checkpoint with --file needs --public-key');
+    const ok = await runSigngate(['serve', 'record', 'verify', '--file', out, '--checkpoint', saved.path, '--public-key', join(r.record.dataDir, RECORD_PUBLIC_KEY_FILE)]);
+    expect(ok.code, ok.err).toBe(0);
+    writeFileSync(out, readFileSync(out, 'utf8').split('\n').slice(0, 2).join('\n') + '\n');
+    const cut = await runSigngate(['serve', 'record', 'verify', '--file', out, '--checkpoint', saved.path, '--public-key', readFileSync(join(r.record.dataDir, RECORD_PUBLIC_KEY_FILE), 'utf8').trim()]);
+    expect(cut.code).toBe(1);
+    expect(cut.out).toContain('holds 2 entries, fewer than the 3 of the checkpoint');
+  }, 180_000);
 });
 
 describe('the service appends an entry for every file it signs', () => {
@@ -201,6 +317,54 @@ describe('the service appends an entry for every file it signs', () => {
       await server.close();
     }
   });
+});
+
+describe('a finished job\'s status carries its entries with inclusion proofs in a signed checkpoint; GET /record/consistency proves the next one continues it', () => {
+  test('inclusion per entry, a checkpoint signed by the key of GET /record/public-key, consistency between two jobs\' checkpoints', async () => {
+    const server = await startServer();
+    try {
+      const token = server.token();
+      const bytes = fixture('findings/passing/FindingAddin.dll');
+      const sign = async (names: string[]) => {
+        const { id } = await (await api(server, '/assemblies', token, { method: 'POST', body: uploadForm(names.map((name) => ({ name, bytes }))) })).json();
+        await waitFinished(server, token, id);
+        const status = await (await api(server, `/assemblies/${id}/status`, token)).json();
+        const zip = await readZip(new Uint8Array(await (await api(server, `/assemblies/${id}`, token)).arrayBuffer()));
+        return { id, status, zip };
+      };
+      const { publicKey } = await (await api(server, '/record/public-key', token)).json();
+      const verifier = parseVerifierKey(publicKey, 'GET /record/public-key');
+      const first = await sign(['A.dll', 'Sub/B.dll']);
+      const proof1 = first.status.signatureRecord;
+      expect(proof1.entries.map((e: { entry: { file: string } }) => e.entry.file)).toEqual(['A.dll', 'Sub/B.dll']);
+      const cp1 = parseCheckpoint(proof1.checkpoint, verifier, 'the status');
+      for (const { entry, leafIndex, inclusionProof } of proof1.entries) {
+        expect(entry.job).toBe(first.id);
+        expect(entry.signedSha256).toBe(createHash('sha256').update(first.zip.find((z) => z.name === entry.file)!.bytes).digest('hex'));
+        const leaf = leafHash(Buffer.from(JSON.stringify(entry)));
+        expect(verifyInclusion(leaf, leafIndex, cp1.size, inclusionProof.map((p: string) => Buffer.from(p, 'base64')), cp1.root)).toBe(true);
+        expect(verifyInclusion(leaf, leafIndex, cp1.size, inclusionProof.map((p: string) => Buffer.from(p, 'base64')).reverse(), cp1.root)).toBe(inclusionProof.length < 2);
+      }
+      const second = await sign(['C.dll', 'D.dll', 'E.dll']);
+      const cp2 = parseCheckpoint(second.status.signatureRecord.checkpoint, verifier, 'the status');
+      expect(cp2.size).toBe(cp1.size + 3);
+      const consistency = await (await api(server, `/record/consistency?from=${cp1.size}&to=${cp2.size}`, token)).json();
+      const hashes = consistency.proof.map((p: string) => Buffer.from(p, 'base64'));
+      expect(verifyConsistency(cp1.size, cp2.size, cp1.root, cp2.root, hashes)).toBe(true);
+      expect(verifyConsistency(cp1.size, cp2.size, Buffer.alloc(32), cp2.root, hashes)).toBe(false);
+      const latest = await (await api(server, '/record/checkpoint', token)).json();
+      expect(latest.size).toBe(cp2.size);
+      expect(parseCheckpoint(latest.checkpoint, verifier, 'GET /record/checkpoint').root.equals(cp2.root)).toBe(true);
+      const beyond = await api(server, `/record/consistency?from=1&to=${cp2.size + 5}`, token);
+      expect(beyond.status).toBe(400);
+      expect((await beyond.json()).detail).toContain(`the record holds ${cp2.size}`);
+      // A job with nothing signed carries no signatureRecord.
+      const { id } = await (await api(server, '/assemblies', token, { method: 'POST', body: uploadForm([{ name: 'Wrong.dll', bytes: fixture('findings/wrong-key/FindingAddin.dll') }]) })).json();
+      expect((await waitFinished(server, token, id)) as object).not.toHaveProperty('signatureRecord');
+    } finally {
+      await server.close();
+    }
+  }, 180_000);
 });
 
 describe.skipIf(!requireDatabase())('the signature record in PostgreSQL', () => {

@@ -17,6 +17,8 @@ interface AuditArgs extends Omit<CheckArgs, 'format'> {
   compare?: string;
   manifest?: string;
   record?: string;
+  checkpoint?: string;
+  recordKey?: string;
   verifyReport?: string;
 }
 
@@ -43,7 +45,7 @@ export async function runAudit(args: AuditArgs, io: Io): Promise<ExitCodeValue> 
     throw new UsageError('the HTML report is a page for a browser, not for the terminal', 'Pass -o audit.html to write it to a file, or --format markdown to read it here.');
   }
   const { output: _output, format: _format, ...checkOptions } = checkOptionsFrom(rest);
-  const report = await audit({ ...checkOptions, ...(args.compare ? { compare: args.compare } : {}), ...(args.manifest ? { manifest: args.manifest } : {}), ...(args.record ? { record: args.record } : {}) });
+  const report = await audit({ ...checkOptions, ...(args.compare ? { compare: args.compare } : {}), ...(args.manifest ? { manifest: args.manifest } : {}), ...(args.record ? { record: args.record } : {}), ...(args.checkpoint === undefined ? {} : { recordCheckpoint: args.checkpoint }), ...(args.recordKey === undefined ? {} : { recordKey: args.recordKey }) });
   const format: AuditFormat = auditFormat ?? 'html';
   const generatedAt = args.timestamp ? new Date().toISOString() : null;
   if (output) {
@@ -80,6 +82,9 @@ export const auditCommand = (io: Io, setExit: (code: ExitCodeValue) => void): Co
       .option('threads', checkThreadsOption)
       .example('$0 audit release/ --key 12345_public.snk --vendor Contoso -o audit.html', 'the HTML report for auditors')
       .example('$0 audit release/ --format json -o audit-1.5.json --compare audit-1.4.json --no-timestamp', 'what changed since 1.4')
+      .option('checkpoint', { type: 'string', describe: 'With --record: a checkpoint of the record saved earlier (serve record checkpoint, or recordCheckpoints in the job ledger); the record must continue it' })
+      .option('record-key', { type: 'string', describe: "With --checkpoint: the service's record public key (its record-key.pub, or the key itself)" })
+      .example('$0 audit release/ --record record.jsonl --checkpoint saved.checkpoint --record-key record-key.pub', 'the record, proven to continue the checkpoint saved earlier')
       .example('$0 audit release/ --record record.jsonl -o audit.html', 'with the entry of the service\'s signature record that signed each file')
       .example('$0 audit --verify-report audit-1.5.json release/', 'check that a stored report still describes the release')
       .epilog('Exit codes: 0 no error findings, 1 error findings, 2 usage or configuration error, 3 unreadable input.') as unknown as Argv<AuditArgs>,

@@ -9,7 +9,11 @@ import { exposedKeyPairs, USER_ROLE, watchServerConfigFile } from '../../server/
 import { rateLimitOverrides } from '../../server/identity/rate-limit.js';
 import { TokenStore, type TokenKeeper } from '../../server/identity/token-store.js';
 import { DEFAULT_LEASE_MS, describeDatabase, openDatabase, openSignatureRecord } from '../../server/storage/open-stores.js';
-import { verifyRecordText } from '../../core/signature-record.js';
+import { verifyRecordText, type RecordVerification } from '../../core/signature-record.js';
+import { entryLeaf } from '../../core/checkpoint.js';
+import { checkpointProblem, recordCheckpoint, verifiedLeaves } from '../../server/storage/record-checkpoint.js';
+import { loadRecordKey, readRecordPublicKey, RECORD_PUBLIC_KEY_FILE } from '../../server/storage/record-key.js';
+import { formatVerifierKey } from '../../core/checkpoint.js';
 import { PgTokenStore } from '../../server/storage/postgres/pg-tokens.js';
 import { NODE_ROLES, type NodeRole } from '../../server/jobs/store.js';
 import { ExitCode, type ExitCodeValue } from '../exit-codes.js';
@@ -213,6 +217,8 @@ interface RecordArgs extends CommonArgs {
   databaseFile?: string;
   file?: string;
   output?: string;
+  checkpoint?: string;
+  publicKey?: string;
 }
 
 /**
@@ -221,28 +227,68 @@ interface RecordArgs extends CommonArgs {
  */
 export async function runRecordVerify(args: RecordArgs, io: Io): Promise<ExitCodeValue> {
   const database = databaseOf(args);
+  // With --checkpoint: the checkpoint saved earlier, and the record key's public half that signed it.
+  const saved = args.checkpoint === undefined ? undefined : { path: displayPath(resolve(args.checkpoint)), text: readInputFile(resolve(args.checkpoint), displayPath(resolve(args.checkpoint))).toString('utf8') };
+  const verifier = () => {
+    if (args.publicKey !== undefined) return readRecordPublicKey(args.publicKey);
+    if (args.file !== undefined) throw new UsageError('--checkpoint with --file needs --public-key', "Pass the service's record public key (its data directory's record-key.pub, or what `signgate serve record public-key` prints).");
+    return readRecordPublicKey(join(resolve(args.dataDir), RECORD_PUBLIC_KEY_FILE));
+  };
   if (args.file !== undefined) {
     if (database) throw new UsageError('--file and a database are both given', 'Pass --file to check an exported record, or --database to check the service\'s record, not both.');
     const path = resolve(args.file);
     const result = verifyRecordText(readInputFile(path, displayPath(path)).toString('utf8'), undefined, displayPath(path));
-    return printVerification(displayPath(path), result, io, 'an exported record has no head: entries cut off its end at a line boundary cannot be noticed');
+    const problem = saved && !result.break ? checkpointProblem(result.entryList.map(entryLeaf), displayPath(path), saved.text, saved.path, verifier()) : undefined;
+    return printVerification(displayPath(path), result, io, saved ? undefined : 'an exported record has no head: entries cut off its end at a line boundary cannot be noticed (pass --checkpoint with one you saved to notice them)', saved && { path: saved.path, problem });
   }
   const { record, close } = await openSignatureRecord({ dataDir: resolve(args.dataDir), ...(database ? { database } : {}) });
   try {
-    return printVerification(record.where, await record.verify(), io);
+    const result = await record.verify();
+    if (!saved || result.break) return printVerification(record.where, result, io);
+    const { leaves } = await verifiedLeaves(record);
+    return printVerification(record.where, result, io, undefined, { path: saved.path, problem: checkpointProblem(leaves, record.where, saved.text, saved.path, verifier()) });
   } finally {
     await close();
   }
 }
 
-function printVerification(where: string, result: { entries: number; head: { seq: number; hash: string }; break?: { message: string } }, io: Io, note?: string): ExitCodeValue {
+function printVerification(where: string, result: RecordVerification, io: Io, note?: string, checkpoint?: { path: string; problem: string | undefined }): ExitCodeValue {
   if (result.break) {
     io.out(`signature record ${where}: BROKEN after ${result.entries} verified ${result.entries === 1 ? 'entry' : 'entries'}: ${result.break.message}`);
     io.err('Restore the record from a backup, or find out who changed it; the entries before the break are intact.');
     return ExitCode.Findings;
   }
-  io.out(`signature record ${where}: ${result.entries} ${result.entries === 1 ? 'entry' : 'entries'}, chain intact${result.entries ? `, last entry ${result.head.seq} (hash ${result.head.hash})` : ''}`);
+  if (checkpoint?.problem) {
+    io.out(`signature record ${where}: NOT A CONTINUATION of the checkpoint ${checkpoint.path}: ${checkpoint.problem}`);
+    io.err('The record you hold is not the one the checkpoint was signed over, continued: find out who changed it, and restore it from a backup.');
+    return ExitCode.Findings;
+  }
+  io.out(`signature record ${where}: ${result.entries} ${result.entries === 1 ? 'entry' : 'entries'}, chain intact${result.entries ? `, last entry ${result.head.seq} (hash ${result.head.hash})` : ''}${checkpoint ? `, continues the checkpoint ${checkpoint.path}` : ''}`);
   if (note) io.err(`note: ${note}`);
+  return ExitCode.Ok;
+}
+
+/** `serve record checkpoint`: the record's checkpoint now, signed by the record key (made at the service's first start). */
+export async function runRecordCheckpoint(args: RecordArgs, io: Io): Promise<ExitCodeValue> {
+  const database = databaseOf(args);
+  const key = loadRecordKey(resolve(args.dataDir));
+  const { record, close } = await openSignatureRecord({ dataDir: resolve(args.dataDir), ...(database ? { database } : {}) });
+  let text: string;
+  try {
+    text = await recordCheckpoint(record, key);
+  } finally {
+    await close();
+  }
+  if (args.output) {
+    writeFileAtomic(resolve(args.output), [text]);
+    io.err(`checkpoint of the signature record ${record.where} written to ${displayPath(resolve(args.output))}`);
+  } else io.out(text.replace(/\n$/, ''));
+  return ExitCode.Ok;
+}
+
+/** `serve record public-key`: the record key's public half, as verifiers pass it (a C2SP verifier key). */
+export async function runRecordPublicKey(args: RecordArgs, io: Io): Promise<ExitCodeValue> {
+  io.out(formatVerifierKey(loadRecordKey(resolve(args.dataDir)).verifier));
   return ExitCode.Ok;
 }
 
@@ -386,6 +432,9 @@ const recordVerifyCommand = (io: Io, setExit: (code: ExitCodeValue) => void): Co
   builder: (y: Argv<CommonArgs>) =>
     recordOptions(y)
       .option('file', { type: 'string', describe: 'Check an exported record (serve record export) instead of the service\'s' })
+      .option('checkpoint', { type: 'string', describe: 'A checkpoint saved earlier (serve record checkpoint, or a job\'s): the record must continue it (no rollback, truncation or rewrite)' })
+      .option('public-key', { type: 'string', describe: "The record key that signed the checkpoint: a file (the data directory's record-key.pub, the default) or the key itself" })
+      .example('$0 serve record verify --file record.jsonl --checkpoint saved.checkpoint --public-key record-key.pub', 'an export, against a checkpoint saved earlier')
       .example('$0 serve record verify --data-dir /var/lib/signgate', 'the record of a one-node service')
       .example('SIGNGATE_DATABASE_URL=postgres://signgate@db/signgate $0 serve record verify', 'the record of a PostgreSQL deployment') as unknown as Argv<RecordArgs>,
   handler: async (args: ArgumentsCamelCase<RecordArgs>) => setExit(await runRecordVerify(args, io)),
@@ -399,6 +448,23 @@ const recordExportCommand = (io: Io, setExit: (code: ExitCodeValue) => void): Co
       .option('output', { alias: 'o', type: 'string', describe: 'Write to this file (atomically) instead of stdout' })
       .example('$0 serve record export --data-dir /var/lib/signgate -o record.jsonl', 'then: signgate audit release/ --record record.jsonl') as unknown as Argv<RecordArgs>,
   handler: async (args: ArgumentsCamelCase<RecordArgs>) => setExit(await runRecordExport(args, io)),
+});
+
+const recordCheckpointCommand = (io: Io, setExit: (code: ExitCodeValue) => void): CommandModule<CommonArgs, RecordArgs> => ({
+  command: 'checkpoint',
+  describe: 'Print the signed checkpoint of the signature record (its size and Merkle root): save it, and verify later records against it',
+  builder: (y: Argv<CommonArgs>) =>
+    recordOptions(y)
+      .option('output', { alias: 'o', type: 'string', describe: 'Write to this file (atomically) instead of stdout' })
+      .example('$0 serve record checkpoint --data-dir /var/lib/signgate -o 2025-06.checkpoint', 'then later: serve record verify --checkpoint 2025-06.checkpoint') as unknown as Argv<RecordArgs>,
+  handler: async (args: ArgumentsCamelCase<RecordArgs>) => setExit(await runRecordCheckpoint(args, io)),
+});
+
+const recordPublicKeyCommand = (io: Io, setExit: (code: ExitCodeValue) => void): CommandModule<CommonArgs, RecordArgs> => ({
+  command: 'public-key',
+  describe: "Print the record key's public half (name+keyid+key), which verifies the record's checkpoints",
+  builder: (y: Argv<CommonArgs>) => recordOptions(y) as unknown as Argv<RecordArgs>,
+  handler: async (args: ArgumentsCamelCase<RecordArgs>) => setExit(await runRecordPublicKey(args, io)),
 });
 
 const runCommand = (io: Io, setExit: (code: ExitCodeValue) => void): CommandModule<CommonArgs, ServeArgs> => ({
@@ -445,7 +511,7 @@ export const serveCommand = (io: Io, setExit: (code: ExitCodeValue) => void): Co
       .command({
         command: 'record',
         describe: 'The signature record: an entry for every file the service signed (serve record verify, serve record export)',
-        builder: (t: Argv<CommonArgs>) => t.command(recordVerifyCommand(io, setExit)).command(recordExportCommand(io, setExit)).demandCommand(1, 'Name a record command: verify or export.'),
+        builder: (t: Argv<CommonArgs>) => t.command(recordVerifyCommand(io, setExit)).command(recordExportCommand(io, setExit)).command(recordCheckpointCommand(io, setExit)).command(recordPublicKeyCommand(io, setExit)).demandCommand(1, 'Name a record command: verify, export, checkpoint or public-key.'),
         handler: () => {},
       })
       .command(runCommand(io, setExit))

@@ -8,7 +8,7 @@ import { pipeline } from 'node:stream/promises';
 import multipart from '@fastify/multipart';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
-import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest, type FastifyServerOptions } from 'fastify';
+import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyReply, type FastifyRequest, type FastifyServerOptions } from 'fastify';
 import type { JobRecord, PendingJob } from '../jobs/store.js';
 import { commentOf, errorResponse, OUTAGE_RETRY_AFTER_S, HttpProblem, problem, type ProblemFileError } from './problem.js';
 import * as S from './schemas.js';
@@ -17,6 +17,9 @@ import { bearerToken, tokenIdOf, type TokenKeeper } from '../identity/token-stor
 import { acceptance } from '../jobs/key-rotation.js';
 import type { JobStateStore, JobWorker, NodeRole } from '../jobs/store.js';
 import { openStores } from '../storage/open-stores.js';
+import { RecordLog, type JobRecordProof } from '../storage/record-checkpoint.js';
+import { loadRecordKey } from '../storage/record-key.js';
+import { formatVerifierKey } from '../../core/checkpoint.js';
 import { signingOptions } from '../jobs/signing-pool.js';
 import { onPkcs11Event } from '../../strongname/pkcs11-key.js';
 import { logPkcs11Event, probeTokenKeys } from '../jobs/signing-worker.js';
@@ -146,6 +149,8 @@ export async function buildServer(options: BuildServerOptions): Promise<FastifyI
   app.decorate('signgate', { store, worker, tokens, apiPrefix, role });
   // This thread owns the PKCS#11 modules (pool threads sign through it): what it does with a token is logged.
   const stopPkcs11Log = signing ? onPkcs11Event((event) => logPkcs11Event(app.log, event)) : undefined;
+  // The record as a Merkle log: checkpoints signed with the record key (made by openStores at the first start).
+  const recordLog = new RecordLog(store.signatures, loadRecordKey(options.dataDir));
   app.addHook('onClose', async () => {
     stopPkcs11Log?.();
     await worker.stop();
@@ -196,6 +201,7 @@ export async function buildServer(options: BuildServerOptions): Promise<FastifyI
         { name: 'licenses', description: "The organization's license options: which `<optionId>_public.snk` it may delay-sign with" },
         { name: 'assemblies', description: 'Signing jobs: upload, status, result package, deletion' },
         { name: 'archives', description: 'The archive path: one ZIP of the project in, one ZIP with every file and a log per file back' },
+        { name: 'record', description: "The signature record as a Merkle log: signed checkpoints, consistency proofs, the record key's public half" },
       ],
     },
     // The upload body is read as a multipart stream, so fastify does not validate it; describe it for the docs only.
@@ -362,9 +368,27 @@ export async function buildServer(options: BuildServerOptions): Promise<FastifyI
         comment: r.comment,
         createdAt: r.createdAt,
         processingFinished: r.processingFinished,
+        // Extension: the job's record entries, each with its inclusion proof in the checkpoint given with them.
+        ...(r.processingFinished ? await recordProofOf(recordLog, r.id, request.log) : {}),
         assemblies: r.assemblies.map((a) => ({ fileName: a.fileName, fileProcessingState: a.fileProcessingState, messages: a.messages })),
       };
     });
+
+    api.get('/record/checkpoint', { schema: S.checkpointRoute }, async () => {
+      await recordLog.refresh();
+      return { checkpoint: recordLog.checkpoint(), size: recordLog.size };
+    });
+
+    api.get<{ Querystring: { from: number; to: number } }>('/record/consistency', { schema: S.consistencyRoute }, async (request) => {
+      const { from, to } = request.query;
+      if (to > recordLog.size) await recordLog.refresh();
+      if (from > to || to > recordLog.size) {
+        throw new HttpProblem(400, 'Bad Request', `No consistency proof from ${from} to ${to} entries: the record holds ${recordLog.size}, and from must not exceed to.`);
+      }
+      return { from, to, proof: await recordLog.consistency(from, to) };
+    });
+
+    api.get('/record/public-key', { schema: S.recordPublicKeyRoute }, async () => ({ publicKey: formatVerifierKey(recordLog.key.verifier) }));
 
     api.get<{ Params: { id: string } }>('/assemblies/:id', { schema: S.downloadRoute }, async (request, reply) => {
       const r = await jobOf(request);
@@ -516,3 +540,13 @@ async function assertRoom(dataDir: string, bytes: number): Promise<void> {
   if (free < bytes) throw new Error(`the data folder has ${(free / 1e6).toFixed(1)} MB free; a job may need ${(bytes / 1e6).toFixed(1)} MB (an upload and its result package)`);
 }
 
+/** A finished job's `signatureRecord` field, or nothing (no entries; a record that cannot be read is logged, not fatal to the status). */
+async function recordProofOf(log: RecordLog, jobId: string, logger: FastifyBaseLogger): Promise<{ signatureRecord?: JobRecordProof }> {
+  try {
+    const proof = await log.jobProof(jobId);
+    return proof ? { signatureRecord: proof } : {};
+  } catch (error) {
+    logger.error({ job: jobId, err: { message: (error as Error).message } }, 'the signature record could not be read for the job status');
+    return {};
+  }
+}

@@ -30,6 +30,9 @@ export const problemResponse = (status: number, description: string, example: Re
 const problems = (...codes: number[]) =>
   Object.fromEntries([...codes, 429].map((c) => [c, { description: DESCRIPTIONS[c], content: { 'application/problem+json': { schema: { $ref: 'Problem#' }, example: PROBLEM_EXAMPLES[c] } } }]));
 
+// The signature record's routes and the status's extension field: record-schemas.ts.
+import { checkpointRouteBase, consistencyRouteBase, recordPublicKeyRouteBase, signatureRecordProof } from './record-schemas.js';
+
 export const EXAMPLE_JOB_ID = '3f1c2a9e-8b7d-4c55-9a0e-2d6f4b1e7c30';
 const EXAMPLE_CREATED_AT = '2026-11-23T09:41:07.512Z';
 
@@ -209,6 +212,7 @@ export const statusRoute = {
         comment: { type: ['string', 'null'] },
         createdAt: { type: 'string', format: 'date-time' },
         processingFinished: { type: 'boolean' },
+        signatureRecord: signatureRecordProof,
         assemblies: {
           type: 'array',
           items: {
@@ -255,3 +259,7 @@ export const deleteRoute = {
   params: jobId,
   response: { 204: { description: 'Deleted', type: 'null' }, ...problems(401, 403, 404) },
 } as const;
+
+export const checkpointRoute = { ...checkpointRouteBase, response: { ...checkpointRouteBase.response, ...problems(401, 403) } } as const;
+export const consistencyRoute = { ...consistencyRouteBase, response: { ...consistencyRouteBase.response, ...problems(400, 401, 403) } } as const;
+export const recordPublicKeyRoute = { ...recordPublicKeyRouteBase, response: { ...recordPublicKeyRouteBase.response, ...problems(401, 403) } } as const;

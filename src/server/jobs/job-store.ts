@@ -45,6 +45,11 @@ export class JobStore implements JobStateStore {
   private readonly index = new Map<string, Map<string, JobSummary>>();
   /** Per organization, the Idempotency-Keys of its kept jobs (read from the job files once, then kept up to date). */
   private readonly keys = new Map<string, Map<string, string>>();
+  /**
+   * The files with entries in the record, per job (organization/id) whose job file does not say finished yet: filled
+   * by an append and by the start's look at the record, emptied once the job file says finished.
+   */
+  private readonly recorded = new Map<string, Set<string>>();
   /** <data-dir>/signature-record.jsonl: appended to when a job that signed files finishes. */
   readonly signatures: FileSignatureRecord;
 
@@ -173,12 +178,38 @@ export class JobStore implements JobStateStore {
     }
   }
 
-  /** The job file; with `signatures`, appended to the record first (durably), so that a finished job has its entries. */
+  /**
+   * The job file; with `signatures`, appended to the record first (durably), so that a finished job has its entries.
+   * The append is the moment the job is finished: once the record holds the job's entries, the job is never signed
+   * again (finishRecorded) and an entry is never appended twice for one file of one job.
+   */
   async save(record: JobRecord, signatures?: readonly SignatureEvent[]): Promise<void> {
-    if (signatures?.length) await this.signatures.append(signatures);
+    const key = jobKey(record.organization, record.id);
+    if (signatures?.length) {
+      const already = this.recorded.get(key);
+      const fresh = already ? signatures.filter((s) => !already.has(s.file)) : signatures;
+      if (fresh.length) await this.signatures.append(fresh);
+      this.recorded.set(key, new Set([...(already ?? []), ...signatures.map((s) => s.file)]));
+    }
     await writeFileAtomic(join(this.jobDir(record.organization, record.id), JOB_FILE), JSON.stringify(record, null, 2));
+    if (record.processingFinished) this.recorded.delete(key);
     const jobs = this.index.get(record.organization);
     if (jobs?.has(record.id)) jobs.set(record.id, summaryOf(record));
+  }
+
+  /**
+   * Finishes a job whose entries the record already holds but whose job file does not say finished (a kill, or a
+   * full disk, between the record's append and the job file): the job file holds every file's final state and the
+   * result package was written before the append, so the job is marked finished as it is: signing it again would
+   * record its files twice, or (with a key that became unavailable) leave entries for bytes no client receives.
+   * False when the record holds nothing of the job (or its package is gone): the job is processed as usual.
+   */
+  async finishRecorded(record: JobRecord): Promise<boolean> {
+    if (record.processingFinished || !this.recorded.has(jobKey(record.organization, record.id))) return false;
+    if (!existsSync(join(this.jobDir(record.organization, record.id), record.resultFile ?? DEFAULT_RESULT_FILE))) return false;
+    record.processingFinished = true;
+    await this.save(record);
+    return true;
   }
 
   /**
@@ -207,6 +238,12 @@ export class JobStore implements JobStateStore {
         const record = JSON.parse(readFileSync(join(this.jobDir(org, id), JOB_FILE), 'utf8')) as JobRecord;
         if (!record.processingFinished) out.push(record);
       }
+    }
+    // Those whose entries the record holds already are finished by finishRecorded instead of being signed again.
+    const recorded = await this.signatures.filesOfJobs(new Set(out.map((r) => r.id)));
+    for (const r of out) {
+      const files = recorded.get(r.id);
+      if (files) this.recorded.set(jobKey(r.organization, r.id), files);
     }
     return out.sort((a, b) => (a.createdAt < b.createdAt ? -1 : 1));
   }
@@ -244,3 +281,5 @@ export async function readIfPresent(path: string): Promise<Buffer | undefined> {
     throw error;
   }
 }
+
+const jobKey = (organization: string, id: string) => `${organization}/${id}`;

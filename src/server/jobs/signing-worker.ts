@@ -72,6 +72,8 @@ export async function processJob(
   const org = jobKeys?.organization;
   const uploads = join(dir, 'uploads');
   if (signal.aborted) return;
+  // Its entries are in the record already (the finish was interrupted after them): finished as it is, not signed again.
+  if (await store.finishRecorded?.(record)) return;
   // The package entries the signer prepared (CRC-32 and deflate in the pool's threads); a file without one is
   // read back from the uploads.
   const packed = new Map<string, PreparedZipData>();
@@ -438,6 +440,11 @@ export class SigningWorker implements JobWorker {
     try {
       const record = await this.store.get(organization, id);
       if (!record) return;
+      // The record holds the job's entries already: the signed package is what the job returns, not an error.
+      if (await this.store.finishRecorded?.(record)) {
+        this.attempts.delete(key);
+        return;
+      }
       await finishUnsigned(this.store, record, `${failureText(error)} (${attempt} attempts); nothing in this job was signed: upload the files again.`);
       this.attempts.delete(key);
     } catch (again) {

@@ -4,7 +4,7 @@
 // package) are in the data directory, which PostgreSQL nodes then share, or with PostgreSQL in S3-compatible
 // object storage (S3Blobs), where nodes share no folder.
 import type { Readable } from 'node:stream';
-import type { RecordVerification, SignatureEvent } from '../../core/signature-record.js';
+import type { RecordVerification, SignatureEntry, SignatureEvent } from '../../core/signature-record.js';
 
 // The records every store keeps, whatever keeps them.
 export type FileProcessingState = 'Pending' | 'Processing' | 'Signed' | 'Error';
@@ -87,6 +87,12 @@ export interface JobStateStore {
    * file, fsync'd).
    */
   save(record: JobRecord, signatures?: readonly SignatureEvent[]): Promise<void>;
+  /**
+   * Finishes, without signing it again, a job whose entries the signature record already holds though its state
+   * does not say finished (a crash or a failed write between the two); true when it did. Absent where the entries
+   * and the finished state are written in one transaction (PostgreSQL).
+   */
+  finishRecorded?(record: JobRecord): Promise<boolean>;
   /** The organization's kept jobs in creation order, paged. */
   list(organization: string, page?: { offset?: number; limit?: number }): Promise<JobSummary[]>;
   /** Removes the job and its files; false when there is no such job. Of concurrent deletes exactly one is true. */
@@ -115,12 +121,16 @@ export interface SignatureRecordReader {
   readonly where: string;
   /** Checks the whole chain (and its head); the first break, if any. */
   verify(): Promise<RecordVerification>;
+  /** Every entry in order, as kept (verify() first: these are not checked). */
+  entries(): AsyncIterable<SignatureEntry>;
+  /** The entries after the first `count`, in order, as kept. */
+  entriesAfter(count: number): AsyncIterable<SignatureEntry>;
   /** Writes every entry, one JSON line each (the data directory's file format), in order; resolves to how many. */
   exportTo(write: (lines: string) => void | Promise<void>): Promise<number>;
 }
 
 /** What processJob writes through: the job's folder and its progress. */
-export type JobProgressSink = Pick<JobStateStore, 'jobDir' | 'save'>;
+export type JobProgressSink = Pick<JobStateStore, 'jobDir' | 'save' | 'finishRecorded'>;
 
 /** Signs queued jobs: in process (SigningWorker, data directory) or from the PostgreSQL queue. */
 export interface JobWorker {

@@ -13,6 +13,7 @@ import { SigningWorker, type SigningWorkerOptions } from '../jobs/signing-worker
 import type { S3Blobs } from './s3-blobs.js';
 import { NO_WORKER, type JobStateStore, type JobWorker, type NodeRole, type SignatureRecordReader } from '../jobs/store.js';
 import { FileSignatureRecord } from './record-file.js';
+import { loadRecordKey } from './record-key.js';
 import { PgSignatureRecord } from './postgres/pg-record.js';
 import { TokenStore, type TokenKeeper } from '../identity/token-store.js';
 
@@ -69,6 +70,8 @@ export async function openStores(options: StoreOptions): Promise<Stores> {
   const role = options.role ?? 'all';
   // Uploads, signed files and job records (and, without a database, token hashes): the service's alone.
   narrowDirSync(options.dataDir);
+  // The key that signs the record's checkpoints: made at the first start.
+  loadRecordKey(options.dataDir, true);
   // The AWS SDK is loaded only by nodes that use object storage.
   let blobs: S3Blobs | undefined;
   if (options.blobStore) {

@@ -1,6 +1,6 @@
 // The signature record in the data directory: <data-dir>/signature-record.jsonl, one JSON line per entry, appended
 // and fsync'd; beside it signature-record.head.json names the last entry (its sequence number and hash), written
-// atomically after every append, so that entries cut off the end are found too. Appends of one process are
+// empty before the first entry and atomically after every append, so that entries cut off the end are found too. Appends of one process are
 // serialized; the data directory belongs to one process. An append that fails half-way is cut off again before
 // the error is passed on; one a crash left half-written (a last line without its newline) is what
 // `serve record verify` reports as truncation, and the next start moves it aside into signature-record.torn-<time>
@@ -9,7 +9,7 @@ import { closeSync, existsSync, fsyncSync, openSync, readFileSync, readSync, sta
 import { open, readFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { UsageError } from '../../core/errors.js';
-import { chainEvents, EMPTY_HEAD, entryLine, verifyRecordText, type ChainHead, type RecordVerification, type SignatureEntry, type SignatureEvent } from '../../core/signature-record.js';
+import { chainEvents, EMPTY_HEAD, entryLine, recordLines, verifyRecordText, type ChainHead, type RecordVerification, type SignatureEntry, type SignatureEvent } from '../../core/signature-record.js';
 import type { SignatureRecordReader } from '../jobs/store.js';
 import { PRIVATE_FILE, writeFileAtomicSync } from './fs-atomic.js';
 
@@ -132,6 +132,9 @@ export class FileSignatureRecord implements SignatureRecordReader {
     }
     // An entry after the head: a crash between the append and the head's update. It is whole and linked: the head follows.
     if (head && last.seq > head.seq) writeHeadDurably(this.headPath, last);
+    // A new record gets its (empty) head before its first entry: a crash during the first append then leaves entries
+    // after a head, which the next start accepts, and a head that is missing beside entries always means a removed one.
+    if (!head && last.seq === 0) writeHeadDurably(this.headPath, EMPTY_HEAD);
     this.head = last;
     this.opened = true;
     return warning;
@@ -175,7 +178,14 @@ export class FileSignatureRecord implements SignatureRecordReader {
   /** Checks the whole record and its head (reads the file; the service may be appending meanwhile). */
   async verify(): Promise<RecordVerification> {
     // The head first: entries appended after it was read are accepted when they link.
-    const head = readRecordHead(this.headPath);
+    let head: ChainHead | undefined;
+    try {
+      head = readRecordHead(this.headPath);
+    } catch (error) {
+      // A head that cannot be read is a break of the record (exit 1), not a usage error.
+      const reason = error instanceof UsageError ? error.message : `${this.headPath} cannot be read: ${(error as Error).message}`;
+      return { entries: 0, head: EMPTY_HEAD, break: { line: null, seq: null, kind: 'head', message: `${reason}: the end of ${this.path} cannot be checked` } };
+    }
     const text = existsSync(this.path) ? await readFile(this.path, 'utf8') : '';
     if (!head && text.length > 0) {
       const partial = verifyRecordText(text, undefined, this.path);
@@ -183,6 +193,57 @@ export class FileSignatureRecord implements SignatureRecordReader {
     }
     return verifyRecordText(text, head, this.path);
   }
+
+  /**
+   * The files each of `jobs` (job ids) has entries for, read from the record (at a start, for the jobs a crash
+   * left unfinished: their entries may have been appended before the job file could say finished).
+   */
+  async filesOfJobs(jobs: ReadonlySet<string>): Promise<Map<string, Set<string>>> {
+    const found = new Map<string, Set<string>>();
+    if (jobs.size === 0 || !existsSync(this.path)) return found;
+    const text = await readFile(this.path, 'utf8');
+    for (const { entry, torn } of recordLines(text)) {
+      const e = entry as Partial<SignatureEntry> | undefined;
+      if (torn || typeof e?.job !== 'string' || typeof e.file !== 'string' || !jobs.has(e.job)) continue;
+      let files = found.get(e.job);
+      if (!files) found.set(e.job, (files = new Set()));
+      files.add(e.file);
+    }
+    return found;
+  }
+
+  /** Every whole line of the record as the entry it holds (verify() first: they are not checked here). */
+  async *entries(): AsyncGenerator<SignatureEntry> {
+    const text = existsSync(this.path) ? await readFile(this.path, 'utf8') : '';
+    for (const { entry, torn } of recordLines(text)) if (!torn) yield entry as SignatureEntry;
+  }
+
+  /** The entries after the first `count` (whole lines only; the file is read from where the last read stopped). */
+  async *entriesAfter(count: number): AsyncGenerator<SignatureEntry> {
+    if (this.readTo?.count !== count) this.readTo = { count: 0, bytes: 0 };
+    if (!existsSync(this.path)) return;
+    const file = await open(this.path, 'r');
+    let text: string;
+    try {
+      const { size } = await file.stat();
+      const buffer = Buffer.alloc(Math.max(0, size - this.readTo.bytes));
+      await file.read(buffer, 0, buffer.length, this.readTo.bytes);
+      const whole = buffer.lastIndexOf(0x0a) + 1;
+      text = buffer.subarray(0, whole).toString('utf8');
+      this.readTo = { count: this.readTo.count, bytes: this.readTo.bytes + whole };
+    } finally {
+      await file.close();
+    }
+    let seen = this.readTo.count;
+    for (const { entry } of recordLines(text)) {
+      seen += 1;
+      this.readTo = { ...this.readTo, count: seen };
+      if (seen > count) yield entry as SignatureEntry;
+    }
+  }
+
+  /** Where entriesAfter stopped reading: entries and bytes. */
+  private readTo: { count: number; bytes: number } | undefined;
 
   /** The record's whole lines as they are (a last line without its newline is no entry and is left out). */
   async exportTo(write: (lines: string) => void | Promise<void>): Promise<number> {

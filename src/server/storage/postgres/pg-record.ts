@@ -5,7 +5,7 @@
 // entries exist exactly when the job they belong to finished. The entries and their hashes are the same as in the
 // data directory's record (core/signature-record.ts), so `serve record export` writes the same lines.
 import type { Pool, PoolClient } from 'pg';
-import { chainEvents, ChainChecker, entryLine, type ChainHead, type RecordVerification, type SignatureEntry, type SignatureEvent } from '../../../core/signature-record.js';
+import { chainEvents, ChainChecker, EMPTY_HEAD, entryLine, type ChainHead, type RecordVerification, type SignatureEntry, type SignatureEvent } from '../../../core/signature-record.js';
 import type { SignatureRecordReader } from '../../jobs/store.js';
 
 interface SignatureRow {
@@ -85,8 +85,13 @@ export class PgSignatureRecord implements SignatureRecordReader {
   }
 
   /** Every entry in sequence order, a batch at a time. */
-  async *entries(): AsyncGenerator<SignatureEntry> {
-    let after = -1;
+  entries(): AsyncGenerator<SignatureEntry> {
+    return this.entriesAfter(0);
+  }
+
+  /** The entries after the first `count` (sequence numbers from count + 1), a batch at a time. */
+  async *entriesAfter(count: number): AsyncGenerator<SignatureEntry> {
+    let after = count;
     for (;;) {
       const { rows } = await this.pool.query<SignatureRow>(`SELECT ${COLUMNS} FROM signgate_signatures WHERE seq > $1 ORDER BY seq LIMIT ${BATCH}`, [after]);
       for (const row of rows) yield entryOf(row);
@@ -98,7 +103,9 @@ export class PgSignatureRecord implements SignatureRecordReader {
   async verify(): Promise<RecordVerification> {
     // The head first: entries committed after it was read are accepted when they link.
     const checker = new ChainChecker(`the signature record in ${this.where}`);
-    checker.expectHead(await this.head());
+    const { rows } = await this.pool.query<{ seq: string; hash: string }>('SELECT seq, hash FROM signgate_signature_head WHERE id = 1');
+    if (!rows[0]) return { entries: 0, head: EMPTY_HEAD, break: { line: null, seq: null, kind: 'head', message: `the signature record in ${this.where} has no head row (signgate_signature_head): the end of the record cannot be checked` } };
+    checker.expectHead({ seq: Number(rows[0].seq), hash: rows[0].hash });
     for await (const entry of this.entries()) if (checker.add(entry, null)) break;
     return checker.finish();
   }

@@ -1,0 +1,177 @@
+// Signed checkpoints of the signature record, in the C2SP formats that transparency logs share (Go's checksum
+// database, Sigstore, the CT static logs): the record is a Merkle tree (core/merkle.ts) whose leaves are the entries'
+// lines (without the newline); a checkpoint names the tree's size and root hash, and the service signs it as a
+// C2SP signed note with its record key (Ed25519):
+//
+//   signgate-record-1a2b3c4d            origin: names the record (here: after its key)
+//   1234                                tree size: entries 1 to 1234
+//   3q1Nw…=                             root hash, base64
+//                                       blank line
+//   — signgate-record-1a2b3c4d AbCd…=   signature line: key name, base64(key id (4 bytes) || Ed25519 signature)
+//
+// The signature covers the text up to the blank line; the key id is the first 4 bytes of SHA-256(name || 0x0A ||
+// 0x01 || public key) (0x01: Ed25519). The public key travels as a C2SP verifier key: name+keyid(hex)+base64(0x01 ||
+// public key). Whoever saved a checkpoint can later ask for a consistency proof and find any rollback or rewrite.
+import { createHash, createPrivateKey, createPublicKey, sign, verify, type KeyObject } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { UsageError } from './errors.js';
+import { consistencyProof, leafHash, rootHash, verifyConsistency, type Hash } from './merkle.js';
+import { entryLine, type SignatureEntry } from './signature-record.js';
+
+/** The leaf of an entry in the record's Merkle tree: its line without the newline. */
+export function entryLeaf(entry: SignatureEntry): Hash {
+  return leafHash(Buffer.from(entryLine(entry).slice(0, -1), 'utf8'));
+}
+
+/** A tree head: how many entries and the root hash over them. */
+export interface TreeHead {
+  readonly size: number;
+  readonly root: Hash;
+}
+
+/** A checkpoint read from its text, its signature verified. */
+export interface Checkpoint extends TreeHead {
+  readonly origin: string;
+  /** The checkpoint as signed (the note's text, signature lines included). */
+  readonly text: string;
+}
+
+/** A record key's public half as verifiers use it. */
+export interface RecordVerifier {
+  readonly name: string;
+  readonly keyId: Buffer;
+  /** The raw 32-byte Ed25519 public key. */
+  readonly publicKey: Buffer;
+}
+
+const ED25519 = 0x01;
+const ED25519_SPKI_PREFIX = Buffer.from('302a300506032b6570032100', 'hex');
+
+/** The raw 32 bytes of an Ed25519 public key. */
+export function rawPublicKey(key: KeyObject): Buffer {
+  const der = key.export({ type: 'spki', format: 'der' });
+  return Buffer.from(der.subarray(der.length - 32));
+}
+
+/** The C2SP key id: the first 4 bytes of SHA-256(name || "\n" || 0x01 || public key). */
+export function noteKeyId(name: string, publicKey: Buffer): Buffer {
+  return createHash('sha256').update(`${name}\n`).update(Buffer.of(ED25519)).update(publicKey).digest().subarray(0, 4);
+}
+
+/** The default name of a record key (and origin of its checkpoints): signgate-record- and 8 hex digits of the key's SHA-256. */
+export function recordKeyName(publicKey: Buffer): string {
+  return `signgate-record-${createHash('sha256').update(publicKey).digest('hex').slice(0, 8)}`;
+}
+
+/** The verifier of a private record key. */
+export function verifierOf(privateKey: KeyObject, name?: string): RecordVerifier {
+  const publicKey = rawPublicKey(createPublicKey(privateKey));
+  const n = name ?? recordKeyName(publicKey);
+  return { name: n, keyId: noteKeyId(n, publicKey), publicKey };
+}
+
+/** The C2SP verifier key text: name+keyid+base64(0x01 || public key). */
+export function formatVerifierKey(v: RecordVerifier): string {
+  return `${v.name}+${v.keyId.toString('hex')}+${Buffer.concat([Buffer.of(ED25519), v.publicKey]).toString('base64')}`;
+}
+
+/**
+ * Reads a verifier key (`where` names it in errors).
+ * @throws UsageError when it is not one of an Ed25519 key
+ */
+export function parseVerifierKey(text: string, where: string): RecordVerifier {
+  const m = /^([^\s+]+)\+([0-9a-f]{8})\+([A-Za-z0-9+/]+=*)$/.exec(text.trim());
+  const hint = 'Pass the record key as `signgate serve record public-key` prints it (name+keyid+key).';
+  if (!m) throw new UsageError(`${where} is not a record public key (expected name+keyid+base64 key, one line)`, hint);
+  const key = Buffer.from(m[3]!, 'base64');
+  if (key.length !== 33 || key[0] !== ED25519) throw new UsageError(`${where} is not an Ed25519 record public key (its key is ${key.length} bytes of type ${key[0]})`, hint);
+  const v: RecordVerifier = { name: m[1]!, keyId: Buffer.from(m[2]!, 'hex'), publicKey: key.subarray(1) };
+  if (!noteKeyId(v.name, v.publicKey).equals(v.keyId)) throw new UsageError(`${where}: the key id ${m[2]} does not belong to the key and name it is given with`, hint);
+  return v;
+}
+
+/** The checkpoint's body: origin, size, base64 root, each with its newline. */
+function body(origin: string, head: TreeHead): string {
+  return `${origin}\n${head.size}\n${head.root.toString('base64')}\n`;
+}
+
+/** A signed checkpoint of `head`, its origin the key's name. */
+export function signCheckpoint(head: TreeHead, privateKey: KeyObject, name?: string): string {
+  const v = verifierOf(privateKey, name);
+  const text = body(v.name, head);
+  const signature = sign(null, Buffer.from(text, 'utf8'), privateKey);
+  return `${text}\n\u2014 ${v.name} ${Buffer.concat([v.keyId, signature]).toString('base64')}\n`;
+}
+
+/** An Ed25519 private key from PEM (PKCS#8). */
+export function recordPrivateKey(pem: string | Buffer): KeyObject {
+  return createPrivateKey(pem);
+}
+
+/**
+ * Reads a checkpoint and checks its signature by `verifier` (`where` names it in errors).
+ * @throws UsageError naming what is wrong: not a checkpoint, no signature of that key (naming the keys that did sign),
+ * a signature that does not verify
+ */
+export function parseCheckpoint(text: string, verifier: RecordVerifier, where: string): Checkpoint {
+  const normalized = text.replace(/\r\n/g, '\n');
+  const split = normalized.indexOf('\n\n');
+  const hint = 'Pass a checkpoint as the service signed it (signgate serve record checkpoint, or the one a job\'s status carried), unchanged.';
+  if (split < 0) throw new UsageError(`${where} is not a signed checkpoint: it has no blank line before its signatures`, hint);
+  const signed = normalized.slice(0, split + 1);
+  const lines = signed.split('\n').slice(0, -1);
+  if (lines.length < 3 || !/^(0|[1-9][0-9]*)$/.test(lines[1]!) || !/^[A-Za-z0-9+/]{43}=$/.test(lines[2]!)) {
+    throw new UsageError(`${where} is not a checkpoint: it needs an origin line, a tree size and a base64 SHA-256 root hash`, hint);
+  }
+  const size = Number(lines[1]);
+  if (!Number.isSafeInteger(size)) throw new UsageError(`${where}: the tree size ${lines[1]} is too large`, hint);
+  const signatures = normalized.slice(split + 2).split('\n').filter((l) => l !== '');
+  const found: string[] = [];
+  let ok: boolean | undefined;
+  for (const line of signatures) {
+    const m = /^\u2014 (\S+) ([A-Za-z0-9+/]+=*)$/.exec(line);
+    if (!m) throw new UsageError(`${where}: "${line.slice(0, 80)}" is not a signature line (— name base64)`, hint);
+    const raw = Buffer.from(m[2]!, 'base64');
+    found.push(`${m[1]} (key id ${raw.subarray(0, 4).toString('hex')})`);
+    if (m[1] !== verifier.name || raw.length < 4 || !raw.subarray(0, 4).equals(verifier.keyId)) continue;
+    const publicKey = createPublicKey({ key: Buffer.concat([ED25519_SPKI_PREFIX, verifier.publicKey]), format: 'der', type: 'spki' });
+    ok = verify(null, Buffer.from(signed, 'utf8'), publicKey, raw.subarray(4));
+  }
+  if (ok === undefined) {
+    throw new UsageError(`${where} is not signed by the record key ${verifier.name} (key id ${verifier.keyId.toString('hex')}); it is signed by ${found.join(', ') || 'no key'}`, 'Check that it is a checkpoint of this service, and that the record key you pass is the service\'s (signgate serve record public-key).');
+  }
+  if (!ok) throw new UsageError(`${where}: the signature of ${verifier.name} does not verify: the checkpoint was changed after it was signed`, hint);
+  return { origin: lines[0]!, size, root: Buffer.from(lines[2]!, 'base64'), text: normalized };
+}
+
+/**
+ * Whether a record (the leaves of its entries, in order) continues the tree a saved checkpoint names: the record
+ * must hold at least the checkpoint's entries, and its first ones must hash to the checkpoint's root (then a
+ * consistency proof from the checkpoint to the whole record verifies). The problem, naming what was found, or
+ * undefined when it continues it.
+ */
+export function continuationProblem(leaves: readonly Hash[], checkpoint: TreeHead, where: string, saved: string): string | undefined {
+  if (leaves.length < checkpoint.size) {
+    return `${where} holds ${leaves.length} ${leaves.length === 1 ? 'entry' : 'entries'}, fewer than the ${checkpoint.size} of the checkpoint ${saved}: entries were removed from its end since (rolled back or truncated)`;
+  }
+  const root = rootHash(leaves, 0, checkpoint.size);
+  if (!root.equals(checkpoint.root)) {
+    return `the first ${checkpoint.size} entries of ${where} hash to ${root.toString('base64')}, not to the root ${checkpoint.root.toString('base64')} of the checkpoint ${saved}: the record was rewritten (an entry among them was changed, removed, inserted or replaced)`;
+  }
+  if (!verifyConsistency(checkpoint.size, leaves.length, checkpoint.root, rootHash(leaves), consistencyProof(leaves, checkpoint.size))) {
+    return `${where} is not consistent with the checkpoint ${saved}`; // cannot happen when the roots agree: a check of the proof code
+  }
+  return undefined;
+}
+
+/** A record public key given as a file, or as the verifier key's text itself. */
+export function readRecordPublicKey(fileOrKey: string): RecordVerifier {
+  if (/^[^\s+/\\]+\+[0-9a-f]{8}\+/.test(fileOrKey)) return parseVerifierKey(fileOrKey, 'the record public key');
+  let text: string;
+  try {
+    text = readFileSync(fileOrKey, 'utf8');
+  } catch (error) {
+    throw new UsageError(`cannot read the record public key ${fileOrKey}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`, 'Pass the file record-key.pub of the service\'s data directory, or the line `signgate serve record public-key` prints.');
+  }
+  return parseVerifierKey(text, fileOrKey);
+}
