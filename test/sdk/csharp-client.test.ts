@@ -55,9 +55,9 @@ describe.runIf(runDotnetTests)('the NSwag-generated C# client', () => {
 
   test('has a typed method per operationId and one Problem type for every error', () => {
     requireDotnet();
-    expect(generatorOutput).toContain('(9 operations)');
+    expect(generatorOutput).toContain('(12 operations)');
     const code = readFileSync(join(work, 'SigningServiceClient.cs'), 'utf8');
-    for (const method of ['ListLicensesAsync', 'UploadAssembliesAsync', 'ListJobsAsync', 'GetJobStatusAsync', 'DownloadJobResultAsync', 'DeleteJobAsync', 'UploadArchiveAsync', 'DownloadArchiveResultAsync', 'GetOptionPublicKeyAsync']) {
+    for (const method of ['ListLicensesAsync', 'UploadAssembliesAsync', 'ListJobsAsync', 'GetJobStatusAsync', 'DownloadJobResultAsync', 'DeleteJobAsync', 'UploadArchiveAsync', 'DownloadArchiveResultAsync', 'GetOptionPublicKeyAsync', 'GetRecordCheckpointAsync', 'GetRecordConsistencyAsync', 'GetRecordPublicKeyAsync']) {
       expect(code).toMatch(new RegExp(`public virtual async System\\.Threading\\.Tasks\\.Task(<[^>]+>+)? ${method}\\(`));
     }
     for (const type of ['Problem', 'License', 'JobCreated', 'JobSummary', 'JobStatus', 'AssemblyStatus', 'JobMessage']) expect(code).toContain(`public partial class ${type}\n`);
