@@ -90,11 +90,9 @@ export function verifyInclusion(leaf: Uint8Array, index: number, size: number, p
     if (sn === 0n) return false;
     if ((fn & 1n) === 1n || fn === sn) {
       r = nodeHash(p, r);
-      if ((fn & 1n) === 0n) {
-        while ((fn & 1n) === 0n && fn !== 0n) {
-          fn >>= 1n;
-          sn >>= 1n;
-        }
+      while ((fn & 1n) === 0n && fn !== 0n) {
+        fn >>= 1n;
+        sn >>= 1n;
       }
     } else {
       r = nodeHash(r, p);

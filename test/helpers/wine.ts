@@ -28,8 +28,6 @@ export interface WineRun {
 /** A run in progress: its process (the Windows program itself once Wine has started it) and its end. */
 export interface WineProcess {
   readonly child: ChildProcess;
-  /** What the program has written to stderr so far. */
-  stderrSoFar(): string;
   readonly done: Promise<WineRun>;
 }
 
@@ -111,7 +109,7 @@ export async function startWine(): Promise<WineHost> {
         resolve({ status, signal, stdout: readFileSync(`${base}.out`, 'utf8'), stderr: readFileSync(`${base}.err`, 'utf8') });
       });
     });
-    return { child, done, stderrSoFar: () => readFileSync(`${base}.err`, 'utf8') };
+    return { child, done };
   };
   return {
     close: async () => {
