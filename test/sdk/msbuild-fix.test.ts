@@ -4,7 +4,8 @@
 // carry their token, and the strong-named copies are what lands in bin/. Once with versions in the project, once
 // with Central Package Management. The control: the same project without SigngateFixReferences fails on CS8002.
 import { createHash } from 'node:crypto';
-import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { copyFileSync, cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { homedir, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, test } from 'vitest';
@@ -141,7 +142,7 @@ describe.runIf(runDotnetTests)('SigngateFixReferences in dotnet build', () => {
     expect(existsSync(join(dir, 'obj', 'Release', 'net48', 'signgate-fixed', 'Dapper.dll'))).toBe(true);
   });
 
-  test('a net8.0 add-in with no copy-local property: the strong-named copies reach bin/ and deps.json finds them there', { timeout: 300_000 }, async () => {
+  test('a net8.0 add-in with no copy-local property: the strong-named copies reach bin/, deps.json finds them there, and a plug-in host loads it with them', { timeout: 300_000 }, async () => {
     requireDotnet();
     const dir = makeProject('CoreAddin', false, 'net8.0');
     const ok = await build(dir);
@@ -156,6 +157,28 @@ describe.runIf(runDotnetTests)('SigngateFixReferences in dotnet build', () => {
     // The package in the NuGet cache keeps its bytes: only the copy was strong-named.
     const original = join(homedir(), '.nuget', 'packages', 'dapper', DAPPER_VERSION, runtimeFiles[0]!);
     expect(classifyStrongName(readModule(readFileSync(original))).state).toBe('unsigned');
+
+    // Loaded as a .NET host loads a plug-in (tools/fix-host --plugin: the add-in's deps.json through
+    // AssemblyDependencyResolver, the vendor's API shared by the host, every reference bound by its full name),
+    // the add-in runs against the strong-named copies in bin/.
+    const hostBuild = await run('dotnet', ['build', join(repoRoot, 'tools', 'fix-host'), '-c', 'Release', '--nologo', '-v', 'q'], { cwd: repoRoot });
+    expect(hostBuild.status, hostBuild.output).toBe(0);
+    const bin = join(dir, 'bin', 'Release', 'net8.0');
+    const host = (folder: string) => spawnSync('dotnet', [join(repoRoot, 'tools', 'fix-host', 'bin', 'Release', 'fix-host.dll'), '--plugin', join(folder, 'CoreAddin.dll'), 'FixedAddin.Addin', 'Name', join(dir, 'vendor')], { encoding: 'utf8' });
+    const loaded = host(bin);
+    expect(loaded.status, loaded.stderr).toBe(0);
+    const dapper = loaded.stdout.split('\n').find((line) => line.startsWith('bound Dapper, '));
+    expect(dapper, loaded.stdout).toMatch(new RegExp(`PublicKeyToken=${ownToken} from `));
+    expect(dapper?.endsWith(` from ${join(bin, 'Dapper.dll')}`), dapper).toBe(true);
+    expect(loaded.stdout).toContain(`bound UnsignedLib, Version=`);
+    expect(loaded.stdout).toContain('Name = ');
+    // The control: with the package's unsigned Dapper.dll in bin/ instead, the reference no longer binds.
+    const control = join(root, 'CoreAddinControl');
+    cpSync(bin, control, { recursive: true });
+    copyFileSync(original, join(control, 'Dapper.dll'));
+    const refused = host(control);
+    expect(refused.status).toBe(1);
+    expect(refused.stderr).toMatch(/Dapper, Version=[\d.]+, Culture=neutral, PublicKeyToken=[0-9a-f]{16} was asked for, .*Dapper\.dll is Dapper, Version=[\d.]+, Culture=neutral, PublicKeyToken=null/);
   });
 
   test('without SigngateFixKey the build stops with SGB006 and says what to set', { timeout: 300_000 }, async () => {

@@ -4,8 +4,16 @@
 // beside the add-in) bind the same way: the runtime asks for one by its main assembly's version and public key token,
 // and .NET Framework loads none that carries another (the resources fall back to the neutral ones, as here).
 // Then it runs the add-in's entry point. Exit 0 when it ran, 1 when a reference did not bind (the reason on stderr).
+//
+// fix-host --plugin <add-in.dll> <type> <property> [<shared folder>]: loads a class-library add-in the way a .NET
+// (Core) host loads a plug-in: its dependencies are found through the add-in's own deps.json
+// (AssemblyDependencyResolver), the host's shared assemblies (the vendor's API) from <shared folder>, each bound by
+// its exact full name. Then it creates <type> and prints <property>. Exit 0 when it ran, 1 when a dependency did not
+// bind or was not found (the reason on stderr).
 using System.Reflection;
 using System.Runtime.Loader;
+
+if (args.Length > 0 && args[0] == "--plugin") return PluginHost.Run(args[1..]);
 
 var folder = Path.GetFullPath(args[0]);
 var context = new AddinContext(folder);
@@ -48,5 +56,41 @@ sealed class AddinContext(string folder) : AssemblyLoadContext("addin")
         }
         Console.Error.WriteLine($"satellite bound {found.FullName}");
         return LoadFromAssemblyPath(path);
+    }
+}
+
+/** The --plugin mode: one add-in, its dependencies as its deps.json places them, strict full-name binding. */
+static class PluginHost
+{
+    public static int Run(string[] args)
+    {
+        var addinPath = Path.GetFullPath(args[0]);
+        var shared = args.Length > 3 ? Path.GetFullPath(args[3]) : null;
+        var resolver = new AssemblyDependencyResolver(addinPath);
+        var context = new AssemblyLoadContext("plugin");
+        context.Resolving += (ctx, wanted) =>
+        {
+            var path = resolver.ResolveAssemblyToPath(wanted);
+            if (path is null && shared is not null && File.Exists(Path.Combine(shared, wanted.Name + ".dll"))) path = Path.Combine(shared, wanted.Name + ".dll");
+            if (path is null) throw new FileNotFoundException($"{wanted.FullName} was asked for; neither {Path.GetFileName(addinPath)}'s deps.json nor the shared folder has it");
+            var found = AssemblyName.GetAssemblyName(path);
+            if (found.FullName != wanted.FullName) throw new FileLoadException($"{wanted.FullName} was asked for, {path} is {found.FullName}");
+            Console.WriteLine($"bound {found.FullName} from {path}");
+            return ctx.LoadFromAssemblyPath(path);
+        };
+        try
+        {
+            var type = context.LoadFromAssemblyPath(addinPath).GetType(args[1], throwOnError: true)!;
+            var value = type.GetProperty(args[2])!.GetValue(Activator.CreateInstance(type));
+            Console.WriteLine($"{args[2]} = {value}");
+            return 0;
+        }
+        catch (Exception e) when (e is IOException || e.InnerException is IOException)
+        {
+            // The runtime wraps what the Resolving handler threw: print each load failure down to the cause.
+            for (Exception? inner = e; inner is not null; inner = inner.InnerException)
+                if (inner is IOException) Console.Error.WriteLine(inner.Message);
+            return 1;
+        }
     }
 }
