@@ -1,4 +1,5 @@
-// `npm run bench` (fix section), or on its own: node scripts/bench-fix.js [--runs N] [--sets small,corpus,large,mixed]
+// `npm run bench` (fix section), or on its own:
+//   node scripts/bench-fix.js [--runs N] [--sets small,corpus,large,mixed] [--before <another build's bin/signgate.js>]
 // `signgate fix` beside two peers that strong-name a set of assemblies in one .NET process each: tools/fix-peers/cecil
 // (Mono.Cecil, as StrongNamer and Brutal.Dev's StrongNameSigner do it) and tools/fix-peers/dnlib (dnlib's module
 // writer). Each tool runs as a whole process over the same inputs, its start included, and writes below a fresh
@@ -6,9 +7,11 @@
 //   small    the SDK fixture's add-in and its unsigned dependency (2 files): start-up dominates
 //   corpus   the NuGet corpus's assemblies without a strong name (as test/corpus/nuget-fix.test.ts finds them), with
 //            the small set's two files
-//   large    the two largest strong-named assemblies of the .NET SDK's folder (>= 15 MB): nothing to change
+//   large    the two largest strong-named (or public-signed) assemblies of the .NET SDK's folder (>= 15 MB): nothing
+//            to change
 //   mixed    large and corpus together
 // The peers copy a file that needs no change into the output folder; signgate --out writes only changed files.
+// --before times another build of signgate too (a checkout of an earlier commit, built), alternating with this one.
 import { execFileSync, spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, statSync } from 'node:fs';
 import { homedir, loadavg, tmpdir } from 'node:os';
@@ -26,6 +29,7 @@ const opt = (name, fallback) => {
 };
 const runs = Number(opt('--runs', '3'));
 const wanted = opt('--sets', 'small,corpus,large,mixed').split(',');
+const before = opt('--before', undefined);
 const key = join(repo, 'fixtures', 'test-keys', 'other_keypair.snk');
 
 /** The state an assembly's headers give, or null for a file that is not a fixable assembly. */
@@ -59,7 +63,7 @@ function sets() {
       .map((f) => ({ f, size: statSync(f).size }))
       .filter((x) => x.size >= 15_000_000)
       .sort((a, b) => b.size - a.size)
-      .filter((x) => !seen.has(basename(x.f).toLowerCase()) && seen.add(basename(x.f).toLowerCase()) && ['signed', 'delay-signed'].includes(stateOf(x.f)))
+      .filter((x) => !seen.has(basename(x.f).toLowerCase()) && seen.add(basename(x.f).toLowerCase()) && ![null, 'unsigned'].includes(stateOf(x.f)))
       .slice(0, 2)
       .map((x) => x.f);
     if (large.length < 2) large = null;
@@ -75,15 +79,20 @@ function buildPeer(name) {
   return join(dir, 'bin', 'Release', `fix-peer-${name}.dll`);
 }
 
-/** Wall seconds of one whole process writing below a fresh folder (removed after). */
+/** GNU time, where there is one, gives each process's CPU seconds (user + system, its threads included). */
+const gnuTime = existsSync('/usr/bin/time') ? '/usr/bin/time' : null;
+
+/** Wall and CPU seconds of one whole process writing below a fresh folder (removed after). */
 function timeOne(command, argv) {
   const out = mkdtempSync(join(tmpdir(), 'signgate-bench-fix-'));
   try {
+    const [file, args] = gnuTime ? [gnuTime, ['-f', 'cpu=%U+%S', command, ...argv(out)]] : [command, argv(out)];
     const start = process.hrtime.bigint();
-    const r = spawnSync(command, argv(out), { stdio: ['ignore', 'ignore', 'pipe'], maxBuffer: 1 << 26 });
+    const r = spawnSync(file, args, { stdio: ['ignore', 'ignore', 'pipe'], maxBuffer: 1 << 26 });
     const seconds = Number(process.hrtime.bigint() - start) / 1e9;
     if (r.error || r.status === null) throw r.error ?? new Error(`${command} was killed by ${r.signal}`);
-    return { seconds, status: r.status };
+    const cpu = /cpu=([\d.]+)\+([\d.]+)/.exec(r.stderr.toString());
+    return { seconds, cpu: cpu ? Number(cpu[1]) + Number(cpu[2]) : null, status: r.status };
   } finally {
     rmSync(out, { recursive: true, force: true });
   }
@@ -106,21 +115,30 @@ export function benchFix() {
   for (const name of wanted) {
     const files = all[name];
     if (!files) {
-      console.log(`${name.padEnd(8)} not available (${name === 'large' ? 'no two strong-named assemblies >= 15 MB under the .NET SDK' : 'the NuGet corpus is not restored: npm run corpus:nuget'})`);
+      const why = { small: 'the SDK fixtures are missing', large: 'no two strong-named assemblies >= 15 MB under the .NET SDK', corpus: 'the NuGet corpus is not restored: npm run corpus:nuget' };
+      console.log(`${name.padEnd(8)} not available (${name === 'mixed' ? `${why.large}, or ${why.corpus}` : why[name]})`);
       continue;
     }
-    const times = { signgate: [], cecil: [], dnlib: [] };
+    const runsOf = { signgate: [], cecil: [], dnlib: [], before: [] };
     for (let i = 0; i < runs; i++) {
-      times.signgate.push(timeOne(process.execPath, (out) => [bin, 'fix', '--key', key, '--out', out, ...files]).seconds);
-      times.cecil.push(timeOne('dotnet', (out) => [peers.cecil, key, out, ...files]).seconds);
-      times.dnlib.push(timeOne('dotnet', (out) => [peers.dnlib, key, out, ...files]).seconds);
+      runsOf.signgate.push(timeOne(process.execPath, (out) => [bin, 'fix', '--key', key, '--out', out, ...files]));
+      if (before) runsOf.before.push(timeOne(process.execPath, (out) => [before, 'fix', '--key', key, '--out', out, ...files]));
+      runsOf.cecil.push(timeOne('dotnet', (out) => [peers.cecil, key, out, ...files]));
+      runsOf.dnlib.push(timeOne('dotnet', (out) => [peers.dnlib, key, out, ...files]));
     }
+    const times = Object.fromEntries(Object.entries(runsOf).map(([k, rs]) => [k, rs.map((r) => r.seconds)]));
+    const cpuOf = (k) => (runsOf[k].length && runsOf[k].every((r) => r.cpu !== null) ? median(runsOf[k].map((r) => r.cpu)) : null);
     const [ours, cecil, dnlib] = [times.signgate, times.cecil, times.dnlib].map(median);
     const mb = files.reduce((n, f) => n + statSync(f).size, 0) / 1e6;
     const ratio = ours / Math.min(cecil, dnlib);
     console.log(
-      `${name.padEnd(8)} ${String(files.length).padStart(5)} ${mb.toFixed(1).padStart(6)} ${ours.toFixed(3).padStart(8)}s ${cecil.toFixed(3).padStart(7)}s ${dnlib.toFixed(3).padStart(7)}s ${ratio.toFixed(2).padStart(6)}x  <= 1.0x ${ratio <= 1 ? 'met' : 'missed'}`,
+      `${name.padEnd(8)} ${String(files.length).padStart(5)} ${mb.toFixed(1).padStart(6)} ${ours.toFixed(3).padStart(8)}s ${cecil.toFixed(3).padStart(7)}s ${dnlib.toFixed(3).padStart(7)}s ${ratio.toFixed(2).padStart(6)}x  <= 1.0x ${ratio <= 1 ? 'met' : 'missed'}` +
+        (before ? `  (before: ${median(times.before).toFixed(3)} s = ${(median(times.before) / Math.min(cecil, dnlib)).toFixed(2)}x)` : ''),
     );
+    if (gnuTime) {
+      const cpu = (k) => (cpuOf(k) === null ? '   n/a' : `${cpuOf(k).toFixed(2)}s`);
+      console.log(`${''.padEnd(8)} CPU (user+system): signgate ${cpu('signgate')}${before ? `, before ${cpu('before')}` : ''}, Cecil ${cpu('cecil')}, dnlib ${cpu('dnlib')}`);
+    }
   }
 }
 
