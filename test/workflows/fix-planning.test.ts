@@ -37,20 +37,29 @@ function withGarbageInIl(bytes: Uint8Array): Uint8Array {
   return out;
 }
 
-/** Every byte the file system hands out while `body` runs (readSync and readFileSync, as `fix` reads). */
+/**
+ * Every byte the file system hands out through readSync and readFileSync (the ways `fix` reads), each once: Node's
+ * readFileSync may read through readSync itself.
+ */
 let bytesRead = 0;
+let inReadFile = 0;
 const original = { readSync: fs.readSync, readFileSync: fs.readFileSync };
 beforeEach(() => {
   bytesRead = 0;
   fs.readSync = ((...args: Parameters<typeof fs.readSync>) => {
     const n = original.readSync(...args);
-    bytesRead += n;
+    if (inReadFile === 0) bytesRead += n;
     return n;
   }) as typeof fs.readSync;
   fs.readFileSync = ((...args: Parameters<typeof fs.readFileSync>) => {
-    const r = original.readFileSync(...args);
-    bytesRead += r.length;
-    return r;
+    inReadFile++;
+    try {
+      const r = original.readFileSync(...args);
+      bytesRead += r.length;
+      return r;
+    } finally {
+      inReadFile--;
+    }
   }) as typeof fs.readFileSync;
   syncBuiltinESMExports();
 });
