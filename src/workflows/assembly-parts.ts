@@ -3,7 +3,7 @@
 import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
 import { SignGateError } from '../core/errors.js';
 import { parseCorHeader, COR_HEADER_SIZE } from '../pe/cor-header.js';
-import { DataDirectoryIndex, getDataDirectory, parsePeImage, rvaToFileOffset, type PeImage } from '../pe/pe-image.js';
+import { DataDirectoryIndex, getDataDirectory, MAX_SECTIONS, parsePeImage, rvaToFileOffset, type PeImage } from '../pe/pe-image.js';
 import { fileOnDemand, type FileOnDemand } from './files.js';
 
 /** Files up to this size are read whole at once: one read costs no more than the few small ones. */
@@ -94,14 +94,20 @@ class PartReader {
     return at + 4 <= this.bytes.length ? (this.u16(at) | (this.u16(at + 2) << 16)) >>> 0 : 0;
   }
 
-  /** The headers up to the end of the section table and SizeOfHeaders, as far as they can be found. */
+  /**
+   * The headers up to the end of the section table, as far as they can be found: what parsePeImage reads. Where
+   * they make no sense (no MZ, e_lfanew outside the file, too many sections) it stops, and parsePeImage says why.
+   */
   readHeaders(): void {
     this.read(0, 4096);
     const lfanew = this.u32(0x3c);
+    if (this.u16(0) !== 0x5a4d || lfanew < 0x40 || lfanew > this.bytes.length - 4) return;
     const optAt = lfanew + 24;
-    this.read(0, optAt + 64);
-    const sectionTableEnd = optAt + this.u16(lfanew + 20) + 40 * this.u16(lfanew + 6);
-    this.read(0, Math.max(sectionTableEnd, this.u32(optAt + 60)));
+    this.read(0, optAt);
+    const sections = this.u16(lfanew + 6);
+    if (sections > MAX_SECTIONS) return;
+    // parsePeImage reads the optional header's fixed part and 16 directories whatever SizeOfOptionalHeader says.
+    this.read(0, Math.max(optAt + 240, optAt + this.u16(lfanew + 20) + 40 * sections));
   }
 
   /** The CLI header, the metadata, the signature slot and the ReadyToRun header, each where the headers say. */

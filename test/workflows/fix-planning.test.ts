@@ -98,6 +98,30 @@ describe('fix plans from headers and metadata', () => {
     expect(result.files[0]!.signatureVerified).toBeUndefined();
   });
 
+  test('a large file that cannot be read is refused with the error that reading it whole gives', async () => {
+    const folder = mkdtempSync(join(tmpdir(), 'signgate-fix-plan-'));
+    const good = readFileSync(fixturePath('bench/LargeAddin.dll'));
+    const metadataAt = readModule(new Uint8Array(good)).root.fileOffset;
+    const variants: Record<string, Uint8Array> = {
+      'Garbage.dll': Uint8Array.from({ length: 300_000 }, (_, i) => (i * 7919) & 0xff),
+      'Truncated.dll': good.subarray(0, 300_000),
+      'BadLfanew.dll': Uint8Array.from(good).fill(0xf0, 0x3c, 0x40),
+      'NoBsjb.dll': Uint8Array.from(good).fill(0x58, metadataAt, metadataAt + 4),
+    };
+    for (const [name, bytes] of Object.entries(variants)) writeFileSync(join(folder, name), bytes);
+    const result = await fix({ paths: [folder], key: fixturePath('test-keys/other_keypair.snk'), dryRun: true, cwd: folder });
+    for (const [name, bytes] of Object.entries(variants)) {
+      let whole: { code: string; message: string } | undefined;
+      try {
+        readModule(bytes);
+      } catch (error) {
+        whole = { code: (error as { code: string }).code, message: (error as Error).message };
+      }
+      expect(whole, name).toBeDefined();
+      expect(result.files.find((f) => f.path === name), name).toMatchObject({ outcome: 'refused', reason: whole });
+    }
+  });
+
   test('readAssemblyParts reads the headers, the CLI header, the metadata and the signature slot, and reads a small file whole', () => {
     const folder = mkdtempSync(join(tmpdir(), 'signgate-fix-plan-'));
     const big = join(folder, 'LargeAddin.dll');
