@@ -11,7 +11,8 @@
 // Figures: steady state (page cache and JIT warm), from disk (page cache dropped before the pass, JIT warm;
 // needs root on Linux), and the first pass of a fresh process. Then the start-up of whole processes, and
 // whole-process scans of `signgate inspect --json` beside tools/srm-oracle and tools/cecil-anchor (Mono.Cecil +
-// Mono.Security) on this corpus and the NuGet corpus.
+// Mono.Security) on this corpus and the NuGet corpus; then `signgate fix` beside two .NET strong-namers
+// (scripts/bench-fix.js).
 // Usage: npm run bench [-- --corpus DIR] [--repeat N]
 import { execFileSync, spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
@@ -255,6 +256,9 @@ if (mode) {
   }
   console.log('');
   scanBeside();
+  console.log('');
+  // fix beside the Mono.Cecil and dnlib strong-namers (tools/fix-peers), over small, corpus, large and mixed sets.
+  (await import('./bench-fix.js')).benchFix();
   console.log('');
   execFileSync(process.execPath, [fileURLToPath(new URL('./bench-service.js', import.meta.url))], { stdio: 'inherit' });
   console.log('');

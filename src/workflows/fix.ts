@@ -8,7 +8,8 @@ import { isSignGateError, KeyError, UsageError } from '../core/errors.js';
 import { hasCorHeader } from '../pe/cor-header.js';
 import { parsePeImage } from '../pe/pe-image.js';
 import { ModuleMetadata } from '../metadata/module-metadata.js';
-import { classifyStrongName, type StrongNameState } from '../strongname/strong-name.js';
+import { parsePublicKeyBlob, sameRsaKey, type StrongNameKeyFile } from '../strongname/key-blob.js';
+import { classifyStrongName, SIGNATURE_KEY_ATTRIBUTE, type StrongNameState } from '../strongname/strong-name.js';
 import {
   friendNames,
   identityPublicKey,
@@ -20,6 +21,7 @@ import {
   type StrongNameOutcome,
 } from '../strongname/strong-name-writer.js';
 import { publicKeyToken } from '../strongname/token.js';
+import { readAssemblyParts, type AssemblyParts } from './assembly-parts.js';
 import { displayPath, expandInputs, readInputFile, writeFileAtomic, type InputFile } from './files.js';
 import { loadSigningKey } from './keys.js';
 import { canSign } from '../strongname/pkcs11-key.js';
@@ -61,6 +63,12 @@ export interface FixFileResult {
   readonly outcome: FixFileOutcome;
   /** The strong-name state before (absent for files that are not assemblies). */
   readonly before?: StrongNameState;
+  /**
+   * False when `before` is `signed` as the file's headers say it (a signature in its slot), the signature unchecked:
+   * a file that stays as it is, whatever its signature, is decided from its headers and metadata and read no further
+   * (`signgate verify` checks signatures). Absent otherwise.
+   */
+  readonly signatureVerified?: false;
   /** Simple assembly name. */
   readonly name?: string;
   /** The result's public key token. */
@@ -130,15 +138,22 @@ export async function fix(options: FixOptions): Promise<FixResult> {
   const fixOne = (entry: AssemblyEntry): FixRow => {
     const satellite = satellites.get(entry);
     const identityKey = satellite?.main ? keyAfter(satellite.main) : undefined;
+    if (staysAsItIs(entry, strongNamed, key, options.force === true)) {
+      // Decided from the headers and metadata: the file is not read further.
+      const token = publicKeyToken(entry.publicKey);
+      const r: StrongNameAssemblyResult = { bytes: entry.bytes, outcome: 'unchanged', before: entry.before, name: entry.name, publicKeyToken: token, changes: [], notes: [] };
+      const notes = satelliteNotes(entry, satellite, identityKey, false, r);
+      return { entry, input: entry.input, path: entry.input.displayPath, outcome: 'unchanged', ...beforeOf(entry), name: entry.name, publicKeyToken: token, changes: [], notes };
+    }
     try {
-      const r = strongNameAssembly(entry.bytes, { key, delaySign: options.delaySign !== undefined, hash: options.hash, identities, force: options.force, ...(identityKey ? { identityKey } : {}) });
+      const r = strongNameAssembly(wholeBytes(entry), { key, delaySign: options.delaySign !== undefined, hash: options.hash, identities, force: options.force, ...(identityKey ? { identityKey } : {}) });
       const notes = [...r.notes, ...satelliteNotes(entry, satellite, identityKey, identityKey !== undefined && !Buffer.from(identityKey).equals(identity), r)];
       return { entry, input: entry.input, path: entry.input.displayPath, outcome: r.outcome, before: r.before, name: r.name, publicKeyToken: r.publicKeyToken, changes: r.changes, notes, bytes: r.bytes };
     } catch (error) {
       if (!isSignGateError(error) || error.code === 'SG_ERR_INTERNAL') throw error;
       const hint = REFUSAL_HINTS[error.code];
       const message = hint ? `${error.message} (${hint})` : error.message;
-      return { entry, input: entry.input, path: entry.input.displayPath, outcome: listed.has(entry.input.absolutePath) ? 'skipped' : 'refused', failed: true, before: entry.before, name: entry.name, changes: [], notes: [], reason: { code: error.code, message } };
+      return { entry, input: entry.input, path: entry.input.displayPath, outcome: listed.has(entry.input.absolutePath) ? 'skipped' : 'refused', failed: true, ...beforeOf(entry), name: entry.name, changes: [], notes: [], reason: { code: error.code, message } };
     }
   };
   let rows: FixRow[] = plan.entries.map((entry) =>
@@ -182,6 +197,36 @@ export async function fix(options: FixOptions): Promise<FixResult> {
     files.push({ ...result, writtenTo: displayPath(target, cwd) });
   }
   return { files, publicKeyToken: publicKeyToken(identity), delaySigned: options.delaySign !== undefined, written: write };
+}
+
+/**
+ * True when strongNameAssembly would leave the file as it is whatever its signature holds, so that it need not be
+ * read whole: it has a public key that is not `key`'s (whose signature would decide whether it is signed now), it
+ * gets no new key, names no assembly that does (by reference or as a friend), names no friend without a key (a
+ * note), has no compiled XAML (a note) and no AssemblySignatureKeyAttribute (refused). With `force` the state of
+ * every signature decides (an invalid one is re-signed): every file is read.
+ */
+function staysAsItIs(entry: AssemblyEntry, strongNamed: ReadonlySet<string>, key: StrongNameKeyFile, force: boolean): boolean {
+  if (force || entry.publicKey.length === 0 || strongNamed.has(entry.name.toLowerCase())) return false;
+  if (entry.friends.length > 0 || entry.baml || entry.signatureKeyAttribute) return false;
+  if (entry.references.some((r) => strongNamed.has(r.toLowerCase()))) return false;
+  try {
+    return !sameRsaKey(parsePublicKeyBlob(entry.publicKey), key.publicKey);
+  } catch {
+    return false; // a key the writer must judge
+  }
+}
+
+/** The state planning read from the headers, and that its signature was not checked when that matters. */
+function beforeOf(entry: AssemblyEntry): { before: StrongNameState; signatureVerified?: false } {
+  return entry.before === 'signed' ? { before: entry.before, signatureVerified: false } : { before: entry.before };
+}
+
+/** The whole file of an entry, read now unless planning read it whole (the same bytes that were planned on). */
+function wholeBytes(entry: AssemblyEntry): Uint8Array {
+  if (entry.parts.whole) return entry.bytes;
+  const bytes = entry.parts.file.read();
+  return new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.length);
 }
 
 /** One file's result while the set is decided: its plan entry and new bytes beside what is reported. */
@@ -289,7 +334,9 @@ async function fixInputs(options: FixOptions, cwd: string): Promise<{ inputs: In
 type AssemblyEntry = {
   readonly kind: 'assembly';
   readonly input: InputFile;
+  /** The parts of the file planning read (its headers and metadata), or the whole file when it is small. */
   readonly bytes: Uint8Array;
+  readonly parts: AssemblyParts;
   readonly name: string;
   readonly before: StrongNameState;
   /** The Assembly row's culture ('' when neutral). */
@@ -299,6 +346,10 @@ type AssemblyEntry = {
   /** Simple names of its AssemblyRefs, and of the friends its InternalsVisibleTo name without a key. */
   readonly references: readonly string[];
   readonly friends: readonly string[];
+  /** It has a `*.g.resources` resource (compiled XAML), which fix notes. */
+  readonly baml: boolean;
+  /** It carries AssemblySignatureKeyAttribute (enhanced strong naming), which fix refuses to rewrite. */
+  readonly signatureKeyAttribute: boolean;
 };
 
 type PlanEntry =
@@ -306,8 +357,8 @@ type PlanEntry =
   | { readonly kind: 'skipped' | 'refused'; readonly input: InputFile; readonly reason: { code: string; message: string }; readonly before?: StrongNameState; readonly unreadable?: boolean };
 
 /**
- * Reads every input and decides which assemblies get a strong name: those without one, and (with `force`) those
- * of another publisher that reference one of them, and so on. A file found in a folder that is not an assembly
+ * Reads every input's headers and metadata (a small file whole) and decides which assemblies get a strong name:
+ * those without one, and (with `force`) those of another publisher that reference one of them, and so on. A file found in a folder that is not an assembly
  * to fix (native, a netmodule, a reference assembly) is skipped; named on its own, it is refused. A file that cannot
  * be read is refused, or skipped when it is among `listed` (absolute paths of the files a --list gave).
  */
@@ -315,7 +366,8 @@ export function planFix(inputs: readonly InputFile[], force: boolean, listed?: R
   const entries: PlanEntry[] = [];
   const modules = new Map<PlanEntry, ModuleMetadata>();
   for (const input of inputs) {
-    const bytes = new Uint8Array(readInputFile(input.absolutePath, input.displayPath));
+    const parts = readAssemblyParts(input.absolutePath, input.displayPath);
+    const bytes = parts.bytes;
     const skipOrRefuse = (code: string, message: string) =>
       entries.push({ kind: input.explicit ? 'refused' : 'skipped', input, reason: { code, message } });
     let module: ModuleMetadata;
@@ -337,12 +389,18 @@ export function planFix(inputs: readonly InputFile[], force: boolean, listed?: R
         kind: 'assembly',
         input,
         bytes,
+        parts,
         name: assembly.name,
-        before: classifyStrongName(module).state,
+        // The signature is not verified here: what becomes of a file that has one does not depend on it, but for
+        // one of `key` (signed now unless it verifies) and with `force` (an invalid one is re-signed), decided by
+        // strongNameAssembly over the whole file.
+        before: classifyStrongName(module, { verify: false }).state,
         culture: assembly.culture,
         publicKey: assembly.publicKey,
         references: module.assemblyReferences.map((r) => r.name),
         friends: friendNames(module),
+        baml: module.manifestResources.some((r) => /\.g\.resources$/i.test(r.name)),
+        signatureKeyAttribute: module.assemblyAttributes.some((a) => a.typeName === SIGNATURE_KEY_ATTRIBUTE),
       };
     } catch (error) {
       if (!isSignGateError(error)) throw error;

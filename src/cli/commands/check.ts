@@ -13,7 +13,7 @@ import { displayPath, writeFileAtomic } from '../../workflows/files.js';
 import { ExitCode, type ExitCodeValue } from '../exit-codes.js';
 import { numberOption } from '../options.js';
 import type { Io } from '../output.js';
-import { checkThreadsOption, type CommonArgs } from './common.js';
+import { checkThreadsOption, strings, type CommonArgs } from './common.js';
 
 export interface CheckArgs extends CommonArgs {
   paths?: string[];
@@ -34,11 +34,7 @@ export interface CheckArgs extends CommonArgs {
   threads?: number;
 }
 
-/** The strings of an array option; yargs gives `[undefined]` for an absent variadic positional. */
-export function strings(values: readonly unknown[] | undefined): string[] | undefined {
-  const list = values?.filter((v): v is string => typeof v === 'string' && v !== '');
-  return list?.length ? list : undefined;
-}
+export { strings };
 
 /**
  * `--rule name=severity` (or `id=severity`), as the config file's "rules" take them.

@@ -19,3 +19,12 @@ export const checkThreadsOption = {
   ...threadsOption,
   describe: `Worker threads for the per-file work (default: one per idle core from ${CHECK_POOL_THRESHOLD} files on, if two are idle; 0: none)`,
 } as const;
+
+/**
+ * The strings of an array option; yargs gives `[undefined]` for an absent variadic positional. Here, not in
+ * check.ts: a command that needs it (fix) would otherwise load the check command and all it imports at start.
+ */
+export function strings(values: readonly unknown[] | undefined): string[] | undefined {
+  const list = values?.filter((v): v is string => typeof v === 'string' && v !== '');
+  return list?.length ? list : undefined;
+}

@@ -3,8 +3,7 @@ import type { ArgumentsCamelCase, Argv, CommandModule } from 'yargs';
 import { fix, type FixFileResult, type FixResult } from '../../workflows/fix.js';
 import { ExitCode, type ExitCodeValue } from '../exit-codes.js';
 import type { Io } from '../output.js';
-import { strings } from './check.js';
-import { type CommonArgs } from './common.js';
+import { strings, type CommonArgs } from './common.js';
 
 interface FixArgs extends CommonArgs {
   paths?: string[];
