@@ -240,8 +240,14 @@ export function watchServerConfigFile(path: string): { current: () => ServerConf
   };
   let stamp = stampOf(); // before reading: a change while it is read is seen at the next call
   let config = load();
+  // Looked at once per turn of the event loop: the calls of one request see one configuration, and a request after
+  // an edit sees the edit.
+  let looked = false;
   return {
     current: () => {
+      if (looked) return config;
+      looked = true;
+      setImmediate(() => (looked = false));
       try {
         const now = stampOf();
         if (now !== stamp) {

@@ -99,9 +99,10 @@ async function prepared(entry: ZipEntry): Promise<PreparedZipData> {
 /**
  * Writes `entries` as a ZIP package at `target`, through a temporary file in the same folder that is renamed
  * when complete (removed on failure). Entries are prepared one at a time: a file source is read when its turn comes.
+ * With `keep`, every chunk written is also appended to it (the package in memory; entries' data are not copied).
  * @throws SignGateError (SG_ERR_IO_WRITE) when the package would need the Zip64 extension
  */
-export async function writeZip(target: string, entries: readonly ZipEntry[]): Promise<void> {
+export async function writeZip(target: string, entries: readonly ZipEntry[], keep?: Uint8Array[]): Promise<void> {
   if (entries.length > MAX_ZIP32_ENTRIES) throw tooLarge(target, `${entries.length} entries`);
   const temp = join(dirname(target), `.${basename(target)}.tmp-${randomBytes(4).toString('hex')}`);
   const out = await open(temp, 'wx');
@@ -120,6 +121,7 @@ export async function writeZip(target: string, entries: readonly ZipEntry[]): Pr
       for (const c of pending) written += c.length;
       if (written > MAX_ZIP32_BYTES) throw tooLarge(target, 'more than 4 GiB');
       if (pending.length) await out.writev(pending);
+      keep?.push(...pending);
     };
     for (const entry of entries) {
       const data = await prepared(entry);

@@ -28,7 +28,7 @@ export interface TestServer {
 }
 
 export async function startServer(
-  options: { config?: ServerConfig; dataDir?: string; logger?: BuildServerOptions['logger']; port?: number; build?: Partial<Pick<BuildServerOptions, 'trustProxy' | 'timeouts' | 'rateLimits' | 'signingWorkers'>> } = {},
+  options: { config?: ServerConfig; dataDir?: string; logger?: BuildServerOptions['logger']; port?: number; build?: Partial<Pick<BuildServerOptions, 'trustProxy' | 'timeouts' | 'rateLimits' | 'signingWorkers' | 'jobMemoryBytes'>> } = {},
 ): Promise<TestServer> {
   let config = options.config ?? sandboxConfig();
   const dataDir = options.dataDir ?? mkdtempSync(join(tmpdir(), 'signgate-data-'));

@@ -1,15 +1,15 @@
 // The reference signing service as a fastify app (service-api.md is the contract).
 // buildServer() makes the app; the caller listens, and closes it (which also stops the signing worker).
 import { createHash } from 'node:crypto';
-import { createWriteStream } from 'node:fs';
+import { open, writeFile, type FileHandle } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
-import { Transform } from 'node:stream';
+import { Readable, Transform, Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import multipart from '@fastify/multipart';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyReply, type FastifyRequest, type FastifyServerOptions } from 'fastify';
-import type { JobRecord, PendingJob } from '../jobs/store.js';
+import { DEFAULT_RESULT_FILE, type JobRecord, type PendingJob } from '../jobs/store.js';
 import { commentOf, errorResponse, OUTAGE_RETRY_AFTER_S, HttpProblem, problem, type ProblemFileError } from './problem.js';
 import * as S from './schemas.js';
 import { DEFAULT_SERVICE_NAME, USER_ROLE, type Organization, type ServerConfig } from '../server-config.js';
@@ -21,6 +21,7 @@ import { RecordLog, type JobRecordProof } from '../storage/record-checkpoint.js'
 import { loadRecordKey } from '../storage/record-key.js';
 import { formatVerifierKey } from '../../core/checkpoint.js';
 import { signingOptions } from '../jobs/signing-pool.js';
+import { DEFAULT_JOB_MEMORY_BYTES, JobMemory } from '../jobs/job-memory.js';
 import { onPkcs11Event } from '../../strongname/pkcs11-key.js';
 import { logPkcs11Event, probeTokenKeys } from '../jobs/signing-worker.js';
 import { decodeEncodedWords } from './encoded-words.js';
@@ -64,6 +65,11 @@ export interface BuildServerOptions {
    * one job at a time. Default: the configuration's signingWorkers, else one per core.
    */
   readonly signingWorkers?: number;
+  /**
+   * Bytes of uploads and result packages kept in memory between a job's steps (written to disk once, not read back):
+   * default DEFAULT_JOB_MEMORY_BYTES; 0 reads every file back from disk.
+   */
+  readonly jobMemoryBytes?: number;
 }
 
 export interface ServerTimeouts {
@@ -90,7 +96,7 @@ declare module 'fastify' {
     principal?: Principal;
   }
   interface FastifyInstance {
-    signgate: { store: JobStateStore; worker: JobWorker; tokens: TokenKeeper; apiPrefix: string; role: NodeRole };
+    signgate: { store: JobStateStore; worker: JobWorker; tokens: TokenKeeper; apiPrefix: string; role: NodeRole; memory: JobMemory | undefined };
   }
 }
 
@@ -143,10 +149,12 @@ export async function buildServer(options: BuildServerOptions): Promise<FastifyI
   });
   const role = options.role ?? 'all';
   // An API node signs nothing: it starts no signing threads.
-  const signing = role === 'api' ? undefined : signingOptions(options.signingWorkers ?? config().signingWorkers);
+  // A node that signs keeps a job's files in memory from the upload to the signing and from the package to its download.
+  const memory = role === 'api' ? undefined : new JobMemory(options.jobMemoryBytes ?? DEFAULT_JOB_MEMORY_BYTES);
+  const signing = role === 'api' ? undefined : { ...signingOptions(options.signingWorkers ?? config().signingWorkers), memory };
   const stores = await openStores({ dataDir: options.dataDir, database: options.database, blobStore: options.blobStore, leaseMs: options.leaseMs, role, config, log: app.log, signing });
   const { jobs: store, tokens, worker } = stores;
-  app.decorate('signgate', { store, worker, tokens, apiPrefix, role });
+  app.decorate('signgate', { store, worker, tokens, apiPrefix, role, memory });
   // This thread owns the PKCS#11 modules (pool threads sign through it): what it does with a token is logged.
   const stopPkcs11Log = signing ? onPkcs11Event((event) => logPkcs11Event(app.log, event)) : undefined;
   // The record as a Merkle log: checkpoints signed with the record key (made by openStores at the first start).
@@ -335,8 +343,10 @@ export async function buildServer(options: BuildServerOptions): Promise<FastifyI
       if (!pending) {
         throw new HttpProblem(409, 'Job limit reached', `The organization keeps ${limits.maxJobsPerOrganization} jobs, the most it may keep. Delete finished jobs, then upload again.`);
       }
+      // Memory the upload's files take while they arrive (kept for the signing once the job is accepted).
+      const reserved = { bytes: 0 };
       try {
-        const job = await receiveUpload(request, pending, limits.maxUploadBytes, idleMs);
+        const job = await receiveUpload(request, pending, limits.maxUploadBytes, idleMs, memory, reserved);
         const record: JobRecord = {
           id: pending.id,
           organization: org.id,
@@ -348,10 +358,13 @@ export async function buildServer(options: BuildServerOptions): Promise<FastifyI
           ...acceptance(request.principal!),
         };
         await store.commit(pending, record);
+        if (memory) memory.keepUploads(org.id, record.id, job.held, reserved.bytes);
+        reserved.bytes = 0;
         request.log.info({ job: record.id, organization: org.id, files: record.assemblies.length, bytes: job.bytes }, 'job accepted');
         worker.enqueue(org.id, record.id);
         return reply.status(201).send({ id: record.id, comment: record.comment, links: links(request, record.id) });
       } catch (error) {
+        memory?.release(reserved.bytes);
         await store.abandon(pending);
         throw error;
       }
@@ -393,7 +406,10 @@ export async function buildServer(options: BuildServerOptions): Promise<FastifyI
     api.get<{ Params: { id: string } }>('/assemblies/:id', { schema: S.downloadRoute }, async (request, reply) => {
       const r = await jobOf(request);
       if (!r.processingFinished) throw new HttpProblem(409, 'Not ready', `Job ${r.id} is still being processed; poll its status until processingFinished is true.`);
-      const result = await store.openResult(r);
+      // The package as it was written, when this process still has it; else from the store.
+      const kept = memory?.package(r.organization, r.id, r.resultFile ?? DEFAULT_RESULT_FILE);
+      if (kept) reply.header('content-length', kept.bytes);
+      const result = kept ? Readable.from(kept.chunks, { objectMode: false }) : await store.openResult(r);
       return reply
         .type('application/zip')
         .header('content-disposition', `attachment; filename="${r.id}.zip"`)
@@ -404,6 +420,7 @@ export async function buildServer(options: BuildServerOptions): Promise<FastifyI
       const org = request.principal!.organization.id;
       // The worker lets go of the job first, so that it never writes into a folder that is being removed.
       await worker.cancel(org, request.params.id);
+      memory?.forget(org, request.params.id);
       let deleted: boolean;
       try {
         deleted = await store.delete(org, request.params.id);
@@ -464,16 +481,21 @@ interface ReceivedUpload {
   comment: string | null;
   bytes: number;
   files: { fileName: string; size: number; sha256: string }[];
+  /** The files' bytes kept in memory (as reserved from `memory`), by name. */
+  held: Map<string, Uint8Array>;
 }
 
 /**
  * Streams the multipart parts to disk, counting bytes: past the limit it stops reading and answers 413.
  * Names are checked as they arrive; all name problems are reported together (400, one entry per file).
+ * Each file is written once; while `memory` has room its bytes are also kept (taken from it into `reserved`).
  */
-async function receiveUpload(request: FastifyRequest, pending: PendingJob, maxBytes: number, idleMs: number): Promise<ReceivedUpload> {
+async function receiveUpload(request: FastifyRequest, pending: PendingJob, maxBytes: number, idleMs: number, memory: JobMemory | undefined, reserved: { bytes: number }): Promise<ReceivedUpload> {
   let total = 0;
   let comment: string | null = null;
   const files: ReceivedUpload['files'] = [];
+  const held = new Map<string, Uint8Array>();
+  const folders = new Set<string>();
   const nameErrors: ProblemFileError[] = [];
   const names = new UploadNames();
   const parts = request.parts()[Symbol.asyncIterator]();
@@ -506,17 +528,91 @@ async function receiveUpload(request: FastifyRequest, pending: PendingJob, maxBy
         continue;
       }
       const target = join(pending.uploadsDir, check.name);
-      await mkdirPrivate(dirname(target));
-      await pipeline(part.file, counter, createWriteStream(target, { flags: 'wx', mode: PRIVATE_FILE }));
+      if (!folders.has(dirname(target))) {
+        await mkdirPrivate(dirname(target));
+        folders.add(dirname(target));
+      }
+      const sink = new FileSink(target, memory, reserved);
+      await pipeline(part.file, counter, sink);
       if ((part.file as { truncated?: boolean }).truncated) throw tooLarge(maxBytes);
       files.push({ fileName: check.name, size, sha256: hash.digest('hex') });
+      if (sink.held) held.set(check.name, sink.held);
     }
   } finally {
     release();
   }
   if (nameErrors.length) throw new HttpProblem(400, 'Bad file names', `${nameErrors.length} file name(s) cannot be accepted; nothing was stored.`, nameErrors);
   if (files.length === 0) throw new HttpProblem(400, 'No files', 'The upload holds no file part. Send one part per file, each with a filename.');
-  return { comment, bytes: total, files };
+  return { comment, bytes: total, files, held };
+}
+
+/**
+ * One uploaded file, written once: kept in memory while `memory` has room and written in one call at its end (its
+ * bytes then stay in `held`), or, once there is no room, written to disk as it arrives (and read back for signing).
+ */
+class FileSink extends Writable {
+  held: Uint8Array | undefined;
+  private chunks: Buffer[] | undefined;
+  private size = 0;
+  private file: FileHandle | undefined;
+
+  constructor(
+    private readonly target: string,
+    private readonly memory: JobMemory | undefined,
+    private readonly reserved: { bytes: number },
+  ) {
+    super();
+    this.chunks = memory ? [] : undefined;
+  }
+
+  private async toDisk(): Promise<FileHandle> {
+    this.file ??= await open(this.target, 'wx', PRIVATE_FILE);
+    if (this.chunks) {
+      // No more room: what was kept so far goes to disk first, and its memory back.
+      const kept = this.chunks;
+      this.chunks = undefined;
+      this.memory!.release(this.size);
+      this.reserved.bytes -= this.size;
+      for (const chunk of kept) await this.file.writeFile(chunk); // at the current position, the whole chunk
+    }
+    return this.file;
+  }
+
+  override _write(chunk: Buffer, _encoding: BufferEncoding, callback: (error?: Error | null) => void): void {
+    if (this.chunks && this.memory!.reserve(chunk.length)) {
+      this.reserved.bytes += chunk.length;
+      this.chunks.push(chunk);
+      this.size += chunk.length;
+      callback();
+      return;
+    }
+    this.toDisk().then((file) => file.writeFile(chunk)).then(() => callback(), callback);
+  }
+
+  override _final(callback: (error?: Error | null) => void): void {
+    if (this.chunks) {
+      const bytes = Buffer.concat(this.chunks, this.size);
+      this.chunks = undefined;
+      writeFile(this.target, bytes, { flag: 'wx', mode: PRIVATE_FILE }).then(() => {
+        this.held = bytes;
+        callback();
+      }, callback);
+      return;
+    }
+    this.toDisk()
+      .then((file) => file.close())
+      .then(() => {
+        this.file = undefined;
+        callback();
+      }, callback);
+  }
+
+  override _destroy(error: Error | null, callback: (error?: Error | null) => void): void {
+    const file = this.file;
+    this.file = undefined;
+    if (!file) return callback(error);
+    file.close().then(() => callback(error), () => callback(error));
+  }
 }
 
 /**

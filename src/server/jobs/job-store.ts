@@ -3,10 +3,10 @@
 // job out of sight first, then removes every byte.
 import { randomUUID } from 'node:crypto';
 import { existsSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
-import { access, readFile, rename, rm } from 'node:fs/promises';
+import { access, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { constants } from 'node:fs';
 import { join } from 'node:path';
-import { mkdirPrivate, mkdirPrivateSync, writeFileAtomic } from '../storage/fs-atomic.js';
+import { mkdirPrivate, mkdirPrivateSync, PRIVATE_FILE, writeFileAtomic } from '../storage/fs-atomic.js';
 import { DEFAULT_RESULT_FILE, IDEMPOTENCY_WINDOW_MS, type JobRecord, type JobStateStore, type JobSummary, type PendingJob } from './store.js';
 import type { SignatureEvent } from '../../core/signature-record.js';
 import { FileSignatureRecord } from '../storage/record-file.js';
@@ -14,6 +14,9 @@ import { createReadStream } from 'node:fs';
 import type { Readable } from 'node:stream';
 
 const JOB_FILE = 'job.json';
+
+/** Job files kept in memory as text (most recently used), so that a status call reads no file. */
+const CACHED_RECORDS = 4096;
 
 /**
  * Takes a job's folder out of sight in one rename into `tmpDir` (a worker still writing into it finds it gone);
@@ -52,6 +55,13 @@ export class JobStore implements JobStateStore {
   private readonly recorded = new Map<string, Set<string>>();
   /** <data-dir>/signature-record.jsonl: appended to when a job that signed files finishes. */
   readonly signatures: FileSignatureRecord;
+  /**
+   * Job files as text by organization/id, least recently used first: what is on disk (`durable`), or the progress of
+   * a job being processed, which only status calls see (the data directory belongs to this process alone).
+   */
+  private readonly records = new Map<string, { text: string; durable: boolean }>();
+  /** Organizations whose jobs folder exists. */
+  private readonly orgDirs = new Set<string>();
 
   constructor(readonly dataDir: string) {
     this.jobsDir = join(dataDir, 'jobs');
@@ -135,11 +145,16 @@ export class JobStore implements JobStateStore {
     await rm(pending.dir, { recursive: true, force: true });
   }
 
-  /** Writes the job record and makes the job visible in one rename. */
+  /** Writes the job record and makes the job visible in one rename (the folder is out of sight until then). */
   async commit(pending: PendingJob, record: JobRecord): Promise<void> {
-    await writeFileAtomic(join(pending.dir, JOB_FILE), JSON.stringify(record, null, 2));
-    await mkdirPrivate(join(this.jobsDir, pending.organization));
+    const text = JSON.stringify(record, null, 2);
+    await writeFile(join(pending.dir, JOB_FILE), text, { mode: PRIVATE_FILE, flag: 'wx' });
+    if (!this.orgDirs.has(pending.organization)) {
+      await mkdirPrivate(join(this.jobsDir, pending.organization));
+      this.orgDirs.add(pending.organization);
+    }
     await rename(pending.dir, this.jobDir(pending.organization, pending.id));
+    this.remember(jobKey(pending.organization, pending.id), text, true);
     this.index.get(pending.organization)?.set(record.id, summaryOf(record));
     if (record.idempotencyKey) this.keys.get(pending.organization)?.set(record.idempotencyKey, record.id);
   }
@@ -171,11 +186,49 @@ export class JobStore implements JobStateStore {
   /** The job of this organization, or undefined (also for another organization's job and malformed ids). */
   async get(organization: string, id: string): Promise<JobRecord | undefined> {
     if (!/^[0-9a-f-]{36}$/.test(id)) return undefined;
+    const key = jobKey(organization, id);
+    const cached = this.records.get(key);
+    if (cached) {
+      this.records.delete(key); // most recently used: last
+      this.records.set(key, cached);
+      return JSON.parse(cached.text) as JobRecord;
+    }
+    let text: string;
     try {
-      return JSON.parse(await readFile(join(this.jobDir(organization, id), JOB_FILE), 'utf8')) as JobRecord;
+      text = await readFile(join(this.jobDir(organization, id), JOB_FILE), 'utf8');
     } catch {
       return undefined;
     }
+    let record: JobRecord;
+    try {
+      record = JSON.parse(text) as JobRecord;
+    } catch {
+      return undefined;
+    }
+    if (!this.deleting.has(key) && !this.records.has(key)) this.remember(key, text, true);
+    return record;
+  }
+
+  /** Keeps a job file's text in memory; past CACHED_RECORDS the least recently used that is on disk goes. */
+  private remember(key: string, text: string, durable: boolean): void {
+    this.records.delete(key);
+    this.records.set(key, { text, durable });
+    if (this.records.size <= CACHED_RECORDS) return;
+    for (const [k, r] of this.records) {
+      if (!r.durable) continue; // progress of a job being processed: kept until the job is saved
+      this.records.delete(k);
+      if (this.records.size <= CACHED_RECORDS) return;
+    }
+  }
+
+  /**
+   * The worker's progress, for status calls only: a job being processed is processed again from its start after a
+   * crash, so its job file is written when it starts to finish (save), not for each file. A job that is not in memory
+   * (deleted meanwhile) is left alone.
+   */
+  async progress(record: JobRecord): Promise<void> {
+    const key = jobKey(record.organization, record.id);
+    if (this.records.has(key) && !this.deleting.has(key)) this.remember(key, JSON.stringify(record, null, 2), false);
   }
 
   /**
@@ -191,7 +244,9 @@ export class JobStore implements JobStateStore {
       if (fresh.length) await this.signatures.append(fresh);
       this.recorded.set(key, new Set([...(already ?? []), ...signatures.map((s) => s.file)]));
     }
-    await writeFileAtomic(join(this.jobDir(record.organization, record.id), JOB_FILE), JSON.stringify(record, null, 2));
+    const text = JSON.stringify(record, null, 2);
+    await writeFileAtomic(join(this.jobDir(record.organization, record.id), JOB_FILE), text);
+    if (!this.deleting.has(key)) this.remember(key, text, true);
     if (record.processingFinished) this.recorded.delete(key);
     const jobs = this.index.get(record.organization);
     if (jobs?.has(record.id)) jobs.set(record.id, summaryOf(record));
@@ -259,6 +314,7 @@ export class JobStore implements JobStateStore {
     try {
       if (!(await this.get(organization, id))) return false;
       const trash = await moveToTrash(this.tmpDir, this.jobDir(organization, id), id);
+      this.records.delete(key);
       if (!trash) return false;
       this.releaseSlot(organization);
       this.index.get(organization)?.delete(id);

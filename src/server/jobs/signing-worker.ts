@@ -22,6 +22,7 @@ import { inProcessSigner, type FileSigner } from './sign-file.js';
 import { keysForJob } from './key-rotation.js';
 import { publicKeyToken } from '../../strongname/token.js';
 import type { SignatureEvent } from '../../core/signature-record.js';
+import type { JobMemory } from './job-memory.js';
 
 export { SIGNING_LOG } from '../../core/upload-names.js';
 export const RESULT_ZIP = 'result.zip';
@@ -64,6 +65,24 @@ export async function processJob(
   /** The result package's name in the job's folder (a worker of the PostgreSQL queue names its own). */
   resultFile = RESULT_ZIP,
   signer: FileSigner = inProcessSigner,
+  /** The uploaded files kept in memory since the upload (signed from there, not read back), and where the package is kept. */
+  memory?: JobMemory,
+): Promise<void> {
+  try {
+    await processJobSteps(store, config, record, signal, resultFile, signer, memory);
+  } finally {
+    memory?.forgetUploads(record.organization, record.id);
+  }
+}
+
+async function processJobSteps(
+  store: JobProgressSink,
+  config: ServerConfig,
+  record: JobRecord,
+  signal: AbortSignal,
+  resultFile: string,
+  signer: FileSigner,
+  memory: JobMemory | undefined,
 ): Promise<void> {
   const dir = store.jobDir(record.organization, record.id);
   const configured = config.organizations.get(record.organization);
@@ -79,11 +98,14 @@ export async function processJob(
   const packed = new Map<string, PreparedZipData>();
   // The record's entries of the files signed: appended with the finished job, in the same step.
   const signatures: SignatureEvent[] = [];
+  // Progress (a file's state) is shown to status calls; where the store can show it without writing it (the data
+  // directory), it is not made durable: after a crash the job is processed again from here.
+  const show = (r: JobRecord) => (store.progress ? store.progress(r) : store.save(r));
   for (const f of record.assemblies) {
     f.fileProcessingState = 'Processing';
     f.messages = [];
   }
-  await store.save(record);
+  await show(record);
   if (!org) {
     for (const f of record.assemblies) {
       f.fileProcessingState = 'Error';
@@ -91,7 +113,12 @@ export async function processJob(
     }
   } else {
     const inputs = await Promise.all(
-      record.assemblies.map(async (f) => ({ path: f.fileName, uploadName: f.fileName, bytes: await readFile(join(uploads, f.fileName)), explicit: true })),
+      record.assemblies.map(async (f) => ({
+        path: f.fileName,
+        uploadName: f.fileName,
+        bytes: memory?.takeUpload(record.organization, record.id, f.fileName) ?? (await readFile(join(uploads, f.fileName))),
+        explicit: true,
+      })),
     );
     // The service signs what it is given: whether the upload as built would load (SG801) is not its concern.
     const check = runCheck(inputs, { settings: organizationSettings(config, org), severities: { 'loads-under-no-license': 'off' } });
@@ -147,9 +174,15 @@ export async function processJob(
         ];
       }
       if (signal.aborted) return;
-      await store.save(record);
+      await show(record);
       await new Promise((resolve) => setImmediate(resolve)); // let requests in between files
     }
+  }
+  // Where the record's entries and the finished state are written in two steps (the data directory), every file's
+  // final state is on disk before the entries: a job finished from its entries after a crash (finishRecorded) shows them.
+  if (store.progress && store.finishRecorded && signatures.length) {
+    if (signal.aborted) return;
+    await store.save(record);
   }
   const entries: ZipEntry[] = [];
   for (const f of record.assemblies) {
@@ -160,9 +193,11 @@ export async function processJob(
   entries.push({ name: SIGNING_LOG, source: { bytes: new TextEncoder().encode(signingLog(record)) } });
   if (resultFile !== RESULT_ZIP) record.resultFile = resultFile;
   if (signal.aborted) return;
-  await writeZip(join(dir, resultFile), entries);
+  const written: Uint8Array[] | undefined = memory ? [] : undefined;
+  await writeZip(join(dir, resultFile), entries, written);
   if (signal.aborted) return;
   await store.save(record, signatures);
+  if (written) memory!.keepPackage(record.organization, record.id, resultFile, written);
 }
 
 /** The signature record's entry for a file signed with `license`'s key (without its place in the chain). */
@@ -376,6 +411,8 @@ export interface SigningWorkerOptions {
    * last, the job is finished with an error on every file. Default 2, 10, 30, 60 and 120 s.
    */
   readonly retryDelaysMs?: readonly number[];
+  /** Uploads and result packages kept in memory between the steps of a job (the upload route keeps them there). */
+  readonly memory?: JobMemory;
 }
 
 /** The default waits between attempts at a failed job: about four minutes in all. */
@@ -400,6 +437,7 @@ export class SigningWorker implements JobWorker {
   private readonly signer: FileSigner;
   private readonly concurrency: number;
   private readonly retryDelays: readonly number[];
+  private readonly memory: JobMemory | undefined;
   /** Failed attempts so far, per job, and the timers that queue a job again. */
   private readonly attempts = new Map<string, number>();
   private readonly retries = new Map<string, NodeJS.Timeout>();
@@ -413,6 +451,7 @@ export class SigningWorker implements JobWorker {
     this.signer = options.signer ?? inProcessSigner;
     this.concurrency = Math.max(1, options.concurrency ?? 1);
     this.retryDelays = options.retryDelaysMs ?? JOB_RETRY_DELAYS_MS;
+    this.memory = options.memory;
   }
 
   /**
@@ -498,7 +537,7 @@ export class SigningWorker implements JobWorker {
       try {
         const record = await this.store.get(next.organization, next.id);
         if (!record) continue; // deleted while queued
-        await processJob(this.store, this.config(), record, controller.signal, RESULT_ZIP, this.signer);
+        await processJob(this.store, this.config(), record, controller.signal, RESULT_ZIP, this.signer, this.memory);
         if (controller.signal.aborted) this.log.info({ job: record.id, organization: record.organization }, 'job processing stopped');
         else {
           this.attempts.delete(key);

@@ -88,6 +88,11 @@ export interface JobStateStore {
    */
   save(record: JobRecord, signatures?: readonly SignatureEvent[]): Promise<void>;
   /**
+   * Shows the worker's progress on a job (a file's state) to status calls without making it durable: after a crash
+   * the job is processed again from its start anyway. Absent: progress is saved (save) like any other change.
+   */
+  progress?(record: JobRecord): Promise<void>;
+  /**
    * Finishes, without signing it again, a job whose entries the signature record already holds though its state
    * does not say finished (a crash or a failed write between the two); true when it did. Absent where the entries
    * and the finished state are written in one transaction (PostgreSQL).
@@ -130,7 +135,7 @@ export interface SignatureRecordReader {
 }
 
 /** What processJob writes through: the job's folder and its progress. */
-export type JobProgressSink = Pick<JobStateStore, 'jobDir' | 'save' | 'finishRecorded'>;
+export type JobProgressSink = Pick<JobStateStore, 'jobDir' | 'save' | 'finishRecorded' | 'progress'>;
 
 /** Signs queued jobs: in process (SigningWorker, data directory) or from the PostgreSQL queue. */
 export interface JobWorker {

@@ -6,7 +6,7 @@
 // `serve record verify` reports as truncation, and the next start moves it aside into signature-record.torn-<time>
 // before appending (it never becomes an entry).
 import { closeSync, existsSync, fsyncSync, openSync, readFileSync, readSync, statSync, ftruncateSync, renameSync, writeSync } from 'node:fs';
-import { open, readFile } from 'node:fs/promises';
+import { open, readFile, rename } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { UsageError } from '../../core/errors.js';
 import { chainEvents, EMPTY_HEAD, entryLine, recordLines, verifyRecordText, type ChainHead, type RecordVerification, type SignatureEntry, type SignatureEvent } from '../../core/signature-record.js';
@@ -171,7 +171,7 @@ export class FileSignatureRecord implements SignatureRecordReader {
     this.size += bytes.length;
     const last = entries[entries.length - 1]!;
     this.head = { seq: last.seq, hash: last.hash };
-    writeHeadDurably(this.headPath, this.head);
+    await writeHeadDurablyAsync(this.headPath, this.head);
     return entries;
   }
 
@@ -251,6 +251,26 @@ export class FileSignatureRecord implements SignatureRecordReader {
     const whole = text.slice(0, text.lastIndexOf('\n') + 1);
     if (whole) await write(whole);
     return whole.split('\n').length - 1;
+  }
+}
+
+/** writeHeadDurably without blocking the service's thread while the disk syncs (appends are one at a time). */
+async function writeHeadDurablyAsync(path: string, head: ChainHead): Promise<void> {
+  const temp = `${path}.tmp`;
+  const file = await open(temp, 'w', PRIVATE_FILE);
+  try {
+    await file.writeFile(`${JSON.stringify(head)}\n`);
+    await file.sync();
+  } finally {
+    await file.close();
+  }
+  await rename(temp, path);
+  if (process.platform === 'win32') return;
+  const dir = await open(dirname(path), 'r');
+  try {
+    await dir.sync();
+  } finally {
+    await dir.close();
   }
 }
 

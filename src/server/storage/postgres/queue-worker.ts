@@ -7,6 +7,7 @@ import pg from 'pg';
 import type { ServerConfig } from '../../server-config.js';
 import { finishUnsigned, JOB_RETRY_DELAYS_MS, processJob } from '../../jobs/signing-worker.js';
 import type { FileSigner } from '../../jobs/sign-file.js';
+import type { JobMemory } from '../../jobs/job-memory.js';
 import type { JobWorker } from '../../jobs/store.js';
 import { LeaseLost, MAX_ATTEMPTS, type PgJobStore } from './pg-store.js';
 
@@ -17,6 +18,8 @@ export interface QueueWorkerOptions {
   readonly pollMs?: number;
   /** Signs the files of a job (a pool of threads, signing-pool.ts). Default: in this thread. */
   readonly signer?: FileSigner;
+  /** Uploads this process received, kept in memory for their signing (JobMemory). */
+  readonly memory?: JobMemory;
 }
 
 export class PgQueueWorker implements JobWorker {
@@ -110,7 +113,7 @@ export class PgQueueWorker implements JobWorker {
         this.log.error({ job: record.id, organization: record.organization, attempts: record.attempts - 1 }, 'job finished with an error on every file after its attempts ran out');
         return;
       }
-      await processJob(sink, this.config(), record, controller.signal, resultFile, this.options.signer);
+      await processJob(sink, this.config(), record, controller.signal, resultFile, this.options.signer, this.options.memory);
       if (controller.signal.aborted) this.log.info({ job: record.id, organization: record.organization }, 'job processing stopped');
       else this.log.info({ job: record.id, organization: record.organization, files: record.assemblies.length, worker: this.owner }, 'job processed');
     } catch (error) {
