@@ -21,7 +21,7 @@ import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import * as esbuild from 'esbuild';
-import { lazyStringWidth } from './bundle-plugins.js';
+import { lazyStringWidth, peLibraryWithoutSideEffects } from './bundle-plugins.js';
 
 const require = createRequire(import.meta.url);
 const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '..');
@@ -237,7 +237,7 @@ export async function bundle(outfile, coldFile) {
       stdin: { contents: ENTRY, resolveDir: repoRoot, sourcefile: 'sea-main.js' },
       outfile,
       banner: { js: `var __seaImportMetaUrl = require('node:url').pathToFileURL(__filename).href;${SWAGGER_UI_DIR}${COLD_LOADER}` },
-      plugins: [coldDependencies(cold), inlineRepositoryFiles, swaggerUiFromAssets, lazyStringWidth],
+      plugins: [coldDependencies(cold), inlineRepositoryFiles, swaggerUiFromAssets, lazyStringWidth, peLibraryWithoutSideEffects],
     }),
   );
   // Each package is evaluated on its first require only, as a require from node_modules would.

@@ -11,7 +11,7 @@ import { readFileSync, rmSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import * as esbuild from 'esbuild';
-import { lazyStringWidth } from './bundle-plugins.js';
+import { lazyStringWidth, peLibraryWithoutSideEffects } from './bundle-plugins.js';
 
 const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 /** The dependencies bundled: those the command line loads at every start. */
@@ -56,7 +56,7 @@ export async function bundleCli() {
     banner: { js: "import { createRequire as __signgateCreateRequire } from 'node:module'; const require = __signgateCreateRequire(import.meta.url);" },
     legalComments: 'eof',
     logLevel: 'silent',
-    plugins: [lazyStringWidth, yargsLocales],
+    plugins: [lazyStringWidth, yargsLocales, peLibraryWithoutSideEffects],
   });
   if (result.warnings.length > 0) throw new Error(`esbuild warned:\n${(await esbuild.formatMessages(result.warnings, { kind: 'warning' })).join('\n')}`);
 }
