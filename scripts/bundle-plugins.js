@@ -24,3 +24,20 @@ export const lazyStringWidth = {
     }));
   },
 };
+
+/**
+ * pe-library declares no `"sideEffects": false`, so a bundle keeps every module its index imports (NtExecutable,
+ * its resource editor, the checksum: about 40 KB compiled at each start) although src/pe reads headers through
+ * `Format` only. Its modules only define classes and functions: the bundle may drop those nobody uses.
+ */
+export const peLibraryWithoutSideEffects = {
+  name: 'pe-library-without-side-effects',
+  setup(build) {
+    build.onResolve({ filter: /^(pe-library$|\.)/ }, async (args) => {
+      if (args.pluginData === 'pe-library' || (args.path !== 'pe-library' && !/[\\/]node_modules[\\/]pe-library[\\/]/.test(args.importer))) return undefined;
+      const real = await build.resolve(args.path, { kind: args.kind, importer: args.importer, resolveDir: args.resolveDir, pluginData: 'pe-library' });
+      if (real.errors.length > 0) return { errors: real.errors };
+      return { ...real, sideEffects: false };
+    });
+  },
+};

@@ -147,6 +147,82 @@ describe('signgate-linux-x64', () => {
   });
 });
 
+/** The SEA blob's flags (src/node_sea.h, SeaFlags), the field after the blob's magic. */
+const SEA_FLAGS = { disableExperimentalWarning: 1 << 0, useSnapshot: 1 << 1, useCodeCache: 1 << 2, includeAssets: 1 << 3 };
+/** The flags of every place in `bytes` where a SEA blob may start (the magic also occurs in Node's own code). */
+const blobFlagsIn = (bytes: Buffer): number[] => {
+  const magic = Buffer.alloc(4);
+  magic.writeUInt32LE(SEA_BLOB_MAGIC);
+  const flags: number[] = [];
+  for (let at = bytes.indexOf(magic); at >= 0; at = bytes.indexOf(magic, at + 1)) flags.push(bytes.readUInt32LE(at + 4));
+  return flags;
+};
+
+describe('signgate-linux-x64 starts from a V8 start-up snapshot and decides at run time what depends on where it runs', () => {
+  const exe = () => join(out, 'signgate-linux-x64');
+  const key = fixturePath('test-keys/12345_public.snk');
+  type Run = { status: number | null; stdout: string; stderr: string };
+  const runIn = (file: string, args: string[], cwd: string, env: Record<string, string>) =>
+    new Promise<Run>((resolve) => {
+      // Nothing of the test runner's environment: what the output depends on is set here.
+      execFile(file, args, { cwd, env: { PATH: process.env.PATH ?? '', HOME: cwd, ...env } }, (error, stdout, stderr) => resolve({ status: error ? ((error as { code?: number }).code ?? null) : 0, stdout, stderr }));
+    });
+  /** The same command through the executable and through the npm route (node bin/signgate.js), in `cwd`. */
+  const both = async (args: string[], cwd: string, env: Record<string, string> = {}) => {
+    const [sea, npm] = await Promise.all([runIn(exe(), args, cwd, env), runIn(process.execPath, [join(repoRoot, 'bin', 'signgate.js'), ...args], cwd, env)]);
+    expect(sea.stderr).toBe(npm.stderr);
+    return { sea, npm };
+  };
+
+  test('the blob says snapshot (no code cache: the snapshot holds the compiled code); the Windows one says neither', () => {
+    const linux = blobFlagsIn(readFileSync(exe()));
+    expect(linux).toContain(SEA_FLAGS.disableExperimentalWarning | SEA_FLAGS.useSnapshot | SEA_FLAGS.includeAssets);
+    expect(linux.filter((f) => f & SEA_FLAGS.useCodeCache && f < 16)).toEqual([]);
+    expect(blobFlagsIn(readFileSync(join(out, 'signgate-win-x64.exe')))).toContain(SEA_FLAGS.disableExperimentalWarning | SEA_FLAGS.includeAssets);
+  });
+
+  test('check --json gives the npm route\'s report, with paths relative to the folder it runs in', async () => {
+    for (const [cwd, input] of [[fixturePath('.'), 'addin'], [fixturePath('addin'), '.']] as const) {
+      const { sea, npm } = await both(['check', input, '--vendor', 'Contoso', '--key', key, '--json'], cwd);
+      expect(sea.status, sea.stderr).toBe(0);
+      expect(sea.stdout).toBe(npm.stdout);
+      const paths = JSON.parse(sea.stdout).files.map((f: { path: string }) => f.path);
+      expect(paths).toContain(input === '.' ? 'SampleAddin.dll' : 'addin/SampleAddin.dll');
+    }
+  });
+
+  test('colours follow FORCE_COLOR and NO_COLOR of each run, as the npm route does', async () => {
+    const args = ['check', 'addin', '--vendor', 'Contoso', '--key', key];
+    const outputs = new Map<string, string>();
+    for (const env of [{ FORCE_COLOR: '1' }, { FORCE_COLOR: '0' }, { FORCE_COLOR: '1', NO_COLOR: '1' }, {}]) {
+      const { sea, npm } = await both(args, fixturePath('.'), env);
+      expect(sea.status, sea.stderr).toBe(0);
+      expect(sea.stdout, JSON.stringify(env)).toBe(npm.stdout);
+      outputs.set(JSON.stringify(env), sea.stdout);
+    }
+    expect(outputs.get('{"FORCE_COLOR":"1"}')).toContain('\u001b[32mpass\u001b[39m');
+    for (const plain of ['{"FORCE_COLOR":"0"}', '{"FORCE_COLOR":"1","NO_COLOR":"1"}', '{}']) {
+      expect(outputs.get(plain), plain).not.toContain('\u001b[');
+      expect(outputs.get(plain)).toBe(outputs.get('{"FORCE_COLOR":"1"}')!.replace(/\u001b\[\d+m/g, ''));
+    }
+  });
+
+  test('the environment is read at run time: SIGNGATE_BASE_URL set or not, the same executable answers differently', async () => {
+    const args = ['check', 'addin/SampleAddin.dll', '--vendor', 'Contoso', '--key', key];
+    const offline = await both(args, fixturePath('.'));
+    expect(offline.sea.status).toBe(0);
+    const online = await both(args, fixturePath('.'), { SIGNGATE_BASE_URL: 'http://127.0.0.1:9/v1' });
+    expect(online.sea.status).toBe(2);
+    expect(online.sea.stderr).toContain('--base-url is set but no access token');
+  });
+
+  test('check --threads 2 over a larger set: the same report as the npm route (the executable runs the pool\'s work in its own thread)', async () => {
+    const { sea, npm } = await both(['check', 'assemblies', 'addin', '--vendor', 'Contoso', '--key', key, '--json', '--threads', '2'], fixturePath('.'));
+    expect(sea.stdout).toBe(npm.stdout);
+    expect(JSON.parse(sea.stdout).files.length).toBeGreaterThan(20);
+  });
+});
+
 /** The post-build step of docs/executables.md (its ```xml block), as a .NET developer pastes it into the add-in's project. */
 function readmePostBuildStep(): string {
   const page = readFileSync(join(repoRoot, 'docs', 'executables.md'), 'utf8');
