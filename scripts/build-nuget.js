@@ -1,10 +1,12 @@
-// Builds the NuGet packages: Signgate.Build (nuget/Signgate.Build: msbuild/Signgate.targets and the executables,
-// for the build) and Signgate.Tool (nuget/Signgate.Tool: the .NET tool `signgate`). First the one-file executables
-// for win-x64 and linux-x64 (scripts/build-sea.js), then `dotnet pack` of each project with them inside.
+// Builds the NuGet packages: Signgate.Build (nuget/Signgate.Build: msbuild/Signgate.targets and the targets that
+// restore the executable for the build machine), Signgate.Build.Runtime.win-x64 and Signgate.Build.Runtime.linux-x64
+// (nuget/Signgate.Build.Runtime: one executable each, which Signgate.Build restores on a machine's first build) and
+// Signgate.Tool (nuget/Signgate.Tool: the .NET tool `signgate`, both executables). First the one-file executables for
+// win-x64 and linux-x64 (scripts/build-sea.js, or the folder --sea-dir names), then `dotnet pack` of each project.
 //
-//   npm run build && node scripts/build-nuget.js [--out out/nuget] [--release | --version 0.1.0] [--node-version 24.21.0]
+//   npm run build && node scripts/build-nuget.js [--out out/nuget] [--release | --version 0.1.0] [--node-version 24.21.0] [--sea-dir dir]
 //
-// Prints the paths of the .nupkg files. Every build has a version of its own, so that NuGet, which keeps a version it
+// Prints the paths of the .nupkg files (Signgate.Build first); put them all in one package source. Every build has a version of its own, so that NuGet, which keeps a version it
 // has once restored and never looks at it again, picks up a rebuilt package: package.json's version with a
 // pre-release part from the checkout, `0.1.0-dev.<commits>.g<sha>` (`.dirty.<time>` added when the work tree has
 // changes or new files; `-local.<time>` outside a git checkout). `--release` packs package.json's plain version.
@@ -32,16 +34,28 @@ export function packageVersionOf({ release = false, now = Math.floor(Date.now() 
   return `${base}-dev.${commits}.g${sha.stdout.trim()}${dirty ? `.dirty.${now}` : ''}`;
 }
 
-/** Builds the packages into `out` and returns the .nupkg paths (Signgate.Build, Signgate.Tool). */
-export async function buildNuget({ out = join(repoRoot, 'out', 'nuget'), version, release = false, nodeVersion = DEFAULT_NODE_VERSION } = {}) {
+/** The runtimes Signgate.Build.Runtime is packed for (the build machines with an executable). */
+export const RUNTIMES = ['linux-x64', 'win-x64'];
+
+/**
+ * Builds the packages into `out` and returns the .nupkg paths (Signgate.Build, Signgate.Build.Runtime.linux-x64,
+ * Signgate.Build.Runtime.win-x64, Signgate.Tool). `seaDir`: a folder with both executables already built (else they
+ * are built into `out`/sea).
+ */
+export async function buildNuget({ out = join(repoRoot, 'out', 'nuget'), version, release = false, nodeVersion = DEFAULT_NODE_VERSION, seaDir } = {}) {
   const packageVersion = version ?? packageVersionOf({ release });
-  const sea = join(out, 'sea');
-  await buildSea({ out: sea, nodeVersion, targets: ['win-x64', 'linux-x64'] });
+  const sea = seaDir ?? join(out, 'sea');
+  if (!seaDir) await buildSea({ out: sea, nodeVersion, targets: RUNTIMES });
   const written = [];
-  for (const id of ['Signgate.Build', 'Signgate.Tool']) {
+  const packs = [
+    { id: 'Signgate.Build', project: 'Signgate.Build' },
+    ...RUNTIMES.map((rid) => ({ id: `Signgate.Build.Runtime.${rid}`, project: 'Signgate.Build.Runtime', props: [`-p:SigngateRuntime=${rid}`] })),
+    { id: 'Signgate.Tool', project: 'Signgate.Tool' },
+  ];
+  for (const { id, project, props = [] } of packs) {
     execFileSync(
       'dotnet',
-      ['pack', join(repoRoot, 'nuget', id, `${id}.csproj`), '-c', 'Release', '-o', out, '-nologo', '--disable-build-servers', `-p:PackageVersion=${packageVersion}`, `-p:SigngateSeaDir=${sea}`, `-p:BaseIntermediateOutputPath=${join(out, 'obj', id)}/`, `-p:BaseOutputPath=${join(out, 'bin', id)}/`],
+      ['pack', join(repoRoot, 'nuget', project, `${project}.csproj`), '-c', 'Release', '-o', out, '-nologo', '--disable-build-servers', `-p:PackageVersion=${packageVersion}`, `-p:SigngateSeaDir=${sea}`, `-p:BaseIntermediateOutputPath=${join(out, 'obj', id)}/`, `-p:BaseOutputPath=${join(out, 'bin', id)}/`, ...props],
       { stdio: ['ignore', 'inherit', 'inherit'], env: { ...process.env, DOTNET_CLI_TELEMETRY_OPTOUT: '1', DOTNET_NOLOGO: '1' } },
     );
     const nupkg = join(out, `${id}.${packageVersion}.nupkg`);
@@ -52,10 +66,10 @@ export async function buildNuget({ out = join(repoRoot, 'out', 'nuget'), version
 }
 
 if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
-  const { values } = parseArgs({ options: { out: { type: 'string' }, version: { type: 'string' }, release: { type: 'boolean' }, 'node-version': { type: 'string' } } });
+  const { values } = parseArgs({ options: { out: { type: 'string' }, version: { type: 'string' }, release: { type: 'boolean' }, 'node-version': { type: 'string' }, 'sea-dir': { type: 'string' } } });
   if (values.release && values.version) {
     console.error('build-nuget: --release packs package.json\'s version; --version names another: give one of them');
     process.exit(2);
   }
-  await buildNuget({ out: values.out ? resolve(values.out) : undefined, version: values.version, release: values.release, nodeVersion: values['node-version'] });
+  await buildNuget({ out: values.out ? resolve(values.out) : undefined, version: values.version, release: values.release, nodeVersion: values['node-version'], seaDir: values['sea-dir'] ? resolve(values['sea-dir']) : undefined });
 }
