@@ -20,6 +20,7 @@ import { AlgId, sameRsaKey, parsePublicKeyBlob, type StrongNameKeyFile } from '.
 import { canSign } from './pkcs11-key.js';
 import { assertHashableLayout, assertHeadersOutsideSections, getSignatureSlot } from './signed-content.js';
 import { classifyStrongName, signAssembly, SIGNATURE_KEY_ATTRIBUTE, verifyStrongName, type StrongNameState } from './strong-name.js';
+import { relayoutText, type Relayout } from './text-relayout.js';
 import { publicKeyToken } from './token.js';
 
 /** The section that holds the rewritten metadata and the signature slot. */
@@ -240,9 +241,13 @@ export function strongNameAssembly(bytes: Uint8Array, options: StrongNameAssembl
   const slotSize = key.bitLength / 8;
   const keepSlot = getSignatureSlot(base, module.corHeader)?.size === slotSize;
   let out: Uint8Array;
+  let relaid: Relayout | undefined;
   if (editor.unchanged && keepSlot) {
     // Only the signature changes (a delay-signed assembly of this key pair): nothing moves.
     out = Uint8Array.from(base.bytes);
+  } else if ((relaid = relayoutText(base, module, editor, keepSlot ? 0 : slotSize))) {
+    // The metadata where it was, the tail of .text behind it (see text-relayout.ts).
+    out = relaid.bytes;
   } else {
     const metadata = editor.build().bytes;
     const section = new Uint8Array(metadata.length + (keepSlot ? 0 : slotSize));
