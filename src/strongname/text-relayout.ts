@@ -76,6 +76,8 @@ interface TailPlan {
   readonly stub: Stub | undefined;
   readonly relocations: readonly Relocation[] | undefined;
   readonly imageBase: bigint;
+  /** Addresses in the tail where no structure spans (where it may be split), in order. */
+  readonly splits: readonly number[];
 }
 
 const u32 = (bytes: Uint8Array, at: number): number => new DataView(bytes.buffer, bytes.byteOffset).getUint32(at, true);
@@ -204,10 +206,10 @@ function planTail(image: PeImage, cor: CorHeader, module: ModuleMetadata, slotKe
   const entry = view.getUint32(opt + ENTRY_POINT_FIELD, true);
   let stub: Stub | undefined;
   if (entry !== 0) {
-    const e = rvaToFileOffset(image, entry, 6, 'entry point');
+    const e = rvaToFileOffset(image, entry, image.isPe32Plus ? 12 : 6, 'entry point');
     if (!image.isPe32Plus && bytes[e] === 0xff && bytes[e + 1] === 0x25) {
       stub = { rva: entry, size: 6, operand: entry + 2, operandSize: 4, slot: Number(BigInt(u32(bytes, e + 2)) - imageBase) };
-    } else if (image.isPe32Plus && e + 12 <= bytes.length && bytes[e] === 0x48 && bytes[e + 1] === 0xa1 && bytes[e + 10] === 0xff && bytes[e + 11] === 0xe0) {
+    } else if (image.isPe32Plus && bytes[e] === 0x48 && bytes[e + 1] === 0xa1 && bytes[e + 10] === 0xff && bytes[e + 11] === 0xe0) {
       stub = { rva: entry, size: 12, operand: entry + 2, operandSize: 8, slot: Number(view.getBigUint64(e + 2, true) - imageBase) };
     } else refuse('entry point');
     if (!iatSlots.has(stub!.slot)) refuse('entry point stub target');
@@ -229,6 +231,8 @@ function planTail(image: PeImage, cor: CorHeader, module: ModuleMetadata, slotKe
         const entry = bytes[k]! | (bytes[k + 1]! << 8);
         const type = entry >>> 12;
         if (type === 0) continue;
+        // HIGHADJ (4) takes a second slot, and others belong to other machines: only these two are rewritten.
+        if (type !== RELOC_HIGHLOW && type !== RELOC_DIR64) refuse(`relocation type ${type}`);
         const rva = page + (entry & 0xfff);
         if (inRegion(rva) || (rva < region.start && rva + 8 > region.start)) {
           const expected = stub && rva === stub.operand && type === (stub.operandSize === 4 ? RELOC_HIGHLOW : RELOC_DIR64);
@@ -277,6 +281,7 @@ function planTail(image: PeImage, cor: CorHeader, module: ModuleMetadata, slotKe
     stub,
     relocations,
     imageBase,
+    splits: [...new Set(known.map((k) => k.rva))].filter((p) => !known.some((k) => k.rva < p && p < k.rva + k.size)).sort((a, b) => a - b),
   };
 }
 
@@ -288,17 +293,21 @@ function planTail(image: PeImage, cor: CorHeader, module: ModuleMetadata, slotKe
  */
 export function relayoutText(image: PeImage, module: ModuleMetadata, editor: MetadataEditor, slotSize: number): Relayout | undefined {
   const cor = parseCorHeader(image);
-  let plan: TailPlan;
+  let plan: TailPlan | undefined;
   try {
     plan = planTail(image, cor, module, slotSize === 0);
-  } catch (error) {
-    if (error instanceof NotUnderstood) return undefined;
-    throw error;
+    return writeRelayout(image, cor, plan, editor, slotSize);
+  } catch {
+    // Not understood (NotUnderstood), or a structure the headers name does not map (FormatError): the caller's layout.
+    for (const f of plan?.fieldRows ?? []) editor.setCell(TableId.FieldRva, f.rid, 'rva', f.rva);
+    return undefined;
   }
+}
+
+function writeRelayout(image: PeImage, cor: CorHeader, plan: TailPlan, editor: MetadataEditor, slotSize: number): Relayout | undefined {
   const s = plan.section;
   const firstBuild = editor.build().bytes.length;
   const metadataEnd = plan.metadataStart + firstBuild;
-  const tailSize = plan.tailEnd - plan.tailStart;
   const opt = new DataView(image.bytes.buffer, image.bytes.byteOffset + image.optionalHeaderFileOffset);
   const fileAlignment = opt.getUint32(36, true);
   const sizeOfImage = opt.getUint32(56, true);
@@ -311,6 +320,8 @@ export function relayoutText(image: PeImage, module: ModuleMetadata, editor: Met
   let path: RelayoutPath;
   let map: (rva: number) => number;
   let slotRva = metadataEnd;
+  /** Where the tail is split: before it, the tail moves within .text; from it on, into the new section. */
+  let split = plan.tailEnd;
   let out: Uint8Array;
   let textEnd: number;
   const grownBy = alignUp(plan.tailEnd + delta - (s.virtualAddress + s.sizeOfRawData), fileAlignment);
@@ -328,24 +339,32 @@ export function relayoutText(image: PeImage, module: ModuleMetadata, editor: Met
     out = grown ?? Uint8Array.from(image.bytes);
     textEnd = plan.tailEnd + delta;
   } else {
-    // The tail goes into a new section; the metadata (and the slot, when it fits) stays in .text.
-    const slotInText = metadataEnd + slotSize <= sectionLimit;
+    // The tail is split where no structure spans: the part before the split moves up by `delta` within .text (grown in
+    // the file if need be), the rest goes into a new section. The split is as late as .text's room in memory allows,
+    // so that the new section holds the fewest bytes (the imports and the stub, typically, not the embedded PDB).
+    split = plan.splits.filter((p) => p > plan.tailStart && p + delta <= virtualLimit).reduce((a, b) => Math.max(a, b), plan.tailStart);
+    const inText = split > plan.tailStart;
+    // Without a split the slot stays in .text when it fits there; else it opens the new section.
+    const slotInText = inText || metadataEnd + slotSize <= sectionLimit;
     if (metadataEnd > sectionLimit) return undefined;
+    textEnd = inText ? split + delta : slotInText ? metadataEnd + slotSize : metadataEnd;
+    let base = image;
+    if (textEnd > s.virtualAddress + s.sizeOfRawData) base = parsePeImage(growSectionRawData(image, s, alignUp(textEnd - (s.virtualAddress + s.sizeOfRawData), fileAlignment)));
     const head = slotInText ? 0 : alignUp(slotSize, TAIL_ALIGNMENT);
-    const offset = head + (plan.tailStart % TAIL_ALIGNMENT);
-    if (image.bytes.length > image.endOfRawData) return undefined; // overlay: the caller's layout keeps it
+    const offset = head + (split % TAIL_ALIGNMENT);
+    if (base.bytes.length > base.endOfRawData) return undefined; // overlay: the caller's layout keeps it
     let added;
     try {
-      added = appendSection(image, STRONG_NAME_TAIL_SECTION, new Uint8Array(offset + tailSize), s.characteristics);
+      added = appendSection(base, STRONG_NAME_TAIL_SECTION, new Uint8Array(offset + plan.tailEnd - split), s.characteristics);
     } catch {
       return undefined;
     }
     path = 'tail-moved';
     out = added.bytes;
-    const moved = added.rva + offset - plan.tailStart;
-    map = (rva) => (rva >= plan.tailStart && rva < plan.tailEnd ? rva + moved : rva);
+    const at = split;
+    const moved = added.rva + offset - split;
+    map = (rva) => (rva >= plan.tailStart && rva < at ? rva + delta : rva >= at && rva < plan.tailEnd ? rva + moved : rva);
     if (!slotInText) slotRva = added.rva;
-    textEnd = slotInText ? metadataEnd + slotSize : metadataEnd;
   }
   // Relocations, written anew when one moved; they must fit where the old ones were.
   let relocationBytes: Uint8Array | undefined;
@@ -366,14 +385,19 @@ export function relayoutText(image: PeImage, module: ModuleMetadata, editor: Met
   // The section header and its raw data may have moved with the headers: found again by address.
   const text = outImage.sections.find((x) => x.virtualAddress === s.virtualAddress)!;
   // The tail, copied from the input to where it goes; then the metadata and the slot over what was there.
-  const tailFrom = rvaToFileOffset(image, plan.tailStart, tailSize, 'tail');
-  const tailBytes = image.bytes.slice(tailFrom, tailFrom + tailSize);
+  const pieces = [
+    [plan.tailStart, split],
+    [split, plan.tailEnd],
+  ].filter(([from, to]) => to! > from!).map(([from, to]) => {
+    const at = rvaToFileOffset(image, from!, to! - from!, 'tail');
+    return { rva: from!, bytes: image.bytes.slice(at, at + to! - from!) };
+  });
   const textAt = rvaToFileOffset(outImage, plan.metadataStart, 0, 'metadata');
   out.fill(0, textAt, text.pointerToRawData + text.sizeOfRawData);
   view.setUint32(text.headerFileOffset + 8, textEnd - s.virtualAddress, true);
   const finalImage = parsePeImage(out);
   const put = (rva: number, size: number) => rvaToFileOffset(finalImage, rva, size, 'relaid structure');
-  if (tailSize > 0) out.set(tailBytes, put(map(plan.tailStart), tailSize));
+  for (const piece of pieces) out.set(piece.bytes, put(map(piece.rva), piece.bytes.length));
   out.set(metadata, textAt);
 
   // The CLI header (it is before the metadata and does not move).

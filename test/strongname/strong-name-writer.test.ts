@@ -509,21 +509,20 @@ describe.skipIf(!runDotnetTests || !hasMcs)('where the rewritten metadata goes: 
     if (build.status !== 0) throw new Error(build.output);
   }, 240_000);
 
-  /**
-   * An mcs exe whose .text data ends `target` bytes past a multiple of `modulo` (within 16 bytes): a string constant
-   * of the right length pads the #US heap.
-   */
-  const mcsSized = (platform: 'anycpu' | 'x64', modulo: number, target: number): Uint8Array => {
+  /** The hello program with a string constant of `n` characters, which pads the #US heap by 2n bytes. */
+  const padded = (n: number) => `public static class Program { public static int Main() { System.Console.WriteLine("foo!" + "${'x'.repeat(n)}".Length); return 0; } }`;
+  /** What `build` makes of `padded(n)` for the n whose .text data ends `target` bytes past a multiple of `modulo` (within 16). */
+  const sized = (build: (source: string) => Uint8Array, modulo: number, target: number): Uint8Array => {
     let n = 0;
     for (let i = 0; i < 6; i++) {
-      const source = `public static class Program { public static int Main() { System.Console.WriteLine("foo!" + "${'x'.repeat(n)}".Length); return 0; } }`;
-      const bytes = mcsBuild(platform, { source });
+      const bytes = build(padded(n));
       const end = parsePeImage(bytes).sections[0]!.virtualSize % modulo;
       if (end >= target && end < target + 16) return bytes;
       n += Math.ceil((((target - end) % modulo) + modulo) % modulo / 2);
     }
-    throw new Error(`no mcs build ends at ${target} modulo ${modulo}`);
+    throw new Error(`no build ends at ${target} modulo ${modulo}`);
   };
+  const mcsSized = (platform: 'anycpu' | 'x64', modulo: number, target: number) => sized((source) => mcsBuild(platform, { source }), modulo, target);
 
   test('mcs exes: in place (the output has the input size) when the padding has room, else the tail in a new section; sn -vf, SRM, Mono and .NET agree', { timeout: 240_000 }, async () => {
     const shapes: [string, Uint8Array, 'in-place' | 'tail-moved'][] = [];
@@ -627,6 +626,34 @@ describe.skipIf(!runDotnetTests || !hasMcs)('where the rewritten metadata goes: 
     expect(dotnet.status, dotnet.stderr).toBe(0);
     expect(dotnet.stdout).toContain('hello from the resource');
     expect(dotnet.stdout).toContain('sum 381');
+  });
+
+  test('a Roslyn exe with an embedded PDB and little room in memory: only the imports and the stub go to the new section', { timeout: 240_000 }, async () => {
+    const folder = join(dir, 'split');
+    mkdirSync(join(folder, 'fixed'), { recursive: true });
+    const build = (source: string) => {
+      writeFileSync(join(folder, 'p.cs'), source);
+      csc(['-target:exe', '-deterministic', '-debug:embedded', `-out:${join(folder, 'Split.exe')}`, join(folder, 'p.cs')]);
+      return new Uint8Array(readFileSync(join(folder, 'Split.exe')));
+    };
+    // .text's data ends 0x100 bytes before the next section: the imports and the stub (0x5A bytes) must leave.
+    const bytes = sized(build, 0x2000, 0x2000 - 0x100);
+    const result = strongNameAssembly(bytes, { key: pair });
+    const after = parsePeImage(result.bytes);
+    expect(after.sections.at(-1)!.name).toBe(STRONG_NAME_TAIL_SECTION);
+    expect(after.sections.at(-1)!.virtualSize).toBeLessThanOrEqual(0x80);
+    expect(result.bytes.length).toBe(bytes.length + 512 + 512);
+    const embedded = debugEntries(result.bytes).find((e) => e.type === 17)!;
+    expect(embedded.data.equals(debugEntries(bytes).find((e) => e.type === 17)!.data)).toBe(true);
+    const fixed = save('split/fixed/Split.exe', result.bytes);
+    expect(runMono('sn', ['-q', '-vf', fixed]).status).toBe(0);
+    const [srm] = await srmCompare([[save('split/Split.in.exe', bytes), fixed]]);
+    expect(srm!.error).toBeNull();
+    expect(srm!.differences).toEqual([]);
+    expect(srm!.changes!.some((c) => /^debug data \d \(EmbeddedPortablePdb\) moved$/.test(c))).toBe(true);
+    const mono = spawnSync('mono', [fixed], { encoding: 'utf8' });
+    expect(mono.stdout, mono.stderr).toContain('foo!');
+    expect(host(join(folder, 'fixed'), 'Split.exe').stdout).toContain('foo!');
   });
 
   test('anything after the metadata that is not understood keeps the old layout: the metadata in a new section', () => {
