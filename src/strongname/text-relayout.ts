@@ -80,6 +80,16 @@ interface TailPlan {
   readonly splits: readonly number[];
 }
 
+/** Import names (DLL and function names) longer than this are not read: the layout is not understood. */
+const MAX_NAME = 1024;
+
+/** Length of the NUL-terminated name at `at`. */
+function nameLength(bytes: Uint8Array, at: number): number {
+  const end = bytes.subarray(at, at + MAX_NAME + 1).indexOf(0);
+  if (end < 0) refuse('an import name without its NUL');
+  return end;
+}
+
 const u32 = (bytes: Uint8Array, at: number): number => new DataView(bytes.buffer, bytes.byteOffset).getUint32(at, true);
 const alignUp = (n: number, to: number): number => Math.ceil(n / to) * to;
 
@@ -168,10 +178,7 @@ function planTail(image: PeImage, cor: CorHeader, module: ModuleMetadata, slotKe
       const first = u32(bytes, d + 16);
       if (lookup === 0 && name === 0 && first === 0) break;
       if (name === 0 || first === 0) refuse('import descriptor');
-      const nameAt = rvaToFileOffset(image, name, 1, 'DLL name');
-      let nameEnd = nameAt;
-      while (nameEnd < bytes.length && bytes[nameEnd] !== 0) nameEnd++;
-      structure(name, nameEnd - nameAt + 1, 'DLL name');
+      structure(name, nameLength(bytes, rvaToFileOffset(image, name, 1, 'DLL name')) + 1, 'DLL name');
       for (const [array, isIat] of [[lookup, false], [first, true]] as const) {
         if (array === 0) continue;
         let n = 0;
@@ -185,10 +192,7 @@ function planTail(image: PeImage, cor: CorHeader, module: ModuleMetadata, slotKe
           const byOrdinal = thunk === 8 ? high === 0x80000000 : (low & 0x80000000) !== 0;
           if (byOrdinal) continue;
           if (high !== 0) refuse('import thunk');
-          const hint = rvaToFileOffset(image, low, 3, 'hint/name');
-          let end = hint + 2;
-          while (end < bytes.length && bytes[end] !== 0) end++;
-          structure(low, end - hint + 1, 'hint/name');
+          structure(low, 2 + nameLength(bytes, rvaToFileOffset(image, low, 3, 'hint/name') + 2) + 1, 'hint/name');
         }
         const previous = thunkArrays.get(array);
         if (previous !== undefined && previous !== n) refuse('import thunk arrays');
@@ -495,9 +499,7 @@ function structuresOf(image: PeImage): { resources: string; debug: string[]; imp
   const thunk = image.isPe32Plus ? 8 : 4;
   const cString = (rva: number) => {
     const at = rvaToFileOffset(image, rva, 1, 'name');
-    let end = at;
-    while (end < bytes.length && bytes[end] !== 0) end++;
-    return Buffer.from(bytes.subarray(at, end)).toString('latin1');
+    return Buffer.from(bytes.subarray(at, at + nameLength(bytes, at))).toString('latin1');
   };
   const slotNames = new Map<number, string>();
   const imports: string[] = [];
