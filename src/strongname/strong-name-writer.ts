@@ -3,11 +3,13 @@
 // - the Assembly row gets the public key and its PublicKey flag;
 // - AssemblyRef rows of assemblies strong-named alongside get their public key token;
 // - InternalsVisibleTo("Name") naming such an assembly gets ", PublicKey=<key>";
-// - the metadata, rewritten with these changes, and a signature slot of the key's size go into a new
-//   section at the end of the image, and the CLI header points at them;
+// - the metadata, rewritten with these changes, goes where the old metadata was, and what followed it in .text
+//   (resources, debug data, imports, the entry stub, field data) moves behind it with a signature slot of the key's
+//   size, every pointer to it rewritten (text-relayout.ts); when that is not understood, the metadata and the slot go
+//   into a new section at the end of the image and the old metadata stays where it was, unreferenced;
 // - the signature (or, delay-signed, an empty slot), the STRONGNAMESIGNED flag and the PE checksum.
-// Code, resources, Win32 resources, the debug directory and every table row but those above keep their bytes
-// and their addresses: the old metadata stays where it was, unreferenced.
+// IL, the CLI header, Win32 resources and every table row but those above (and FieldRVA rows of field data that
+// moved) keep their bytes and their addresses; what moved keeps its bytes.
 import { KeyError, SignGateError } from '../core/errors.js';
 import { encodeCompressedU32, MetadataEditor } from '../metadata/metadata-writer.js';
 import { TableId } from '../metadata/schema.js';
