@@ -340,6 +340,8 @@ describe.skipIf(!runDotnetTests || !hasMcs)('the fixed assemblies run', () => {
     mkdirSync(unfixed, { recursive: true });
     for (const [name, path] of [['Lib.dll', built.lib], ['Lib.Friend.dll', built.friend], ['Addin.exe', built.addin]] as const) {
       const result = strongNameAssembly(new Uint8Array(readFileSync(path)), { key: pair, identities });
+      // The metadata is written where it was (the add-in's signature slot moves behind it): no section is added.
+      expect(parsePeImage(result.bytes).sections.map((s) => s.name), name).toEqual(parsePeImage(readFileSync(path)).sections.map((s) => s.name));
       writeFileSync(join(out, name), result.bytes);
       if (name === 'Addin.exe') writeFileSync(join(unfixed, name), result.bytes);
       else copyFileSync(path, join(unfixed, name));
