@@ -1,10 +1,12 @@
 // Writes rewritten metadata where the old metadata was, so that `fix` keeps the input's size (ECMA-335 II.25,
 // PE/COFF). What compilers put after the metadata in .text (the "tail": managed resources, the signature slot, the
 // debug directory and its data, the import table with its lookup table, hint/name entries and DLL name, the entry
-// point stub `jmp [IAT]`, Roslyn's mapped field data) moves up by the metadata's growth, within .text when its file
-// alignment padding has room (the output has the input's size), else into a new section at the end (the output
-// grows by the tail only). Every pointer into what moved is rewritten. Method bodies, the CLI header, the IAT of
-// Roslyn and mcs (at the start of .text) and everything before the metadata keep their addresses.
+// point stub `jmp [IAT]`, Roslyn's mapped field data) moves up by the metadata's growth: within .text's file
+// alignment padding (the output has the input's size), or within .text grown in the file by FileAlignment units
+// (when its address range has room), or, split where no structure spans, partly into a new section at the end.
+// Every pointer into what moved is rewritten, then the output is read back and compared with the input. Method
+// bodies, the CLI header, the IAT of Roslyn and mcs (at the start of .text) and everything before the metadata keep
+// their addresses.
 // The plan is made only when every byte of the tail belongs to a structure read from the headers (or is zero
 // padding), and every RVA that points into the metadata or the tail is one of the pointers rewritten here;
 // anything else returns undefined and the caller keeps its old layout (a new section for the metadata).
