@@ -2,12 +2,13 @@
 // Every RVA stays valid, so code, resources, relocations and the debug directory need no change; file offsets
 // move only when the headers must grow (and are moved with them). The caller points directories into the new section.
 import { FormatError, hex } from '../core/errors.js';
-import { DataDirectoryIndex, getCertificateTable, getDataDirectory, getOverlay, parsePeImage, rvaToFileOffset, type ByteRange, type PeImage } from './pe-image.js';
+import { DataDirectoryIndex, getCertificateTable, getDataDirectory, getOverlay, parsePeImage, rvaToFileOffset, type ByteRange, type PeImage, type SectionHeader } from './pe-image.js';
 
 /** IMAGE_SCN_CNT_INITIALIZED_DATA | IMAGE_SCN_MEM_READ: what a read-only data section carries. */
 export const READ_ONLY_DATA = 0x40000040;
 
 const SECTION_HEADER_SIZE = 40;
+const IMAGE_SCN_CNT_CODE = 0x20;
 
 export interface AddedSection {
   /** The new image. */
@@ -24,7 +25,7 @@ export interface AddedSection {
 const alignUp = (n: number, to: number): number => Math.ceil(n / to) * to;
 
 /** Optional header fields the section table depends on (offsets from the start of the optional header). */
-const Field = { SizeOfInitializedData: 8, SectionAlignment: 32, FileAlignment: 36, SizeOfImage: 56 } as const;
+const Field = { SizeOfCode: 4, SizeOfInitializedData: 8, SectionAlignment: 32, FileAlignment: 36, SizeOfImage: 56 } as const;
 
 /**
  * Appends a section holding `data` after the last section, in the file and in memory.
@@ -85,7 +86,9 @@ export function appendSection(image: PeImage, name: string, data: Uint8Array, ch
   view.setUint16(image.peHeaderFileOffset + 4 + 2, image.numberOfSections + 1, true);
   const o = image.optionalHeaderFileOffset;
   view.setUint32(o + Field.SizeOfImage, alignUp(rva + data.length, sectionAlignment), true);
-  view.setUint32(o + Field.SizeOfInitializedData, (view.getUint32(o + Field.SizeOfInitializedData, true) + rawSize) >>> 0, true);
+  // A code section counts in SizeOfCode, any other in SizeOfInitializedData.
+  const sizeField = characteristics & IMAGE_SCN_CNT_CODE ? Field.SizeOfCode : Field.SizeOfInitializedData;
+  view.setUint32(o + sizeField, (view.getUint32(o + sizeField, true) + rawSize) >>> 0, true);
   return { bytes: out, rva, fileOffset, headersGrewBy: grewBy, ...(overlay ? { overlay: { fileOffset: fileOffset + rawSize, size: overlay.size } } : {}) };
 }
 
@@ -174,4 +177,45 @@ function withRoomForSectionHeader(image: PeImage, fileAlignment: number): { byte
     }
   }
   return { bytes: out, grewBy: delta };
+}
+
+/**
+ * The image with `by` zero bytes (a multiple of FileAlignment) added to the raw data of `section`, at its end. The
+ * raw data of every section after it in the file moves up by as much, with the file pointers into it (the COFF
+ * symbol table; the debug directory's PointerToRawData is the caller's, who knows where the directory is) and the
+ * overlay. No RVA changes: the caller may then use the new bytes up to the section's next RVA.
+ * @throws FormatError SG_ERR_PE_NO_ROOM when another section's raw data overlaps or starts inside the section's, or
+ *   `by` is not a multiple of FileAlignment; SG_ERR_PE_OVERLAY for an Authenticode certificate table
+ */
+export function growSectionRawData(image: PeImage, section: SectionHeader, by: number): Uint8Array {
+  const opt = new DataView(image.bytes.buffer, image.bytes.byteOffset + image.optionalHeaderFileOffset);
+  const fileAlignment = opt.getUint32(Field.FileAlignment, true);
+  const end = section.pointerToRawData + section.sizeOfRawData;
+  const where = { structure: 'section header', fileOffset: section.headerFileOffset };
+  if (getCertificateTable(image)) throw new FormatError('SG_ERR_PE_OVERLAY', 'the file carries an Authenticode certificate table; a section cannot grow in front of it', where);
+  if (by <= 0 || !isPowerOfTwo(fileAlignment) || by % fileAlignment !== 0) {
+    throw new FormatError('SG_ERR_PE_NO_ROOM', `section ${JSON.stringify(section.name)} cannot grow by ${by} bytes (FileAlignment ${hex(fileAlignment)})`, where);
+  }
+  for (const s of image.sections) {
+    if (s.headerFileOffset === section.headerFileOffset || s.sizeOfRawData === 0) continue;
+    if (s.pointerToRawData < end && s.pointerToRawData + s.sizeOfRawData > section.pointerToRawData) {
+      throw new FormatError('SG_ERR_PE_NO_ROOM', `section ${JSON.stringify(s.name)}'s raw data overlaps that of ${JSON.stringify(section.name)}`, where);
+    }
+  }
+  const bytes = image.bytes;
+  const out = new Uint8Array(bytes.length + by);
+  out.set(bytes.subarray(0, end));
+  out.set(bytes.subarray(end), end + by);
+  const view = new DataView(out.buffer);
+  const moved = (offset: number) => (offset >= end ? offset + by : offset);
+  for (const s of image.sections) {
+    if (s.headerFileOffset === section.headerFileOffset) view.setUint32(s.headerFileOffset + 16, s.sizeOfRawData + by, true);
+    else if (s.sizeOfRawData !== 0) view.setUint32(s.headerFileOffset + 20, moved(s.pointerToRawData), true);
+  }
+  const symbols = view.getUint32(image.peHeaderFileOffset + 4 + 8, true);
+  if (symbols !== 0) view.setUint32(image.peHeaderFileOffset + 4 + 8, moved(symbols), true);
+  const o = image.optionalHeaderFileOffset;
+  const sizeField = section.characteristics & IMAGE_SCN_CNT_CODE ? Field.SizeOfCode : Field.SizeOfInitializedData;
+  view.setUint32(o + sizeField, (view.getUint32(o + sizeField, true) + by) >>> 0, true);
+  return out;
 }

@@ -3,11 +3,13 @@
 // - the Assembly row gets the public key and its PublicKey flag;
 // - AssemblyRef rows of assemblies strong-named alongside get their public key token;
 // - InternalsVisibleTo("Name") naming such an assembly gets ", PublicKey=<key>";
-// - the metadata, rewritten with these changes, and a signature slot of the key's size go into a new
-//   section at the end of the image, and the CLI header points at them;
+// - the metadata, rewritten with these changes, goes where the old metadata was, and what followed it in .text
+//   (resources, debug data, imports, the entry stub, field data) moves behind it with a signature slot of the key's
+//   size, every pointer to it rewritten (text-relayout.ts); when that is not understood, the metadata and the slot go
+//   into a new section at the end of the image and the old metadata stays where it was, unreferenced;
 // - the signature (or, delay-signed, an empty slot), the STRONGNAMESIGNED flag and the PE checksum.
-// Code, resources, Win32 resources, the debug directory and every table row but those above keep their bytes
-// and their addresses: the old metadata stays where it was, unreferenced.
+// IL, the CLI header, Win32 resources and every table row but those above (and FieldRVA rows of field data that
+// moved) keep their bytes and their addresses; what moved keeps its bytes.
 import { KeyError, SignGateError } from '../core/errors.js';
 import { encodeCompressedU32, MetadataEditor } from '../metadata/metadata-writer.js';
 import { TableId } from '../metadata/schema.js';
@@ -20,6 +22,7 @@ import { AlgId, sameRsaKey, parsePublicKeyBlob, type StrongNameKeyFile } from '.
 import { canSign } from './pkcs11-key.js';
 import { assertHashableLayout, assertHeadersOutsideSections, getSignatureSlot } from './signed-content.js';
 import { classifyStrongName, signAssembly, SIGNATURE_KEY_ATTRIBUTE, verifyStrongName, type StrongNameState } from './strong-name.js';
+import { relayoutText, type Relayout } from './text-relayout.js';
 import { publicKeyToken } from './token.js';
 
 /** The section that holds the rewritten metadata and the signature slot. */
@@ -240,9 +243,13 @@ export function strongNameAssembly(bytes: Uint8Array, options: StrongNameAssembl
   const slotSize = key.bitLength / 8;
   const keepSlot = getSignatureSlot(base, module.corHeader)?.size === slotSize;
   let out: Uint8Array;
+  let relaid: Relayout | undefined;
   if (editor.unchanged && keepSlot) {
     // Only the signature changes (a delay-signed assembly of this key pair): nothing moves.
     out = Uint8Array.from(base.bytes);
+  } else if ((relaid = relayoutText(base, module, editor, keepSlot ? 0 : slotSize))) {
+    // The metadata where it was, the tail of .text behind it (see text-relayout.ts).
+    out = relaid.bytes;
   } else {
     const metadata = editor.build().bytes;
     const section = new Uint8Array(metadata.length + (keepSlot ? 0 : slotSize));

@@ -121,6 +121,9 @@ describe('a refusal leaves its file and the files tied to it as they were; the r
     view.setUint32(image.dataDirectories[11]!.entryFileOffset, tableEnd, true);
     view.setUint32(image.dataDirectories[11]!.entryFileOffset + 4, 8, true);
     lib.fill(0xbb, tableEnd, tableEnd + 8);
+    // ...and a byte no structure accounts for in the padding before its entry stub, so that fix must add a section.
+    const entry = view.getUint32(image.optionalHeaderFileOffset + 16, true);
+    lib[image.sections[0]!.pointerToRawData + entry - image.sections[0]!.virtualAddress - 1] = 0xcc;
     writeFileSync(libPath, lib);
     // A file that cannot be read, tied to nothing; an unrelated unsigned library; a native DLL.
     writeFileSync(join(folder, 'Broken.dll'), readFileSync(fixturePath('assemblies/unsigned.dll')).subarray(0, 1500));

@@ -2,7 +2,7 @@
 // hello.textonly.x64.exe, rebuilt here from mcs output): an uncounted empty section header right after the table,
 // overlay bytes after the last section. Every RVA stays, every section's raw bytes stay, only file offsets move.
 import { describe, expect, test } from 'vitest';
-import { appendSection } from '../../src/pe/pe-writer.js';
+import { appendSection, growSectionRawData } from '../../src/pe/pe-writer.js';
 import { parsePeImage, type PeImage } from '../../src/pe/pe-image.js';
 import { isSignGateError } from '../../src/core/errors.js';
 import { fixture } from '../helpers/fixtures.js';
@@ -104,5 +104,45 @@ describe('appendSection', () => {
     const error = errorOf(() => appendSection(parsePeImage(bound), '.sgmeta', DATA));
     expect(error?.code).toBe('SG_ERR_PE_NO_ROOM');
     expect(error?.message).toContain('in use by data directory 11');
+  });
+});
+
+describe('growSectionRawData', () => {
+  test('.text grows by 512 bytes of zeros at its end; later sections move up in the file, their bytes and every RVA stay; SizeOfCode grows', () => {
+    const input = withOverlay(fixture('assemblies/unsigned.dll'), Uint8Array.from([1, 2, 3]));
+    const before = parsePeImage(input);
+    const text = before.sections[0]!;
+    const out = growSectionRawData(before, text, 0x200);
+    const after = parsePeImage(out);
+    expect(out.length).toBe(input.length + 0x200);
+    expect(after.sections[0]!.sizeOfRawData).toBe(text.sizeOfRawData + 0x200);
+    expect(after.sections.slice(1).map((s) => s.pointerToRawData)).toEqual(before.sections.slice(1).map((s) => s.pointerToRawData + 0x200));
+    const raw = (image: PeImage, i: number) => Buffer.from(image.bytes.subarray(image.sections[i]!.pointerToRawData, image.sections[i]!.pointerToRawData + before.sections[i]!.sizeOfRawData)).toString('hex');
+    for (let i = 0; i < before.sections.length; i++) expect(raw(after, i)).toBe(raw(before, i));
+    expect(after.sections.map((s) => [s.virtualAddress, s.virtualSize])).toEqual(before.sections.map((s) => [s.virtualAddress, s.virtualSize]));
+    expect(out.subarray(text.pointerToRawData + text.sizeOfRawData, text.pointerToRawData + text.sizeOfRawData + 0x200).every((b) => b === 0)).toBe(true);
+    expect(Array.from(out.subarray(-3))).toEqual([1, 2, 3]);
+    const sizeOfCode = (image: PeImage) => new DataView(image.bytes.buffer).getUint32(image.optionalHeaderFileOffset + 4, true);
+    expect(sizeOfCode(after)).toBe(sizeOfCode(before) + 0x200);
+  });
+
+  test('a size that is not a multiple of FileAlignment, or sections whose raw data overlap, are refused', () => {
+    const image = parsePeImage(fixture('assemblies/unsigned.dll'));
+    expect(errorOf(() => growSectionRawData(image, image.sections[0]!, 100))?.code).toBe('SG_ERR_PE_NO_ROOM');
+    const overlapping = Uint8Array.from(image.bytes);
+    new DataView(overlapping.buffer).setUint32(image.sections[1]!.headerFileOffset + 20, image.sections[0]!.pointerToRawData + 0x100, true);
+    const shape = parsePeImage(overlapping);
+    const error = errorOf(() => growSectionRawData(shape, shape.sections[0]!, 0x200));
+    expect(error?.code).toBe('SG_ERR_PE_NO_ROOM');
+    expect(error?.message).toContain('".rsrc"\'s raw data overlaps that of ".text"');
+  });
+
+  test('appendSection counts a code section in SizeOfCode, a data section in SizeOfInitializedData', () => {
+    const image = parsePeImage(fixture('assemblies/unsigned.dll'));
+    const field = (bytes: Uint8Array, at: number) => new DataView(bytes.buffer).getUint32(image.optionalHeaderFileOffset + at, true);
+    const code = appendSection(image, '.sgtail', DATA, 0x60000020).bytes;
+    expect([field(code, 4), field(code, 8)]).toEqual([field(image.bytes, 4) + 0x200, field(image.bytes, 8)]);
+    const data = appendSection(image, '.sgmeta', DATA).bytes;
+    expect([field(data, 4), field(data, 8)]).toEqual([field(image.bytes, 4), field(image.bytes, 8) + 0x200]);
   });
 });

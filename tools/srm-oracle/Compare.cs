@@ -3,6 +3,9 @@
 // AssemblyRef tokens, InternalsVisibleTo values, the CLI header's metadata and signature directories and flags, and it
 // may only add to the #Blob heap. Everything else (tables, the other heaps, IL method bodies, managed resources, Win32
 // resources, the debug directory) must read the same; each difference found is listed under "differences".
+// What follows the metadata in its section may move as a whole (fix writes the metadata where it was and moves the
+// rest behind it): managed resources, debug data and field data are then compared by content at their new addresses,
+// FieldRVA rows may point elsewhere, and the section's VirtualSize may change; each such move is listed under "changes".
 using System.Collections.Immutable;
 using System.Reflection;
 using System.Reflection.Metadata;
@@ -72,7 +75,7 @@ static class Compare
 
         // Tables: the same row counts; rows byte for byte where the layout is unchanged, except the rows fix may change.
         bool relaid = false;
-        var mayChange = new HashSet<TableIndex> { TableIndex.Assembly, TableIndex.AssemblyRef, TableIndex.CustomAttribute };
+        var mayChange = new HashSet<TableIndex> { TableIndex.Assembly, TableIndex.AssemblyRef, TableIndex.CustomAttribute, TableIndex.FieldRva };
         for (int t = 0; t <= (int)TableIndex.GenericParamConstraint; t++)
         {
             var table = (TableIndex)t;
@@ -140,7 +143,8 @@ static class Compare
         }
         var resA = a.PEHeaders.CorHeader!.ResourcesDirectory;
         var resB = b.PEHeaders.CorHeader!.ResourcesDirectory;
-        if (resA.RelativeVirtualAddress != resB.RelativeVirtualAddress || resA.Size != resB.Size) Differ("CLI header: resources directory differs");
+        if (resA.Size != resB.Size) Differ("CLI header: resources directory differs");
+        else if (resA.RelativeVirtualAddress != resB.RelativeVirtualAddress && resA.Size > 0 && Section(a, resA).SequenceEqual(Section(b, resB))) changes.Add("managed resources moved");
         else if (resA.Size > 0 && !Section(a, resA).SequenceEqual(Section(b, resB))) Differ("managed resources differ");
         var w32A = a.PEHeaders.PEHeader!.ResourceTableDirectory;
         var w32B = b.PEHeaders.PEHeader!.ResourceTableDirectory;
@@ -153,7 +157,7 @@ static class Compare
         {
             var x = debugA[i];
             var y = debugB[i];
-            if (x.Type != y.Type || x.Stamp != y.Stamp || x.MajorVersion != y.MajorVersion || x.MinorVersion != y.MinorVersion || x.DataSize != y.DataSize || x.DataRelativeVirtualAddress != y.DataRelativeVirtualAddress)
+            if (x.Type != y.Type || x.Stamp != y.Stamp || x.MajorVersion != y.MajorVersion || x.MinorVersion != y.MinorVersion || x.DataSize != y.DataSize || (x.DataRelativeVirtualAddress == 0) != (y.DataRelativeVirtualAddress == 0))
                 Differ($"debug directory entry {i} ({x.Type}) differs");
             else if (x.DataRelativeVirtualAddress != 0 && x.DataSize > 0
                 && !a.GetSectionData(x.DataRelativeVirtualAddress).GetContent(0, x.DataSize).SequenceEqual(b.GetSectionData(y.DataRelativeVirtualAddress).GetContent(0, y.DataSize)))
@@ -161,11 +165,15 @@ static class Compare
             // The data as a debugger finds it in the file, by PointerToRawData (moved when the headers grew).
             else if (x.DataPointer != 0 && !a.GetEntireImage().GetContent(x.DataPointer, x.DataSize).SequenceEqual(b.GetEntireImage().GetContent(y.DataPointer, y.DataSize)))
                 Differ($"debug directory entry {i} ({x.Type}): the data at PointerToRawData differs");
-            else if (x.Type == DebugDirectoryEntryType.CodeView)
+            else
             {
-                var cx = a.ReadCodeViewDebugDirectoryData(x);
-                var cy = b.ReadCodeViewDebugDirectoryData(y);
-                if (cx.Guid != cy.Guid || cx.Age != cy.Age || cx.Path != cy.Path) Differ($"debug directory entry {i}: CodeView PDB id or path differs");
+                if (x.DataRelativeVirtualAddress != y.DataRelativeVirtualAddress) changes.Add($"debug data {i} ({x.Type}) moved");
+                if (x.Type == DebugDirectoryEntryType.CodeView)
+                {
+                    var cx = a.ReadCodeViewDebugDirectoryData(x);
+                    var cy = b.ReadCodeViewDebugDirectoryData(y);
+                    if (cx.Guid != cy.Guid || cx.Age != cy.Age || cx.Path != cy.Path) Differ($"debug directory entry {i}: CodeView PDB id or path differs");
+                }
             }
         }
         var corA = a.PEHeaders.CorHeader!;
@@ -173,11 +181,27 @@ static class Compare
         if (corA.EntryPointTokenOrRelativeVirtualAddress != corB.EntryPointTokenOrRelativeVirtualAddress || (corA.Flags & ~CorFlags.StrongNameSigned) != (corB.Flags & ~CorFlags.StrongNameSigned)
             || corA.MajorRuntimeVersion != corB.MajorRuntimeVersion || corA.MinorRuntimeVersion != corB.MinorRuntimeVersion || corA.VtableFixupsDirectory.Size != corB.VtableFixupsDirectory.Size)
             Differ("CLI header: entry point, flags, runtime version or fixups differ");
+        // Field data (static array initializers) by content at each FieldRVA row's address, for the size of the field's type.
+        foreach (var h in ma.FieldDefinitions)
+        {
+            int rvaA = ma.GetFieldDefinition(h).GetRelativeVirtualAddress();
+            int rvaB = mb.GetFieldDefinition(h).GetRelativeVirtualAddress();
+            if ((rvaA == 0) != (rvaB == 0)) { Differ($"field {MetadataTokens.GetToken(h):x8}: RVA added or removed"); continue; }
+            if (rvaA == 0) continue;
+            int size = FieldDataSize(ma, ma.GetFieldDefinition(h));
+            if (size <= 0) { Differ($"field {MetadataTokens.GetToken(h):x8}: size of its data unknown"); continue; }
+            if (!a.GetSectionData(rvaA).GetContent(0, size).SequenceEqual(b.GetSectionData(rvaB).GetContent(0, size))) Differ($"field {MetadataTokens.GetToken(h):x8}: data differs");
+            else if (rvaA != rvaB) changes.Add($"field data {MetadataTokens.GetToken(h):x8} moved");
+        }
+        // Sections keep their address and characteristics; the one holding the metadata may change its VirtualSize.
+        int metadataRva = corA.MetadataDirectory.RelativeVirtualAddress;
         foreach (var s in a.PEHeaders.SectionHeaders)
         {
             var t = b.PEHeaders.SectionHeaders.FirstOrDefault(x => x.Name == s.Name);
-            if (t.Name != s.Name || t.VirtualAddress != s.VirtualAddress || t.VirtualSize != s.VirtualSize || t.SectionCharacteristics != s.SectionCharacteristics)
+            bool holdsMetadata = metadataRva >= s.VirtualAddress && metadataRva < s.VirtualAddress + s.VirtualSize;
+            if (t.Name != s.Name || t.VirtualAddress != s.VirtualAddress || t.SectionCharacteristics != s.SectionCharacteristics || (t.VirtualSize != s.VirtualSize && !holdsMetadata))
                 Differ($"section {s.Name}: address, size or characteristics differ");
+            else if (t.VirtualSize != s.VirtualSize) changes.Add($"section {s.Name} VirtualSize {s.VirtualSize:x} -> {t.VirtualSize:x}");
         }
         return relaid;
     }
@@ -275,6 +299,28 @@ static class Compare
     {
         int size = md.GetTableRowCount(table) * md.GetTableRowSize(table);
         return new ReadOnlySpan<byte>(md.MetadataPointer + md.GetTableMetadataOffset(table), size).ToArray();
+    }
+
+    // The size of a field's mapped data: a primitive's, or a value type's ClassLayout size; 0 when not known here.
+    static int FieldDataSize(MetadataReader md, FieldDefinition field)
+    {
+        var sig = md.GetBlobReader(field.Signature);
+        if (sig.ReadByte() != 0x06) return 0;
+        var code = sig.ReadCompressedInteger();
+        while (code == 0x1f || code == 0x20) { sig.ReadCompressedInteger(); code = sig.ReadCompressedInteger(); } // custom modifiers
+        switch (code)
+        {
+            case 0x02: case 0x04: case 0x05: return 1;
+            case 0x03: case 0x06: case 0x07: return 2;
+            case 0x08: case 0x09: case 0x0c: return 4;
+            case 0x0a: case 0x0b: case 0x0d: return 8;
+            case 0x18: case 0x19: return 4;
+            case 0x11:
+                var handle = sig.ReadTypeHandle();
+                if (handle.Kind != HandleKind.TypeDefinition) return 0;
+                return md.GetTypeDefinition((TypeDefinitionHandle)handle).GetLayout().Size;
+            default: return 0;
+        }
     }
 
     static byte[] Section(PEReader pe, DirectoryEntry entry) => pe.GetSectionData(entry.RelativeVirtualAddress).GetContent(0, entry.Size).ToArray();
