@@ -17,8 +17,11 @@ export default defineConfig({
     exclude: heavy ? [] : HEAVY,
     // A temporary folder of the run's own, removed at its end.
     globalSetup: ['./test/helpers/temp-root.ts'],
-    testTimeout: 30_000,
-    hookTimeout: 60_000,
+    // Ceilings, not estimates: a test that waits for something (a process listening, a job finished) waits for the
+    // event through test/helpers/wait.ts, whose own ceiling (minutes) ends the wait with what it waited for and what
+    // it saw last. These only stop a test that hangs outside such a wait; a loaded machine never comes near them.
+    testTimeout: 600_000,
+    hookTimeout: 600_000,
     // Corpus and CLI tests spawn processes; two workers fit a 2-core machine.
     maxWorkers: 2,
     reporters: ['default', new SummaryReporter()],

@@ -108,7 +108,7 @@ describe.runIf(runDotnetTests)('SigngateFixReferences in dotnet build', () => {
     expect(checked.status, checked.stdout).toBe(0);
   }
 
-  test('PackageReference and a plain Reference: the build passes with warnings as errors; the control fails on CS8002', { timeout: 300_000 }, async () => {
+  test('PackageReference and a plain Reference: the build passes with warnings as errors; the control fails on CS8002', async () => {
     requireDotnet();
     const dir = makeProject('FixedAddin', false);
     const control = await build(dir, '-p:SigngateFixReferences=false');
@@ -132,7 +132,7 @@ describe.runIf(runDotnetTests)('SigngateFixReferences in dotnet build', () => {
     expect(sha(readFileSync(join(dir, 'bin', 'Release', 'net48', 'Dapper.dll')))).toBe(first);
   });
 
-  test('Central Package Management: the same result', { timeout: 300_000 }, async () => {
+  test('Central Package Management: the same result', async () => {
     requireDotnet();
     const dir = makeProject('CentralAddin', true);
     const ok = await build(dir);
@@ -141,7 +141,7 @@ describe.runIf(runDotnetTests)('SigngateFixReferences in dotnet build', () => {
     expect(existsSync(join(dir, 'obj', 'Release', 'net48', 'signgate-fixed', 'Dapper.dll'))).toBe(true);
   });
 
-  test('a net8.0 add-in with no copy-local property: the strong-named copies reach bin/ and deps.json finds them there', { timeout: 300_000 }, async () => {
+  test('a net8.0 add-in with no copy-local property: the strong-named copies reach bin/ and deps.json finds them there', async () => {
     requireDotnet();
     const dir = makeProject('CoreAddin', false, 'net8.0');
     const ok = await build(dir);
@@ -158,7 +158,7 @@ describe.runIf(runDotnetTests)('SigngateFixReferences in dotnet build', () => {
     expect(classifyStrongName(readModule(readFileSync(original))).state).toBe('unsigned');
   });
 
-  test('without SigngateFixKey the build stops with SGB006 and says what to set', { timeout: 300_000 }, async () => {
+  test('without SigngateFixKey the build stops with SGB006 and says what to set', async () => {
     requireDotnet();
     const dir = makeProject('NoKeyAddin', false);
     const r = await build(dir, '-p:SigngateFixKey=');
