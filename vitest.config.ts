@@ -4,8 +4,10 @@ import SummaryReporter from './test/helpers/summary-reporter.js';
 /**
  * The heavy leg, which `npm test` leaves out: the one-file executables, the Windows executable under Wine and the
  * NuGet packages (they fetch Node binaries and write about 1 GB), a consumer's install from the registry, the build
- * without the optional pkcs11js (a second full type-check), the corpora, and 20 service processes started one after
- * the other on a PKCS#11 token (test/server/pkcs11-process.test.ts). `npm run test:heavy` runs them.
+ * without the optional pkcs11js (a second full type-check), the corpora, 20 service processes started one after
+ * the other on a PKCS#11 token (test/server/pkcs11-process.test.ts), and the fault injection of test/faults (a
+ * disk that fills up, a lost answer, rounds of kill -9 and restart of the service with hundreds of files in
+ * flight). `npm run test:heavy` runs them.
  */
 export const HEAVY = [
   'test/package/sea.test.ts',
@@ -15,6 +17,7 @@ export const HEAVY = [
   'test/package/without-pkcs11js.test.ts',
   'test/corpus/**',
   'test/server/pkcs11-process.test.ts',
+  'test/faults/**',
 ];
 /**
  * The SDK leg, which `npm test` leaves out too: the tests that run real `dotnet build`s of projects (the MSBuild

@@ -1,5 +1,5 @@
 // Runs one leg of the tests that `npm test` leaves out, on any shell (cmd.exe has no `VAR=value command`):
-//   node scripts/test-leg.js heavy      the one-file executables, Wine, the NuGet packages, the corpora, PKCS#11 processes
+//   node scripts/test-leg.js heavy      the one-file executables, Wine, the NuGet packages, the corpora, PKCS#11 processes, test/faults
 //   node scripts/test-leg.js sdk        the tests that run real `dotnet build`s (MSBuild targets, SDK fixtures, C# clients)
 //   node scripts/test-leg.js postgres   the service tests again on PostgreSQL (needs SIGNGATE_TEST_DATABASE_URL)
 // Extra arguments go to vitest.
