@@ -1,5 +1,6 @@
 // Runs one leg of the tests that `npm test` leaves out, on any shell (cmd.exe has no `VAR=value command`):
-//   node scripts/test-leg.js heavy      the one-file executables, Wine, the NuGet packages, the corpora
+//   node scripts/test-leg.js heavy      the one-file executables, Wine, the NuGet packages, the corpora, PKCS#11 processes, test/faults
+//   node scripts/test-leg.js sdk        the tests that run real `dotnet build`s (MSBuild targets, SDK fixtures, C# clients)
 //   node scripts/test-leg.js postgres   the service tests again on PostgreSQL (needs SIGNGATE_TEST_DATABASE_URL)
 // Extra arguments go to vitest.
 import { spawnSync } from 'node:child_process';
@@ -9,12 +10,12 @@ import { dirname, join } from 'node:path';
 const [leg, ...rest] = process.argv.slice(2);
 const env = { ...process.env };
 const args = ['run', ...rest];
-if (leg === 'heavy') env.SIGNGATE_TEST_LEG = 'heavy';
+if (leg === 'heavy' || leg === 'sdk') env.SIGNGATE_TEST_LEG = leg;
 else if (leg === 'postgres') {
   env.SIGNGATE_TEST_STORE = 'postgres';
   args.push('test/server');
 } else {
-  console.error(`test-leg: name a leg, heavy or postgres (not ${JSON.stringify(leg ?? '')})`);
+  console.error(`test-leg: name a leg, heavy, sdk or postgres (not ${JSON.stringify(leg ?? '')})`);
   process.exit(2);
 }
 // vitest's own command (its package exports no path to it, its package.json is exported).

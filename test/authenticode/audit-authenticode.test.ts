@@ -65,7 +65,7 @@ describe.skipIf(!hasOsslsigncode)('audit with Authenticode', () => {
     const r2 = audit(two, '--format', 'json', '--compare', previous);
     secondStatus = r2.status;
     second = JSON.parse(r2.stdout);
-  }, 120_000);
+  });
   afterAll(() => {
     removeTestPki(contoso);
     removeTestPki(fabrikam);

@@ -48,7 +48,7 @@ describe.skipIf(!hasOsslsigncode)('Authenticode with osslsigncode as the oracle'
     await authenticodeSign(pki, f('after.dll'), f('nested.dll'), { nest: true, hash: 'sha1' });
     await authenticodeSign(pki, f('sn.dll'), f('timestamped.dll'), { timestampUrl: responder.url });
     await authenticodeSign(pki, f('sn.dll'), f('countersigned.dll'), { legacyTimestampUrl: responder.url });
-  }, 120_000);
+  });
 
   afterAll(() => {
     responder?.server.close();

@@ -33,7 +33,7 @@ describe.skipIf(!hasOsslsigncode)('Authenticode in check, sign and verify', () =
     writeFileSync(join(pki.dir, 'sn.dll'), signAssembly(readModule(fixture('addin/SampleAddin.dll')), pair));
     await authenticodeSign(pki, join(pki.dir, 'sn.dll'), join(pki.dir, 'good.dll'));
     writeFileSync(join(pki.dir, 'broken.dll'), signAssembly(readModule(new Uint8Array(readFileSync(join(addin, 'SampleAddin.dll')))), pair));
-  }, 60_000);
+  });
   afterAll(() => removeTestPki(pki));
 
   test('check warns (SG208) on the file Authenticode-signed before the upload, and only on it', async () => {
@@ -164,5 +164,5 @@ describe.skipIf(!hasOsslsigncode)('Authenticode in check, sign and verify', () =
     expect((await osslVerify(pki, join(pki.dir, 'helpers-final.dll'))).ok).toBe(true);
     const both = runCli(['verify', join(pki.dir, 'helpers-final.dll'), '--authenticode', '--key', fixturePath('test-keys/12345_public.snk')]);
     expect(both.status, both.stdout).toBe(0);
-  }, 120_000);
+  });
 });

@@ -75,7 +75,7 @@ describe('signgate sign --archive', () => {
     expect(back.has('signing-logs/ThirdParty.Json.dll.log')).toBe(true);
     expect((await (await api(shared.server(), '/assemblies', shared.token())).json()).length).toBe(before);
     expect(r.stdout + r.stderr).not.toContain(shared.token());
-  }, 60_000);
+  });
 
   test('an archive the service would refuse is refused before the upload, naming the file and the entry', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'signgate-sign-archive-'));
@@ -152,7 +152,7 @@ describe('sign --archive against a service that tampers with the result archive'
     } finally {
       await proxy.close();
     }
-  }, 60_000);
+  });
 
   test('a result archive that would inflate to 1 GB from about 1 MB is refused from its headers, before anything is inflated', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'signgate-bomb-archive-'));
@@ -177,7 +177,7 @@ describe('sign --archive against a service that tampers with the result archive'
     } finally {
       await proxy.close();
     }
-  }, 60_000);
+  });
 
   test('a result archive with an entry outside the job is refused and not left where a result belongs', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'signgate-hostile-archive-'));
@@ -202,5 +202,5 @@ describe('sign --archive against a service that tampers with the result archive'
     } finally {
       await proxy.close();
     }
-  }, 60_000);
+  });
 });

@@ -38,4 +38,4 @@ test('npm start: the whole story succeeds and the audit knows the signing job', 
   } finally {
     await stopServiceProcess(service);
   }
-}, 90_000);
+});

@@ -87,7 +87,7 @@ describe('fix --delay-sign with the option key, then sign, then audit', () => {
       [`signed/${LIB}`, true],
       [`signed/${ADDIN}`, true],
     ]);
-  }, 300_000);
+  });
 
   test('a release that ships the dependency as fix left it (delay-signed) fails the audit, naming it', async () => {
     buildOutput('partial');
@@ -105,7 +105,7 @@ describe('fix --delay-sign with the option key, then sign, then audit', () => {
     expect(findings.filter((f) => f.file === `partial-release/${LIB}`).map((f) => f.ruleId)).toEqual(['SG701']);
     expect(findings.find((f) => f.ruleId === 'SG701')!.message).toContain('delay-signed with the right key, but never signed by the service');
     expect(findings.filter((f) => f.file === `partial-release/${ADDIN}`)).toEqual([]);
-  }, 300_000);
+  });
 });
 
 describe('a dependency delay-signed with a key that is no option\'s: nobody signs it', () => {
@@ -137,5 +137,5 @@ describe('a dependency delay-signed with a key that is no option\'s: nobody sign
     const file = (json(audited).files as ReportFile[]).find((f) => f.path === `${folder}/${LIB}`)!;
     expect(file.findings.map((f) => f.ruleId)).toEqual(refused ? ['SG802'] : []);
     expect(file.outcome).toBe(refused ? 'fail' : 'not-required');
-  }, 300_000);
+  });
 });

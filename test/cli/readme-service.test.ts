@@ -60,4 +60,4 @@ test("the README's serve block works as written: init, token create, serve; the 
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
-}, 60_000);
+});

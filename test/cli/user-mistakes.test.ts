@@ -44,7 +44,7 @@ describe.each([
     expect(r.stderr).toMatch(/^error SG_ERR_[A-Z_]+: /m);
     expect(r.stderr).toContain(path === MISSING ? 'no-such-file' : path.split('/').pop()!);
     expect([2, 3]).toContain(r.status);
-  }, 30_000);
+  });
 });
 
 describe('a busy port', () => {
@@ -62,5 +62,5 @@ describe('a busy port', () => {
     expect(r.status).toBe(2);
     expect(r.stderr).toContain(`error SG_ERR_USAGE: port ${port} on 127.0.0.1 is in use by another program`);
     expect(r.stderr).toContain('--port');
-  }, 30_000);
+  });
 });

@@ -29,4 +29,4 @@ test('sign against a service that writes null for the fields it has no value for
   } finally {
     await service.close();
   }
-}, 60_000);
+});

@@ -56,4 +56,4 @@ dataDirOnly('sign keeps the latest checkpoint per service, checks consistency on
   expect(fourth.status).not.toBe(0);
   expect(fourth.stderr).toContain('SG_ERR_RECORD_PROOF');
   expect(fourth.stderr).toContain(`is not signed by the record key ${pinned.split('+')[0]} (key id ${pinned.split('+')[1]}); it is signed by signgate-record-`);
-}, 300_000);
+});

@@ -226,7 +226,7 @@ describe('size and splitting', () => {
     expect(result.jobs.length).toBe(2);
     expect(result.summary.verified).toBe(2);
     expect(readdirSync(w.out).sort()).toEqual(['AddinA.dll', 'AddinB.dll', 'signing-log-1.txt', 'signing-log-2.txt']);
-  }, 60_000);
+  });
 });
 
 describe('an unreliable network', () => {

@@ -159,7 +159,7 @@ describe('runnable blocks of README.md and docs/*.md', () => {
     cpSync(fixturePath('sdk/bin/wrong-turns/UnsignedReference'), join(unsigned, 'bin', 'Release'), { recursive: true });
     cpSync(fixturePath('test-keys/12345_public.snk'), join(unsigned, '12345_public.snk'));
     cpSync(fixturePath('test-keys/other_keypair.snk'), join(unsigned, 'your-key.snk'));
-  }, 120_000);
+  });
 
   afterAll(() => {
     service?.kill();
@@ -178,6 +178,6 @@ describe('runnable blocks of README.md and docs/*.md', () => {
       const r = await run('bash', ['--noprofile', '--norc', '-e', '-o', 'pipefail', '-c', block.script], cwd, environment(cwd, block.service));
       expect(r.status, `${name}\n${block.script}\n---\n${r.output}`).toBe(block.exit);
       rmSync(cwd, { recursive: true, force: true });
-    }, 60_000);
+    });
   }
 });

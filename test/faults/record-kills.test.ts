@@ -12,7 +12,7 @@ import { readZip } from '../../src/zip/read-zip.js';
 import { freshDatabase, requireDatabase } from '../helpers/database.js';
 import { fixture } from '../helpers/fixtures.js';
 import { uploadForm } from '../helpers/server.js';
-import { cliToken, runSigngate, sandboxConfigCopy, startServiceProcess, stopServiceProcess, type ServiceProcess } from '../helpers/service-process.js';
+import { cliToken, runSigngate, sandboxConfigCopy, startServiceProcess, stopServiceProcess, waitJobFinished, type ServiceProcess } from '../helpers/service-process.js';
 
 const ADDIN = fixture('addin/SampleAddin.dll');
 const sha256 = (b: Uint8Array) => createHash('sha256').update(b).digest('hex');
@@ -54,15 +54,9 @@ async function upload(service: Service, token: string, files: number, round: num
   return ((await response.json()) as { id: string }).id;
 }
 
-/** Waits (bounded, generously) until the job says finished. */
+/** Waits (ceiling: minutes) until the job says finished. */
 async function finished(service: Service, token: string, id: string): Promise<void> {
-  const end = Date.now() + 120_000;
-  for (;;) {
-    const status = (await (await service.call(`/assemblies/${id}/status`, token)).json()) as { processingFinished: boolean };
-    if (status.processingFinished) return;
-    if (Date.now() > end) throw new Error(`job ${id} did not finish`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
+  await waitJobFinished(service.process.baseUrl, token, id);
 }
 
 /** The record as `serve record export` writes it, verified. */
@@ -142,7 +136,7 @@ describe('the signature record is written exactly once per returned file across 
     const entries = await exported(['--data-dir', dataDir], {});
     expect(entries.length).toBe(5);
     expect(await expectExactlyOnce(service, token, [id], entries)).toBe(5);
-  }, 180_000);
+  });
 
   test('data directory: random kills and kills right after the append, 6 rounds', async () => {
     const config = sandboxConfigCopy();
@@ -166,7 +160,7 @@ describe('the signature record is written exactly once per returned file across 
     const jobs = await killRounds(service, token, 6, recordGrew);
     const entries = await exported(['--data-dir', dataDir], {});
     expect(await expectExactlyOnce(service, token, jobs, entries)).toBe(entries.length);
-  }, 600_000);
+  });
 
   test.skipIf(!requireDatabase())('PostgreSQL: random kills, 6 rounds', async () => {
     const config = sandboxConfigCopy();
@@ -179,5 +173,5 @@ describe('the signature record is written exactly once per returned file across 
     const jobs = await killRounds(service, token, 6);
     const entries = await exported(['--data-dir', dataDir], env);
     expect(await expectExactlyOnce(service, token, jobs, entries)).toBe(entries.length);
-  }, 600_000);
+  });
 });

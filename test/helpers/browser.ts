@@ -4,18 +4,37 @@ import { createRequire } from 'node:module';
 import { existsSync, readFileSync } from 'node:fs';
 import { crc32 } from 'node:zlib';
 import { chromium, type Browser, type Page } from 'playwright-core';
+import { WAIT_CEILING_MS } from './wait.js';
 
 export const CHROMIUM = process.env.SIGNGATE_CHROMIUM ?? '/usr/bin/chromium';
 export const hasChromium = existsSync(CHROMIUM);
 if (process.env.CI && !hasChromium) throw new Error(`CI is set but ${CHROMIUM} is missing; .ci/run must apt-get install chromium`);
 
-/** Headless, sandbox off (root in CI), and no background traffic to hosts this machine cannot reach. */
-export function launchChromium(): Promise<Browser> {
-  return chromium.launch({
+/**
+ * Headless, sandbox off (root in CI), and no background traffic to hosts this machine cannot reach. Its pages
+ * wait for what they are told to (a click's target, a locator) up to WAIT_CEILING_MS instead of Playwright's 30 s,
+ * and Playwright's error says what the wait was for.
+ */
+export async function launchChromium(): Promise<Browser> {
+  const browser = await chromium.launch({
     executablePath: CHROMIUM,
     headless: true,
+    timeout: WAIT_CEILING_MS,
     args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
   });
+  const newContext = browser.newContext.bind(browser);
+  browser.newContext = async (options) => {
+    const context = await newContext(options);
+    context.setDefaultTimeout(WAIT_CEILING_MS);
+    return context;
+  };
+  const newPage = browser.newPage.bind(browser);
+  browser.newPage = async (options) => {
+    const page = await newPage(options);
+    page.context().setDefaultTimeout(WAIT_CEILING_MS);
+    return page;
+  };
+  return browser;
 }
 
 /** On the /docs page (already authorized): opens GET /licenses, runs it, and returns the status and body shown. */

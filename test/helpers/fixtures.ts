@@ -1,5 +1,5 @@
 // Shared test helpers: fixture bytes, Mono availability and running the built CLI.
-import { execFileSync, spawn, spawnSync } from 'node:child_process';
+import { execFileSync, spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -52,13 +52,17 @@ export function runMono(tool: string, args: readonly string[]): CliResult {
   return { stdout: r.stdout, stderr: r.stderr, status: r.status };
 }
 
-/** Like runCli, without blocking the event loop (for tests whose server runs in this process). */
-export function runCliAsync(args: readonly string[], options: { cwd?: string; env?: Record<string, string> } = {}): Promise<CliResult> {
+/**
+ * Like runCli, without blocking the event loop (for tests whose server runs in this process). `started` gets the
+ * process (to pause it with SIGSTOP while a test restarts the service it talks to, say).
+ */
+export function runCliAsync(args: readonly string[], options: { cwd?: string; env?: Record<string, string>; started?: (child: ChildProcess) => void } = {}): Promise<CliResult> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [join(repoRoot, 'bin', 'signgate.js'), ...args], {
       cwd: options.cwd ?? repoRoot,
       env: { ...process.env, NO_COLOR: '1', FORCE_COLOR: '0', ...options.env },
     });
+    options.started?.(child);
     let stdout = '';
     let stderr = '';
     child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));

@@ -7,6 +7,8 @@ import { buildServer, type BuildServerOptions } from '../../src/server/http/app.
 import { parseServerConfig, type ServerConfig, type ServerConfigFile } from '../../src/server/server-config.js';
 import { fixturePath } from './fixtures.js';
 import { databaseFor, STORE_UNDER_TEST } from './database.js';
+import { waitJobFinished, type JobStatus } from './service-process.js';
+import { WAIT_CEILING_MS } from './wait.js';
 
 export const SANDBOX_CONFIG: ServerConfigFile = JSON.parse(readFileSync(fixturePath('server/sandbox.json'), 'utf8'));
 
@@ -80,11 +82,7 @@ export async function api(server: TestServer, path: string, token: string | unde
   return fetch(`${server.baseUrl}${path}`, { ...init, headers: { ...(token ? { authorization: `Bearer ${token}` } : {}), ...(init.headers ?? {}) } });
 }
 
-export async function waitFinished(server: TestServer, token: string, id: string, timeoutMs = 20_000): Promise<{ processingFinished: boolean; assemblies: { fileName: string; fileProcessingState: string; messages: { messageType: string; message: string }[] }[] }> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const status = await (await api(server, `/assemblies/${id}/status`, token)).json();
-    if (status.processingFinished || Date.now() > deadline) return status;
-    await new Promise((r) => setTimeout(r, 50));
-  }
+/** Waits (ceiling: minutes) until the job says processingFinished, and returns that status. */
+export function waitFinished(server: TestServer, token: string, id: string, ceilingMs = WAIT_CEILING_MS): Promise<JobStatus> {
+  return waitJobFinished(server.baseUrl, token, id, ceilingMs);
 }

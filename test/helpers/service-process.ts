@@ -4,6 +4,7 @@ import { mkdtempSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fixturePath, repoRoot } from './fixtures.js';
+import { WAIT_CEILING_MS, waitFor, waitForOutput } from './wait.js';
 
 export const CLI = join(repoRoot, 'bin/signgate.js');
 
@@ -46,15 +47,23 @@ export async function startServiceProcess(args: string[], env: NodeJS.ProcessEnv
   let stdout = '';
   child.stdout!.on('data', (d: Buffer) => (stdout += d.toString()));
   const exited = new Promise<number | string | null>((resolve) => child.on('exit', (code, signal) => resolve(signal ?? code)));
-  const port = await new Promise<number>((resolve, reject) => {
-    child.stderr!.on('data', (d: Buffer) => {
-      stderr += d.toString();
-      const m = /(?:API|worker, health) at http:\/\/127\.0\.0\.1:(\d+)/.exec(stderr);
-      if (m) resolve(Number(m[1]));
-    });
-    void exited.then((how) => reject(new Error(`signgate serve ended (${how}) before listening: ${stderr.slice(-2000)}`)));
-  });
+  child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
+  const listening = await waitForOutput(`signgate serve ${args.join(' ')} to listen`, () => stderr, /(?:API|worker, health) at http:\/\/127\.0\.0\.1:(\d+)/, { ended: exited, intervalMs: 20 });
+  const port = Number(listening[1]);
   return { child, port, baseUrl: `http://127.0.0.1:${port}/assembly-signing/v1.0`, stderr: () => stderr, stdout: () => stdout, exited };
+}
+
+export interface JobStatus {
+  processingFinished: boolean;
+  assemblies: { fileName: string; fileProcessingState: string; messages: { messageType: string; message: string }[] }[];
+}
+
+/** Waits (ceiling: minutes) until job `id` of the service at `baseUrl` says processingFinished; that status. */
+export function waitJobFinished(baseUrl: string, token: string, id: string, ceilingMs = WAIT_CEILING_MS): Promise<JobStatus> {
+  return waitFor(`job ${id} to finish`, async () => {
+    const status = (await (await fetch(`${baseUrl}/assemblies/${id}/status`, { headers: { authorization: `Bearer ${token}` } })).json()) as JobStatus;
+    return status.processingFinished ? { done: true, value: status } : { done: false, seen: status };
+  }, { ceilingMs });
 }
 
 /** Stops a service process: SIGKILL unless told otherwise; resolves once it has ended. */

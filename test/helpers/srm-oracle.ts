@@ -1,16 +1,16 @@
-// tools/srm-oracle, System.Reflection.Metadata's reading of assemblies: built once per test file, then asked to
+// tools/srm-oracle, System.Reflection.Metadata's reading of assemblies: built once per test run, then asked to
 // compare an assembly with its rewritten copy (`--compare`) or to describe files.
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { repoRoot } from './fixtures.js';
-import { run } from '../sdk/dotnet.js';
+import { buildOnce } from '../sdk/dotnet.js';
 
 export const ORACLE_DIR = join(repoRoot, 'tools', 'srm-oracle');
 export const ORACLE_DLL = join(ORACLE_DIR, 'bin', 'Release', 'srm-oracle.dll');
 
 /** Builds the oracle (Release); throws with the build log when the build fails. */
 export async function buildSrmOracle(): Promise<void> {
-  const build = await run('dotnet', ['build', ORACLE_DIR, '-c', 'Release', '--nologo', '-v', 'q'], { cwd: repoRoot });
+  const build = await buildOnce(ORACLE_DIR);
   if (build.status !== 0) throw new Error(`building tools/srm-oracle failed:\n${build.output}`);
 }
 

@@ -108,7 +108,7 @@ describe.skipIf(!runDotnetTests || !hasTools)('shapes built here, read equal by 
     esnSigned = join(dir, 'Esn.Signed.dll');
     writeFileSync(esnSigned, signedBy(new Uint8Array(readFileSync(esnDelay)), signature));
     files.push(esnSigned);
-  }, 180_000);
+  });
 
   test('each shape is what it should be, and SRM reads every field and state the same', async () => {
     const info = Object.fromEntries(files.map((f) => [f.split('/').pop()!, inspectAssembly(readFileSync(f), f, { verify: true })]));

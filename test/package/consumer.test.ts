@@ -42,4 +42,4 @@ test('a consumer install from the packed tarball: the warnings are known, check 
   } finally {
     service.kill();
   }
-}, 300_000);
+});

@@ -71,4 +71,4 @@ test('npm install leaves package-lock.json as it is, also when npm would write i
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
-}, 120_000);
+});

@@ -117,7 +117,7 @@ describe.runIf(runDotnetTests)('Signgate.Build from a package source', () => {
     requireDotnet();
     server = await startServer();
     root = mkdtempSync(join(tmpdir(), 'signgate-nuget-'));
-  }, 60_000);
+  });
   afterAll(() => server?.close());
 
   test('the packages: Signgate.Build holds the targets and no executable; each runtime package holds its own executable only', async () => {
@@ -167,7 +167,7 @@ describe.runIf(runDotnetTests)('Signgate.Build from a package source', () => {
     expect(again.output).toContain('Skipping target "SigngateCheck" because all output files are up-to-date');
     expect(again.output).toContain('Skipping target "SigngateSign" because all output files are up-to-date');
     expect(again.output).not.toMatch(/uploaded in \d+ job/);
-  }, 600_000);
+  });
 
   test('a broken add-in: canonical error lines naming the assembly, and the build fails', async () => {
     const dir = solution('Broken', { 'Addin/Addin.csproj': project(`<PackageReference Include="Signgate.Build" Version="${VERSION}" PrivateAssets="all" />`) });
@@ -176,7 +176,7 @@ describe.runIf(runDotnetTests)('Signgate.Build from a package source', () => {
     expect(r.output).toMatch(/obj\/Release\/net48\/Addin\.dll : error SG205: the assembly has key token [0-9a-f]{16}, expected 5d004f218731cd20/);
     expect(r.output).toMatch(/obj\/Release\/net48\/Addin\.dll : error SG301: no ContosoSignedAssemblyAttribute on the assembly/);
     expect(r.output).toContain('error SGB002');
-  }, 600_000);
+  });
 
   test('Central Package Management: the version in Directory.Packages.props, the reference in Directory.Build.props', async () => {
     const dir = solution('Central', {
@@ -187,7 +187,7 @@ describe.runIf(runDotnetTests)('Signgate.Build from a package source', () => {
     const r = await build(dir, { SIGNGATE_ACCESS_TOKEN: server.token() });
     expect(r.status, r.output.slice(-4000)).toBe(0);
     expect(existsSync(join(dir, 'Addin', 'bin', 'Release', 'net8.0', 'signed', 'Addin.dll'))).toBe(true);
-  }, 600_000);
+  });
 
   test('SigngateFixReferences through the package (no Node): Dapper, a package without a strong name, is strong-named before the compiler; warnings as errors pass', async () => {
     const fixProject = `<Project Sdk="Microsoft.NET.Sdk">
@@ -222,7 +222,7 @@ describe.runIf(runDotnetTests)('Signgate.Build from a package source', () => {
     const addin = readModule(readFileSync(join(dir, 'Addin', 'bin', 'Release', 'net48', 'Addin.dll')));
     const ref = addin.assemblyReferences.find((x) => x.name === 'Dapper')!;
     expect(Buffer.from(ref.publicKeyOrToken).toString('hex')).toBe(own);
-  }, 600_000);
+  });
 
   test('no executable for the build machine (macOS, Arm64): SGB005 names SigngateExecutable and SigngateCli; with SigngateExecutable set, the build runs it and restores nothing', async () => {
     const dir = solution('Elsewhere', { 'Addin/Addin.csproj': project(`<PackageReference Include="Signgate.Build" Version="${VERSION}" PrivateAssets="all" />`) });
@@ -310,7 +310,7 @@ describe.runIf(runDotnetTests)('Signgate.Tool: signgate as a .NET tool', () => {
     expect(broken.status).toBe(1);
     expect(broken.output).toContain('SG301');
     expect(broken.output).not.toContain(NO_NODE);
-  }, 600_000);
+  });
 
   test('signals: SIGTERM and SIGINT to the tool end signgate serve itself, gracefully, and leave no process behind', async () => {
     const signgate = join(root, 'tools', 'signgate');
@@ -343,7 +343,7 @@ describe.runIf(runDotnetTests)('Signgate.Tool: signgate as a .NET tool', () => {
       const left = await run('pgrep', ['-f', dataDir], { cwd: root });
       expect(left.output.trim(), `processes left: ${left.output}`).toBe('');
     }
-  }, 600_000);
+  });
 
   test('a local tool manifest: dotnet signgate', async () => {
     const dir = join(root, 'repo');
@@ -353,5 +353,5 @@ describe.runIf(runDotnetTests)('Signgate.Tool: signgate as a .NET tool', () => {
     expect(install.status, install.output).toBe(0);
     const r = await dotnet(['signgate', 'verify', fixturePath('sdk/bin/net48/SampleAddin.dll')], dir);
     expect(r.output).toContain('delay-signed');
-  }, 600_000);
+  });
 });

@@ -21,7 +21,7 @@ beforeAll(() => {
     if (dep !== '.bin' && dep !== 'signgate') symlinkSync(join(repoRoot, 'node_modules', dep), join(app, 'node_modules', dep));
   }
   packed = execFileSync('tar', ['tzf', join(app, tarball)], { encoding: 'utf8' }).split('\n').filter(Boolean);
-}, 120_000);
+});
 
 describe('the packed package', () => {
   test('ships the built library, the schemas, the docs and the licence; no tests, no fixtures', () => {
@@ -63,5 +63,5 @@ describe('the packed package', () => {
     expect(out.sign).toMatchObject({ uploaded: 6, verified: 6, failed: 0 });
     expect(out.audit).toMatchObject({ ok: 6, fail: 0 });
     expect(out.html).toBe(true);
-  }, 60_000);
+  });
 });

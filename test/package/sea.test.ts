@@ -18,6 +18,7 @@ import { verifyStrongName } from '../../src/strongname/strong-name.js';
 import { fixturePath, repoRoot } from '../helpers/fixtures.js';
 import { readPeResources } from '../helpers/pe-resources.js';
 import { startServer } from '../helpers/server.js';
+import { waitForOutput } from '../helpers/wait.js';
 import { requireDotnet, run as runProcess, runDotnetTests } from '../sdk/dotnet.js';
 
 const SEA_FUSE = 'NODE_SEA_FUSE_fce680ab2cc467b6e072b8b5df1996b2';
@@ -40,7 +41,7 @@ beforeAll(async () => {
   });
   buildLog = build.stdout;
   expect(buildLog).toContain('signgate-win-x64.exe');
-}, 600_000);
+});
 afterAll(() => {
   if (out) rmSync(out, { recursive: true, force: true });
 });
@@ -67,26 +68,14 @@ describe('signgate-linux-x64', () => {
     // Its own TMPDIR, to see that the page's files it writes there are gone when it stops.
     const child = spawn(join(out, 'signgate-linux-x64'), ['serve', '--config', fixturePath('server/sandbox.json'), '--data-dir', dataDir, '--port', '0', '--host', '127.0.0.1'], { cwd: box.cwd, env: { ...box.env, TMPDIR: box.cwd } });
     let output = '';
-    const api = await new Promise<string>((resolve, reject) => {
-      const timer = setTimeout(() => {
-        child.kill('SIGKILL');
-        reject(new Error(`serve did not say where it listens within 20 s:\n${output}`));
-      }, 20_000);
-      const read = (d: string) => {
-        output += d;
-        const m = /API at (http:\/\/127\.0\.0\.1:\d+\/[^\s,]+)/.exec(output);
-        if (m) {
-          clearTimeout(timer);
-          resolve(m[1]!);
-        }
-      };
-      child.stdout!.setEncoding('utf8').on('data', read);
-      child.stderr!.setEncoding('utf8').on('data', read);
-      child.on('exit', (code) => {
-        clearTimeout(timer);
-        reject(new Error(`serve exited with ${code}:\n${output}`));
-      });
+    child.stdout!.setEncoding('utf8').on('data', (d: string) => (output += d));
+    child.stderr!.setEncoding('utf8').on('data', (d: string) => (output += d));
+    const exited = new Promise((resolve) => child.on('exit', (code, signal) => resolve(signal ?? code)));
+    const listening = await waitForOutput('signgate-linux-x64 serve to say where it listens', () => output, /API at (http:\/\/127\.0\.0\.1:\d+\/[^\s,]+)/, { ended: exited }).catch((error: unknown) => {
+      child.kill('SIGKILL');
+      throw error;
     });
+    const api = listening[1]!;
     return { child, api, origin: new URL(api).origin, tmp: box.cwd };
   };
 
@@ -138,7 +127,7 @@ describe('signgate-linux-x64', () => {
     for (const name of ['SampleAddin.dll', 'SampleAddin.Helpers.dll', 'AddinTool.exe']) {
       expect(verifyStrongName(readModule(readFileSync(join(signed, name))), { expectedKey: key }).valid, name).toBe(true);
     }
-  }, 120_000);
+  });
 
   test('a delay-signed file fails verify with exit 1, as with the Node command', async () => {
     const r = await runExe(['verify', fixturePath('addin/SampleAddin.dll')]);
@@ -267,7 +256,7 @@ describe.runIf(runDotnetTests)("the post-build step of docs/executables.md in a 
     } finally {
       await server.close();
     }
-  }, 600_000);
+  });
 });
 
 describe('signgate-win-x64.exe, read with signgate\'s PE reader', () => {

@@ -42,7 +42,7 @@ beforeAll(async () => {
   if (!runWine) return;
   wine = await startWine();
   expect(wine.version).toMatch(/^wine-10\./);
-}, 600_000);
+});
 afterAll(async () => {
   await wine?.close();
 });
@@ -80,7 +80,7 @@ describe.runIf(runWine)('signgate-win-x64.exe under Wine', () => {
       const r = runCli(['resign', join(NET48, name), '--key-pair', KEY_PAIR, '-o', join(work, 'signed', name)]);
       expect(r.status, r.stderr).toBe(0);
     }
-  }, 300_000);
+  });
   afterAll(() => {
     if (work) rmSync(work, { recursive: true, force: true });
   });
@@ -98,13 +98,13 @@ describe.runIf(runWine)('signgate-win-x64.exe under Wine', () => {
     expect(windows.status, windows.stderr).toBe(linux.status);
     expect(parse(windows)).toEqual(parse(linux));
     expect(parse(linux).summary.files).toBe(3);
-  }, 120_000);
+  });
 
   test('check, a C:\\ path: the same JSON as on Linux', async () => {
     const { linux, windows } = await both(workC, ['check', join(workC, FOLDER, 'bin'), ...checkArgs], ['check', `C:\\work\\${FOLDER}\\bin`, ...checkArgs]);
     expect(windows.status, windows.stderr).toBe(linux.status);
     expect(parse(windows)).toEqual(parse(linux));
-  }, 120_000);
+  });
 
   test('check, the folder and a file named in another case than on disk: the same verdicts', async () => {
     const upper = zPath(join(work, FOLDER.toUpperCase(), 'BIN'));
@@ -116,14 +116,14 @@ describe.runIf(runWine)('signgate-win-x64.exe under Wine', () => {
     const file = await wine.run(['check', zPath(join(work, FOLDER, 'bin', 'SAMPLEADDIN.DLL')), ...checkArgs], work);
     expect(file.status, file.stderr).toBe(0);
     expect(parse(file).summary.files).toBe(1);
-  }, 120_000);
+  });
 
   test('check, a path longer than 260 characters: the same JSON as on Linux', async () => {
     const long = join(work, ...Array.from({ length: 5 }, (_, i) => `a-rather-long-folder-name-for-windows-path-limits-${i}`));
     const { linux, windows } = await both(work, ['check', long, ...checkArgs], ['check', zPath(long), ...checkArgs]);
     expect(windows.status, windows.stderr).toBe(linux.status);
     expect(parse(windows)).toEqual(parse(linux));
-  }, 120_000);
+  });
 
   test('check, CON.dll among the inputs: SG505 on both, the same JSON', async () => {
     const { linux, windows } = await both(work, ['check', join(work, 'devices'), ...checkArgs], ['check', zPath(join(work, 'devices')), ...checkArgs]);
@@ -131,7 +131,7 @@ describe.runIf(runWine)('signgate-win-x64.exe under Wine', () => {
     expect(windows.status, windows.stderr).toBe(1);
     expect(ruleIds(parse(windows))).toContain('SG505');
     expect(parse(windows)).toEqual(parse(linux));
-  }, 120_000);
+  });
 
   test('check, two files whose names differ only in case: both checked and SG502 on Windows as on Linux', async () => {
     const { linux, windows } = await both(work, ['check', join(work, 'cases'), ...checkArgs], ['check', zPath(join(work, 'cases')), ...checkArgs]);
@@ -140,7 +140,7 @@ describe.runIf(runWine)('signgate-win-x64.exe under Wine', () => {
     expect(parse(windows).summary.files).toBe(2);
     expect(ruleIds(parse(windows))).toContain('SG502');
     expect(parse(windows)).toEqual(parse(linux));
-  }, 120_000);
+  });
 
   test('check from signgate.config.json with a BOM, CRLF and a `\\` glob: the same JSON as on Linux', async () => {
     const cwd = join(work, 'configured');
@@ -148,7 +148,7 @@ describe.runIf(runWine)('signgate-win-x64.exe under Wine', () => {
     expect(windows.status, windows.stderr).toBe(linux.status);
     expect(parse(windows)).toEqual(parse(linux));
     expect(parse(linux).summary.files).toBe(3);
-  }, 120_000);
+  });
 
   test('verify the files signed on Linux: valid, the same JSON', async () => {
     const signed = join(work, 'signed');
@@ -156,7 +156,7 @@ describe.runIf(runWine)('signgate-win-x64.exe under Wine', () => {
     expect(linux.status, linux.stderr).toBe(0);
     expect(windows.status, windows.stderr).toBe(0);
     expect(JSON.parse(windows.stdout)).toEqual(JSON.parse(linux.stdout));
-  }, 120_000);
+  });
 
   test('audit of the signed release: the same JSON as on Linux', async () => {
     const signed = join(work, 'signed');
@@ -167,7 +167,7 @@ describe.runIf(runWine)('signgate-win-x64.exe under Wine', () => {
     const windows = await wine.run(args(zPath(signed)), work, { SIGNGATE_CACHE_DIR: zPath(cache) });
     expect(windows.status, windows.stderr).toBe(linux.status);
     expect(JSON.parse(windows.stdout)).toEqual(JSON.parse(linux.stdout));
-  }, 120_000);
+  });
 });
 
 describe.runIf(runWine)('the client on Windows APIs against signgate serve on 127.0.0.1', () => {
@@ -196,7 +196,7 @@ describe.runIf(runWine)('the client on Windows APIs against signgate serve on 12
     work = mkdtempSync(join(tmpdir(), 'signgate-winclient-'));
     cpSync(NET48, join(work, FOLDER, 'bin'), { recursive: true });
     copyFileSync(KEY, join(work, '12345_public.snk'));
-  }, 300_000);
+  });
   afterAll(async () => {
     release();
     await proxy?.close();
@@ -232,7 +232,7 @@ describe.runIf(runWine)('the client on Windows APIs against signgate serve on 12
     expect(linux.status, linux.stderr).toBe(0);
     expect(JSON.parse(windows.stdout)).toEqual(JSON.parse(linux.stdout));
     expect(windows.stdout + windows.stderr).not.toContain(token);
-  }, 180_000);
+  });
 
   test('sign into a non-ASCII Z:\\ folder: every file signed and verified, and jobs list shows the job as Linux does', async () => {
     const cache = mkdtempSync(join(work, 'cache-'));
@@ -249,7 +249,7 @@ describe.runIf(runWine)('the client on Windows APIs against signgate serve on 12
     expect(windowsJobs.status, windowsJobs.stderr).toBe(0);
     expect(JSON.parse(windowsJobs.stdout)).toEqual(JSON.parse(linuxJobs.stdout));
     expect(JSON.stringify(JSON.parse(windowsJobs.stdout))).toContain(String(result.jobs[0]!.jobId));
-  }, 300_000);
+  });
 
   /** Starts `sign` through the holding proxy, waits until its job polls, and ends it with `signal`; then runs it again. */
   const interruptThenResume = async (signal: NodeJS.Signals) => {
@@ -276,11 +276,11 @@ describe.runIf(runWine)('the client on Windows APIs against signgate serve on 12
   test('sign, the Windows process killed while its job is on the service: the same command resumes that job', async () => {
     const { ended } = await interruptThenResume('SIGKILL');
     expect(ended.signal ?? ended.status).not.toBe(0);
-  }, 300_000);
+  });
 
   test('sign, Ctrl-C (a console control event) while its job is on the service: says the job is kept, exits 130, and the same command resumes it', async () => {
     const { ended, again } = await interruptThenResume('SIGINT');
     expect(ended.status, ended.stderr).toBe(130);
     expect(ended.stderr).toContain(String(again.jobs[0]!.jobId));
-  }, 300_000);
+  });
 });

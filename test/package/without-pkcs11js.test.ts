@@ -25,4 +25,4 @@ test('the sources build without the optional pkcs11js', () => {
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
-}, 300_000);
+});

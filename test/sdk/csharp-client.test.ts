@@ -50,7 +50,7 @@ describe.runIf(runDotnetTests)('the NSwag-generated C# client', () => {
     await dotnet(['build', GENERATOR, '-c', 'Release', '--nologo', '-v', 'q'], 'dotnet build tools/csharp-client/generator');
     generatorOutput = await dotnet([join(GENERATOR, 'bin', 'Release', 'client-generator.dll'), join(repoRoot, 'schemas', 'openapi.json'), generated], 'client-generator');
     await dotnet(['build', SMOKE, '-c', 'Release', '--nologo', '-v', 'q', `-p:GeneratedClient=${generated}`], 'dotnet build tools/csharp-client/smoke with the generated client');
-  }, 240_000);
+  });
   afterAll(() => server.close());
 
   test('has a typed method per operationId and one Problem type for every error', () => {
@@ -79,7 +79,7 @@ describe.runIf(runDotnetTests)('the NSwag-generated C# client', () => {
         '<Nullable>enable</Nullable><ImplicitUsings>enable</ImplicitUsings><TreatWarningsAsErrors>true</TreatWarningsAsErrors></PropertyGroup></Project>',
     );
     await dotnet(['build', project, '-c', 'Release', '--nologo', '-v', 'q'], "dotnet build of docs/clients.md's example");
-  }, 120_000);
+  });
 
   test('upload -> status -> download -> delete against the service on loopback', async () => {
     requireDotnet();
@@ -113,5 +113,5 @@ describe.runIf(runDotnetTests)('the NSwag-generated C# client', () => {
     expect(report).toMatchObject({ afterDeleteStatus: 404, afterDeleteTitle: 'Not Found' });
     const jobs = (await (await api(server, '/assemblies', token)).json()) as { id: string }[];
     expect(jobs.map((j) => j.id)).not.toContain(report.jobId);
-  }, 120_000);
+  });
 });

@@ -14,7 +14,7 @@ import { parseStrongNameKeyFile } from '../../src/strongname/key-blob.js';
 import { classifyStrongName, verifyStrongName } from '../../src/strongname/strong-name.js';
 import { publicKeyToken, referenceToken } from '../../src/strongname/token.js';
 import { fixture, fixturePath, hasMono, repoRoot, runCli, runMono } from '../helpers/fixtures.js';
-import { requireDotnet, run, runDotnetTests } from './dotnet.js';
+import { buildOnce, requireDotnet, run, runDotnetTests } from './dotnet.js';
 
 const DAPPER_VERSION = '2.1.86';
 const ownToken = publicKeyToken(parseStrongNameKeyFile(fixture('test-keys/other_keypair.snk')).publicKey.blob);
@@ -109,7 +109,7 @@ describe.runIf(runDotnetTests)('SigngateFixReferences in dotnet build', () => {
     expect(checked.status, checked.stdout).toBe(0);
   }
 
-  test('PackageReference and a plain Reference: the build passes with warnings as errors; the control fails on CS8002', { timeout: 300_000 }, async () => {
+  test('PackageReference and a plain Reference: the build passes with warnings as errors; the control fails on CS8002', async () => {
     requireDotnet();
     const dir = makeProject('FixedAddin', false);
     const control = await build(dir, '-p:SigngateFixReferences=false');
@@ -133,7 +133,7 @@ describe.runIf(runDotnetTests)('SigngateFixReferences in dotnet build', () => {
     expect(sha(readFileSync(join(dir, 'bin', 'Release', 'net48', 'Dapper.dll')))).toBe(first);
   });
 
-  test('Central Package Management: the same result', { timeout: 300_000 }, async () => {
+  test('Central Package Management: the same result', async () => {
     requireDotnet();
     const dir = makeProject('CentralAddin', true);
     const ok = await build(dir);
@@ -142,7 +142,7 @@ describe.runIf(runDotnetTests)('SigngateFixReferences in dotnet build', () => {
     expect(existsSync(join(dir, 'obj', 'Release', 'net48', 'signgate-fixed', 'Dapper.dll'))).toBe(true);
   });
 
-  test('a net8.0 add-in with no copy-local property: the strong-named copies reach bin/, deps.json finds them there, and a plug-in host loads it with them', { timeout: 300_000 }, async () => {
+  test('a net8.0 add-in with no copy-local property: the strong-named copies reach bin/, deps.json finds them there, and a plug-in host loads it with them', async () => {
     requireDotnet();
     const dir = makeProject('CoreAddin', false, 'net8.0');
     const ok = await build(dir);
@@ -161,7 +161,7 @@ describe.runIf(runDotnetTests)('SigngateFixReferences in dotnet build', () => {
     // Loaded as a .NET host loads a plug-in (tools/fix-host --plugin: the add-in's deps.json through
     // AssemblyDependencyResolver, the vendor's API shared by the host, every reference bound by its full name),
     // the add-in runs against the strong-named copies in bin/.
-    const hostBuild = await run('dotnet', ['build', join(repoRoot, 'tools', 'fix-host'), '-c', 'Release', '--nologo', '-v', 'q'], { cwd: repoRoot });
+    const hostBuild = await buildOnce(join(repoRoot, 'tools', 'fix-host'));
     expect(hostBuild.status, hostBuild.output).toBe(0);
     const bin = join(dir, 'bin', 'Release', 'net8.0');
     const host = (folder: string) => spawnSync('dotnet', [join(repoRoot, 'tools', 'fix-host', 'bin', 'Release', 'fix-host.dll'), '--plugin', join(folder, 'CoreAddin.dll'), 'FixedAddin.Addin', 'Name', join(dir, 'vendor')], { encoding: 'utf8' });
@@ -181,7 +181,7 @@ describe.runIf(runDotnetTests)('SigngateFixReferences in dotnet build', () => {
     expect(refused.stderr).toMatch(/Dapper, Version=[\d.]+, Culture=neutral, PublicKeyToken=[0-9a-f]{16} was asked for, .*Dapper\.dll is Dapper, Version=[\d.]+, Culture=neutral, PublicKeyToken=null/);
   });
 
-  test('without SigngateFixKey the build stops with SGB006 and says what to set', { timeout: 300_000 }, async () => {
+  test('without SigngateFixKey the build stops with SGB006 and says what to set', async () => {
     requireDotnet();
     const dir = makeProject('NoKeyAddin', false);
     const r = await build(dir, '-p:SigngateFixKey=');

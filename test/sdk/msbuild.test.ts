@@ -45,7 +45,7 @@ test('the package ships the targets beside bin/, where their default SigngateCli
   const files = pack.files.map((f: { path: string }) => f.path);
   expect(files).toContain('msbuild/Signgate.targets');
   expect(files).toContain('bin/signgate.js');
-}, 60_000);
+});
 
 describe.runIf(runDotnetTests)('msbuild/Signgate.targets in dotnet build', () => {
   let server: TestServer;
@@ -66,7 +66,7 @@ describe.runIf(runDotnetTests)('msbuild/Signgate.targets in dotnet build', () =>
     copyFileSync(fixturePath('vendor/Contoso.AddinApi.dll'), join(dir, 'vendor', 'Contoso.AddinApi.dll'));
     copyFileSync(fixturePath('test-keys/12345_public.snk'), join(dir, '12345_public.snk'));
     copyFileSync(fixturePath('test-keys/67890_public.snk'), join(dir, '67890_public.snk'));
-  }, 120_000);
+  });
   afterAll(() => server?.close());
 
   test('a good add-in: checked after compile, signed after build, and the signed file verifies', async () => {
@@ -83,7 +83,7 @@ describe.runIf(runDotnetTests)('msbuild/Signgate.targets in dotnet build', () =>
       expect(verify.status, verify.stdout + verify.stderr).toBe(0);
       if (hasMono) expect(runMono('sn', ['-q', '-vf', signed]).status).toBe(0);
     }
-  }, 600_000);
+  });
 
   test('SigngateShip: the output with the signed files in place lands in bin/ship/, and its release audit passes', async () => {
     requireDotnet();
@@ -107,7 +107,7 @@ describe.runIf(runDotnetTests)('msbuild/Signgate.targets in dotnet build', () =>
     const inside = await build({ SIGNGATE_ACCESS_TOKEN: server.token() }, '-p:SigngateShip=true', '-p:TargetFramework=net48', '-p:SigngateShipDestination=bin/Release/net48/ship', '--no-restore');
     expect(inside.status).not.toBe(0);
     expect(inside.output).toContain('error SGB012');
-  }, 600_000);
+  });
 
   test('a second build with nothing changed runs neither the check nor the signing; a changed key file runs both', async () => {
     requireDotnet();
@@ -136,7 +136,7 @@ describe.runIf(runDotnetTests)('msbuild/Signgate.targets in dotnet build', () =>
     const removed = await build(env, '--no-restore', '-p:SigngateSignArguments=--timeout 601');
     expect(removed.output).toMatch(/uploaded in \d+ job/);
     expect(existsSync(join(dir, 'bin', 'Release', 'net48', 'signed', 'PostBuildAddin.dll'))).toBe(true);
-  }, 600_000);
+  });
 
   /** Forgets that the targets ran, so that the next build runs them again. */
   const forget = () => {
@@ -169,7 +169,7 @@ describe.runIf(runDotnetTests)('msbuild/Signgate.targets in dotnet build', () =>
     for (const text of Object.values(r.texts)) expect(findSecret(text, canary)).toBeDefined();
     expect(r.texts['binary log']).toContain('SigngateVendor'); // the embedded project file, inflated
     expect(searched(r.texts, token)).toEqual([]);
-  }, 600_000);
+  });
 
   test('a token file named by SigngateAccessTokenFile: its path may be logged, its content never', async () => {
     requireDotnet();
@@ -179,7 +179,7 @@ describe.runIf(runDotnetTests)('msbuild/Signgate.targets in dotnet build', () =>
     const r = await loudBuild('file', { SIGNGATE_ACCESS_TOKEN: '' }, `-p:SigngateAccessTokenFile=${file}`);
     expect(r.status, errorLines(r.output)).toBe(0);
     expect(searched(r.texts, token)).toEqual([]);
-  }, 600_000);
+  });
 
   test('without a token: SGB003 from signgate at every verbosity, with the advice, and nothing about the variable logged', async () => {
     requireDotnet();
@@ -209,7 +209,7 @@ describe.runIf(runDotnetTests)('msbuild/Signgate.targets in dotnet build', () =>
     expect(viaOption.status).toBe(1);
     expect(viaOption.output).toContain('--access-token is set on a command line that MSBuild built');
     expect(findSecret(viaOption.output, token)).toBeUndefined();
-  }, 600_000);
+  });
 
   test('a broken add-in: the build fails, each finding an MSBuild error with its code and file', async () => {
     requireDotnet();
@@ -232,5 +232,5 @@ describe.runIf(runDotnetTests)('msbuild/Signgate.targets in dotnet build', () =>
     expect(r.output).toMatch(/\b3 Error\(s\)/);
     expect(r.output).not.toContain('PostBuildAddin -> ');
     expect(r.output).not.toContain('SigngateSign');
-  }, 600_000);
+  });
 });

@@ -3,12 +3,12 @@
 // every file written and the service's data. The peers are local servers that echo what they were sent.
 import { randomBytes } from 'node:crypto';
 import { chmodSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
-import { spawn } from 'node:child_process';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { fixturePath, repoRoot, runCli, runCliAsync, type CliResult } from '../helpers/fixtures.js';
+import { fixturePath, runCli, runCliAsync, type CliResult } from '../helpers/fixtures.js';
 import { filesUnder, leaks } from '../helpers/secrets.js';
+import { startServiceProcess, stopServiceProcess } from '../helpers/service-process.js';
 import { startStandIn, type StandIn } from '../helpers/stand-in-service.js';
 
 const TOKEN = `sgt_${randomBytes(32).toString('base64url')}`;
@@ -107,7 +107,7 @@ describe('service text never carries the token out', () => {
     expect(status.stdout).toContain('[token]');
     const found = [...outputLeaks('sign', r), ...outputLeaks('jobs status', status), ...filesUnder(work).flatMap((f) => leaks(f.path, f.text, SECRETS))];
     expect(found).toEqual([]);
-  }, 120_000);
+  });
 
   test.runIf(POSIX)('the ledger is 0600 in a 0700 folder', () => {
     expect(statSync(join(work, 'cache', 'jobs.json')).mode & 0o777).toBe(0o600);
@@ -163,7 +163,7 @@ describe('credentials in URLs are never shown', () => {
     } finally {
       await service.close();
     }
-  }, 60_000);
+  });
 });
 
 describe('usage errors never echo a value', () => {
@@ -237,7 +237,7 @@ describe('nothing secret is packed or uploaded', () => {
     } finally {
       await service.close();
     }
-  }, 60_000);
+  });
 });
 
 describe.runIf(POSIX)('nothing secret is readable by others', () => {
@@ -272,23 +272,13 @@ describe.runIf(POSIX)('nothing secret is readable by others', () => {
     writeFileSync(join(dir, 'server.json'), JSON.stringify(config));
     const first = join(dir, `${config.organizations[0].id}-${config.organizations[0].licenses[0].optionId}.snk`);
     chmodSync(first, 0o644);
-    const child = spawn(process.execPath, [join(repoRoot, 'bin', 'signgate.js'), 'serve', '--config', join(dir, 'server.json'), '--data-dir', join(dir, 'data'), '--port', '0'], { env: { ...process.env, NO_COLOR: '1' } });
-    let stderr = '';
-    await new Promise<void>((done, fail) => {
-      const timer = setTimeout(() => fail(new Error(`serve did not start: ${stderr}`)), 30_000);
-      child.stderr.setEncoding('utf8').on('data', (d: string) => {
-        stderr += d;
-        if (stderr.includes('signgate serve: API at')) {
-          clearTimeout(timer);
-          done();
-        }
-      });
-    });
-    child.kill();
+    const service = await startServiceProcess(['--config', join(dir, 'server.json'), '--data-dir', join(dir, 'data')], { NO_COLOR: '1' });
+    await stopServiceProcess(service, 'SIGTERM');
+    const stderr = service.stderr();
     expect(stderr).toContain(`warning: the key pair ${first} is readable by other users of this machine (mode 0644)`);
     expect(stderr.match(/warning: the key pair/g)?.length).toBe(1);
     expect(statSync(join(dir, 'data')).mode & 0o777).toBe(0o700);
-  }, 60_000);
+  });
 });
 
 function readdirSyncSnk(dir: string): string {

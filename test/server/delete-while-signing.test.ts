@@ -1,12 +1,12 @@
 // DELETE of a job while the worker signs it: the service stays up, the job is gone for good (also after a
 // restart), and nothing of it is left on disk.
-import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { fixture, fixturePath, repoRoot } from '../helpers/fixtures.js';
+import { fixture, fixturePath } from '../helpers/fixtures.js';
 import { startServer, uploadForm } from '../helpers/server.js';
+import { cliToken, startServiceProcess, stopServiceProcess, type ServiceProcess } from '../helpers/service-process.js';
 import { dataDirOnly } from '../helpers/database.js';
 
 const FILES = 150;
@@ -15,38 +15,21 @@ const addin = fixture('findings/passing/FindingAddin.dll');
 const manyFiles = () => Array.from({ length: FILES }, (_, i) => ({ name: `Addins/F${String(i).padStart(3, '0')}.dll`, bytes: addin }));
 
 let dataDir: string;
-let child: ChildProcess;
-let exited: { code: number | null; signal: string | null } | undefined;
-let stderr = '';
-let baseUrl: string;
+let service: ServiceProcess;
+let exited: number | string | null | undefined;
 let token: string;
 
 beforeAll(async () => {
   dataDir = mkdtempSync(join(tmpdir(), 'signgate-delete-'));
   const config = fixturePath('server/sandbox.json');
-  token = await new Promise<string>((resolve, reject) => {
-    const p = spawn(process.execPath, [join(repoRoot, 'bin/signgate.js'), 'serve', 'token', 'create', '--config', config, '--data-dir', dataDir, '--org', 'sandbox', '--user', 'ci']);
-    let out = '';
-    p.stdout.on('data', (d) => (out += d));
-    p.on('close', (code) => (code === 0 ? resolve(out.trim()) : reject(new Error(`token create exited ${code}`))));
-  });
-  child = spawn(process.execPath, [join(repoRoot, 'bin/signgate.js'), 'serve', '--config', config, '--data-dir', dataDir, '--port', '0'], { stdio: ['ignore', 'ignore', 'pipe'] });
-  child.on('exit', (code, signal) => (exited = { code, signal }));
-  const port = await new Promise<number>((resolve) => {
-    child.stderr!.on('data', (d: Buffer) => {
-      stderr += d.toString();
-      const m = /127\.0\.0\.1:(\d+)/.exec(stderr);
-      if (m) resolve(Number(m[1]));
-    });
-  });
-  baseUrl = `http://127.0.0.1:${port}/assembly-signing/v1.0`;
+  token = await cliToken(['--config', config, '--data-dir', dataDir]);
+  service = await startServiceProcess(['--config', config, '--data-dir', dataDir]);
+  void service.exited.then((how) => (exited = how));
 });
 
-afterAll(() => {
-  if (!exited) child.kill('SIGKILL');
-});
+afterAll(() => stopServiceProcess(service));
 
-const call = (path: string, init: RequestInit = {}) => fetch(`${baseUrl}${path}`, { ...init, headers: { authorization: `Bearer ${token}` } });
+const call = (path: string, init: RequestInit = {}) => fetch(`${service.baseUrl}${path}`, { ...init, headers: { authorization: `Bearer ${token}` } });
 const jobsOnDisk = () => (existsSync(join(dataDir, 'jobs', 'sandbox')) ? readdirSync(join(dataDir, 'jobs', 'sandbox')) : []);
 
 describe('DELETE while the worker signs the job', () => {
@@ -72,7 +55,7 @@ describe('DELETE while the worker signs the job', () => {
       deleted.push(id);
       // Give the worker time to reach the end of the job, where the crash happened.
       await new Promise((r) => setTimeout(r, 1500));
-      expect(exited, stderr.slice(-2000)).toBeUndefined();
+      expect(exited, service.stderr().slice(-2000)).toBeUndefined();
       expect((await call(`/assemblies/${id}/status`)).status).toBe(404);
       expect((await call(`/assemblies/${id}`, { method: 'DELETE' })).status).toBe(404);
       expect(jobsOnDisk()).not.toContain(id);
@@ -81,8 +64,7 @@ describe('DELETE while the worker signs the job', () => {
     expect((await call('/licenses')).status).toBe(200);
 
     // A restart (after kill -9) lists none of the deleted jobs and resumes none of them.
-    child.kill('SIGKILL');
-    await new Promise((r) => child.once('exit', r));
+    await stopServiceProcess(service);
     const restarted = await startServer({ dataDir });
     try {
       const list = await (await fetch(`${restarted.baseUrl}/assemblies`, { headers: { authorization: `Bearer ${token}` } })).json();
@@ -91,7 +73,7 @@ describe('DELETE while the worker signs the job', () => {
     } finally {
       await restarted.close();
     }
-  }, 120_000);
+  });
 });
 
 describe('the result package', () => {

@@ -5,6 +5,7 @@ import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { sampleProjectArchive } from '../helpers/archives.js';
 import { hasChromium, launchChromium, tryLicenses } from '../helpers/browser.js';
+import { WAIT_CEILING_MS } from '../helpers/wait.js';
 import { AUDIENCE, startIssuer, type TestIssuer } from '../helpers/oidc-provider.js';
 import { sandboxConfig, startServer, type TestServer } from '../helpers/server.js';
 
@@ -28,7 +29,7 @@ describe.skipIf(!hasChromium)('Authorize on /docs with an OpenID Connect issuer'
     issuer = await startIssuer([`${origin}/docs/static/oauth2-redirect.html`, `${origin}/exchange`]);
     server = await startServer({ port, config: sandboxConfig((c) => (c.oidc = { issuer: issuer.issuer, audience: AUDIENCE, clientId: 'docs', scopes: ['openid', 'sign'] })) });
     browser = await launchChromium();
-  }, 60_000);
+  });
   afterAll(async () => {
     await browser?.close();
     await server?.close();
@@ -58,7 +59,7 @@ describe.skipIf(!hasChromium)('Authorize on /docs with an OpenID Connect issuer'
     await popup.locator('li', { hasText: /^sign$/ }).first().waitFor();
     await popup.getByRole('button', { name: 'Continue' }).click();
     // The redirect page hands the code back to the docs page, which redeems it with the PKCE verifier.
-    await oauth.locator('button', { hasText: 'Logout' }).waitFor({ timeout: 20_000 });
+    await oauth.locator('button', { hasText: 'Logout' }).waitFor({ timeout: WAIT_CEILING_MS });
     expect(await oauth.innerText()).toContain('Authorized');
     expect(tokenRequests).toHaveLength(1);
     expect(tokenRequests[0]).toMatch(/(^|&)code_verifier=[A-Za-z0-9._~-]{43,}(&|$)/);
@@ -72,7 +73,7 @@ describe.skipIf(!hasChromium)('Authorize on /docs with an OpenID Connect issuer'
     expect(apiAuthorizations).toHaveLength(1);
     expect(apiAuthorizations[0]).toMatch(/^Bearer [A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/);
     await page.close();
-  }, 60_000);
+  });
 
   test('/exchange: sign in at the issuer (authorization code with PKCE), then upload an archive with that token', async () => {
     const page = await browser.newPage();
@@ -84,15 +85,15 @@ describe.skipIf(!hasChromium)('Authorize on /docs with an OpenID Connect issuer'
     await page.locator('input[name=password]').fill('any password');
     await page.locator('button[type=submit]').click();
     await page.getByRole('button', { name: 'Continue' }).click();
-    await expect.poll(() => page.locator('#who').innerText(), { timeout: 20_000 }).toMatch(new RegExp(`^Signed in at ${issuer.issuer.replace(/[.]/g, '\\.')}\\. License options: 12345`));
+    await expect.poll(() => page.locator('#who').innerText(), { timeout: WAIT_CEILING_MS }).toMatch(new RegExp(`^Signed in at ${issuer.issuer.replace(/[.]/g, '\\.')}\\. License options: 12345`));
     // The code and state are gone from the address bar.
     expect(page.url()).toBe(`${origin}/exchange`);
     const { zip } = await sampleProjectArchive();
     await page.getByLabel('Archive (.zip)').setInputFiles({ name: 'project.zip', mimeType: 'application/zip', buffer: zip });
     await page.getByRole('button', { name: 'Upload and sign' }).click();
-    await page.getByRole('link', { name: 'Download project-signed.zip' }).waitFor({ timeout: 30_000 });
+    await page.getByRole('link', { name: 'Download project-signed.zip' }).waitFor({ timeout: WAIT_CEILING_MS });
     expect(await page.locator('#phase').innerText()).toBe('Finished: 6 of 8 assemblies signed.');
     expect(problems).toEqual([]);
     await page.close();
-  }, 60_000);
+  });
 });

@@ -3,6 +3,7 @@ import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Browser } from 'playwright-core';
 import { hasChromium, launchChromium, tryLicenses } from '../helpers/browser.js';
+import { WAIT_CEILING_MS } from '../helpers/wait.js';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { repoRoot } from '../helpers/fixtures.js';
 import { startServer, type TestServer } from '../helpers/server.js';
@@ -14,7 +15,7 @@ describe.skipIf(!hasChromium)('the /docs page in headless Chromium', () => {
   beforeAll(async () => {
     server = await startServer();
     browser = await launchChromium();
-  }, 60_000);
+  });
   afterAll(async () => {
     await browser?.close();
     await server?.close();
@@ -47,7 +48,7 @@ describe.skipIf(!hasChromium)('the /docs page in headless Chromium', () => {
     mkdirSync(join(repoRoot, 'out'), { recursive: true });
     await page.screenshot({ path: join(repoRoot, 'out', 'docs-page.png'), fullPage: false });
     expect(problems).toEqual([]);
-  }, 60_000);
+  });
 
   test('at 390 px (a phone) nothing is clipped or wider than the screen, and the tags read as written', async () => {
     const page = await browser.newPage({ viewport: { width: 390, height: 844 } });
@@ -63,7 +64,7 @@ describe.skipIf(!hasChromium)('the /docs page in headless Chromium', () => {
     expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(390);
     expect(await page.locator('.opblock-tag-section').first().innerText()).toContain('<optionId>_public.snk');
     await page.close();
-  }, 60_000);
+  });
 
   test('never framed by another origin; a query on its address does not break it', async () => {
     const docs = server.baseUrl.replace('/assembly-signing/v1.0', '/docs');
@@ -74,8 +75,8 @@ describe.skipIf(!hasChromium)('the /docs page in headless Chromium', () => {
     }
     const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
     await page.goto(`${docs}/?utm_source=mail`, { waitUntil: 'networkidle' });
-    await page.locator('.swagger-ui .info .title').waitFor({ timeout: 10_000 });
+    await page.locator('.swagger-ui .info .title').waitFor({ timeout: WAIT_CEILING_MS });
     expect(await page.locator('.swagger-ui .info .title').innerText()).toContain('Assembly signing service');
     await page.close();
-  }, 60_000);
+  });
 });

@@ -10,6 +10,7 @@ import { verifyStrongName } from '../../src/strongname/strong-name.js';
 import { readZip } from '../../src/zip/read-zip.js';
 import { sampleProjectArchive } from '../helpers/archives.js';
 import { hasChromium, launchChromium } from '../helpers/browser.js';
+import { WAIT_CEILING_MS } from '../helpers/wait.js';
 import { fixture } from '../helpers/fixtures.js';
 import { buildZip } from '../helpers/hostile-zip.js';
 import { startServer, type TestServer } from '../helpers/server.js';
@@ -24,7 +25,7 @@ describe.skipIf(!hasChromium)('the /exchange page in headless Chromium', () => {
     server = await startServer();
     origin = new URL(server.baseUrl).origin;
     browser = await launchChromium();
-  }, 60_000);
+  });
   afterAll(async () => {
     await browser?.close();
     await server?.close();
@@ -53,7 +54,7 @@ describe.skipIf(!hasChromium)('the /exchange page in headless Chromium', () => {
     await page.getByLabel('Comment (optional)').fill('from the page');
     await page.getByRole('button', { name: 'Upload and sign' }).click();
     const link = page.getByRole('link', { name: 'Download SampleAddin-1.4.2-signed.zip' });
-    await link.waitFor({ timeout: 30_000 });
+    await link.waitFor({ timeout: WAIT_CEILING_MS });
     expect(await page.locator('#phase').innerText()).toBe('Finished: 6 of 8 assemblies signed.');
     expect(await page.locator('#progress').getAttribute('value')).toBe('1');
     const row = (name: string) => page.locator('#files tbody tr', { has: page.locator('td', { hasText: new RegExp(`^${name.replace(/\./g, '\\.')}$`) }) });
@@ -70,7 +71,7 @@ describe.skipIf(!hasChromium)('the /exchange page in headless Chromium', () => {
     expect(problems, problems.join('\n')).toEqual([]);
     expect(requests.every((u) => u.startsWith(`${origin}/`) || u.startsWith('blob:'))).toBe(true);
     await page.close();
-  }, 60_000);
+  });
 
   test('a hostile archive dropped on the page shows its refusal', async () => {
     const { page } = await signedIn();
@@ -84,12 +85,12 @@ describe.skipIf(!hasChromium)('the /exchange page in headless Chromium', () => {
     expect(await page.locator('#chosen').innerText()).toBe(`Chosen: hostile.zip (${hostile.length} bytes)`);
     await page.getByRole('button', { name: 'Upload and sign' }).click();
     const alert = page.getByRole('alert');
-    await expect.poll(() => alert.innerText(), { timeout: 15_000 }).toContain('Unsafe archive: hostile.zip:');
+    await expect.poll(() => alert.innerText(), { timeout: WAIT_CEILING_MS }).toContain('Unsafe archive: hostile.zip:');
     expect(await alert.innerText()).toContain('../../evil.dll');
     expect(await page.locator('#phase').innerText()).toBe('Refused.');
     expect(await page.getByRole('link').count()).toBe(0);
     await page.close();
-  }, 60_000);
+  });
 
   test('a wrong token is refused on the page, and the upload stays disabled', async () => {
     const page = await browser.newPage();
@@ -99,5 +100,5 @@ describe.skipIf(!hasChromium)('the /exchange page in headless Chromium', () => {
     await expect.poll(() => page.getByRole('alert').innerText()).toContain('Unauthorized: The access token is not known.');
     expect(await page.getByRole('button', { name: 'Upload and sign' }).isDisabled()).toBe(true);
     await page.close();
-  }, 60_000);
+  });
 });

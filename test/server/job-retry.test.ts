@@ -15,6 +15,7 @@ import pg from 'pg';
 import { MAX_ATTEMPTS } from '../../src/server/storage/postgres/pg-store.js';
 import { databaseFor, STORE_UNDER_TEST } from '../helpers/database.js';
 import { sandboxConfig, startServer } from '../helpers/server.js';
+import { waitUntil } from '../helpers/wait.js';
 
 const ADDIN = fixturePath('addin/SampleAddin.dll');
 
@@ -52,13 +53,6 @@ async function oneJob(): Promise<{ store: JobStore; record: JobRecord }> {
 
 const quiet = { info() {}, warn() {}, error() {}, debug() {}, trace() {}, fatal() {}, child() { return this; }, level: 'silent', silent() {} } as never;
 
-async function until(check: () => Promise<boolean>, ms = 10_000): Promise<void> {
-  const end = Date.now() + ms;
-  while (!(await check())) {
-    if (Date.now() > end) throw new Error('timed out');
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
 
 describe('a job whose processing fails', () => {
   test('fails twice, then works: queued again after each wait, finished and signed', async () => {
@@ -66,7 +60,7 @@ describe('a job whose processing fails', () => {
     const signer = failingSigner(2);
     const worker = new SigningWorker(store, () => sandboxConfig(), quiet, { signer, retryDelaysMs: [50, 50, 50] });
     worker.enqueue('sandbox', record.id);
-    await until(async () => (await store.get('sandbox', record.id))!.processingFinished);
+    await waitUntil('the job to finish', async () => (await store.get('sandbox', record.id))!.processingFinished, undefined, { intervalMs: 20 });
     const done = (await store.get('sandbox', record.id))!;
     expect(done.assemblies[0]!.fileProcessingState).toBe('Signed');
     expect(signer.calls).toBe(3);
@@ -77,7 +71,7 @@ describe('a job whose processing fails', () => {
     const { store, record } = await oneJob();
     const worker = new SigningWorker(store, () => sandboxConfig(), quiet, { signer: failingSigner(Infinity), retryDelaysMs: [30, 30] });
     worker.enqueue('sandbox', record.id);
-    await until(async () => (await store.get('sandbox', record.id))!.processingFinished);
+    await waitUntil('the job to finish', async () => (await store.get('sandbox', record.id))!.processingFinished, undefined, { intervalMs: 20 });
     const done = (await store.get('sandbox', record.id))!;
     expect(done.assemblies[0]!.fileProcessingState).toBe('Error');
     const text = done.assemblies[0]!.messages.map((m) => m.message).join(' ');
@@ -99,14 +93,14 @@ describe.runIf(STORE_UNDER_TEST === 'postgres')('on the PostgreSQL queue', () =>
       form.append('files[0]', new Blob([readFileSync(ADDIN)]), 'SampleAddin.dll');
       const created = (await (await fetch(`${server.baseUrl}/assemblies`, { method: 'POST', headers: { authorization: `Bearer ${token}` }, body: form })).json()) as { id: string };
       const status = async () => (await (await fetch(`${server.baseUrl}/assemblies/${created.id}/status`, { headers: { authorization: `Bearer ${token}` } })).json()) as { processingFinished: boolean; assemblies: { fileProcessingState: string; messages: { message: string }[] }[] };
-      await until(async () => (await status()).processingFinished);
+      await waitUntil('the job to finish', async () => (await status()).processingFinished, undefined, { intervalMs: 20 });
       // As after five workers died on it: queued again with every attempt used.
       const db = new pg.Client({ connectionString: await databaseFor(server.dataDir) });
       await db.connect();
       await db.query(`UPDATE signgate_jobs SET state = 'queued', attempts = $2, lease_owner = NULL, lease_until = NULL WHERE id = $1`, [created.id, MAX_ATTEMPTS]);
       await db.query(`SELECT pg_notify('signgate_jobs', '')`);
       await db.end();
-      await until(async () => (await status()).assemblies[0]!.fileProcessingState === 'Error');
+      await waitUntil('the job to end in Error', async () => (await status()).assemblies[0]!.fileProcessingState === 'Error', undefined, { intervalMs: 20 });
       const done = await status();
       expect(done.processingFinished).toBe(true);
       expect(done.assemblies[0]!.messages.map((m) => m.message).join(' ')).toContain(`the service failed to process the job ${MAX_ATTEMPTS} times`);
@@ -116,5 +110,5 @@ describe.runIf(STORE_UNDER_TEST === 'postgres')('on the PostgreSQL queue', () =>
     } finally {
       await server.close();
     }
-  }, 60_000);
+  });
 });

@@ -9,7 +9,7 @@ import { readModule } from '../../src/strongname/assembly-info.js';
 import { openPkcs11Key } from '../../src/strongname/pkcs11-key.js';
 import { fixture } from '../helpers/fixtures.js';
 import { uploadForm } from '../helpers/server.js';
-import { cliToken, startServiceProcess, stopServiceProcess, type ServiceProcess } from '../helpers/service-process.js';
+import { cliToken, startServiceProcess, stopServiceProcess, waitJobFinished, type ServiceProcess } from '../helpers/service-process.js';
 import { createToken, generateKey, hasSoftHsm, SOFTHSM_MODULE, type TestToken } from '../helpers/softhsm.js';
 
 /** OpenSC's PKCS#11 module that logs every call, then passes it to the module PKCS11SPY names. */
@@ -50,7 +50,7 @@ function calls(log: string, name: string): number {
 
 type FileState = { fileName: string; fileProcessingState: string; messages: { message: string }[] };
 
-/** Uploads `jobs` one-file jobs at once and waits (polling, no deadline but the test's) until every one is finished. */
+/** Uploads `jobs` one-file jobs at once and waits (ceiling: minutes) until every one is finished. */
 async function burst(service: ServiceProcess, token: string, file: Uint8Array, jobs: number): Promise<FileState[]> {
   const headers = { authorization: `Bearer ${token}` };
   const ids = await Promise.all(
@@ -61,16 +61,7 @@ async function burst(service: ServiceProcess, token: string, file: Uint8Array, j
     }),
   );
   const files: FileState[] = [];
-  for (const id of ids) {
-    for (;;) {
-      const status = (await (await fetch(`${service.baseUrl}/assemblies/${id}/status`, { headers })).json()) as { processingFinished: boolean; assemblies: FileState[] };
-      if (status.processingFinished) {
-        files.push(...status.assemblies);
-        break;
-      }
-      await new Promise((resolve) => setTimeout(resolve, 50));
-    }
-  }
+  for (const id of ids) files.push(...(await waitJobFinished(service.baseUrl, token, id)).assemblies);
   return files;
 }
 
@@ -121,7 +112,7 @@ describe.skipIf(!hasSoftHsm || !hasSpy)('one PKCS#11 module per service process 
     }
     console.log(`C_Login calls with a wrong PIN, 16 jobs: ${Object.entries(counts).map(([w, n]) => `${w} threads: ${n}`).join(', ')}`);
     expect(counts).toEqual({ 1: 1, 8: 1, 16: 1 });
-  }, 300_000);
+  });
 
   test('20 fresh services, 8 threads each, signing a burst of 8 jobs at once: every file signed, one C_Initialize and one C_Login each', async () => {
     const uri = `pkcs11:token=${token.label};object=option-key?module-path=${PKCS11_SPY}&pin-source=file:${token.pinFile}`;
@@ -144,5 +135,5 @@ describe.skipIf(!hasSoftHsm || !hasSpy)('one PKCS#11 module per service process 
       }
     }
     expect(signed).toBe(160);
-  }, 600_000);
+  });
 });

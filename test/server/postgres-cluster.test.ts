@@ -13,7 +13,8 @@ import { MIGRATIONS } from '../../src/server/storage/postgres/migrations.js';
 import { freshDatabase, requireDatabase } from '../helpers/database.js';
 import { fixture, hasMono, runMono } from '../helpers/fixtures.js';
 import { uploadForm } from '../helpers/server.js';
-import { cliToken, editConfig, runSigngate, sandboxConfigCopy, startServiceProcess, stopServiceProcess, type ServiceProcess } from '../helpers/service-process.js';
+import { waitFor, waitUntil } from '../helpers/wait.js';
+import { cliToken, editConfig, runSigngate, sandboxConfigCopy, startServiceProcess, stopServiceProcess, waitJobFinished, type ServiceProcess } from '../helpers/service-process.js';
 
 const LEASE_S = 2;
 const addin = fixture('findings/passing/FindingAddin.dll');
@@ -30,13 +31,11 @@ describe.skipIf(!requireDatabase())('three API and two worker processes on one d
   const nodeArgs = (role: string) => ['--config', config, '--data-dir', dataDir, '--role', role, '--lease-timeout', String(LEASE_S)];
   const call = (node: ServiceProcess, path: string, init: RequestInit = {}, t = token) => fetch(`${node.baseUrl}${path}`, { ...init, headers: { authorization: `Bearer ${t}` } });
 
-  const waitAllFinished = async () => {
-    const deadline = Date.now() + 60_000;
-    while ((await db.query(`SELECT count(*)::int AS n FROM signgate_jobs WHERE state <> 'finished'`)).rows[0].n > 0) {
-      expect(Date.now()).toBeLessThan(deadline);
-      await new Promise((res) => setTimeout(res, 100));
-    }
-  };
+  const waitAllFinished = () =>
+    waitFor('every job in the database to be finished', async () => {
+      const rows = (await db.query(`SELECT id::text, state FROM signgate_jobs WHERE state <> 'finished'`)).rows;
+      return rows.length === 0 ? { done: true, value: undefined } : { done: false, seen: rows };
+    }, { intervalMs: 100 });
 
   beforeAll(async () => {
     database = await freshDatabase();
@@ -48,7 +47,7 @@ describe.skipIf(!requireDatabase())('three API and two worker processes on one d
     apis.push(...(await Promise.all([0, 1, 2].map(() => startServiceProcess(nodeArgs('api'), env())))));
     workers.push(...(await Promise.all([0, 1].map(() => startServiceProcess(nodeArgs('worker'), env())))));
     token = await cliToken(['--config', config, '--data-dir', dataDir, '--database', database]);
-  }, 60_000);
+  });
 
   afterAll(async () => {
     await Promise.all([...apis, ...workers].map((p) => stopServiceProcess(p)));
@@ -93,17 +92,9 @@ describe.skipIf(!requireDatabase())('three API and two worker processes on one d
     }
     expect((await (await call(apis[1]!, '/assemblies')).json()).length).toBe(20);
     // Every job finishes, seen from any API process.
-    const deadline = Date.now() + 60_000;
     for (const [i, id] of ids.entries()) {
-      for (;;) {
-        const status = await (await call(apis[i % 3]!, `/assemblies/${id}/status`)).json();
-        if (status.processingFinished) {
-          expect(status.assemblies[0].fileProcessingState).toBe('Signed');
-          break;
-        }
-        expect(Date.now()).toBeLessThan(deadline);
-        await new Promise((res) => setTimeout(res, 100));
-      }
+      const status = await waitJobFinished(apis[i % 3]!.baseUrl, token, id);
+      expect(status.assemblies[0].fileProcessingState).toBe('Signed');
     }
     // Signed once: one lease taken per job, one "job processed" in the workers' logs, one result package.
     const rows = (await db.query(`SELECT id::text, attempts, state, result_file FROM signgate_jobs WHERE organization = 'sandbox'`)).rows;
@@ -131,7 +122,7 @@ describe.skipIf(!requireDatabase())('three API and two worker processes on one d
     await waitAllFinished();
     const left = (await (await call(apis[0]!, '/assemblies')).json()) as { id: string }[];
     for (const [i, j] of left.entries()) expect((await call(apis[i % 3]!, `/assemblies/${j.id}`, { method: 'DELETE' })).status).toBe(204);
-  }, 120_000);
+  });
 
   test('kill -9 an API process during an upload: no visible job, and its files and row are gone after the lease', async () => {
     const victim = apis[2]!;
@@ -141,10 +132,7 @@ describe.skipIf(!requireDatabase())('three API and two worker processes on one d
     req.write(`--${boundary}\r\nContent-Disposition: form-data; name="files[0]"; filename="Half.dll"\r\nContent-Type: application/octet-stream\r\n\r\n`);
     req.write(Buffer.alloc(512 * 1024, 7));
     const pending = () => readdirSync(join(dataDir, 'tmp')).filter((n) => n.startsWith('sandbox--'));
-    for (let i = 0; pending().length === 0; i++) {
-      expect(i).toBeLessThan(100);
-      await new Promise((r) => setTimeout(r, 50));
-    }
+    await waitUntil("the upload's temporary folder in tmp/", () => pending().length > 0, () => readdirSync(join(dataDir, 'tmp')));
     expect((await db.query(`SELECT count(*)::int AS n FROM signgate_jobs WHERE state = 'uploading'`)).rows[0].n).toBe(1);
     await stopServiceProcess(victim);
     apis.pop();
@@ -156,42 +144,29 @@ describe.skipIf(!requireDatabase())('three API and two worker processes on one d
       await new Promise((r) => setTimeout(r, 100));
     }
     expect(existsSync(join(dataDir, 'jobs', 'sandbox')) ? readdirSync(join(dataDir, 'jobs', 'sandbox')) : []).toEqual([]);
-  }, 30_000);
+  });
 
   test('kill -9 the worker signing a job: the other worker takes it after the lease and finishes it, once', async () => {
     const files = Array.from({ length: 150 }, (_, i) => ({ name: `Addins/F${String(i).padStart(3, '0')}.dll`, bytes: addin }));
     const { id } = await (await call(apis[0]!, '/assemblies', { method: 'POST', body: uploadForm(files) })).json();
     // Wait until a worker is in the middle of it, then kill that worker.
-    let owner = '';
-    for (let i = 0; ; i++) {
-      expect(i).toBeLessThan(600);
+    const owner: string = await waitFor(`5 files of job ${id} signed`, async () => {
       const status = await (await call(apis[1]!, `/assemblies/${id}/status`)).json();
       const signed = status.assemblies.filter((a: { fileProcessingState: string }) => a.fileProcessingState === 'Signed').length;
       expect(status.processingFinished).toBe(false);
-      if (signed >= 5) {
-        owner = (await db.query('SELECT lease_owner FROM signgate_jobs WHERE id = $1', [id])).rows[0].lease_owner;
-        break;
-      }
-      await new Promise((r) => setTimeout(r, 20));
-    }
+      if (signed < 5) return { done: false, seen: `${signed} signed` };
+      return { done: true, value: (await db.query('SELECT lease_owner FROM signgate_jobs WHERE id = $1', [id])).rows[0].lease_owner };
+    }, { intervalMs: 20 });
     const victim = workers.find((w) => owner.startsWith(`worker-${w.child.pid}-`))!;
     expect(victim, owner).toBeDefined();
     await stopServiceProcess(victim);
     const survivor = workers.find((w) => w !== victim)!;
-    const deadline = Date.now() + 60_000;
-    let status;
-    for (;;) {
-      status = await (await call(apis[0]!, `/assemblies/${id}/status`)).json();
-      if (status.processingFinished) break;
-      expect(Date.now()).toBeLessThan(deadline);
-      await new Promise((r) => setTimeout(r, 100));
-    }
+    const status = await waitJobFinished(apis[0]!.baseUrl, token, id);
     expect(status.assemblies.every((a: { fileProcessingState: string }) => a.fileProcessingState === 'Signed')).toBe(true);
     const row = (await db.query('SELECT attempts, state, result_file FROM signgate_jobs WHERE id = $1', [id])).rows[0];
     expect(row).toMatchObject({ attempts: 2, state: 'finished' });
     // The survivor's log of the job reaches its stdout pipe just after the database says finished: wait, bounded.
-    for (let i = 0; !survivor.stdout().includes(`"job":"${id}"`) && i < 100; i++) await new Promise((r) => setTimeout(r, 50));
-    expect(survivor.stdout()).toContain(`"job":"${id}"`);
+    await waitUntil(`the survivor's log of job ${id}`, () => survivor.stdout().includes(`"job":"${id}"`), () => survivor.stdout());
     // One result package, the survivor's, and every file in it verifies.
     expect(readdirSync(join(dataDir, 'jobs', 'sandbox', id)).filter((n) => n.endsWith('.zip'))).toEqual([row.result_file]);
     const entries = await readZip(new Uint8Array(await (await call(apis[1]!, `/assemblies/${id}`)).arrayBuffer()));
@@ -201,7 +176,7 @@ describe.skipIf(!requireDatabase())('three API and two worker processes on one d
       writeFileSync(path, entries.find((e) => e.name === 'Addins/F149.dll')!.bytes);
       expect(runMono('sn', ['-vf', path]).stdout).toContain('is strongnamed');
     }
-  }, 120_000);
+  });
 
   test('SIGTERM to the worker signing a job: it exits 0 and gives the job back; another worker finishes it', async () => {
     workers.push(await startServiceProcess(nodeArgs('worker'), env()));
@@ -209,13 +184,11 @@ describe.skipIf(!requireDatabase())('three API and two worker processes on one d
     expect(live.length).toBe(2);
     const files = Array.from({ length: 150 }, (_, i) => ({ name: `Addins/G${String(i).padStart(3, '0')}.dll`, bytes: addin }));
     const { id } = await (await call(apis[1]!, '/assemblies', { method: 'POST', body: uploadForm(files) })).json();
-    let owner = '';
-    for (let i = 0; !owner; i++) {
-      expect(i).toBeLessThan(600);
+    const owner: string = await waitFor(`5 files of job ${id} signed`, async () => {
       const row = (await db.query(`SELECT lease_owner, files FROM signgate_jobs WHERE id = $1`, [id])).rows[0];
-      if (row.files.filter((f: { fileProcessingState: string }) => f.fileProcessingState === 'Signed').length >= 5) owner = row.lease_owner;
-      else await new Promise((r) => setTimeout(r, 20));
-    }
+      const signed = row.files.filter((f: { fileProcessingState: string }) => f.fileProcessingState === 'Signed').length;
+      return signed >= 5 ? { done: true, value: row.lease_owner } : { done: false, seen: `${signed} signed` };
+    }, { intervalMs: 20 });
     const stopping = live.find((w) => owner.startsWith(`worker-${w.child.pid}-`))!;
     const other = live.find((w) => w !== stopping)!;
     await stopServiceProcess(stopping, 'SIGTERM');
@@ -226,7 +199,7 @@ describe.skipIf(!requireDatabase())('three API and two worker processes on one d
     // Given back, not abandoned: the attempt of the stopped worker does not count.
     expect(row).toEqual({ attempts: 1, state: 'finished' });
     expect(other.stdout().split('\n').some((l) => l.includes('"job processed"') && l.includes(id))).toBe(true);
-  }, 120_000);
+  });
 
   test('the signature record: one chain over every worker\'s appends, without gaps or forks; each signed file of each finished job once; serve record verify accepts it', async () => {
     await waitAllFinished();
@@ -244,5 +217,5 @@ describe.skipIf(!requireDatabase())('three API and two worker processes on one d
     const broken = await runSigngate(['serve', 'record', 'verify', '--database', database]);
     expect(broken.code).toBe(1);
     expect(broken.out).toContain('entry 7 was changed');
-  }, 60_000);
+  });
 });

@@ -75,7 +75,7 @@ describe('rate limits', () => {
       expect(r.statusCode).toBe(401);
     }
     expect((await api(server, '/licenses', real)).status).toBe(429);
-  }, 120_000);
+  });
 
   test('options to buildServer win over the configuration', async () => {
     server = await startServer({ config: sandboxConfig((c) => (c.rateLimits = { perToken: false, perAddress: false })), build: { rateLimits: { perAddress: { max: 1, windowSeconds: 30 }, loopback: true } } });
@@ -107,7 +107,7 @@ describe('rate limits', () => {
       expect(verifyStrongName(readModule(readFileSync(join(out, name))), { expectedKey: publicKey }).valid, name).toBe(true);
     }
     expect(r.stdout + r.stderr).not.toContain(token);
-  }, 60_000);
+  });
 });
 
 describe('parsing the serve options', () => {

@@ -15,7 +15,8 @@ import { freshDatabase, requireDatabase } from '../helpers/database.js';
 import { fixture, hasMono, runMono } from '../helpers/fixtures.js';
 import { uploadForm } from '../helpers/server.js';
 import { sampleProjectArchive } from '../helpers/archives.js';
-import { cliToken, runSigngate, sandboxConfigCopy, startServiceProcess, stopServiceProcess, type ServiceProcess } from '../helpers/service-process.js';
+import { cliToken, runSigngate, sandboxConfigCopy, startServiceProcess, stopServiceProcess, waitJobFinished, type ServiceProcess } from '../helpers/service-process.js';
+import { waitUntil } from '../helpers/wait.js';
 
 const addin = fixture('findings/passing/FindingAddin.dll');
 const credentials = { AWS_ACCESS_KEY_ID: 'S3RVER', AWS_SECRET_ACCESS_KEY: 'S3RVER' };
@@ -33,6 +34,7 @@ describe.skipIf(!requireDatabase())('object storage (s3rver) for job files', () 
   const apiDir = mkdtempSync(join(tmpdir(), 'signgate-s3-api-'));
   const workerDir = mkdtempSync(join(tmpdir(), 'signgate-s3-worker-'));
   const call = (path: string, init: RequestInit = {}) => fetch(`${api.baseUrl}${path}`, { ...init, headers: { authorization: `Bearer ${token}` } });
+  const finished = (id: string) => waitJobFinished(api.baseUrl, token, id);
   const keys = async (prefix = 'prod/') => ((await client.send(new ListObjectsV2Command({ Bucket: 'signgate', Prefix: prefix }))).Contents ?? []).map((o) => o.Key!).sort();
 
   beforeAll(async () => {
@@ -48,7 +50,7 @@ describe.skipIf(!requireDatabase())('object storage (s3rver) for job files', () 
     api = await startServiceProcess(apiArgs, env);
     worker = await startServiceProcess(['--config', config, '--data-dir', workerDir, '--role', 'worker', '--blob-store', blobStore, '--lease-timeout', '2'], env);
     token = await cliToken(['--config', config, '--database', database]);
-  }, 60_000);
+  });
 
   afterAll(async () => {
     await Promise.all([api, worker].filter(Boolean).map((p) => stopServiceProcess(p)));
@@ -66,13 +68,7 @@ describe.skipIf(!requireDatabase())('object storage (s3rver) for job files', () 
     expect(upload.status).toBe(201);
     const { id } = await upload.json();
     expect(await keys(`prod/jobs/sandbox/${id}/`)).toEqual([`prod/jobs/sandbox/${id}/uploads/Addins/de/FindingAddin.dll`, `prod/jobs/sandbox/${id}/uploads/FindingAddin.dll`]);
-    let status;
-    for (let i = 0; ; i++) {
-      status = await (await call(`/assemblies/${id}/status`)).json();
-      if (status.processingFinished) break;
-      expect(i).toBeLessThan(400);
-      await new Promise((r) => setTimeout(r, 50));
-    }
+    const status = await finished(id);
     expect(status.assemblies.map((a: { fileProcessingState: string }) => a.fileProcessingState)).toEqual(['Signed', 'Signed']);
     const objects = await keys(`prod/jobs/sandbox/${id}/`);
     expect(objects.filter((k) => /\/result-[0-9a-f-]+\.zip$/.test(k)).length).toBe(1);
@@ -80,8 +76,7 @@ describe.skipIf(!requireDatabase())('object storage (s3rver) for job files', () 
     expect(existsSync(join(apiDir, 'jobs', 'sandbox')) ? readdirSync(join(apiDir, 'jobs', 'sandbox')) : []).toEqual([]);
     // The worker removes its scratch folder right after it publishes the job: give it a moment, bounded.
     const scratch = () => (existsSync(join(workerDir, 'work')) ? readdirSync(join(workerDir, 'work')) : []);
-    for (let i = 0; scratch().length > 0 && i < 100; i++) await new Promise((r) => setTimeout(r, 50));
-    expect(scratch()).toEqual([]);
+    await waitUntil("the worker's scratch folder to be emptied", () => scratch().length === 0, scratch);
     const entries = await readZip(new Uint8Array(await (await call(`/assemblies/${id}`)).arrayBuffer()));
     expect(entries.map((e) => e.name).sort()).toEqual(['Addins/de/FindingAddin.dll', 'FindingAddin.dll', 'signing-log.txt']);
     const signed = entries.find((e) => e.name === 'Addins/de/FindingAddin.dll')!.bytes;
@@ -94,7 +89,7 @@ describe.skipIf(!requireDatabase())('object storage (s3rver) for job files', () 
     expect((await call(`/assemblies/${id}`, { method: 'DELETE' })).status).toBe(204);
     expect(await keys(`prod/jobs/sandbox/${id}/`)).toEqual([]);
     expect((await call(`/assemblies/${id}/status`)).status).toBe(404);
-  }, 60_000);
+  });
 
   test('an archive job: its other files and manifest reach the bucket, and GET /archives/{id} on the API node returns every file', async () => {
     const { zip, entries } = await sampleProjectArchive();
@@ -106,12 +101,7 @@ describe.skipIf(!requireDatabase())('object storage (s3rver) for job files', () 
     const stored = await keys(`prod/jobs/sandbox/${id}/`);
     expect(stored).toContain(`prod/jobs/sandbox/${id}/archive.json`);
     expect(stored).toContain(`prod/jobs/sandbox/${id}/archive-files/README.txt`);
-    for (let i = 0; ; i++) {
-      const status = await (await call(`/assemblies/${id}/status`)).json();
-      if (status.processingFinished) break;
-      expect(i).toBeLessThan(400);
-      await new Promise((r) => setTimeout(r, 50));
-    }
+    await finished(id);
     const download = await call(`/archives/${id}`);
     expect(download.status).toBe(200);
     const back = new Map((await readZip(new Uint8Array(await download.arrayBuffer()))).map((e) => [e.name, e.bytes]));
@@ -121,7 +111,7 @@ describe.skipIf(!requireDatabase())('object storage (s3rver) for job files', () 
     expect(back.get('signing-logs/SampleAddin.dll.log')!.toString()).toContain('Signed');
     expect((await call(`/assemblies/${id}`, { method: 'DELETE' })).status).toBe(204);
     expect(await keys(`prod/jobs/sandbox/${id}/`)).toEqual([]);
-  }, 60_000);
+  });
 
   test('kill -9 the API node during an upload: nothing reaches the bucket; restarted, the node removes the half upload', async () => {
     const boundary = 'b0undary';
@@ -134,25 +124,19 @@ describe.skipIf(!requireDatabase())('object storage (s3rver) for job files', () 
     try {
       // The job's row, and the upload's folder in tmp/: both exist before the node is killed.
       const tmpEntries = () => (existsSync(join(apiDir, 'tmp')) ? readdirSync(join(apiDir, 'tmp')).length : 0);
-      for (let i = 0; (await uploading()) === 0 || tmpEntries() === 0; i++) {
-        expect(i).toBeLessThan(200);
-        await new Promise((r) => setTimeout(r, 50));
-      }
+      await waitUntil("the upload's row and its folder in tmp/", async () => (await uploading()) > 0 && tmpEntries() > 0, () => `${tmpEntries()} entries in tmp/`);
       await stopServiceProcess(api);
       expect(readdirSync(join(apiDir, 'tmp')).length).toBe(1);
       expect(await keys()).toEqual([]);
       api = await startServiceProcess(apiArgs, env);
       expect(readdirSync(join(apiDir, 'tmp'))).toEqual([]);
-      for (let i = 0; (await uploading()) > 0; i++) {
-        expect(i).toBeLessThan(200);
-        await new Promise((r) => setTimeout(r, 50));
-      }
+      await waitUntil("the half upload's row to be removed", async () => (await uploading()) === 0);
       expect(await (await call('/assemblies')).json()).toEqual([]);
       expect(await keys()).toEqual([]);
     } finally {
       await db.end();
     }
-  }, 30_000);
+  });
 
   test('--blob-store without --database, and a URL that is not s3://: clear refusals', async () => {
     const config = sandboxConfigCopy();

@@ -113,7 +113,7 @@ describe('the signature record in the data directory', () => {
     const broken = await runSigngate(['serve', 'record', 'verify', '--data-dir', r.record.dataDir]);
     expect(broken.code, broken.err).toBe(1);
     expect(broken.out).toContain(`BROKEN after 0 verified entries: ${join(r.record.dataDir, RECORD_HEAD_FILE)} is not the head of a signature record (no JSON)`);
-  }, 180_000);
+  });
 
   test('a removed entry, and a reordered pair', async () => {
     const r = await fileRecord(6);
@@ -176,7 +176,7 @@ describe('the signature record in the data directory', () => {
     const refused = await runSigngate(['serve', 'record', 'export', '--data-dir', r.record.dataDir]);
     expect(refused.code).toBe(2);
     expect(refused.err).toContain('does not verify');
-  }, 180_000);
+  });
 });
 
 describe('signed checkpoints of the record (C2SP signed notes over its RFC 9162 Merkle tree)', () => {
@@ -220,7 +220,7 @@ describe('signed checkpoints of the record (C2SP signed notes over its RFC 9162 
     const publicKey = createPublicKey({ key: Buffer.concat([Buffer.from('302a300506032b6570032100', 'hex'), raw.subarray(1)]), format: 'der', type: 'spki' });
     expect(cryptoVerify(null, Buffer.from(text.slice(0, text.indexOf('\n\n') + 1)), publicKey, sig.subarray(4))).toBe(true);
     expect(readFileSync(join(r.record.dataDir, 'record-key.pem'), 'utf8')).not.toContain(keyB64!);
-  }, 180_000);
+  });
 
   test('verify --checkpoint: a record that grew continues it; a rolled-back head and tail, or a chain computed again, is caught', async () => {
     const r = await withKey(6);
@@ -246,7 +246,7 @@ describe('signed checkpoints of the record (C2SP signed notes over its RFC 9162 
     const rewritten = await r.verify('--checkpoint', saved.path);
     expect(rewritten.code).toBe(1);
     expect(rewritten.out).toMatch(/the first 6 entries of .* hash to .*, not to the root .* of the checkpoint .*: the record was rewritten/);
-  }, 180_000);
+  });
 
   test('a checkpoint signed by another key, or changed after signing, is refused naming the keys; an export is checked with --public-key', async () => {
     const r = await withKey(3);
@@ -272,7 +272,7 @@ describe('signed checkpoints of the record (C2SP signed notes over its RFC 9162 
     const cut = await runSigngate(['serve', 'record', 'verify', '--file', out, '--checkpoint', saved.path, '--public-key', readFileSync(join(r.record.dataDir, RECORD_PUBLIC_KEY_FILE), 'utf8').trim()]);
     expect(cut.code).toBe(1);
     expect(cut.out).toContain('holds 2 entries, fewer than the 3 of the checkpoint');
-  }, 180_000);
+  });
 });
 
 describe('the service appends an entry for every file it signs', () => {
@@ -364,7 +364,7 @@ describe('a finished job\'s status carries its entries with inclusion proofs in 
     } finally {
       await server.close();
     }
-  }, 180_000);
+  });
 });
 
 describe.skipIf(!requireDatabase())('the signature record in PostgreSQL', () => {

@@ -72,7 +72,7 @@ describe.skipIf(!hasOsslsigncode)('mutated Authenticode certificate tables', () 
     await authenticodeSign(pki, join(pki.dir, 'signed.dll'), join(pki.dir, 'nested.dll'), { nest: true, hash: 'sha1' });
     for (const name of ['signed.dll', 'nested.dll']) sources.set(name, new Uint8Array(readFileSync(join(pki.dir, name))));
     removeTestPki(pki);
-  }, 60_000);
+  });
 
   const VARIANTS = 500;
   test.each(['signed.dll', 'nested.dll'])(`%s: ${VARIANTS} variants give a verdict or a typed error; a covered byte changed is never valid`, (name) => {

@@ -29,7 +29,7 @@ describe('an IL-only image has no ReadyToRun header', () => {
 });
 
 describe.skipIf(!runDotnetTests)('the installed shared framework', () => {
-  test('ReadyToRun files are recognised; a stale or public-signed slot is explained in verify, inspect and the audit', { timeout: 120_000 }, () => {
+  test('ReadyToRun files are recognised; a stale or public-signed slot is explained in verify, inspect and the audit', () => {
     requireDotnet();
     if (!hasDotnet) return;
     const folder = aspNetCoreFolder();

@@ -17,7 +17,7 @@ import { STRONG_NAME_TAIL_SECTION } from '../../src/strongname/text-relayout.js'
 import { publicKeyToken } from '../../src/strongname/token.js';
 import { fixture, has, hasMono, repoRoot, runMono } from '../helpers/fixtures.js';
 import { buildSrmOracle, srmCompare, srmDescribe } from '../helpers/srm-oracle.js';
-import { requireDotnet, run, runDotnetTests } from '../sdk/dotnet.js';
+import { buildOnce, requireDotnet, runDotnetTests } from '../sdk/dotnet.js';
 import { mcsBuild, withMachine, withOverlay, withUncountedRelocHeader } from '../helpers/pe-shapes.js';
 
 const pair = parseStrongNameKeyFile(fixture('test-keys/other_keypair.snk'));
@@ -248,7 +248,7 @@ describe.skipIf(!runDotnetTests)('System.Reflection.Metadata reads only the inte
   beforeAll(async () => {
     requireDotnet();
     await buildSrmOracle();
-  }, 180_000);
+  });
 
   test('unsigned fixtures, signed with 1024- and 2048-bit keys, SHA-1 and SHA-256, and delay-signed', async () => {
     const original = join(dir, 'srm', 'unsigned.dll');
@@ -328,7 +328,7 @@ describe.skipIf(!runDotnetTests)('System.Reflection.Metadata reads only the inte
 });
 
 describe.skipIf(!runDotnetTests || !hasMcs)('the fixed assemblies run', () => {
-  test('Mono and .NET run the strong-named add-in with its fixed dependencies, internals included, bound by their exact full names; not the unfixed ones', { timeout: 120_000 }, async () => {
+  test('Mono and .NET run the strong-named add-in with its fixed dependencies, internals included, bound by their exact full names; not the unfixed ones', async () => {
     const folder = join(dir, 'addin-run');
     const keyFile = join(dir, 'run_keypair.snk');
     writeFileSync(keyFile, fixture('test-keys/other_keypair.snk'));
@@ -364,7 +364,7 @@ describe.skipIf(!runDotnetTests || !hasMcs)('the fixed assemblies run', () => {
     expect(control.wanted).not.toEqual(control.loaded);
 
     // .NET (tools/fix-host, net8.0) binds as .NET Framework does, by exact full name, and runs the add-in.
-    const build = await run('dotnet', ['build', join(repoRoot, 'tools', 'fix-host'), '-c', 'Release', '--nologo', '-v', 'q'], { cwd: repoRoot });
+    const build = await buildOnce(join(repoRoot, 'tools', 'fix-host'));
     expect(build.status, build.output).toBe(0);
     const host = (folder: string) => spawnSync('dotnet', [join(repoRoot, 'tools', 'fix-host', 'bin', 'Release', 'fix-host.dll'), folder, 'Addin.exe'], { encoding: 'utf8', env: { ...process.env, DOTNET_CLI_TELEMETRY_OPTOUT: '1' } });
     const ran = host(out);
@@ -382,7 +382,7 @@ describe.skipIf(!runDotnetTests || !hasMcs)('the shapes of old x64 and IA64 comp
   // Mono.Cecil's hello.x64.exe, hello.ia64.exe and hello.textonly.x64.exe, rebuilt from mcs output: an empty .reloc
   // header right after the table that NumberOfSections does not count, exactly where the new header goes; and 12
   // bytes after the last section.
-  test('each is strong-named, verified by us, by sn -vf and by SRM (only the intended changes), and runs on Mono (the x64 ones on .NET too)', { timeout: 180_000 }, async () => {
+  test('each is strong-named, verified by us, by sn -vf and by SRM (only the intended changes), and runs on Mono (the x64 ones on .NET too)', async () => {
     const x64 = withUncountedRelocHeader(mcsBuild('x64'));
     const shapes = {
       'hello.x64.exe': x64,
@@ -417,7 +417,7 @@ describe.skipIf(!runDotnetTests || !hasMcs)('the shapes of old x64 and IA64 comp
       expect(r.error, r.rewritten).toBeNull();
       expect(r.differences, r.rewritten).toEqual([]);
     }
-    const build = await run('dotnet', ['build', join(repoRoot, 'tools', 'fix-host'), '-c', 'Release', '--nologo', '-v', 'q'], { cwd: repoRoot });
+    const build = await buildOnce(join(repoRoot, 'tools', 'fix-host'));
     expect(build.status, build.output).toBe(0);
     // .NET on x64 loads the x64 ones (IA64 and x86 images are refused there before and after, as they should be).
     for (const name of ['hello.x64.exe', 'hello.textonly.x64.exe']) {
@@ -474,7 +474,7 @@ describe('hostile and fuzzed inputs end in a typed error or a valid output', () 
     }
   });
 
-  test('2,000 mutated copies of real assemblies; SRM reads every output whose input it reads', { timeout: 180_000 }, async () => {
+  test('2,000 mutated copies of real assemblies; SRM reads every output whose input it reads', async () => {
     const next = random(20261124);
     const bases = [fixture('assemblies/unsigned.dll'), fixture('sdk/bin/wrong-turns/UnsignedReference/UnsignedLib.dll'), fixture('sdk/bin/wrong-turns/UnsignedReference/WrongTurn.UnsignedReference.dll')];
     const identities = new Map([['UnsignedLib', identityPublicKey(pair)]]);
