@@ -507,9 +507,9 @@ describe.skipIf(!runDotnetTests || !hasMcs)('where the rewritten metadata goes: 
   beforeAll(async () => {
     requireDotnet();
     await buildSrmOracle();
-    const build = await run('dotnet', ['build', join(repoRoot, 'tools', 'fix-host'), '-c', 'Release', '--nologo', '-v', 'q'], { cwd: repoRoot });
+    const build = await buildOnce(join(repoRoot, 'tools', 'fix-host'));
     if (build.status !== 0) throw new Error(build.output);
-  }, 240_000);
+  });
 
   /** The hello program with a string constant of `n` characters, which pads the #US heap by 2n bytes. */
   const padded = (n: number) => `public static class Program { public static int Main() { System.Console.WriteLine("foo!" + "${'x'.repeat(n)}".Length); return 0; } }`;
