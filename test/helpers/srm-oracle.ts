@@ -30,20 +30,25 @@ export interface SrmComparison {
   readonly differences?: string[];
 }
 
-function runOracle<T>(args: readonly string[], lines: readonly string[]): Promise<T[]> {
+/** Runs a .NET or Mono tool that reads lines on stdin and writes one JSON record a line; throws on a non-zero exit. */
+export function runJsonLines<T>(command: string, args: readonly string[], lines: readonly string[]): Promise<T[]> {
   return new Promise((resolve, reject) => {
-    const child = spawn('dotnet', [ORACLE_DLL, ...args], { env: { ...process.env, DOTNET_CLI_TELEMETRY_OPTOUT: '1', DOTNET_NOLOGO: '1' } });
+    const child = spawn(command, args, { env: { ...process.env, DOTNET_CLI_TELEMETRY_OPTOUT: '1', DOTNET_NOLOGO: '1' } });
     let out = '';
     let err = '';
     child.stdout.setEncoding('utf8').on('data', (d: string) => (out += d));
     child.stderr.setEncoding('utf8').on('data', (d: string) => (err += d));
     child.on('error', reject);
     child.on('close', (status) => {
-      if (status !== 0) return reject(new Error(`srm-oracle exited with ${status}: ${err}`));
+      if (status !== 0) return reject(new Error(`${command} ${args.join(' ')} exited with ${status}: ${err}`));
       resolve(out.trimEnd().split('\n').filter(Boolean).map((line) => JSON.parse(line) as T));
     });
     child.stdin.end(lines.join('\n') + '\n');
   });
+}
+
+function runOracle<T>(args: readonly string[], lines: readonly string[]): Promise<T[]> {
+  return runJsonLines<T>('dotnet', [ORACLE_DLL, ...args], lines);
 }
 
 /** Compares each [original, rewritten] pair as SRM reads them, in one run of the oracle. */

@@ -10,10 +10,17 @@
 // (AssemblyDependencyResolver), the host's shared assemblies (the vendor's API) from <shared folder>, each bound by
 // its exact full name. Then it creates <type> and prints <property>. Exit 0 when it ran, 1 when a dependency did not
 // bind or was not found (the reason on stderr).
+//
+// fix-host --load [<file>...]: the runtime's verdict on each file (the paths as arguments, else one a line on stdin),
+// each loaded by path in its own collectible load context (the runtime maps the image and checks its PE and CLI
+// headers). One JSON line per file: {"path","ok":true,"fullName","mvid","resources":{name:"<sha256> <length>"}}, every
+// manifest resource read to its end, or {"path","ok":false,"error":"<exception type>: <message>"}. Dependencies are
+// not loaded. Exit 0 (the verdicts are the output).
 using System.Reflection;
 using System.Runtime.Loader;
 
 if (args.Length > 0 && args[0] == "--plugin") return PluginHost.Run(args[1..]);
+if (args.Length > 0 && args[0] == "--load") return Loader.Run(args[1..]);
 
 var folder = Path.GetFullPath(args[0]);
 var context = new AddinContext(folder);
@@ -91,6 +98,47 @@ static class PluginHost
             for (Exception? inner = e; inner is not null; inner = inner.InnerException)
                 if (inner is IOException) Console.Error.WriteLine(inner.Message);
             return 1;
+        }
+    }
+}
+
+/** The --load mode: each file loaded alone, its identity, MVID and manifest resources (hashed) as JSON lines. */
+static class Loader
+{
+    public static int Run(string[] files)
+    {
+        var paths = files.Length > 0 ? files : Console.In.ReadToEnd().Split('\n', StringSplitOptions.RemoveEmptyEntries | StringSplitOptions.TrimEntries);
+        foreach (var path in paths) Console.WriteLine(Load(path));
+        return 0;
+    }
+
+    static string Load(string path)
+    {
+        var context = new AssemblyLoadContext("load " + path, isCollectible: true);
+        try
+        {
+            var assembly = context.LoadFromAssemblyPath(Path.GetFullPath(path));
+            var resources = new Dictionary<string, string>();
+            foreach (var name in assembly.GetManifestResourceNames())
+            {
+                using var stream = assembly.GetManifestResourceStream(name);
+                if (stream is null) { resources[name] = "no stream"; continue; }
+                using var sha = System.Security.Cryptography.SHA256.Create();
+                var length = 0L;
+                var buffer = new byte[81920];
+                for (int read; (read = stream.Read(buffer, 0, buffer.Length)) > 0; length += read) sha.TransformBlock(buffer, 0, read, null, 0);
+                sha.TransformFinalBlock(buffer, 0, 0);
+                resources[name] = $"{Convert.ToHexString(sha.Hash!).ToLowerInvariant()} {length}";
+            }
+            return System.Text.Json.JsonSerializer.Serialize(new { path, ok = true, fullName = assembly.FullName, mvid = assembly.ManifestModule.ModuleVersionId.ToString(), resources });
+        }
+        catch (Exception e)
+        {
+            return System.Text.Json.JsonSerializer.Serialize(new { path, ok = false, error = $"{e.GetType().FullName}: {e.Message}" });
+        }
+        finally
+        {
+            context.Unload();
         }
     }
 }
