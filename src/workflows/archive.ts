@@ -14,7 +14,7 @@ import { readJson, send } from '../service-client/http.js';
 import { ARCHIVE_ASSEMBLY, archiveNameProblems, archiveZipLimits, PER_FILE_LOGS } from '../zip/archive-rules.js';
 import { readZip, ZipRefusal, type ZipFileEntry, type ZipLimits } from '../zip/read-zip.js';
 import { writeZip } from '../zip/write-zip.js';
-import { prepareCheck, prepareSettings, type CheckOptions } from './check.js';
+import { prepareCheck, prepareSettings, type CheckOptions } from './pipeline/index.js';
 import { displayPath, expandInputs, fileIdentity, readInputFile } from './files.js';
 import { windowsPathKey } from '../core/windows-names.js';
 import { checkReturnedFile, pollJob, type SignEvents } from './sign.js';

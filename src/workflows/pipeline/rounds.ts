@@ -1,24 +1,23 @@
-// `check` and `audit` over many files: the per-file work in a pool of worker threads (piscina, one per idle core)
-// from CHECK_POOL_THRESHOLD files on, the set rules and the report on the calling thread. Two rounds: the threads
-// parse every file (references, vendor types, File table), the calling thread works out the roles (use of the
-// vendor API is transitive, companions serve other files), then the threads run the file rules (and read the
-// audit's evidence) of the files whose metadata the rules read. Same result, byte for byte, as runCheck and
+// The pipeline's rounds: parse, then facts and verdicts. For many files the per-file work runs in a pool of worker
+// threads (piscina, one per idle core; see pool.ts) from CHECK_POOL_THRESHOLD files on, the set rules and the
+// report on the calling thread. Two rounds: the threads parse every file (references, vendor types, File table), the
+// calling thread works out the roles (use of the vendor API is transitive, companions serve other files), then the
+// threads run the file rules (and read the audit's evidence) of the files whose metadata the rules read. Same result, byte for byte, as runCheck and
 // buildAudit in the calling thread.
 // The same two rounds run in the calling thread for inputs read on demand (runCheckInRounds, buildAuditInRounds):
 // a file is read when it is parsed and again when it is checked, and only plain data is kept between, so memory
 // does not grow with the set.
-import type { SeveritySetting } from '../core/diagnostic.js';
-import { piscinaTask, taskRunSize, workerModulePath } from '../core/worker-module.js';
-import { assembleAudit, buildAudit } from '../audit/build.js';
-import type { AuditEvidence } from '../audit/evidence.js';
-import type { AuditOptions, AuditReport } from '../audit/model.js';
-import { fileParser, fromParsedData, placeFiles, type ParsedFileData } from '../rules/facts.js';
-import { assembleCheck, checkFile, resolveSeverities, ruleNeighbourhood, runCheck, type CheckOptions, type CheckResult, type FileOutcome } from '../rules/runner.js';
-import type { CheckInput, CheckSettings, FileFacts } from '../rules/types.js';
-import { answer, placedFacts, ReadBuffers, runTask, settleTask, type CheckAnswer, type CheckedFile, type CheckItem, type CheckTask, type PlacedFile } from './check-worker.js';
-import { checkThreads, type PoolOptions } from './pool-thresholds.js';
-
-export { checkThreads, CHECK_POOL_THRESHOLD, type PoolOptions } from './pool-thresholds.js';
+import type { SeveritySetting } from '../../core/diagnostic.js';
+import { taskRunSize } from '../../core/worker-module.js';
+import { assembleAudit, buildAudit } from '../../audit/build.js';
+import type { AuditEvidence } from '../../audit/evidence.js';
+import type { AuditOptions, AuditReport } from '../../audit/model.js';
+import { fileParser, fromParsedData, placeFiles, type ParsedFileData } from '../../rules/facts.js';
+import { assembleCheck, checkFile, resolveSeverities, ruleNeighbourhood, runCheck, type CheckOptions, type CheckResult, type FileOutcome } from '../../rules/runner.js';
+import type { CheckInput, CheckSettings, FileFacts } from '../../rules/types.js';
+import { checkThreads, type PoolOptions } from '../pool-thresholds.js';
+import { inThisThread, withPool, type Runner } from './pool.js';
+import { placedFacts, settleTask, type CheckAnswer, type CheckedFile, type CheckItem, type PlacedFile } from './worker.js';
 
 /** runCheck, with the per-file work in worker threads when there are enough files (see checkThreads). */
 export async function runCheckPooled(inputs: readonly CheckInput[], options: CheckOptions & PoolOptions): Promise<CheckResult> {
@@ -56,36 +55,6 @@ async function auditRounds(inputs: readonly CheckInput[], options: AuditOptions,
   const { facts, checked } = await checkInRounds(inputs, options.settings, undefined, true, runner);
   const check = assembleCheck(facts, outcomesOf(checked), { settings: options.settings });
   return assembleAudit(inputs, facts, check, new Map([...checked].map(([path, c]) => [path, c.evidence as AuditEvidence])), options);
-}
-
-/** Where the tasks of the two rounds run: a pool of worker threads, or this thread one run at a time. */
-interface Runner {
-  readonly threads: number;
-  /** Whether every file goes through the check round (else the files no file rule reads are checked here). */
-  readonly everyFile: boolean;
-  run<T>(task: CheckTask): Promise<CheckAnswer<T>>;
-}
-
-/** The tasks in this thread, one after the other, the files read into buffers used again from item to item. */
-function inThisThread(): Runner {
-  const buffers = new ReadBuffers();
-  return {
-    threads: 1,
-    // Facts on this thread keep a module once a rule parsed it: every file is checked in a task, where it is not kept.
-    everyFile: true,
-    run: async <T>(task: CheckTask) => answer(() => runTask(task, buffers) as T),
-  };
-}
-
-async function withPool<T>(threads: number, work: (runner: Runner) => Promise<T>): Promise<T> {
-  const { Piscina } = await import('piscina');
-  // As for scans: a young generation of 8 MB per thread keeps the peak RSS down at the same CPU.
-  const pool = new Piscina<CheckTask, CheckAnswer<unknown>>({ ...piscinaTask(workerModulePath('workflows/check-worker')), minThreads: threads, maxThreads: threads, resourceLimits: { maxYoungGenerationSizeMb: 8 } });
-  try {
-    return await work({ threads, everyFile: false, run: <R>(task: CheckTask) => pool.run(task) as Promise<CheckAnswer<R>> });
-  } finally {
-    await pool.destroy();
-  }
 }
 
 function outcomesOf(checked: ReadonlyMap<string, CheckedFile>): Map<string, FileOutcome> {

@@ -1,0 +1,35 @@
+// Where the tasks of the pipeline's two rounds run: a pool of worker threads (piscina, running worker.ts from dist/),
+// or the calling thread, one task after the other, for inputs read on demand.
+import { piscinaTask, workerModulePath } from '../../core/worker-module.js';
+import { answer, ReadBuffers, runTask, type CheckAnswer, type CheckTask } from './worker.js';
+
+/** Where the tasks of the two rounds run: a pool of worker threads, or this thread one run at a time. */
+export interface Runner {
+  readonly threads: number;
+  /** Whether every file goes through the check round (else the files no file rule reads are checked here). */
+  readonly everyFile: boolean;
+  run<T>(task: CheckTask): Promise<CheckAnswer<T>>;
+}
+
+/** The tasks in this thread, one after the other, the files read into buffers used again from item to item. */
+export function inThisThread(): Runner {
+  const buffers = new ReadBuffers();
+  return {
+    threads: 1,
+    // Facts on this thread keep a module once a rule parsed it: every file is checked in a task, where it is not kept.
+    everyFile: true,
+    run: async <T>(task: CheckTask) => answer(() => runTask(task, buffers) as T),
+  };
+}
+
+export async function withPool<T>(threads: number, work: (runner: Runner) => Promise<T>): Promise<T> {
+  const { Piscina } = await import('piscina');
+  // As for scans: a young generation of 8 MB per thread keeps the peak RSS down at the same CPU.
+  const pool = new Piscina<CheckTask, CheckAnswer<unknown>>({ ...piscinaTask(workerModulePath('workflows/pipeline/worker')), minThreads: threads, maxThreads: threads, resourceLimits: { maxYoungGenerationSizeMb: 8 } });
+  try {
+    return await work({ threads, everyFile: false, run: <R>(task: CheckTask) => pool.run(task) as Promise<CheckAnswer<R>> });
+  } finally {
+    await pool.destroy();
+  }
+}
+
