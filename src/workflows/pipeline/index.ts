@@ -12,30 +12,21 @@
 // A consumer calls runPipeline with what it reads (the options, or files with no settings) and what it wants
 // (check results or audit records); its `prepare` says, once the inputs are read, what the rounds run with (the
 // licenses fetched online, the ledger's jobs, the signature record).
-import type { AuditOptions, AuditReport } from '../../audit/model.js';
-import { runCheck, type CheckOptions as RunOptions, type CheckResult } from '../../rules/runner.js';
-import type { CheckInput } from '../../rules/types.js';
-import { prepareCheck, readFiles, type FileSource, type PreparedCheck, type ReadFiles } from './inputs.js';
-import type { CheckOptions } from './settings.js';
+import { basename } from 'node:path';
+import { UsageError } from '../../core/errors.js';
+import { compileNamePatterns } from '../../rules/name-pattern.js';
+import { runCheck } from '../../rules/runner.js';
+import type { CheckInput, CheckSettings } from '../../rules/types.js';
+import { declaredInAssembly } from '../../rules/vendor-attribute.js';
+import { CONFIG_FILE_NAME } from '../config.js';
+import { readFiles, type FileSource, type PreparedCheck, type ReadChoice, type ReadFiles } from './inputs.js';
+import type { Product, Products, RoundOptions } from './rounds.js';
+import { prepareSettings, type CheckOptions } from './settings.js';
 
 export { DEFAULT_MAX_UPLOAD_BYTES, DEFAULT_READ_AT_ONCE_BYTES, prepareSettings, readDeclaredVendorAttributes, type CheckOptions, type PreparedSettings } from './settings.js';
-export { inputReading, prepareCheck, readCheckInputs, readFiles, type FileSource, type InputReading, type PreparedCheck, type ReadChoice, type ReadFiles } from './inputs.js';
+export { inputReading, readCheckInputs, readFiles, type FileSource, type InputReading, type PreparedCheck, type ReadChoice, type ReadFiles } from './inputs.js';
+export type { Product, Products, RoundOptions } from './rounds.js';
 export { checkThreads, CHECK_POOL_THRESHOLD, type PoolOptions } from '../pool-thresholds.js';
-
-/** What the pipeline produces for its consumer: check results (check, sign) or audit records (audit). */
-export interface Products {
-  readonly 'check-results': CheckResult;
-  readonly 'audit-records': AuditReport;
-}
-export type Product = keyof Products;
-
-/** What the rounds run with, as the consumer's `prepare` says once the inputs are read. */
-export interface RoundOptions {
-  /** The settings and rule severities; `inputs` (default: all that were read) when the consumer leaves some out. */
-  readonly 'check-results': RunOptions & { readonly inputs?: readonly CheckInput[] };
-  /** The settings, jobs, record, manifest and previous report of the audit. */
-  readonly 'audit-records': AuditOptions;
-}
 
 export interface PipelineConsumer<P extends Product, R extends ReadFiles> {
   readonly produce: P;
@@ -68,22 +59,32 @@ export async function runPipeline<P extends Product>(source: { readonly options:
   const bounded = consumer.reading !== 'held';
   const choice = { forPool: bounded, onDemand: bounded };
   const read = 'options' in source ? await prepareCheck(source.options, choice) : await readFiles(source.files, choice);
-  const options = await (consumer.prepare as (read: ReadFiles) => RoundOptions[P] | Promise<RoundOptions[P]>)(read);
+  const { inputs = read.inputs, ...options } = (await (consumer.prepare as (read: ReadFiles) => RoundOptions[P] | Promise<RoundOptions[P]>)(read)) as RoundOptions[P] & { readonly inputs?: readonly CheckInput[] };
   // Held inputs are checked in the calling thread, whatever `threads` says.
-  const where = bounded ? read : { ...read, threads: 0 };
-  const result = consumer.produce === 'check-results' ? await checkResults(where, options as RoundOptions['check-results']) : await auditRecords(where, options as RoundOptions['audit-records']);
-  return { read, result: result as Products[P] };
+  const place = bounded ? read : { threads: 0, onDemand: false };
+  // The rounds' modules (and the audit's) load only when they run: a check of a few files starts faster without them.
+  if (consumer.produce === 'check-results' && place.threads === 0 && !place.onDemand) return { read, result: runCheck(inputs, options) as Products[P] };
+  const { runRounds } = await import('./rounds.js');
+  return { read, result: await runRounds(consumer.produce, inputs, options as RoundOptions[P], place) };
 }
 
-// The rounds' modules (and the audit's) load only when they run: a check of a few files starts faster without them.
-
-async function checkResults(read: ReadFiles, { inputs = read.inputs, ...options }: RoundOptions['check-results']): Promise<CheckResult> {
-  if (read.threads === 0 && !read.onDemand) return runCheck(inputs, options);
-  const rounds = await import('./rounds.js');
-  return read.onDemand ? rounds.runCheckInRounds(inputs, options) : rounds.runCheckPooled(inputs, { ...options, threads: read.threads });
+/**
+ * Everything a check needs: prepareSettings, then the inputs read with their upload names (see readFiles). Shared
+ * by check(), sign(), pack() and audit() through runPipeline. With `forPool`, when the check will run in worker
+ * threads (see checkThreads), the files are read into shared memory; with `onDemand`, a large set is read on demand.
+ * @throws UsageError SG_ERR_USAGE / SG_ERR_CONFIG / SG_ERR_NO_INPUT; SignGateError SG_ERR_IO_READ; KeyError
+ */
+export async function prepareCheck(options: CheckOptions, read: ReadChoice = {}): Promise<PreparedCheck> {
+  const prepared = prepareSettings(options);
+  if (!prepared.paths.length) throw new UsageError('no files to check', `Name the build output folder, files or globs, or set "paths" in ${CONFIG_FILE_NAME}.`);
+  const { inputs, threads, onDemand } = await readFiles({ paths: prepared.paths, root: prepared.root, threads: options.threads, readAtOnceBytes: options.readAtOnceBytes }, read);
+  return { ...prepared, settings: withDeclaredInInputs(prepared.settings, inputs), threads, inputs, onDemand };
 }
 
-async function auditRecords(read: ReadFiles, options: AuditOptions): Promise<AuditReport> {
-  const rounds = await import('./rounds.js');
-  return read.onDemand ? rounds.buildAuditInRounds(read.inputs, options) : rounds.buildAuditPooled(read.inputs, { ...options, threads: read.threads });
+/** A vendor API assembly among the inputs names the vendor attribute as well as a --reference does. */
+function withDeclaredInInputs(settings: CheckSettings, inputs: readonly CheckInput[]): CheckSettings {
+  const isVendorApi = compileNamePatterns(settings.vendorApi);
+  const fromInputs = inputs.filter((i) => /\.dll$/i.test(i.path) && isVendorApi(basename(i.path).replace(/\.dll$/i, ''))).flatMap((i) => declaredInAssembly(() => i.bytes, settings));
+  const declared = [...fromInputs, ...(settings.declaredVendorAttributes ?? [])];
+  return declared.length ? { ...settings, declaredVendorAttributes: declared } : settings;
 }

@@ -4,12 +4,10 @@
 import { statSync } from 'node:fs';
 import { basename, isAbsolute, relative, sep } from 'node:path';
 import { UsageError } from '../../core/errors.js';
-import { compileNamePatterns } from '../../rules/name-pattern.js';
 import type { CheckInput } from '../../rules/types.js';
-import { CONFIG_FILE_NAME } from '../config.js';
 import { displayPath, expandInputs, fileOnDemand, inputOnDemand, readInputFile, type InputFile } from '../files.js';
 import { checkThreads } from '../pool-thresholds.js';
-import { declaredAttributes, DEFAULT_READ_AT_ONCE_BYTES, prepareSettings, type CheckOptions, type PreparedSettings } from './settings.js';
+import { DEFAULT_READ_AT_ONCE_BYTES, type PreparedSettings } from './settings.js';
 
 /** Files to read with the root folder of their upload names: what `audit --verify-report` reads, with no settings. */
 export interface FileSource {
@@ -66,27 +64,6 @@ function statSafeSize(path: string): number {
   } catch {
     return 0;
   }
-}
-
-/**
- * Everything a check needs: prepareSettings, then the inputs read with their upload names. Shared by check(),
- * sign(), pack() and audit(). With `forPool`, when the check will run in worker threads (see checkThreads), the
- * files are read into shared memory.
- * @throws UsageError SG_ERR_USAGE / SG_ERR_CONFIG / SG_ERR_NO_INPUT; SignGateError SG_ERR_IO_READ; KeyError
- */
-export async function prepareCheck(options: CheckOptions, read: ReadChoice = {}): Promise<PreparedCheck> {
-  const prepared = prepareSettings(options);
-  if (!prepared.paths.length) throw new UsageError('no files to check', `Name the build output folder, files or globs, or set "paths" in ${CONFIG_FILE_NAME}.`);
-  const { inputs, threads, onDemand } = await readFiles({ paths: prepared.paths, root: prepared.root, threads: options.threads, readAtOnceBytes: options.readAtOnceBytes }, read);
-  // A vendor API assembly among the inputs names the vendor attribute as well as a --reference does.
-  const isVendorApi = compileNamePatterns(prepared.settings.vendorApi);
-  const fromInputs = declaredAttributes(
-    inputs.filter((i) => /\.dll$/i.test(i.path) && isVendorApi(basename(i.path).replace(/\.dll$/i, ''))).map((i) => () => i.bytes),
-    prepared.settings,
-  );
-  const declared = [...fromInputs, ...(prepared.settings.declaredVendorAttributes ?? [])];
-  const settings = declared.length ? { ...prepared.settings, declaredVendorAttributes: declared } : prepared.settings;
-  return { ...prepared, settings, threads, inputs, onDemand };
 }
 
 /**

@@ -9,6 +9,8 @@ export interface Runner {
   /** Whether every file goes through the check round (else the files no file rule reads are checked here). */
   readonly everyFile: boolean;
   run<T>(task: CheckTask): Promise<CheckAnswer<T>>;
+  /** Called when the rounds are done or failed (every task settled: see settled in rounds.ts). */
+  close(): Promise<void>;
 }
 
 /** The tasks in this thread, one after the other, the files read into buffers used again from item to item. */
@@ -19,17 +21,14 @@ export function inThisThread(): Runner {
     // Facts on this thread keep a module once a rule parsed it: every file is checked in a task, where it is not kept.
     everyFile: true,
     run: async <T>(task: CheckTask) => answer(() => runTask(task, buffers) as T),
+    close: async () => {},
   };
 }
 
-export async function withPool<T>(threads: number, work: (runner: Runner) => Promise<T>): Promise<T> {
+/** A pool of `threads` worker threads running the rounds' tasks; `close` destroys it once every task is done. */
+export async function openPool(threads: number): Promise<Runner> {
   const { Piscina } = await import('piscina');
   // As for scans: a young generation of 8 MB per thread keeps the peak RSS down at the same CPU.
   const pool = new Piscina<CheckTask, CheckAnswer<unknown>>({ ...piscinaTask(workerModulePath('workflows/pipeline/worker')), minThreads: threads, maxThreads: threads, resourceLimits: { maxYoungGenerationSizeMb: 8 } });
-  try {
-    return await work({ threads, everyFile: false, run: <R>(task: CheckTask) => pool.run(task) as Promise<CheckAnswer<R>> });
-  } finally {
-    await pool.destroy();
-  }
+  return { threads, everyFile: false, run: <R>(task: CheckTask) => pool.run(task) as Promise<CheckAnswer<R>>, close: () => pool.destroy() };
 }
-

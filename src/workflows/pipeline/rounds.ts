@@ -16,21 +16,49 @@ import { fileParser, fromParsedData, placeFiles, type ParsedFileData } from '../
 import { assembleCheck, checkFile, resolveSeverities, ruleNeighbourhood, runCheck, type CheckOptions, type CheckResult, type FileOutcome } from '../../rules/runner.js';
 import type { CheckInput, CheckSettings, FileFacts } from '../../rules/types.js';
 import { checkThreads, type PoolOptions } from '../pool-thresholds.js';
-import { inThisThread, withPool, type Runner } from './pool.js';
+import { inThisThread, openPool, type Runner } from './pool.js';
 import { placedFacts, settleTask, type CheckAnswer, type CheckedFile, type CheckItem, type PlacedFile } from './worker.js';
 
+/** What the pipeline produces for its consumer: check results (check, sign) or audit records (audit). */
+export interface Products {
+  readonly 'check-results': CheckResult;
+  readonly 'audit-records': AuditReport;
+}
+export type Product = keyof Products;
+
+/** What the rounds run with, as the consumer says once the inputs are read. */
+export interface RoundOptions {
+  /** The settings and rule severities; `inputs` (default: all that were read) when the consumer leaves some out. */
+  readonly 'check-results': CheckOptions & { readonly inputs?: readonly CheckInput[] };
+  /** The settings, jobs, record, manifest and previous report of the audit. */
+  readonly 'audit-records': AuditOptions;
+}
+
+/**
+ * The pipeline's parse, facts and verdicts for `inputs`: in the calling thread in one pass when they are held and
+ * no thread runs (see checkThreads), in two rounds in the calling thread when they are read on demand, else in two
+ * rounds in a pool of worker threads. The result is the same, byte for byte.
+ */
+export async function runRounds<P extends Product>(product: P, inputs: readonly CheckInput[], options: RoundOptions[P], place: { readonly threads?: number | undefined; readonly onDemand: boolean }): Promise<Products[P]> {
+  const audit = product === 'audit-records';
+  const threads = place.onDemand ? 0 : checkThreads(inputs.length, place.threads);
+  if (!place.onDemand && threads === 0) return (audit ? buildAudit(inputs, options as AuditOptions) : runCheck(inputs, options)) as Products[P];
+  const runner = place.onDemand ? inThisThread() : await openPool(threads);
+  try {
+    return (await (audit ? auditRounds(inputs, options as AuditOptions, runner) : checkRounds(inputs, options, runner))) as Products[P];
+  } finally {
+    await runner.close();
+  }
+}
+
 /** runCheck, with the per-file work in worker threads when there are enough files (see checkThreads). */
-export async function runCheckPooled(inputs: readonly CheckInput[], options: CheckOptions & PoolOptions): Promise<CheckResult> {
-  const threads = checkThreads(inputs.length, options.threads);
-  if (threads === 0) return runCheck(inputs, options);
-  return withPool(threads, (pool) => checkRounds(inputs, options, pool));
+export function runCheckPooled(inputs: readonly CheckInput[], options: CheckOptions & PoolOptions): Promise<CheckResult> {
+  return runRounds('check-results', inputs, options, { threads: options.threads, onDemand: false });
 }
 
 /** buildAudit, with the per-file work (hashes, signatures, rules) in worker threads when there are enough files. */
-export async function buildAuditPooled(inputs: readonly CheckInput[], options: AuditOptions & PoolOptions): Promise<AuditReport> {
-  const threads = checkThreads(inputs.length, options.threads);
-  if (threads === 0) return buildAudit(inputs, options);
-  return withPool(threads, (pool) => auditRounds(inputs, options, pool));
+export function buildAuditPooled(inputs: readonly CheckInput[], options: AuditOptions & PoolOptions): Promise<AuditReport> {
+  return runRounds('audit-records', inputs, options, { threads: options.threads, onDemand: false });
 }
 
 /**
@@ -38,12 +66,12 @@ export async function buildAuditPooled(inputs: readonly CheckInput[], options: A
  * file at a time, so that no file is held longer than its parse or its check. The result is runCheck's.
  */
 export function runCheckInRounds(inputs: readonly CheckInput[], options: CheckOptions): Promise<CheckResult> {
-  return checkRounds(inputs, options, inThisThread());
+  return runRounds('check-results', inputs, options, { onDemand: true });
 }
 
 /** buildAudit in the calling thread for inputs read on demand, as runCheckInRounds. The report is buildAudit's. */
 export function buildAuditInRounds(inputs: readonly CheckInput[], options: AuditOptions): Promise<AuditReport> {
-  return auditRounds(inputs, options, inThisThread());
+  return runRounds('audit-records', inputs, options, { onDemand: true });
 }
 
 async function checkRounds(inputs: readonly CheckInput[], options: CheckOptions, runner: Runner): Promise<CheckResult> {

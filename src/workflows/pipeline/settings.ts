@@ -5,12 +5,10 @@ import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import type { SeveritySetting } from '../../core/diagnostic.js';
 import { UsageError } from '../../core/errors.js';
-import { ModuleMetadata } from '../../metadata/module-metadata.js';
-import { parsePeImage } from '../../pe/pe-image.js';
 import type { ReportFormat } from '../../report/index.js';
 import { compileNamePatterns } from '../../rules/name-pattern.js';
 import type { CheckSettings, DeclaredVendorAttribute } from '../../rules/types.js';
-import { declaredIn } from '../../rules/vendor-attribute.js';
+import { declaredInAssembly } from '../../rules/vendor-attribute.js';
 import { resolveAccessToken, type AccessTokenOptions } from '../access-token.js';
 import { CONFIG_FILE_NAME, loadConfig } from '../config.js';
 import { displayPath } from '../files.js';
@@ -143,18 +141,5 @@ export function readDeclaredVendorAttributes(references: readonly string[], sett
       .filter((n) => /\.dll$/i.test(n) && isVendorApi(n.replace(/\.dll$/i, '')))
       .map((n) => join(path, n));
   });
-  return declaredAttributes(files.map((file) => () => readFileSync(file)), settings);
-}
-
-/** The vendor attribute types that these vendor API assemblies declare; one that cannot be read is passed over. */
-export function declaredAttributes(sources: readonly (() => Uint8Array)[], settings: CheckSettings): DeclaredVendorAttribute[] {
-  return sources.flatMap((bytes) => {
-    try {
-      const module = new ModuleMetadata(parsePeImage(bytes()));
-      const name = module.assembly?.name;
-      return name ? declaredIn(module, name, settings) : [];
-    } catch {
-      return [];
-    }
-  });
+  return files.flatMap((file) => declaredInAssembly(() => readFileSync(file), settings));
 }
