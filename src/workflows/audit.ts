@@ -117,6 +117,39 @@ export function readSignatureRecord(path: string, saved?: { readonly checkpoint:
   return { source: { file: basename(absolute), entries: result.entries, lastSeq: result.head.seq, lastHash: result.head.hash }, bySignedSha256 };
 }
 
+/**
+ * What the audit's rounds run with besides the settings: the ledger's jobs, and the previous report, manifest and
+ * signature record (its chain, and that it continues the `saved` checkpoint) that the options name, each read and
+ * checked.
+ * @throws UsageError for a previous report that is not an audit JSON, an empty file, or a record that does not verify
+ */
+function auditRoundOptions(options: AuditOptions, settings: CheckSettings, saved: ReturnType<typeof savedCheckpoint>): AuditEngineOptions {
+  const read = (file: string, what: string) => {
+    const text = readInputFile(resolve(file), displayPath(resolve(file))).toString('utf8').replace(/^\uFEFF/, '');
+    if (!text.trim()) throw new UsageError(`${file}: the ${what} is empty`);
+    return text;
+  };
+  let previous: AuditReport | undefined;
+  if (options.compare) {
+    try {
+      previous = JSON.parse(read(options.compare, 'previous report')) as AuditReport;
+    } catch (error) {
+      if (error instanceof UsageError) throw error;
+      throw new UsageError(`${options.compare} is not an audit JSON report (${(error as Error).message})`, 'Pass the JSON written by `signgate audit --format json` for the previous release.');
+    }
+    if (!Array.isArray(previous?.files)) throw new UsageError(`${options.compare} is not an audit JSON report (no "files" list)`, 'Pass the JSON written by `signgate audit --format json` for the previous release.');
+  }
+  const ledger = options.ledger ?? new Ledger();
+  return {
+    settings,
+    jobs: jobsFromLedger(ledger),
+    jobSource: jobSourceOf(ledger),
+    ...(options.manifest ? { manifest: parseManifest(read(options.manifest, 'manifest')) } : {}),
+    ...(previous ? { previous } : {}),
+    ...(options.record ? { record: readSignatureRecord(options.record, saved) } : {}),
+  };
+}
+
 function statSafe(path: string) {
   try {
     return statSync(path);
@@ -137,33 +170,9 @@ export async function audit(options: AuditOptions): Promise<AuditReport> {
   // With one folder, names in the manifest and comparisons are relative to it.
   const single = paths.length === 1 && statSafe(paths[0]!)?.isDirectory() ? paths[0] : undefined;
   const root = options.root ?? single;
-  const read = (file: string, what: string) => {
-    const text = readInputFile(resolve(file), displayPath(resolve(file))).toString('utf8').replace(/^\uFEFF/, '');
-    if (!text.trim()) throw new UsageError(`${file}: the ${what} is empty`);
-    return text;
-  };
-  const auditOptions = (settings: CheckSettings) => {
-    let previous: AuditReport | undefined;
-    if (options.compare) {
-      try {
-        previous = JSON.parse(read(options.compare, 'previous report')) as AuditReport;
-      } catch (error) {
-        if (error instanceof UsageError) throw error;
-        throw new UsageError(`${options.compare} is not an audit JSON report (${(error as Error).message})`, 'Pass the JSON written by `signgate audit --format json` for the previous release.');
-      }
-      if (!Array.isArray(previous?.files)) throw new UsageError(`${options.compare} is not an audit JSON report (no "files" list)`, 'Pass the JSON written by `signgate audit --format json` for the previous release.');
-    }
-    const ledger = options.ledger ?? new Ledger();
-    return {
-      settings,
-      jobs: jobsFromLedger(ledger),
-      jobSource: jobSourceOf(ledger),
-      ...(options.manifest ? { manifest: parseManifest(read(options.manifest, 'manifest')) } : {}),
-      ...(previous ? { previous } : {}),
-      ...(options.record ? { record: readSignatureRecord(options.record, savedCheckpoint(options)) } : {}),
-    };
-  };
-  const { result } = await runPipeline({ options: { ...options, ...(root ? { root } : {}) } }, { produce: 'audit-records', prepare: ({ settings }) => auditOptions(settings) });
+  // The checkpoint options are checked before the release is read.
+  const saved = savedCheckpoint(options);
+  const { result } = await runPipeline({ options: { ...options, ...(root ? { root } : {}) } }, { produce: 'audit-records', prepare: ({ settings }) => auditRoundOptions(options, settings, saved) });
   return result;
 }
 
