@@ -12,7 +12,7 @@ export {
   prepareCheck,
   prepareSettings,
   readCheckInputs,
-  readDeclaredVendorAttributes,
+  withDeclaredVendorAttributes,
   type CheckOptions,
   type InputReading,
   type PreparedCheck,

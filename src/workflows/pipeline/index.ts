@@ -3,8 +3,9 @@
 //
 //   inputs → read (held, shared with worker threads, or on demand) → parse → facts → verdicts
 //
-// settings.ts   the options over signgate.config.json, the keys, the vendor attribute types of the references
-// inputs.ts     the inputs expanded into files and read with their upload names (held, shared or on demand)
+// settings.ts   the options over signgate.config.json, the keys, the service address and token
+// inputs.ts     the inputs expanded into files and read with their upload names (held, shared or on demand), and
+//               the vendor attribute types that vendor API assemblies among them and the references declare
 // rounds.ts     parse, then facts and verdicts in two rounds, for a pool or for inputs read on demand
 // pool.ts       where the rounds' tasks run: a pool of worker threads, or the calling thread
 // worker.ts     one task of a round (the module that worker threads load from dist/)
@@ -12,19 +13,15 @@
 // A consumer calls runPipeline with what it reads (the options, or files with no settings) and what it wants
 // (check results or audit records); its `prepare` says, once the inputs are read, what the rounds run with (the
 // licenses fetched online, the ledger's jobs, the signature record).
-import { basename } from 'node:path';
 import { UsageError } from '../../core/errors.js';
-import { compileNamePatterns } from '../../rules/name-pattern.js';
-import { runCheck } from '../../rules/runner.js';
-import type { CheckInput, CheckSettings } from '../../rules/types.js';
-import { declaredInAssembly } from '../../rules/vendor-attribute.js';
+import type { CheckInput } from '../../rules/types.js';
 import { CONFIG_FILE_NAME } from '../config.js';
 import { readFiles, type FileSource, type PreparedCheck, type ReadChoice, type ReadFiles } from './inputs.js';
 import type { Product, Products, RoundOptions } from './rounds.js';
-import { prepareSettings, type CheckOptions } from './settings.js';
+import { prepareSettings, type CheckOptions, type PreparedSettings } from './settings.js';
 
-export { DEFAULT_MAX_UPLOAD_BYTES, DEFAULT_READ_AT_ONCE_BYTES, prepareSettings, readDeclaredVendorAttributes, type CheckOptions, type PreparedSettings } from './settings.js';
-export { inputReading, readCheckInputs, readFiles, type FileSource, type InputReading, type PreparedCheck, type ReadChoice, type ReadFiles } from './inputs.js';
+export { DEFAULT_MAX_UPLOAD_BYTES, DEFAULT_READ_AT_ONCE_BYTES, prepareSettings, type CheckOptions, type PreparedSettings } from './settings.js';
+export { inputReading, readCheckInputs, readFiles, withDeclaredVendorAttributes, type FileSource, type InputReading, type PreparedCheck, type ReadChoice, type ReadFiles } from './inputs.js';
 export type { Product, Products, RoundOptions } from './rounds.js';
 export { checkThreads, CHECK_POOL_THRESHOLD, type PoolOptions } from '../pool-thresholds.js';
 
@@ -58,33 +55,28 @@ export async function runPipeline<P extends Product>(source: { readonly files: F
 export async function runPipeline<P extends Product>(source: { readonly options: CheckOptions } | { readonly files: FileSource }, consumer: PipelineConsumer<P, PreparedCheck> | PipelineConsumer<P, ReadFiles>): Promise<PipelineRun<P, ReadFiles>> {
   const bounded = consumer.reading !== 'held';
   const choice = { forPool: bounded, onDemand: bounded };
-  const read = 'options' in source ? await prepareCheck(source.options, choice) : await readFiles(source.files, choice);
+  const { files, prepared } = 'options' in source ? fromOptions(source.options) : { files: source.files, prepared: undefined };
+  const read = await readFiles(files, choice, prepared);
   const { inputs = read.inputs, ...options } = (await (consumer.prepare as (read: ReadFiles) => RoundOptions[P] | Promise<RoundOptions[P]>)(read)) as RoundOptions[P] & { readonly inputs?: readonly CheckInput[] };
-  // Held inputs are checked in the calling thread, whatever `threads` says.
-  const place = bounded ? read : { threads: 0, onDemand: false };
-  // The rounds' modules (and the audit's) load only when they run: a check of a few files starts faster without them.
-  if (consumer.produce === 'check-results' && place.threads === 0 && !place.onDemand) return { read, result: runCheck(inputs, options) as Products[P] };
   const { runRounds } = await import('./rounds.js');
-  return { read, result: await runRounds(consumer.produce, inputs, options as RoundOptions[P], place) };
+  // Held inputs are checked in the calling thread, whatever `threads` says.
+  return { read, result: await runRounds(consumer.produce, inputs, options as RoundOptions[P], bounded ? read : { threads: 0, onDemand: false }) };
 }
 
 /**
- * Everything a check needs: prepareSettings, then the inputs read with their upload names (see readFiles). Shared
- * by check(), sign(), pack() and audit() through runPipeline. With `forPool`, when the check will run in worker
+ * Everything a check needs: prepareSettings, then the inputs read with their upload names (see readFiles), as
+ * runPipeline reads them for check(), sign() and audit(); pack() checks what this returns. With `forPool`, when the check will run in worker
  * threads (see checkThreads), the files are read into shared memory; with `onDemand`, a large set is read on demand.
  * @throws UsageError SG_ERR_USAGE / SG_ERR_CONFIG / SG_ERR_NO_INPUT; SignGateError SG_ERR_IO_READ; KeyError
  */
 export async function prepareCheck(options: CheckOptions, read: ReadChoice = {}): Promise<PreparedCheck> {
-  const prepared = prepareSettings(options);
-  if (!prepared.paths.length) throw new UsageError('no files to check', `Name the build output folder, files or globs, or set "paths" in ${CONFIG_FILE_NAME}.`);
-  const { inputs, threads, onDemand } = await readFiles({ paths: prepared.paths, root: prepared.root, threads: options.threads, readAtOnceBytes: options.readAtOnceBytes }, read);
-  return { ...prepared, settings: withDeclaredInInputs(prepared.settings, inputs), threads, inputs, onDemand };
+  const { files, prepared } = fromOptions(options);
+  return readFiles(files, read, prepared);
 }
 
-/** A vendor API assembly among the inputs names the vendor attribute as well as a --reference does. */
-function withDeclaredInInputs(settings: CheckSettings, inputs: readonly CheckInput[]): CheckSettings {
-  const isVendorApi = compileNamePatterns(settings.vendorApi);
-  const fromInputs = inputs.filter((i) => /\.dll$/i.test(i.path) && isVendorApi(basename(i.path).replace(/\.dll$/i, ''))).flatMap((i) => declaredInAssembly(() => i.bytes, settings));
-  const declared = [...fromInputs, ...(settings.declaredVendorAttributes ?? [])];
-  return declared.length ? { ...settings, declaredVendorAttributes: declared } : settings;
+/** The settings of the options (see prepareSettings), and the files they name to read. */
+function fromOptions(options: CheckOptions): { readonly files: FileSource; readonly prepared: PreparedSettings } {
+  const prepared = prepareSettings(options);
+  if (!prepared.paths.length) throw new UsageError('no files to check', `Name the build output folder, files or globs, or set "paths" in ${CONFIG_FILE_NAME}.`);
+  return { files: { paths: prepared.paths, root: prepared.root, threads: options.threads, readAtOnceBytes: options.readAtOnceBytes }, prepared };
 }

@@ -1,10 +1,13 @@
-// The pipeline's first stage: the inputs (folders, files, globs) expanded into files and read with their upload
-// names: held in memory, into shared memory for worker threads, or on demand (each time their bytes are asked for)
-// when they are larger together than readAtOnceBytes.
-import { statSync } from 'node:fs';
-import { basename, isAbsolute, relative, sep } from 'node:path';
+// The pipeline's first stage after the settings: the inputs (folders, files, globs) expanded into files and read
+// with their upload names: held in memory, into shared memory for worker threads, or on demand (each time their
+// bytes are asked for) when they are larger together than readAtOnceBytes; and the vendor attribute types that the
+// vendor API assemblies among them and the references declare.
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { basename, isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { UsageError } from '../../core/errors.js';
-import type { CheckInput } from '../../rules/types.js';
+import { compileNamePatterns } from '../../rules/name-pattern.js';
+import type { CheckInput, CheckSettings } from '../../rules/types.js';
+import { declaredInAssembly } from '../../rules/vendor-attribute.js';
 import { displayPath, expandInputs, fileOnDemand, inputOnDemand, readInputFile, type InputFile } from '../files.js';
 import { checkThreads } from '../pool-thresholds.js';
 import { DEFAULT_READ_AT_ONCE_BYTES, type PreparedSettings } from './settings.js';
@@ -69,15 +72,39 @@ function statSafeSize(path: string): number {
 /**
  * Expands `source.paths` (netmodules included: the rules read them) and reads the files: into shared memory when
  * `read.forPool` and worker threads will run (see checkThreads), on demand when `read.onDemand` and they are larger
- * together than `readAtOnceBytes` (see inputReading), else into memory.
- * @throws UsageError for a file outside the root; SignGateError SG_ERR_NO_INPUT / SG_ERR_IO_READ
+ * together than `readAtOnceBytes` (see inputReading), else into memory. With the `prepared` settings of the options,
+ * returns them too, with the vendor attribute types that the vendor API assemblies among the inputs and its
+ * references declare (see withDeclaredVendorAttributes).
+ * @throws UsageError for a file outside the root or a reference that does not exist; SignGateError SG_ERR_NO_INPUT /
+ * SG_ERR_IO_READ
  */
-export async function readFiles(source: FileSource, read: ReadChoice = {}): Promise<ReadFiles> {
+export async function readFiles(source: FileSource, read: ReadChoice, prepared: PreparedSettings): Promise<PreparedCheck>;
+export async function readFiles(source: FileSource, read?: ReadChoice, prepared?: PreparedSettings): Promise<ReadFiles>;
+export async function readFiles(source: FileSource, read: ReadChoice = {}, prepared?: PreparedSettings): Promise<ReadFiles | PreparedCheck> {
   const files = await expandInputs(source.paths, process.cwd(), { netmodules: true });
   const threads = checkThreads(files.length, source.threads);
-  const pooled = read.forPool === true && threads > 0;
-  const reading = pooled ? 'shared' : read.onDemand === true ? inputReading(files, 0, source.readAtOnceBytes) : 'memory';
-  return { inputs: readCheckInputs(files, source.root, reading), threads, onDemand: reading === 'on-demand', root: source.root };
+  const reading = read.forPool === true && threads > 0 ? 'shared' : read.onDemand === true ? inputReading(files, 0, source.readAtOnceBytes) : 'memory';
+  const inputs = readCheckInputs(files, source.root, reading);
+  const filesRead = { inputs, threads, onDemand: reading === 'on-demand', root: source.root };
+  return prepared ? { ...prepared, ...filesRead, settings: withDeclaredVendorAttributes(prepared.settings, inputs, prepared.references) } : filesRead;
+}
+
+/**
+ * The settings with the vendor attribute types that vendor API assemblies declare, so messages name it exactly: those
+ * among the inputs, then those of `references` (files, or folders to take the DLLs whose names match the vendor API
+ * patterns from), read only for that. A reference that cannot be read is passed over: it only sharpens a hint.
+ * @throws UsageError SG_ERR_USAGE for a reference that does not exist
+ */
+export function withDeclaredVendorAttributes(settings: CheckSettings, inputs: readonly CheckInput[], references: readonly string[]): CheckSettings {
+  const isVendorApi = compileNamePatterns(settings.vendorApi);
+  const vendorApi = (path: string) => /\.dll$/i.test(path) && isVendorApi(basename(path).replace(/\.dll$/i, ''));
+  const referenced = references.flatMap((r) => {
+    const path = resolve(r);
+    if (!existsSync(path)) throw new UsageError(`the reference ${displayPath(path)} does not exist`, 'Name the vendor API assembly (or its folder) that the add-in compiles against.');
+    return statSync(path).isDirectory() ? readdirSync(path).filter(vendorApi).map((n) => join(path, n)) : [path];
+  });
+  const declared = [...inputs.filter((i) => vendorApi(i.path)).flatMap((i) => declaredInAssembly(() => i.bytes, settings)), ...referenced.flatMap((file) => declaredInAssembly(() => readFileSync(file), settings))];
+  return declared.length ? { ...settings, declaredVendorAttributes: declared } : settings;
 }
 
 /**

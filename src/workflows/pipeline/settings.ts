@@ -1,14 +1,11 @@
 // The settings the pipeline runs with: the options over signgate.config.json (the vendor, the key files, the rule
-// severities, the report choices, the service address and token), and the vendor attribute types that the vendor
-// API assemblies declare.
-import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+// severities, the report choices, the service address and token). The vendor attribute types that the vendor API
+// assemblies declare are read with the inputs (inputs.ts).
+import { resolve } from 'node:path';
 import type { SeveritySetting } from '../../core/diagnostic.js';
 import { UsageError } from '../../core/errors.js';
 import type { ReportFormat } from '../../report/index.js';
-import { compileNamePatterns } from '../../rules/name-pattern.js';
-import type { CheckSettings, DeclaredVendorAttribute } from '../../rules/types.js';
-import { declaredInAssembly } from '../../rules/vendor-attribute.js';
+import type { CheckSettings } from '../../rules/types.js';
 import { resolveAccessToken, type AccessTokenOptions } from '../access-token.js';
 import { CONFIG_FILE_NAME, loadConfig } from '../config.js';
 import { displayPath } from '../files.js';
@@ -76,6 +73,8 @@ export interface PreparedSettings {
   /** The inputs as given on the command line or in the config file (made absolute there), and the root folder. */
   readonly paths: readonly string[];
   readonly root: string | null;
+  /** The vendor API assemblies named for their vendor attribute type (CheckOptions.references), read with the inputs. */
+  readonly references: readonly string[];
   readonly baseUrl: string | undefined;
   readonly token: string | undefined;
   /** Things the user should know that are not findings (a key pair given where a public key belongs). */
@@ -111,35 +110,17 @@ export function prepareSettings(options: CheckOptions): PreparedSettings {
     maxUploadBytes: options.maxUploadBytes ?? config.maxUploadBytes ?? DEFAULT_MAX_UPLOAD_BYTES,
     root: root ? displayPath(root) : null,
   };
-  const declaredVendorAttributes = options.references?.length ? readDeclaredVendorAttributes(options.references, settings) : [];
   return {
-    settings: declaredVendorAttributes.length ? { ...settings, declaredVendorAttributes } : settings,
+    settings,
     severities: options.rules ? { ...(config.rules as Record<string, SeveritySetting> | undefined), ...options.rules } : (config.rules as Record<string, SeveritySetting> | undefined),
     format: options.format ?? config.format ?? 'text',
     output: options.output ?? config.output,
     configPath,
     paths,
     root,
+    references: options.references ?? [],
     baseUrl,
     token,
     notes,
   };
-}
-
-/**
- * The vendor attribute types declared in the given vendor API assemblies (a folder stands for its DLLs whose
- * names match the vendor API patterns). A reference that cannot be read is passed over: it only sharpens a hint.
- * @throws UsageError SG_ERR_USAGE for a reference that does not exist
- */
-export function readDeclaredVendorAttributes(references: readonly string[], settings: CheckSettings): DeclaredVendorAttribute[] {
-  const isVendorApi = compileNamePatterns(settings.vendorApi);
-  const files = references.flatMap((r) => {
-    const path = resolve(r);
-    if (!existsSync(path)) throw new UsageError(`the reference ${displayPath(path)} does not exist`, 'Name the vendor API assembly (or its folder) that the add-in compiles against.');
-    if (!statSync(path).isDirectory()) return [path];
-    return readdirSync(path)
-      .filter((n) => /\.dll$/i.test(n) && isVendorApi(n.replace(/\.dll$/i, '')))
-      .map((n) => join(path, n));
-  });
-  return files.flatMap((file) => declaredInAssembly(() => readFileSync(file), settings));
 }
