@@ -171,7 +171,8 @@ export {
 
 // Rules and reports
 export { runCheck, checkExitCode, type CheckResult, type FileResult } from './rules/runner.js';
-export { runCheckPooled, buildAuditPooled, runCheckInRounds, buildAuditInRounds, checkThreads, CHECK_POOL_THRESHOLD, type PoolOptions } from './workflows/check-pool.js';
+export { runCheckPooled, buildAuditPooled, runCheckInRounds, buildAuditInRounds } from './workflows/pipeline/rounds.js';
+export { checkThreads, CHECK_POOL_THRESHOLD, type PoolOptions } from './workflows/pipeline/index.js';
 export { rules, ruleDocsUrl } from './rules/index.js';
 export type { CheckInput, CheckSettings, ExpectedKey, LicensedKeyToken } from './rules/types.js';
 export { buildAudit } from './audit/build.js';

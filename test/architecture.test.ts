@@ -36,6 +36,30 @@ const PACKAGES: Record<string, readonly string[]> = {
   cli: ['yargs', 'chalk', 'glob', 'cli-progress'],
 };
 
+/**
+ * Workflow modules that any workflow may import: helpers that know no command and import only each other. Everything
+ * else a workflow needs of another goes through the pipeline's entry, `workflows/pipeline/index.ts` (the reading of
+ * inputs, the settings, the two rounds, the pool), or is an exception below.
+ */
+const WORKFLOW_LEAVES: Record<string, string> = {
+  'files.ts': 'paths and bytes: inputs expanded, files read (held, shared or on demand) and written atomically',
+  'config.ts': 'signgate.config.json: a leaf, not in the pipeline, because service.ts (jobs, licenses) reads it too',
+  'keys.ts': 'key files: public keys for the pipeline, key pairs for fix',
+  'access-token.ts': 'the access token from the options, a file or the environment (the pipeline, service.ts)',
+  'licenses.ts': 'the licenses fetched online, compared with the key files (check and sign)',
+  'ledger.ts': 'the local job ledger (sign, jobs, audit, archive, record-proof)',
+  'extract.ts': "the service's result ZIP, extracted (sign, jobs)",
+  'record-proof.ts': "a job's proof in the service's signature record (sign)",
+  'pool-thresholds.ts': 'from how many files the pools start, decided without loading them (pipeline, scan, cli)',
+  'scan-file.ts': 'one file inspected or verified (scan.ts and the scan worker)',
+};
+/** Imports between workflow modules that pass neither through the pipeline's entry nor to a leaf, each with why. */
+const WORKFLOW_EXCEPTIONS: Record<string, string> = {
+  'archive.ts -> sign.ts': 'sign --archive is the signing round trip over an archive: it polls and checks each returned file as sign does',
+  'jobs.ts -> sign.ts': "type only: sign's progress reporter, which jobs --download reports through",
+  'scan.ts -> scan-worker.ts': 'type only: the task its pool sends (inspect and verify scan files; they are not the check pipeline)',
+};
+
 function sourceFiles(dir: string): string[] {
   return readdirSync(dir, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? sourceFiles(join(dir, e.name)) : e.name.endsWith('.ts') ? [join(dir, e.name)] : []));
 }
@@ -81,6 +105,30 @@ describe('architecture', () => {
     };
     for (const file of all) if (!state.has(file)) visit(file);
     expect(circles).toEqual([]);
+  });
+
+  test('a workflow module imports another only through the pipeline\'s entry (pipeline/index.ts), a leaf helper, or a listed exception', () => {
+    const workflows = join(src, 'workflows');
+    const problems: string[] = [];
+    const all = sourceFiles(workflows).map((f) => relative(workflows, f));
+    for (const name of [...Object.keys(WORKFLOW_LEAVES), ...Object.keys(WORKFLOW_EXCEPTIONS).flatMap((e) => e.split(' -> '))]) {
+      if (!all.includes(name)) problems.push(`${name} is listed in test/architecture.test.ts but is no module of src/workflows/`);
+    }
+    for (const from of all) {
+      const text = readFileSync(join(workflows, from), 'utf8');
+      for (const m of text.matchAll(/(?:\bfrom\s+|\bimport\s*\(\s*)'(\.[^']+)'/g)) {
+        const to = relative(workflows, join(workflows, from, '..', m[1]!)).replace(/\.js$/, '.ts');
+        if (to.startsWith('..')) continue;
+        const inPipeline = (f: string) => f.startsWith('pipeline/');
+        if (inPipeline(from) && inPipeline(to)) continue;
+        // Anyone may import a leaf; only a module that is no leaf may import the pipeline's entry.
+        if (to in WORKFLOW_LEAVES) continue;
+        if (to === 'pipeline/index.ts' && !(from in WORKFLOW_LEAVES)) continue;
+        if (`${from} -> ${to}` in WORKFLOW_EXCEPTIONS) continue;
+        problems.push(`workflows/${from} imports workflows/${to}: ${inPipeline(to) ? 'import the pipeline through pipeline/index.ts' : from in WORKFLOW_LEAVES ? 'a leaf helper imports leaves only' : 'go through pipeline/index.ts, or make it a leaf helper'}`);
+      }
+    }
+    expect(problems).toEqual([]);
   });
 
   test('index.ts exports the library, not the CLI', () => {

@@ -1,5 +1,6 @@
 // Finding `<Vendor>SignedAssemblyAttribute` and telling the vendor's type from look-alikes.
-import type { CustomAttributeRow, ModuleMetadata } from '../metadata/module-metadata.js';
+import { ModuleMetadata, type CustomAttributeRow } from '../metadata/module-metadata.js';
+import { parsePeImage } from '../pe/pe-image.js';
 import { compileNamePatterns, namespacePrefix } from './name-pattern.js';
 import type { CheckSettings, DeclaredVendorAttribute, FileFacts } from './types.js';
 
@@ -124,6 +125,17 @@ export function declaredIn(module: ModuleMetadata, assembly: string, settings: C
     .typeDefFullNames()
     .filter((t) => !t.includes('/') && !/`\d+$/.test(t) && isVendorAttributeName(t, settings) && namespacePrefix(t, settings.vendorNamespace) !== undefined)
     .map((fullName) => ({ fullName, assembly }));
+}
+
+/** The vendor attribute types that a vendor API assembly declares; none when its bytes cannot be read as one. */
+export function declaredInAssembly(bytes: () => Uint8Array, settings: CheckSettings): DeclaredVendorAttribute[] {
+  try {
+    const module = new ModuleMetadata(parsePeImage(bytes()));
+    const name = module.assembly?.name;
+    return name ? declaredIn(module, name, settings) : [];
+  } catch {
+    return [];
+  }
 }
 
 /** How to apply a declared attribute in C#: qualified, and with a `using` line. */

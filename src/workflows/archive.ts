@@ -14,7 +14,7 @@ import { readJson, send } from '../service-client/http.js';
 import { ARCHIVE_ASSEMBLY, archiveNameProblems, archiveZipLimits, PER_FILE_LOGS } from '../zip/archive-rules.js';
 import { readZip, ZipRefusal, type ZipFileEntry, type ZipLimits } from '../zip/read-zip.js';
 import { writeZip } from '../zip/write-zip.js';
-import { prepareCheck, prepareSettings, type CheckOptions } from './check.js';
+import { prepareCheck, prepareSettings, withDeclaredVendorAttributes, type CheckOptions } from './pipeline/index.js';
 import { displayPath, expandInputs, fileIdentity, readInputFile } from './files.js';
 import { windowsPathKey } from '../core/windows-names.js';
 import { checkReturnedFile, pollJob, type SignEvents } from './sign.js';
@@ -135,7 +135,8 @@ export async function signArchive(options: SignArchiveOptions, events: SignEvent
   const archive = resolve(options.archive);
   // The settings come from the options and the configuration; the archive's assemblies are the inputs.
   const prepared = prepareSettings(options);
-  const { baseUrl, token, settings } = prepared;
+  const { baseUrl, token } = prepared;
+  const settings = withDeclaredVendorAttributes(prepared.settings, [], prepared.references);
   if (!baseUrl || !token) throw new UsageError('sign --archive needs the service address and an access token', 'Pass --base-url and --access-token-file, or set SIGNGATE_BASE_URL and SIGNGATE_ACCESS_TOKEN.');
   // Refused here by the rules the service refuses by, before anything is uploaded.
   const bytes = readInputFile(archive, displayPath(archive));

@@ -1,6 +1,6 @@
 // audit(): the release report auditors ask for, as a library function: every assembly with its hash, identity,
 // verified strong name, vendor attribute and signing job (from the local ledger), compared with the previous
-// release when given.
+// release when given. A consumer of the pipeline (pipeline/index.ts), which reads the release and makes the records.
 import { statSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { basename, relative, resolve, sep } from 'node:path';
@@ -16,10 +16,9 @@ import { continuationProblem, entryLeaf, parseCheckpoint, readRecordPublicKey } 
 import type { CheckSettings } from '../rules/types.js';
 import { parsePublicKeyBlob } from '../strongname/key-blob.js';
 import { publicKeyToken } from '../strongname/token.js';
-import { DEFAULT_MAX_UPLOAD_BYTES, inputReading, prepareCheck, readCheckInputs, type CheckOptions } from './check.js';
-import { buildAuditInRounds, buildAuditPooled, checkThreads } from './check-pool.js';
-import { displayPath, expandInputs, readInputFile } from './files.js';
+import { displayPath, readInputFile } from './files.js';
 import { Ledger, ledgerPath } from './ledger.js';
+import { DEFAULT_MAX_UPLOAD_BYTES, runPipeline, type CheckOptions } from './pipeline/index.js';
 
 export const AuditFormats = ['html', 'markdown', 'json'] as const;
 export type AuditFormat = (typeof AuditFormats)[number];
@@ -118,6 +117,39 @@ export function readSignatureRecord(path: string, saved?: { readonly checkpoint:
   return { source: { file: basename(absolute), entries: result.entries, lastSeq: result.head.seq, lastHash: result.head.hash }, bySignedSha256 };
 }
 
+/**
+ * What the audit's rounds run with besides the settings: the ledger's jobs, and the previous report, manifest and
+ * signature record (its chain, and that it continues the `saved` checkpoint) that the options name, each read and
+ * checked.
+ * @throws UsageError for a previous report that is not an audit JSON, an empty file, or a record that does not verify
+ */
+function auditRoundOptions(options: AuditOptions, settings: CheckSettings, saved: ReturnType<typeof savedCheckpoint>): AuditEngineOptions {
+  const read = (file: string, what: string) => {
+    const text = readInputFile(resolve(file), displayPath(resolve(file))).toString('utf8').replace(/^\uFEFF/, '');
+    if (!text.trim()) throw new UsageError(`${file}: the ${what} is empty`);
+    return text;
+  };
+  let previous: AuditReport | undefined;
+  if (options.compare) {
+    try {
+      previous = JSON.parse(read(options.compare, 'previous report')) as AuditReport;
+    } catch (error) {
+      if (error instanceof UsageError) throw error;
+      throw new UsageError(`${options.compare} is not an audit JSON report (${(error as Error).message})`, 'Pass the JSON written by `signgate audit --format json` for the previous release.');
+    }
+    if (!Array.isArray(previous?.files)) throw new UsageError(`${options.compare} is not an audit JSON report (no "files" list)`, 'Pass the JSON written by `signgate audit --format json` for the previous release.');
+  }
+  const ledger = options.ledger ?? new Ledger();
+  return {
+    settings,
+    jobs: jobsFromLedger(ledger),
+    jobSource: jobSourceOf(ledger),
+    ...(options.manifest ? { manifest: parseManifest(read(options.manifest, 'manifest')) } : {}),
+    ...(previous ? { previous } : {}),
+    ...(options.record ? { record: readSignatureRecord(options.record, saved) } : {}),
+  };
+}
+
 function statSafe(path: string) {
   try {
     return statSync(path);
@@ -138,32 +170,10 @@ export async function audit(options: AuditOptions): Promise<AuditReport> {
   // With one folder, names in the manifest and comparisons are relative to it.
   const single = paths.length === 1 && statSafe(paths[0]!)?.isDirectory() ? paths[0] : undefined;
   const root = options.root ?? single;
-  const prepared = await prepareCheck({ ...options, ...(root ? { root } : {}) }, { forPool: true, onDemand: true });
-  const read = (file: string, what: string) => {
-    const text = readInputFile(resolve(file), displayPath(resolve(file))).toString('utf8').replace(/^\uFEFF/, '');
-    if (!text.trim()) throw new UsageError(`${file}: the ${what} is empty`);
-    return text;
-  };
-  let previous: AuditReport | undefined;
-  if (options.compare) {
-    try {
-      previous = JSON.parse(read(options.compare, 'previous report')) as AuditReport;
-    } catch (error) {
-      if (error instanceof UsageError) throw error;
-      throw new UsageError(`${options.compare} is not an audit JSON report (${(error as Error).message})`, 'Pass the JSON written by `signgate audit --format json` for the previous release.');
-    }
-    if (!Array.isArray(previous?.files)) throw new UsageError(`${options.compare} is not an audit JSON report (no "files" list)`, 'Pass the JSON written by `signgate audit --format json` for the previous release.');
-  }
-  const ledger = options.ledger ?? new Ledger();
-  const auditOptions = {
-    settings: prepared.settings,
-    jobs: jobsFromLedger(ledger),
-    jobSource: jobSourceOf(ledger),
-    ...(options.manifest ? { manifest: parseManifest(read(options.manifest, 'manifest')) } : {}),
-    ...(previous ? { previous } : {}),
-    ...(options.record ? { record: readSignatureRecord(options.record, savedCheckpoint(options)) } : {}),
-  };
-  return prepared.onDemand ? buildAuditInRounds(prepared.inputs, auditOptions) : buildAuditPooled(prepared.inputs, { ...auditOptions, threads: prepared.threads });
+  // The checkpoint options are checked before the release is read.
+  const saved = savedCheckpoint(options);
+  const { result } = await runPipeline({ options: { ...options, ...(root ? { root } : {}) } }, { produce: 'audit-records', prepare: ({ settings }) => auditRoundOptions(options, settings, saved) });
+  return result;
 }
 
 /** The report as HTML (one self-contained page), Markdown or JSON; `generatedAt` null leaves the time out. */
@@ -212,27 +222,30 @@ export async function verifyAuditReport(options: { readonly report: string; read
   const single = options.paths.length === 1 && statSafe(options.paths[0]!)?.isDirectory() ? options.paths[0] : undefined;
   const rootArg = options.root ?? single;
   const root = rootArg ? resolve(rootArg) : null;
-  // As the audit reads a folder: with its netmodules, which the report lists.
-  const files = await expandInputs(options.paths, process.cwd(), { netmodules: true });
-  const threads = checkThreads(files.length, options.threads);
-  const reading = inputReading(files, threads, options.readAtOnceBytes);
-  const inputs = readCheckInputs(files, root, reading);
   const s = stored.settings;
-  const settings: CheckSettings = {
-    vendor: s.vendor,
-    vendorApi: s.vendorApi,
-    vendorNamespace: s.vendorNamespace,
-    // The token is computed again from the key, so a report whose token and key disagree shows a difference.
-    keys: s.keys.map((k) => {
-      const publicKey = parsePublicKeyBlob(Buffer.from(k.publicKey, 'hex'));
-      return { optionId: k.optionId, source: k.source, token: publicKeyToken(publicKey.blob), publicKey };
-    }),
-    maxUploadBytes: DEFAULT_MAX_UPLOAD_BYTES,
-    root: root ? displayPath(root) : null,
-  };
-  const ledger = options.ledger ?? new Ledger();
-  const auditOptions = { settings, jobs: jobsFromLedger(ledger), jobSource: jobSourceOf(ledger), ...(options.record ? { record: readSignatureRecord(options.record) } : {}) };
-  const report = reading === 'on-demand' ? await buildAuditInRounds(inputs, auditOptions) : await buildAuditPooled(inputs, { ...auditOptions, threads });
+  const { result: report } = await runPipeline(
+    // As the audit reads a folder: with its netmodules, which the report lists.
+    { files: { paths: options.paths, root, threads: options.threads, readAtOnceBytes: options.readAtOnceBytes } },
+    {
+      produce: 'audit-records',
+      prepare: () => {
+        const settings: CheckSettings = {
+          vendor: s.vendor,
+          vendorApi: s.vendorApi,
+          vendorNamespace: s.vendorNamespace,
+          // The token is computed again from the key, so a report whose token and key disagree shows a difference.
+          keys: s.keys.map((k) => {
+            const publicKey = parsePublicKeyBlob(Buffer.from(k.publicKey, 'hex'));
+            return { optionId: k.optionId, source: k.source, token: publicKeyToken(publicKey.blob), publicKey };
+          }),
+          maxUploadBytes: DEFAULT_MAX_UPLOAD_BYTES,
+          root: root ? displayPath(root) : null,
+        };
+        const ledger = options.ledger ?? new Ledger();
+        return { settings, jobs: jobsFromLedger(ledger), jobSource: jobSourceOf(ledger), ...(options.record ? { record: readSignatureRecord(options.record) } : {}) };
+      },
+    },
+  );
   const notes = stored.tool?.version && stored.tool.version !== VERSION ? [`the report was made by signgate ${stored.tool.version}; this is ${VERSION}`] : [];
   return { differences: diffAuditReports(stored, report), notes, report };
 }

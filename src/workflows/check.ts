@@ -1,214 +1,23 @@
-// check(): the pre-flight gate as a library function. Settings come from the options over signgate.config.json.
-import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
-import { basename, isAbsolute, join, relative, resolve, sep } from 'node:path';
-import type { SeveritySetting } from '../core/diagnostic.js';
-import { UsageError } from '../core/errors.js';
-import type { ReportFormat } from '../report/index.js';
-import { runCheck, type CheckResult } from '../rules/runner.js';
-import { checkThreads } from './pool-thresholds.js';
-import type { CheckInput, CheckSettings, DeclaredVendorAttribute } from '../rules/types.js';
-import { ModuleMetadata } from '../metadata/module-metadata.js';
-import { parsePeImage } from '../pe/pe-image.js';
-import { compileNamePatterns } from '../rules/name-pattern.js';
-import { declaredIn } from '../rules/vendor-attribute.js';
-import { CONFIG_FILE_NAME, loadConfig } from './config.js';
-import { displayPath, expandInputs, fileOnDemand, inputOnDemand, readInputFile, type InputFile } from './files.js';
-import { loadExpectedKey } from './keys.js';
+// check(): the pre-flight gate as a library function, a consumer of the pipeline (pipeline/index.ts): settings from
+// the options over signgate.config.json, the licenses when online, check results.
+import type { CheckResult } from '../rules/runner.js';
+import type { CheckSettings } from '../rules/types.js';
 import { onlineLicenses } from './licenses.js';
-import { resolveAccessToken, type AccessTokenOptions } from './access-token.js';
+import { runPipeline, type CheckOptions, type PreparedCheck } from './pipeline/index.js';
 
-/** Default size limit of one upload job (the service's documented limit: about 40 MB). */
-export const DEFAULT_MAX_UPLOAD_BYTES = 40_000_000;
-
-/**
- * Inputs larger than this together are not held in memory by `check` and `audit` (see CheckOptions.readAtOnceBytes):
- * 64 MiB, well above an add-in's build output, well below what holding a large release costs (the 170 MB of the
- * Mono corpus took check to 388 MB and audit to 443 MB of peak RSS).
- */
-export const DEFAULT_READ_AT_ONCE_BYTES = 64 * 1024 * 1024;
-
-export interface CheckOptions extends AccessTokenOptions {
-  /** Build output folders, files or glob patterns (default: "paths" in the config file). */
-  readonly paths?: readonly string[];
-  /** Option public key files `<optionId>_public.snk` (default: "keys" in the config file). */
-  readonly keys?: readonly string[];
-  /** The vendor name: the attribute is `<Vendor>SignedAssemblyAttribute`. */
-  readonly vendor?: string;
-  /** Vendor API assembly name patterns (default `<Vendor>.*`). */
-  readonly vendorApi?: readonly string[];
-  /**
-   * Vendor API assemblies (files, or folders to take the vendor-named DLLs from) that the add-in references but
-   * that are not inputs: read only for the vendor attribute's declared type, so messages name it exactly.
-   */
-  readonly references?: readonly string[];
-  /** Namespace of the vendor attribute (default the vendor name). */
-  readonly vendorNamespace?: string;
-  /** Upload names are paths relative to this folder. */
-  readonly root?: string;
-  readonly maxUploadBytes?: number;
-  /** With a token: the licenses are fetched and cross-checked. */
-  readonly baseUrl?: string;
-  /** Config file (default: signgate.config.json from the working directory upward). */
-  readonly config?: string;
-  /** Report format and output file from the config file, when the options do not say (the caller writes the report). */
-  readonly format?: ReportFormat;
-  readonly output?: string;
-  /**
-   * Worker threads for the per-file work of check and audit; 0 runs it in the calling thread. Default: from
-   * CHECK_POOL_THRESHOLD files on, one per idle core when at least two cores are idle.
-   */
-  readonly threads?: number;
-  /** Rule severities over those of the config file's "rules" (`{ "loads-under-no-license": "note" }`). */
-  readonly rules?: Readonly<Record<string, SeveritySetting>>;
-  /**
-   * `check` and `audit` in the calling thread hold the inputs in memory up to this many bytes together (default
-   * DEFAULT_READ_AT_ONCE_BYTES). Larger sets are read file by file when parsed and again when checked, so memory
-   * stays bounded whatever their size; the report is the same. A file that changes between the reads is an
-   * SG_ERR_IO_READ error. `sign` always holds what it checks and uploads.
-   */
-  readonly readAtOnceBytes?: number;
-}
-
-/** What a check runs with, before any input is read (see prepareSettings). */
-export interface PreparedSettings {
-  readonly settings: CheckSettings;
-  readonly severities: Record<string, SeveritySetting> | undefined;
-  readonly format: ReportFormat;
-  readonly output: string | undefined;
-  readonly configPath: string | undefined;
-  /** The inputs as given on the command line or in the config file (made absolute there), and the root folder. */
-  readonly paths: readonly string[];
-  readonly root: string | null;
-  readonly baseUrl: string | undefined;
-  readonly token: string | undefined;
-  /** Things the user should know that are not findings (a key pair given where a public key belongs). */
-  readonly notes: readonly string[];
-}
-
-/** The settings, and the inputs read with their upload names. */
-export interface PreparedCheck extends PreparedSettings {
-  readonly inputs: CheckInput[];
-  /** Worker threads for the per-file work, decided once for these inputs (see checkThreads). */
-  readonly threads: number;
-  /** True when the inputs are read on demand (see CheckOptions.readAtOnceBytes): check them in rounds. */
-  readonly onDemand: boolean;
-}
-
-/** How readCheckInputs reads: into memory, into shared memory for worker threads, or each time asked (held nowhere). */
-export type InputReading = 'memory' | 'shared' | 'on-demand';
-
-/**
- * How `check` and `audit` read `files`: shared memory for a pool, on demand in the calling thread when they are
- * larger together than `readAtOnceBytes` (their sizes are taken from the file system), else into memory.
- * @throws RangeError for a `readAtOnceBytes` that is negative or not a number
- */
-export function inputReading(files: readonly InputFile[], threads: number, readAtOnceBytes = DEFAULT_READ_AT_ONCE_BYTES): InputReading {
-  if (!(readAtOnceBytes >= 0)) throw new RangeError(`readAtOnceBytes must be a number of bytes of at least 0, not ${readAtOnceBytes}`);
-  if (threads > 0) return 'shared';
-  let total = 0;
-  for (const f of files) {
-    total += statSafeSize(f.absolutePath);
-    if (total > readAtOnceBytes) return 'on-demand';
-  }
-  return 'memory';
-}
-
-/** A file's size, or 0 when it cannot be stat'ed (the read that follows says why). */
-function statSafeSize(path: string): number {
-  try {
-    return statSync(path).size;
-  } catch {
-    return 0;
-  }
-}
-
-/**
- * What a check runs with, from the options over signgate.config.json: settings, keys, the inputs as given (not yet
- * read; empty when none are given) and the root, and the service address and token when given. `sign --archive`
- * takes its inputs from the archive and uses this alone.
- * @throws UsageError SG_ERR_USAGE / SG_ERR_CONFIG; KeyError
- */
-export function prepareSettings(options: CheckOptions): PreparedSettings {
-  const { config, path: configPath } = loadConfig(options.config);
-  const vendor = options.vendor ?? config.vendor;
-  if (!vendor) throw new UsageError('no vendor name', `Pass --vendor <Name> (the attribute is <Name>SignedAssemblyAttribute) or set "vendor" in ${CONFIG_FILE_NAME}.`);
-  const keyPaths = options.keys?.length ? options.keys : (config.keys ?? []);
-  if (keyPaths.length === 0) throw new UsageError('no key file', `Pass --key <optionId>_public.snk (several are allowed) or set "keys" in ${CONFIG_FILE_NAME}.`);
-  const rootArg = options.root ?? config.root;
-  const root = rootArg ? resolve(rootArg) : null;
-  const paths = options.paths?.length ? options.paths : (config.paths ?? []);
-  const baseUrl = options.baseUrl ?? config.baseUrl ?? (options.env ?? process.env).SIGNGATE_BASE_URL;
-  const token = resolveAccessToken(options);
-  if (baseUrl && !token) throw new UsageError('--base-url is set but no access token', 'Pass --access-token-file <file> or set SIGNGATE_ACCESS_TOKEN (avoid --access-token: it shows in process lists).');
-  const loadedKeys = keyPaths.map(loadExpectedKey);
-  const notes = loadedKeys.flatMap((k) => (k.note ? [k.note] : []));
-  const keys = loadedKeys.map(({ note: _note, ...key }) => key);
-  const settings: CheckSettings = {
-    vendor,
-    vendorApi: options.vendorApi?.length ? options.vendorApi : (config.vendorApi ?? [`${vendor}.*`]),
-    vendorNamespace: options.vendorNamespace ?? config.vendorNamespace ?? vendor,
-    keys,
-    maxUploadBytes: options.maxUploadBytes ?? config.maxUploadBytes ?? DEFAULT_MAX_UPLOAD_BYTES,
-    root: root ? displayPath(root) : null,
-  };
-  const declaredVendorAttributes = options.references?.length ? readDeclaredVendorAttributes(options.references, settings) : [];
-  return {
-    settings: declaredVendorAttributes.length ? { ...settings, declaredVendorAttributes } : settings,
-    severities: options.rules ? { ...(config.rules as Record<string, SeveritySetting> | undefined), ...options.rules } : (config.rules as Record<string, SeveritySetting> | undefined),
-    format: options.format ?? config.format ?? 'text',
-    output: options.output ?? config.output,
-    configPath,
-    paths,
-    root,
-    baseUrl,
-    token,
-    notes,
-  };
-}
-
-/**
- * Everything a check needs: prepareSettings, then the inputs read with their upload names. Shared by check(),
- * sign(), pack() and audit(). With `forPool`, when the check will run in worker threads (see checkThreads), the
- * files are read into shared memory.
- * @throws UsageError SG_ERR_USAGE / SG_ERR_CONFIG / SG_ERR_NO_INPUT; SignGateError SG_ERR_IO_READ; KeyError
- */
-export async function prepareCheck(options: CheckOptions, read: { readonly forPool?: boolean; readonly onDemand?: boolean } = {}): Promise<PreparedCheck> {
-  const prepared = prepareSettings(options);
-  if (!prepared.paths.length) throw new UsageError('no files to check', `Name the build output folder, files or globs, or set "paths" in ${CONFIG_FILE_NAME}.`);
-  const files = await expandInputs(prepared.paths, process.cwd(), { netmodules: true });
-  const threads = checkThreads(files.length, options.threads);
-  const pooled = read.forPool === true && threads > 0;
-  const reading = pooled ? 'shared' : read.onDemand === true ? inputReading(files, 0, options.readAtOnceBytes) : 'memory';
-  const inputs = readCheckInputs(files, prepared.root, reading);
-  // A vendor API assembly among the inputs names the vendor attribute as well as a --reference does.
-  const isVendorApi = compileNamePatterns(prepared.settings.vendorApi);
-  const fromInputs = declaredAttributes(
-    inputs.filter((i) => /\.dll$/i.test(i.path) && isVendorApi(basename(i.path).replace(/\.dll$/i, ''))).map((i) => () => i.bytes),
-    prepared.settings,
-  );
-  const declared = [...fromInputs, ...(prepared.settings.declaredVendorAttributes ?? [])];
-  const settings = declared.length ? { ...prepared.settings, declaredVendorAttributes: declared } : prepared.settings;
-  return { ...prepared, settings, threads, inputs, onDemand: reading === 'on-demand' };
-}
-
-/**
- * Reads `files` as check inputs: each upload name is the path below `root` (`/`-separated), or the file name
- * without a root. `shared` reads them into shared memory for worker threads; `on-demand` only takes their sizes,
- * and each input reads its file whenever its bytes are asked for (see fileOnDemand).
- * @throws UsageError for a file outside `root`; SignGateError SG_ERR_IO_READ
- */
-export function readCheckInputs(files: readonly InputFile[], root: string | null, reading: InputReading = 'memory'): CheckInput[] {
-  return files.map((f) => {
-    let uploadName = basename(f.absolutePath);
-    if (root) {
-      const rel = relative(root, f.absolutePath);
-      if (rel.startsWith('..') || isAbsolute(rel)) throw new UsageError(`${f.displayPath} is outside the root folder ${displayPath(root)}`, 'Pass a --root that contains every file, or leave --root out.');
-      uploadName = rel.split(sep).join('/');
-    }
-    if (reading !== 'on-demand') return { path: f.displayPath, uploadName, bytes: readInputFile(f.absolutePath, f.displayPath, reading === 'shared'), explicit: f.explicit };
-    return inputOnDemand({ path: f.displayPath, uploadName, explicit: f.explicit }, fileOnDemand(f.absolutePath, f.displayPath));
-  });
-}
+export {
+  DEFAULT_MAX_UPLOAD_BYTES,
+  DEFAULT_READ_AT_ONCE_BYTES,
+  inputReading,
+  prepareCheck,
+  prepareSettings,
+  readCheckInputs,
+  withDeclaredVendorAttributes,
+  type CheckOptions,
+  type InputReading,
+  type PreparedCheck,
+  type PreparedSettings,
+} from './pipeline/index.js';
 
 export interface CheckRun {
   /** The findings, per file and for the upload set; `checkExitCode(result)` is 1 when any is an error. */
@@ -227,49 +36,18 @@ export interface CheckRun {
  * @throws UsageError for bad options; SignGateError SG_ERR_IO_READ; ServiceError SG_ERR_HTTP_* online
  */
 export async function check(options: CheckOptions): Promise<CheckRun> {
-  const prepared = await prepareCheck(options, { forPool: true, onDemand: true });
-  const { baseUrl, token } = prepared;
-  // The service client loads only when the check goes online.
-  const online = baseUrl && token ? onlineLicenses(await (await import('../service-client/licenses.js')).getLicenseEntries({ baseUrl, accessToken: token }), prepared.settings.keys) : undefined;
+  let online: ReturnType<typeof onlineLicenses> | undefined;
+  const { read: prepared, result } = await runPipeline(
+    { options },
+    {
+      produce: 'check-results',
+      prepare: async ({ baseUrl, token, settings, severities }) => {
+        // The service client loads only when the check goes online.
+        if (baseUrl && token) online = onlineLicenses(await (await import('../service-client/licenses.js')).getLicenseEntries({ baseUrl, accessToken: token }), settings.keys);
+        return { settings: { ...settings, ...online?.settings }, severities };
+      },
+    },
+  );
   const settings: CheckSettings = { ...prepared.settings, ...online?.settings };
-  const checkOptions = { settings, severities: prepared.severities };
-  const threads = prepared.threads;
-  // The pool's modules load only when it runs (or the inputs are read on demand, checked in rounds like the pool's):
-  // a check of a few files starts faster without them.
-  const result =
-    threads === 0 && !prepared.onDemand ? runCheck(prepared.inputs, checkOptions)
-    : prepared.onDemand ? await (await import('./check-pool.js')).runCheckInRounds(prepared.inputs, checkOptions)
-    : await (await import('./check-pool.js')).runCheckPooled(prepared.inputs, { ...checkOptions, threads });
   return { result, prepared: { ...prepared, settings, notes: [...prepared.notes, ...(online?.notes ?? [])] } };
-}
-
-/**
- * The vendor attribute types declared in the given vendor API assemblies (a folder stands for its DLLs whose
- * names match the vendor API patterns). A reference that cannot be read is passed over: it only sharpens a hint.
- * @throws UsageError SG_ERR_USAGE for a reference that does not exist
- */
-export function readDeclaredVendorAttributes(references: readonly string[], settings: CheckSettings): DeclaredVendorAttribute[] {
-  const isVendorApi = compileNamePatterns(settings.vendorApi);
-  const files = references.flatMap((r) => {
-    const path = resolve(r);
-    if (!existsSync(path)) throw new UsageError(`the reference ${displayPath(path)} does not exist`, 'Name the vendor API assembly (or its folder) that the add-in compiles against.');
-    if (!statSync(path).isDirectory()) return [path];
-    return readdirSync(path)
-      .filter((n) => /\.dll$/i.test(n) && isVendorApi(n.replace(/\.dll$/i, '')))
-      .map((n) => join(path, n));
-  });
-  return declaredAttributes(files.map((file) => () => readFileSync(file)), settings);
-}
-
-/** The vendor attribute types that these vendor API assemblies declare; one that cannot be read is passed over. */
-function declaredAttributes(sources: readonly (() => Uint8Array)[], settings: CheckSettings): DeclaredVendorAttribute[] {
-  return sources.flatMap((bytes) => {
-    try {
-      const module = new ModuleMetadata(parsePeImage(bytes()));
-      const name = module.assembly?.name;
-      return name ? declaredIn(module, name, settings) : [];
-    } catch {
-      return [];
-    }
-  });
 }

@@ -1,4 +1,4 @@
-// From how many files on the commands use worker threads, apart from the pools themselves (scan.ts, check-pool.ts),
+// From how many files on the commands use worker threads, apart from the pools themselves (scan.ts, pipeline/pool.ts),
 // so that a command of a few files, and its --help, decide without loading the pools' modules.
 import { poolThreads } from '../core/worker-module.js';
 

@@ -7,19 +7,19 @@ import { rmSync } from 'node:fs';
 import { isAbsolute, join, relative, resolve } from 'node:path';
 import { ServiceError, UsageError } from '../core/errors.js';
 import { formatVersion } from '../metadata/module-metadata.js';
-import { runCheck, type CheckResult } from '../rules/runner.js';
+import type { CheckResult } from '../rules/runner.js';
 import { describeTooLarge, proposeSplit } from '../rules/split.js';
 import type { CheckInput, ExpectedKey } from '../rules/types.js';
 import { createServiceClient, FAILED_STATES, PENDING_STATES, type JobRef, type JobStatus, type ServiceClient } from '../service-client/client.js';
 import type { RetryInfo } from '../service-client/http.js';
 import { readModule } from '../strongname/assembly-info.js';
 import { compareIgnoringSignature, verifyStrongName } from '../strongname/strong-name.js';
-import { prepareCheck, type CheckOptions } from './check.js';
 import { extractPackage, SERVICE_LOG_NAME } from './extract.js';
 import { displayPath } from './files.js';
 import { checkRecordProof } from './record-proof.js';
 import { cacheDir, downloadName, Ledger, ledgerPath, makeCacheDir, sweepStaleDownloads, type LedgerEntry, type LedgerFile } from './ledger.js';
 import { onlineLicenses } from './licenses.js';
+import { runPipeline, type CheckOptions } from './pipeline/index.js';
 import { windowsPathKey } from '../core/windows-names.js';
 
 export interface SignOptions extends CheckOptions {
@@ -174,25 +174,36 @@ export async function pollJob(client: ServiceClient, job: JobRef, timeoutS: numb
  */
 export async function sign(options: SignOptions, events: SignEvents = {}): Promise<SignResult> {
   const log = events.log ?? (() => {});
-  const prepared = await prepareCheck(options);
-  for (const note of prepared.notes) log(`note: ${note}`);
   const destination = resolve(options.destination ?? 'signed');
   // The destination is often inside the build output (bin/Release/signed): earlier results there are not inputs.
   const inDestination = (p: string) => {
     const rel = relative(destination, resolve(p));
     return rel === '' || (!rel.startsWith('..') && !isAbsolute(rel));
   };
-  const { baseUrl, token, settings } = prepared;
-  const inputs = prepared.inputs.filter((i) => !inDestination(i.path));
-  if (inputs.length === 0) throw new UsageError('no files to sign outside the destination folder', 'Point signgate at the build output, and --destination-path somewhere else or below it.');
-  if (!baseUrl || !token) throw new UsageError('sign needs the service address and an access token', 'Pass --base-url (or "baseUrl" in signgate.config.json) and --access-token-file, or set SIGNGATE_BASE_URL and SIGNGATE_ACCESS_TOKEN.');
-  const client = createServiceClient({ baseUrl, accessToken: token, ...(options.nameSeparator ? { nameSeparator: options.nameSeparator } : {}), ...(events.retry ? { onRetry: events.retry } : {}) });
+  // 1. Pre-flight check with the licenses: the pipeline's check results over the inputs held in memory (what is
+  // uploaded is what was checked).
+  let service: { readonly client: ServiceClient; readonly baseUrl: string; readonly inputs: CheckInput[] } | undefined;
+  const { read: prepared, result: check } = await runPipeline(
+    { options },
+    {
+      produce: 'check-results',
+      reading: 'held',
+      prepare: async ({ notes, baseUrl, token, settings, severities, inputs: read }) => {
+        for (const note of notes) log(`note: ${note}`);
+        const inputs = read.filter((i) => !inDestination(i.path));
+        if (inputs.length === 0) throw new UsageError('no files to sign outside the destination folder', 'Point signgate at the build output, and --destination-path somewhere else or below it.');
+        if (!baseUrl || !token) throw new UsageError('sign needs the service address and an access token', 'Pass --base-url (or "baseUrl" in signgate.config.json) and --access-token-file, or set SIGNGATE_BASE_URL and SIGNGATE_ACCESS_TOKEN.');
+        const client = createServiceClient({ baseUrl, accessToken: token, ...(options.nameSeparator ? { nameSeparator: options.nameSeparator } : {}), ...(events.retry ? { onRetry: events.retry } : {}) });
+        const licenses = onlineLicenses(await client.licenseEntries(), settings.keys);
+        for (const note of licenses.notes) log(`note: ${note}`);
+        service = { client, baseUrl, inputs };
+        return { inputs, settings: { ...settings, ...licenses.settings }, severities };
+      },
+    },
+  );
+  const { client, baseUrl, inputs } = service!;
+  const { settings } = prepared;
   const runChecks = options.check ?? true;
-
-  // 1. Pre-flight check with the licenses.
-  const licenses = onlineLicenses(await client.licenseEntries(), settings.keys);
-  for (const note of licenses.notes) log(`note: ${note}`);
-  const check = runCheck(inputs, { settings: { ...settings, ...licenses.settings }, severities: prepared.severities });
   const handledBySplit = new Set(options.split ? ['upload-too-large', 'duplicate-name'] : []);
   const blocking = check.findings.filter((f) => f.severity === 'error' && !handledBySplit.has(f.rule));
   const result: SignResult = { baseUrl, destination: displayPath(destination), ledger: ledgerPath(), jobs: [], files: [], extras: [], stoppedByCheck: false, summary: { files: inputs.length, uploaded: 0, signed: 0, verified: 0, failed: 0, notUploaded: 0 } };

@@ -10,7 +10,7 @@ import { formatAuditJson, formatAuditJsonPieces } from '../../src/report/audit-j
 import { jsonPieces } from '../../src/report/json-pieces.js';
 import { audit, renderAudit, verifyAuditReport } from '../../src/workflows/audit.js';
 import { check, inputReading, prepareCheck } from '../../src/workflows/check.js';
-import { ReadBuffers } from '../../src/workflows/check-worker.js';
+import { ReadBuffers } from '../../src/workflows/pipeline/worker.js';
 import { expandInputs, lineBatches, writeFileAtomic } from '../../src/workflows/files.js';
 import { Ledger } from '../../src/workflows/ledger.js';
 import { fixturePath, runCli } from '../helpers/fixtures.js';

@@ -1,14 +1,14 @@
-// A check pool thread (run by piscina): parses a run of files (the per-file half of the roles), or runs the file
+// A pipeline pool thread (run by piscina): parses a run of files (the per-file half of the roles), or runs the file
 // rules (and for an audit, reads the evidence) of a run of files whose roles the calling thread worked out.
 // Everything that comes back is plain data; the set rules and the report stay on the calling thread.
-import type { SeveritySetting } from '../core/diagnostic.js';
-import type { ErrorCode } from '../core/error-codes.js';
-import { isSignGateError, SignGateError } from '../core/errors.js';
-import { auditEvidence, type AuditEvidence } from '../audit/evidence.js';
-import { fileFacts, fileParser, fromParsedData, parsedData, type ParsedFileData, type Placement } from '../rules/facts.js';
-import { checkFile, resolveSeverities, type FileOutcome } from '../rules/runner.js';
-import type { CheckInput, CheckSettings, FileFacts } from '../rules/types.js';
-import { fileBehind } from './files.js';
+import type { SeveritySetting } from '../../core/diagnostic.js';
+import type { ErrorCode } from '../../core/error-codes.js';
+import { isSignGateError, SignGateError } from '../../core/errors.js';
+import { auditEvidence, type AuditEvidence } from '../../audit/evidence.js';
+import { fileFacts, fileParser, fromParsedData, parsedData, type ParsedFileData, type Placement } from '../../rules/facts.js';
+import { checkFile, resolveSeverities, type FileOutcome } from '../../rules/runner.js';
+import type { CheckInput, CheckSettings, FileFacts } from '../../rules/types.js';
+import { fileBehind } from '../files.js';
 
 /** One file with what the calling thread knows of it. */
 export interface PlacedFile {
