@@ -52,6 +52,7 @@ const WORKFLOW_LEAVES: Record<string, string> = {
   'record-proof.ts': "a job's proof in the service's signature record (sign)",
   'pool-thresholds.ts': 'from how many files the pools start, decided without loading them (pipeline, scan, cli)',
   'scan-file.ts': 'one file inspected or verified (scan.ts and the scan worker)',
+  'assembly-parts.ts': "an assembly's headers and metadata read without the rest of the file (fix plans a set from them)",
 };
 /** Imports between workflow modules that pass neither through the pipeline's entry nor to a leaf, each with why. */
 const WORKFLOW_EXCEPTIONS: Record<string, string> = {

@@ -400,7 +400,10 @@ function writeRelayout(image: PeImage, cor: CorHeader, plan: TailPlan, editor: M
   });
   const textAt = rvaToFileOffset(outImage, plan.metadataStart, 0, 'metadata');
   out.fill(0, textAt, text.pointerToRawData + text.sizeOfRawData);
-  view.setUint32(text.headerFileOffset + 8, textEnd - s.virtualAddress, true);
+  // .text's VirtualSize covers what it holds now, and never less than before: when part of the tail left for the new
+  // section, the bytes it left are zeros within .text, and SizeOfRawData stays within VirtualSize rounded up to
+  // FileAlignment, which .NET's image checks require (a larger raw size is refused as a bad image).
+  view.setUint32(text.headerFileOffset + 8, Math.max(textEnd - s.virtualAddress, s.virtualSize), true);
   const finalImage = parsePeImage(out);
   const put = (rva: number, size: number) => rvaToFileOffset(finalImage, rva, size, 'relaid structure');
   for (const piece of pieces) out.set(piece.bytes, put(map(piece.rva), piece.bytes.length));

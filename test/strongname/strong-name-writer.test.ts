@@ -658,6 +658,35 @@ describe.skipIf(!runDotnetTests || !hasMcs)('where the rewritten metadata goes: 
     expect(host(join(folder, 'fixed'), 'Split.exe').stdout).toContain('foo!');
   });
 
+  test('a Roslyn exe whose embedded PDB must leave .text too: .text keeps its VirtualSize, so its raw data stays within it and .NET loads the output', async () => {
+    const folder = join(dir, 'pdb-moved');
+    mkdirSync(join(folder, 'fixed'), { recursive: true });
+    const build = (source: string) => {
+      // Sixty methods with locals: an embedded PDB of a few KiB, several FileAlignment units to leave .text.
+      const methods = Array.from({ length: 60 }, (_, i) => `public static int M${i}(int a) { int b = a * ${i}; int c = b + ${i}; return c - a; }`).join('\n');
+      writeFileSync(join(folder, 'p.cs'), `${source}\npublic static class More {\n${methods}\n}\n`);
+      csc(['-target:exe', '-deterministic', '-debug:embedded', `-out:${join(folder, 'Moved.exe')}`, join(folder, 'p.cs')]);
+      return new Uint8Array(readFileSync(join(folder, 'Moved.exe')));
+    };
+    // .text's data ends 0x20 bytes before the next section: less room than the metadata grows by, so the split comes
+    // before the debug data and the embedded PDB (more than a FileAlignment unit) moves to the new section.
+    const bytes = sized(build, 0x2000, 0x2000 - 0x20);
+    const result = strongNameAssembly(bytes, { key: pair });
+    const before = parsePeImage(bytes);
+    const after = parsePeImage(result.bytes);
+    expect(after.sections.at(-1)!.name).toBe(STRONG_NAME_TAIL_SECTION);
+    expect(after.sections.at(-1)!.virtualSize).toBeGreaterThan(0x400);
+    // The image rule .NET holds each section to (CoreCLR refused such outputs as "Bad IL format" when .text's
+    // VirtualSize shrank below its raw data): raw data within VirtualSize rounded up to FileAlignment.
+    const fileAlignment = new DataView(result.bytes.buffer, result.bytes.byteOffset).getUint32(after.optionalHeaderFileOffset + 36, true);
+    for (const section of after.sections) expect(section.sizeOfRawData, section.name).toBeLessThanOrEqual(Math.ceil(section.virtualSize / fileAlignment) * fileAlignment);
+    expect(after.sections[0]!.virtualSize).toBe(before.sections[0]!.virtualSize);
+    const fixed = save('pdb-moved/fixed/Moved.exe', result.bytes);
+    expect(runMono('sn', ['-q', '-vf', fixed]).status).toBe(0);
+    const ran = host(join(folder, 'fixed'), 'Moved.exe');
+    expect(ran.stdout, ran.stderr).toContain('foo!');
+  });
+
   test('anything after the metadata that is not understood keeps the old layout: the metadata in a new section', () => {
     const input = fixture('assemblies/unsigned.dll');
     const image = parsePeImage(input);
