@@ -4,7 +4,7 @@
 // names with spaces and non-ASCII letters, a path over 260 characters, a BOM + CRLF signgate.config.json with a
 // `\` glob, a device name (CON.dll), and two files whose names differ only in case (both checked: SG502).
 // Needs the Wine 10 root (fails in CI without it; .ci/run makes it with scripts/wine-root.sh).
-import { copyFileSync, cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
@@ -156,6 +156,36 @@ describe.runIf(runWine)('signgate-win-x64.exe under Wine', () => {
     expect(linux.status, linux.stderr).toBe(0);
     expect(windows.status, windows.stderr).toBe(0);
     expect(JSON.parse(windows.stdout)).toEqual(JSON.parse(linux.stdout));
+  });
+
+  test('inspect, a Z:\\ folder with spaces and non-ASCII letters named from the working folder with `\\`: the same JSON as on Linux', async () => {
+    const { linux, windows } = await both(work, ['inspect', `${FOLDER}/bin`, '--json'], ['inspect', `${FOLDER}\\bin`, '--json']);
+    expect(linux.status, linux.stderr).toBe(0);
+    expect(windows.status, windows.stderr).toBe(0);
+    expect(JSON.parse(windows.stdout)).toEqual(JSON.parse(linux.stdout));
+    expect((JSON.parse(linux.stdout) as unknown[]).length).toBe(3);
+  });
+
+  test('fix, an unsigned dependency in a non-ASCII Z:\\ folder, written to another: the same bytes and JSON as on Linux', async () => {
+    const unsigned = join(work, FOLDER, 'unsigned');
+    mkdirSync(unsigned, { recursive: true });
+    copyFileSync(fixturePath('sdk/bin/wrong-turns/UnsignedReference/UnsignedLib.dll'), join(unsigned, 'UnsignedLib.dll'));
+    copyFileSync(KEY_PAIR, join(work, 'own_keypair.snk'));
+    const { linux, windows } = await both(
+      work,
+      ['fix', join(unsigned), '--key', 'own_keypair.snk', '--out', join(work, 'fixed', 'linux'), '--json'],
+      ['fix', zPath(unsigned), '--key', 'own_keypair.snk', '--out', zPath(join(work, 'Fixed Ünïcode', 'WINDOWS')), '--json'],
+    );
+    expect(linux.status, linux.stderr).toBe(0);
+    expect(windows.status, windows.stderr).toBe(0);
+    type FixJson = { files: { outcome: string; writtenTo?: string }[] };
+    const [l, w] = [JSON.parse(linux.stdout) as FixJson, JSON.parse(windows.stdout) as FixJson];
+    expect(w.files.map((f) => f.outcome)).toEqual(['strong-named']);
+    // Only where each was written differs.
+    expect(w.files.map((f) => ({ ...f, writtenTo: undefined }))).toEqual(l.files.map((f) => ({ ...f, writtenTo: undefined })));
+    expect(readFileSync(join(work, 'Fixed Ünïcode', 'WINDOWS', 'UnsignedLib.dll')).equals(readFileSync(join(work, 'fixed', 'linux', 'UnsignedLib.dll')))).toBe(true);
+    const verified = runCli(['verify', join(work, 'Fixed Ünïcode', 'WINDOWS', 'UnsignedLib.dll'), '--json']);
+    expect(verified.status, verified.stdout).toBe(0);
   });
 
   test('audit of the signed release: the same JSON as on Linux', async () => {
