@@ -11,6 +11,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { fixturePath, runCli, runCliAsync, type CliResult } from '../helpers/fixtures.js';
 import { startProxy, type Proxy } from '../helpers/proxy.js';
 import { startServer, type TestServer } from '../helpers/server.js';
+import { waitUntil } from '../helpers/wait.js';
 import { hasWine, startWine, zPath, type WineHost } from '../helpers/wine.js';
 
 const runWine = hasWine || Boolean(process.env.CI);
@@ -250,8 +251,7 @@ describe.runIf(runWine)('the client on Windows APIs against signgate serve on 12
   };
   /** Waits until the proxy has seen `what` (a "METHOD path" pattern) `count` times. */
   const seen = async (what: RegExp, count = 1) => {
-    for (let i = 0; i < 1200 && proxy.seen.filter((s) => what.test(s)).length < count; i++) await new Promise((r) => setTimeout(r, 100));
-    expect(proxy.seen.filter((s) => what.test(s)).length, `waited for ${what} in ${proxy.seen.join(', ')}`).toBeGreaterThanOrEqual(count);
+    await waitUntil(`${count} request(s) ${what} through the proxy`, () => proxy.seen.filter((s) => what.test(s)).length >= count, () => proxy.seen.join(', '), { intervalMs: 100 });
   };
 
   test('licenses: the same JSON as on Linux', async () => {
