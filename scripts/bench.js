@@ -13,7 +13,8 @@
 // whole-process scans of `signgate inspect --json` beside tools/srm-oracle and tools/cecil-anchor (Mono.Cecil +
 // Mono.Security) on this corpus and the NuGet corpus; then `signgate fix` beside two .NET strong-namers
 // (scripts/bench-fix.js).
-// Usage: npm run bench [-- --corpus DIR] [--repeat N]; `node scripts/bench.js --startup`: the start-up rows only
+// Usage: npm run bench [-- --corpus DIR] [--repeat N]; `node scripts/bench.js --startup`: the start-up rows only;
+// `--check-audit`: check and audit of the corpus; `--scans`: check, audit and the whole-process inspect scans
 import { execFileSync, spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { chmodSync, copyFileSync, existsSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
@@ -58,14 +59,8 @@ const modes = {
   verify: (bytes, path) => (verifyAssemblyBytes(bytes, path).valid ? 1 : 0),
 };
 
-/**
- * Whole-process scans, as a build step runs them: `signgate inspect --json` (verification on) beside the
- * System.Reflection.Metadata oracle of the NuGet corpus test (tools/srm-oracle: identity, slot, references and
- * attribute types, no verification), over the same files: the corpus above and the NuGet corpus when restored.
- */
-function scanBeside() {
-  const repo = fileURLToPath(new URL('..', import.meta.url));
-  const bin = fileURLToPath(new URL('../bin/signgate.js', import.meta.url));
+/** How the whole-process rows time a process: wall seconds, and peak RSS and CPU of a Node process. */
+function scanProbes() {
   // Peak RSS of a Node process (worker threads included), reported by the process itself as it exits.
   const rssProbe = ['--import', `data:text/javascript,process.on('exit',()=>{const u=process.resourceUsage();process.stderr.write('\\nmaxrss='+u.maxRSS+' cpu='+(u.userCPUTime+u.systemCPUTime)/1e6)})`];
   const timeOne = (cmd, argv, input) => {
@@ -77,6 +72,18 @@ function scanBeside() {
     return { seconds: Number(process.hrtime.bigint() - start) / 1e9, rssMb: rss ? Number(rss[1]) / 1024 : null, cpu: rss ? Number(rss[2]) : null };
   };
   const showRss = (r) => (r.rssMb === null ? '' : `, peak RSS ${r.rssMb.toFixed(0)} MB`);
+  return [timeOne, showRss];
+}
+
+/**
+ * Whole-process scans, as a build step runs them: `signgate inspect --json` (verification on) beside the
+ * System.Reflection.Metadata oracle of the NuGet corpus test (tools/srm-oracle: identity, slot, references and
+ * attribute types, no verification), over the same files: the corpus above and the NuGet corpus when restored.
+ */
+function scanBeside() {
+  const repo = fileURLToPath(new URL('..', import.meta.url));
+  const bin = fileURLToPath(new URL('../bin/signgate.js', import.meta.url));
+  const [timeOne, showRss] = scanProbes();
   checkAuditBeside(timeOne, showRss);
   const oracleDir = join(repo, 'tools', 'srm-oracle');
   try {
@@ -244,6 +251,10 @@ async function trivialSnapshotExecutable(node, file, resource, fuse) {
 const mode = opt('--mode', undefined);
 if (args.includes('--startup')) {
   await startupBeside(Number(opt('--runs', '11')));
+} else if (args.includes('--scans')) {
+  scanBeside();
+} else if (args.includes('--check-audit')) {
+  checkAuditBeside(...scanProbes());
 } else if (mode) {
   // Child: run one mode over the corpus twice: the first pass includes JIT warm-up (cold),
   // the second is steady state (warm). Print both as JSON.
