@@ -378,7 +378,7 @@ export function planFix(inputs: readonly InputFile[], force: boolean, listed?: R
         skipOrRefuse('SG_ERR_FIX_NOT_MANAGED', 'a native PE image, not a .NET assembly: it has no strong name to give');
         continue;
       }
-      module = new ModuleMetadata(image);
+      module = parts.metadata(image);
       const unfixable = unfixableReason(module);
       if (unfixable) {
         skipOrRefuse(unfixable.code, unfixable.message);
@@ -407,6 +407,8 @@ export function planFix(inputs: readonly InputFile[], force: boolean, listed?: R
       // A file that cannot be read is refused even in a folder (skipped when listed), and so is what refers to it.
       entries.push({ kind: listed?.has(input.absolutePath) ? 'skipped' : 'refused', input, reason: { code: error.code, message: error.message }, unreadable: true });
       continue;
+    } finally {
+      parts.close();
     }
     entries.push(entry);
     modules.set(entry, module);

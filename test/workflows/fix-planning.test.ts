@@ -122,7 +122,7 @@ describe('fix plans from headers and metadata', () => {
     }
   });
 
-  test('readAssemblyParts reads the headers, the CLI header, the metadata and the signature slot, and reads a small file whole', () => {
+  test('readAssemblyParts reads the headers, the CLI header and the signature slot, then the metadata as it is asked for, and reads a small file whole', () => {
     const folder = mkdtempSync(join(tmpdir(), 'signgate-fix-plan-'));
     const big = join(folder, 'LargeAddin.dll');
     const bytes = largeSigned('test-keys/12345_keypair.snk');
@@ -131,14 +131,21 @@ describe('fix plans from headers and metadata', () => {
     const parts = readAssemblyParts(big, 'LargeAddin.dll');
     expect(parts.whole).toBe(false);
     expect(parts.bytesRead).toBe(bytesRead);
-    expect(parts.bytesRead).toBeLessThan(bytes.length / 8);
-    const module = readModule(parts.bytes);
+    const whole = readModule(bytes);
+    // The headers, not the metadata yet.
+    expect(parts.bytes.subarray(whole.root.fileOffset, whole.root.fileOffset + whole.root.size).every((b) => b === 0)).toBe(true);
+    const module = parts.metadata(parsePeImage(parts.bytes));
     expect(module.assembly!.name).toBe('LargeAddin');
     const slot = getSignatureSlot(module.image, module.corHeader)!;
     const signature = bytes.subarray(slot.fileOffset, slot.fileOffset + slot.size);
     expect(signature.some((b) => b !== 0)).toBe(true);
     expect(parts.bytes.subarray(slot.fileOffset, slot.fileOffset + slot.size)).toEqual(signature);
-    expect(module.assemblyReferences.map((r) => r.name)).toEqual(readModule(bytes).assemblyReferences.map((r) => r.name));
+    expect(module.assemblyReferences).toEqual(whole.assemblyReferences);
+    expect(module.assemblyAttributes).toEqual(whole.assemblyAttributes);
+    expect(module.manifestResources).toEqual(whole.manifestResources);
+    parts.close();
+    expect(parts.bytesRead).toBe(bytesRead);
+    expect(parts.bytesRead).toBeLessThan(bytes.length / 8);
     const small = readAssemblyParts(UNSIGNED_LIB, 'UnsignedLib.dll');
     expect(small.whole).toBe(true);
     expect(Buffer.from(small.bytes).equals(readFileSync(UNSIGNED_LIB))).toBe(true);
