@@ -50,8 +50,10 @@ export function readAssemblyParts(absolutePath: string, shownAs: string, readWho
     if (size !== file.size) {
       throw new SignGateError('SG_ERR_IO_READ', `${shownAs}: the file changed while signgate was reading it (${file.size} bytes when first seen, ${size} now); run the command again once the build has finished writing it`, { file: shownAs });
     }
-    // Zero-filled, and the system gives it pages only where something is read.
-    const parts = new PartReader(fd, new Uint8Array(size), file);
+    // Zero-filled, and the system gives it pages only where something is read. Shared memory, because V8 counts an
+    // ArrayBuffer's whole length as memory outside its heap and collects garbage early for it (twice for a 40 MB
+    // assembly), though next to none of it is used; a SharedArrayBuffer is not counted so.
+    const parts = new PartReader(fd, new Uint8Array(new SharedArrayBuffer(size)), file);
     parts.readHeaders();
     parts.readCliParts();
     fd = undefined; // the parts close it
