@@ -91,7 +91,8 @@ export const chalkWithoutTerminalProbe = {
       return { path: 'chalk-supports-color', namespace: 'chalk-without-terminal-probe' };
     });
     build.onLoad({ filter: /.*/, namespace: 'chalk-without-terminal-probe' }, () => ({ contents: 'export default { stdout: false, stderr: false };', loader: 'js' }));
-    build.onLoad({ filter: /[\\/]dist[\\/].*\.js$/ }, async (args) => {
+    build.onLoad({ filter: /[\\/]dist[\\/].*\.js$/, namespace: 'file' }, async (args) => {
+      if (/[\\/]node_modules[\\/]/.test(args.path)) return undefined;
       const { readFile } = await import('node:fs/promises');
       const text = await readFile(args.path, 'utf8');
       for (const m of text.matchAll(/import\s+([^;]*?)\s+from\s+'chalk'/g)) {
