@@ -41,12 +41,11 @@ function codeCacheFolder() {
  * Runs the bundled command line: one script, compiled with V8's code cache of an earlier run of the same command
  * (made after that run, so it holds every function the run compiled), written again when V8 refuses it (another
  * Node, other flags). A cache that cannot be read or written only costs the compilation.
- * The script is ASCII and is its own function expression (scripts/bundle-cli.js): read as latin1 it is V8's
+ * `text` is the script, ASCII and its own function expression (scripts/bundle-cli.js): read as latin1 it is V8's
  * one-byte string as it is, with no decoding and no copy into a wrapper.
  */
-async function runBundle(file, argv) {
+async function runBundle(file, argv, text) {
   const vm = require('node:vm');
-  const text = fs.readFileSync(file, 'latin1');
   // The bundle's first line names its content (scripts/bundle-cli.js); V8 checks its version and flags itself.
   const content = /^\/\/ signgate bundle ([0-9a-f]{64})\n/.exec(text)?.[1];
   const dir = content && codeCacheFolder();
@@ -75,6 +74,9 @@ async function runBundle(file, argv) {
   return code;
 }
 
+/** How scripts/bundle-cli.js starts the bundle: its content hash, then the function that the rest of it is. */
+const BUNDLE_START = /^\/\/ signgate bundle [0-9a-f]{64}\n\(function \(exports, require, module, __filename, __dirname\) \{/;
+
 async function run(argv) {
   if (argv.length === 1 && argv[0] === '--version') {
     // The one answer a build script asks for most: the version of package.json (as dist/core/version.js reads
@@ -85,13 +87,14 @@ async function run(argv) {
   // After a lone `tsc` (no `npm run build`) the bundle is older than the modules: those run, never a stale bundle.
   const bundle = path.join(__dirname, '..', 'dist', 'cli-bundle', 'cli.cjs');
   const modules = path.join(__dirname, '..', 'dist', 'cli', 'main.js');
-  let fresh;
+  // A bundle of an earlier build, not written as its own function, is not run either.
+  let text;
   try {
-    fresh = fs.statSync(bundle).mtimeMs >= fs.statSync(modules).mtimeMs;
+    if (fs.statSync(bundle).mtimeMs >= fs.statSync(modules).mtimeMs) text = fs.readFileSync(bundle, 'latin1');
   } catch {
-    fresh = false;
+    text = undefined;
   }
-  if (fresh) return runBundle(bundle, argv);
+  if (text !== undefined && BUNDLE_START.test(text)) return runBundle(bundle, argv, text);
   return (await import(require('node:url').pathToFileURL(modules).href)).main(argv);
 }
 
