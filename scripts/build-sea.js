@@ -192,10 +192,14 @@ const ENTRY = [
   "import { main } from './dist/cli/main.js';",
   "import { Chalk } from 'chalk';",
   "import { forgetKnownKeys } from './dist/strongname/known-keys.js';",
+  "import { VERSION } from './dist/core/version.js';",
   'function run() {',
   '  __seaImportMetaUrl = pathToFileURL(process.execPath).href;',
   '  for (const stream of [process.stdout, process.stderr]) stream.on("error", (e) => { if (e.code === "EPIPE") process.exit(process.exitCode ?? 0); throw e; });',
-  '  main(process.argv.slice(2)).then((code) => { process.exitCode = code; });',
+  '  const argv = process.argv.slice(2);',
+  // As bin/signgate.js: the one answer a build script asks for most, without building the parser.
+  "  if (argv.length === 1 && argv[0] === '--version') return void process.stdout.write(`${VERSION}\\n`);",
+  '  main(argv).then((code) => { process.exitCode = code; });',
   '}',
   'if (startupSnapshot.isBuildingSnapshot()) {',
   // Two `check`s: one that stops at its first question (no key given), then one of a copy of fixtures/addin (in
