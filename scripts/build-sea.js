@@ -9,19 +9,19 @@
 // commands use (the service's fastify, the AWS SDK, pg, ajv, piscina, ...) go to a second script carried as an
 // asset and compiled on first use. Write the SEA blob with the package's own Node (`--experimental-sea-config`;
 // the blob must come from the Node version it is injected into): for linux-x64 it holds a V8 start-up snapshot
-// of the command line, loaded and ready for `check` (see snapshotEntry); inject it into a copy of that Node binary
-// as NODE_SEA_BLOB (an ELF note, a PE resource) and flip the SEA fuse.
+// of the command line, loaded and warmed up by a `check` of fixtures/addin (see ENTRY); inject it into a copy of
+// that Node binary as NODE_SEA_BLOB (an ELF note, a PE resource) and flip the SEA fuse.
 // The Node packages are fetched with `npm pack` (registry only) and kept in ~/.cache/signgate/node.
 import { execFileSync, spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { chmodSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { chmodSync, copyFileSync, cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { homedir, tmpdir } from 'node:os';
 import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import * as esbuild from 'esbuild';
-import { lazyStringWidth, peLibraryWithoutSideEffects } from './bundle-plugins.js';
+import { chalkWithoutTerminalProbe, lazyStringWidth, peLibraryWithoutSideEffects, yargsShim } from './bundle-plugins.js';
 
 const require = createRequire(import.meta.url);
 const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '..');
@@ -181,7 +181,8 @@ function coldDependencies(cold) {
 /**
  * The entry of the executable. Built with a snapshot, it runs while the blob is written: the command line and
  * `check` are loaded then (their modules evaluated: nothing there reads the terminal, the environment, the
- * arguments, the working folder or the clock at load), and `run` is what each start calls. Whatever depends on
+ * arguments, the working folder or the clock at load) and run (nothing a check keeps between runs depends on
+ * them either), and `run` is what each start calls. Whatever depends on
  * where and how the executable runs is decided in `run`: the colours (output.ts: processIo), the arguments, the
  * environment, the paths. Without a snapshot (Windows) it simply runs.
  */
@@ -189,18 +190,33 @@ const ENTRY = [
   "import { startupSnapshot } from 'node:v8';",
   "import { pathToFileURL } from 'node:url';",
   "import { main } from './dist/cli/main.js';",
+  "import { Chalk } from 'chalk';",
+  "import { forgetKnownKeys } from './dist/strongname/known-keys.js';",
+  "import { VERSION } from './dist/core/version.js';",
   'function run() {',
   '  __seaImportMetaUrl = pathToFileURL(process.execPath).href;',
   '  for (const stream of [process.stdout, process.stderr]) stream.on("error", (e) => { if (e.code === "EPIPE") process.exit(process.exitCode ?? 0); throw e; });',
-  '  main(process.argv.slice(2)).then((code) => { process.exitCode = code; });',
+  '  const argv = process.argv.slice(2);',
+  // As bin/signgate.js: the one answer a build script asks for most, without building the parser.
+  "  if (argv.length === 1 && argv[0] === '--version') return void process.stdout.write(`${VERSION}\\n`);",
+  '  main(argv).then((code) => { process.exitCode = code; });',
   '}',
   'if (startupSnapshot.isBuildingSnapshot()) {',
-  // One `check` that stops at its first question (no key given), before it reads a file or the configuration:
-  // the parser and the command run once, so the snapshot holds their compiled code, and no state of that run.
+  // Two `check`s: one that stops at its first question (no key given), then one of a copy of fixtures/addin (in
+  // the blob's work folder, where no configuration file is found), so that the snapshot holds the compiled code
+  // of the parser, the command, the readers, the rules and the report, not only of the start. Nothing of those
+  // runs is kept: their results are dropped, and the known keys (each with a KeyObject, which a snapshot cannot
+  // hold) are forgotten. That a run after it still waits on its timers is tested by sea.test.ts (`sign` in the
+  // MSBuild post-build step).
   "  let said = '';",
-  "  const io = { out(text) { said += text; }, err(text) { said += text; }, color: null };",
+  "  const io = { out(text) { said += text; }, err(text) { said += text; }, color: new Chalk({ level: 0 }) };",
   "  main(['check', '--vendor', 'Contoso', '--threads', '0', 'signgate-snapshot-warm-up.dll'], io).then((code) => {",
   "    if (code !== 2 || !said.startsWith('error SG_ERR_USAGE: no key file')) throw new Error(`build-sea: the snapshot's warm-up check was to stop at 'no key file', it said: ${said}`);",
+  "    said = '';",
+  "    return main(['check', 'warm-up/addin', '--vendor', 'Contoso', '--key', 'warm-up/key.snk', '--threads', '0'], io);",
+  '  }).then((code) => {',
+  "    if (code !== 0) throw new Error(`build-sea: the snapshot's second warm-up check failed: ${said}`);",
+  '    forgetKnownKeys();',
   '  });',
   '  startupSnapshot.setDeserializeMainFunction(run);',
   '} else {',
@@ -237,7 +253,7 @@ export async function bundle(outfile, coldFile) {
       stdin: { contents: ENTRY, resolveDir: repoRoot, sourcefile: 'sea-main.js' },
       outfile,
       banner: { js: `var __seaImportMetaUrl = require('node:url').pathToFileURL(__filename).href;${SWAGGER_UI_DIR}${COLD_LOADER}` },
-      plugins: [coldDependencies(cold), inlineRepositoryFiles, swaggerUiFromAssets, lazyStringWidth, peLibraryWithoutSideEffects],
+      plugins: [chalkWithoutTerminalProbe, coldDependencies(cold), inlineRepositoryFiles, swaggerUiFromAssets, lazyStringWidth, yargsShim(undefined), peLibraryWithoutSideEffects],
     }),
   );
   // Each package is evaluated on its first require only, as a require from node_modules would.
@@ -301,6 +317,9 @@ export async function buildSea({ out = join(repoRoot, 'out', 'sea'), nodeVersion
   const work = mkdtempSync(join(tmpdir(), 'signgate-sea-'));
   try {
     const main = join(work, 'signgate.cjs');
+    // The add-in the snapshot's warm-up checks (see ENTRY).
+    cpSync(join(repoRoot, 'fixtures', 'addin'), join(work, 'warm-up', 'addin'), { recursive: true });
+    copyFileSync(join(repoRoot, 'fixtures', 'test-keys', '12345_public.snk'), join(work, 'warm-up', 'key.snk'));
     const coldScript = join(work, COLD_ASSET);
     await bundle(main, coldScript);
     // The blob is made by the very Node version it goes into, running on this machine.

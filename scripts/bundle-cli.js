@@ -13,7 +13,7 @@ import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import * as esbuild from 'esbuild';
-import { lazyStringWidth, peLibraryWithoutSideEffects } from './bundle-plugins.js';
+import { chalkWithoutTerminalProbe, lazyStringWidth, peLibraryWithoutSideEffects, yargsShim } from './bundle-plugins.js';
 
 const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 /**
@@ -24,19 +24,18 @@ const BUNDLED = new Set(['yargs', 'chalk', 'pe-library', 'jose']);
 
 /**
  * yargs finds its message translations in `locales/` three folders above its platform shim's file; in a bundle
- * that is not where they are: they are found from yargs' own package.json, wherever npm installed it.
+ * that is not where they are: they are in the first node_modules/yargs above the bundle, as Node's lookup finds
+ * it (a few stats: Node's own resolution of yargs/package.json, through its exports, cost 2-4 ms at each
+ * start), else where Node resolves yargs (NODE_PATH, a global folder). Evaluated in yargs' platform shim, where
+ * `__dirname` is the bundle's file, `require` the bundle's.
  */
-const yargsLocales = {
-  name: 'yargs-locales',
-  setup(build) {
-    build.onLoad({ filter: /[\\/]yargs[\\/]lib[\\/]platform-shims[\\/]esm\.mjs$/ }, (args) => {
-      const text = readFileSync(args.path, 'utf8');
-      const from = "directory: resolve(__dirname, '../../../locales')";
-      if (!text.includes(from)) return { errors: [{ text: `${args.path}: yargs no longer names its locales as "${from}"; update scripts/bundle-cli.js` }] };
-      return { contents: text.replace(from, "directory: resolve(dirname(require.resolve('yargs/package.json')), 'locales')"), loader: 'js' };
-    });
-  },
-};
+const YARGS_LOCALES = `(() => {
+    for (let dir = dirname(__dirname); ; dir = dirname(dir)) {
+      const yargs = join(dir, 'node_modules', 'yargs');
+      if (require('node:fs').existsSync(join(yargs, 'package.json'))) return join(yargs, 'locales');
+      if (dirname(dir) === dir) return resolve(dirname(require.resolve('yargs/package.json')), 'locales');
+    }
+  })()`;
 
 /**
  * `await import('glob')` of a package left in node_modules becomes a require of it (both are CommonJS packages):
@@ -53,6 +52,22 @@ function dynamicImportAsRequire(external) {
       build.onLoad({ filter: /.*/, namespace: 'dynamic-import-as-require' }, (args) => ({ contents: `module.exports = require(${JSON.stringify(args.path)});`, loader: 'js' }));
     },
   };
+}
+
+/**
+ * `text` with each character that is not ASCII written as its \\u escape: the same value in a string, a regular
+ * expression or an identifier. A template literal's raw text would change (String.raw), and so would a character
+ * after a backslash: the build stops there.
+ */
+export function asciiOnly(text) {
+  return text.replace(/[^\x00-\x7f]/g, (c, at) => {
+    const line = text.slice(text.lastIndexOf('\n', at) + 1, text.indexOf('\n', at));
+    // After a backslash (an identity escape, `\\é`) the escape would be read as `\\` and text.
+    if (text[at - 1] === '\\' || (line.includes('`') && !/^\s*(\/\/|\*)/.test(line))) {
+      throw new Error(`bundle-cli: a character that is not ASCII cannot be escaped safely (after a backslash, or beside a template literal):\n${line}`);
+    }
+    return `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`;
+  });
 }
 
 export async function bundleCli() {
@@ -81,14 +96,25 @@ export async function bundleCli() {
     legalComments: 'eof',
     logLevel: 'silent',
     write: false,
-    plugins: [dynamicImportAsRequire(external), lazyStringWidth, yargsLocales, peLibraryWithoutSideEffects],
+    plugins: [
+      chalkWithoutTerminalProbe,
+      dynamicImportAsRequire(external),
+      lazyStringWidth,
+      yargsShim(YARGS_LOCALES),
+      peLibraryWithoutSideEffects,
+    ],
   });
   if (result.warnings.length > 0) throw new Error(`esbuild warned:\n${(await esbuild.formatMessages(result.warnings, { kind: 'warning' })).join('\n')}`);
   // The first line names the script's content: bin/signgate.js keeps the compiled code under that name (V8 itself
-  // only compares the length of the source), so a cache never serves another build.
+  // only compares the length of the source), so a cache never serves another build. The script is the function
+  // that CommonJS would wrap it in (bin/signgate.js compiles the file's text as it is, no copy into a wrapper),
+  // and ASCII: read as latin1 it is V8's one-byte string, with no decoding (esbuild escapes what is not ASCII
+  // in strings; what is left, in regular expressions and comments, is escaped here).
   mkdirSync(outdir, { recursive: true });
   for (const file of result.outputFiles) {
-    writeFileSync(file.path, `// signgate bundle ${createHash('sha256').update(file.contents).digest('hex')}\n${file.text}`);
+    const text = asciiOnly(file.text);
+    const hash = createHash('sha256').update(text).digest('hex');
+    writeFileSync(file.path, `// signgate bundle ${hash}\n(function (exports, require, module, __filename, __dirname) {${text}\n})`);
   }
 }
 

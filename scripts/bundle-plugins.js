@@ -41,3 +41,66 @@ export const peLibraryWithoutSideEffects = {
     });
   },
 };
+
+/**
+ * yargs' platform shim loads Node's `assert` (3 ms of built-in modules at each start) for its internal
+ * consistency checks, which hold in a run that goes well: in the bundle each check loads `assert` only when it
+ * fails, to throw the same AssertionError. `locales`, when given, is the expression that replaces the folder of
+ * yargs' message translations (`resolve(__dirname, '../../../locales')`, evaluated at load).
+ * @param {string | undefined} locales
+ */
+export function yargsShim(locales) {
+  return {
+    name: 'yargs-shim',
+    setup(build) {
+      build.onLoad({ filter: /[\\/]yargs[\\/]lib[\\/]platform-shims[\\/]esm\.mjs$/ }, async (args) => {
+        const { readFile } = await import('node:fs/promises');
+        let text = await readFile(args.path, 'utf8');
+        const edits = [
+          ["import { notStrictEqual, strictEqual } from 'assert'\n", ''],
+          [
+            '    notStrictEqual,\n    strictEqual\n',
+            // assert.notStrictEqual fails when Object.is(actual, expected), strictEqual when not.
+            "    notStrictEqual: (actual, expected, message) => { if (Object.is(actual, expected)) require('node:assert').notStrictEqual(actual, expected, message); },\n" +
+              "    strictEqual: (actual, expected, message) => { if (!Object.is(actual, expected)) require('node:assert').strictEqual(actual, expected, message); }\n",
+          ],
+        ];
+        if (locales) edits.push(["directory: resolve(__dirname, '../../../locales')", `directory: ${locales}`]);
+        for (const [from, to] of edits) {
+          if (!text.includes(from)) return { errors: [{ text: `${args.path}: yargs' platform shim no longer has ${JSON.stringify(from)}; update yargsShim (scripts/bundle-plugins.js)` }] };
+          text = text.replace(from, to);
+        }
+        return { contents: text, loader: 'js', resolveDir: dirname(args.path) };
+      });
+    },
+  };
+}
+
+/**
+ * chalk works out the terminal's colours when it is loaded (its vendored supports-color: node:tty, and with it
+ * node:net and the stream modules, and a look at the environment) for its default instances `chalk` and
+ * `chalkStderr`, which we never use: the command line makes its own `new Chalk({ level })` (src/cli/output.ts).
+ * In the bundle that module answers "no colours" without looking; a module of ours that imports chalk's default
+ * instance, `chalkStderr` or `supportsColor` stops the build.
+ */
+export const chalkWithoutTerminalProbe = {
+  name: 'chalk-without-terminal-probe',
+  setup(build) {
+    build.onResolve({ filter: /^#supports-color$/ }, (args) => {
+      if (!/[\\/]node_modules[\\/]chalk[\\/]/.test(args.importer)) return undefined;
+      return { path: 'chalk-supports-color', namespace: 'chalk-without-terminal-probe' };
+    });
+    build.onLoad({ filter: /.*/, namespace: 'chalk-without-terminal-probe' }, () => ({ contents: 'export default { stdout: false, stderr: false };', loader: 'js' }));
+    build.onLoad({ filter: /[\\/]dist[\\/].*\.js$/, namespace: 'file' }, async (args) => {
+      if (/[\\/]node_modules[\\/]/.test(args.path)) return undefined;
+      const { readFile } = await import('node:fs/promises');
+      const text = await readFile(args.path, 'utf8');
+      for (const m of text.matchAll(/import\s+([^;]*?)\s+from\s+'chalk'/g)) {
+        if (!/^\{[^}]*\}$/.test(m[1]) || /\b(chalkStderr|supportsColor|supportsColorStderr|default)\b/.test(m[1])) {
+          return { errors: [{ text: `${args.path}: ${m[0]}: the bundle's chalk has no default instances (scripts/bundle-plugins.js, chalkWithoutTerminalProbe); make a new Chalk({ level })` }] };
+        }
+      }
+      return undefined;
+    });
+  },
+};

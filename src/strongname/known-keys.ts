@@ -54,3 +54,11 @@ export function knownKeyObject(key: PublicKeyInfo): KeyObject {
   const entry = entryOf(key.blob);
   return (entry.keyObject ??= toPublicKeyObject(entry.key));
 }
+
+/**
+ * Forgets every key seen so far. The one-file executable's start-up snapshot is taken after a warm-up `check`
+ * (scripts/build-sea.js): a live KeyObject cannot be in a snapshot, and nothing of that run is to be kept.
+ */
+export function forgetKnownKeys(): void {
+  known.clear();
+}

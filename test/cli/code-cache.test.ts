@@ -5,6 +5,7 @@
 import { chmodSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { afterAll, describe, expect, test } from 'vitest';
 import { fixturePath, repoRoot, runCli } from '../helpers/fixtures.js';
 
@@ -57,5 +58,25 @@ describe.runIf(process.getuid)('the code cache of the bundled command line', () 
     const second = runCli(checkArgs, { env });
     expect(second.stdout).toBe(first.stdout);
     expect(readdirSync(dir)).toEqual([]);
+  });
+});
+
+describe('the bundle as bin/signgate.js reads it', () => {
+  test('ASCII (read as latin1), its content line, then the function that the rest of it is', () => {
+    const bytes = readFileSync(join(repoRoot, 'dist', 'cli-bundle', 'cli.cjs'));
+    expect(bytes.findIndex((b) => b > 0x7f), 'dist/cli-bundle/cli.cjs has a byte that is not ASCII').toBe(-1);
+    expect(bytes.toString('latin1')).toMatch(/^\/\/ signgate bundle [0-9a-f]{64}\n\(function \(exports, require, module, __filename, __dirname\) \{[^]*\n\}\)$/);
+  });
+
+  test('what is not ASCII is escaped where that keeps its value, and stops the build where it would not', async () => {
+    const { asciiOnly } = (await import(pathToFileURL(join(repoRoot, 'scripts', 'bundle-cli.js')).href)) as { asciiOnly: (text: string) => string };
+    const escaped = asciiOnly('const DEVICE = /^(COM[0-9\u00b9\u00b2\u00b3])$/i, s = "\u00e9\u{1f600}"; // \u2026\n');
+    expect(escaped).toBe('const DEVICE = /^(COM[0-9\\u00b9\\u00b2\\u00b3])$/i, s = "\\u00e9\\ud83d\\ude00"; // \\u2026\n');
+    // The same values once evaluated.
+    const [fromEscaped, fromOriginal] = [escaped, 'const DEVICE = /^(COM[0-9\u00b9\u00b2\u00b3])$/i, s = "\u00e9\u{1f600}";'].map((code) => new Function(`${code}; return [DEVICE.source, DEVICE.test('COM\u00b2'), s];`)() as unknown[]);
+    expect(fromEscaped![1]).toBe(true);
+    expect(fromEscaped!.slice(1)).toEqual(fromOriginal!.slice(1));
+    expect(() => asciiOnly('const r = /\\\u00e9/;\n')).toThrow(/after a backslash/);
+    expect(() => asciiOnly('const t = `\u00e9`;\n')).toThrow(/template literal/);
   });
 });
