@@ -142,6 +142,28 @@ export function readInputFile(absolutePath: string, shownAs = absolutePath, shar
   }
 }
 
+/**
+ * Reads a whole file into `into` when it is large enough, else into a new buffer of its own (not from Node's pool,
+ * so that the caller may keep it for the next file: `Buffer.from(result.buffer)`). Errors as readInputFile.
+ * The result is a view: the caller must not keep it, or anything made from it, once `into` is used again.
+ */
+export function readInputFileInto(absolutePath: string, shownAs: string, into: Buffer | undefined): Buffer {
+  let fd: number | undefined;
+  try {
+    fd = openSync(absolutePath, 'r');
+    const size = fstatSync(fd).size;
+    if (size === 0) return readFileSync(fd); // a pipe or a file of /proc: read to its end, as readInputFile does
+    const bytes = into && into.length >= size ? into.subarray(0, size) : Buffer.allocUnsafeSlow(size);
+    let at = 0;
+    for (let n = -1; at < size && n !== 0; at += n) n = readSync(fd, bytes, at, size - at, at);
+    return at === size ? bytes : bytes.subarray(0, at);
+  } catch (cause) {
+    throw readError(cause, shownAs);
+  } finally {
+    if (fd !== undefined) closeSync(fd);
+  }
+}
+
 /** SG_ERR_IO_READ for a file that could not be read, with the reason in words. */
 function readError(cause: unknown, shownAs: string): SignGateError {
   const code = (cause as NodeJS.ErrnoException).code;
