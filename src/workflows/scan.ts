@@ -1,10 +1,12 @@
 // `inspect` and `verify` over many files: in the calling thread for a few files; from SCAN_POOL_THRESHOLD files on,
-// when cores are idle, in the calling thread and a pool of worker threads (piscina) beside it. Records come back one
+// when cores are idle, in the calling thread and worker threads beside it. Records come back one
 // by one, in the order of the files, so that a caller can print each as it comes instead of holding them all.
-import { idleCoresNow, piscinaTask, poolThreads, taskRunSize, workerModulePath } from '../core/worker-module.js';
+import { pathToFileURL } from 'node:url';
+import { Worker } from 'node:worker_threads';
+import { idleCoresNow, poolThreads, taskRunSize, workerModulePath } from '../core/worker-module.js';
 import { SCAN_POOL_THRESHOLD } from './pool-thresholds.js';
 import { scanJson, scanners, type ScanInput, type ScanJson, type ScanKind, type ScanRecord, type ScanSettings } from './scan-file.js';
-import type { ScanTask } from './scan-worker.js';
+import type { ScanAnswer, ScanMessage, ScanTask } from './scan-worker.js';
 
 export { idleCores, idleCoresNow } from '../core/worker-module.js';
 export { SCAN_POOL_THRESHOLD } from './pool-thresholds.js';
@@ -60,18 +62,51 @@ async function* scan<K extends ScanKind, T>(kind: K, files: readonly ScanInput[]
     for (const file of files) yield (json ? scanJson(one(file, settings)) : one(file, settings)) as T;
     return;
   }
-  // Loaded only here: a scan of a few files starts no faster with piscina loaded. A young generation of 8 MB
-  // per thread (V8's default is 16 or more) keeps the peak RSS of a 2,600-file scan near 180 MB, at the same CPU.
-  const { Piscina } = await import('piscina');
-  const pool = new Piscina<ScanTask, T[]>({ ...piscinaTask(workerModulePath('workflows/scan-worker')), minThreads: threads, maxThreads: threads, resourceLimits: { maxYoungGenerationSizeMb: 8 } });
-  // A run a thread failed, or an error of the pool; none once the pool is being ended below (it ends the threads
-  // where they are, and a run this thread has scanned itself may still be answered).
+  // A young generation of 8 MB per thread (V8's default is 16 or more) keeps the peak RSS of a 2,600-file scan
+  // low, at the same CPU. The threads are plain worker threads running scan-worker.ts: a pool library took longer
+  // to load (about 0.1 s on a busy machine) than this thread needs to scan a hundred files.
+  const entry = pathToFileURL(workerModulePath('workflows/scan-worker'));
+  // A run a thread failed, or a thread that stopped; none once the threads are being ended below (they end where
+  // they are, and a run this thread has scanned itself may still be answered).
   let failure: unknown;
   let closing = false;
   const failed = (error: unknown) => {
     if (!closing) failure ??= error;
   };
-  pool.on('error', failed);
+  const waiting = new Map<number, { resolve: (records: T[]) => void; reject: (error: unknown) => void }>();
+  const workers = Array.from({ length: threads }, () => {
+    const worker = new Worker(entry, { resourceLimits: { maxYoungGenerationSizeMb: 8 } });
+    worker.on('message', (answer: ScanAnswer) => {
+      const task = waiting.get(answer.id);
+      waiting.delete(answer.id);
+      if ('records' in answer) task?.resolve(answer.records as T[]);
+      else task?.reject(answer.error);
+    });
+    // A thread that fails or stops fails the runs it has, so that nothing waits for them.
+    const stopped = (error: unknown) => {
+      if (closing) return;
+      failed(error);
+      for (const task of waiting.values()) task.reject(error);
+      waiting.clear();
+    };
+    worker.on('error', stopped);
+    worker.on('exit', (code) => stopped(new Error(`a scan worker thread stopped (exit code ${code})`)));
+    // Kept alive only while it has runs: a caller that leaves the records unread does not keep the process alive.
+    worker.unref();
+    return { worker, inFlight: 0 };
+  });
+  let ids = 0;
+  const run = (task: ScanTask): Promise<T[]> => {
+    const thread = workers.reduce((a, b) => (b.inFlight < a.inFlight ? b : a));
+    if (thread.inFlight++ === 0) thread.worker.ref();
+    const id = ids++;
+    return new Promise<T[]>((resolve, reject) => {
+      waiting.set(id, { resolve, reject });
+      thread.worker.postMessage({ id, task } satisfies ScanMessage);
+    }).finally(() => {
+      if (--thread.inFlight === 0) thread.worker.unref();
+    });
+  };
   // Runs of consecutive files, small enough that the threads finish together, large enough to keep messages few.
   // This thread scans runs too: it has its code loaded and compiled, while a worker thread starts cold (about
   // 0.1 s to load the modules, then its JIT warms up); the records are yielded in the order of the files.
@@ -87,8 +122,7 @@ async function* scan<K extends ScanKind, T>(kind: K, files: readonly ScanInput[]
   const fill = () => {
     while (next < runs && inPool.size < threads * 2) {
       const i = next++;
-      const task = pool
-        .run({ kind, files: files.slice(i * size, (i + 1) * size).map((f) => ({ absolutePath: f.absolutePath, displayPath: f.displayPath })), settings, json })
+      const task = run({ kind, files: files.slice(i * size, (i + 1) * size).map((f) => ({ absolutePath: f.absolutePath, displayPath: f.displayPath })), settings, json })
         .then((records) => {
           answered = true;
           if (!scannedHere.has(i)) done[i] = records;
@@ -124,7 +158,7 @@ async function* scan<K extends ScanKind, T>(kind: K, files: readonly ScanInput[]
   } finally {
     // Stopped early, or runs scanned here that a thread still has: the threads end where they are.
     closing = true;
-    await pool.destroy();
+    await Promise.all(workers.map((w) => w.worker.terminate()));
   }
 }
 
