@@ -1,6 +1,6 @@
 // Where the compiled module a worker thread runs lives. Run from the TypeScript sources (as the tests run), the
 // worker runs the same module from dist/, which `npm test` and `npm run build` compile first.
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { availableParallelism, loadavg } from 'node:os';
 import { isSea } from 'node:sea';
 import { dirname, join } from 'node:path';
@@ -72,7 +72,27 @@ export function idleCoresNow(): number {
   }
   const runnable = Number(/^\S+ \S+ \S+ (\d+)\//.exec(text)?.[1]);
   if (!Number.isInteger(runnable)) return idleCores();
-  return Math.max(0, Math.min(cores, cores - (runnable - 1)));
+  return Math.max(0, Math.min(cores, cores - Math.max(0, runnable - ownRunnableThreads())));
+}
+
+/**
+ * This process's threads runnable now (at least this one): V8 compiles and collects garbage in threads of its own,
+ * which must not count as another program's load. From /proc/self/task/<id>/stat, whose third field is the state.
+ */
+function ownRunnableThreads(): number {
+  let running = 0;
+  try {
+    for (const id of readdirSync('/proc/self/task')) {
+      try {
+        if (/^\d+ \(.*\) R /s.test(readFileSync(`/proc/self/task/${id}/stat`, 'latin1'))) running++;
+      } catch {
+        // the thread has ended since the folder was read
+      }
+    }
+  } catch {
+    return 1;
+  }
+  return Math.max(1, running);
 }
 
 /**
