@@ -15,14 +15,15 @@
 // (scripts/bench-fix.js).
 // Usage: npm run bench [-- --corpus DIR] [--repeat N]; `node scripts/bench.js --startup`: the start-up rows only;
 // `--check-audit`: check and audit of the corpus; `--scans`: check, audit and the whole-process inspect scans
+// (`--scan-rounds N`, default 5)
 import { execFileSync, spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { chmodSync, copyFileSync, existsSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { availableParallelism, homedir, loadavg, tmpdir } from 'node:os';
+import { homedir, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { inspectAssembly, parseStrongNameKeyFile, publicKeyToken, verifyAssemblyBytes } from '../dist/index.js';
+import { idleCoresNow, inspectAssembly, parseStrongNameKeyFile, publicKeyToken, verifyAssemblyBytes } from '../dist/index.js';
 import { runCheck } from '../dist/rules/runner.js';
 
 const args = process.argv.slice(2);
@@ -76,9 +77,12 @@ function scanProbes() {
 }
 
 /**
- * Whole-process scans, as a build step runs them: `signgate inspect --json` (verification on) beside the
- * System.Reflection.Metadata oracle of the NuGet corpus test (tools/srm-oracle: identity, slot, references and
- * attribute types, no verification), over the same files: the corpus above and the NuGet corpus when restored.
+ * Whole-process scans, as a build step runs them: `signgate inspect --json` beside its anchor, SRM with strong-name
+ * verification (tools/srm-oracle: System.Reflection.Metadata reads identity, references and attributes, and .NET's
+ * crypto verifies each strong-name signature), over the same files: the corpus above (target <= 1.0x) and the
+ * NuGet corpus when restored (target <= 1.2x, with Authenticode verified, which the anchor does not). Each round
+ * runs the anchor and every variant once, in turn, so that a change of the machine's load reaches all of them; the
+ * figure of each is the median of the rounds.
  */
 function scanBeside() {
   const repo = fileURLToPath(new URL('..', import.meta.url));
@@ -95,43 +99,64 @@ function scanBeside() {
   const oracle = join(oracleDir, 'bin', 'Release', 'srm-oracle.dll');
   // Mono.Cecil (NuGet) + Mono.Security (Mono's own): inspect and verify each file in one process.
   const anchorDir = join(repo, 'tools', 'cecil-anchor');
-  let anchor = null;
+  let cecilAnchor = null;
   try {
     execFileSync('dotnet', ['build', anchorDir, '-c', 'Release', '--nologo', '-v', 'q'], { stdio: 'ignore', env: { ...process.env, MSBUILDDISABLENODEREUSE: '1' } });
-    anchor = join(anchorDir, 'bin', 'Release', 'cecil-anchor.dll');
+    cecilAnchor = join(anchorDir, 'bin', 'Release', 'cecil-anchor.dll');
   } catch {
     console.log('Mono.Cecil + Mono.Security anchor: skipped (tools/cecil-anchor needs Mono.Cecil from NuGet and Mono.Security from mono-devel)');
   }
   const nugetList = join(process.env.SIGNGATE_NUGET_CORPUS ?? join(homedir(), '.cache', 'signgate', 'nuget-corpus'), 'assemblies.txt');
-  const corpora = [[corpus, listFiles(corpus).sort()]];
-  corpora.push(['NuGet corpus', existsSync(nugetList) ? readFileSync(nugetList, 'utf8').split('\n').filter(Boolean) : null]);
-  const medianOf3 = (run) => [run(), run(), run()].sort((a, b) => a.seconds - b.seconds)[1];
-  console.log('whole-process scans (median of 3), each tool over the same files');
-  for (const [label, files] of corpora) {
+  const corpora = [[corpus, listFiles(corpus).sort(), 1.0]];
+  corpora.push(['NuGet corpus', existsSync(nugetList) ? readFileSync(nugetList, 'utf8').split('\n').filter(Boolean) : null, 1.2]);
+  const rounds = Number(opt('--scan-rounds', '5'));
+  const anchorName = 'SRM with strong-name verification';
+  console.log(`whole-process scans beside ${anchorName} (tools/srm-oracle), each tool over the same files; median of ${rounds} rounds, each running every row once in turn`);
+  for (const [label, files, target] of corpora) {
     if (!files) {
       console.log(`${label}: not restored (npm run corpus:nuget)`);
       continue;
     }
-    const ours = medianOf3(() => timeOne(process.execPath, [bin, 'inspect', '--json', ...files]));
-    const oursRead = medianOf3(() => timeOne(process.execPath, [bin, 'inspect', '--json', '--no-verify', ...files]));
-    const oursNoAc = medianOf3(() => timeOne(process.execPath, [bin, 'inspect', '--json', '--no-authenticode', ...files]));
-    const oursInThread = medianOf3(() => timeOne(process.execPath, [bin, 'inspect', '--json', '--threads', '0', ...files]));
-    const oursPooled = medianOf3(() => timeOne(process.execPath, [bin, 'inspect', '--json', '--threads', String(availableParallelism()), ...files]));
-    const verify = medianOf3(() => timeOne(process.execPath, [bin, 'verify', ...files]));
-    const theirs = medianOf3(() => timeOne('dotnet', [oracle], files.join('\n') + '\n')).seconds;
-    const cecil = anchor && medianOf3(() => timeOne('dotnet', [anchor], files.join('\n') + '\n')).seconds;
-    const rss = showRss;
+    const list = files.join('\n') + '\n';
+    const ours = (...options) => () => timeOne(process.execPath, [bin, 'inspect', '--json', ...options, ...files]);
+    const rows = [
+      ['anchor', () => timeOne('dotnet', [oracle], list)],
+      ['default', ours()],
+      ['threads 0', ours('--threads', '0')],
+      ['threads 1', ours('--threads', '1')],
+      ['no authenticode', ours('--no-authenticode')],
+      ['no verify', ours('--no-verify')],
+      ['verify', () => timeOne(process.execPath, [bin, 'verify', ...files])],
+      ...(cecilAnchor ? [['cecil', () => timeOne('dotnet', [cecilAnchor], list)]] : []),
+    ];
+    const runs = new Map(rows.map(([name]) => [name, []]));
+    const idleSeen = [];
+    for (let round = 0; round < rounds; round++) {
+      for (const [name, run] of rows) {
+        if (name === 'default') idleSeen.push(idleCoresNow()); // as inspect's default counts them
+        runs.get(name).push(run());
+      }
+    }
+    const median = (name) => [...runs.get(name)].sort((a, b) => a.seconds - b.seconds)[Math.floor(rounds / 2)];
+    const anchor = median('anchor').seconds;
+    const cpu = (r) => (r.cpu === null ? '' : `, ${r.cpu.toFixed(2)} s CPU`);
+    const row = (title, name, note = '') => {
+      const r = median(name);
+      console.log(`  ${title.padEnd(44)} ${r.seconds.toFixed(3)} s = ${(r.seconds / anchor).toFixed(2)}x the anchor${note}${cpu(r)}${showRss(r)}`);
+    };
+    const ratio = median('default').seconds / anchor;
     console.log(`${label} (${files.length} files)`);
-    console.log(`  srm-oracle                             ${theirs.toFixed(3)} s  (reads identity, slot, references, attribute types)`);
-    if (cecil) console.log(`  Mono.Cecil + Mono.Security verify      ${cecil.toFixed(3)} s  (tools/cecil-anchor: identity, attributes, references, full signature check)`);
-    console.log(`  signgate inspect --json --no-verify    ${oursRead.seconds.toFixed(3)} s  = ${(oursRead.seconds / theirs).toFixed(2)}x srm-oracle (also decodes attribute arguments)${rss(oursRead)}`);
-    console.log(`  signgate inspect --json                ${ours.seconds.toFixed(3)} s  = ${(ours.seconds / theirs).toFixed(2)}x srm-oracle (and verifies every signature)${rss(ours)}`);
-    if (cecil) console.log(`                                                  = ${(ours.seconds / cecil).toFixed(2)}x Mono.Cecil + Mono.Security (target <= 0.5x)`);
-    console.log(`  signgate inspect --json --no-authenticode ${oursNoAc.seconds.toFixed(3)} s  (the strong name only, as the anchors read)${rss(oursNoAc)}`);
-    if (cecil) console.log(`                                                  = ${(oursNoAc.seconds / cecil).toFixed(2)}x Mono.Cecil + Mono.Security (target <= 0.5x)`);
-    console.log(`  signgate inspect --json --threads 0    ${oursInThread.seconds.toFixed(3)} s  (no worker threads)${rss(oursInThread)}`);
-    console.log(`  signgate inspect --json --threads ${availableParallelism()}    ${oursPooled.seconds.toFixed(3)} s  (one thread per core; the default uses them only with two idle cores, load average now ${loadavg()[0].toFixed(1)})${rss(oursPooled)}`);
-    console.log(`  signgate verify                        ${verify.seconds.toFixed(3)} s${rss(verify)}`);
+    console.log(`  ${`anchor: ${anchorName}`.padEnd(44)} ${anchor.toFixed(3)} s  (tools/srm-oracle)`);
+    row('signgate inspect --json', 'default', ` (target <= ${target.toFixed(1)}x: ${ratio <= target ? 'met' : 'missed'}; cores idle as each run began: ${idleSeen.join(', ')})`);
+    row('signgate inspect --json --threads 0', 'threads 0', ' (the calling thread alone)');
+    row('signgate inspect --json --threads 1', 'threads 1', ' (the calling thread and one worker thread)');
+    row('signgate inspect --json --no-authenticode', 'no authenticode', ' (the strong name only, as the anchor reads)');
+    row('signgate inspect --json --no-verify', 'no verify', ' (no signature verified)');
+    row('signgate verify', 'verify');
+    if (cecilAnchor) {
+      const cecil = median('cecil').seconds;
+      console.log(`  ${'Mono.Cecil + Mono.Security verify'.padEnd(44)} ${cecil.toFixed(3)} s = ${(cecil / anchor).toFixed(2)}x the anchor (tools/cecil-anchor; inspect --json = ${(median('default').seconds / cecil).toFixed(2)}x it)`);
+    }
   }
 }
 

@@ -136,7 +136,7 @@ export { onlineLicenses, savePublicKey, type OnlineLicenses, type SavedPublicKey
 export { extractPackage, type ExtractOptions, type ExtractResult, type ExtractedFile } from './workflows/extract.js';
 export { loadConfig, findConfigFile, CONFIG_FILE_NAME, type CheckConfig } from './workflows/config.js';
 export { Ledger, cacheDir, ledgerPath, type LedgerEntry } from './workflows/ledger.js';
-export { scanFiles, scanFilesAsJson, scanJson, scanThreads, idleCores, inspectFile, verifyFile, SCAN_POOL_THRESHOLD, type ScanJson, type ScanOptions, type ScanInput, type ScanKind, type ScanRecord, type ScanSettings, type VerifyRecord } from './workflows/scan.js';
+export { scanFiles, scanFilesAsJson, scanJson, scanThreads, idleCores, idleCoresNow, inspectFile, verifyFile, SCAN_POOL_THRESHOLD, type ScanJson, type ScanOptions, type ScanInput, type ScanKind, type ScanRecord, type ScanSettings, type VerifyRecord } from './workflows/scan.js';
 export { verifyAssemblyBytes } from './workflows/scan-file.js';
 export { windowsPathKey, windowsNameProblem } from './core/windows-names.js';
 export {

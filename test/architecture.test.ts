@@ -58,7 +58,7 @@ const WORKFLOW_LEAVES: Record<string, string> = {
 const WORKFLOW_EXCEPTIONS: Record<string, string> = {
   'archive.ts -> sign.ts': 'sign --archive is the signing round trip over an archive: it polls and checks each returned file as sign does',
   'jobs.ts -> sign.ts': "type only: sign's progress reporter, which jobs --download reports through",
-  'scan.ts -> scan-worker.ts': 'type only: the task its pool sends (inspect and verify scan files; they are not the check pipeline)',
+  'scan.ts -> scan-worker.ts': 'type only: the task and answer its worker threads exchange (inspect and verify scan files; they are not the check pipeline)',
 };
 
 function sourceFiles(dir: string): string[] {

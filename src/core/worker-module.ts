@@ -1,6 +1,6 @@
 // Where the compiled module a worker thread runs lives. Run from the TypeScript sources (as the tests run), the
 // worker runs the same module from dist/, which `npm test` and `npm run build` compile first.
-import { existsSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { availableParallelism, loadavg } from 'node:os';
 import { isSea } from 'node:sea';
 import { dirname, join } from 'node:path';
@@ -53,6 +53,46 @@ export function piscinaTask(taskModulePath: string): { filename: string; workerD
 export function idleCores(): number {
   const cores = availableParallelism();
   return Math.max(0, Math.min(cores, Math.round(cores - loadavg()[0]!)));
+}
+
+/**
+ * Cores no other thread of the machine wants at this moment. On Linux, from the number of threads runnable now
+ * (`/proc/loadavg`'s fourth field, this one included), not from the load average: the last minute's average still
+ * counts a build step that has just ended, and counts a parallel build that has just begun as less than it is,
+ * while a build running on every core keeps its compilers runnable and leaves none idle here. Elsewhere (no
+ * /proc), the load average of the last minute as idleCores (Windows reports no load: all cores).
+ */
+export function idleCoresNow(): number {
+  const cores = availableParallelism();
+  let text: string;
+  try {
+    text = readFileSync('/proc/loadavg', 'latin1');
+  } catch {
+    return idleCores();
+  }
+  const runnable = Number(/^\S+ \S+ \S+ (\d+)\//.exec(text)?.[1]);
+  if (!Number.isInteger(runnable)) return idleCores();
+  return Math.max(0, Math.min(cores, cores - Math.max(0, runnable - ownRunnableThreads())));
+}
+
+/**
+ * This process's threads runnable now (at least this one): V8 compiles and collects garbage in threads of its own,
+ * which must not count as another program's load. From /proc/self/task/<id>/stat, whose third field is the state.
+ */
+function ownRunnableThreads(): number {
+  let running = 0;
+  try {
+    for (const id of readdirSync('/proc/self/task')) {
+      try {
+        if (/^\d+ \(.*\) R /s.test(readFileSync(`/proc/self/task/${id}/stat`, 'latin1'))) running++;
+      } catch {
+        // the thread has ended since the folder was read
+      }
+    }
+  } catch {
+    return 1;
+  }
+  return Math.max(1, running);
 }
 
 /**

@@ -7,7 +7,7 @@ import { SignGateError } from '../core/errors.js';
 import { inspectAssembly, readModule, type AssemblyInfo } from '../strongname/assembly-info.js';
 import type { PublicKeyInfo } from '../strongname/key-blob.js';
 import { verifyStrongName } from '../strongname/strong-name.js';
-import { readInputFile } from './files.js';
+import { readInputFile, readInputFileInto } from './files.js';
 
 /** A file to scan: where it is, and how the output names it. */
 export interface ScanInput {
@@ -51,17 +51,28 @@ export interface VerifyRecord {
   authenticode?: AuthenticodeVerdict;
 }
 
+/**
+ * The buffer the next file is read into, one per thread: a new buffer per file (167 MB over the Mono corpus) costs
+ * page faults and garbage collection. Nothing made from a file may keep a view of its bytes: the inspect record
+ * holds only strings and numbers, and the caches of keys and certificates keep copies
+ * (test/workflows/scan-read-buffer.test.ts).
+ */
+let spare: Buffer | undefined;
+
 /** The inspect record of one file; a file that cannot be read becomes a record with its error. */
 export function inspectFile(file: ScanInput, settings: ScanSettings = {}): AssemblyInfo {
   let bytes: Buffer;
   try {
-    bytes = readInputFile(file.absolutePath, file.displayPath);
+    bytes = readInputFileInto(file.absolutePath, file.displayPath, spare);
   } catch (error) {
     const e = error as { code: string; message: string };
     return { path: file.displayPath, size: 0, managed: false, error: { code: e.code, message: e.message }, pe: null, cli: null, module: null, assembly: null, strongName: null, attributes: [], references: [], authenticode: null };
   }
   const trustStore = trustStoreOf(settings);
-  return inspectAssembly(bytes, file.displayPath, { verify: settings.verify ?? true, ...(settings.authenticode === false ? { readAuthenticode: false } : {}), ...(settings.keyMap ? { keyMap: settings.keyMap } : {}), ...(trustStore ? { authenticode: { trustStore } } : {}) });
+  const record = inspectAssembly(bytes, file.displayPath, { verify: settings.verify ?? true, ...(settings.authenticode === false ? { readAuthenticode: false } : {}), ...(settings.keyMap ? { keyMap: settings.keyMap } : {}), ...(trustStore ? { authenticode: { trustStore } } : {}) });
+  // A buffer of its own (the file did not fit in the one before): the next files are read into it.
+  if (bytes.buffer !== spare?.buffer && bytes.byteOffset === 0 && bytes.buffer.byteLength === bytes.length) spare = Buffer.from(bytes.buffer);
+  return record;
 }
 
 /** The verify record of one file; a file that cannot be read or parsed becomes a record with its error. */

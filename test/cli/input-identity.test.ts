@@ -74,6 +74,21 @@ describe('inputs by identity', () => {
     expect(files.map((f) => f.displayPath)).toEqual(['Addin.dll', 'sub/Hard.dll']);
     expect(files[0]!.explicit).toBe(true);
   });
+  test('a folder named through a link, and a linked file inside it, are the same inputs as the folder and the file themselves', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'signgate-same-'));
+    mkdirSync(join(dir, 'real', 'sub'), { recursive: true });
+    mkdirSync(join(dir, 'outside'));
+    copyFileSync(ADDIN, join(dir, 'real', 'sub', 'Addin.dll'));
+    copyFileSync(ADDIN, join(dir, 'outside', 'Other.dll'));
+    symlinkSync(join(dir, 'real'), join(dir, 'via-link'));
+    symlinkSync(join(dir, 'outside', 'Other.dll'), join(dir, 'real', 'Linked.dll'));
+    const files = await expandInputs([join(dir, 'via-link'), join(dir, 'real'), join(dir, 'real', 'sub', 'Addin.dll'), join(dir, 'outside', 'Other.dll')], dir);
+    // Each file is shown by the name it was first found by; the folder itself and the files named add nothing.
+    expect(files.map((f) => [f.displayPath, f.explicit])).toEqual([
+      ['via-link/Linked.dll', true],
+      ['via-link/sub/Addin.dll', true],
+    ]);
+  });
 });
 
 describe('SG505 reserved-device-name', () => {

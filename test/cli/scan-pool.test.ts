@@ -3,7 +3,7 @@
 import { availableParallelism } from 'node:os';
 import { describe, expect, test } from 'vitest';
 import { expandInputs } from '../../src/workflows/files.js';
-import { idleCores, inspectFile, scanFiles, scanFilesAsJson, scanThreads, SCAN_POOL_THRESHOLD, verifyFile } from '../../src/workflows/scan.js';
+import { idleCores, idleCoresNow, inspectFile, scanFiles, scanFilesAsJson, scanThreads, SCAN_POOL_THRESHOLD, verifyFile } from '../../src/workflows/scan.js';
 import { fixturePath, repoRoot, runCli } from '../helpers/fixtures.js';
 
 const folder = fixturePath('.');
@@ -13,7 +13,7 @@ describe('scans in worker threads', () => {
     const files = await expandInputs([folder], repoRoot);
     expect(files.length).toBeGreaterThan(50);
     const expected = `${JSON.stringify(files.map((f) => inspectFile(f)), null, 2)}\n`;
-    const runs = [['--threads', '0'], ['--threads', '2'], []].map((t) => runCli(['inspect', '--json', ...t, folder]));
+    const runs = [['--threads', '0'], ['--threads', '1'], ['--threads', '2'], []].map((t) => runCli(['inspect', '--json', ...t, folder]));
     for (const r of runs) {
       expect(r.stdout).toBe(expected);
       expect(r.status).toBe(runs[0]!.status);
@@ -41,7 +41,7 @@ describe('scans in worker threads', () => {
 
   test('scanFilesAsJson: in threads and in this thread, the text of each record as an element of the printed array', async () => {
     const files = await expandInputs([folder], repoRoot);
-    for (const threads of [0, 2]) {
+    for (const threads of [0, 1, 2]) {
       const texts: string[] = [];
       for await (const r of scanFilesAsJson('verify', files, { threads })) texts.push(r.json);
       expect(`[\n${texts.join(',\n')}\n]`).toBe(JSON.stringify(files.map((f) => verifyFile(f)), null, 2));
@@ -61,15 +61,18 @@ describe('scans in worker threads', () => {
     expect(firstFew).toEqual(files.slice(0, 3).map((f) => f.displayPath));
   });
 
-  test('the default: no threads below the threshold or with fewer than two idle cores, else one per idle core; a bad count is refused', () => {
+  test('the default: no threads below the threshold or with fewer than two idle cores, else one per idle core beside the calling thread; a bad count is refused', () => {
     expect(scanThreads(SCAN_POOL_THRESHOLD - 1, undefined, 2)).toBe(0);
-    expect(scanThreads(SCAN_POOL_THRESHOLD, undefined, 2)).toBe(2);
+    expect(scanThreads(SCAN_POOL_THRESHOLD, undefined, 2)).toBe(1);
+    expect(scanThreads(SCAN_POOL_THRESHOLD, undefined, 4)).toBe(3);
     expect(scanThreads(SCAN_POOL_THRESHOLD, undefined, 1)).toBe(0);
     expect(scanThreads(SCAN_POOL_THRESHOLD, undefined, 0)).toBe(0);
     expect(scanThreads(3, 8)).toBe(3);
     expect(() => scanThreads(10, -1)).toThrow(/at least 0/);
-    expect(idleCores()).toBeGreaterThanOrEqual(0);
-    expect(idleCores()).toBeLessThanOrEqual(availableParallelism());
+    for (const idle of [idleCores(), idleCoresNow()]) {
+      expect(idle).toBeGreaterThanOrEqual(0);
+      expect(idle).toBeLessThanOrEqual(availableParallelism());
+    }
     const r = runCli(['inspect', '--threads', 'two', folder]);
     expect(r.status).toBe(2);
     expect(r.stderr).toContain('--threads "two" is not a number');

@@ -11,7 +11,7 @@ export const threadsOption = {
   // A string, so that a wrong value is shown as it was typed (yargs turns a non-number into NaN).
   type: 'string',
   coerce: numberOption('threads', { integer: true, min: 0, max: 256 }),
-  describe: `Worker threads that read the files (default: one per idle core from ${SCAN_POOL_THRESHOLD} files on, if two are idle; 0: none)`,
+  describe: `Worker threads that read the files beside this one (default: from ${SCAN_POOL_THRESHOLD} files on, one per core idle now but this one's; 0: none)`,
 } as const;
 
 /** --threads of check and audit: the same option, with their own threshold. */
