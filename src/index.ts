@@ -125,7 +125,7 @@ export {
 export { inspectAssembly, readModule, describeAttributes, type AssemblyInfo, type AttributeInfo, type ReferenceInfo, type InspectOptions } from './strongname/assembly-info.js';
 
 // Workflows: what the commands do, as functions (options in, typed result out).
-export { check, prepareCheck, DEFAULT_MAX_UPLOAD_BYTES, DEFAULT_READ_AT_ONCE_BYTES, type CheckOptions, type CheckRun, type PreparedCheck } from './workflows/check.js';
+export { check, prepareCheck, keepHeapSmall, DEFAULT_MAX_UPLOAD_BYTES, DEFAULT_READ_AT_ONCE_BYTES, type CheckOptions, type CheckRun, type PreparedCheck } from './workflows/check.js';
 export { fix, planFix, type FixOptions, type FixResult, type FixFileResult, type FixFileOutcome } from './workflows/fix.js';
 export { sign, checkReturnedFile, fileVerdict, type SignOptions as SignWorkflowOptions, type SignEvents, type SignResult, type SignedFileResult, type ProgressReporter } from './workflows/sign.js';
 export { audit, renderAudit, renderAuditPieces, verifyAuditReport, parseManifest, jobsFromLedger, readSignatureRecord, AuditFormats, type AuditOptions, type AuditFormat, type VerifyReportResult } from './workflows/audit.js';

@@ -3,6 +3,7 @@ import type { Finding } from '../core/diagnostic.js';
 import { VERSION } from '../core/version.js';
 import { ruleDocsUrl } from '../rules/index.js';
 import type { CheckResult } from '../rules/runner.js';
+import { jsonPieces } from './json-pieces.js';
 
 const withDocs = (f: Finding) => ({ ...f, docsUrl: ruleDocsUrl(f.ruleId) });
 
@@ -18,4 +19,10 @@ export function toJsonReport(result: CheckResult): object {
 
 export function formatJson(result: CheckResult): string {
   return `${JSON.stringify(toJsonReport(result), null, 2)}\n`;
+}
+
+/** formatJson's text, the same to the character, in pieces (an element of `files` at a time). */
+export function* formatJsonPieces(result: CheckResult): Generator<string> {
+  yield* jsonPieces(toJsonReport(result));
+  yield '\n';
 }

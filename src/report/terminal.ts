@@ -14,33 +14,43 @@ export interface TerminalOptions {
   readonly color: ChalkInstance;
 }
 
-export function formatTerminal(check: CheckResult, { color: c }: TerminalOptions): string {
+export function formatTerminal(check: CheckResult, options: TerminalOptions): string {
+  return `${[...terminalLines(check, options)].join('\n')}\n`;
+}
+
+/** formatTerminal's text, the same to the character, a line at a time (each piece a line and its end). */
+export function* formatTerminalPieces(check: CheckResult, options: TerminalOptions): Generator<string> {
+  for (const line of terminalLines(check, options)) yield `${line}\n`;
+}
+
+/** The lines of the text report, without their ends. */
+function* terminalLines(check: CheckResult, { color: c }: TerminalOptions): Generator<string> {
   const sev: Record<Severity, (s: string) => string> = { error: c.red, warning: c.yellow, note: c.cyan };
   const finding = (f: Finding) => [`    ${sev[f.severity](f.severity.padEnd(7))} ${c.bold(`${f.ruleId} ${f.rule}`)}  ${f.message}`, `            ${c.dim(`fix: ${f.hint}`)}`];
-  const lines: string[] = [];
   for (const f of check.files) {
     const mark = f.outcome === 'pass' ? c.green('pass') : f.outcome === 'fail' ? c.red('FAIL') : c.dim('skip');
-    lines.push(`${mark} ${c.bold(f.path)}  ${c.dim(f.reason)}`);
-    for (const x of f.findings) lines.push(...finding(x));
+    yield `${mark} ${c.bold(f.path)}  ${c.dim(f.reason)}`;
+    for (const x of f.findings) yield* finding(x);
   }
   if (check.uploadSet.findings.length) {
-    lines.push('', c.bold('upload set'));
-    for (const x of check.uploadSet.findings) lines.push(...finding(x));
+    yield '';
+    yield c.bold('upload set');
+    for (const x of check.uploadSet.findings) yield* finding(x);
   }
   const s = check.summary;
   const mb = (check.uploadSet.totalBytes / 1e6).toFixed(1);
   const errors = countOf(s.errors, 'error');
   const warnings = countOf(s.warnings, 'warning');
-  lines.push(
-    '',
+  yield '';
+  yield (
     `${countOf(s.files, 'file')}: ${s.needsSigning} need${s.needsSigning === 1 ? 's' : ''} signing (${c.green(`${s.passed} pass`)}, ${s.failed ? c.red(`${s.failed} fail`) : '0 fail'}), ${s.notRequired} not required; ` +
-      `upload: ${countOf(s.upload, 'file')}, ${mb} MB of ${(check.uploadSet.maxUploadBytes / 1e6).toFixed(0)} MB`,
-    `${s.errors ? c.red(errors) : errors}, ${s.warnings ? c.yellow(warnings) : warnings}, ${countOf(s.notes, 'note')}${check.settings.online ? '' : ' (offline: licenses not checked)'}`,
+      `upload: ${countOf(s.upload, 'file')}, ${mb} MB of ${(check.uploadSet.maxUploadBytes / 1e6).toFixed(0)} MB`
   );
+  yield `${s.errors ? c.red(errors) : errors}, ${s.warnings ? c.yellow(warnings) : warnings}, ${countOf(s.notes, 'note')}${check.settings.online ? '' : ' (offline: licenses not checked)'}`;
   const reported = [...new Map(check.findings.map((f) => [f.ruleId, f.rule])).entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
   if (reported.length) {
-    lines.push('', c.dim('rule documentation:'));
-    for (const [id, name] of reported) lines.push(c.dim(`  ${id} ${name}  ${ruleDocsUrl(id)}`));
+    yield '';
+    yield c.dim('rule documentation:');
+    for (const [id, name] of reported) yield c.dim(`  ${id} ${name}  ${ruleDocsUrl(id)}`);
   }
-  return `${lines.join('\n')}\n`;
 }

@@ -9,6 +9,7 @@ export {
   DEFAULT_MAX_UPLOAD_BYTES,
   DEFAULT_READ_AT_ONCE_BYTES,
   inputReading,
+  keepHeapSmall,
   prepareCheck,
   prepareSettings,
   readCheckInputs,

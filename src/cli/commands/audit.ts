@@ -4,10 +4,11 @@ import type { ArgumentsCamelCase, Argv, CommandModule } from 'yargs';
 import { UsageError } from '../../core/errors.js';
 import { countOf } from '../../report/terminal.js';
 import { audit, AuditFormats, renderAuditPieces, verifyAuditReport, type AuditFormat } from '../../workflows/audit.js';
-import { displayPath, lineBatches, writeFileAtomic } from '../../workflows/files.js';
+import { keepHeapSmall } from '../../workflows/check.js';
+import { displayPath, writeFileAtomic } from '../../workflows/files.js';
 import { ExitCode, type ExitCodeValue } from '../exit-codes.js';
 import type { Io } from '../output.js';
-import { checkOptionsFrom, type CheckArgs } from './check.js';
+import { checkOptionsFrom, printPieces, type CheckArgs } from './check.js';
 import { checkThreadsOption } from './common.js';
 
 /** The check settings plus the audit's own options; `format` is the audit's, not the check report's. */
@@ -39,6 +40,8 @@ async function runVerifyReport(args: AuditArgs, io: Io): Promise<ExitCodeValue> 
 }
 
 export async function runAudit(args: AuditArgs, io: Io): Promise<ExitCodeValue> {
+  // A process that audits and exits: its peak memory is what the audit keeps (see keepHeapSmall).
+  keepHeapSmall();
   if (args.verifyReport) return runVerifyReport(args, io);
   const { format: auditFormat, output, ...rest } = args;
   if (!output && (auditFormat ?? 'html') === 'html' && process.stdout.isTTY) {
@@ -53,8 +56,7 @@ export async function runAudit(args: AuditArgs, io: Io): Promise<ExitCodeValue> 
     const s = report.summary;
     io.err(`${format} audit written to ${displayPath(resolve(output))}: ${countOf(s.files, 'file')}, ${s.byOutcome.ok} ok, ${s.byOutcome.fail} fail, ${s.byOutcome['not-required']} not required, ${countOf(s.errors, 'error')}`);
   } else {
-    // Printed a megabyte or so at a time, each part ending a line (io.out ends what it prints with one).
-    for (const part of lineBatches(renderAuditPieces(report, format, generatedAt))) io.out(part);
+    printPieces(io, renderAuditPieces(report, format, generatedAt));
   }
   return report.summary.errors === 0 ? ExitCode.Ok : ExitCode.Findings;
 }

@@ -2,14 +2,14 @@
 import { resolve } from 'node:path';
 import type { ArgumentsCamelCase, Argv, CommandModule } from 'yargs';
 import { Chalk } from 'chalk';
-import { ReportFormats, formatReport, type ReportFormat } from '../../report/index.js';
+import { ReportFormats, formatReportPieces, type ReportFormat } from '../../report/index.js';
 import { checkExitCode } from '../../rules/runner.js';
 import { findRule } from '../../rules/index.js';
 import type { SeveritySetting } from '../../core/diagnostic.js';
 import { UsageError } from '../../core/errors.js';
-import { check, DEFAULT_MAX_UPLOAD_BYTES, type CheckOptions } from '../../workflows/check.js';
+import { check, DEFAULT_MAX_UPLOAD_BYTES, keepHeapSmall, type CheckOptions } from '../../workflows/check.js';
 import { CONFIG_FILE_NAME } from '../../workflows/config.js';
-import { displayPath, writeFileAtomic } from '../../workflows/files.js';
+import { displayPath, lineBatches, writeFileAtomic } from '../../workflows/files.js';
 import { ExitCode, type ExitCodeValue } from '../exit-codes.js';
 import { numberOption } from '../options.js';
 import type { Io } from '../output.js';
@@ -74,17 +74,33 @@ export function checkOptionsFrom(args: CheckArgs): CheckOptions {
   return Object.fromEntries(Object.entries(picked).filter(([, v]) => v !== undefined)) as CheckOptions;
 }
 
+/**
+ * Prints a text given in pieces as `io.out` prints it whole: in parts of some tens of kilobytes, each ending a line
+ * (see lineBatches), so that no part outlives the young generation of the garbage collector.
+ */
+export function printPieces(io: Io, pieces: Iterable<string>): void {
+  let printed = false;
+  for (const part of lineBatches(pieces)) {
+    io.out(part);
+    printed = true;
+  }
+  // As io.out(''): an empty text is an empty line.
+  if (!printed) io.out('');
+}
+
 export async function runCheckCommand(args: CheckArgs, io: Io): Promise<ExitCodeValue> {
+  // A process that checks and exits: its peak memory is what the check keeps (see keepHeapSmall).
+  keepHeapSmall();
   const { result, prepared } = await check(checkOptionsFrom(args));
   const { format, output, configPath } = prepared;
   for (const note of prepared.notes) io.err(`note: ${note}`);
-  const text = formatReport(format, result, { color: output ? new Chalk({ level: 0 }) : io.color });
+  // The report is written a part at a time, never held whole (the report of a large set is many megabytes).
   if (output) {
-    writeFileAtomic(resolve(output), text);
+    writeFileAtomic(resolve(output), formatReportPieces(format, result, { color: new Chalk({ level: 0 }) }));
     io.err(`${format} report written to ${displayPath(resolve(output))}${configPath ? ` (settings from ${displayPath(configPath)})` : ''}`);
-    if (format !== 'text') io.out(formatReport('text', result, { color: io.color }));
+    if (format !== 'text') printPieces(io, formatReportPieces('text', result, { color: io.color }));
   } else {
-    io.out(text);
+    printPieces(io, formatReportPieces(format, result, { color: io.color }));
   }
   return checkExitCode(result) === 0 ? ExitCode.Ok : ExitCode.Findings;
 }

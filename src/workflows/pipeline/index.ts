@@ -9,6 +9,7 @@
 // rounds.ts     parse, then facts and verdicts in two rounds, for a pool or for inputs read on demand
 // pool.ts       where the rounds' tasks run: a pool of worker threads, or the calling thread
 // worker.ts     one task of a round (the module that worker threads load from dist/)
+// heap.ts       V8's heap held small for a process that checks a large set and exits (the command line)
 //
 // A consumer calls runPipeline with what it reads (the options, or files with no settings) and what it wants
 // (check results or audit records); its `prepare` says, once the inputs are read, what the rounds run with (the
@@ -23,6 +24,7 @@ import { prepareSettings, type CheckOptions, type PreparedSettings } from './set
 export { DEFAULT_MAX_UPLOAD_BYTES, DEFAULT_READ_AT_ONCE_BYTES, prepareSettings, type CheckOptions, type PreparedSettings } from './settings.js';
 export { inputReading, readCheckInputs, readFiles, withDeclaredVendorAttributes, type FileSource, type InputReading, type PreparedCheck, type ReadChoice, type ReadFiles } from './inputs.js';
 export type { Product, Products, RoundOptions } from './rounds.js';
+export { keepHeapSmall } from './heap.js';
 export { checkThreads, CHECK_POOL_THRESHOLD, type PoolOptions } from '../pool-thresholds.js';
 
 export interface PipelineConsumer<P extends Product, R extends ReadFiles> {
