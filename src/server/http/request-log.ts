@@ -2,7 +2,7 @@
 // request, "request completed" with the answer and its time), except a job's status poll, which a client repeats
 // until the job is finished: two lines a poll made the log mostly polls, each line a synchronous write (kept
 // synchronous so that a kill -9 loses no line). A poll answered 2xx or 3xx is logged at debug level only; one that
-// fails gets one line at info (request, answer and time together), and a 5xx the error line of every route.
+// is refused gets one line at info (request, answer and time together; a 5xx also the error line every route writes).
 import { LogController, type FastifyReply, type FastifyRequest } from 'fastify';
 
 export class QuietPollLog extends LogController {
