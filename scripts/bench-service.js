@@ -34,6 +34,15 @@ const run = (cmd, argv, opts = {}) => spawn(process.execPath, [...(opts.nodeOpti
 // The service reports the CPU time of its process (all threads) on SIGUSR2, so that CPU per job can be measured.
 const cpuProbe = ['--import', `data:text/javascript,process.on('SIGUSR2',()=>{const u=process.cpuUsage();process.stderr.write('cpu='+u.user+','+u.system+'\\n')})`];
 
+/** Peak resident memory of a process in MB (VmHWM, Linux; elsewhere undefined). */
+function peakRssMb(pid) {
+  try {
+    return Number(/VmHWM:\s*(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))[1]) / 1024;
+  } catch {
+    return undefined;
+  }
+}
+
 /** CPU time (ms) of a process's main thread and of its other threads (signing, libuv, V8), from /proc (Linux; elsewhere undefined). */
 function threadCpu(pid) {
   try {
@@ -142,10 +151,11 @@ async function serviceRun(workers) {
   await oneJob(); // warm-up
   const c1 = await measure(1);
   const c8 = await measure(8);
+  const peakRss = peakRssMb(server.pid);
   server.kill('SIGTERM');
   await new Promise((r) => server.on('close', r));
   rmSync(dataDir, { recursive: true, force: true });
-  return { c1, c8 };
+  return { c1, c8, peakRss };
 }
 
 async function main() {
@@ -166,6 +176,7 @@ async function main() {
   console.log(`pool: c=8 / c=1 throughput = ${(pooled.c8.jobsPerSecond / pooled.c1.jobsPerSecond).toFixed(2)}x (target >= 1.7x${oneThread((r) => r.c8.jobsPerSecond / r.c1.jobsPerSecond)})`);
   console.log(`pool: service CPU per job at c=8 = ${pooled.c8.serverCpuMs.toFixed(0)} ms, ${pooled.c8.serverSystemMs.toFixed(0)} ms of it in the kernel (target <= 70 ms${inThread ? `; one signing thread: ${inThread.c8.serverCpuMs.toFixed(0)} ms` : ''}); the floor's CPU per job ${f.cpuMs.toFixed(0)} ms`);
   if (pooled.c8.threads) console.log(`pool: service CPU per job at c=8 (ms, /proc, 10 ms ticks): ${pooled.c8.threads}`);
+  if (pooled.peakRss !== undefined) console.log(`pool: the service's peak RSS over both runs ${pooled.peakRss.toFixed(0)} MB`);
   console.log(`pool: p99 at c=1 / floor p50 = ${pooled.c1.p99.toFixed(0)} / ${f.p50.toFixed(0)} ms = ${(pooled.c1.p99 / f.p50).toFixed(2)}x (target <= 3x${oneThread((r) => r.c1.p99 / f.p50)})`);
   // With every core busy, throughput is at most cores / (CPU per job); at c=1 it is 1 / latency. Their quotient
   // bounds what c=8 can gain over c=1 on this machine, whatever the pool does.

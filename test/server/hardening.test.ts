@@ -137,6 +137,29 @@ describe('logs', () => {
       await server.close();
     }
   });
+
+  test('a status poll answered 200 writes no line at info level; a refused one writes one line with request and answer', async () => {
+    const log = logCapture();
+    const server = await startServer({ logger: { level: 'info', stream: log.stream } });
+    try {
+      const token = server.token();
+      const { id } = await (await api(server, '/assemblies', token, { method: 'POST', body: uploadForm(addin()) })).json();
+      await waitFinished(server, token, id);
+      const before = log.lines().length;
+      for (let i = 0; i < 5; i++) expect((await api(server, `/assemblies/${id}/status`, token)).status).toBe(200);
+      expect(log.lines().slice(before)).toEqual([]);
+      const unknown = '00000000-0000-0000-0000-000000000000';
+      expect((await api(server, `/assemblies/${unknown}/status`, token)).status).toBe(404);
+      const refused = log.lines().slice(before);
+      expect(refused).toHaveLength(1);
+      expect(refused[0]).toMatchObject({ msg: 'request completed', req: { method: 'GET', url: `/assembly-signing/v1.0/assemblies/${unknown}/status` }, res: { statusCode: 404 } });
+      // Every other request keeps its two lines.
+      expect((await api(server, `/assemblies/${id}`, token)).status).toBe(200);
+      expect(log.lines().slice(before + 1).map((l) => l.msg)).toEqual(['incoming request', 'request completed']);
+    } finally {
+      await server.close();
+    }
+  });
 });
 
 describe('proxy headers', () => {

@@ -5,6 +5,7 @@ import { join, resolve } from 'node:path';
 import type { ArgumentsCamelCase, Argv, CommandModule } from 'yargs';
 import { UsageError } from '../../core/errors.js';
 import { buildServer, DEFAULT_IDLE_TIMEOUT_MS, DEFAULT_REQUEST_TIMEOUT_MS } from '../../server/http/app.js';
+import { paceGarbageCollectionForJobs } from '../../server/heap.js';
 import { exposedKeyPairs, USER_ROLE, watchServerConfigFile } from '../../server/server-config.js';
 import { rateLimitOverrides } from '../../server/identity/rate-limit.js';
 import { TokenStore, type TokenKeeper } from '../../server/identity/token-store.js';
@@ -89,6 +90,8 @@ const DEFAULT_SHUTDOWN_TIMEOUT_S = 30;
 export async function runServe(args: ServeArgs, io: Io): Promise<ExitCodeValue> {
   // Whatever the service writes (uploads, signed files, job records, temporary files) is its user's alone.
   process.umask(0o077);
+  // Fewer full garbage collections while jobs' buffers pass through (src/server/heap.ts).
+  paceGarbageCollectionForJobs();
   const watched = watchServerConfigFile(args.config);
   for (const { path, mode } of exposedKeyPairs(watched.current())) {
     io.err(`warning: the key pair ${path} is readable by other users of this machine (mode ${mode}); anyone who can read it can sign as the vendor: chmod 600 it (or restrict its ACL)`);

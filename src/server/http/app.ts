@@ -34,6 +34,7 @@ import { guardBody } from './body-guard.js';
 import { registerExchangePage } from './exchange-page.js';
 import { docsOAuth, looksLikeJwt, OidcAuthenticator } from '../identity/oidc.js';
 import { mkdirPrivate, PRIVATE_FILE } from '../storage/fs-atomic.js';
+import { QuietPollLog } from './request-log.js';
 
 export interface BuildServerOptions {
   /** The configuration, or a function that returns the current one (re-read when the file changes). */
@@ -128,6 +129,8 @@ export async function buildServer(options: BuildServerOptions): Promise<FastifyI
   const trustProxy = typeof options.trustProxy === 'object' ? [...options.trustProxy] : (options.trustProxy ?? false);
   const app = Fastify({
     logger,
+    // A job's status polls are not logged at info level unless they fail (request-log.ts).
+    logController: new QuietPollLog(`${apiPrefix}/assemblies/:id/status`),
     bodyLimit: 1024 * 1024,
     forceCloseConnections: 'idle',
     return503OnClosing: true,
