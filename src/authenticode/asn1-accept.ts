@@ -39,40 +39,39 @@ interface Element {
   readonly content: Uint8Array;
 }
 
-function headerLength(bytes: Uint8Array, at: number): number {
-  // Only short tags (tag & 0x1f !== 0x1f) come here.
-  const lenByte = bytes[at + 1]!;
-  return lenByte < 0x80 ? 2 : 2 + (lenByte & 0x7f);
-}
-
-function acceptsAll(content: Uint8Array, depth: number): boolean {
+/** Whether every element of bytes[from, to) is known to be accepted (offsets, no views made on the way). */
+function acceptsAll(bytes: Buffer, from: number, to: number, depth: number): boolean {
   if (depth > MAX_DEPTH) return false;
-  for (let at = 0; at < content.length; ) {
-    const tag = content[at]!;
-    if ((tag & 0x1f) === 0x1f || at + 1 >= content.length || content[at + 1] === 0x80) return false;
-    const header = headerLength(content, at);
-    let length = content[at + 1]!;
-    if (length > 0x80) {
+  for (let at = from; at < to; ) {
+    const tag = bytes[at]!;
+    if ((tag & 0x1f) === 0x1f || at + 1 >= to) return false;
+    const lenByte = bytes[at + 1]!;
+    if (lenByte === 0x80) return false;
+    let contentAt = at + 2;
+    let length = lenByte;
+    if (lenByte > 0x80) {
       length = 0;
-      for (let i = at + 2; i < at + header; i++) length = length * 256 + content[i]!;
+      contentAt += lenByte & 0x7f;
+      for (let i = at + 2; i < contentAt; i++) length = length * 256 + bytes[i]!;
     }
-    const end = at + header + length;
-    if (end > content.length) return false;
-    if (!acceptsShort(tag, content.subarray(at, end), content.subarray(at + header, end), depth)) return false;
+    const end = contentAt + length;
+    if (end > to) return false;
+    if (!accepts(tag, bytes, at, contentAt, end, depth)) return false;
     at = end;
   }
   return true;
 }
 
-function acceptsShort(tag: number, whole: Uint8Array, content: Uint8Array, depth: number): boolean {
+/** Whether the element bytes[at, end) with the given tag, its content from contentAt, is known to be accepted. */
+function accepts(tag: number, bytes: Buffer, at: number, contentAt: number, end: number, depth: number): boolean {
   if (tag === 0x02 || tag === 0x04 || tag === 0x17) return true;
-  if (tag === 0x18 && generalizedTime(content) !== undefined) return true;
-  if (tag === 0x03) return content.length === 0 || content[0]! <= 7;
+  if (tag === 0x18 && generalizedTime(bytes.subarray(contentAt, end)) !== undefined) return true;
+  if (tag === 0x03) return end === contentAt || bytes[contentAt]! <= 7;
   if ((tag & 0xe0) === 0x80) return true;
-  if (tag === 0x30 || tag === 0x31 || (tag & 0xe0) === 0xa0) return acceptsAll(content, depth + 1);
-  const k = key(whole);
+  if (tag === 0x30 || tag === 0x31 || (tag & 0xe0) === 0xa0) return acceptsAll(bytes, contentAt, end, depth + 1);
+  const k = bytes.toString('latin1', at, end);
   if (acceptedAlone.has(k)) return true;
-  if (lib.asn1js().fromBER(whole).offset === -1) return false;
+  if (lib.asn1js().fromBER(new Uint8Array(bytes.buffer, bytes.byteOffset + at, end - at)).offset === -1) return false;
   if (acceptedAlone.size >= ACCEPTED_ENTRIES) acceptedAlone.clear();
   acceptedAlone.add(k);
   return true;
@@ -85,7 +84,18 @@ function acceptsShort(tag: number, whole: Uint8Array, content: Uint8Array, depth
 export function asn1jsAccepts(element: Element): boolean {
   const { tag, whole } = element;
   if (whole.length > SMALL_ELEMENT_BYTES || (tag & 0x1f) === 0x1f || whole[1] === 0x80) return false;
-  return acceptsShort(tag, whole, element.content, 0);
+  const bytes = Buffer.from(whole.buffer, whole.byteOffset, whole.length);
+  return accepts(tag, bytes, 0, whole.length - element.content.length, whole.length, 0);
+}
+
+/**
+ * asn1jsAccepts for a SEQUENCE made of these elements (definite length): each is known to be accepted, and all of
+ * them fit in an element this module judges.
+ */
+export function asn1jsAcceptsEach(elements: readonly Element[]): boolean {
+  let bytes = 4; // the SEQUENCE's tag and a length of up to 3 bytes
+  for (const e of elements) bytes += e.whole.length;
+  return bytes <= SMALL_ELEMENT_BYTES && elements.every((e) => asn1jsAccepts(e));
 }
 
 /** OIDs read so far, by their DER. */

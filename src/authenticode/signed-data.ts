@@ -9,7 +9,7 @@ import { createHash, verify as cryptoVerify, X509Certificate } from 'node:crypto
 import type * as asn1js from 'asn1js';
 import type * as pkijs from 'pkijs';
 import { FormatError } from '../core/errors.js';
-import { asn1jsAccepts, oidString, timeValue } from './asn1-accept.js';
+import { asn1jsAccepts, asn1jsAcceptsEach, oidString, timeValue } from './asn1-accept.js';
 import { parseBer, scanBer, type BlobOrigin } from './ber-guard.js';
 import { derAt, derChildren, derEncode, DerTag, type Der } from './der.js';
 import type { AuthenticodeLimits } from './limits.js';
@@ -220,12 +220,33 @@ const der = (e: asn1js.AsnType) => bytesOf(e.valueBeforeDecodeView);
 const sameBytes = (a: Uint8Array, b: Uint8Array) => Buffer.from(a.buffer, a.byteOffset, a.length).equals(Buffer.from(b.buffer, b.byteOffset, b.length));
 
 /**
- * Entries of `certificates` read so far in this process, by their DER: files signed by the same publisher and
- * timestamped by the same authority carry the same few chains, each read once (null: an entry of another format,
- * which asn1js accepted). Emptied when full (a stream of distinct certificates).
+ * Certificates read so far in this process, found by their length and last bytes (their signature's), then compared
+ * whole with their DER: files signed by the same publisher and timestamped by the same authority carry the same few
+ * chains, each read once. Emptied when full (a stream of distinct certificates).
  */
-const certificateCache = new Map<string, EmbeddedCertificate | null>();
+const certificateCache = new Map<string, Array<{ readonly der: Buffer; readonly cert: EmbeddedCertificate }>>();
+let certificatesCached = 0;
 const CERTIFICATE_CACHE_ENTRIES = 1024;
+const CERTIFICATE_TAIL_BYTES = 24;
+
+function cachedCertificate(ctx: Context, c: Der): EmbeddedCertificate {
+  const whole = Buffer.from(c.whole.buffer, c.whole.byteOffset, c.whole.length);
+  const key = `${whole.length}:${whole.toString('latin1', Math.max(0, whole.length - CERTIFICATE_TAIL_BYTES))}`;
+  const known = certificateCache.get(key);
+  const found = known?.find((k) => k.der.equals(whole));
+  if (found) return found.cert;
+  const cert = readCertificate(ctx, c);
+  if (certificatesCached >= CERTIFICATE_CACHE_ENTRIES) {
+    certificateCache.clear();
+    certificatesCached = 0;
+  }
+  // A copy: the cache outlives the file's bytes.
+  const entry = { der: Buffer.from(whole), cert };
+  if (known && certificateCache.has(key)) known.push(entry);
+  else certificateCache.set(key, [entry]);
+  certificatesCached++;
+  return cert;
+}
 
 /** The serial number and issuer of a certificate asn1js is known to accept, over its DER; null for another shape. */
 function serialAndIssuerOfDer(element: Der): { serial: Uint8Array; issuer: Uint8Array } | null {
@@ -263,18 +284,8 @@ function readCertificate(ctx: Context, element: Der): EmbeddedCertificate {
 function readCertificates(ctx: Context, parts: SignedDataParts): EmbeddedCertificate[] {
   const out: EmbeddedCertificate[] = [];
   for (const c of parts.certificates) {
-    const key = Buffer.from(c.whole.buffer, c.whole.byteOffset, c.whole.length).toString('latin1');
-    let cert = certificateCache.get(key);
-    if (cert === undefined) {
-      if (c.tag === DerTag.sequence) cert = readCertificate(ctx, c);
-      else {
-        accept(ctx, [c]);
-        cert = null;
-      }
-      if (certificateCache.size >= CERTIFICATE_CACHE_ENTRIES) certificateCache.clear();
-      certificateCache.set(key, cert);
-    }
-    if (cert) out.push(cert);
+    if (c.tag === DerTag.sequence) out.push(cachedCertificate(ctx, c));
+    else accept(ctx, [c]); // an entry of another format (an attribute certificate, ...), skipped once accepted
   }
   return out;
 }
@@ -380,12 +391,11 @@ const isNameDer = (e: Der | undefined): boolean =>
   });
 
 /**
- * signerFieldsOf over the DER of a SignerInfo that asn1js is known to accept (asn1-accept.ts): with short tags only,
+ * signerFieldsOf over the fields of a SignerInfo that asn1js is known to accept (asn1-accept.ts): with short tags only,
  * each identifier octet tested here is the asn1js class and form signerFieldsOf tests, so the same shape gives the
  * same fields. Null for any other shape: asn1js and signerFieldsOf (or pkijs) then judge it as before.
  */
-function signerFieldsOfDer(e: Der): SignerFields | null {
-  const f = childrenOf(e, DerTag.sequence);
+function signerFieldsOfDer(f: readonly Der[]): SignerFields | null {
   const signed = f[3]?.tag === DerTag.context0 ? f[3] : undefined;
   if (f.length !== (signed ? 6 : 5)) return null;
   const [version, sid, digest] = f;
@@ -433,9 +443,11 @@ function readSignerInfo(ctx: Context, element: Der, what: string): { info: Signe
   const fields = childrenOf(element, DerTag.sequence);
   const last = fields[fields.length - 1];
   const unsigned = last?.tag === DerTag.context1 ? readAttributes(ctx, last) : null;
-  const signed = unsigned && last ? derAt(derEncode(DerTag.sequence, element.content.subarray(0, last.whole.byteOffset - element.content.byteOffset))) : element;
-  const known = asn1jsAccepts(signed) ? signerFieldsOfDer(signed) : null;
+  // What is signed and read: the fields without the unsigned attributes, as one SEQUENCE (asn1js judges them so).
+  const signedFields = unsigned ? fields.slice(0, -1) : fields;
+  const known = (unsigned ? asn1jsAcceptsEach(signedFields) : asn1jsAccepts(element)) ? signerFieldsOfDer(signedFields) : null;
   if (known) return { info: known, unsigned: unsigned ?? [] };
+  const signed = unsigned && last ? derAt(derEncode(DerTag.sequence, element.content.subarray(0, last.whole.byteOffset - element.content.byteOffset))) : element;
   const tree = asn(ctx, signed);
   const usual = signerFieldsOf(tree);
   if (usual) return { info: usual, unsigned: unsigned ?? [] };
