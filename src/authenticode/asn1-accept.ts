@@ -15,11 +15,15 @@
 // - a primitive UTCTime is always accepted (UTCTime.fromString notes a string it cannot read, and fails nothing);
 // - a primitive GeneralizedTime of the form YYYYMMDDhhmmss[.f+]Z is accepted (GeneralizedTime.fromString throws
 //   only for other forms);
-// - any other element is accepted alone exactly as inside its parent: only the node count (10,000 per fromBER) and
-//   nesting depth (100) are shared, and an element of n bytes counts at most n nodes (one per start of an element,
-//   each position read once), and the nesting judged here stays below asn1js's limit.
+// - any other element is accepted inside its parent exactly when it is accepted alone and, read alone, ends where its
+//   length says (an end-of-contents with a length does not: its parent would read on from inside it); only the node
+//   count (10,000 per fromBER) and nesting depth (100) are shared, an element of n bytes counts at most n nodes (one
+//   per start of an element, each position read once), and the nesting judged here stays below asn1js's limit.
+// Each rule above also reads exactly the element's length (checked by test/authenticode/asn1-accept.test.ts on
+// thousands of damaged signatures).
 // Anything else (indefinite lengths, long tags, a refusal) answers false: the caller then parses with asn1js as
 // before, which gives the same result and the same error.
+import type * as Asn1js from 'asn1js';
 import * as lib from './libraries.js';
 
 /** Above this many bytes an element is not judged here (asn1js's node limit is 10,000 per parse). */
@@ -71,10 +75,21 @@ function accepts(tag: number, bytes: Buffer, at: number, contentAt: number, end:
   if (tag === 0x30 || tag === 0x31 || (tag & 0xe0) === 0xa0) return acceptsAll(bytes, contentAt, end, depth + 1);
   const k = bytes.toString('latin1', at, end);
   if (acceptedAlone.has(k)) return true;
-  if (lib.asn1js().fromBER(new Uint8Array(bytes.buffer, bytes.byteOffset + at, end - at)).offset === -1) return false;
+  // Read alone, it must also end where its length says: inside a parent, the next element is read from there.
+  if (!readAloneToItsEnd(new Uint8Array(bytes.buffer, bytes.byteOffset + at, end - at))) return false;
   if (acceptedAlone.size >= ACCEPTED_ENTRIES) acceptedAlone.clear();
   acceptedAlone.add(k);
   return true;
+}
+
+/** asn1js accepts the element alone (without throwing: a GeneralizedTime of another form throws) and reads it all. */
+function readAloneToItsEnd(element: Uint8Array): boolean {
+  try {
+    const parsed = lib.asn1js().fromBER(element);
+    return parsed.offset === element.length && parsed.result.blockLength === element.length;
+  } catch {
+    return false;
+  }
 }
 
 /**
@@ -111,7 +126,12 @@ export function oidString(element: Element): string | undefined {
   const k = key(element.whole);
   let oid = oids.get(k);
   if (oid === undefined) {
-    const parsed = lib.asn1js().fromBER(element.whole);
+    let parsed: ReturnType<typeof Asn1js.fromBER>;
+    try {
+      parsed = lib.asn1js().fromBER(element.whole);
+    } catch {
+      return undefined;
+    }
     if (parsed.offset === -1 || !(parsed.result instanceof lib.asn1js().ObjectIdentifier)) return undefined;
     oid = parsed.result.valueBlock.toString();
     if (oids.size >= OID_ENTRIES) oids.clear();
