@@ -9,7 +9,8 @@ import { createHash, verify as cryptoVerify, X509Certificate } from 'node:crypto
 import type * as asn1js from 'asn1js';
 import type * as pkijs from 'pkijs';
 import { FormatError } from '../core/errors.js';
-import { parseBer, type BlobOrigin } from './ber-guard.js';
+import { asn1jsAccepts, asn1jsAcceptsEach, oidString, timeValue } from './asn1-accept.js';
+import { parseBer, scanBer, type BlobOrigin } from './ber-guard.js';
 import { derAt, derChildren, derEncode, DerTag, type Der } from './der.js';
 import type { AuthenticodeLimits } from './limits.js';
 import * as lib from './libraries.js';
@@ -138,9 +139,13 @@ function describeCertificate(x: X509Certificate): AuthenticodeCertificate {
   };
 }
 
-function attribute(attrs: SignerFields['signedAttrs'], oid: string): Attribute[] {
-  return (attrs?.attributes ?? []).filter((a) => a.type === oid);
+/** The first value of the first authenticated attribute of a type. */
+function attributeDer(attrs: SignerFields['signedAttrs'], oid: string): Der | undefined {
+  return attrs?.attributes.find((a) => a.type === oid)?.values[0];
 }
+
+/** An attribute value read by asn1js (which accepted it with the rest of the attributes). */
+const tree = (value: Der | undefined): asn1js.AsnType | undefined => value && lib.asn1js().fromBER(value.whole).result;
 
 /**
  * asn1js's reading of one part of the blob. The whole blob used to go through asn1js: every part is still read by it
@@ -151,13 +156,13 @@ function asn(ctx: Context, element: Der): asn1js.AsnType {
   return parseBer(element.whole, ctx.origin, ctx.limits);
 }
 
-/** Parts nothing reads, passed through asn1js all the same. */
+/** Parts nothing reads, passed through asn1js all the same (asn1-accept.ts knows the answer for most). */
 function accept(ctx: Context, elements: ReadonlyArray<Der | undefined>): void {
-  for (const e of elements) if (e) asn(ctx, e);
+  for (const e of elements) if (e && !asn1jsAccepts(e)) asn(ctx, e);
 }
 
 function oidOf(ctx: Context, element: Der): string {
-  return (asn(ctx, element) as asn1js.ObjectIdentifier).valueBlock.toString();
+  return oidString(element) ?? (asn(ctx, element) as asn1js.ObjectIdentifier).valueBlock.toString();
 }
 
 /** A SignedData as its parts (RFC 5652 5.1), views of the blob. */
@@ -215,14 +220,55 @@ const der = (e: asn1js.AsnType) => bytesOf(e.valueBeforeDecodeView);
 const sameBytes = (a: Uint8Array, b: Uint8Array) => Buffer.from(a.buffer, a.byteOffset, a.length).equals(Buffer.from(b.buffer, b.byteOffset, b.length));
 
 /**
- * Entries of `certificates` read so far in this process, by their DER: files signed by the same publisher and
- * timestamped by the same authority carry the same few chains, each read once (null: an entry of another format,
- * which asn1js accepted). Emptied when full (a stream of distinct certificates).
+ * Certificates read so far in this process, found by their length and last bytes (their signature's), then compared
+ * whole with their DER: files signed by the same publisher and timestamped by the same authority carry the same few
+ * chains, each read once. Emptied when full (a stream of distinct certificates).
  */
-const certificateCache = new Map<string, EmbeddedCertificate | null>();
+const certificateCache = new Map<string, Array<{ readonly der: Buffer; readonly cert: EmbeddedCertificate }>>();
+let certificatesCached = 0;
 const CERTIFICATE_CACHE_ENTRIES = 1024;
+const CERTIFICATE_TAIL_BYTES = 24;
+
+function cachedCertificate(ctx: Context, c: Der): EmbeddedCertificate {
+  const whole = Buffer.from(c.whole.buffer, c.whole.byteOffset, c.whole.length);
+  const key = `${whole.length}:${whole.toString('latin1', Math.max(0, whole.length - CERTIFICATE_TAIL_BYTES))}`;
+  const known = certificateCache.get(key);
+  const found = known?.find((k) => k.der.equals(whole));
+  if (found) return found.cert;
+  const cert = readCertificate(ctx, c);
+  if (certificatesCached >= CERTIFICATE_CACHE_ENTRIES) {
+    certificateCache.clear();
+    certificatesCached = 0;
+  }
+  // A copy: the cache outlives the file's bytes.
+  const entry = { der: Buffer.from(whole), cert };
+  if (known && certificateCache.has(key)) known.push(entry);
+  else certificateCache.set(key, [entry]);
+  certificatesCached++;
+  return cert;
+}
+
+/** The serial number and issuer of a certificate asn1js is known to accept, over its DER; null for another shape. */
+function serialAndIssuerOfDer(element: Der): { serial: Uint8Array; issuer: Uint8Array } | null {
+  const t = childrenOf(childrenOf(element, DerTag.sequence)[0], DerTag.sequence);
+  const at = t[0]?.tag === DerTag.context0 ? 1 : 0;
+  const serial = t[at];
+  const issuer = t[at + 2];
+  // Copies: the cache outlives the file's bytes.
+  return serial?.tag === DerTag.integer && issuer?.tag === DerTag.sequence ? { serial: serial.whole.slice(), issuer: issuer.whole.slice() } : null;
+}
+
+function x509Of(ctx: Context, element: Der): X509Certificate {
+  try {
+    return new X509Certificate(element.whole);
+  } catch (error) {
+    throw malformed(ctx, `an embedded certificate cannot be read (${error instanceof Error ? error.message : String(error)})`, error);
+  }
+}
 
 function readCertificate(ctx: Context, element: Der): EmbeddedCertificate {
+  const known = asn1jsAccepts(element) ? serialAndIssuerOfDer(element) : null;
+  if (known) return { x509: x509Of(ctx, element), ...known };
   // Certificate { tbsCertificate { [0] version?, serialNumber, signature, issuer, ... }, ... }
   const c = asn(ctx, element) as asn1js.Sequence;
   const tbs = c.valueBlock.value[0];
@@ -231,31 +277,15 @@ function readCertificate(ctx: Context, element: Der): EmbeddedCertificate {
   const serial = t[at];
   const issuer = t[at + 2];
   if (!(serial instanceof lib.asn1js().Integer) || !(issuer instanceof lib.asn1js().Sequence)) throw malformed(ctx, 'an embedded certificate has no serial number and issuer');
-  let x509: X509Certificate;
-  try {
-    x509 = new X509Certificate(element.whole);
-  } catch (error) {
-    throw malformed(ctx, `an embedded certificate cannot be read (${error instanceof Error ? error.message : String(error)})`, error);
-  }
-  return { x509, issuer: der(issuer), serial: der(serial) };
+  return { x509: x509Of(ctx, element), issuer: der(issuer), serial: der(serial) };
 }
 
 /** The embedded certificates. Entries of other formats (attribute certificates, RFC 5652 10.2.2) are skipped. */
 function readCertificates(ctx: Context, parts: SignedDataParts): EmbeddedCertificate[] {
   const out: EmbeddedCertificate[] = [];
   for (const c of parts.certificates) {
-    const key = Buffer.from(c.whole.buffer, c.whole.byteOffset, c.whole.length).toString('latin1');
-    let cert = certificateCache.get(key);
-    if (cert === undefined) {
-      if (c.tag === DerTag.sequence) cert = readCertificate(ctx, c);
-      else {
-        accept(ctx, [c]);
-        cert = null;
-      }
-      if (certificateCache.size >= CERTIFICATE_CACHE_ENTRIES) certificateCache.clear();
-      certificateCache.set(key, cert);
-    }
-    if (cert) out.push(cert);
+    if (c.tag === DerTag.sequence) out.push(cachedCertificate(ctx, c));
+    else accept(ctx, [c]); // an entry of another format (an attribute certificate, ...), skipped once accepted
   }
   return out;
 }
@@ -269,7 +299,7 @@ function findSigner(certs: readonly EmbeddedCertificate[], signerInfo: Der): Emb
 
 interface Attribute {
   readonly type: string;
-  readonly values: readonly asn1js.AsnType[];
+  readonly values: readonly Der[];
 }
 
 /** What is read of a SignerInfo (RFC 5652 5.3). */
@@ -296,7 +326,7 @@ function attributesOf(list: readonly asn1js.AsnType[]): Attribute[] | null {
   for (const a of list) {
     const [type, values, ...more] = is(a, lib.asn1js().Sequence, true) ? a.valueBlock.value : [];
     if (!is(type, lib.asn1js().ObjectIdentifier, false) || !is(values, lib.asn1js().Set, true) || values.valueBlock.value.length === 0 || more.length > 0) return null;
-    out.push({ type: type.valueBlock.toString(), values: values.valueBlock.value });
+    out.push({ type: type.valueBlock.toString(), values: values.valueBlock.value.map((v) => derAt(der(v))) });
   }
   return out.length > 0 ? out : null;
 }
@@ -328,6 +358,57 @@ function signerFieldsOf(e: asn1js.AsnType): SignerFields | null {
   const encoded = signed ? Uint8Array.from(der(signed)) : undefined;
   if (encoded) encoded[0] = 0x31;
   return { digestAlgorithm, signatureAlgorithm, signedAttrs: attributes && encoded && { attributes, encoded }, signature: bytesOf(signature.valueBlock.valueHexView) };
+}
+
+/** algorithmOf over the DER: the OID, or null for another shape. */
+function algorithmOfDer(e: Der | undefined): string | null {
+  const f = childrenOf(e, DerTag.sequence);
+  return (f.length === 1 || f.length === 2) && f[0]!.tag === DerTag.oid ? (oidString(f[0]!) ?? null) : null;
+}
+
+/** attributesOf over the DER of `[0] IMPLICIT SET OF Attribute`. */
+function attributesOfDer(set: Der): Attribute[] | null {
+  const out: Attribute[] = [];
+  for (const a of derChildren(set)) {
+    const [type, values, ...more] = childrenOf(a, DerTag.sequence);
+    const oid = type?.tag === DerTag.oid ? oidString(type) : undefined;
+    const list = childrenOf(values, DerTag.set);
+    if (oid === undefined || list.length === 0 || more.length > 0) return null;
+    out.push({ type: oid, values: list });
+  }
+  return out.length > 0 ? out : null;
+}
+
+/** isName over the DER. */
+const isNameDer = (e: Der | undefined): boolean =>
+  e?.tag === DerTag.sequence &&
+  derChildren(e).every((rdn) => {
+    const atvs = childrenOf(rdn, DerTag.set);
+    return atvs.length > 0 && atvs.every((atv) => {
+      const pair = childrenOf(atv, DerTag.sequence);
+      return pair.length === 2 && pair[0]!.tag === DerTag.oid;
+    });
+  });
+
+/**
+ * signerFieldsOf over the fields of a SignerInfo that asn1js is known to accept (asn1-accept.ts): with short tags only,
+ * each identifier octet tested here is the asn1js class and form signerFieldsOf tests, so the same shape gives the
+ * same fields. Null for any other shape: asn1js and signerFieldsOf (or pkijs) then judge it as before.
+ */
+function signerFieldsOfDer(f: readonly Der[]): SignerFields | null {
+  const signed = f[3]?.tag === DerTag.context0 ? f[3] : undefined;
+  if (f.length !== (signed ? 6 : 5)) return null;
+  const [version, sid, digest] = f;
+  const [sigAlg, signature] = f.slice(signed ? 4 : 3);
+  const issuerAndSerial = childrenOf(sid, DerTag.sequence);
+  if (version!.tag !== DerTag.integer || issuerAndSerial.length !== 2 || !isNameDer(issuerAndSerial[0]) || issuerAndSerial[1]!.tag !== DerTag.integer || signature!.tag !== DerTag.octetString) return null;
+  const digestAlgorithm = algorithmOfDer(digest);
+  const signatureAlgorithm = algorithmOfDer(sigAlg);
+  const attributes = signed ? attributesOfDer(signed) : undefined;
+  if (!digestAlgorithm || !signatureAlgorithm || attributes === null) return null;
+  const encoded = signed ? Uint8Array.from(signed.whole) : undefined;
+  if (encoded) encoded[0] = 0x31;
+  return { digestAlgorithm, signatureAlgorithm, signedAttrs: attributes && encoded && { attributes, encoded }, signature: signature!.content };
 }
 
 function parseSignerInfo(ctx: Context, element: asn1js.AsnType, what: string): pkijs.SignerInfo {
@@ -362,6 +443,10 @@ function readSignerInfo(ctx: Context, element: Der, what: string): { info: Signe
   const fields = childrenOf(element, DerTag.sequence);
   const last = fields[fields.length - 1];
   const unsigned = last?.tag === DerTag.context1 ? readAttributes(ctx, last) : null;
+  // What is signed and read: the fields without the unsigned attributes, as one SEQUENCE (asn1js judges them so).
+  const signedFields = unsigned ? fields.slice(0, -1) : fields;
+  const known = (unsigned ? asn1jsAcceptsEach(signedFields) : asn1jsAccepts(element)) ? signerFieldsOfDer(signedFields) : null;
+  if (known) return { info: known, unsigned: unsigned ?? [] };
   const signed = unsigned && last ? derAt(derEncode(DerTag.sequence, element.content.subarray(0, last.whole.byteOffset - element.content.byteOffset))) : element;
   const tree = asn(ctx, signed);
   const usual = signerFieldsOf(tree);
@@ -372,7 +457,7 @@ function readSignerInfo(ctx: Context, element: Der, what: string): { info: Signe
     info: {
       digestAlgorithm: info.digestAlgorithm.algorithmId,
       signatureAlgorithm: info.signatureAlgorithm.algorithmId,
-      signedAttrs: info.signedAttrs && { attributes: info.signedAttrs.attributes, encoded: bytesOf(info.signedAttrs.encodedValue) },
+      signedAttrs: info.signedAttrs && { attributes: info.signedAttrs.attributes.map((a) => ({ type: a.type, values: values(a) })), encoded: bytesOf(info.signedAttrs.encodedValue) },
       signature: bytesOf(info.signature.valueBlock.valueHexView),
     },
     unsigned: unsigned ?? (info.unsignedAttrs?.attributes ?? []).map((a) => ({ type: a.type, values: values(a) })),
@@ -404,10 +489,13 @@ function checkSignerInfo(info: SignerFields, content: Uint8Array, cert: X509Cert
   if (!cert) return { valid: false, problem: 'the signer certificate is not among the embedded certificates', digest };
   let signedBytes: Uint8Array;
   if (info.signedAttrs) {
-    const md = attribute(info.signedAttrs, Oid.messageDigest)[0]?.values[0];
-    if (!(md instanceof lib.asn1js().OctetString)) return { valid: false, problem: 'no message digest among the authenticated attributes', digest };
+    const value = attributeDer(info.signedAttrs, Oid.messageDigest);
+    // A primitive OCTET STRING's value is its content octets; asn1js reads any other form.
+    const md = value?.tag === DerTag.octetString ? value.content : tree(value);
+    const expected = md instanceof Uint8Array ? md : md instanceof lib.asn1js().OctetString ? md.valueBlock.valueHexView : undefined;
+    if (!expected) return { valid: false, problem: 'no message digest among the authenticated attributes', digest };
     const actual = createHash(digest).update(content).digest();
-    if (!actual.equals(Buffer.from(md.valueBlock.valueHexView))) return { valid: false, problem: 'the authenticated message digest does not match the signed content', digest };
+    if (!actual.equals(expected)) return { valid: false, problem: 'the authenticated message digest does not match the signed content', digest };
     signedBytes = info.signedAttrs.encoded;
   } else {
     signedBytes = content;
@@ -422,7 +510,10 @@ function checkSignerInfo(info: SignerFields, content: Uint8Array, cert: X509Cert
   return ok ? { valid: true, problem: null, digest } : { valid: false, problem: 'the signature does not verify with the signer certificate', digest };
 }
 
-function timeOf(value: unknown): Date | null {
+function timeOf(element: Der | undefined): Date | null {
+  const known = element && timeValue(element);
+  if (known) return known;
+  const value = tree(element);
   if (value instanceof lib.asn1js().UTCTime || value instanceof lib.asn1js().GeneralizedTime) return value.toDate();
   return null;
 }
@@ -486,14 +577,55 @@ function timestampFieldsOf(e: asn1js.AsnType): TimestampFields | null {
   return { imprintAlgorithm, imprint: Buffer.from(imprint.valueBlock.valueHexView), genTime: genTime.toDate() };
 }
 
+/**
+ * timestampFieldsOf over the DER of a TSTInfo that asn1js is known to accept (short tags only: each identifier
+ * octet tested is the asn1js class and form timestampFieldsOf tests). Null for any other shape or time form.
+ */
+function timestampFieldsOfDer(e: Der): TimestampFields | null {
+  const f = childrenOf(e, DerTag.sequence);
+  const [version, policy, messageImprint, serial, genTime] = f;
+  const [algorithm, imprint, ...more] = childrenOf(messageImprint, DerTag.sequence);
+  const imprintAlgorithm = algorithmOfDer(algorithm);
+  if (version?.tag !== DerTag.integer || policy?.tag !== DerTag.oid || !imprintAlgorithm || imprint?.tag !== DerTag.octetString || more.length > 0) return null;
+  const time = genTime?.tag === DerTag.generalizedTime ? timeValue(genTime) : undefined;
+  if (serial?.tag !== DerTag.integer || !time) return null;
+  let at = 5;
+  const optional = (test: (x: Der | undefined) => boolean) => test(f[at]) && ++at;
+  optional((x) => {
+    // Accuracy { seconds INTEGER OPTIONAL, millis [0] OPTIONAL, micros [1] OPTIONAL }
+    const a = x?.tag === DerTag.sequence ? derChildren(x) : null;
+    let i = 0;
+    if (a && a[i]?.tag === DerTag.integer) i++;
+    if (a && a[i]?.tag === 0x80) i++;
+    if (a && a[i]?.tag === 0x81) i++;
+    return a !== null && i === a.length;
+  });
+  optional((x) => x?.tag === DerTag.boolean);
+  optional((x) => x?.tag === DerTag.integer);
+  optional((x) => {
+    // tsa [0] GeneralName: directoryName [4] Name
+    const names = childrenOf(x, DerTag.context0);
+    const name = childrenOf(names[0], 0xa4);
+    return names.length === 1 && name.length === 1 && isNameDer(name[0]);
+  });
+  if (at !== f.length) return null;
+  return { imprintAlgorithm, imprint: Buffer.from(imprint.content.buffer, imprint.content.byteOffset, imprint.content.length), genTime: time };
+}
+
 function readRfc3161(ctx: Context, value: Der, signatureValue: Uint8Array): AuthenticodeTimestamp {
   const parts = readSignedData(ctx, value, 'the RFC 3161 timestamp token');
   const tstBytes = octets(ctx, parts.eContent);
   if (parts.eContentType !== Oid.tstInfo || !tstBytes) throw malformed(ctx, `the RFC 3161 timestamp token holds ${parts.eContentType}, not TSTInfo`);
   let tst: TimestampFields;
   try {
-    const tree = parseBer(tstBytes, { structure: `${ctx.origin.structure} TSTInfo`, fileOffset: -1 }, ctx.limits);
-    tst = timestampFieldsOf(tree) ?? pkijsTimestampFields(new (lib.pkijs().TSTInfo)({ schema: tree }));
+    const origin = { structure: `${ctx.origin.structure} TSTInfo`, fileOffset: -1 };
+    const element = derAt(tstBytes.subarray(0, scanBer(tstBytes, origin, ctx.limits)));
+    const known = asn1jsAccepts(element) ? timestampFieldsOfDer(element) : null;
+    if (known) tst = known;
+    else {
+      const parsed = parseBer(tstBytes, origin, ctx.limits);
+      tst = timestampFieldsOf(parsed) ?? pkijsTimestampFields(new (lib.pkijs().TSTInfo)({ schema: parsed }));
+    }
   } catch (error) {
     if (error instanceof FormatError) throw error;
     throw malformed(ctx, 'the RFC 3161 TSTInfo cannot be read', error);
@@ -519,16 +651,32 @@ function readRfc3161(ctx: Context, value: Der, signatureValue: Uint8Array): Auth
 
 function readCountersignature(ctx: Context, value: Der, signatureValue: Uint8Array, certs: readonly EmbeddedCertificate[]): AuthenticodeTimestamp {
   const info = readSignerInfoOnly(ctx, value, 'the countersignature');
-  const time = timeOf(attribute(info.signedAttrs, Oid.signingTime)[0]?.values[0]);
+  const time = timeOf(attributeDer(info.signedAttrs, Oid.signingTime));
   if (!time) throw malformed(ctx, 'the countersignature has no signing time');
   const cert = findSigner(certs, value);
   const check = checkSignerInfo(info, signatureValue, cert?.x509 ?? null);
   return { kind: 'countersignature', time: time.toISOString(), signer: cert ? described(cert).subject : null, verified: check.valid, problem: check.problem };
 }
 
+/** Program names read so far, by the DER of their SpcSpOpusInfo (one per publisher and product). Emptied when full. */
+const programNames = new Map<string, string | null>();
+const PROGRAM_NAME_ENTRIES = 1_024;
+
 function readProgramName(info: SignerFields): string | null {
+  const value = attributeDer(info.signedAttrs, Oid.spcSpOpusInfo);
+  if (!value) return null;
+  const key = Buffer.from(value.whole.buffer, value.whole.byteOffset, value.whole.length).toString('latin1');
+  let name = programNames.get(key);
+  if (name === undefined) {
+    name = programNameOf(tree(value));
+    if (programNames.size >= PROGRAM_NAME_ENTRIES) programNames.clear();
+    programNames.set(key, name);
+  }
+  return name;
+}
+
+function programNameOf(opus: asn1js.AsnType | undefined): string | null {
   // SpcSpOpusInfo ::= SEQUENCE { programName [0] EXPLICIT SpcString OPTIONAL, moreInfo [1] ... }
-  const opus = attribute(info.signedAttrs, Oid.spcSpOpusInfo)[0]?.values[0];
   if (!(opus instanceof lib.asn1js().Sequence)) return null;
   const first = opus.valueBlock.value[0];
   if (!(first instanceof lib.asn1js().Constructed) || first.idBlock.tagClass !== 3 || first.idBlock.tagNumber !== 0) return null;
@@ -538,6 +686,32 @@ function readProgramName(info: SignerFields): string | null {
   // [0] IMPLICIT BMPString (UTF-16BE) or [1] IMPLICIT IA5String.
   if (spcString.idBlock.tagNumber === 0) return raw.length % 2 === 0 ? Buffer.from(raw).swap16().toString('utf16le') : null;
   return Buffer.from(raw).toString('latin1');
+}
+
+/**
+ * The DigestInfo of SpcIndirectDataContent ::= SEQUENCE { data SpcAttributeTypeAndOptionalValue, messageDigest DigestInfo }.
+ * Read over the DER when asn1js is known to accept it and the shape is the usual one (short tags, so each identifier
+ * octet is the asn1js class tested below), else through asn1js as before.
+ * @throws FormatError SG_ERR_AC_BAD_SIGNATURE
+ */
+function imageDigestOf(ctx: Context, content: Der): { digestOid: string; imageHash: Uint8Array } {
+  if (asn1jsAccepts(content)) {
+    const digestInfo = childrenOf(content, DerTag.sequence)[1];
+    const [algId, hashValue] = childrenOf(digestInfo, DerTag.sequence);
+    const algOid = childrenOf(algId, DerTag.sequence)[0];
+    const digestOid = algOid?.tag === DerTag.oid ? oidString(algOid) : undefined;
+    if (digestOid !== undefined && hashValue?.tag === DerTag.octetString) return { digestOid, imageHash: hashValue.content };
+  }
+  const indirect = asn(ctx, content);
+  const fields = indirect instanceof lib.asn1js().Sequence ? indirect.valueBlock.value : [];
+  const digestInfo = fields[1];
+  const algId = digestInfo instanceof lib.asn1js().Sequence ? digestInfo.valueBlock.value[0] : undefined;
+  const algOid = algId instanceof lib.asn1js().Sequence ? algId.valueBlock.value[0] : undefined;
+  const hashValue = digestInfo instanceof lib.asn1js().Sequence ? digestInfo.valueBlock.value[1] : undefined;
+  if (!(algOid instanceof lib.asn1js().ObjectIdentifier) || !(hashValue instanceof lib.asn1js().OctetString)) {
+    throw malformed(ctx, 'SpcIndirectDataContent has no DigestInfo (algorithm and image hash)');
+  }
+  return { digestOid: algOid.valueBlock.toString(), imageHash: bytesOf(hashValue.valueBlock.valueHexView) };
 }
 
 /**
@@ -553,17 +727,7 @@ export function parseSignedData(element: Der, ctx: Context, nesting = 0): Parsed
   if (parts.eContentType !== Oid.spcIndirectData || !parts.eContent) {
     throw malformed(ctx, `the signed content is ${parts.eContentType}, not SpcIndirectDataContent (${Oid.spcIndirectData})`);
   }
-  // SpcIndirectDataContent ::= SEQUENCE { data SpcAttributeTypeAndOptionalValue, messageDigest DigestInfo }
-  const indirect = asn(ctx, parts.eContent);
-  const fields = indirect instanceof lib.asn1js().Sequence ? indirect.valueBlock.value : [];
-  const digestInfo = fields[1];
-  const algId = digestInfo instanceof lib.asn1js().Sequence ? digestInfo.valueBlock.value[0] : undefined;
-  const algOid = algId instanceof lib.asn1js().Sequence ? algId.valueBlock.value[0] : undefined;
-  const hashValue = digestInfo instanceof lib.asn1js().Sequence ? digestInfo.valueBlock.value[1] : undefined;
-  if (!(algOid instanceof lib.asn1js().ObjectIdentifier) || !(hashValue instanceof lib.asn1js().OctetString)) {
-    throw malformed(ctx, 'SpcIndirectDataContent has no DigestInfo (algorithm and image hash)');
-  }
-  const digestOid = algOid.valueBlock.toString();
+  const { digestOid, imageHash } = imageDigestOf(ctx, parts.eContent);
   const signerElement = parts.signerInfos[0];
   if (!signerElement || parts.signerInfos.length !== 1) throw malformed(ctx, `Authenticode needs exactly one SignerInfo; this one has ${parts.signerInfos.length}`);
   const { info: signerInfo, unsigned } = readSignerInfo(ctx, signerElement, 'the signer');
@@ -581,14 +745,14 @@ export function parseSignedData(element: Der, ctx: Context, nesting = 0): Parsed
       else accept(ctx, [value]);
     }
   }
-  const claimed = timeOf(attribute(signerInfo.signedAttrs, Oid.signingTime)[0]?.values[0]);
+  const claimed = timeOf(attributeDer(signerInfo.signedAttrs, Oid.signingTime));
   const sigAlg = SIGNATURES[signerInfo.signatureAlgorithm];
   return [
     {
       nesting,
       digestAlgorithm: digestName(digestOid) ?? digestOid,
       digestAlgorithmOid: digestOid,
-      signedImageHash: bytesOf(hashValue.valueBlock.valueHexView),
+      signedImageHash: imageHash,
       signer: cert ? described(cert) : null,
       certificates: certs.map(described),
       signatureAlgorithm: sigAlg ? `${sigAlg.name}-${sigAlg.digest ?? check.digest ?? '?'}` : signerInfo.signatureAlgorithm,

@@ -186,6 +186,52 @@ describe.skipIf(!hasOsslsigncode)('Authenticode with osslsigncode as the oracle'
     expect([good(), bad(), good(), bad(), bad(), good()].map(verdict)).toEqual([ok, broken, ok, broken, broken, ok]);
   });
 
+  test('in one process, damage after a good file with the same certificates is still caught (message digest, signature, TSTInfo time)', () => {
+    const good = new Uint8Array(readFileSync(f('timestamped.dll')));
+    const table = read(f('timestamped.dll')).table!;
+    const blob = Buffer.from(good.subarray(table.fileOffset, table.fileOffset + table.size));
+    const damaged = (marker: number[], offset: number) => {
+      const at = blob.indexOf(Buffer.from(marker));
+      expect(at).toBeGreaterThan(0);
+      const copy = Uint8Array.from(good);
+      copy[table.fileOffset + at + offset] ^= 0x01;
+      return () => readAuthenticode(parsePeImage(copy));
+    };
+    // messageDigest attribute (1.2.840.113549.1.9.4): its OCTET STRING's last byte, in the signer's attributes.
+    const digest = damaged([0x06, 0x09, 0x2a, 0x86, 0x48, 0x86, 0xf7, 0x0d, 0x01, 0x09, 0x04, 0x31, 0x22, 0x04, 0x20], 15 + 31);
+    // The signature value (the 256-byte OCTET STRING).
+    const signature = damaged([0x04, 0x82, 0x01, 0x00], 4 + 10);
+    // The TSTInfo's genTime (GeneralizedTime, 15 bytes): its seconds' last digit.
+    const genTime = damaged([0x18, 0x0f], 2 + 13);
+    const verdict = (info: AuthenticodeInfo) => ({ state: info.state, problem: info.signatures[0]!.problem, timestamp: info.signatures[0]!.timestamp!.verified });
+    const ok = { state: 'valid', problem: null, timestamp: true };
+    const runs = [() => read(f('timestamped.dll')), digest, signature, genTime, () => read(f('timestamped.dll')), genTime, digest];
+    expect(runs.map((r) => verdict(r()))).toEqual([
+      ok,
+      { state: 'invalid', problem: 'the authenticated message digest does not match the signed content', timestamp: true },
+      { state: 'invalid', problem: 'the signature does not verify with the signer certificate', timestamp: false },
+      { state: 'valid', problem: null, timestamp: false },
+      ok,
+      { state: 'valid', problem: null, timestamp: false },
+      { state: 'invalid', problem: 'the authenticated message digest does not match the signed content', timestamp: true },
+    ]);
+    expect(genTime().signatures[0]!.timestamp!.problem).toBe('timestamp: the authenticated message digest does not match the signed content');
+  });
+
+  test('a certificate not valid at the signing time is not trusted, before or after the same chain was trusted', () => {
+    const trustStore = parseTrustStore(readFileSync(pki.caPem, 'utf8'));
+    const signer = new X509Certificate(readFileSync(pki.signerPem));
+    const before = new Date(Date.parse(signer.validFrom) - 86_400_000);
+    const after = new Date(Date.parse(signer.validTo) + 86_400_000);
+    const at = (now: Date) => {
+      const info = read(f('after.dll'), { trustStore, now });
+      return { state: info.state, trusted: info.trusted, problem: info.signatures[0]!.trust!.problem };
+    };
+    const notValid = (when: Date) => ({ state: 'valid', trusted: false, problem: `${pki.signerSubject} is not valid at ${when.toISOString()}` });
+    const trusted = { state: 'valid', trusted: true, problem: null };
+    expect([at(before), at(new Date()), at(after), at(new Date()), at(before)]).toEqual([notValid(before), trusted, notValid(after), trusted, notValid(before)]);
+  });
+
   test('a certificate kept for later files holds no view of the file it came from (its buffer is reused or freed)', () => {
     const store = { trustStore: parseTrustStore(readFileSync(pki.caPem, 'utf8')) };
     const verdict = (info: AuthenticodeInfo) => ({ state: info.state, trusted: info.trusted, problem: info.signatures[0]!.trust?.problem ?? null, publisher: info.signatures[0]!.signer?.subject });
