@@ -37,10 +37,33 @@ function codeCacheFolder() {
   }
 }
 
+/** A code cache file: this line, the V8 flags the command set (space-separated), a line feed, V8's cached data. */
+const CACHE_HEADER = 'signgate-code-cache 1';
+/** The only flags a cache file may carry: the heap's pace, as src/workflows/pipeline/heap.ts and src/server/heap.ts set it. */
+const CACHE_FLAG = /^--(?:semi-space-growth-factor|heap-growing-percent)=\d{1,3}$/;
+
+/**
+ * V8's cached data of a code cache file, after setting the flags it was made under; undefined for a file that is
+ * not one (it is then made again).
+ */
+function readCodeCache(bytes) {
+  const end = bytes.indexOf(10);
+  const header = end < 0 ? '' : bytes.toString('latin1', 0, Math.min(end, 200));
+  if (!header.startsWith(`${CACHE_HEADER} `) && header !== CACHE_HEADER) return undefined;
+  const flags = header.slice(CACHE_HEADER.length).split(' ').filter(Boolean);
+  if (!flags.every((f) => CACHE_FLAG.test(f))) return undefined;
+  if (flags.length > 0) {
+    const v8 = require('node:v8');
+    for (const flag of flags) v8.setFlagsFromString(flag);
+  }
+  return bytes.subarray(end + 1);
+}
+
 /**
  * Runs the bundled command line: one script, compiled with V8's code cache of an earlier run of the same command
  * (made after that run, so it holds every function the run compiled), written again when V8 refuses it (another
- * Node, other flags). A cache that cannot be read or written only costs the compilation.
+ * Node, other flags). The flags the command sets for itself are kept with the cache and set before the next
+ * compilation, since V8 checks them. A cache that cannot be read or written only costs the compilation.
  * `text` is the script, ASCII and its own function expression (scripts/bundle-cli.js): read as latin1 it is V8's
  * one-byte string as it is, with no decoding and no copy into a wrapper.
  */
@@ -54,7 +77,7 @@ async function runBundle(file, argv, text) {
   const cacheFile = dir && path.join(dir, `${content.slice(0, 32)}-${/^[a-z]{2,12}$/.test(command ?? '') ? command : 'other'}-${process.version}-${process.arch}.bin`);
   let cachedData;
   try {
-    if (cacheFile) cachedData = fs.readFileSync(cacheFile);
+    if (cacheFile) cachedData = readCodeCache(fs.readFileSync(cacheFile));
   } catch {
     cachedData = undefined;
   }
@@ -65,7 +88,9 @@ async function runBundle(file, argv, text) {
   if (cacheFile && (cachedData === undefined || script.cachedDataRejected)) {
     const temporary = `${cacheFile}.${process.pid}.tmp`;
     try {
-      fs.writeFileSync(temporary, script.createCachedData(), { mode: 0o600 });
+      // The flags the command set (src/core/v8-flags.ts) head the cache: V8 accepts it only under the same flags.
+      const flags = (globalThis[Symbol.for('signgate.v8Flags')] ?? []).filter((f) => CACHE_FLAG.test(f));
+      fs.writeFileSync(temporary, Buffer.concat([Buffer.from(`${CACHE_HEADER} ${flags.join(' ')}\n`, 'latin1'), script.createCachedData()]), { mode: 0o600 });
       fs.renameSync(temporary, cacheFile);
     } catch {
       fs.rmSync(temporary, { force: true });

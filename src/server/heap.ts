@@ -5,7 +5,7 @@
 // two jobs. Letting the heap grow to three times what the last full collection kept brings that to one every six or
 // seven jobs; collections of young objects (most of a job's buffers) still come as often, and V8 still collects early
 // when the memory outside the heap grows by 64 MB.
-import { setFlagsFromString } from 'node:v8';
+import { setV8Flags } from '../core/v8-flags.js';
 
 /** The heap's growth between full collections, in percent of what the last one kept (V8's `--heap-growing-percent`). */
 export const SERVICE_HEAP_GROWING_PERCENT = 200;
@@ -15,5 +15,5 @@ export const SERVICE_HEAP_GROWING_PERCENT = 200;
  * collection). Called by `signgate serve` before the service starts; a program that embeds the service decides for itself.
  */
 export function paceGarbageCollectionForJobs(): void {
-  setFlagsFromString(`--heap-growing-percent=${SERVICE_HEAP_GROWING_PERCENT}`);
+  setV8Flags([`--heap-growing-percent=${SERVICE_HEAP_GROWING_PERCENT}`]);
 }

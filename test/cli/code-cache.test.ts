@@ -32,6 +32,15 @@ describe.runIf(process.getuid)('the code cache of the bundled command line', () 
     expect(statSync(cache).ino).toBe(written.ino);
     expect(statSync(cache).mtimeMs).toBe(written.mtimeMs);
 
+    // The heap flags check sets for itself head the cache, so the next run compiles under them (V8 checks its flags).
+    expect(readFileSync(cache).subarray(0, 80).toString('latin1')).toMatch(/^signgate-code-cache 1 --semi-space-growth-factor=1 --heap-growing-percent=\d+\n/);
+
+    // A cache file naming any other V8 flag is not used (nor its flags set): it is made again.
+    writeFileSync(cache, Buffer.concat([Buffer.from('signgate-code-cache 1 --allow-natives-syntax\n'), readFileSync(cache).subarray(readFileSync(cache).indexOf(10) + 1)]));
+    const refused = runCli(checkArgs, { env });
+    expect(refused.stdout).toBe(first.stdout);
+    expect(readFileSync(cache, 'latin1')).not.toContain('allow-natives-syntax');
+
     writeFileSync(cache, 'not a code cache');
     const third = runCli(checkArgs, { env });
     expect(third.stdout).toBe(first.stdout);

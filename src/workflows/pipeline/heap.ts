@@ -6,7 +6,7 @@
 // parsed metadata and the rules' work, and drops them; the metadata of a large assembly lives long enough to be
 // promoted, so the old generation filled with the dead metadata of files already checked: over the Mono corpus
 // (2,629 files, 160 MB) the heap grew to 86–100 MB of which 20 MB was alive, and `check` peaked at 165 MB of RSS.
-import { setFlagsFromString } from 'node:v8';
+import { setV8Flags } from '../../core/v8-flags.js';
 
 /** How much the old generation may grow past what was alive after a collection before the next (V8: 10% to 300%). */
 export const HEAP_GROWING_PERCENT = 25;
@@ -20,6 +20,5 @@ export const HEAP_GROWING_PERCENT = 25;
  * the command line; a long-running process that does other work would collect more often than it needs.
  */
 export function keepHeapSmall(): void {
-  setFlagsFromString('--semi-space-growth-factor=1');
-  setFlagsFromString(`--heap-growing-percent=${HEAP_GROWING_PERCENT}`);
+  setV8Flags(['--semi-space-growth-factor=1', `--heap-growing-percent=${HEAP_GROWING_PERCENT}`]);
 }
