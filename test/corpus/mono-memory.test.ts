@@ -19,7 +19,8 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 function peakOf(args: readonly string[]): { peakMb: number; report: string; status: number | null } {
   const out = join(dir, 'report');
   const fd = openSync(out, 'w');
-  const probe = "data:text/javascript,process.on('exit',()=>process.stderr.write('\\nmaxrss='+process.resourceUsage().maxRSS+'\\n'))";
+  // Linux's VmHWM: getrusage's maxRSS would keep the RSS of the test's own process, which forked this one.
+  const probe = "data:text/javascript,import{readFileSync}from'node:fs';process.on('exit',()=>process.stderr.write('\\nmaxrss='+/VmHWM:\\s*(\\d+)/.exec(readFileSync('/proc/self/status','utf8'))[1]+'\\n'))";
   try {
     const r = spawnSync(process.execPath, ['--import', probe, join(repoRoot, 'bin', 'signgate.js'), ...args], { stdio: ['ignore', fd, 'pipe'], encoding: 'utf8', env: { ...process.env, NO_COLOR: '1' } });
     const kb = /maxrss=(\d+)/.exec(r.stderr);
