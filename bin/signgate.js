@@ -46,12 +46,12 @@ const CACHE_FLAG = /^--(?:semi-space-growth-factor|heap-growing-percent)=\d{1,3}
  * V8's cached data of a code cache file, after setting the flags it was made under; undefined for a file that is
  * not one (it is then made again).
  */
-function readCodeCache(bytes) {
+function readCodeCache(bytes, flagsAllowed) {
   const end = bytes.indexOf(10);
   const header = end < 0 ? '' : bytes.toString('latin1', 0, Math.min(end, 200));
   if (!header.startsWith(`${CACHE_HEADER} `) && header !== CACHE_HEADER) return undefined;
   const flags = header.slice(CACHE_HEADER.length).split(' ').filter(Boolean);
-  if (!flags.every((f) => CACHE_FLAG.test(f))) return undefined;
+  if (!flags.every((f) => CACHE_FLAG.test(f)) || (flags.length > 0 && !flagsAllowed)) return undefined;
   if (flags.length > 0) {
     const v8 = require('node:v8');
     for (const flag of flags) v8.setFlagsFromString(flag);
@@ -72,12 +72,13 @@ async function runBundle(file, argv, text) {
   // The bundle's first line names its content (scripts/bundle-cli.js); V8 checks its version and flags itself.
   const content = /^\/\/ signgate bundle ([0-9a-f]{64})\n/.exec(text)?.[1];
   const dir = content && codeCacheFolder();
-  // One cache per command, made by a run of that command: a first `--help` does not leave `check` uncompiled.
-  const command = argv.find((a) => !a.startsWith('-'));
-  const cacheFile = dir && path.join(dir, `${content.slice(0, 32)}-${/^[a-z]{2,12}$/.test(command ?? '') ? command : 'other'}-${process.version}-${process.arch}.bin`);
+  // One cache per command, made by a run of that command: a first `--help` does not leave `check` uncompiled. The
+  // command is the first argument; any other command line shares one cache, which carries no flags.
+  const command = /^[a-z]{2,12}$/.test(argv[0] ?? '') ? argv[0] : 'other';
+  const cacheFile = dir && path.join(dir, `${content.slice(0, 32)}-${command}-${process.version}-${process.arch}.bin`);
   let cachedData;
   try {
-    if (cacheFile) cachedData = readCodeCache(fs.readFileSync(cacheFile));
+    if (cacheFile) cachedData = readCodeCache(fs.readFileSync(cacheFile), command !== 'other');
   } catch {
     cachedData = undefined;
   }

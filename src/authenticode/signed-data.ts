@@ -658,13 +658,18 @@ function readCountersignature(ctx: Context, value: Der, signatureValue: Uint8Arr
   return { kind: 'countersignature', time: time.toISOString(), signer: cert ? described(cert).subject : null, verified: check.valid, problem: check.problem };
 }
 
-/** Program names read so far, by the DER of their SpcSpOpusInfo (one per publisher and product). Emptied when full. */
+/**
+ * Program names read so far, by the DER of their SpcSpOpusInfo (one per publisher and product), each at most
+ * PROGRAM_NAME_KEY_BYTES long (a larger one is read every time: the cache stays within 4 MiB). Emptied when full.
+ */
 const programNames = new Map<string, string | null>();
 const PROGRAM_NAME_ENTRIES = 1_024;
+const PROGRAM_NAME_KEY_BYTES = 4_096;
 
 function readProgramName(info: SignerFields): string | null {
   const value = attributeDer(info.signedAttrs, Oid.spcSpOpusInfo);
   if (!value) return null;
+  if (value.whole.length > PROGRAM_NAME_KEY_BYTES) return programNameOf(tree(value));
   const key = Buffer.from(value.whole.buffer, value.whole.byteOffset, value.whole.length).toString('latin1');
   let name = programNames.get(key);
   if (name === undefined) {

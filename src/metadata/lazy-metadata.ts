@@ -5,7 +5,10 @@
 // its CustomAttribute table (2.5 MB, scanned for the assembly's rows) and a few KiB more.
 //
 // What is read is what ModuleMetadata would read from the whole file, byte for byte: the same parsers run over the
-// same bytes, and so give the same values and the same errors. Nothing outside the metadata is read here.
+// same bytes, and so give the same values and the same errors. One difference: the assembly's attributes are found
+// once and charged to the reader's budget once, where ModuleMetadata finds (and charges) them on every call, so a
+// file near the budget's limit that fix planning refused after three scans is now planned. Nothing outside the
+// metadata is read here.
 import { parseCorHeader } from '../pe/cor-header.js';
 import { rvaToFileOffset, type PeImage } from '../pe/pe-image.js';
 import type { ByteCursor } from '../binary/byte-cursor.js';

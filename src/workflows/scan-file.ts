@@ -58,6 +58,8 @@ export interface VerifyRecord {
  * (test/workflows/scan-read-buffer.test.ts).
  */
 let spare: Buffer | undefined;
+/** The largest buffer kept for the next file: a thread holds no more than this between files. */
+const SPARE_BYTES = 32 * 1024 * 1024;
 
 /** The inspect record of one file; a file that cannot be read becomes a record with its error. */
 export function inspectFile(file: ScanInput, settings: ScanSettings = {}): AssemblyInfo {
@@ -71,7 +73,7 @@ export function inspectFile(file: ScanInput, settings: ScanSettings = {}): Assem
   const trustStore = trustStoreOf(settings);
   const record = inspectAssembly(bytes, file.displayPath, { verify: settings.verify ?? true, ...(settings.authenticode === false ? { readAuthenticode: false } : {}), ...(settings.keyMap ? { keyMap: settings.keyMap } : {}), ...(trustStore ? { authenticode: { trustStore } } : {}) });
   // A buffer of its own (the file did not fit in the one before): the next files are read into it.
-  if (bytes.buffer !== spare?.buffer && bytes.byteOffset === 0 && bytes.buffer.byteLength === bytes.length) spare = Buffer.from(bytes.buffer);
+  if (bytes.buffer !== spare?.buffer && bytes.byteOffset === 0 && bytes.buffer.byteLength === bytes.length && bytes.length <= SPARE_BYTES) spare = Buffer.from(bytes.buffer);
   return record;
 }
 
