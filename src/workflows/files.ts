@@ -160,15 +160,19 @@ export function readInputFileInto(absolutePath: string, shownAs: string, into: B
     fd = openSync(absolutePath, 'r');
     const size = fstatSync(fd).size;
     if (size === 0) return readFileSync(fd); // a pipe or a file of /proc: read to its end, as readInputFile does
-    const bytes = into && into.length >= size ? into.subarray(0, size) : Buffer.allocUnsafeSlow(size);
-    let at = 0;
-    for (let n = -1; at < size && n !== 0; at += n) n = readSync(fd, bytes, at, size - at, at);
-    return at === size ? bytes : bytes.subarray(0, at);
+    return readOpenFile(fd, into && into.length >= size ? into.subarray(0, size) : Buffer.allocUnsafeSlow(size));
   } catch (cause) {
     throw readError(cause, shownAs);
   } finally {
     if (fd !== undefined) closeSync(fd);
   }
+}
+
+/** Fills `bytes` from the start of an open file; a file that ended sooner gives the part read. */
+function readOpenFile(fd: number, bytes: Buffer): Buffer {
+  let at = 0;
+  for (let n = -1; at < bytes.length && n !== 0; at += n) n = readSync(fd, bytes, at, bytes.length - at, at);
+  return at === bytes.length ? bytes : bytes.subarray(0, at);
 }
 
 /** SG_ERR_IO_READ for a file that could not be read, with the reason in words. */
@@ -227,10 +231,7 @@ export function fileOnDemand(absolutePath: string, shownAs = absolutePath): File
           const what = now.size !== seen.size ? `${seen.size} bytes when first seen, ${now.size} now` : 'it has a new modification time';
           throw new SignGateError('SG_ERR_IO_READ', `${shownAs}: the file changed while signgate was reading it (${what}); run the command again once the build has finished writing it`, { file: shownAs });
         }
-        const bytes = into && into.length >= now.size ? into.subarray(0, now.size) : Buffer.allocUnsafe(now.size);
-        let at = 0;
-        for (let n = -1; at < now.size && n !== 0; at += n) n = readSync(fd, bytes, at, now.size - at, at);
-        return at === now.size ? bytes : bytes.subarray(0, at);
+        return readOpenFile(fd, into && into.length >= now.size ? into.subarray(0, now.size) : Buffer.allocUnsafe(now.size));
       } catch (cause) {
         if (cause instanceof SignGateError) throw cause;
         throw readError(cause, shownAs);
@@ -258,11 +259,7 @@ function statInput(absolutePath: string, shownAs: string): { size: number; mtime
 function readShared(absolutePath: string): Buffer {
   const fd = openSync(absolutePath, 'r');
   try {
-    const size = fstatSync(fd).size;
-    const bytes = Buffer.from(new SharedArrayBuffer(size));
-    let at = 0;
-    for (let n = -1; at < size && n !== 0; at += n) n = readSync(fd, bytes, at, size - at, at);
-    return at === size ? bytes : bytes.subarray(0, at);
+    return readOpenFile(fd, Buffer.from(new SharedArrayBuffer(fstatSync(fd).size)));
   } finally {
     closeSync(fd);
   }
