@@ -5,7 +5,7 @@
 // the temporary folder and the repository bound at the same paths, so a Linux path means the same file inside.
 // The network is the host's: a service on 127.0.0.1 answers inside. Stdout and stderr go to files.
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
-import { closeSync, existsSync, mkdtempSync, openSync, readFileSync, rmSync } from 'node:fs';
+import { closeSync, existsSync, mkdtempSync, openSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -31,6 +31,17 @@ export interface WineProcess {
   readonly done: Promise<WineRun>;
 }
 
+/**
+ * A run under a Windows parent (`start /wait`): `done` ends with the exit code that Windows gives the parent
+ * (GetExitCodeProcess, what cmd.exe, PowerShell and MSBuild read), and `program` finds the Linux process of the
+ * program itself, to send it a signal.
+ */
+export interface WineParentedProcess {
+  readonly done: Promise<WineRun>;
+  /** The program's own process id, once Wine has started it (found by a mark in its environment). */
+  program(): Promise<number>;
+}
+
 export interface WineHost {
   /** The prefix's C: drive as a Linux folder. */
   readonly driveC: string;
@@ -41,6 +52,13 @@ export interface WineHost {
   run(args: readonly string[], cwd: string, env?: Record<string, string>): Promise<WineRun>;
   /** Starts the executable and returns at once: for a signal or a kill while it works. */
   start(args: readonly string[], cwd: string, env?: Record<string, string>): WineProcess;
+  /**
+   * Starts the executable under Wine's `start /wait`, a Windows parent that ends with the program's Windows exit
+   * code. A program's own Linux exit status can differ from it: Wine ends the process from whichever thread ends
+   * last, so a program that calls ExitProcess(130) while another thread is still ending (as a console control
+   * handler's thread is after Ctrl-C) can end with that thread's status instead.
+   */
+  startUnderParent(args: readonly string[], cwd: string, env?: Record<string, string>): WineParentedProcess;
   /** Stops the prefix's wineserver and removes the executable and the prefix. */
   close(): Promise<void>;
 }
@@ -93,11 +111,11 @@ export async function startWine(): Promise<WineHost> {
   const version = (await exec([LOADER, '--version'])).stdout.trim();
   const exe = join(out, 'signgate-win-x64.exe');
   let n = 0;
-  const start = (args: readonly string[], cwd: string, extra: Record<string, string> = {}): WineProcess => {
+  const launch = (command: readonly string[], cwd: string, extra: Record<string, string>): WineProcess => {
     const base = join(work, `run-${++n}`);
     const stdout = openSync(`${base}.out`, 'w');
     const stderr = openSync(`${base}.err`, 'w');
-    const [file, argv] = inRoot([LOADER, exe, ...args], cwd);
+    const [file, argv] = inRoot(command, cwd);
     const child = spawn(file, argv, { env: { ...env, ...extra }, stdio: ['ignore', stdout, stderr] });
     const timer = setTimeout(() => child.kill('SIGKILL'), 180_000);
     const done = new Promise<WineRun>((resolve, reject) => {
@@ -111,6 +129,23 @@ export async function startWine(): Promise<WineHost> {
     });
     return { child, done };
   };
+  const start = (args: readonly string[], cwd: string, extra: Record<string, string> = {}) => launch([LOADER, exe, ...args], cwd, extra);
+  const startUnderParent = (args: readonly string[], cwd: string, extra: Record<string, string> = {}): WineParentedProcess => {
+    // start.exe hands the program to a new Linux process (not a child of ours): a mark in the environment finds it.
+    const mark = `signgate-wine-run-${process.pid}-${n + 1}`;
+    // start.exe starts the program in a folder of its own choosing unless /d names one.
+    const { done } = launch([LOADER, 'start', '/d', zPath(cwd), '/wait', '/b', '/unix', exe, ...args], cwd, { ...extra, SIGNGATE_WINE_RUN: mark });
+    const program = async () => {
+      const deadline = Date.now() + 60_000;
+      for (;;) {
+        const pid = findProgram(mark);
+        if (pid !== undefined) return pid;
+        if (Date.now() > deadline) throw new Error(`the Windows program of run ${mark} did not start within 60 s`);
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+    };
+    return { done, program };
+  };
   return {
     close: async () => {
       await exec([LOADER.replace(/wine64$/, 'wineserver'), '-k']).catch(() => {});
@@ -120,6 +155,24 @@ export async function startWine(): Promise<WineHost> {
     exe,
     version,
     start,
+    startUnderParent,
     run: (args, cwd, extra) => start(args, cwd, extra).done,
   };
+}
+
+/** The Linux process of the Windows program (not of start.exe) whose environment carries `mark`. */
+function findProgram(mark: string): number | undefined {
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      if (!readFileSync(`/proc/${entry}/environ`, 'latin1').split('\0').includes(`SIGNGATE_WINE_RUN=${mark}`)) continue;
+      // Wine shows a Windows process's command line as its own: the program's begins with its own path (start.exe's
+      // with start.exe's, the program's path being an argument there).
+      const command = readFileSync(`/proc/${entry}/cmdline`, 'latin1');
+      if (/^(?:"[a-z]:\\[^"]*|[a-z]:\\[^ "\0]*)signgate-win-x64\.exe\b/i.test(command)) return Number(entry);
+    } catch {
+      // The process ended, or is not ours to read.
+    }
+  }
+  return undefined;
 }

@@ -281,17 +281,23 @@ describe.runIf(runWine)('the client on Windows APIs against signgate serve on 12
     expect(JSON.stringify(JSON.parse(windowsJobs.stdout))).toContain(String(result.jobs[0]!.jobId));
   });
 
-  /** Starts `sign` through the holding proxy, waits until its job polls, and ends it with `signal`; then runs it again. */
+  /**
+   * Starts `sign` through the holding proxy, waits until its job polls, and ends it with `signal`; then runs it
+   * again. Ctrl-C (SIGINT, which Wine turns into a console control event) is sent to a program started by a Windows
+   * parent, whose exit code is the one Windows reports (see startUnderParent); a kill ends the program itself.
+   */
   const interruptThenResume = async (signal: NodeJS.Signals) => {
     const cache = mkdtempSync(join(work, 'cache-'));
     const destination = join(work, `out-${signal}`);
     const uploadsBefore = proxy.seen.filter((s) => /^POST .*\/assemblies$/.test(s)).length;
     const statusBefore = proxy.seen.filter((s) => /\/status$/.test(s)).length;
     holdStatus = true;
-    const first = wine.start(signArgs(proxy.baseUrl, destination), work, env(cache));
+    const args = signArgs(proxy.baseUrl, destination);
+    const first = signal === 'SIGINT' ? wine.startUnderParent(args, work, env(cache)) : wine.start(args, work, env(cache));
     await seen(/^POST .*\/assemblies$/, uploadsBefore + 1);
     await seen(/\/status$/, statusBefore + 1);
-    first.child.kill(signal);
+    if ('child' in first) first.child.kill(signal);
+    else process.kill(await first.program(), signal);
     const ended = await first.done;
     release();
     const again = await wine.run(signArgs(proxy.baseUrl, destination), work, env(cache));
@@ -308,7 +314,7 @@ describe.runIf(runWine)('the client on Windows APIs against signgate serve on 12
     expect(ended.signal ?? ended.status).not.toBe(0);
   });
 
-  test('sign, Ctrl-C (a console control event) while its job is on the service: says the job is kept, exits 130, and the same command resumes it', async () => {
+  test('sign, Ctrl-C (a console control event) while its job is on the service: says the job is kept, exits 130 to its Windows parent, and the same command resumes it', async () => {
     const { ended, again } = await interruptThenResume('SIGINT');
     expect(ended.status, ended.stderr).toBe(130);
     expect(ended.stderr).toContain(String(again.jobs[0]!.jobId));
