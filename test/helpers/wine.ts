@@ -5,11 +5,13 @@
 // the temporary folder and the repository bound at the same paths, so a Linux path means the same file inside.
 // The network is the host's: a service on 127.0.0.1 answers inside. Stdout and stderr go to files.
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
 import { closeSync, existsSync, mkdtempSync, openSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { repoRoot } from './fixtures.js';
+import { waitFor, WaitError } from './wait.js';
 
 /** The Debian 13 root with Wine 10 (scripts/wine-root.sh). */
 export const WINE_ROOT = process.env.SIGNGATE_WINE_ROOT ?? '/var/cache/signgate/wine-trixie';
@@ -54,9 +56,9 @@ export interface WineHost {
   start(args: readonly string[], cwd: string, env?: Record<string, string>): WineProcess;
   /**
    * Starts the executable under Wine's `start /wait`, a Windows parent that ends with the program's Windows exit
-   * code. A program's own Linux exit status can differ from it: Wine ends the process from whichever thread ends
-   * last, so a program that calls ExitProcess(130) while another thread is still ending (as a console control
-   * handler's thread is after Ctrl-C) can end with that thread's status instead.
+   * code. The program's own Linux exit status can differ from it: once in CI it was 0 after the program had called
+   * process.exit(130) on Ctrl-C. Wine's Linux process ends with the status of the thread it ends on, likely here
+   * the console control handler's thread, which was still ending.
    */
   startUnderParent(args: readonly string[], cwd: string, env?: Record<string, string>): WineParentedProcess;
   /** Stops the prefix's wineserver and removes the executable and the prefix. */
@@ -132,18 +134,18 @@ export async function startWine(): Promise<WineHost> {
   const start = (args: readonly string[], cwd: string, extra: Record<string, string> = {}) => launch([LOADER, exe, ...args], cwd, extra);
   const startUnderParent = (args: readonly string[], cwd: string, extra: Record<string, string> = {}): WineParentedProcess => {
     // start.exe hands the program to a new Linux process (not a child of ours): a mark in the environment finds it.
-    const mark = `signgate-wine-run-${process.pid}-${n + 1}`;
+    const mark = `signgate-wine-run-${randomUUID()}`;
     // start.exe starts the program in a folder of its own choosing unless /d names one.
     const { done } = launch([LOADER, 'start', '/d', zPath(cwd), '/wait', '/b', '/unix', exe, ...args], cwd, { ...extra, SIGNGATE_WINE_RUN: mark });
-    const program = async () => {
-      const deadline = Date.now() + 60_000;
-      for (;;) {
+    let ended: WineRun | undefined;
+    void done.then((run) => (ended = run));
+    const program = () =>
+      waitFor<number>(`the Windows program of run ${mark} to start`, () => {
         const pid = findProgram(mark);
-        if (pid !== undefined) return pid;
-        if (Date.now() > deadline) throw new Error(`the Windows program of run ${mark} did not start within 60 s`);
-        await new Promise((resolve) => setTimeout(resolve, 100));
-      }
-    };
+        if (pid !== undefined) return { done: true, value: pid };
+        if (ended) throw new WaitError(`the run ended (exit code ${ended.status}) before its Windows program was found; its error output: ${ended.stderr.slice(-2000)}`);
+        return { done: false, seen: 'no process with the mark in its environment' };
+      }, { intervalMs: 100 });
     return { done, program };
   };
   return {
