@@ -5,7 +5,9 @@ import SummaryReporter from './test/helpers/summary-reporter.js';
  * The heavy leg, which `npm test` leaves out: the one-file executables, the Windows executable under Wine and the
  * NuGet packages (they fetch Node binaries and write about 1 GB), a consumer's install from the registry, the build
  * without the optional pkcs11js (a second full type-check), the corpora, 20 service processes started one after
- * the other on a PKCS#11 token (test/server/pkcs11-process.test.ts), and the fault injection of test/faults (a
+ * the other on a PKCS#11 token (test/server/pkcs11-process.test.ts), Go's sumdb note and tlog checking the record's
+ * checkpoints and proofs (test/record/go-sumdb.test.ts), a record of hundreds of megabytes verified in bounded memory
+ * (test/record/record-large.test.ts), and the fault injection of test/faults (a
  * disk that fills up, a lost answer, rounds of kill -9 and restart of the service with hundreds of files in
  * flight). `npm run test:heavy` runs them.
  */
@@ -18,6 +20,8 @@ export const HEAVY = [
   'test/corpus/**',
   'test/server/pkcs11-process.test.ts',
   'test/faults/**',
+  'test/record/go-sumdb.test.ts',
+  'test/record/record-large.test.ts',
 ];
 /**
  * The SDK leg, which `npm test` leaves out too: the tests that run real `dotnet build`s of projects (the MSBuild

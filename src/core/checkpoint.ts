@@ -108,40 +108,92 @@ export function recordPrivateKey(pem: string | Buffer): KeyObject {
   return createPrivateKey(pem);
 }
 
+/** The most bytes a checkpoint may have: its body and up to MAX_CHECKPOINT_SIGNATURES signature lines fit in it. */
+export const MAX_CHECKPOINT_BYTES = 16 * 1024;
+/** The most signature lines a note may carry (as Go's golang.org/x/mod/sumdb/note reads one). */
+export const MAX_CHECKPOINT_SIGNATURES = 100;
+
+/** A signature line of a note: its key's name and key id, as written (unverified). */
+export interface NoteSigner {
+  readonly name: string;
+  readonly keyId: Buffer;
+}
+
+const SIGNATURE_LINE = /^\u2014 ([^\s+]+) ((?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?)$/;
+
 /**
- * Reads a checkpoint and checks its signature by `verifier` (`where` names it in errors).
+ * Splits a signed note as C2SP signed-note says (and Go's note.Open reads it): UTF-8 text with no control character
+ * but newline, the signed text up to the last blank line, then one or more signature lines, each ending in a newline.
+ * @throws UsageError naming what is not so
+ */
+function splitNote(text: string, where: string, hint: string): { signed: string; signatures: { name: string; keyId: Buffer; signature: Buffer }[] } {
+  const bytes = Buffer.byteLength(text, 'utf8');
+  if (bytes > MAX_CHECKPOINT_BYTES) throw new UsageError(`${where} is ${bytes} bytes, more than a checkpoint has (at most ${MAX_CHECKPOINT_BYTES}); it was not read`, hint);
+  const control = /[\u0000-\u0009\u000b-\u001f\u007f]/.exec(text);
+  if (control) {
+    const code = control[0].charCodeAt(0).toString(16).padStart(4, '0').toUpperCase();
+    const crlf = control[0] === '\r' ? ' (a copy with Windows line ends? a checkpoint is signed with \\n line ends only)' : '';
+    throw new UsageError(`${where} is not a signed note: it holds the control character U+${code} at offset ${control.index}${crlf}; a note allows none but newline`, hint);
+  }
+  if (/[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/.test(text)) throw new UsageError(`${where} is not a signed note: it is not valid UTF-8 text`, hint);
+  const split = text.lastIndexOf('\n\n');
+  if (split < 0) throw new UsageError(`${where} is not a signed checkpoint: it has no blank line before its signatures`, hint);
+  const block = text.slice(split + 2);
+  if (block === '' || !block.endsWith('\n')) throw new UsageError(`${where} is not a signed note: ${block === '' ? 'no signature line follows its blank line' : 'its last signature line has no newline'}`, hint);
+  const lines = block.slice(0, -1).split('\n');
+  if (lines.length > MAX_CHECKPOINT_SIGNATURES) throw new UsageError(`${where} carries ${lines.length} signature lines, more than the ${MAX_CHECKPOINT_SIGNATURES} a note may have`, hint);
+  const signatures = lines.map((line) => {
+    const m = SIGNATURE_LINE.exec(line);
+    const raw = m ? Buffer.from(m[2]!, 'base64') : undefined;
+    if (!m || !raw || raw.length < 5) throw new UsageError(`${where}: "${line.slice(0, 80)}" is not a signature line (— name base64, the key id and a signature)`, hint);
+    return { name: m[1]!, keyId: raw.subarray(0, 4), signature: raw.subarray(4) };
+  });
+  return { signed: text.slice(0, split + 1), signatures };
+}
+
+/**
+ * The keys that signed a note, as its signature lines name them (unverified): to tell a checkpoint of another
+ * record key from a forged one. Empty for text that is not a signed note.
+ */
+export function noteSigners(text: string): NoteSigner[] {
+  try {
+    return splitNote(text, 'the note', '').signatures.map(({ name, keyId }) => ({ name, keyId }));
+  } catch {
+    return [];
+  }
+}
+
+/**
+ * Reads a checkpoint and checks its signature by `verifier` (`where` names it in errors), as strictly as the format
+ * says: at most MAX_CHECKPOINT_BYTES, no control character but newline, the signatures after the last blank line,
+ * one signature line by the verifier's key (a second one is refused), at most 100 signature lines, and the origin
+ * line is the key's name (a record's checkpoints are named after its key).
  * @throws UsageError naming what is wrong: not a checkpoint, no signature of that key (naming the keys that did sign),
- * a signature that does not verify
+ * a signature that does not verify, another origin
  */
 export function parseCheckpoint(text: string, verifier: RecordVerifier, where: string): Checkpoint {
-  const normalized = text.replace(/\r\n/g, '\n');
-  const split = normalized.indexOf('\n\n');
   const hint = 'Pass a checkpoint as the service signed it (signgate serve record checkpoint, or the one a job\'s status carried), unchanged.';
-  if (split < 0) throw new UsageError(`${where} is not a signed checkpoint: it has no blank line before its signatures`, hint);
-  const signed = normalized.slice(0, split + 1);
+  const { signed, signatures } = splitNote(text, where, hint);
   const lines = signed.split('\n').slice(0, -1);
   if (lines.length < 3 || !/^(0|[1-9][0-9]*)$/.test(lines[1]!) || !/^[A-Za-z0-9+/]{43}=$/.test(lines[2]!)) {
     throw new UsageError(`${where} is not a checkpoint: it needs an origin line, a tree size and a base64 SHA-256 root hash`, hint);
   }
   const size = Number(lines[1]);
   if (!Number.isSafeInteger(size)) throw new UsageError(`${where}: the tree size ${lines[1]} is too large`, hint);
-  const signatures = normalized.slice(split + 2).split('\n').filter((l) => l !== '');
-  const found: string[] = [];
-  let ok: boolean | undefined;
-  for (const line of signatures) {
-    const m = /^\u2014 (\S+) ([A-Za-z0-9+/]+=*)$/.exec(line);
-    if (!m) throw new UsageError(`${where}: "${line.slice(0, 80)}" is not a signature line (— name base64)`, hint);
-    const raw = Buffer.from(m[2]!, 'base64');
-    found.push(`${m[1]} (key id ${raw.subarray(0, 4).toString('hex')})`);
-    if (m[1] !== verifier.name || raw.length < 4 || !raw.subarray(0, 4).equals(verifier.keyId)) continue;
-    const publicKey = createPublicKey({ key: Buffer.concat([ED25519_SPKI_PREFIX, verifier.publicKey]), format: 'der', type: 'spki' });
-    ok = verify(null, Buffer.from(signed, 'utf8'), publicKey, raw.subarray(4));
-  }
-  if (ok === undefined) {
+  const mine = signatures.filter((s) => s.name === verifier.name && s.keyId.equals(verifier.keyId));
+  if (mine.length === 0) {
+    const found = signatures.map((s) => `${s.name} (key id ${s.keyId.toString('hex')})`);
     throw new UsageError(`${where} is not signed by the record key ${verifier.name} (key id ${verifier.keyId.toString('hex')}); it is signed by ${found.join(', ') || 'no key'}`, 'Check that it is a checkpoint of this service, and that the record key you pass is the service\'s (signgate serve record public-key).');
   }
-  if (!ok) throw new UsageError(`${where}: the signature of ${verifier.name} does not verify: the checkpoint was changed after it was signed`, hint);
-  return { origin: lines[0]!, size, root: Buffer.from(lines[2]!, 'base64'), text: normalized };
+  if (mine.length > 1) throw new UsageError(`${where} carries ${mine.length} signature lines by the record key ${verifier.name}; a checkpoint has one`, hint);
+  const publicKey = createPublicKey({ key: Buffer.concat([ED25519_SPKI_PREFIX, verifier.publicKey]), format: 'der', type: 'spki' });
+  if (!verify(null, Buffer.from(signed, 'utf8'), publicKey, mine[0]!.signature)) {
+    throw new UsageError(`${where}: the signature of ${verifier.name} does not verify: the checkpoint was changed after it was signed`, hint);
+  }
+  if (lines[0] !== verifier.name) {
+    throw new UsageError(`${where} names the record "${lines[0]!.slice(0, 80)}", not "${verifier.name}", the name of the key that signed it; a record's checkpoints carry its key's name`, hint);
+  }
+  return { origin: lines[0]!, size, root: Buffer.from(lines[2]!, 'base64'), text };
 }
 
 /**

@@ -7,7 +7,8 @@ import { basename, dirname, join } from 'node:path';
 import { ServiceError } from '../core/errors.js';
 import { assertAnswer, cleanServiceText, fileNameText, idText } from './answers.js';
 import { maskSecrets, rememberSecret } from '../core/secrets.js';
-import { apiUrl, assertSafeBaseUrl, readJson, requestJson, send, type ServiceClientOptions } from './http.js';
+import { apiUrl, assertSafeBaseUrl, MAX_JSON_BODY_BYTES, readJson, requestJson, send, type ServiceClientOptions } from './http.js';
+import { MAX_CHECKPOINT_BYTES } from '../core/checkpoint.js';
 import { getLicenseEntries, getLicenses, getOptionPublicKey } from './licenses.js';
 
 export interface UploadFile {
@@ -139,6 +140,14 @@ export interface DownloadOptions {
 export const DEFAULT_MAX_DOWNLOAD_BYTES = 1024 * 1024 * 1024;
 
 /**
+ * The most bytes a job's status may have for a job of `files` files: 64 KiB and 16 KiB a file (a file's state and
+ * messages, its record entry and an inclusion proof of up to 63 hashes take about 5 KiB), and the checkpoint.
+ */
+export function statusBodyBound(files: number): number {
+  return Math.min(MAX_JSON_BODY_BYTES, 64 * 1024 + 16 * 1024 * Math.max(1, files) + MAX_CHECKPOINT_BYTES);
+}
+
+/**
  * The signing service client: licenses, upload, status, list, download, delete. Ids from the service are
  * untrusted: they go into URLs encoded, never into paths; `links` are followed only to the base URL's origin.
  * @example
@@ -211,9 +220,13 @@ export function createServiceClient(options: ClientOptions) {
       };
     },
 
-    async status(job: JobRef | string): Promise<JobStatus> {
+    /**
+     * A job's status. With `files` (how many the job holds), its body may be at most statusBodyBound(files): a service
+     * cannot stall the client with a status of megabytes.
+     */
+    async status(job: JobRef | string, expect: { files?: number } = {}): Promise<JobStatus> {
       const u = statusUrl(refOf(job));
-      const { body } = await requestJson(options, 'GET', u);
+      const { body } = await requestJson(options, 'GET', u, expect.files === undefined ? undefined : statusBodyBound(expect.files));
       const s = assertAnswer('status', body, { method: 'GET', url: u }) as { id?: unknown; comment?: unknown; createdAt?: unknown; processingFinished: boolean; assemblies: { fileName: string; fileProcessingState: string; messages?: { dateTime?: unknown; messageType?: unknown; message?: unknown }[] | null }[] };
       return {
         id: s.id === undefined || s.id === null ? null : idText(s.id),

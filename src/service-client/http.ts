@@ -310,9 +310,9 @@ export async function send(options: ServiceClientOptions, method: string, url: s
   }
 }
 
-/** Parses a JSON answer of at most MAX_JSON_BODY_BYTES. */
-export async function readJson(response: Response, request: { method: string; url: string }): Promise<unknown> {
-  const bytes = await readBodyCapped(response, MAX_JSON_BODY_BYTES, request);
+/** Parses a JSON answer of at most `maxBytes` (MAX_JSON_BODY_BYTES unless a smaller bound is known). */
+export async function readJson(response: Response, request: { method: string; url: string }, maxBytes = MAX_JSON_BODY_BYTES): Promise<unknown> {
+  const bytes = await readBodyCapped(response, maxBytes, request);
   try {
     return JSON.parse(new TextDecoder().decode(bytes));
   } catch (cause) {
@@ -322,8 +322,8 @@ export async function readJson(response: Response, request: { method: string; ur
 }
 
 /** A GET or DELETE with retries that parses a JSON answer. */
-export async function requestJson(options: ServiceClientOptions, method: 'GET' | 'DELETE', pathOrUrl: string): Promise<{ url: string; body: unknown }> {
+export async function requestJson(options: ServiceClientOptions, method: 'GET' | 'DELETE', pathOrUrl: string, maxBytes = MAX_JSON_BODY_BYTES): Promise<{ url: string; body: unknown }> {
   const url = /^https?:/.test(pathOrUrl) ? pathOrUrl : apiUrl(options.baseUrl, pathOrUrl);
   const response = await send(options, method, url, { idempotent: true, headers: { accept: 'application/json' } });
-  return { url, body: await readJson(response, { method, url }) };
+  return { url, body: await readJson(response, { method, url }, maxBytes) };
 }

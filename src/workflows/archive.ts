@@ -18,7 +18,10 @@ import { prepareCheck, prepareSettings, withDeclaredVendorAttributes, type Check
 import { displayPath, expandInputs, fileIdentity, readInputFile } from './files.js';
 import { windowsPathKey } from '../core/windows-names.js';
 import { checkReturnedFile, pollJob, type SignEvents } from './sign.js';
-import { makeCacheDir } from './ledger.js';
+import { Ledger, makeCacheDir } from './ledger.js';
+import { bindRecordToFiles, checkRecordProof, describeRecordCheck } from './record-proof.js';
+import { readRecordPublicKey } from '../core/checkpoint.js';
+import { createHash } from 'node:crypto';
 
 
 export interface PackOptions extends CheckOptions {
@@ -92,6 +95,8 @@ export interface SignArchiveOptions extends Omit<CheckOptions, 'paths'> {
   readonly pollIntervalMs?: number;
   /** Upload files that look like tokens anyway (never a private key). */
   readonly force?: boolean;
+  /** The service's record key, expected up front (SignOptions.recordKey). */
+  readonly recordKey?: string;
 }
 
 export interface ArchiveFileResult {
@@ -133,6 +138,7 @@ async function readArchive(path: string, bytes: Uint8Array, limits?: ZipLimits):
  */
 export async function signArchive(options: SignArchiveOptions, events: SignEvents = {}): Promise<SignArchiveResult> {
   const archive = resolve(options.archive);
+  const expectedKey = options.recordKey === undefined ? undefined : readRecordPublicKey(options.recordKey);
   // The settings come from the options and the configuration; the archive's assemblies are the inputs.
   const prepared = prepareSettings(options);
   const { baseUrl, token } = prepared;
@@ -175,7 +181,10 @@ export async function signArchive(options: SignArchiveOptions, events: SignEvent
   const jobId = String(job.id);
   events.jobStarted?.({ jobId, resumed: false });
   events.log?.(`uploaded ${basename(archive)} (${bytes.length} bytes, ${inputs.length} assemblies) as job ${jobId}`);
-  const status = await pollJob(client, { id: jobId, ...(job.links ? { links: job.links } : {}) }, options.timeoutS ?? 600, options.pollIntervalMs ?? 1000);
+  const status = await pollJob(client, { id: jobId, ...(job.links ? { links: job.links } : {}) }, options.timeoutS ?? 600, options.pollIntervalMs ?? 1000, entries.length);
+  // The signature record, as for `sign` of files: checked before the download, tied to the bytes after it.
+  const ledger = new Ledger();
+  const recorded = await checkRecordProof({ client, ledger, baseUrl, jobId, proof: status.signatureRecord, ...(expectedKey ? { expectedKey } : {}) });
   mkdirSync(dirname(output), { recursive: true });
   // The service's link when it leads to the base URL's origin; else the archive's own route (the client's fallback
   // for a foreign link is the assemblies package, which lacks the archive's other files).
@@ -194,6 +203,16 @@ export async function signArchive(options: SignArchiveOptions, events: SignEvent
     throw new ServiceError('SG_ERR_HTTP_BAD_RESPONSE', `the result archive of job ${jobId} was refused: ${(error as Error).message}; it is kept at ${displayPath(kept)}, not in ${displayPath(dirname(output))}`, { method: 'GET', url: archiveUrl });
   }
   const returned = new Map(returnedEntries.map((e) => [e.name, e.bytes]));
+  try {
+    const sha256 = (b: Uint8Array) => createHash('sha256').update(b).digest('hex');
+    bindRecordToFiles(recorded, entries.filter((e) => ARCHIVE_ASSEMBLY.test(e.name)).map((e) => ({ uploadName: e.name, uploadedSha256: sha256(e.bytes), returned: returned.get(e.name) })), baseUrl, jobId);
+  } catch (error) {
+    const kept = join(makeCacheDir(), `refused-${jobId.replace(/[^A-Za-z0-9_-]/g, '_')}.zip`);
+    renameSync(output, kept);
+    throw Object.assign(error as Error, { message: `${(error as Error).message.replace(/; nothing of job .* was written$/, '')}; the result archive is kept at ${displayPath(kept)}, not in ${displayPath(dirname(output))}` });
+  }
+  if (recorded.offered) recorded.keep();
+  events.log?.(describeRecordCheck(recorded, jobId, baseUrl));
   const stateOf = new Map(status.assemblies.map((a) => [a.fileName, a.fileProcessingState]));
   // A file to sign must come back signed; any file may come back only as sent or signed: else the run fails.
   const needed = new Set(check.files.filter((f) => f.needsSigning && f.role !== 'module').map((f) => f.path));

@@ -46,11 +46,27 @@ function refuse(message: string): SignGateError {
   return new SignGateError('SG_ERR_HTTP_BAD_RESPONSE', `${message}; nothing was extracted`);
 }
 
+/** A result package read and checked, nothing written yet: `writePackage` writes it. */
+export interface PackagePlan extends ExtractResult {
+  readonly root: string;
+}
+
 /**
- * Extracts everything or nothing.
+ * Extracts everything or nothing: readPackage, then writePackage.
  * @throws SignGateError SG_ERR_HTTP_BAD_RESPONSE for an unsafe or damaged package; UsageError for a file in the way
  */
 export async function extractPackage(zipPath: string, destination: string, options: ExtractOptions): Promise<ExtractResult> {
+  const plan = await readPackage(zipPath, destination, options);
+  writePackage(plan);
+  return plan;
+}
+
+/**
+ * Reads a result package and runs every check of its names against the destination; writes nothing, so that the
+ * caller can check the bytes too (sign: against the signature record) before `writePackage`.
+ * @throws SignGateError SG_ERR_HTTP_BAD_RESPONSE for an unsafe or damaged package; UsageError for a file in the way
+ */
+export async function readPackage(zipPath: string, destination: string, options: ExtractOptions): Promise<PackagePlan> {
   const entries = await readZip(readFileSync(zipPath), options.limits);
   const root = resolve(destination);
   const expected = options.expected ? new Map([...options.expected].map((n) => [windowsPathKey(n), n])) : undefined;
@@ -83,15 +99,20 @@ export async function extractPackage(zipPath: string, destination: string, optio
       'Choose another --destination-path, or pass --force to overwrite them.',
     );
   }
-  mkdirSync(root, { recursive: true });
-  for (const p of planned) {
-    mkdirSync(dirname(p.path), { recursive: true });
-    writeFileAtomic(p.path, p.bytes);
-  }
   const strip = ({ name, path, bytes }: (typeof planned)[number]): ExtractedFile => ({ name, path, bytes });
   return {
+    root,
     files: planned.filter((p) => p.kind === 'file').map(strip),
     extras: planned.filter((p) => p.kind === 'extra').map(strip),
     log: planned.filter((p) => p.kind === 'log').map(strip)[0],
   };
+}
+
+/** Writes a package `readPackage` checked: each file through a temporary name, then renamed. */
+export function writePackage(plan: PackagePlan): void {
+  mkdirSync(plan.root, { recursive: true });
+  for (const p of [...plan.files, ...plan.extras, ...(plan.log ? [plan.log] : [])]) {
+    mkdirSync(dirname(p.path), { recursive: true });
+    writeFileAtomic(p.path, p.bytes);
+  }
 }

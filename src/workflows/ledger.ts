@@ -120,6 +120,21 @@ export const STALE_LOCK_MS = 10_000;
 /** How long a run waits for another's lock before it gives up with an error. */
 const LOCK_WAIT_MS = 30_000;
 
+/**
+ * The identity a service's record pin belongs to: the base URL's scheme, host (lower case), port (none when it is
+ * the scheme's default) and path without trailing slashes; no user, query or fragment. Spellings of one service
+ * share it, so a trailing slash or an upper-case host never starts a second trust-on-first-use pin.
+ */
+export function recordIdentity(baseUrl: string): string {
+  let u: URL;
+  try {
+    u = new URL(baseUrl);
+  } catch {
+    return baseUrl;
+  }
+  return `${u.protocol}//${u.host}${u.pathname.replace(/\/+$/, '')}`;
+}
+
 /** The latest checkpoint of a service's signature record this client saw and verified (workflows/record-proof.ts). */
 export interface LedgerRecordCheckpoint {
   /** The record key (C2SP verifier key) the service showed the first time: later checkpoints must be signed by it. */
@@ -132,14 +147,42 @@ export interface LedgerRecordCheckpoint {
   readonly savedAt: string;
 }
 
+/**
+ * The ledger's content; none when the file does not exist.
+ * @throws SignGateError SG_ERR_IO_READ when it exists but cannot be read or is not a ledger: it holds the jobs' states
+ * and the services' record pins, and a run that took it for empty would lose both (and trust any record key again)
+ */
 function readLedger(path: string): { jobs: LedgerEntry[]; recordCheckpoints: Record<string, LedgerRecordCheckpoint> } {
+  let text: string;
   try {
-    const parsed = JSON.parse(readFileSync(path, 'utf8')) as { jobs?: LedgerEntry[]; recordCheckpoints?: Record<string, LedgerRecordCheckpoint> };
-    const checkpoints = parsed.recordCheckpoints && typeof parsed.recordCheckpoints === 'object' && !Array.isArray(parsed.recordCheckpoints) ? parsed.recordCheckpoints : {};
-    return { jobs: Array.isArray(parsed.jobs) ? parsed.jobs : [], recordCheckpoints: checkpoints };
-  } catch {
-    return { jobs: [], recordCheckpoints: {} };
+    text = readFileSync(path, 'utf8');
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return { jobs: [], recordCheckpoints: {} };
+    throw new SignGateError('SG_ERR_IO_READ', `${path}: the job ledger cannot be read (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`, { cause: error, file: path });
   }
+  let parsed: { jobs?: unknown; recordCheckpoints?: unknown };
+  try {
+    parsed = JSON.parse(text) as typeof parsed;
+    if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) throw new Error('not a JSON object');
+  } catch (error) {
+    throw new SignGateError(
+      'SG_ERR_IO_READ',
+      `${path}: the job ledger is damaged (${(error as Error).message}); it holds your jobs' states and the record keys pinned for each service. Move it aside to start a new one (the next sign then pins each service's record key anew), or mend it`,
+      { cause: error, file: path },
+    );
+  }
+  const checkpoints = parsed.recordCheckpoints && typeof parsed.recordCheckpoints === 'object' && !Array.isArray(parsed.recordCheckpoints) ? (parsed.recordCheckpoints as Record<string, LedgerRecordCheckpoint>) : {};
+  return { jobs: Array.isArray(parsed.jobs) ? (parsed.jobs as LedgerEntry[]) : [], recordCheckpoints: checkpoints };
+}
+
+/**
+ * The saved checkpoint of a service: under its identity, or under a spelling of its URL that an older signgate used
+ * as the key (the first such one whose identity is the same).
+ */
+function pinOf(checkpoints: Record<string, LedgerRecordCheckpoint>, identity: string): { key: string; pin: LedgerRecordCheckpoint } | undefined {
+  if (checkpoints[identity]) return { key: identity, pin: checkpoints[identity] };
+  const key = Object.keys(checkpoints).find((k) => recordIdentity(k) === identity);
+  return key === undefined ? undefined : { key, pin: checkpoints[key]! };
 }
 
 function readEntries(path: string): LedgerEntry[] {
@@ -227,22 +270,41 @@ export class Ledger {
     });
   }
 
-  /** The latest record checkpoint saved for the service at `baseUrl`, read from the file now. */
-  recordCheckpoint(baseUrl: string): LedgerRecordCheckpoint | undefined {
-    return readLedger(this.path).recordCheckpoints[baseUrl];
+  /**
+   * The latest record checkpoint saved for the service `identity` (workflows/record-proof.ts recordIdentity), read from
+   * the file now; a key an older ledger has (a spelling of the base URL) counts when its identity is the same.
+   */
+  recordCheckpoint(identity: string): LedgerRecordCheckpoint | undefined {
+    return pinOf(readLedger(this.path).recordCheckpoints, identity)?.pin;
   }
 
   /**
-   * Saves the service's latest record checkpoint, keeping what other runs wrote meanwhile; `accept(before)` is asked
-   * under the lock whether it may replace the one saved then (it throws, or answers false to keep a larger one).
+   * Saves the service's latest record checkpoint under its identity, keeping what other runs wrote meanwhile;
+   * `accept(before)` is asked under the lock whether it may replace the one saved then (it throws, or answers false
+   * to keep a larger one). A key of an older spelling of the same service is replaced.
    */
-  saveRecordCheckpoint(baseUrl: string, checkpoint: LedgerRecordCheckpoint, accept: (before: LedgerRecordCheckpoint | undefined) => boolean = () => true): void {
+  saveRecordCheckpoint(identity: string, checkpoint: LedgerRecordCheckpoint, accept: (before: LedgerRecordCheckpoint | undefined) => boolean = () => true): void {
     this.makeFolder();
     withLock(this.path, () => {
       const ledger = readLedger(this.path);
       this.entries = ledger.jobs;
-      if (!accept(ledger.recordCheckpoints[baseUrl])) return;
-      this.save({ ...ledger.recordCheckpoints, [baseUrl]: checkpoint });
+      const before = pinOf(ledger.recordCheckpoints, identity);
+      if (!accept(before?.pin)) return;
+      const rest = Object.fromEntries(Object.entries(ledger.recordCheckpoints).filter(([k]) => k !== before?.key));
+      this.save({ ...rest, [identity]: checkpoint });
+    });
+  }
+
+  /** Removes the record pin of the service `identity` (and of older spellings of it); the pin removed, if any. */
+  removeRecordCheckpoint(identity: string): LedgerRecordCheckpoint | undefined {
+    this.makeFolder();
+    return withLock(this.path, () => {
+      const ledger = readLedger(this.path);
+      this.entries = ledger.jobs;
+      const gone = Object.entries(ledger.recordCheckpoints).filter(([k]) => recordIdentity(k) === identity);
+      if (!gone.length) return undefined;
+      this.save(Object.fromEntries(Object.entries(ledger.recordCheckpoints).filter(([k]) => recordIdentity(k) !== identity)));
+      return gone[0]![1];
     });
   }
 

@@ -14,9 +14,10 @@ import { createServiceClient, FAILED_STATES, PENDING_STATES, type JobRef, type J
 import type { RetryInfo } from '../service-client/http.js';
 import { readModule } from '../strongname/assembly-info.js';
 import { compareIgnoringSignature, verifyStrongName } from '../strongname/strong-name.js';
-import { extractPackage, SERVICE_LOG_NAME } from './extract.js';
+import { readPackage, SERVICE_LOG_NAME, writePackage } from './extract.js';
 import { displayPath } from './files.js';
-import { checkRecordProof } from './record-proof.js';
+import { bindRecordToFiles, checkRecordProof, describeRecordCheck } from './record-proof.js';
+import { readRecordPublicKey } from '../core/checkpoint.js';
 import { cacheDir, downloadName, Ledger, ledgerPath, makeCacheDir, sweepStaleDownloads, type LedgerEntry, type LedgerFile } from './ledger.js';
 import { onlineLicenses } from './licenses.js';
 import { runPipeline, type CheckOptions } from './pipeline/index.js';
@@ -42,6 +43,12 @@ export interface SignOptions extends CheckOptions {
   readonly nameSeparator?: '\\' | '/';
   /** Most bytes a result package may have (default twice the upload plus 16 MiB). */
   readonly maxDownloadBytes?: number;
+  /**
+   * The service's record key, expected up front: a file (the service's record-key.pub) or the key's text
+   * (name+keyid+key, as `signgate serve record public-key` prints it). Every job's checkpoint must be signed by it,
+   * and a job without a signature record is refused. Without it, the key is pinned on first use (job ledger).
+   */
+  readonly recordKey?: string;
 }
 
 export interface ProgressReporter {
@@ -145,11 +152,11 @@ export function fileVerdict(state: string, uploaded: Uint8Array, returned: Uint8
 }
 
 /** Polls a job's status with backoff until it is finished; past `timeoutS` it throws, leaving the job on the service. */
-export async function pollJob(client: ServiceClient, job: JobRef, timeoutS: number, intervalMs: number): Promise<JobStatus> {
+export async function pollJob(client: ServiceClient, job: JobRef, timeoutS: number, intervalMs: number, files?: number): Promise<JobStatus> {
   const deadline = Date.now() + timeoutS * 1000;
   let wait = intervalMs;
   for (;;) {
-    const last = await client.status(job);
+    const last = await client.status(job, files === undefined ? {} : { files });
     if (last.processingFinished) return last;
     if (Date.now() + wait > deadline) {
       const pending = last.assemblies.filter((a) => PENDING_STATES.has(a.fileProcessingState.toLowerCase())).length;
@@ -174,6 +181,8 @@ export async function pollJob(client: ServiceClient, job: JobRef, timeoutS: numb
  */
 export async function sign(options: SignOptions, events: SignEvents = {}): Promise<SignResult> {
   const log = events.log ?? (() => {});
+  // A record key given up front is read before anything else: a wrong one stops the run before any upload.
+  const expectedKey = options.recordKey === undefined ? undefined : readRecordPublicKey(options.recordKey);
   const destination = resolve(options.destination ?? 'signed');
   // The destination is often inside the build output (bin/Release/signed): earlier results there are not inputs.
   const inDestination = (p: string) => {
@@ -264,12 +273,12 @@ export async function sign(options: SignOptions, events: SignEvents = {}): Promi
     }
     events.jobStarted?.({ jobId: entry.jobId, resumed });
     const ref: JobRef = { id: entry.jobId, ...(entry.links ? { links: entry.links } : {}) };
-    const status = await pollJob(client, ref, options.timeoutS ?? 600, options.pollIntervalMs ?? 1000);
+    const status = await pollJob(client, ref, options.timeoutS ?? 600, options.pollIntervalMs ?? 1000, group.length);
     entry.state = 'finished';
     ledger.upsert(entry);
-    // The service's signature record: the job's entries in a signed checkpoint that continues the one seen before.
-    const recorded = await checkRecordProof(client, ledger, baseUrl, entry.jobId, status.signatureRecord);
-    if (recorded) log(`signature record: ${recorded.entries.length} entr${recorded.entries.length === 1 ? 'y' : 'ies'} of job ${entry.jobId} in a checkpoint of ${recorded.size}, consistent with the one seen before`);
+    // The service's signature record: the job's entries in a signed checkpoint that continues the one seen before
+    // (refused before the download when it does not), then tied to the bytes that came back (before they are written).
+    const recorded = await checkRecordProof({ client, ledger, baseUrl, jobId: entry.jobId, proof: status.signatureRecord, ...(expectedKey ? { expectedKey } : {}) });
     // The package goes to a name of our own: ids from the service never become paths. Packages a run that died
     // left behind go first.
     sweepStaleDownloads();
@@ -280,11 +289,16 @@ export async function sign(options: SignOptions, events: SignEvents = {}): Promi
     try {
       await client.download(ref, zipPath, { ...(progress ? { onProgress: (d: number, t: number) => progress.update(d, t) } : {}), maxBytes: options.maxDownloadBytes ?? 2 * groupBytes + 16 * 1024 * 1024 });
       progress?.stop();
-      extracted = await extractPackage(zipPath, destination, {
+      extracted = await readPackage(zipPath, destination, {
         expected: new Set(group.map((i) => i.uploadName)),
         force: options.force ?? false,
         logName: groups.length > 1 ? `signing-log-${index + 1}.txt` : SERVICE_LOG_NAME,
       });
+      const returnedOf = new Map(extracted.files.map((e) => [windowsPathKey(e.name), e.bytes]));
+      bindRecordToFiles(recorded, files.map((f) => ({ uploadName: f.name, uploadedSha256: f.sha256, returned: returnedOf.get(windowsPathKey(f.name)) })), baseUrl, entry.jobId);
+      writePackage(extracted);
+      if (recorded.offered) recorded.keep();
+      log(describeRecordCheck(recorded, entry.jobId, baseUrl));
     } finally {
       progress?.stop();
       rmSync(zipPath, { force: true });

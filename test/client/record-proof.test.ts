@@ -55,5 +55,8 @@ dataDirOnly('sign keeps the latest checkpoint per service, checks consistency on
   const fourth = await sign(4);
   expect(fourth.status).not.toBe(0);
   expect(fourth.stderr).toContain('SG_ERR_RECORD_PROOF');
-  expect(fourth.stderr).toContain(`is not signed by the record key ${pinned.split('+')[0]} (key id ${pinned.split('+')[1]}); it is signed by signgate-record-`);
+  // Said as a key change, naming both keys, and how to remove the old pin when the operator confirms it.
+  expect(fourth.stderr).toContain(`is not signed by the record key ${pinned.split('+')[0]} (key id ${pinned.split('+')[1]}), the key pinned for it on`);
+  expect(fourth.stderr).toMatch(/it is signed by signgate-record-[0-9a-f]{8} \(key id [0-9a-f]{8}\): the service changed its record key/);
+  expect(fourth.stderr).toContain(`signgate jobs unpin-record --base-url ${server.baseUrl}`);
 });

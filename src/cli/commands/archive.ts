@@ -23,6 +23,7 @@ export async function runSignArchive(args: SignArgs & { archive: string }, io: I
       force: args.force,
       timeoutS: args.timeout,
       pollIntervalMs: args.pollInterval,
+      ...(args.recordKey !== undefined ? { recordKey: args.recordKey } : {}),
     },
     {
       log: (line) => io.err(line),

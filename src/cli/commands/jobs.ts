@@ -1,4 +1,4 @@
-// `signgate licenses` and `signgate jobs list|status|download|delete|prune`: the service's jobs from the command line.
+// `signgate licenses` and `signgate jobs list|status|download|delete|prune|unpin-record`: the service's jobs from the command line.
 import { resolve } from 'node:path';
 import { createInterface } from 'node:readline/promises';
 import type { ArgumentsCamelCase, Argv, CommandModule } from 'yargs';
@@ -8,7 +8,7 @@ import { displayPath } from '../../workflows/files.js';
 import type { LicenseEntry } from '../../service-client/licenses.js';
 import { downloadJob, MAX_TALLIED_JOBS, parseDuration, planPrune, tallyJobs } from '../../workflows/jobs.js';
 import { savePublicKey } from '../../workflows/licenses.js';
-import { Ledger } from '../../workflows/ledger.js';
+import { Ledger, recordIdentity } from '../../workflows/ledger.js';
 import { connect } from '../../workflows/service.js';
 import { ExitCode, type ExitCodeValue } from '../exit-codes.js';
 import { numberOption } from '../options.js';
@@ -99,6 +99,7 @@ interface JobsArgs extends ServiceArgs {
 }
 
 export async function runJobs(args: JobsArgs, io: Io): Promise<ExitCodeValue> {
+  if (args.action === 'unpin-record') return unpinRecord(args, io);
   const client = clientFrom(args, io);
   const ids = args.ids ?? [];
   const needId = (n = 1) => {
@@ -179,16 +180,31 @@ export async function runJobs(args: JobsArgs, io: Io): Promise<ExitCodeValue> {
       return ExitCode.Ok;
     }
     default:
-      throw new UsageError(`unknown jobs action ${JSON.stringify(args.action)}`, 'Use list, status, download, delete or prune.');
+      throw new UsageError(`unknown jobs action ${JSON.stringify(args.action)}`, 'Use list, status, download, delete, prune or unpin-record.');
   }
+}
+
+/** `jobs unpin-record`: forgets the record key and checkpoint the job ledger keeps for a service (no request is made). */
+function unpinRecord(args: JobsArgs, io: Io): ExitCodeValue {
+  const baseUrl = args.baseUrl ?? process.env.SIGNGATE_BASE_URL;
+  if (!baseUrl) throw new UsageError('jobs unpin-record needs the service whose record pin to remove', 'Pass --base-url (or set SIGNGATE_BASE_URL).');
+  const ledger = new Ledger();
+  const identity = recordIdentity(baseUrl);
+  const removed = ledger.removeRecordCheckpoint(identity);
+  if (!removed) io.out(`the job ledger ${ledger.path} holds no record pin for ${identity}: nothing removed`);
+  else {
+    io.out(`removed the record pin of ${identity} from ${ledger.path}: the record key ${removed.publicKey.split('+').slice(0, 2).join('+')} and its checkpoint of ${removed.size} entries, saved on ${removed.savedAt}`);
+    io.out('The next sign pins the key the service shows then; pass --record-key to name the one you expect.');
+  }
+  return ExitCode.Ok;
 }
 
 export const jobsCommand = (io: Io, setExit: (code: ExitCodeValue) => void): CommandModule<Record<string, unknown>, JobsArgs> => ({
   command: 'jobs <action> [ids..]',
-  describe: "The organization's jobs on the service: list, status <id>, download <id>, delete <id..>, prune",
+  describe: "The organization's jobs on the service: list, status <id>, download <id>, delete <id..>, prune; unpin-record forgets a service's record key",
   builder: (y: Argv) =>
     serviceOptions(y)
-      .positional('action', { type: 'string', choices: ['list', 'status', 'download', 'delete', 'prune'], demandOption: true })
+      .positional('action', { type: 'string', choices: ['list', 'status', 'download', 'delete', 'prune', 'unpin-record'], demandOption: true })
       .positional('ids', { type: 'string', array: true, describe: 'Job ids' })
       .option('destination-path', { alias: 'destinationPath', type: 'string', describe: 'download: where to extract (default: a folder named by the job id)' })
       .option('force', { type: 'boolean', default: false, describe: 'download: overwrite files not recorded for this job' })

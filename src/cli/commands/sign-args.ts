@@ -16,6 +16,7 @@ export interface SignArgs extends CheckArgs {
   pollInterval: number;
   nameSeparator?: '\\' | '/';
   maxDownloadBytes?: number;
+  recordKey?: string;
   json: boolean;
   archive?: string;
   fromMsbuild?: boolean;

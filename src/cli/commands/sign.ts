@@ -77,6 +77,7 @@ export async function runSign(args: SignArgs, io: Io): Promise<ExitCodeValue> {
         pollIntervalMs: args.pollInterval,
         ...(args.nameSeparator ? { nameSeparator: args.nameSeparator } : {}),
         ...(args.maxDownloadBytes ? { maxDownloadBytes: args.maxDownloadBytes } : {}),
+        ...(args.recordKey !== undefined ? { recordKey: args.recordKey } : {}),
       },
       {
         log: (line) => io.err(line),
@@ -151,6 +152,7 @@ export const signCommand = (io: Io, setExit: (code: ExitCodeValue) => void): Com
       .option('poll-interval', { type: 'number', default: 1000, coerce: numberOption('poll-interval', { integer: true, min: 10 }), hidden: true, describe: 'First status poll interval in ms (grows by 1.5x up to 10 s)' })
       .option('max-upload-bytes', { type: 'number', coerce: numberOption('max-upload-bytes', { integer: true, min: 1 }), describe: 'Size limit of one job (default 40000000)' })
       .option('max-download-bytes', { type: 'number', coerce: numberOption('max-download-bytes', { integer: true, min: 1 }), describe: 'Most bytes a result package may have (default twice the upload plus 16 MiB)' })
+      .option('record-key', { alias: 'recordKey', type: 'string', describe: "The service's record public key, expected up front (its record-key.pub, or the key's text name+keyid+key): every job's checkpoint must be signed by it; without it the key is pinned on first use" })
       .option('name-separator', { type: 'string', choices: ['\\', '/'], describe: "Folder separator in uploaded names (default \\ as the vendor's script sends them)" })
       .option('archive', { type: 'string', describe: 'Upload this ZIP archive of the project (the archive path; signgate pack writes one); the result archive goes to --destination-path' })
       .option('json', { type: 'boolean', default: false, describe: 'Print the result as JSON (schemas/sign-result.schema.json)' })
