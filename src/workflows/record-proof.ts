@@ -173,7 +173,7 @@ export function bindRecordToFiles(check: RecordCheck, files: readonly JobFileByt
     const returnedSha256 = f.returned ? createHash('sha256').update(f.returned).digest('hex') : undefined;
     if (!entry) {
       if (returnedSha256 !== undefined && returnedSha256 !== f.uploadedSha256) {
-        fail(`${f.uploadName} came back signed (SHA-256 ${returnedSha256}), but the signature record of job ${jobId} has no entry for it: a signature the record does not show is refused`);
+        fail(`${f.uploadName} came back changed (SHA-256 ${returnedSha256}, uploaded as ${f.uploadedSha256}), but the signature record of job ${jobId} has no entry for it: a file the service changed without a record of it is refused`);
       }
       continue;
     }

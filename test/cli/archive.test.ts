@@ -110,7 +110,9 @@ describe('signgate sign --archive', () => {
 });
 
 describe('sign --archive against a service that tampers with the result archive', () => {
-  test('a changed non-assembly file, a replaced dependency and files never sent fail the run; the extras leave the result', async () => {
+  // Twice: from a service that offers no signature record (each file judged on its own), and from one that does (the
+  // record refuses the swapped dependency, which it has no entry for, before the result archive is kept).
+  test.each([false, true])('a changed non-assembly file, a replaced dependency and files never sent fail the run; the extras leave the result (record offered: %s)', async (withRecord) => {
     const dir = mkdtempSync(join(tmpdir(), 'signgate-hostile-archive-'));
     const project = join(dir, 'project');
     cpSync(fixturePath('addin'), project, { recursive: true });
@@ -123,6 +125,15 @@ describe('sign --archive against a service that tampers with the result archive'
     const origin = new URL(server.baseUrl).origin;
     // The result archive as a hostile service would send it: one script and one dependency swapped, two files added.
     const proxy = await startProxy(origin, new URL(server.baseUrl).pathname, (req, res) => {
+      if (!withRecord && req.method === 'GET' && /\/assemblies\/[^/]+\/status$/.test(req.url ?? '')) {
+        void (async () => {
+          const real = await fetch(`${origin}${req.url}`, { headers: { authorization: String(req.headers.authorization) } });
+          const status = (await real.json()) as Record<string, unknown>;
+          delete status.signatureRecord;
+          res.writeHead(real.status, { 'content-type': 'application/json' }).end(JSON.stringify(status));
+        })();
+        return true;
+      }
       if (req.method !== 'GET' || !/\/archives\/[^/]+$/.test(req.url ?? '')) return false;
       void (async () => {
         const real = await fetch(`${origin}${req.url}`, { headers: { authorization: String(req.headers.authorization) } });
@@ -139,6 +150,15 @@ describe('sign --archive against a service that tampers with the result archive'
       const r = await runCliAsync(['sign', '--archive', zip, ...settings, '--base-url', `${proxy.baseUrl}`, '--destination-path', join(dir, 'out'), '--poll-interval', '50', '--json'], {
         env: { SIGNGATE_CACHE_DIR: join(dir, 'cache'), SIGNGATE_ACCESS_TOKEN: shared.token() },
       });
+      if (withRecord) {
+        expect(r.status, r.stderr).toBe(3);
+        expect(r.stderr).toContain('SG_ERR_RECORD_PROOF');
+        expect(r.stderr).toContain('ThirdParty.Json.dll came back changed');
+        expect(r.stderr).toContain('the result archive is kept at');
+        expect(existsSync(join(dir, 'out', 'Addin-signed.zip'))).toBe(false);
+        return;
+      }
+      expect(r.stderr).toContain('offers no signature record');
       expect(r.status, r.stderr).toBe(1);
       const result = JSON.parse(r.stdout) as { files: { name: string; failed: boolean; reason: string | null }[]; extras: string[]; summary: { failed: number } };
       const failed = result.files.filter((f) => f.failed).map((f) => f.name).sort();

@@ -136,7 +136,7 @@ describe('a service that showed a record once', () => {
     const pin = c.pins()[identity(proxy)];
     proxy.lie(statusLie((s) => ((s.signatureRecord as { entries: unknown[] }).entries = [])));
     const r = await c.sign(proxy.baseUrl);
-    expectRefused(r, pin, c.pins()[identity(proxy)], 'SampleAddin.dll came back signed', 'has no entry for it');
+    expectRefused(r, pin, c.pins()[identity(proxy)], 'SampleAddin.dll came back changed', 'has no entry for it');
   });
 
   dataDirOnly("returns a file whose PE CheckSum was changed: its SHA-256 is not the entry's signedSha256, refused", async () => {
