@@ -297,6 +297,52 @@ export class ModuleMetadata {
     });
   }
 
+  /**
+   * The structural checks a full read makes and a check's lazy reads may skip, so that a check and the service judge
+   * a damaged file as `inspect` does: every TypeDef nesting chain and TypeRef scope chain ends (no cycle, at most
+   * MAX_NESTING deep), and every custom attribute's constructor is a method of a type. Integer reads only, no names.
+   * @throws FormatError SG_ERR_MD_NESTING_CYCLE, SG_ERR_MD_BAD_ATTRIBUTE, SG_ERR_MD_BAD_INDEX
+   */
+  checkStructure(): void {
+    const T = TableId.TypeDef;
+    const nesting = this.nestingMap();
+    for (const rid of nesting.keys()) {
+      let current = rid;
+      for (let depth = 0; ; depth++) {
+        if (depth >= MAX_NESTING) throw this.cycle(T, rid);
+        const enclosing = nesting.get(current);
+        if (enclosing === undefined || enclosing === 0 || (this.cell(T, current, 'flags') & TYPE_VISIBILITY_MASK) < 2) break;
+        current = enclosing;
+      }
+    }
+    const R = TableId.TypeRef;
+    this.chargeScan(R);
+    for (let rid = 1; rid <= this.tables.rowCount(R); rid++) {
+      let current = rid;
+      for (let depth = 0; ; depth++) {
+        if (depth >= MAX_NESTING) throw this.cycle(R, rid);
+        const scope = this.tables.decodeCoded('ResolutionScope', this.cell(R, current, 'resolutionScope'));
+        if (scope.table !== TableId.TypeRef || scope.rid === 0) break;
+        current = scope.rid;
+      }
+    }
+    const C = TableId.CustomAttribute;
+    this.chargeScan(C);
+    for (let rid = 1; rid <= this.tables.rowCount(C); rid++) {
+      const ctor = this.tables.decodeCoded('CustomAttributeType', this.cell(C, rid, 'type'));
+      // A row outside its table fails in cell() (SG_ERR_MD_BAD_INDEX), as a full read fails on it.
+      if (ctor.table === TableId.MethodDef && this.cell(TableId.MethodDef, ctor.rid, 'flags') >= 0 && this.methodOwner(ctor.rid) >= 1) continue;
+      if (ctor.table === TableId.MemberRef) {
+        const parent = this.tables.decodeCoded('MemberRefParent', this.cell(TableId.MemberRef, ctor.rid, 'class'));
+        if (parent.table === TableId.TypeDef || parent.table === TableId.TypeRef || parent.table === TableId.TypeSpec) continue;
+      }
+      throw new FormatError('SG_ERR_MD_BAD_ATTRIBUTE', `CustomAttribute row ${rid} has a constructor that is not a method of a type`, {
+        structure: 'CustomAttribute table',
+        fileOffset: this.tables.rowFileOffset(C, rid),
+      });
+    }
+  }
+
   /** Namespace.Outer/Inner of every TypeDef row, in row order (the `<Module>` row included). */
   typeDefFullNames(): string[] {
     const T = TableId.TypeDef;

@@ -131,6 +131,8 @@ function parseFile(input: CheckInput, isVendorApi: NameMatcher, attributeName: s
     const image = parsePeImage(input.bytes);
     if (!hasCorHeader(image)) return { parsed: { ...base, native: true }, module: undefined };
     const module = new ModuleMetadata(image);
+    // What a full read (inspect, the service's signer) refuses, a check refuses too: SG001 for the same files.
+    module.checkStructure();
     const assembly = module.assembly;
     // Decoded once: every name is a #Strings read charged to the module's reader budget.
     const referenceNames = module.assemblyReferences.map((r) => r.name);

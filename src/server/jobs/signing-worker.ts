@@ -128,7 +128,14 @@ async function processJobSteps(
     // From the hand-over on, a file's bytes may belong to a pool thread: nothing here reads them again.
     const decisions = record.assemblies.map((file, i) => {
       const decided: JobFile = { ...file, messages: [] };
-      return { decided, signWith: decide(decided, byPath.get(file.fileName)!, inputs[i]!.bytes, org, jobKeys!.retired) };
+      try {
+        return { decided, signWith: decide(decided, byPath.get(file.fileName)!, inputs[i]!.bytes, org, jobKeys!.retired) };
+      } catch (error) {
+        // The file's own fault, decided once: that file ends Error, the job goes on (never retried for it).
+        if (!fileFault(error)) throw error;
+        malformed(decided, error);
+        return { decided, signWith: undefined };
+      }
     });
     // Each file's package entry (with the signed bytes' SHA-256): of the signed file, of the file as uploaded, or none
     // when the signature did not verify.
@@ -153,9 +160,12 @@ async function processJobSteps(
       try {
         done = await handedOver[i]!;
       } catch (error) {
-        if (!tokenUnavailable(error)) throw error;
-        file.fileProcessingState = 'Error';
-        file.messages = [message('Error', keyUnavailableText(decisions[i]!.signWith!, error))];
+        if (fileFault(error)) malformed(file, error);
+        else if (!tokenUnavailable(error)) throw error;
+        else {
+          file.fileProcessingState = 'Error';
+          file.messages = [message('Error', keyUnavailableText(decisions[i]!.signWith!, error))];
+        }
       }
       if (signal.aborted) return;
       const signWith = decisions[i]!.signWith;
@@ -234,6 +244,20 @@ export async function finishUnsigned(store: JobProgressSink, record: JobRecord, 
   if (resultFile === RESULT_ZIP) delete record.resultFile;
   else record.resultFile = resultFile;
   await store.save(record);
+}
+
+/**
+ * A format error of the uploaded file itself (PE, CLI header, metadata, its strong-name blob): the file's fault, the
+ * same every attempt, so it ends that file as Error (SG001) and is never a reason to process the job again.
+ */
+export function fileFault(error: unknown): error is SignGateError {
+  return isSignGateError(error) && (/^SG_ERR_(PE|CLI|MD)_/.test(error.code) || (error.code.startsWith('SG_ERR_SN_') && error.code !== 'SG_ERR_SN_CRYPTO'));
+}
+
+/** Ends a file as Error with SG001 and the format error, as `check` says it. */
+function malformed(file: JobFile, error: SignGateError): void {
+  file.fileProcessingState = 'Error';
+  file.messages = [message('Error', `SG001 malformed: ${error.code}: ${error.message}. Rebuild the file or remove it from the upload; a damaged file cannot be signed or loaded.`)];
 }
 
 /** An error of a key in a PKCS#11 token (module, token, PIN, key or signing), which fails the file, not the job. */
