@@ -35,6 +35,7 @@ export interface ServerConfigFile {
   vendorApi?: string[];
   vendorNamespace?: string;
   signingWorkers?: number;
+  recordKey?: string;
   limits?: { maxUploadBytes?: number; maxJobsPerOrganization?: number; maxFilesPerJob?: number };
   rateLimits?: { perToken?: RateLimit | false; perAddress?: RateLimit | false; loopback?: boolean };
   oidc?: { issuer: string; audience: string; organizationClaim?: string; rolesClaim?: string; userClaim?: string; clientId?: string; scopes?: string[]; maxTokenLifetime?: number };
@@ -89,6 +90,8 @@ export interface ServerConfig {
   readonly rateLimits: RateLimitSettings;
   /** Signing threads (read at start); undefined: one per core. */
   readonly signingWorkers: number | undefined;
+  /** The record key file every node signs checkpoints with ("recordKey", absolute; read at start); undefined: the data directory's. */
+  readonly recordKeyFile?: string;
   /** Bearer JWTs from this OpenID Connect issuer are accepted besides personal access tokens (oidc.ts). */
   readonly oidc?: OidcSettings;
   readonly organizations: ReadonlyMap<string, Organization>;
@@ -149,6 +152,7 @@ export function parseServerConfig(raw: unknown, baseDir: string, shownAs = 'serv
       loopback: raw.rateLimits?.loopback ?? DEFAULT_RATE_LIMITS.loopback,
     },
     signingWorkers: raw.signingWorkers,
+    ...(raw.recordKey !== undefined ? { recordKeyFile: resolve(baseDir, raw.recordKey) } : {}),
     ...(raw.oidc
       ? {
           oidc: {

@@ -13,7 +13,8 @@ import { DEFAULT_LEASE_MS, describeDatabase, openDatabase, openSignatureRecord }
 import { verifyRecordText, type RecordVerification } from '../../core/signature-record.js';
 import { entryLeaf } from '../../core/checkpoint.js';
 import { checkpointProblem, recordCheckpoint, verifiedLeaves } from '../../server/storage/record-checkpoint.js';
-import { loadRecordKey, readRecordPublicKey, RECORD_PUBLIC_KEY_FILE } from '../../server/storage/record-key.js';
+import { loadRecordKey, readRecordKeyFile, readRecordPublicKey, RECORD_PUBLIC_KEY_FILE } from '../../server/storage/record-key.js';
+import { recordKeyCommand } from './serve-record-key.js';
 import { formatVerifierKey } from '../../core/checkpoint.js';
 import { PgTokenStore } from '../../server/storage/postgres/pg-tokens.js';
 import { NODE_ROLES, type NodeRole } from '../../server/jobs/store.js';
@@ -30,6 +31,7 @@ import type { CommonArgs } from './common.js';
 
 interface ServeArgs extends CommonArgs {
   config: string;
+  recordKey?: string;
   dataDir: string;
   port: number;
   host: string;
@@ -114,6 +116,7 @@ export async function runServe(args: ServeArgs, io: Io): Promise<ExitCodeValue> 
     timeouts: { idleMs: args.idleTimeout * 1000, requestMs: args.requestTimeout * 1000 },
     rateLimits: rateLimitOverrides({ perToken: args.rateLimitPerToken, perAddress: args.rateLimitPerAddress, loopback: args.rateLimitLoopback }),
     ...(args.signingWorkers === undefined ? {} : { signingWorkers: args.signingWorkers }),
+    ...(args.recordKey ? { recordKeyFile: resolve(args.recordKey) } : {}),
   });
   let address: string;
   try {
@@ -222,6 +225,19 @@ interface RecordArgs extends CommonArgs {
   output?: string;
   checkpoint?: string;
   publicKey?: string;
+  recordKey?: string;
+  config?: string;
+}
+
+/**
+ * The record key a record command signs or shows with: --record-key, else the server.json --config names ("recordKey"),
+ * else the data directory's. Only read: never made or rewritten here.
+ */
+function recordKeyOf(args: RecordArgs) {
+  const hint = 'Pass the record key file the service signs with (--record-key, or --config with the server.json that names it as "recordKey"), or the data directory the service uses (--data-dir).';
+  if (args.recordKey) return readRecordKeyFile(resolve(args.recordKey), hint);
+  const configured = args.config ? watchServerConfigFile(args.config).current().recordKeyFile : undefined;
+  return configured ? readRecordKeyFile(configured, hint) : loadRecordKey(resolve(args.dataDir));
 }
 
 /**
@@ -274,7 +290,7 @@ function printVerification(where: string, result: RecordVerification, io: Io, no
 /** `serve record checkpoint`: the record's checkpoint now, signed by the record key (made at the service's first start). */
 export async function runRecordCheckpoint(args: RecordArgs, io: Io): Promise<ExitCodeValue> {
   const database = databaseOf(args);
-  const key = loadRecordKey(resolve(args.dataDir));
+  const key = recordKeyOf(args);
   const { record, close } = await openSignatureRecord({ dataDir: resolve(args.dataDir), ...(database ? { database } : {}) });
   let text: string;
   try {
@@ -291,7 +307,7 @@ export async function runRecordCheckpoint(args: RecordArgs, io: Io): Promise<Exi
 
 /** `serve record public-key`: the record key's public half, as verifiers pass it (a C2SP verifier key). */
 export async function runRecordPublicKey(args: RecordArgs, io: Io): Promise<ExitCodeValue> {
-  io.out(formatVerifierKey(loadRecordKey(resolve(args.dataDir)).verifier));
+  io.out(formatVerifierKey(recordKeyOf(args).verifier));
   return ExitCode.Ok;
 }
 
@@ -453,11 +469,17 @@ const recordExportCommand = (io: Io, setExit: (code: ExitCodeValue) => void): Co
   handler: async (args: ArgumentsCamelCase<RecordArgs>) => setExit(await runRecordExport(args, io)),
 });
 
+/** The options that name the record key of record checkpoint and public-key. */
+const recordKeyOptions = <T>(y: Argv<T>) =>
+  y
+    .option('record-key', { type: 'string', describe: 'The record key file the service signs with (its "recordKey"); default: the one --config names, else the data directory\'s record-key.pem' })
+    .option('config', { type: 'string', describe: 'The service\'s server.json: its "recordKey" names the record key file' });
+
 const recordCheckpointCommand = (io: Io, setExit: (code: ExitCodeValue) => void): CommandModule<CommonArgs, RecordArgs> => ({
   command: 'checkpoint',
   describe: 'Print the signed checkpoint of the signature record (its size and Merkle root): save it, and verify later records against it',
   builder: (y: Argv<CommonArgs>) =>
-    recordOptions(y)
+    recordKeyOptions(recordOptions(y))
       .option('output', { alias: 'o', type: 'string', describe: 'Write to this file (atomically) instead of stdout' })
       .example('$0 serve record checkpoint --data-dir /var/lib/signgate -o 2025-06.checkpoint', 'then later: serve record verify --checkpoint 2025-06.checkpoint') as unknown as Argv<RecordArgs>,
   handler: async (args: ArgumentsCamelCase<RecordArgs>) => setExit(await runRecordCheckpoint(args, io)),
@@ -466,7 +488,7 @@ const recordCheckpointCommand = (io: Io, setExit: (code: ExitCodeValue) => void)
 const recordPublicKeyCommand = (io: Io, setExit: (code: ExitCodeValue) => void): CommandModule<CommonArgs, RecordArgs> => ({
   command: 'public-key',
   describe: "Print the record key's public half (name+keyid+key), which verifies the record's checkpoints",
-  builder: (y: Argv<CommonArgs>) => recordOptions(y) as unknown as Argv<RecordArgs>,
+  builder: (y: Argv<CommonArgs>) => recordKeyOptions(recordOptions(y)) as unknown as Argv<RecordArgs>,
   handler: async (args: ArgumentsCamelCase<RecordArgs>) => setExit(await runRecordPublicKey(args, io)),
 });
 
@@ -492,6 +514,7 @@ const runCommand = (io: Io, setExit: (code: ExitCodeValue) => void): CommandModu
       .option('role', { type: 'string', choices: NODE_ROLES, default: 'all', describe: 'api: accept, list and serve jobs; worker: sign queued jobs; all: both (api and worker need --database)' })
       .option('lease-timeout', { type: 'number', default: DEFAULT_LEASE_MS / 1000, coerce: numberOption('lease-timeout', { min: 0.1 }), describe: 'With --database: seconds after which the job of a worker (or the upload of an API node) that stopped answering is taken over' })
       .option('signing-workers', { type: 'number', coerce: numberOption('signing-workers', { integer: true, min: 0, max: 256 }), describe: 'Threads that sign, as many jobs at once (default: signingWorkers of the configuration, else one per core; 0: in the service thread)' })
+      .option('record-key', { type: 'string', describe: 'The record key file every node of the deployment signs checkpoints with (serve record key create makes it); default: "recordKey" of the configuration, else the data directory\'s record-key.pem' })
       .example('$0 serve --config server.json --data-dir /var/lib/signgate --port 8443', 'run the service')
       .example('$0 serve --config server.json --trust-proxy 127.0.0.1', 'run it behind a reverse proxy on this machine')
       .example('SIGNGATE_DATABASE_URL=postgres://signgate@db/signgate $0 serve --config server.json --data-dir /mnt/shared --role api', 'an API node of several (docs/deploy.md)')
@@ -514,7 +537,7 @@ export const serveCommand = (io: Io, setExit: (code: ExitCodeValue) => void): Co
       .command({
         command: 'record',
         describe: 'The signature record: an entry for every file the service signed (serve record verify, serve record export)',
-        builder: (t: Argv<CommonArgs>) => t.command(recordVerifyCommand(io, setExit)).command(recordExportCommand(io, setExit)).command(recordCheckpointCommand(io, setExit)).command(recordPublicKeyCommand(io, setExit)).demandCommand(1, 'Name a record command: verify, export, checkpoint or public-key.'),
+        builder: (t: Argv<CommonArgs>) => t.command(recordVerifyCommand(io, setExit)).command(recordExportCommand(io, setExit)).command(recordCheckpointCommand(io, setExit)).command(recordPublicKeyCommand(io, setExit)).command(recordKeyCommand(io, setExit)).demandCommand(1, 'Name a record command: verify, export, checkpoint, public-key or key.'),
         handler: () => {},
       })
       .command(runCommand(io, setExit))

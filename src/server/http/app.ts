@@ -18,7 +18,6 @@ import { acceptance } from '../jobs/key-rotation.js';
 import type { JobStateStore, JobWorker, NodeRole } from '../jobs/store.js';
 import { openStores } from '../storage/open-stores.js';
 import { RecordLog, type JobRecordProof } from '../storage/record-checkpoint.js';
-import { loadRecordKey } from '../storage/record-key.js';
 import { formatVerifierKey } from '../../core/checkpoint.js';
 import { signingOptions } from '../jobs/signing-pool.js';
 import { DEFAULT_JOB_MEMORY_BYTES, JobMemory } from '../jobs/job-memory.js';
@@ -40,6 +39,8 @@ export interface BuildServerOptions {
   /** The configuration, or a function that returns the current one (re-read when the file changes). */
   readonly config: ServerConfig | (() => ServerConfig);
   readonly dataDir: string;
+  /** The record key file (`serve --record-key`); wins over the configuration's "recordKey". */
+  readonly recordKeyFile?: string;
   /** fastify/pino logger options; false for none. The Authorization header is always redacted. */
   readonly logger?: FastifyServerOptions['logger'];
   /** Now, for token expiry (tests move time). */
@@ -155,13 +156,14 @@ export async function buildServer(options: BuildServerOptions): Promise<FastifyI
   // A node that signs keeps a job's files in memory from the upload to the signing and from the package to its download.
   const memory = role === 'api' ? undefined : new JobMemory(options.jobMemoryBytes ?? DEFAULT_JOB_MEMORY_BYTES);
   const signing = role === 'api' ? undefined : { ...signingOptions(options.signingWorkers ?? config().signingWorkers), memory };
-  const stores = await openStores({ dataDir: options.dataDir, database: options.database, blobStore: options.blobStore, leaseMs: options.leaseMs, role, config, log: app.log, signing });
+  const stores = await openStores({ dataDir: options.dataDir, database: options.database, blobStore: options.blobStore, leaseMs: options.leaseMs, role, config, log: app.log, signing, recordKeyFile: options.recordKeyFile ?? config().recordKeyFile });
   const { jobs: store, tokens, worker } = stores;
   app.decorate('signgate', { store, worker, tokens, apiPrefix, role, memory });
   // This thread owns the PKCS#11 modules (pool threads sign through it): what it does with a token is logged.
   const stopPkcs11Log = signing ? onPkcs11Event((event) => logPkcs11Event(app.log, event)) : undefined;
-  // The record as a Merkle log: checkpoints signed with the record key (made by openStores at the first start).
-  const recordLog = new RecordLog(store.signatures, loadRecordKey(options.dataDir));
+  // The record as a Merkle log: checkpoints signed with the deployment's record key (openStores agrees on it).
+  // A worker node serves no API and signs no checkpoint: it has no record key (stores.recordKey is undefined).
+  const recordLog = stores.recordKey ? new RecordLog(store.signatures, stores.recordKey) : undefined;
   app.addHook('onClose', async () => {
     stopPkcs11Log?.();
     await worker.stop();
@@ -385,26 +387,26 @@ export async function buildServer(options: BuildServerOptions): Promise<FastifyI
         createdAt: r.createdAt,
         processingFinished: r.processingFinished,
         // Extension: the job's record entries, each with its inclusion proof in the checkpoint given with them.
-        ...(r.processingFinished ? await recordProofOf(recordLog, r.id, request.log) : {}),
+        ...(r.processingFinished ? await recordProofOf(recordLog!, r.id, request.log) : {}),
         assemblies: r.assemblies.map((a) => ({ fileName: a.fileName, fileProcessingState: a.fileProcessingState, messages: a.messages })),
       };
     });
 
     api.get('/record/checkpoint', { schema: S.checkpointRoute }, async () => {
-      await recordLog.refresh();
-      return { checkpoint: recordLog.checkpoint(), size: recordLog.size };
+      await recordLog!.refresh();
+      return { checkpoint: recordLog!.checkpoint(), size: recordLog!.size };
     });
 
     api.get<{ Querystring: { from: number; to: number } }>('/record/consistency', { schema: S.consistencyRoute }, async (request) => {
       const { from, to } = request.query;
-      if (to > recordLog.size) await recordLog.refresh();
-      if (from > to || to > recordLog.size) {
-        throw new HttpProblem(400, 'Bad Request', `No consistency proof from ${from} to ${to} entries: the record holds ${recordLog.size}, and from must not exceed to.`);
+      if (to > recordLog!.size) await recordLog!.refresh();
+      if (from > to || to > recordLog!.size) {
+        throw new HttpProblem(400, 'Bad Request', `No consistency proof from ${from} to ${to} entries: the record holds ${recordLog!.size}, and from must not exceed to.`);
       }
-      return { from, to, proof: await recordLog.consistency(from, to) };
+      return { from, to, proof: await recordLog!.consistency(from, to) };
     });
 
-    api.get('/record/public-key', { schema: S.recordPublicKeyRoute }, async () => ({ publicKey: formatVerifierKey(recordLog.key.verifier) }));
+    api.get('/record/public-key', { schema: S.recordPublicKeyRoute }, async () => ({ publicKey: formatVerifierKey(recordLog!.key.verifier) }));
 
     api.get<{ Params: { id: string } }>('/assemblies/:id', { schema: S.downloadRoute }, async (request, reply) => {
       const r = await jobOf(request);

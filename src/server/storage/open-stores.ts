@@ -13,7 +13,8 @@ import { SigningWorker, type SigningWorkerOptions } from '../jobs/signing-worker
 import type { S3Blobs } from './s3-blobs.js';
 import { NO_WORKER, type JobStateStore, type JobWorker, type NodeRole, type SignatureRecordReader } from '../jobs/store.js';
 import { FileSignatureRecord } from './record-file.js';
-import { loadRecordKey } from './record-key.js';
+import { dataDirRecordKeyPath, loadRecordKey, readRecordKeyFile, type RecordKey } from './record-key.js';
+import { agreeOnRecordKey } from './postgres/pg-record-key.js';
 import { PgSignatureRecord } from './postgres/pg-record.js';
 import { TokenStore, type TokenKeeper } from '../identity/token-store.js';
 
@@ -31,12 +32,22 @@ export interface StoreOptions {
   readonly log: FastifyBaseLogger;
   /** How jobs are signed (signing-pool.ts): the signer and how many jobs at once. Default: in this thread, one. */
   readonly signing?: SigningWorkerOptions | undefined;
+  /**
+   * The record key file the configuration or the command line names (absolute); without it, the data directory's
+   * record-key.pem, made at the first start.
+   */
+  readonly recordKeyFile?: string | undefined;
 }
 
 export interface Stores {
   readonly jobs: JobStateStore;
   readonly tokens: TokenKeeper;
   readonly worker: JobWorker;
+  /**
+   * The key this node signs the record's checkpoints with: the deployment's (one per database or data directory).
+   * Undefined on a worker node, which serves no API and signs no checkpoint.
+   */
+  readonly recordKey: RecordKey | undefined;
   close(): Promise<void>;
 }
 
@@ -70,8 +81,7 @@ export async function openStores(options: StoreOptions): Promise<Stores> {
   const role = options.role ?? 'all';
   // Uploads, signed files and job records (and, without a database, token hashes): the service's alone.
   narrowDirSync(options.dataDir);
-  // The key that signs the record's checkpoints: made at the first start.
-  loadRecordKey(options.dataDir, true);
+  const keyHint = 'Make it once with `signgate serve record key create --out FILE` and give every node of the deployment the same file.';
   // The AWS SDK is loaded only by nodes that use object storage.
   let blobs: S3Blobs | undefined;
   if (options.blobStore) {
@@ -81,13 +91,22 @@ export async function openStores(options: StoreOptions): Promise<Stores> {
   if (!options.database) {
     if (role !== 'all') throw new UsageError(`--role ${role} needs --database`, 'Separate API and worker nodes share their jobs through PostgreSQL: pass --database postgres://…, or run --role all.');
     if (options.blobStore) throw new UsageError('--blob-store needs --database', 'Object storage is for several nodes, which share their jobs through PostgreSQL: pass --database postgres://… as well.');
+    // The key that signs the record's checkpoints: the one configured, else the data directory's, made at the first start.
+    const recordKey = options.recordKeyFile ? readRecordKeyFile(options.recordKeyFile, keyHint) : loadRecordKey(options.dataDir, true);
     const jobs = new JobStore(options.dataDir);
     // A record that does not end where its head says refuses the start; a torn last line is moved aside.
     const torn = jobs.signatures.openForAppend();
     if (torn) options.log.warn(torn);
-    return { jobs, tokens: new TokenStore(options.dataDir), worker: new SigningWorker(jobs, options.config, options.log, options.signing), close: async () => {} };
+    return { jobs, tokens: new TokenStore(options.dataDir), worker: new SigningWorker(jobs, options.config, options.log, options.signing), recordKey, close: async () => {} };
   }
   const pool = await openDatabase(options.database);
+  let recordKey: RecordKey | undefined;
+  try {
+    if (role !== 'worker') recordKey = await agreeOnRecordKey(pool, options.recordKeyFile ?? dataDirRecordKeyPath(options.dataDir), !options.recordKeyFile, describeDatabase(options.database));
+  } catch (error) {
+    await pool.end().catch(() => {});
+    throw error;
+  }
   const jobs = new PgJobStore(pool, { dataDir: options.dataDir, leaseMs: options.leaseMs ?? DEFAULT_LEASE_MS, log: options.log, blobs, where: describeDatabase(options.database) });
   jobs.start(role !== 'worker');
   let worker: JobWorker = NO_WORKER;
@@ -96,7 +115,7 @@ export async function openStores(options: StoreOptions): Promise<Stores> {
     await queue.start();
     worker = queue;
   }
-  return { jobs, tokens: new PgTokenStore(pool), worker, close: () => jobs.close() };
+  return { jobs, tokens: new PgTokenStore(pool), worker, recordKey, close: () => jobs.close() };
 }
 
 /**

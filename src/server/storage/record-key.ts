@@ -1,15 +1,17 @@
 // The record key: the Ed25519 key with which the service signs the checkpoints of its signature record
 // (core/checkpoint.ts). It is the service's own, never an option's signing key: <data-dir>/record-key.pem (PKCS#8,
 // private to the service's user), made at the first start, and beside it record-key.pub, the C2SP verifier key that
-// verifiers need (also printed by `serve record public-key`). Nodes of one deployment must sign with the same key:
-// copy record-key.pem into each node's data directory before its first start.
+// verifiers need (also printed by `serve record public-key`), or the file the configuration names ("recordKey" in
+// server.json, `serve --record-key`; made once with `serve record key create`). Nodes of one deployment sign with one
+// key: on PostgreSQL the first node records the key's public half in the database and a node with another refuses to
+// start (deployment-key.ts).
 import { generateKeyPairSync, type KeyObject } from 'node:crypto';
-import { existsSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { existsSync, linkSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import { UsageError } from '../../core/errors.js';
 import { formatVerifierKey, recordPrivateKey, verifierOf, type RecordVerifier } from '../../core/checkpoint.js';
 export { readRecordPublicKey } from '../../core/checkpoint.js';
-import { writeFileAtomicSync } from './fs-atomic.js';
+import { mkdirPrivateSync, PRIVATE_FILE, writeFileAtomicSync } from './fs-atomic.js';
 
 export const RECORD_KEY_FILE = 'record-key.pem';
 export const RECORD_PUBLIC_KEY_FILE = 'record-key.pub';
@@ -21,27 +23,72 @@ export interface RecordKey {
   readonly path: string;
 }
 
+/** Where the verifier key of a record key file is written: beside it, `.pem` replaced by `.pub`. */
+export function publicKeyPathFor(keyFile: string): string {
+  return `${keyFile.replace(/\.pem$/i, '')}.pub`;
+}
+
 /**
- * The data directory's record key; made (with its .pub) when `create` and there is none.
- * @throws UsageError when the file is no Ed25519 private key, or (without `create`) when there is none
+ * Makes a new record key at `path` (PKCS#8 PEM, 0600) and its verifier key beside it; never replaces a file: two
+ * processes that make it at once end with one key, the first one's.
+ * @returns whether this call made it (false: it was there)
  */
-export function loadRecordKey(dataDir: string, create = false): RecordKey {
-  const path = join(dataDir, RECORD_KEY_FILE);
-  if (!existsSync(path)) {
-    if (!create) throw new UsageError(`there is no record key at ${path}`, 'The service makes it at its first start on this data directory; pass the data directory the service uses (--data-dir).', 'SG_ERR_CONFIG');
-    const { privateKey } = generateKeyPairSync('ed25519');
-    writeFileAtomicSync(path, privateKey.export({ type: 'pkcs8', format: 'pem' }));
+export function createRecordKeyFile(path: string): boolean {
+  const { privateKey } = generateKeyPairSync('ed25519');
+  mkdirPrivateSync(dirname(path));
+  const temp = `${path}.tmp-${process.pid}-${Date.now()}`;
+  writeFileSync(temp, privateKey.export({ type: 'pkcs8', format: 'pem' }), { mode: PRIVATE_FILE });
+  try {
+    linkSync(temp, path);
+    return true;
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'EEXIST') return false;
+    throw new UsageError(`cannot write the record key ${path} (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`, 'Choose a folder the service\'s user may write.', 'SG_ERR_CONFIG');
+  } finally {
+    rmSync(temp, { force: true });
   }
+}
+
+/**
+ * Reads a record key file (never writes).
+ * @throws UsageError when it is missing or no Ed25519 private key
+ */
+export function readRecordKeyFile(path: string, missingHint: string): RecordKey {
+  if (!existsSync(path)) throw new UsageError(`there is no record key at ${path}`, missingHint, 'SG_ERR_CONFIG');
   let privateKey: KeyObject;
   try {
     privateKey = recordPrivateKey(readFileSync(path));
   } catch (error) {
     throw new UsageError(`${path} is not a private key (${(error as Error).message})`, 'Restore the record key from its backup; without it the service cannot sign checkpoints.', 'SG_ERR_CONFIG');
   }
-  if (privateKey.asymmetricKeyType !== 'ed25519') throw new UsageError(`${path} is an ${privateKey.asymmetricKeyType} key, not Ed25519`, 'The record key is an Ed25519 key; restore it from its backup, or move it aside to let the service make a new one.', 'SG_ERR_CONFIG');
-  const verifier = verifierOf(privateKey);
-  const pub = join(dataDir, RECORD_PUBLIC_KEY_FILE);
-  const text = `${formatVerifierKey(verifier)}\n`;
+  if (privateKey.asymmetricKeyType !== 'ed25519') throw new UsageError(`${path} is an ${privateKey.asymmetricKeyType} key, not Ed25519`, 'The record key is an Ed25519 key (signgate serve record key create makes one); restore it from its backup.', 'SG_ERR_CONFIG');
+  return { privateKey, verifier: verifierOf(privateKey), path };
+}
+
+/** Writes the verifier key beside a record key file when it is not there as it should be (only its maker calls this). */
+export function writeRecordPublicKey(key: RecordKey, pub = publicKeyPathFor(key.path)): void {
+  const text = `${formatVerifierKey(key.verifier)}\n`;
   if (!existsSync(pub) || readFileSync(pub, 'utf8') !== text) writeFileAtomicSync(pub, text);
-  return { privateKey, verifier, path };
+}
+
+/** The record key of a data directory: the file a node makes at its first start when no key is configured. */
+export function dataDirRecordKeyPath(dataDir: string): string {
+  return join(dataDir, RECORD_KEY_FILE);
+}
+
+/**
+ * The data directory's record key; made (with its .pub) when `create` and there is none.
+ * @throws UsageError when the file is no Ed25519 private key, or (without `create`) when there is none
+ */
+export function loadRecordKey(dataDir: string, create = false): RecordKey {
+  const path = dataDirRecordKeyPath(dataDir);
+  if (create && !existsSync(path)) createRecordKeyFile(path);
+  const key = readRecordKeyFile(path, 'The service makes it at its first start on this data directory; pass the data directory the service uses (--data-dir), or the record key file its configuration names (--record-key).');
+  if (create) writeRecordPublicKey(key, join(dataDir, RECORD_PUBLIC_KEY_FILE));
+  return key;
+}
+
+/** A short name of a record key for messages: name+keyid. */
+export function recordKeyId(v: RecordVerifier): string {
+  return `${v.name}+${v.keyId.toString('hex')}`;
 }

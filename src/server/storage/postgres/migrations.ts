@@ -99,6 +99,19 @@ export const MIGRATIONS: readonly Migration[] = [
       INSERT INTO signgate_signature_head (id, seq, hash) VALUES (1, 0, '${'0'.repeat(64)}');
     `,
   },
+  {
+    version: 5,
+    name: 'the deployment\'s record key',
+    // The public half of the key every node signs checkpoints with, recorded by the first node (pg-record-key.ts).
+    sql: `
+      CREATE TABLE signgate_record_key (
+        id integer PRIMARY KEY CHECK (id = 1),
+        public_key text NOT NULL,
+        recorded_at timestamptz NOT NULL DEFAULT now(),
+        recorded_by text NOT NULL
+      );
+    `,
+  },
 ];
 
 /** An arbitrary constant: the advisory lock every node takes while it migrates. */
