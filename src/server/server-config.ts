@@ -36,7 +36,7 @@ export interface ServerConfigFile {
   vendorNamespace?: string;
   signingWorkers?: number;
   recordKey?: string;
-  limits?: { maxUploadBytes?: number; maxJobsPerOrganization?: number; maxFilesPerJob?: number };
+  limits?: { maxUploadBytes?: number; maxJobsPerOrganization?: number; maxFilesPerJob?: number; keyWaitSeconds?: number };
   rateLimits?: { perToken?: RateLimit | false; perAddress?: RateLimit | false; loopback?: boolean };
   oidc?: { issuer: string; audience: string; organizationClaim?: string; rolesClaim?: string; userClaim?: string; clientId?: string; scopes?: string[]; maxTokenLifetime?: number };
   organizations: {
@@ -86,6 +86,8 @@ export interface ServerConfig {
   readonly maxUploadBytes: number;
   readonly maxJobsPerOrganization: number;
   readonly maxFilesPerJob: number;
+  /** How long a job waits for a signing key no worker can use before its files end Error (limits.keyWaitSeconds). */
+  readonly keyWaitSeconds: number;
   /** Requests per token and per address (rate-limit.ts); the defaults leave loopback clients unlimited. */
   readonly rateLimits: RateLimitSettings;
   /** Signing threads (read at start); undefined: one per core. */
@@ -103,6 +105,8 @@ export const DEFAULT_MAX_TOKEN_LIFETIME_S = 86_400;
 export const DEFAULT_MAX_UPLOAD_BYTES = 40_000_000;
 export const DEFAULT_MAX_JOBS = 9999;
 export const DEFAULT_MAX_FILES = 1000;
+/** A job waits this long for a signing key no worker can use (a token away, a wrong PIN) before its files end Error. */
+export const DEFAULT_KEY_WAIT_S = 600;
 /** The role a user needs for every request. */
 export const USER_ROLE = 'User';
 
@@ -146,6 +150,7 @@ export function parseServerConfig(raw: unknown, baseDir: string, shownAs = 'serv
     maxUploadBytes: raw.limits?.maxUploadBytes ?? DEFAULT_MAX_UPLOAD_BYTES,
     maxJobsPerOrganization: raw.limits?.maxJobsPerOrganization ?? DEFAULT_MAX_JOBS,
     maxFilesPerJob: raw.limits?.maxFilesPerJob ?? DEFAULT_MAX_FILES,
+    keyWaitSeconds: raw.limits?.keyWaitSeconds ?? DEFAULT_KEY_WAIT_S,
     rateLimits: {
       perToken: raw.rateLimits?.perToken === false ? null : (raw.rateLimits?.perToken ?? DEFAULT_RATE_LIMITS.perToken),
       perAddress: raw.rateLimits?.perAddress === false ? null : (raw.rateLimits?.perAddress ?? DEFAULT_RATE_LIMITS.perAddress),

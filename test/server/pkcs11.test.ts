@@ -1,6 +1,7 @@
 // The service signs with keys in a PKCS#11 token (SoftHSM2): in its pool threads and in its own thread, byte for
 // byte as with the same key pair in a file; a token that cannot sign fails the job's files at once with a clear
 // message and makes /readyz answer 503; the PIN shows nowhere.
+import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -14,6 +15,7 @@ import { verifyStrongName } from '../../src/strongname/strong-name.js';
 import { readZip } from '../../src/zip/read-zip.js';
 import { fixture, hasMono, runCli, runMono } from '../helpers/fixtures.js';
 import { api, startServer, uploadForm, waitFinished } from '../helpers/server.js';
+import { waitFor } from '../helpers/wait.js';
 import { createToken, exportKey, generateKey, hasSoftHsm, SOFTHSM_MODULE, softHsmConf, type TestToken } from '../helpers/softhsm.js';
 
 const OPTION = 777;
@@ -28,8 +30,8 @@ function addinFor(publicKey: Uint8Array): Uint8Array {
   return new Uint8Array(bytes);
 }
 
-function configWith(license: { keyPair: string; publicKey?: string }, dir: string): ServerConfig {
-  return parseServerConfig({ vendor: 'Contoso', organizations: [{ id: 'sandbox', licenses: [{ optionId: OPTION, ...license }], users: [{ id: 'ci', roles: ['User'] }] }] }, dir);
+function configWith(license: { keyPair: string; publicKey?: string }, dir: string, keyWaitSeconds?: number): ServerConfig {
+  return parseServerConfig({ vendor: 'Contoso', ...(keyWaitSeconds ? { limits: { keyWaitSeconds } } : {}), organizations: [{ id: 'sandbox', licenses: [{ optionId: OPTION, ...license }], users: [{ id: 'ci', roles: ['User'] }] }] }, dir);
 }
 
 /** Runs one job of `file` on a service with `config`; returns the status, the signed file and what the service logged. */
@@ -60,6 +62,7 @@ describe.skipIf(!hasSoftHsm)('the service signs with keys in a PKCS#11 token', (
   let token: TestToken;
   let pinToken: TestToken;
   let awayToken: TestToken;
+  let mendToken: TestToken;
   let dir: string;
 
   beforeAll(() => {
@@ -71,6 +74,8 @@ describe.skipIf(!hasSoftHsm)('the service signs with keys in a PKCS#11 token', (
     generateKey(pinToken, 'option-key', '01', { bits: 1024 });
     awayToken = createToken('signgate-away'); // its folder is moved away and back
     generateKey(awayToken, 'option-key', '01', { bits: 1024 });
+    mendToken = createToken('signgate-mend-pin'); // logged in to by the service only once its PIN file is mended
+    generateKey(mendToken, 'option-key', '01', { bits: 1024 });
     dir = mkdtempSync(join(tmpdir(), 'signgate-pkcs11-service-'));
   });
 
@@ -112,7 +117,7 @@ describe.skipIf(!hasSoftHsm)('the service signs with keys in a PKCS#11 token', (
     }
   });
 
-  test('a module that cannot be loaded, a wrong PIN: /readyz answers 503, the file fails at once with a clear message, the PIN shows nowhere', async () => {
+  test('a module that cannot be loaded, a wrong PIN: /readyz answers 503, the job waits limits.keyWaitSeconds, then the file fails with a clear message, the PIN shows nowhere', async () => {
     const key = openPkcs11Key(token.uri('option-key'));
     writeFileSync(join(dir, 'option_public.snk'), key.publicKey.blob);
     const wrongPin = join(dir, 'wrong.pin');
@@ -123,11 +128,13 @@ describe.skipIf(!hasSoftHsm)('the service signs with keys in a PKCS#11 token', (
     ];
     for (const c of cases) {
       for (const workers of [0, 2]) {
-        const job = await signJob(configWith({ keyPair: c.uri, publicKey: 'option_public.snk' }, dir), addinFor(key.publicKey.blob), workers);
+        const job = await signJob(configWith({ keyPair: c.uri, publicKey: 'option_public.snk' }, dir, 3), addinFor(key.publicKey.blob), workers);
         const file = job.status.assemblies[0]!;
         expect(file.fileProcessingState, `${c.code}, ${workers} workers`).toBe('Error');
-        expect(file.messages.map((m) => m.message).join('\n')).toMatch(new RegExp(`signing key of option ${OPTION} \\(in a PKCS#11 token\\) is not available: .*\\(${c.code}\\)`));
-        expect(job.seconds).toBeLessThan(5); // no retries, no hang
+        expect(file.messages.map((m) => m.message).join('\n')).toMatch(new RegExp(`signing key of option ${OPTION} \\(in a PKCS#11 token\\) is not available after 3 s of waiting \\(limits.keyWaitSeconds\\): .*\\(${c.code}\\)`));
+        expect(job.seconds).toBeGreaterThanOrEqual(3); // it waited for the key
+        expect(job.seconds).toBeLessThan(15); // and then ended, without hanging
+        expect(job.serverLog()).toContain('job waits for its signing key');
         expect(job.ready.status).toBe(503);
         expect(job.serverLog()).toContain(c.code === 'SG_ERR_PKCS11_MODULE' ? 'cannot be loaded' : 'refused');
         for (const text of [job.ready.text, job.serverLog(), JSON.stringify(job.status), Buffer.from(job.log).toString('utf8')]) {
@@ -183,6 +190,45 @@ describe.skipIf(!hasSoftHsm)('the service signs with keys in a PKCS#11 token', (
       const created = await api(server, '/assemblies', accessToken, { method: 'POST', body: uploadForm([{ name: 'SampleAddin.dll', bytes: addinFor(key.publicKey.blob) }]) });
       const status = await waitFinished(server, accessToken, ((await created.json()) as { id: string }).id);
       expect(status.assemblies[0]!.fileProcessingState, JSON.stringify(status)).toBe('Signed');
+    } finally {
+      await server.close();
+    }
+  });
+
+  test('a wrong PIN: the job waits (its status says why and until when) and is signed once the PIN file is mended, without a restart', async () => {
+    // The public key read in a process of its own: a login here would log the service's module in too.
+    const blob = execFileSync(process.execPath, ['--input-type=module', '-e', `import { openPkcs11Key } from ${JSON.stringify(new URL('../../dist/strongname/pkcs11-key.js', import.meta.url).href)}; process.stdout.write(Buffer.from(openPkcs11Key(process.argv[1]).publicKey.blob).toString('hex'))`, mendToken.uri('option-key')], { env: { ...process.env, SOFTHSM2_CONF: softHsmConf() } }).toString();
+    writeFileSync(join(dir, 'mend_public.snk'), Buffer.from(blob, 'hex'));
+    const pinFile = join(dir, 'mend.pin');
+    writeFileSync(pinFile, `not-${mendToken.pin}\n`, { mode: 0o600 });
+    const uri = `pkcs11:token=${mendToken.label};object=option-key?module-path=${SOFTHSM_MODULE}&pin-source=file:${pinFile}`;
+    const chunks: string[] = [];
+    const server = await startServer({ config: configWith({ keyPair: uri, publicKey: 'mend_public.snk' }, dir, 600), build: { signingWorkers: 2 }, logger: { level: 'info', stream: { write: (line: string) => chunks.push(line) } } as never });
+    try {
+      const accessToken = server.token();
+      const created = await api(server, '/assemblies', accessToken, { method: 'POST', body: uploadForm([{ name: 'SampleAddin.dll', bytes: addinFor(Buffer.from(blob, 'hex')) }]) });
+      const { id } = (await created.json()) as { id: string };
+      const waiting = await waitFor('the job to say it waits for its signing key', async () => {
+        const status = (await (await api(server, `/assemblies/${id}/status`, accessToken)).json()) as { processingFinished: boolean; assemblies: { fileProcessingState: string; messages: { message: string }[] }[] };
+        const text = status.assemblies[0]!.messages.map((m) => m.message).join(' ');
+        return text.includes('Waiting for the signing key') ? { done: true, value: { status, text } } : { done: false, seen: status };
+      });
+      expect(waiting.status.processingFinished).toBe(false);
+      expect(waiting.status.assemblies[0]!.fileProcessingState).toBe('Pending');
+      expect(waiting.text).toContain(`option ${OPTION}`);
+      expect(waiting.text).toContain('(SG_ERR_PKCS11_PIN)');
+      expect(waiting.text).toMatch(/its files end with an error at \d{4}-\d\d-\d\dT.* \(limits\.keyWaitSeconds\)/);
+      // A few rounds of waiting: still not failed.
+      await new Promise((r) => setTimeout(r, 5000));
+      const still = (await (await api(server, `/assemblies/${id}/status`, accessToken)).json()) as { processingFinished: boolean };
+      expect(still.processingFinished).toBe(false);
+      writeFileSync(pinFile, `${mendToken.pin}\n`, { mode: 0o600 });
+      const status = await waitFinished(server, accessToken, id);
+      expect(status.assemblies[0]!.fileProcessingState, JSON.stringify(status)).toBe('Signed');
+      const log = chunks.join('');
+      expect(log).toContain('job waits for its signing key');
+      expect(log).not.toContain('job processing failed');
+      for (const text of [log, JSON.stringify(waiting.status)]) expect(text).not.toContain(mendToken.pin);
     } finally {
       await server.close();
     }

@@ -20,6 +20,7 @@ import type { JobProgressSink, JobStateStore, JobWorker } from './store.js';
 import type { License, Organization, ServerConfig } from '../server-config.js';
 import { inProcessSigner, type FileSigner } from './sign-file.js';
 import { keysForJob } from './key-rotation.js';
+import { KeyWait, keyWaitOver, markWaiting, optionKeyName } from './key-wait.js';
 import { publicKeyToken } from '../../strongname/token.js';
 import type { SignatureEvent } from '../../core/signature-record.js';
 import type { JobMemory } from './job-memory.js';
@@ -162,9 +163,13 @@ async function processJobSteps(
       } catch (error) {
         if (fileFault(error)) malformed(file, error);
         else if (!tokenUnavailable(error)) throw error;
-        else {
+        else if (!keyWaitOver(record, config.keyWaitSeconds)) {
+          // The key cannot be used now: the job waits for it (the worker puts it back in the queue), it is not failed.
+          const license = decisions[i]!.signWith!;
+          throw new KeyWait([{ name: optionKeyName(record.organization, license.optionId), license, error }]);
+        } else {
           file.fileProcessingState = 'Error';
-          file.messages = [message('Error', keyUnavailableText(decisions[i]!.signWith!, error))];
+          file.messages = [message('Error', keyUnavailableText(decisions[i]!.signWith!, error, config.keyWaitSeconds))];
         }
       }
       if (signal.aborted) return;
@@ -200,6 +205,7 @@ async function processJobSteps(
     entries.push({ name: f.fileName, source: prepared ? { prepared } : { path: join(uploads, f.fileName) } });
   }
   record.processingFinished = true;
+  delete record.keyWait;
   entries.push({ name: SIGNING_LOG, source: { bytes: new TextEncoder().encode(signingLog(record)) } });
   if (resultFile !== RESULT_ZIP) record.resultFile = resultFile;
   if (signal.aborted) return;
@@ -270,8 +276,9 @@ function tokenUnavailable(error: unknown): error is SignGateError {
  * meaning), never the service's paths, token names or anything of the PIN; the operator sees the whole message in
  * /readyz's log line.
  */
-function keyUnavailableText(license: License, error: SignGateError): string {
-  return `Not signed: the signing key of option ${license.optionId} (in a PKCS#11 token) is not available: ${ErrorCodes[error.code]} (${error.code}). The service's operator must fix the token; upload the files again afterwards.`;
+function keyUnavailableText(license: License, error: SignGateError, waitedS: number): string {
+  const waited = waitedS >= 120 ? `${Math.round(waitedS / 60)} minutes` : `${waitedS} s`;
+  return `Not signed: the signing key of option ${license.optionId} (in a PKCS#11 token) is not available after ${waited} of waiting (limits.keyWaitSeconds): ${ErrorCodes[error.code]} (${error.code}). The service's operator must fix the token; upload the files again afterwards.`;
 }
 
 /** The state of an option's key in a PKCS#11 token, as /readyz shows it (no token names, paths or PINs). */
@@ -439,6 +446,9 @@ export interface SigningWorkerOptions {
   readonly memory?: JobMemory;
 }
 
+/** How soon a job that waits for its signing key is tried again (the PIN source is read again, the token looked for). */
+export const KEY_RECHECK_MS = 2_000;
+
 /** The default waits between attempts at a failed job: about four minutes in all. */
 export const JOB_RETRY_DELAYS_MS: readonly number[] = [2_000, 10_000, 30_000, 60_000, 120_000];
 
@@ -523,6 +533,31 @@ export class SigningWorker implements JobWorker {
     }
   }
 
+  /**
+   * A job whose key cannot be used now: shown as waiting (why, and until when), saved, and queued again after
+   * KEY_RECHECK_MS; not a failed attempt. The attempt itself tries the key again (a changed PIN, a token put back).
+   */
+  private async waitForKey(record: JobRecord, wait: KeyWait): Promise<void> {
+    const key = jobKey(record.organization, record.id);
+    const first = record.keyWait === undefined;
+    markWaiting(record, wait, this.config().keyWaitSeconds);
+    const fields = { job: record.id, organization: record.organization, options: record.keyWait!.options, codes: wait.keys.map((k) => k.error.code), since: record.keyWait!.since };
+    if (first) this.log.warn(fields, 'job waits for its signing key; it is queued again, not failed');
+    else this.log.debug(fields, 'job still waits for its signing key');
+    try {
+      await this.store.save(record);
+    } catch (error) {
+      this.log.warn({ job: record.id, err: { message: (error as Error).message } }, 'the waiting job could not be saved; it is queued again all the same');
+    }
+    this.retries.set(
+      key,
+      setTimeout(() => {
+        this.retries.delete(key);
+        this.enqueue(record.organization, record.id);
+      }, KEY_RECHECK_MS).unref(),
+    );
+  }
+
   enqueue(organization: string, id: string): void {
     if (this.stopped) return;
     this.queue.push({ organization, id });
@@ -558,8 +593,9 @@ export class SigningWorker implements JobWorker {
       const done = new Promise<void>((resolve) => (settle = resolve));
       const key = jobKey(next.organization, next.id);
       this.current.set(key, { controller, done });
+      let record: JobRecord | undefined;
       try {
-        const record = await this.store.get(next.organization, next.id);
+        record = await this.store.get(next.organization, next.id);
         if (!record) continue; // deleted while queued
         await processJob(this.store, this.config(), record, controller.signal, RESULT_ZIP, this.signer, this.memory);
         if (controller.signal.aborted) this.log.info({ job: record.id, organization: record.organization }, 'job processing stopped');
@@ -568,7 +604,9 @@ export class SigningWorker implements JobWorker {
           this.log.info({ job: record.id, organization: record.organization, files: record.assemblies.length }, 'job processed');
         }
       } catch (error) {
-        if (!controller.signal.aborted && !this.stopped) await this.failed(next.organization, next.id, error);
+        if (controller.signal.aborted || this.stopped) continue;
+        if (error instanceof KeyWait && record) await this.waitForKey(record, error);
+        else await this.failed(next.organization, next.id, error);
       } finally {
         this.current.delete(key);
         settle();

@@ -43,6 +43,12 @@ export interface JobRecord {
    * they sign with the options' current keys.
    */
   acceptedKeys?: readonly { readonly optionId: number; readonly token: string }[];
+  /**
+   * Set while the job waits for a signing key that no worker could use (a PKCS#11 token away, a wrong PIN): since
+   * when, and the options (`organization/optionId`). The job stays queued; it is signed once a worker can use the
+   * key, or its files end Error after limits.keyWaitSeconds (key-wait.ts).
+   */
+  keyWait?: { readonly since: string; readonly options: readonly string[] };
 }
 
 /** Where an upload is written while it arrives. */

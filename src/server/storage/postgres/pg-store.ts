@@ -39,6 +39,8 @@ interface JobRow {
   idempotency_key?: string | null;
   submitted_by?: JobRecord['submittedBy'] | null;
   accepted_keys?: JobRecord['acceptedKeys'] | null;
+  key_wait_since?: Date | null;
+  key_wait_options?: string[] | null;
 }
 
 /**
@@ -61,6 +63,7 @@ function recordOf(row: JobRow): JobRecord {
     ...(row.idempotency_key ? { idempotencyKey: row.idempotency_key } : {}),
     ...(row.submitted_by ? { submittedBy: row.submitted_by } : {}),
     ...(row.accepted_keys ? { acceptedKeys: row.accepted_keys } : {}),
+    ...(row.key_wait_since ? { keyWait: { since: row.key_wait_since.toISOString(), options: row.key_wait_options ?? [] } } : {}),
   };
 }
 
@@ -265,7 +268,9 @@ export class PgJobStore implements JobStateStore {
         `UPDATE signgate_jobs SET files = $3, result_file = $4,
            state = CASE WHEN $5 THEN 'finished' ELSE state END,
            lease_owner = CASE WHEN $5 THEN NULL ELSE lease_owner END,
-           lease_until = CASE WHEN $5 THEN NULL ELSE lease_until END
+           lease_until = CASE WHEN $5 THEN NULL ELSE lease_until END,
+           key_wait_since = CASE WHEN $5 THEN NULL ELSE key_wait_since END,
+           key_wait_options = CASE WHEN $5 THEN NULL ELSE key_wait_options END
          WHERE organization = $1 AND id = $2 AND state = 'processing' AND lease_owner = $6`,
         [record.organization, record.id, JSON.stringify(record.assemblies), record.resultFile ?? null, record.processingFinished, owner],
       );
@@ -282,15 +287,18 @@ export class PgJobStore implements JobStateStore {
    * Leases the oldest queued job, or one whose worker's lease ran out, to `owner`; undefined when there is none.
    * `attempts` counts this one: past MAX_ATTEMPTS the worker finishes the job instead of processing it.
    */
-  async claim(owner: string): Promise<(JobRecord & { readonly attempts: number }) | undefined> {
+  async claim(owner: string, waitFor: { readonly unusable: readonly string[]; readonly keyWaitSeconds: number } = { unusable: [], keyWaitSeconds: 0 }): Promise<(JobRecord & { readonly attempts: number }) | undefined> {
+    // A job that waits for a key this worker found unusable is left to the others, until its wait is over (then any
+    // worker takes it, to end its files with an error).
     const { rows } = await this.pool.query<JobRow & { attempts: number }>(
       `UPDATE signgate_jobs j SET state = 'processing', lease_owner = $1, lease_until = now() + $2 * interval '1 millisecond', attempts = j.attempts + 1
        FROM (SELECT organization, id FROM signgate_jobs
              WHERE (state = 'queued' OR (state = 'processing' AND lease_until < now()))
+               AND (key_wait_options IS NULL OR NOT (key_wait_options ?| $3::text[]) OR key_wait_since < now() - $4 * interval '1 second')
              ORDER BY created_at, id LIMIT 1 FOR UPDATE SKIP LOCKED) next
        WHERE j.organization = next.organization AND j.id = next.id
        RETURNING j.*`,
-      [owner, this.options.leaseMs],
+      [owner, this.options.leaseMs, waitFor.unusable, waitFor.keyWaitSeconds],
     );
     return rows[0] ? { ...recordOf(rows[0]), attempts: rows[0].attempts } : undefined;
   }
@@ -304,6 +312,20 @@ export class PgJobStore implements JobStateStore {
       `UPDATE signgate_jobs SET lease_owner = NULL, lease_until = now() + $4 * interval '1 millisecond' WHERE organization = $1 AND id = $2 AND state = 'processing' AND lease_owner = $3`,
       [organization, id, owner, delayMs],
     );
+  }
+
+  /**
+   * Puts a job that waits for a key back in the queue at once, for another worker (its files as markWaiting left
+   * them, and since when it waits); the attempt is not counted.
+   */
+  async waitForKey(record: JobRecord, owner: string): Promise<void> {
+    await this.pool.query(
+      `UPDATE signgate_jobs SET files = $4, key_wait_since = coalesce(key_wait_since, $5::timestamptz), key_wait_options = $6, lease_owner = NULL, lease_until = NULL,
+              state = 'queued', attempts = greatest(attempts - 1, 0)
+       WHERE organization = $1 AND id = $2 AND state = 'processing' AND lease_owner = $3`,
+      [record.organization, record.id, owner, JSON.stringify(record.assemblies), record.keyWait!.since, JSON.stringify(record.keyWait!.options)],
+    );
+    await this.pool.query(`SELECT pg_notify('signgate_jobs', '')`);
   }
 
   /** Renews `owner`'s lease on a job; false when it holds it no more. */

@@ -5,7 +5,10 @@ import { randomUUID } from 'node:crypto';
 import type { FastifyBaseLogger } from 'fastify';
 import pg from 'pg';
 import type { ServerConfig } from '../../server-config.js';
-import { finishUnsigned, JOB_RETRY_DELAYS_MS, processJob } from '../../jobs/signing-worker.js';
+import { finishUnsigned, JOB_RETRY_DELAYS_MS, KEY_RECHECK_MS, processJob } from '../../jobs/signing-worker.js';
+import { KeyWait, markWaiting } from '../../jobs/key-wait.js';
+import { isPkcs11Key, probePkcs11Key } from '../../../strongname/pkcs11-key.js';
+import type { License } from '../../server-config.js';
 import type { FileSigner } from '../../jobs/sign-file.js';
 import type { JobMemory } from '../../jobs/job-memory.js';
 import type { JobWorker } from '../../jobs/store.js';
@@ -30,6 +33,11 @@ export class PgQueueWorker implements JobWorker {
   private wake: (() => void) | undefined;
   private listener: pg.Client | undefined;
   private current: { organization: string; id: string; controller: AbortController; done: Promise<void> } | undefined;
+  /**
+   * The keys this worker found unusable (organization/optionId), with when it last tried them: it takes no job that
+   * waits for one of them until a probe signs with it again (key-wait.ts).
+   */
+  private readonly unusable = new Map<string, { license: License; triedAt: number }>();
 
   constructor(
     private readonly store: PgJobStore,
@@ -68,9 +76,10 @@ export class PgQueueWorker implements JobWorker {
   private async loop(): Promise<void> {
     const pollMs = this.options.pollMs ?? Math.min(1000, this.store.leaseMs / 2);
     while (!this.stopped) {
+      await this.probeUnusableKeys();
       let record;
       try {
-        record = await this.store.claim(this.owner);
+        record = await this.store.claim(this.owner, { unusable: [...this.unusable.keys()], keyWaitSeconds: this.config().keyWaitSeconds });
       } catch (error) {
         this.log.warn({ err: { message: (error as Error).message } }, 'taking a job from the queue failed');
       }
@@ -86,6 +95,25 @@ export class PgQueueWorker implements JobWorker {
         continue;
       }
       await this.process(record);
+    }
+  }
+
+  /** Tries each key found unusable again, at most every KEY_RECHECK_MS: a key that signs a probe is usable again. */
+  private async probeUnusableKeys(): Promise<void> {
+    for (const [name, entry] of this.unusable) {
+      if (Date.now() - entry.triedAt < KEY_RECHECK_MS) continue;
+      entry.triedAt = Date.now();
+      if (!isPkcs11Key(entry.license.key)) {
+        this.unusable.delete(name);
+        continue;
+      }
+      try {
+        await probePkcs11Key(entry.license.key.pkcs11, entry.license.key.publicKey);
+        this.unusable.delete(name);
+        this.log.info({ option: name, worker: this.owner }, 'the signing key can be used again: taking the jobs that wait for it');
+      } catch (error) {
+        this.log.debug({ option: name, code: (error as { code?: string }).code }, 'the signing key still cannot be used');
+      }
     }
   }
 
@@ -118,7 +146,16 @@ export class PgQueueWorker implements JobWorker {
       else this.log.info({ job: record.id, organization: record.organization, files: record.assemblies.length, worker: this.owner }, 'job processed');
     } catch (error) {
       if (error instanceof LeaseLost) this.log.info({ job: record.id, organization: record.organization }, 'job processing stopped: its lease is gone');
-      else {
+      else if (error instanceof KeyWait) {
+        // Back to the queue at once for a worker that can use the key; this one leaves it until its key works again.
+        for (const k of error.keys) this.unusable.set(k.name, { license: k.license, triedAt: Date.now() });
+        const first = record.keyWait === undefined;
+        markWaiting(record, error, this.config().keyWaitSeconds);
+        const fields = { job: record.id, organization: record.organization, options: record.keyWait!.options, codes: error.keys.map((k) => k.error.code), worker: this.owner };
+        if (first) this.log.warn(fields, 'job waits for its signing key; it is queued again for a worker that can use it, not failed');
+        else this.log.debug(fields, 'job still waits for its signing key');
+        await this.store.waitForKey(record, this.owner).catch((e: Error) => this.log.warn({ job: record.id, err: { message: e.message } }, 'the waiting job could not be put back; its lease runs out instead'));
+      } else {
         // Taken again after a wait that grows with the attempts, not after the whole lease (a database that was
         // away for a second is back by then); the release itself is tried a few times.
         const delay = JOB_RETRY_DELAYS_MS[Math.min(record.attempts, JOB_RETRY_DELAYS_MS.length) - 1]!;
