@@ -19,6 +19,7 @@ export const HEAVY = [
   'test/package/without-pkcs11js.test.ts',
   'test/corpus/**',
   'test/server/pkcs11-process.test.ts',
+  'test/server/pkcs11-key-wait.test.ts',
   'test/faults/**',
   'test/record/go-sumdb.test.ts',
   'test/record/record-large.test.ts',

@@ -152,12 +152,21 @@ export function fileVerdict(state: string, uploaded: Uint8Array, returned: Uint8
 }
 
 /** Polls a job's status with backoff until it is finished; past `timeoutS` it throws, leaving the job on the service. */
-export async function pollJob(client: ServiceClient, job: JobRef, timeoutS: number, intervalMs: number, files?: number): Promise<JobStatus> {
+export async function pollJob(client: ServiceClient, job: JobRef, timeoutS: number, intervalMs: number, files?: number, log?: (line: string) => void): Promise<JobStatus> {
   const deadline = Date.now() + timeoutS * 1000;
   let wait = intervalMs;
+  const told = new Set<string>();
   for (;;) {
     const last = await client.status(job, files === undefined ? {} : { files });
     if (last.processingFinished) return last;
+    // What a queued file's message says while it waits (the service waits for its signing key): said once.
+    for (const m of last.assemblies.flatMap((a) => (PENDING_STATES.has(a.fileProcessingState.toLowerCase()) ? a.messages : []))) {
+      const text = m.message.replace(/\d{4}-\d\d-\d\dT[\d:.]+Z/g, '');
+      if (log && !told.has(text)) {
+        told.add(text);
+        log(`job ${job.id}: the service says: ${m.message}`);
+      }
+    }
     if (Date.now() + wait > deadline) {
       const pending = last.assemblies.filter((a) => PENDING_STATES.has(a.fileProcessingState.toLowerCase())).length;
       throw new ServiceError(
@@ -273,7 +282,7 @@ export async function sign(options: SignOptions, events: SignEvents = {}): Promi
     }
     events.jobStarted?.({ jobId: entry.jobId, resumed });
     const ref: JobRef = { id: entry.jobId, ...(entry.links ? { links: entry.links } : {}) };
-    const status = await pollJob(client, ref, options.timeoutS ?? 600, options.pollIntervalMs ?? 1000, group.length);
+    const status = await pollJob(client, ref, options.timeoutS ?? 600, options.pollIntervalMs ?? 1000, group.length, log);
     entry.state = 'finished';
     ledger.upsert(entry);
     // The service's signature record: the job's entries in a signed checkpoint that continues the one seen before

@@ -28,11 +28,11 @@ function addinFor(publicKey: Uint8Array): Uint8Array {
 }
 
 /** A service folder whose one option signs with `keyPair` (a pkcs11: URI), its public key from a file. */
-function serviceConfig(keyPair: string, publicKey: Uint8Array): { config: string; dataDir: string } {
+function serviceConfig(keyPair: string, publicKey: Uint8Array, limits?: { keyWaitSeconds: number }): { config: string; dataDir: string } {
   const dir = mkdtempSync(join(tmpdir(), 'signgate-pkcs11-process-'));
   writeFileSync(join(dir, 'option_public.snk'), publicKey);
   const config = join(dir, 'server.json');
-  writeFileSync(config, JSON.stringify({ vendor: 'Contoso', organizations: [{ id: 'sandbox', licenses: [{ optionId: OPTION, keyPair, publicKey: 'option_public.snk' }], users: [{ id: 'ci', roles: ['User'] }] }] }));
+  writeFileSync(config, JSON.stringify({ vendor: 'Contoso', ...(limits ? { limits } : {}), organizations: [{ id: 'sandbox', licenses: [{ optionId: OPTION, keyPair, publicKey: 'option_public.snk' }], users: [{ id: 'ci', roles: ['User'] }] }] }));
   return { config, dataDir: join(dir, 'data') };
 }
 
@@ -80,13 +80,14 @@ describe.skipIf(!hasSoftHsm || !hasSpy)('one PKCS#11 module per service process 
     publicKey = openPkcs11Key(token.uri('option-key')).publicKey.blob;
   });
 
-  test('a wrong PIN reaches the token once (one C_Login) on 1, 8 and 16 signing threads, for 16 jobs at once and /readyz after', async () => {
+  test('a wrong PIN reaches the token once (one C_Login) on 1, 8 and 16 signing threads, for 16 jobs at once that wait 2 s for the key, and /readyz after', async () => {
     const wrongPin = join(mkdtempSync(join(tmpdir(), 'signgate-wrong-pin-')), 'pin');
     writeFileSync(wrongPin, `wrong-${token.pin}\n`, { mode: 0o600 });
     const uri = `pkcs11:token=${token.label};object=option-key?module-path=${PKCS11_SPY}&pin-source=file:${wrongPin}`;
     const counts: Record<number, number> = {};
     for (const workers of [1, 8, 16]) {
-      const { config, dataDir } = serviceConfig(uri, publicKey);
+      // The jobs wait for the key (tried again every 2 s, the refused PIN never offered again), then end Error.
+      const { config, dataDir } = serviceConfig(uri, publicKey, { keyWaitSeconds: 2 });
       const accessToken = await cliToken(['--config', config, '--data-dir', dataDir]);
       const spyLog = join(dataDir, '..', 'spy.log');
       const service = await startSpied(config, dataDir, workers, spyLog);
