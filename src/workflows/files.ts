@@ -150,6 +150,23 @@ export function readInputFile(absolutePath: string, shownAs = absolutePath, shar
 }
 
 /**
+ * Runs `use` on the file opened for reading, and closes it after: for a file read a piece at a time, never whole. An
+ * error of the file system (opening or reading) is readInputFile's SG_ERR_IO_READ naming the file; what `use`
+ * throws otherwise passes as it is.
+ */
+export function withInputFile<T>(absolutePath: string, shownAs: string, use: (fd: number) => T): T {
+  let fd: number | undefined;
+  try {
+    fd = openSync(absolutePath, 'r');
+    return use(fd);
+  } catch (cause) {
+    throw (cause as NodeJS.ErrnoException).syscall === undefined ? cause : readError(cause, shownAs);
+  } finally {
+    if (fd !== undefined) closeSync(fd);
+  }
+}
+
+/**
  * Reads a whole file into `into` when it is large enough, else into a new buffer of its own (not from Node's pool,
  * so that the caller may keep it for the next file: `Buffer.from(result.buffer)`). Errors as readInputFile.
  * The result is a view: the caller must not keep it, or anything made from it, once `into` is used again.
