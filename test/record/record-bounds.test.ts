@@ -1,8 +1,8 @@
-// Hostile and large signature records: `serve record verify` (--file and --data-dir) and `audit --record` read a
-// record a line at a time, refuse a line longer than 64 KiB, or nested deeper than an entry can be, before parsing
-// it, and handle a record much larger than their heap (the root of a checkpoint's first entries from a stack of
-// log2(n) subtree hashes), naming the file and the line, never with a stack. test/record/record-large.test.ts does
-// the same with a record of 600 MB (the heavy leg).
+// Hostile and large signature records: `serve record verify` (--file and --data-dir), `serve record export` and
+// `audit --record` read a record a line at a time, refuse a line longer than 64 KiB, or nested deeper than an entry
+// can be, before parsing it, and handle a record much larger than their heap (the root of a checkpoint's first
+// entries from a stack of log2(n) subtree hashes), naming the file and the line, never with a stack.
+// test/record/record-large.test.ts does the same with a record of 600 MB (the heavy leg).
 import { createHash } from 'node:crypto';
 import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -102,7 +102,7 @@ describe('a record larger than the heap verifies, line by line', () => {
     writeFileSync(checkpoint, checkpointOver(written.leaves, key.privateKey));
   });
 
-  test('verify --file and --data-dir with --checkpoint under a 100 MB heap: intact, and continues the checkpoint; export -o writes it whole', async () => {
+  test('verify --file and --data-dir with --checkpoint under a 100 MB heap: intact, and continues the checkpoint', async () => {
     const file = await runCliWithHeap(100, ['serve', 'record', 'verify', '--file', path, '--checkpoint', checkpoint, '--public-key', key.publicKey]);
     expect(file.code, file.err).toBe(0);
     expect(file.out).toContain(`${COUNT} entries, chain intact, last entry ${COUNT} (hash ${written.head.hash}), continues the checkpoint ${checkpoint}`);
@@ -111,6 +111,16 @@ describe('a record larger than the heap verifies, line by line', () => {
     expect(data.code, data.err).toBe(0);
     expect(data.out).toContain(`${COUNT} entries, chain intact, last entry ${COUNT} (hash ${written.head.hash}), continues the checkpoint ${checkpoint}`);
     expect(file.out + file.err + data.out + data.err).not.toMatch(NO_CRASH);
+  });
+
+  test('export -o under a 50 MB heap: written as it is read, a batch at a time, and put in place whole', async () => {
+    const dataDir = dataDirWith(path, written.head);
+    const out = join(dataDir, 'export.jsonl');
+    const exported = await runCliWithHeap(50, ['serve', 'record', 'export', '--data-dir', dataDir, '-o', out]);
+    expect(exported.code, exported.err).toBe(0);
+    expect(exported.err).toContain(`${COUNT} entries of the signature record ${join(dataDir, RECORD_FILE)} written to`);
+    expect(readFileSync(out).equals(readFileSync(path))).toBe(true);
+    expect(exported.err).not.toMatch(NO_CRASH);
   });
 
   test('a rewritten entry before the checkpoint\'s size is found from the root computed on the way', async () => {

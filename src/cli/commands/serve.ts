@@ -22,7 +22,7 @@ import { ExitCode, type ExitCodeValue } from '../exit-codes.js';
 import { createStrongNameKeyPair, parseStrongNameKeyFile } from '../../strongname/key-blob.js';
 import { openPkcs11Key, PKCS11_PIN_ENV } from '../../strongname/pkcs11-key.js';
 import { publicKeyToken } from '../../strongname/token.js';
-import { displayPath, readFirstLine, readInputFile, withInputFile, writeFileAtomic } from '../../workflows/files.js';
+import { AtomicFileWriter, displayPath, readFirstLine, readInputFile, withInputFile, writeFileAtomic } from '../../workflows/files.js';
 import { urlForMessage } from '../../core/secrets.js';
 import { resolveAccessToken } from '../../workflows/access-token.js';
 import { numberOption } from '../options.js';
@@ -303,21 +303,26 @@ export async function runRecordPublicKey(args: RecordArgs, io: Io): Promise<Exit
 export async function runRecordExport(args: RecordArgs, io: Io): Promise<ExitCodeValue> {
   const database = databaseOf(args);
   const { record, close } = await openSignatureRecord({ dataDir: resolve(args.dataDir), ...(database ? { database } : {}) });
-  const chunks: string[] = [];
+  let output: AtomicFileWriter | undefined;
   let count: number;
   try {
+    // Written as the record is read, a batch at a time (a record may be larger than memory), put in place at the end.
+    output = args.output === undefined ? undefined : new AtomicFileWriter(resolve(args.output));
     // Only a record that verifies is exported: an auditor must not be handed a broken chain as if it were whole.
     const verified = await record.verify();
     if (verified.break) throw new UsageError(`the signature record ${record.where} does not verify: ${verified.break.message}`, 'Run `signgate serve record verify` for the details; restore the record from a backup before exporting it.');
     count = await record.exportTo((lines) => {
-      if (args.output) chunks.push(lines);
+      if (output) output.write(lines);
       else io.out(lines.replace(/\n$/, ''));
     });
+    output?.commit();
+  } catch (error) {
+    output?.abort();
+    throw error;
   } finally {
     await close();
   }
   if (args.output) {
-    writeFileAtomic(resolve(args.output), chunks);
     io.err(`${count} ${count === 1 ? 'entry' : 'entries'} of the signature record ${record.where} written to ${displayPath(resolve(args.output))}`);
   }
   return ExitCode.Ok;
