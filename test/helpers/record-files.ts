@@ -3,10 +3,10 @@
 // entries, and the CLI started with a small heap, the way an operator's machine with little memory runs it.
 import { spawn } from 'node:child_process';
 import { generateKeyPairSync, type KeyObject } from 'node:crypto';
-import { closeSync, openSync, writeSync } from 'node:fs';
+import { closeSync, openSync, writeFileSync, writeSync } from 'node:fs';
 import { signCheckpoint, entryLeaf, formatVerifierKey, verifierOf } from '../../src/core/checkpoint.js';
 import { rootHash, type Hash } from '../../src/core/merkle.js';
-import { chainEvents, EMPTY_HEAD, entryLine, type ChainHead, type SignatureEntry, type SignatureEvent } from '../../src/core/signature-record.js';
+import { chainEvents, EMPTY_HEAD, entryLine, type ChainHead, type SignatureEvent } from '../../src/core/signature-record.js';
 import { CLI } from './service-process.js';
 
 /** The event of entry `n`: its hashes differ per entry; its file name is padded to make a line of about `bytes` (at least 560). */
@@ -34,43 +34,43 @@ export interface WrittenRecord {
   readonly head: ChainHead;
   /** The leaves of the first `keepLeaves` entries, for a checkpoint over them. */
   readonly leaves: Hash[];
-  /** Entries picked by `keep` (by sequence number). */
-  readonly kept: Map<number, SignatureEntry>;
+  /** For the sequence numbers of `endsOf`: the byte offset where the entry's line ends (after its newline). */
+  readonly ends: Map<number, number>;
 }
 
 /**
- * Writes `count` chained entries to `path` (after `prefix`, lines written first as they are), 10,000 at a time.
- * `keepLeaves`: how many first leaves to hand back; `keep`: the sequence numbers of entries to hand back; `plant`:
- * fields that entries of these sequence numbers carry instead of recordEvent's.
+ * Writes `count` chained entries to `path`, 10,000 at a time. `keepLeaves`: how many first leaves to hand back;
+ * `endsOf`: the entries whose line ends to hand back; `plant`: fields that entries of these sequence numbers carry
+ * instead of recordEvent's.
  */
 export function writeRecord(
   path: string,
   count: number,
-  options: { bytes?: number; keepLeaves?: number; keep?: ReadonlySet<number>; prefix?: string; plant?: ReadonlyMap<number, Partial<SignatureEvent>> } = {},
+  options: { bytes?: number; keepLeaves?: number; endsOf?: ReadonlySet<number>; plant?: ReadonlyMap<number, Partial<SignatureEvent>> } = {},
 ): WrittenRecord {
   const fd = openSync(path, 'w');
   let head: ChainHead = EMPTY_HEAD;
   let bytes = 0;
   const leaves: Hash[] = [];
-  const kept = new Map<number, SignatureEntry>();
+  const ends = new Map<number, number>();
+  const eventOf = (n: number) => ({ ...recordEvent(n, options.bytes), ...options.plant?.get(n) });
   try {
-    if (options.prefix) bytes += writeSync(fd, options.prefix);
     for (let from = 1; from <= count; from += 10_000) {
-      const eventOf = (n: number) => ({ ...recordEvent(n, options.bytes), ...options.plant?.get(n) });
-      const events = Array.from({ length: Math.min(10_000, count - from + 1) }, (_, i) => eventOf(from + i));
-      const batch = chainEvents(head, events);
-      for (const e of batch) {
+      const batch = chainEvents(head, Array.from({ length: Math.min(10_000, count - from + 1) }, (_, i) => eventOf(from + i)));
+      const lines = batch.map(entryLine);
+      let end = bytes;
+      for (const [i, e] of batch.entries()) {
+        end += Buffer.byteLength(lines[i]!);
         if (e.seq <= (options.keepLeaves ?? 0)) leaves.push(entryLeaf(e));
-        if (options.keep?.has(e.seq)) kept.set(e.seq, e);
+        if (options.endsOf?.has(e.seq)) ends.set(e.seq, end);
       }
-      bytes += writeSync(fd, batch.map(entryLine).join(''));
-      const last = batch[batch.length - 1]!;
-      head = { seq: last.seq, hash: last.hash };
+      bytes += writeSync(fd, lines.join(''));
+      head = { seq: batch[batch.length - 1]!.seq, hash: batch[batch.length - 1]!.hash };
     }
   } finally {
     closeSync(fd);
   }
-  return { entries: count, bytes, head, leaves, kept };
+  return { entries: count, bytes, head, leaves, ends };
 }
 
 /** A fresh record key: its private half, and the verifier key text `serve record public-key` prints. */
@@ -91,11 +91,15 @@ export interface CliRun {
   readonly seconds: number;
 }
 
-/** Runs the CLI under `node --max-old-space-size=<heapMb>` to its end. */
-export function runCliWithHeap(heapMb: number, args: readonly string[], env: NodeJS.ProcessEnv = {}): Promise<CliRun> {
+/**
+ * Runs the CLI under `node --max-old-space-size=<heapMb>` to its end. With `peakRss`, a file that a script loaded
+ * first fills at the process's exit with its peak resident memory in kilobytes (process.resourceUsage().maxRSS).
+ */
+export function runCliWithHeap(heapMb: number, args: readonly string[], env: NodeJS.ProcessEnv = {}, peakRss?: string): Promise<CliRun> {
   const started = process.hrtime.bigint();
+  const report = peakRss === undefined ? [] : ['--require', peakRssReporter(peakRss)];
   return new Promise((resolve, reject) => {
-    const p = spawn(process.execPath, [`--max-old-space-size=${heapMb}`, CLI, ...args], {
+    const p = spawn(process.execPath, [`--max-old-space-size=${heapMb}`, ...report, CLI, ...args], {
       env: { ...process.env, NO_COLOR: '1', ...env },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
@@ -106,6 +110,13 @@ export function runCliWithHeap(heapMb: number, args: readonly string[], env: Nod
     p.on('error', reject);
     p.on('close', (code) => resolve({ code, out, err, seconds: Number(process.hrtime.bigint() - started) / 1e9 }));
   });
+}
+
+/** A script for `node --require` that writes the process's peak resident memory (kB) to `file` at its exit. */
+function peakRssReporter(file: string): string {
+  const script = `${file}.cjs`;
+  writeFileSync(script, `process.on('exit', () => require('node:fs').writeFileSync(${JSON.stringify(file)}, String(process.resourceUsage().maxRSS)));\n`);
+  return script;
 }
 
 /** What a run must never show: a JavaScript stack, V8's fatal heap error, or the internal-error code. */
