@@ -49,6 +49,41 @@ export function rootHash(leaves: readonly Hash[], lo = 0, hi = leaves.length, ca
   return root;
 }
 
+/**
+ * The root of a growing tree without its leaves: the roots of the perfect subtrees that make it up, largest first
+ * (one per bit of the size, so at most log2(n) + 1 hashes). Merging them from the right gives MTH: the largest
+ * perfect subtree is the left part of the split at the largest power of two below n, the rest is the right part.
+ * A reader of a record of any size keeps this, not its leaves.
+ */
+export class CompactRange {
+  private readonly roots: { size: number; hash: Hash }[] = [];
+  private count = 0;
+
+  /** How many leaves were appended. */
+  get size(): number {
+    return this.count;
+  }
+
+  /** Appends the next leaf's hash: equal-sized subtrees at the end merge into one twice their size. */
+  append(leaf: Hash): void {
+    let top = { size: 1, hash: leaf };
+    for (let last = this.roots.at(-1); last?.size === top.size; last = this.roots.at(-1)) {
+      this.roots.pop();
+      top = { size: top.size * 2, hash: nodeHash(last.hash, top.hash) };
+    }
+    this.roots.push(top);
+    this.count += 1;
+  }
+
+  /** MTH of the leaves appended so far (rootHash of them). */
+  root(): Hash {
+    if (this.roots.length === 0) return createHash('sha256').digest();
+    let root = this.roots[this.roots.length - 1]!.hash;
+    for (let i = this.roots.length - 2; i >= 0; i--) root = nodeHash(this.roots[i]!.hash, root);
+    return root;
+  }
+}
+
 function checkSize(what: string, value: number, max: number): void {
   if (!Number.isSafeInteger(value) || value < 0 || value > max) throw new RangeError(`${what} ${value} is not a whole number from 0 to ${max}`);
 }

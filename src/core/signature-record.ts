@@ -3,7 +3,11 @@
 // The service writes it (server/), `serve record verify` checks it and `audit --record` reads an exported copy
 // (audit/): the format lives here, below both. One entry is one line of JSON; the hash covers every field but
 // itself, in a fixed order, so the same entry hashes the same whether it was kept in a file or in PostgreSQL.
+// A record file is read a chunk at a time, never whole, and a line is parsed only within bounds on its length and
+// its nesting (RecordLineSplitter, parseRecordLine): a record of any size, or a hostile one, costs little memory.
 import { createHash } from 'node:crypto';
+import { readSync } from 'node:fs';
+import type { FileHandle } from 'node:fs/promises';
 
 /** What the service knows about one signature it made: the fields of an entry without its place in the chain. */
 export interface SignatureEvent {
@@ -133,12 +137,15 @@ export class ChainChecker {
   /** `where` names the record in messages. */
   constructor(private readonly where = 'the record') {}
 
-  /** Checks the next entry (`raw` as parsed, undefined for a line that is no JSON); the break, once there is one. */
-  add(raw: unknown, line: number | null): RecordBreak | undefined {
+  /**
+   * Checks the next entry (`raw` as parsed, undefined for a line that is no JSON, or that was not parsed because of
+   * `unread`, which says why); the break, once there is one.
+   */
+  add(raw: unknown, line: number | null, unread?: string): RecordBreak | undefined {
     if (this.broken) return this.broken;
     const at = line === null ? '' : ` (line ${line})`;
     const last = this.last;
-    const problems = raw === undefined ? ['not JSON'] : shapeProblems(raw);
+    const problems = unread !== undefined ? [unread] : raw === undefined ? ['not JSON'] : shapeProblems(raw);
     if (problems.length) return this.fail({ line, seq: null, kind: 'malformed', message: `${line === null ? `the entry after entry ${last.seq}` : `line ${line}`} is not an entry of a signature record: ${problems.join(', ')}` });
     const e = raw as SignatureEntry;
     const { hash, ...unhashed } = e;
@@ -184,44 +191,188 @@ export function verifyChain(entries: Iterable<{ readonly entry: unknown; readonl
   return checker.finish();
 }
 
-/** The lines of a record file as entries for verifyChain; a last line without its newline is a torn append. */
-export function* recordLines(text: string): Generator<{ entry: unknown; line: number; torn: boolean }> {
-  const lines = text.split('\n');
-  const end = lines.length - 1; // after the last newline: '' when the file ends with one
-  for (let i = 0; i < lines.length; i++) {
-    const line = lines[i]!;
-    if (i === end && line === '') break;
-    let entry: unknown;
-    try {
-      entry = JSON.parse(line);
-    } catch {
-      entry = undefined;
+/**
+ * The longest line a record file may hold. An entry takes a few hundred bytes (its longest fields are a file name of
+ * at most 260 characters and the key's location), so 64 KiB is far beyond any entry the service writes, and a line
+ * longer than that is refused without being kept or parsed: a hostile record costs its reader 64 KiB, not its size.
+ */
+export const MAX_RECORD_LINE_BYTES = 64 * 1024;
+/** The deepest a line's JSON may nest before it is parsed: an entry is one flat object (depth 1). */
+export const MAX_RECORD_LINE_DEPTH = 4;
+/** How much of a record file is read at a time. */
+const READ_CHUNK_BYTES = 1 << 20;
+
+/** One line of a record file as read. */
+export interface RecordFileLine {
+  /** Its number, from 1. */
+  readonly line: number;
+  /**
+   * The line without its newline; undefined when it is longer than MAX_RECORD_LINE_BYTES (it is not kept). A view
+   * of the reader's buffer: valid until the next line is asked for.
+   */
+  readonly bytes: Buffer | undefined;
+  /** Its length in bytes, without the newline, even when it is not kept. */
+  readonly length: number;
+  /** A last line without its newline: an append that did not finish (or a cut file); it is no entry. */
+  readonly torn: boolean;
+}
+
+/** Splits a record's bytes, given a chunk at a time, into lines, keeping at most MAX_RECORD_LINE_BYTES of one line. */
+export class RecordLineSplitter {
+  /** The start of the line the last chunk ended in (copies: the reader's buffer is filled again). */
+  private parts: Buffer[] = [];
+  private partBytes = 0;
+  private count = 0;
+
+  /** The lines that end in `chunk`. */
+  *push(chunk: Buffer): Generator<RecordFileLine> {
+    let from = 0;
+    for (let newline = chunk.indexOf(0x0a); newline >= 0; newline = chunk.indexOf(0x0a, from)) {
+      yield this.take(chunk.subarray(from, newline), false);
+      from = newline + 1;
     }
-    yield { entry, line: i + 1, torn: i === end };
+    if (from === chunk.length) return;
+    this.partBytes += chunk.length - from;
+    // Past the bound the line is only counted: nothing of it is kept.
+    if (this.partBytes > MAX_RECORD_LINE_BYTES) this.parts = [];
+    else this.parts.push(Buffer.from(chunk.subarray(from)));
+  }
+
+  /** At the end of the file: the last line, when it has no newline (torn). */
+  *end(): Generator<RecordFileLine> {
+    if (this.partBytes > 0) yield this.take(Buffer.alloc(0), true);
+  }
+
+  private take(rest: Buffer, torn: boolean): RecordFileLine {
+    const length = this.partBytes + rest.length;
+    const bytes = length > MAX_RECORD_LINE_BYTES ? undefined : this.parts.length ? Buffer.concat([...this.parts, rest]) : rest;
+    this.parts = [];
+    this.partBytes = 0;
+    this.count += 1;
+    return { line: this.count, bytes, length, torn };
+  }
+}
+
+/** The lines of `bytes` (a record held whole). */
+function* linesOf(bytes: Buffer): Generator<RecordFileLine> {
+  const splitter = new RecordLineSplitter();
+  yield* splitter.push(bytes);
+  yield* splitter.end();
+}
+
+/** The lines of an open record file, read from where it stands (a pipe too), a chunk at a time. */
+export function* recordFileLines(fd: number): Generator<RecordFileLine> {
+  const splitter = new RecordLineSplitter();
+  const chunk = Buffer.allocUnsafe(READ_CHUNK_BYTES);
+  for (let n = readSync(fd, chunk, 0, chunk.length, null); n > 0; n = readSync(fd, chunk, 0, chunk.length, null)) yield* splitter.push(chunk.subarray(0, n));
+  yield* splitter.end();
+}
+
+/** The lines of an open record file from byte `from` to its end, a chunk at a time, without blocking the thread. */
+export async function* recordHandleLines(file: FileHandle, from = 0): AsyncGenerator<RecordFileLine> {
+  const splitter = new RecordLineSplitter();
+  const chunk = Buffer.allocUnsafe(READ_CHUNK_BYTES);
+  for (let at = from, n = -1; n !== 0; at += n) {
+    n = (await file.read(chunk, 0, chunk.length, at)).bytesRead;
+    yield* splitter.push(chunk.subarray(0, n));
+  }
+  yield* splitter.end();
+}
+
+/** Whether a line's JSON nests deeper than `max` arrays and objects (brackets inside strings do not count). */
+function nestsDeeper(bytes: Buffer, max: number): boolean {
+  // An entry has one brace and no bracket: nothing to count.
+  const brace = bytes.indexOf(0x7b);
+  if (bytes.indexOf(0x5b) < 0 && (brace < 0 || bytes.indexOf(0x7b, brace + 1) < 0)) return false;
+  let depth = 0;
+  let inString = false;
+  for (let i = 0; i < bytes.length; i++) {
+    const c = bytes[i];
+    if (inString) {
+      if (c === 0x5c) i += 1; // the escaped character, whatever it is
+      else if (c === 0x22) inString = false;
+    } else if (c === 0x22) inString = true;
+    else if (c === 0x5b || c === 0x7b) {
+      if (++depth > max) return true;
+    } else if (c === 0x5d || c === 0x7d) depth -= 1;
+  }
+  return false;
+}
+
+const TOO_LONG = `it is longer than ${MAX_RECORD_LINE_BYTES} bytes, the most a line of a record may take (an entry takes a few hundred)`;
+const TOO_DEEP = `its JSON nests deeper than ${MAX_RECORD_LINE_DEPTH} levels (an entry is one flat object)`;
+
+/**
+ * What a line of a record holds: the value its JSON parses to (undefined for no JSON), or why it was not parsed (a
+ * line too long to be kept, or nested deeper than an entry can be: JSON.parse never sees either).
+ */
+export function parseRecordLine(l: RecordFileLine): { readonly value: unknown; readonly unread?: string } {
+  if (!l.bytes) return { value: undefined, unread: TOO_LONG };
+  if (nestsDeeper(l.bytes, MAX_RECORD_LINE_DEPTH)) return { value: undefined, unread: TOO_DEEP };
+  try {
+    return { value: JSON.parse(l.bytes.toString('utf8')) };
+  } catch {
+    return { value: undefined };
   }
 }
 
 /**
- * Verifies a record file's text (the data directory's record, or `serve record export`'s): the chain, and that its
- * last line is whole. `head` is the head the store kept beside the file, when there is one.
+ * Checks a record file's lines as they are read (the data directory's record, or `serve record export`'s): the
+ * chain, through a ChainChecker, and that its last line is whole. `head` is the head the store kept beside the file,
+ * when there is one. `onEntry` sees every entry that verified, in order: the caller keeps what it needs of them.
+ */
+export class RecordFileChecker {
+  private readonly checker: ChainChecker;
+  private torn: number | undefined;
+
+  constructor(
+    private readonly where = 'the record',
+    head?: ChainHead,
+    private readonly onEntry?: (entry: SignatureEntry) => void,
+  ) {
+    this.checker = new ChainChecker(where);
+    if (head) this.checker.expectHead(head);
+  }
+
+  /** Checks the next line; false once nothing after it matters (a break, or the torn last line). */
+  add(l: RecordFileLine): boolean {
+    if (l.torn) {
+      this.torn = l.line;
+      return false;
+    }
+    const { value, unread } = parseRecordLine(l);
+    if (this.checker.add(value, l.line, unread)) return false;
+    this.onEntry?.(value as SignatureEntry);
+    return true;
+  }
+
+  /** The verification: the first break, or a torn last line (once the chain before it verified) as truncation. */
+  finish(): RecordVerification {
+    const result = this.checker.finish();
+    if ((result.break && result.break.kind !== 'truncated') || this.torn === undefined) return result;
+    const where = `${this.where} is truncated: line ${this.torn}, after entry ${result.head.seq}`;
+    const message = `${where}, is incomplete (an append that did not finish, or a cut file); it is no entry`;
+    return { ...result, break: { line: this.torn, seq: result.head.seq + 1, kind: 'truncated', message } };
+  }
+}
+
+/** Checks every line of `lines` with a RecordFileChecker (see there), up to the first break. */
+export function verifyRecordFileLines(
+  lines: Iterable<RecordFileLine>,
+  where?: string,
+  head?: ChainHead,
+  onEntry?: (entry: SignatureEntry) => void,
+): RecordVerification {
+  const checker = new RecordFileChecker(where, head, onEntry);
+  for (const l of lines) if (!checker.add(l)) break;
+  return checker.finish();
+}
+
+/**
+ * Verifies a record file's text held whole (small records of the service's own; a file is read with
+ * recordFileLines instead): see RecordFileChecker. Every entry that verified comes back in `entryList`.
  */
 export function verifyRecordText(text: string, head?: ChainHead, where = 'the record'): RecordVerification & { readonly entryList: SignatureEntry[] } {
   const entryList: SignatureEntry[] = [];
-  let torn: { line: number } | undefined;
-  const walk = function* () {
-    for (const l of recordLines(text)) {
-      if (l.torn) {
-        torn = { line: l.line };
-        return;
-      }
-      yield l;
-      entryList.push(l.entry as SignatureEntry);
-    }
-  };
-  const result = verifyChain(walk(), head, where);
-  if (result.break && result.break.kind !== 'truncated') return { ...result, entryList: entryList.slice(0, result.entries) };
-  if (torn) {
-    return { ...result, entryList, break: { line: torn.line, seq: result.head.seq + 1, kind: 'truncated', message: `${where} is truncated: line ${torn.line}, after entry ${result.head.seq}, is incomplete (an append that did not finish, or a cut file); it is no entry` } };
-  }
-  return { ...result, entryList };
+  return { ...verifyRecordFileLines(linesOf(Buffer.from(text, 'utf8')), where, head, (e) => entryList.push(e)), entryList };
 }

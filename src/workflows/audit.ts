@@ -1,6 +1,7 @@
 // audit(): the release report auditors ask for, as a library function: every assembly with its hash, identity,
 // verified strong name, vendor attribute and signing job (from the local ledger), compared with the previous
 // release when given. A consumer of the pipeline (pipeline/index.ts), which reads the release and makes the records.
+import { createHash } from 'node:crypto';
 import { statSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { basename, relative, resolve, sep } from 'node:path';
@@ -11,12 +12,13 @@ import { formatAuditJson, formatAuditJsonPieces } from '../report/audit-json.js'
 import { formatAuditMarkdown } from '../report/audit-markdown.js';
 import { diffAuditReports } from '../audit/compare.js';
 import type { AuditJob, AuditJobSource, AuditOptions as AuditEngineOptions, AuditReport, AuditSignature } from '../audit/model.js';
-import { verifyRecordText } from '../core/signature-record.js';
-import { continuationProblem, entryLeaf, parseCheckpoint, readRecordPublicKey } from '../core/checkpoint.js';
-import type { CheckSettings } from '../rules/types.js';
+import { recordFileLines, verifyRecordFileLines, type SignatureEntry } from '../core/signature-record.js';
+import { parseCheckpoint, readRecordPublicKey } from '../core/checkpoint.js';
+import { CheckpointContinuation } from '../core/record-continuation.js';
+import type { CheckInput, CheckSettings } from '../rules/types.js';
 import { parsePublicKeyBlob } from '../strongname/key-blob.js';
 import { publicKeyToken } from '../strongname/token.js';
-import { displayPath, readInputFile } from './files.js';
+import { displayPath, readInputFile, withInputFile } from './files.js';
 import { Ledger, ledgerPath } from './ledger.js';
 import { DEFAULT_MAX_UPLOAD_BYTES, runPipeline, type CheckOptions } from './pipeline/index.js';
 
@@ -95,26 +97,58 @@ export function jobSourceOf(ledger: Ledger | undefined, env: NodeJS.ProcessEnv =
 }
 
 /**
- * Reads a signature record exported by the service and verifies its chain; its entries by the SHA-256 of the bytes
- * they returned (the earliest entry where the same bytes were signed twice).
- * @throws UsageError naming the file and its first break when the chain does not verify
+ * Reads a signature record exported by the service, a line at a time (never whole: see MAX_RECORD_LINE_BYTES), and
+ * verifies its chain, and with `saved` that it continues the checkpoint saved earlier. Of its entries it keeps,
+ * by the SHA-256 of the bytes they returned, those of `wanted` (the release's files; every entry without it), the
+ * earliest where the same bytes were signed twice: the audit looks up no other.
+ * @throws UsageError naming the file and its first break when the chain does not verify, or what is wrong with the
+ * checkpoint
  */
-export function readSignatureRecord(path: string, saved?: { readonly checkpoint: string; readonly key: string }): NonNullable<AuditEngineOptions['record']> {
+export function readSignatureRecord(
+  path: string,
+  saved?: { readonly checkpoint: string; readonly key: string },
+  wanted?: ReadonlySet<string>,
+): NonNullable<AuditEngineOptions['record']> {
   const absolute = resolve(path);
   const shown = displayPath(absolute);
-  const result = verifyRecordText(readInputFile(absolute, shown).toString('utf8'), undefined, shown);
+  // The checkpoint first: its size says which first entries its root covers, to hash them as they are read.
+  const cpShown = saved && displayPath(resolve(saved.checkpoint));
+  const checkpoint = saved && parseCheckpoint(readInputFile(resolve(saved.checkpoint), cpShown).toString('utf8'), readRecordPublicKey(saved.key), cpShown!);
+  const continuation = checkpoint && new CheckpointContinuation(checkpoint);
+  const bySignedSha256 = new Map<string, AuditSignature>();
+  const keep = (entry: SignatureEntry) => {
+    continuation?.add(entry);
+    if ((wanted && !wanted.has(entry.signedSha256)) || bySignedSha256.has(entry.signedSha256)) return;
+    const { prev: _prev, ...signature } = entry;
+    bySignedSha256.set(entry.signedSha256, signature);
+  };
+  const result = withInputFile(absolute, shown, (fd) => verifyRecordFileLines(recordFileLines(fd), shown, undefined, keep));
   if (result.break) {
     throw new UsageError(`${shown} is not a signature record that verifies: ${result.break.message}`, 'Pass the record as `signgate serve record export` writes it (JSON lines); `signgate serve record verify --file` checks it. A record that does not verify vouches for no file.');
   }
-  if (saved) {
-    const cpShown = displayPath(resolve(saved.checkpoint));
-    const checkpoint = parseCheckpoint(readInputFile(resolve(saved.checkpoint), cpShown).toString('utf8'), readRecordPublicKey(saved.key), cpShown);
-    const problem = continuationProblem(result.entryList.map(entryLeaf), checkpoint, shown, cpShown);
-    if (problem) throw new UsageError(`${shown} is not a continuation of the checkpoint ${cpShown}: ${problem}`, 'The record you hold is not the one the checkpoint was signed over, continued: ask the service\'s operator for the record as it is, and find out who changed it.');
+  const problem = continuation?.problem(shown, cpShown!);
+  if (problem) {
+    const hint = "The record you hold is not the one the checkpoint was signed over, continued: ask the service's operator for the record as it is, " +
+      'and find out who changed it.';
+    throw new UsageError(`${shown} is not a continuation of the checkpoint ${cpShown}: ${problem}`, hint);
   }
-  const bySignedSha256 = new Map<string, AuditSignature>();
-  for (const { prev: _prev, ...entry } of result.entryList) if (!bySignedSha256.has(entry.signedSha256)) bySignedSha256.set(entry.signedSha256, entry);
   return { source: { file: basename(absolute), entries: result.entries, lastSeq: result.head.seq, lastHash: result.head.hash }, bySignedSha256 };
+}
+
+/**
+ * The SHA-256 of every input, as the report names each file's bytes: the entries of the signature record the audit
+ * needs are those that returned one of them.
+ */
+function inputHashes(inputs: readonly CheckInput[]): Set<string> {
+  const hashes = new Set<string>();
+  for (const input of inputs) {
+    try {
+      hashes.add(createHash('sha256').update(input.bytes).digest('hex'));
+    } catch {
+      // An input read on demand that cannot be read now has no entry to look up: the rounds report it.
+    }
+  }
+  return hashes;
 }
 
 /**
@@ -123,7 +157,12 @@ export function readSignatureRecord(path: string, saved?: { readonly checkpoint:
  * checked.
  * @throws UsageError for a previous report that is not an audit JSON, an empty file, or a record that does not verify
  */
-function auditRoundOptions(options: AuditOptions, settings: CheckSettings, saved: ReturnType<typeof savedCheckpoint>): AuditEngineOptions {
+function auditRoundOptions(
+  options: AuditOptions,
+  settings: CheckSettings,
+  saved: ReturnType<typeof savedCheckpoint>,
+  inputs: readonly CheckInput[],
+): AuditEngineOptions {
   const read = (file: string, what: string) => {
     const text = readInputFile(resolve(file), displayPath(resolve(file))).toString('utf8').replace(/^\uFEFF/, '');
     if (!text.trim()) throw new UsageError(`${file}: the ${what} is empty`);
@@ -146,7 +185,7 @@ function auditRoundOptions(options: AuditOptions, settings: CheckSettings, saved
     jobSource: jobSourceOf(ledger),
     ...(options.manifest ? { manifest: parseManifest(read(options.manifest, 'manifest')) } : {}),
     ...(previous ? { previous } : {}),
-    ...(options.record ? { record: readSignatureRecord(options.record, saved) } : {}),
+    ...(options.record ? { record: readSignatureRecord(options.record, saved, inputHashes(inputs)) } : {}),
   };
 }
 
@@ -172,7 +211,10 @@ export async function audit(options: AuditOptions): Promise<AuditReport> {
   const root = options.root ?? single;
   // The checkpoint options are checked before the release is read.
   const saved = savedCheckpoint(options);
-  const { result } = await runPipeline({ options: { ...options, ...(root ? { root } : {}) } }, { produce: 'audit-records', prepare: ({ settings }) => auditRoundOptions(options, settings, saved) });
+  const { result } = await runPipeline(
+    { options: { ...options, ...(root ? { root } : {}) } },
+    { produce: 'audit-records', prepare: ({ settings, inputs }) => auditRoundOptions(options, settings, saved, inputs) },
+  );
   return result;
 }
 
@@ -228,7 +270,7 @@ export async function verifyAuditReport(options: { readonly report: string; read
     { files: { paths: options.paths, root, threads: options.threads, readAtOnceBytes: options.readAtOnceBytes } },
     {
       produce: 'audit-records',
-      prepare: () => {
+      prepare: ({ inputs }) => {
         const settings: CheckSettings = {
           vendor: s.vendor,
           vendorApi: s.vendorApi,
@@ -242,7 +284,8 @@ export async function verifyAuditReport(options: { readonly report: string; read
           root: root ? displayPath(root) : null,
         };
         const ledger = options.ledger ?? new Ledger();
-        return { settings, jobs: jobsFromLedger(ledger), jobSource: jobSourceOf(ledger), ...(options.record ? { record: readSignatureRecord(options.record) } : {}) };
+        const record = options.record ? { record: readSignatureRecord(options.record, undefined, inputHashes(inputs)) } : {};
+        return { settings, jobs: jobsFromLedger(ledger), jobSource: jobSourceOf(ledger), ...record };
       },
     },
   );

@@ -150,6 +150,23 @@ export function readInputFile(absolutePath: string, shownAs = absolutePath, shar
 }
 
 /**
+ * Runs `use` on the file opened for reading, and closes it after: for a file read a piece at a time, never whole. An
+ * error of the file system (opening or reading) is readInputFile's SG_ERR_IO_READ naming the file; what `use`
+ * throws otherwise passes as it is.
+ */
+export function withInputFile<T>(absolutePath: string, shownAs: string, use: (fd: number) => T): T {
+  let fd: number | undefined;
+  try {
+    fd = openSync(absolutePath, 'r');
+    return use(fd);
+  } catch (cause) {
+    throw (cause as NodeJS.ErrnoException).syscall === undefined ? cause : readError(cause, shownAs);
+  } finally {
+    if (fd !== undefined) closeSync(fd);
+  }
+}
+
+/**
  * Reads a whole file into `into` when it is large enough, else into a new buffer of its own (not from Node's pool,
  * so that the caller may keep it for the next file: `Buffer.from(result.buffer)`). Errors as readInputFile.
  * The result is a view: the caller must not keep it, or anything made from it, once `into` is used again.
@@ -287,29 +304,80 @@ export function* lineBatches(pieces: Iterable<string>, size = 1 << 16): Generato
  * target is either the old file or the complete new one, never half written.
  */
 export function writeFileAtomic(target: string, content: Uint8Array | string | Iterable<string>, mode = 0o666): void {
-  const temp = join(dirname(target), `.${basename(target)}.signgate-tmp-${process.pid}-${randomBytes(4).toString('hex')}`);
-  let fd: number | undefined;
+  const file = new AtomicFileWriter(target, mode);
   try {
-    fd = openSync(temp, 'wx', mode);
     // A text in pieces (a report of many megabytes) is encoded a batch at a time, never held whole.
     const parts = content instanceof Uint8Array ? [content] : typeof content === 'string' ? [content] : lineBatches(content);
-    for (const part of parts) {
-      const bytes = typeof part === 'string' ? Buffer.from(part, 'utf8') : part;
-      let written = 0;
-      while (written < bytes.length) written += writeSync(fd, bytes, written, bytes.length - written);
-    }
-    fsyncSync(fd);
-    closeSync(fd);
-    fd = undefined;
-    renameSync(temp, target);
+    for (const part of parts) file.write(part);
   } catch (cause) {
-    if (fd !== undefined) closeSync(fd);
+    throw file.failed(cause);
+  }
+  file.commit();
+}
+
+/**
+ * A file written a piece at a time as writeFileAtomic writes it whole: into a temporary file in the target's folder,
+ * which `commit` syncs and renames over the target, so that the target is either the old file or the complete new
+ * one. For what is too large to gather first (`serve record export -o`). Every error is SG_ERR_IO_WRITE naming the
+ * target, after the temporary file was removed; `abort` removes it when the writer gives up for a reason of its own.
+ */
+export class AtomicFileWriter {
+  private readonly temp: string;
+  private fd: number | undefined;
+  private failure: SignGateError | undefined;
+
+  constructor(
+    private readonly target: string,
+    mode = 0o666,
+  ) {
+    this.temp = join(dirname(target), `.${basename(target)}.signgate-tmp-${process.pid}-${randomBytes(4).toString('hex')}`);
     try {
-      unlinkSync(temp);
+      this.fd = openSync(this.temp, 'wx', mode);
+    } catch (cause) {
+      throw this.failed(cause);
+    }
+  }
+
+  /** Appends `part` (a text as UTF-8). */
+  write(part: Uint8Array | string): void {
+    const bytes = typeof part === 'string' ? Buffer.from(part, 'utf8') : part;
+    try {
+      let written = 0;
+      while (written < bytes.length) written += writeSync(this.fd!, bytes, written, bytes.length - written);
+    } catch (cause) {
+      throw this.failed(cause);
+    }
+  }
+
+  /** Syncs the file and puts it in the target's place. */
+  commit(): void {
+    try {
+      fsyncSync(this.fd!);
+      closeSync(this.fd!);
+      this.fd = undefined;
+      renameSync(this.temp, this.target);
+    } catch (cause) {
+      throw this.failed(cause);
+    }
+  }
+
+  /** Closes and removes the temporary file: the target stays as it was. */
+  abort(): void {
+    if (this.fd !== undefined) closeSync(this.fd);
+    this.fd = undefined;
+    try {
+      unlinkSync(this.temp);
     } catch {
       // the temporary file was never created or is already gone
     }
+  }
+
+  /** Aborts, and the SG_ERR_IO_WRITE to throw for `cause` (the first one, when the writer had failed already). */
+  failed(cause: unknown): SignGateError {
+    this.abort();
     const reason = (cause as NodeJS.ErrnoException).code ?? (cause as Error).message;
-    throw new SignGateError('SG_ERR_IO_WRITE', `${target}: cannot write the file (${reason}); the original is unchanged`, { cause, file: target });
+    const message = `${this.target}: cannot write the file (${reason}); the original is unchanged`;
+    this.failure ??= new SignGateError('SG_ERR_IO_WRITE', message, { cause, file: this.target });
+    return this.failure;
   }
 }

@@ -1,10 +1,11 @@
 // The Merkle tree of RFC 9162 §2.1: the Certificate Transparency test vectors (roots of the first 0..8 leaves,
 // inclusion and consistency proofs), then every proof of trees up to 40 leaves against an independent, naive
 // implementation (levels of pairs, an odd last node carried up unchanged, which is the same tree), and proofs that
-// must not verify: another leaf, another index, another size, a changed or shortened proof, a rewritten old tree.
+// must not verify: another leaf, another index, another size, a changed or shortened proof, a rewritten old tree;
+// and the root of a compact range, which keeps the roots of a tree's perfect subtrees instead of its leaves.
 import { createHash } from 'node:crypto';
 import { describe, expect, test } from 'vitest';
-import { consistencyProof, inclusionProof, leafHash, nodeHash, rootHash, verifyConsistency, verifyInclusion } from '../../src/core/merkle.js';
+import { CompactRange, consistencyProof, inclusionProof, leafHash, nodeHash, rootHash, verifyConsistency, verifyInclusion } from '../../src/core/merkle.js';
 
 const hex = (b: Uint8Array) => Buffer.from(b).toString('hex');
 const unhex = (h: string) => Buffer.from(h, 'hex');
@@ -96,6 +97,20 @@ describe('the Merkle tree of RFC 9162', () => {
       expect(rootHash(leaves, 0, leaves.length, cache).equals(naiveRoot(leaves))).toBe(true);
       expect(inclusionProof(leaves, i >> 1, leaves.length, cache)).toEqual(inclusionProof(leaves, i >> 1));
       expect(consistencyProof(leaves, i >> 1, leaves.length, cache)).toEqual(consistencyProof(leaves, i >> 1));
+    }
+  });
+
+  test('a compact range (a reader that keeps no leaf): the root of every size up to 300, from at most log2(n) + 1 subtree hashes', () => {
+    const range = new CompactRange();
+    const leaves: Buffer[] = [];
+    expect(hex(range.root())).toBe(CT_ROOTS[0]);
+    for (let i = 0; i < 300; i++) {
+      leaves.push(i < 8 ? CT_LEAVES[i]! : leafHash(Buffer.from(`entry ${i}`)));
+      range.append(leaves[i]!);
+      expect(range.size).toBe(i + 1);
+      expect(hex(range.root()), `size ${i + 1}`).toBe(i < 8 ? CT_ROOTS[i + 1] : hex(naiveRoot(leaves)));
+      // One subtree per bit of the size.
+      expect((range as unknown as { roots: unknown[] }).roots.length).toBe((i + 1).toString(2).replace(/0/g, '').length);
     }
   });
 

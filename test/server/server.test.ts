@@ -1,4 +1,4 @@
-// The reference service over HTTP on loopback: every endpoint, every error status, organization isolation.
+// The reference service over HTTP on loopback: every endpoint, every error status, organization isolation, whole numbers.
 import { existsSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
@@ -272,5 +272,47 @@ describe('documents', () => {
     const r = await fetch(server.baseUrl.replace('/assembly-signing/v1.0', '/docs/'));
     expect(r.status).toBe(200);
     expect(await r.text()).toContain('swagger-ui');
+  });
+});
+
+// The contract's 400 for an id that is not a whole number: the schemas' type coercion alone would read "12345.0",
+// "+12345", " 12345", "0x3039" and "1.2345e4" as option 12345. Every whole number of a path or query is taken only
+// in decimal digits, no sign, point, exponent, spaces or leading zeros.
+describe('whole numbers in paths and queries', () => {
+  const NOT_WHOLE = ['12345.0', '+12345', ' 12345', '0x3039', '1.2345e4', '012345', '12345 ', '-0', '9007199254740993', '99999999999999999', '１２３４５'];
+  const refusal = async (path: string) => {
+    const r = await api(server, path, token);
+    expect(r.status, path).toBe(400);
+    const body = await problemOf(r);
+    expect(body).toMatchObject({ status: 400, title: 'Bad Request' });
+    return body.detail;
+  };
+
+  test('GET /licenses/{optionId}/public-key: 12345 answers the key; any other writing of it is 400, naming what was given', async () => {
+    const ok = await api(server, '/licenses/12345/public-key', token);
+    expect(ok.status).toBe(200);
+    expect(Buffer.from(await ok.arrayBuffer()).equals(Buffer.from(key12345.blob))).toBe(true);
+    for (const id of NOT_WHOLE) {
+      const detail = await refusal(`/licenses/${encodeURIComponent(id)}/public-key`);
+      expect(detail).toContain(`The path parameter optionId is ${JSON.stringify(id)}: not a whole number written in decimal digits`);
+    }
+    // A whole number the organization does not hold: 404, as before.
+    for (const id of ['0', '9007199254740991']) expect((await api(server, `/licenses/${id}/public-key`, token)).status).toBe(404);
+  });
+
+  test('GET /assemblies?offset=&limit= and GET /record/consistency?from=&to=: the same rule', async () => {
+    expect((await api(server, '/assemblies?offset=0&limit=5', token)).status).toBe(200);
+    expect((await api(server, '/record/consistency?from=0&to=0', token)).status).toBe(200);
+    const refused: [string, string, string][] = [
+      ['/assemblies?offset=1e1', 'offset', '1e1'],
+      ['/assemblies?limit=%2B5', 'limit', '+5'],
+      ['/assemblies?limit=05', 'limit', '05'],
+      ['/record/consistency?from=0x0&to=0', 'from', '0x0'],
+      ['/record/consistency?from=0&to=0.0', 'to', '0.0'],
+      ['/record/consistency?from=%200&to=0', 'from', ' 0'],
+    ];
+    for (const [path, name, value] of refused) {
+      expect(await refusal(path)).toContain(`The query parameter ${name} is ${JSON.stringify(value)}: not a whole number written in decimal digits`);
+    }
   });
 });

@@ -59,7 +59,8 @@ describe('the signature record in the data directory', () => {
     for (let i = 1; i < lines.length; i++) expect(lines[i].prev).toBe(lines[i - 1].hash);
     expect(lines[0].prev).toBe(EMPTY_HEAD.hash);
     expect(JSON.parse(readFileSync(join(dir, RECORD_HEAD_FILE), 'utf8'))).toEqual({ seq: 30, hash: lines[29].hash });
-    expect(await record.verify()).toEqual({ entries: 30, head: { seq: 30, hash: lines[29].hash }, entryList: lines });
+    // verify() reads the file a chunk at a time and keeps no entry (a record may be larger than memory).
+    expect(await record.verify()).toEqual({ entries: 30, head: { seq: 30, hash: lines[29].hash } });
     if (process.platform !== 'win32') for (const name of [RECORD_FILE, RECORD_HEAD_FILE]) expect(statSync(join(dir, name)).mode & 0o077).toBe(0);
   });
 
@@ -147,7 +148,7 @@ describe('the signature record in the data directory', () => {
     const after = await restarted.verify();
     expect(after.break).toBeUndefined();
     expect(after.head.seq).toBe(4);
-    expect(after.entryList[3]!.file).toBe('Addins/F5.dll');
+    expect(JSON.parse(r.lines()[3]!).file).toBe('Addins/F5.dll');
   });
 
   test('a record that ends before its head, or has entries and no head, refuses to be appended to', async () => {

@@ -10,9 +10,10 @@ import { exposedKeyPairs, USER_ROLE, watchServerConfigFile } from '../../server/
 import { rateLimitOverrides } from '../../server/identity/rate-limit.js';
 import { TokenStore, type TokenKeeper } from '../../server/identity/token-store.js';
 import { DEFAULT_LEASE_MS, describeDatabase, openDatabase, openSignatureRecord } from '../../server/storage/open-stores.js';
-import { verifyRecordText, type RecordVerification } from '../../core/signature-record.js';
-import { entryLeaf } from '../../core/checkpoint.js';
-import { checkpointProblem, recordCheckpoint, verifiedLeaves } from '../../server/storage/record-checkpoint.js';
+import { recordFileLines, verifyRecordFileLines, type RecordVerification, type SignatureEntry } from '../../core/signature-record.js';
+import { parseCheckpoint } from '../../core/checkpoint.js';
+import { CheckpointContinuation } from '../../core/record-continuation.js';
+import { recordCheckpoint, recordContinuation } from '../../server/storage/record-checkpoint.js';
 import { loadRecordKey, readRecordKeyFile, readRecordPublicKey, RECORD_PUBLIC_KEY_FILE } from '../../server/storage/record-key.js';
 import { recordKeyCommand } from './serve-record-key.js';
 import { formatVerifierKey } from '../../core/checkpoint.js';
@@ -22,7 +23,7 @@ import { ExitCode, type ExitCodeValue } from '../exit-codes.js';
 import { createStrongNameKeyPair, parseStrongNameKeyFile } from '../../strongname/key-blob.js';
 import { openPkcs11Key, PKCS11_PIN_ENV } from '../../strongname/pkcs11-key.js';
 import { publicKeyToken } from '../../strongname/token.js';
-import { displayPath, readFirstLine, readInputFile, writeFileAtomic } from '../../workflows/files.js';
+import { AtomicFileWriter, displayPath, readFirstLine, readInputFile, withInputFile, writeFileAtomic } from '../../workflows/files.js';
 import { urlForMessage } from '../../core/secrets.js';
 import { resolveAccessToken } from '../../workflows/access-token.js';
 import { numberOption } from '../options.js';
@@ -256,16 +257,19 @@ export async function runRecordVerify(args: RecordArgs, io: Io): Promise<ExitCod
   if (args.file !== undefined) {
     if (database) throw new UsageError('--file and a database are both given', 'Pass --file to check an exported record, or --database to check the service\'s record, not both.');
     const path = resolve(args.file);
-    const result = verifyRecordText(readInputFile(path, displayPath(path)).toString('utf8'), undefined, displayPath(path));
-    const problem = saved && !result.break ? checkpointProblem(result.entryList.map(entryLeaf), displayPath(path), saved.text, saved.path, verifier()) : undefined;
+    // The checkpoint before the record: its size says which first entries its root covers, hashed as they are read.
+    const continuation = saved && new CheckpointContinuation(parseCheckpoint(saved.text, verifier(), saved.path));
+    const add = continuation && ((entry: SignatureEntry) => continuation.add(entry));
+    const result = withInputFile(path, displayPath(path), (fd) => verifyRecordFileLines(recordFileLines(fd), displayPath(path), undefined, add));
+    const problem = continuation && !result.break ? continuation.problem(displayPath(path), saved!.path) : undefined;
     return printVerification(displayPath(path), result, io, saved ? undefined : 'an exported record has no head: entries cut off its end at a line boundary cannot be noticed (pass --checkpoint with one you saved to notice them)', saved && { path: saved.path, problem });
   }
   const { record, close } = await openSignatureRecord({ dataDir: resolve(args.dataDir), ...(database ? { database } : {}) });
   try {
     const result = await record.verify();
     if (!saved || result.break) return printVerification(record.where, result, io);
-    const { leaves } = await verifiedLeaves(record);
-    return printVerification(record.where, result, io, undefined, { path: saved.path, problem: checkpointProblem(leaves, record.where, saved.text, saved.path, verifier()) });
+    const problem = await recordContinuation(record, result, parseCheckpoint(saved.text, verifier(), saved.path), saved.path);
+    return printVerification(record.where, result, io, undefined, { path: saved.path, problem });
   } finally {
     await close();
   }
@@ -315,21 +319,26 @@ export async function runRecordPublicKey(args: RecordArgs, io: Io): Promise<Exit
 export async function runRecordExport(args: RecordArgs, io: Io): Promise<ExitCodeValue> {
   const database = databaseOf(args);
   const { record, close } = await openSignatureRecord({ dataDir: resolve(args.dataDir), ...(database ? { database } : {}) });
-  const chunks: string[] = [];
+  let output: AtomicFileWriter | undefined;
   let count: number;
   try {
+    // Written as the record is read, a batch at a time (a record may be larger than memory), put in place at the end.
+    output = args.output === undefined ? undefined : new AtomicFileWriter(resolve(args.output));
     // Only a record that verifies is exported: an auditor must not be handed a broken chain as if it were whole.
     const verified = await record.verify();
     if (verified.break) throw new UsageError(`the signature record ${record.where} does not verify: ${verified.break.message}`, 'Run `signgate serve record verify` for the details; restore the record from a backup before exporting it.');
     count = await record.exportTo((lines) => {
-      if (args.output) chunks.push(lines);
+      if (output) output.write(lines);
       else io.out(lines.replace(/\n$/, ''));
     });
+    output?.commit();
+  } catch (error) {
+    output?.abort();
+    throw error;
   } finally {
     await close();
   }
   if (args.output) {
-    writeFileAtomic(resolve(args.output), chunks);
     io.err(`${count} ${count === 1 ? 'entry' : 'entries'} of the signature record ${record.where} written to ${displayPath(resolve(args.output))}`);
   }
   return ExitCode.Ok;

@@ -11,6 +11,7 @@ import swaggerUi from '@fastify/swagger-ui';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyReply, type FastifyRequest, type FastifyServerOptions } from 'fastify';
 import { DEFAULT_RESULT_FILE, type JobRecord, type PendingJob } from '../jobs/store.js';
 import { commentOf, errorResponse, OUTAGE_RETRY_AFTER_S, HttpProblem, problem, type ProblemFileError } from './problem.js';
+import { wholeNumbersOnly } from './whole-numbers.js';
 import * as S from './schemas.js';
 import { DEFAULT_SERVICE_NAME, USER_ROLE, type Organization, type ServerConfig } from '../server-config.js';
 import { bearerToken, tokenIdOf, type TokenKeeper } from '../identity/token-store.js';
@@ -188,6 +189,8 @@ export async function buildServer(options: BuildServerOptions): Promise<FastifyI
     reply.status(404).type('application/problem+json').send(problem(404, 'Not Found', `There is no ${request.method} ${withoutQuery(request.url)}.`, request.url)),
   );
 
+  // Whole numbers in paths and queries are written one way only (the schemas' type coercion would take "12345.0").
+  app.addHook('onRoute', wholeNumbersOnly);
   const limitToken = await registerRateLimits(app, () => ({ ...config().rateLimits, ...options.rateLimits }));
 
   await app.register(multipart, {

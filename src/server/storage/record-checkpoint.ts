@@ -1,28 +1,58 @@
 // Checkpoints of a deployment's signature record, wherever it is kept: the leaves of its verified entries, the
 // checkpoint the record key signs over them, and the check that a record continues a checkpoint someone saved.
 import { UsageError } from '../../core/errors.js';
-import { continuationProblem, entryLeaf, parseCheckpoint, signCheckpoint, type RecordVerifier } from '../../core/checkpoint.js';
-import { consistencyProof, inclusionProof, rootHash, type Hash, type SubtreeCache } from '../../core/merkle.js';
+import { continuationProblem, entryLeaf, parseCheckpoint, signCheckpoint, type Checkpoint, type RecordVerifier } from '../../core/checkpoint.js';
+import { CompactRange, consistencyProof, inclusionProof, rootHash, type Hash, type SubtreeCache } from '../../core/merkle.js';
+import { CheckpointContinuation } from '../../core/record-continuation.js';
 import { ChainChecker, type RecordVerification, type SignatureEntry } from '../../core/signature-record.js';
 import type { SignatureRecordReader } from '../jobs/store.js';
 import type { RecordKey } from './record-key.js';
 
-/** The leaves of the record's entries, after its chain verified; throws naming the first break. */
-export async function verifiedLeaves(record: SignatureRecordReader): Promise<{ leaves: Hash[]; verification: RecordVerification }> {
+/** The record's verification; throws naming the first break. */
+async function verifiedRecord(record: SignatureRecordReader): Promise<RecordVerification> {
   const verification = await record.verify();
   if (verification.break) throw new UsageError(`the signature record ${record.where} does not verify: ${verification.break.message}`, 'Run `signgate serve record verify` for the details; restore the record from a backup.');
-  const leaves: Hash[] = [];
+  return verification;
+}
+
+/** The first `count` entries of the record, in order: those a verification found intact (entries appended since are not). */
+async function* firstEntries(record: SignatureRecordReader, count: number): AsyncGenerator<SignatureEntry> {
+  if (count === 0) return;
+  let seen = 0;
   for await (const entry of record.entries()) {
-    if (leaves.length === verification.entries) break; // appended since: not verified, not in this checkpoint
-    leaves.push(entryLeaf(entry));
+    yield entry;
+    if (++seen === count) return;
   }
+}
+
+/** The leaves of the record's entries, after its chain verified (all of them in memory: a job's proofs need them); throws naming the first break. */
+export async function verifiedLeaves(record: SignatureRecordReader): Promise<{ leaves: Hash[]; verification: RecordVerification }> {
+  const verification = await verifiedRecord(record);
+  const leaves: Hash[] = [];
+  for await (const entry of firstEntries(record, verification.entries)) leaves.push(entryLeaf(entry));
   return { leaves, verification };
 }
 
-/** The record's checkpoint now, signed by the record key. */
+/** The record's checkpoint now, signed by the record key: the root from a CompactRange, the entries read one at a time. */
 export async function recordCheckpoint(record: SignatureRecordReader, key: RecordKey): Promise<string> {
-  const { leaves } = await verifiedLeaves(record);
-  return signCheckpoint({ size: leaves.length, root: rootHash(leaves) }, key.privateKey, key.verifier.name);
+  const tree = new CompactRange();
+  for await (const entry of firstEntries(record, (await verifiedRecord(record)).entries)) tree.append(entryLeaf(entry));
+  return signCheckpoint({ size: tree.size, root: tree.root() }, key.privateKey, key.verifier.name);
+}
+
+/**
+ * Whether the entries `verification` (the record's verify()) found intact continue `checkpoint` (read from
+ * `saved`), read one at a time: see CheckpointContinuation. The problem, naming what was found, or undefined.
+ */
+export async function recordContinuation(
+  record: SignatureRecordReader,
+  verification: RecordVerification,
+  checkpoint: Checkpoint,
+  saved: string,
+): Promise<string | undefined> {
+  const continuation = new CheckpointContinuation(checkpoint);
+  for await (const entry of firstEntries(record, verification.entries)) continuation.add(entry);
+  return continuation.problem(record.where, saved);
 }
 
 /**

@@ -4,12 +4,26 @@
 // serialized; the data directory belongs to one process. An append that fails half-way is cut off again before
 // the error is passed on; one a crash left half-written (a last line without its newline) is what
 // `serve record verify` reports as truncation, and the next start moves it aside into signature-record.torn-<time>
-// before appending (it never becomes an entry).
+// before appending (it never becomes an entry). The record is read a chunk at a time, never whole (verify, export,
+// the entries for checkpoints and proofs, the files of unfinished jobs at a start), with the line bounds of
+// core/signature-record.ts; a start reads only the end of the file to find the last entry.
 import { closeSync, existsSync, fsyncSync, openSync, readFileSync, readSync, statSync, ftruncateSync, renameSync, writeSync } from 'node:fs';
-import { open, readFile, rename } from 'node:fs/promises';
+import { open, rename, type FileHandle } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { UsageError } from '../../core/errors.js';
-import { chainEvents, EMPTY_HEAD, entryLine, recordLines, verifyRecordText, type ChainHead, type RecordVerification, type SignatureEntry, type SignatureEvent } from '../../core/signature-record.js';
+import {
+  chainEvents,
+  EMPTY_HEAD,
+  entryLine,
+  parseRecordLine,
+  RecordFileChecker,
+  recordHandleLines,
+  type ChainHead,
+  type RecordFileLine,
+  type RecordVerification,
+  type SignatureEntry,
+  type SignatureEvent,
+} from '../../core/signature-record.js';
 import type { SignatureRecordReader } from '../jobs/store.js';
 import { PRIVATE_FILE, writeFileAtomicSync } from './fs-atomic.js';
 
@@ -175,7 +189,7 @@ export class FileSignatureRecord implements SignatureRecordReader {
     return entries;
   }
 
-  /** Checks the whole record and its head (reads the file; the service may be appending meanwhile). */
+  /** Checks the whole record and its head (reads the file a chunk at a time; the service may be appending meanwhile). */
   async verify(): Promise<RecordVerification> {
     // The head first: entries appended after it was read are accepted when they link.
     let head: ChainHead | undefined;
@@ -186,12 +200,35 @@ export class FileSignatureRecord implements SignatureRecordReader {
       const reason = error instanceof UsageError ? error.message : `${this.headPath} cannot be read: ${(error as Error).message}`;
       return { entries: 0, head: EMPTY_HEAD, break: { line: null, seq: null, kind: 'head', message: `${reason}: the end of ${this.path} cannot be checked` } };
     }
-    const text = existsSync(this.path) ? await readFile(this.path, 'utf8') : '';
-    if (!head && text.length > 0) {
-      const partial = verifyRecordText(text, undefined, this.path);
-      return partial.break ? partial : { ...partial, break: { line: null, seq: null, kind: 'head', message: `the head ${this.headPath} is missing: entries cut off the end of ${this.path} could not be noticed` } };
+    const checker = new RecordFileChecker(this.path, head);
+    let lines = 0;
+    for await (const l of this.lines()) {
+      lines += 1;
+      if (!checker.add(l)) break;
     }
-    return verifyRecordText(text, head, this.path);
+    const result = checker.finish();
+    if (head || lines === 0 || result.break) return result;
+    const message = `the head ${this.headPath} is missing: entries cut off the end of ${this.path} could not be noticed`;
+    return { ...result, break: { line: null, seq: null, kind: 'head', message } };
+  }
+
+  /**
+   * The lines of the record from byte `from` (see RecordFileLine: the last one may be torn), read a chunk at a time,
+   * never whole; none when there is no record yet. The file is closed when the caller stops.
+   */
+  private async *lines(from = 0): AsyncGenerator<RecordFileLine> {
+    let file: FileHandle;
+    try {
+      file = await open(this.path, 'r');
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return;
+      throw error;
+    }
+    try {
+      yield* recordHandleLines(file, from);
+    } finally {
+      await file.close();
+    }
   }
 
   /**
@@ -200,11 +237,10 @@ export class FileSignatureRecord implements SignatureRecordReader {
    */
   async filesOfJobs(jobs: ReadonlySet<string>): Promise<Map<string, Set<string>>> {
     const found = new Map<string, Set<string>>();
-    if (jobs.size === 0 || !existsSync(this.path)) return found;
-    const text = await readFile(this.path, 'utf8');
-    for (const { entry, torn } of recordLines(text)) {
-      const e = entry as Partial<SignatureEntry> | undefined;
-      if (torn || typeof e?.job !== 'string' || typeof e.file !== 'string' || !jobs.has(e.job)) continue;
+    if (jobs.size === 0) return found;
+    for await (const l of this.lines()) {
+      const e = (l.torn ? undefined : parseRecordLine(l).value) as Partial<SignatureEntry> | undefined;
+      if (typeof e?.job !== 'string' || typeof e.file !== 'string' || !jobs.has(e.job)) continue;
       let files = found.get(e.job);
       if (!files) found.set(e.job, (files = new Set()));
       files.add(e.file);
@@ -214,45 +250,50 @@ export class FileSignatureRecord implements SignatureRecordReader {
 
   /** Every whole line of the record as the entry it holds (verify() first: they are not checked here). */
   async *entries(): AsyncGenerator<SignatureEntry> {
-    const text = existsSync(this.path) ? await readFile(this.path, 'utf8') : '';
-    for (const { entry, torn } of recordLines(text)) if (!torn) yield entry as SignatureEntry;
+    for await (const l of this.lines()) if (!l.torn) yield parseRecordLine(l).value as SignatureEntry;
   }
 
   /** The entries after the first `count` (whole lines only; the file is read from where the last read stopped). */
   async *entriesAfter(count: number): AsyncGenerator<SignatureEntry> {
     if (this.readTo?.count !== count) this.readTo = { count: 0, bytes: 0 };
-    if (!existsSync(this.path)) return;
-    const file = await open(this.path, 'r');
-    let text: string;
-    try {
-      const { size } = await file.stat();
-      const buffer = Buffer.alloc(Math.max(0, size - this.readTo.bytes));
-      await file.read(buffer, 0, buffer.length, this.readTo.bytes);
-      const whole = buffer.lastIndexOf(0x0a) + 1;
-      text = buffer.subarray(0, whole).toString('utf8');
-      this.readTo = { count: this.readTo.count, bytes: this.readTo.bytes + whole };
-    } finally {
-      await file.close();
-    }
-    let seen = this.readTo.count;
-    for (const { entry } of recordLines(text)) {
+    let { count: seen, bytes } = this.readTo;
+    for await (const l of this.lines(bytes)) {
+      if (l.torn) break;
       seen += 1;
-      this.readTo = { ...this.readTo, count: seen };
-      if (seen > count) yield entry as SignatureEntry;
+      bytes += l.length + 1;
+      this.readTo = { count: seen, bytes };
+      if (seen > count) yield parseRecordLine(l).value as SignatureEntry;
     }
   }
 
   /** Where entriesAfter stopped reading: entries and bytes. */
   private readTo: { count: number; bytes: number } | undefined;
 
-  /** The record's whole lines as they are (a last line without its newline is no entry and is left out). */
+  /** The record's whole lines as they are (a last line without its newline is no entry and is left out), a batch at a time. */
   async exportTo(write: (lines: string) => void | Promise<void>): Promise<number> {
-    const text = existsSync(this.path) ? await readFile(this.path, 'utf8') : '';
-    const whole = text.slice(0, text.lastIndexOf('\n') + 1);
-    if (whole) await write(whole);
-    return whole.split('\n').length - 1;
+    let count = 0;
+    let batch = '';
+    for await (const line of this.lines()) {
+      if (line.torn) break;
+      if (!line.bytes) {
+        const what = `line ${line.line} of the signature record ${this.path}`;
+        throw new UsageError(`${what} is longer than a line of a record may be: it is no entry`, VERIFY_FIRST, 'SG_ERR_CONFIG');
+      }
+      batch += `${line.bytes.toString('utf8')}\n`;
+      count += 1;
+      if (batch.length >= EXPORT_BATCH_CHARS) {
+        await write(batch);
+        batch = '';
+      }
+    }
+    if (batch) await write(batch);
+    return count;
   }
 }
+
+const VERIFY_FIRST = 'Run `signgate serve record verify` first: it names the break.';
+/** How much of the record export hands to its writer at a time. */
+const EXPORT_BATCH_CHARS = 1 << 20;
 
 /** writeHeadDurably without blocking the service's thread while the disk syncs (appends are one at a time). */
 async function writeHeadDurablyAsync(path: string, head: ChainHead): Promise<void> {

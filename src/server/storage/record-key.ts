@@ -4,12 +4,17 @@
 // verifiers need (also printed by `serve record public-key`), or the file the configuration names ("recordKey" in
 // server.json, `serve --record-key`; made once with `serve record key create`). Nodes of one deployment sign with one
 // key: on PostgreSQL the first node records the key's public half in the database and a node with another refuses to
-// start (deployment-key.ts).
+// start (postgres/pg-record-key.ts).
+//
+// record-key.pub is written only by whoever makes the key, or by a start that finds a key copied in with no .pub
+// beside it. The commands that only read the key (`serve record public-key`, `serve record checkpoint`) never write.
+// A .pub that disagrees with the .pem is never replaced except by the start that made a new key: anyone else refuses
+// it, naming both files, since auditors may hold either (the .pub handed out, or the key that signs).
 import { generateKeyPairSync, type KeyObject } from 'node:crypto';
 import { existsSync, linkSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { UsageError } from '../../core/errors.js';
-import { formatVerifierKey, recordPrivateKey, verifierOf, type RecordVerifier } from '../../core/checkpoint.js';
+import { formatVerifierKey, parseVerifierKey, recordPrivateKey, verifierOf, type RecordVerifier } from '../../core/checkpoint.js';
 export { readRecordPublicKey } from '../../core/checkpoint.js';
 import { mkdirPrivateSync, PRIVATE_FILE, writeFileAtomicSync } from './fs-atomic.js';
 
@@ -77,15 +82,42 @@ export function dataDirRecordKeyPath(dataDir: string): string {
 }
 
 /**
- * The data directory's record key; made (with its .pub) when `create` and there is none.
- * @throws UsageError when the file is no Ed25519 private key, or (without `create`) when there is none
+ * The data directory's record key; made (with its .pub) when `create` (the service's start) and there is none. With
+ * `create` a missing .pub is written too; a .pub of another key is replaced only when the key was made just now.
+ * @throws UsageError when the file is no Ed25519 private key, (without `create`) when there is none, or when the
+ * .pub beside it is not its verifier key
  */
 export function loadRecordKey(dataDir: string, create = false): RecordKey {
   const path = dataDirRecordKeyPath(dataDir);
-  if (create && !existsSync(path)) createRecordKeyFile(path);
+  const made = create && !existsSync(path) && createRecordKeyFile(path);
   const key = readRecordKeyFile(path, 'The service makes it at its first start on this data directory; pass the data directory the service uses (--data-dir), or the record key file its configuration names (--record-key).');
-  if (create) writeRecordPublicKey(key, join(dataDir, RECORD_PUBLIC_KEY_FILE));
+  const pub = join(dataDir, RECORD_PUBLIC_KEY_FILE);
+  const expected = formatVerifierKey(key.verifier);
+  const found = existsSync(pub) ? readFileSync(pub, 'utf8').trim() : undefined;
+  if (found !== expected) {
+    // The start that made the key writes its .pub, over whatever was there; a start completes a key copied in alone.
+    if (made || (found === undefined && create)) writeRecordPublicKey(key, pub);
+    else if (found !== undefined) throw publicKeyMismatch(pub, path, found, key.verifier);
+  }
   return key;
+}
+
+/** The refusal of a .pub (`pub`, holding `found`) that is not the verifier key of the record key at `path`. */
+function publicKeyMismatch(pub: string, path: string, found: string, verifier: RecordVerifier): UsageError {
+  let named: string;
+  try {
+    const other = parseVerifierKey(found, pub);
+    named = `it is the record key ${other.name} (key id ${other.keyId.toString('hex')})`;
+  } catch {
+    named = 'it is not a record public key';
+  }
+  const key = `${path} is the key ${verifier.name} (key id ${verifier.keyId.toString('hex')})`;
+  return new UsageError(
+    `${pub} does not match ${path}: ${named}, but ${key}; auditors given ${RECORD_PUBLIC_KEY_FILE} would refuse the checkpoints it signs`,
+    `If ${RECORD_KEY_FILE} is the service's key, move ${pub} aside: the next start of the service writes it again from the key ` +
+      `(\`signgate serve record public-key\` prints it meanwhile). If ${RECORD_PUBLIC_KEY_FILE} is the key auditors hold, restore ${path} from its backup.`,
+    'SG_ERR_CONFIG',
+  );
 }
 
 /** A short name of a record key for messages: name+keyid. */
