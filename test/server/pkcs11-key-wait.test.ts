@@ -93,6 +93,10 @@ describe.skipIf(!hasSoftHsm || !requireDatabase())('signing workers on PostgreSQ
       const during = await Promise.all(ids.map(async (id) => (await (await fetch(`${d.api.baseUrl}/assemblies/${id}/status`, { headers: { authorization: `Bearer ${d.accessToken}` } })).json()) as { processingFinished: boolean; assemblies: { messages: { message: string }[] }[] }));
       expect(during.filter((s) => s.processingFinished)).toEqual([]);
       expect(during.filter((s) => s.assemblies[0]!.messages.some((m) => m.message.startsWith('Waiting for the signing key'))).length).toBeGreaterThan(0);
+      // The API node's /readyz names the option no worker can sign now, and how many jobs wait for it.
+      const ready = (await (await fetch(d.api.baseUrl.replace(/\/assembly-signing\/v1\.0$/, '/readyz'))).json()) as { waitingForKeys?: { option: string; jobs: number }[] };
+      expect(ready.waitingForKeys?.map((w) => w.option)).toEqual([`sandbox/${OPTION}`]);
+      expect(ready.waitingForKeys![0]!.jobs).toBeGreaterThan(0);
       renameSync(join(dir, 'token-away'), join(tokens, folder));
       back = true;
       const states = [];

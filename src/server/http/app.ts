@@ -263,10 +263,15 @@ export async function buildServer(options: BuildServerOptions): Promise<FastifyI
       await assertRoom(options.dataDir, 2 * config().maxUploadBytes);
       // A node that signs needs its keys in PKCS#11 tokens: each signs a probe digest that must verify with the
       // option's public key (in this thread, the modules' owner), with a timeout.
+      // Jobs that wait for a key no worker could use (key-wait.ts): named, so that an API node's probe says that no
+      // worker can sign an option, while it still takes uploads (they wait too).
+      const waits = await store.keyWaits?.();
+      const waitingForKeys = waits?.length ? { waitingForKeys: waits } : {};
       if (signing) {
         const tokenKeys = await probeTokenKeys(config());
-        if (tokenKeys.length) return { tokenKeys };
+        if (tokenKeys.length) return { tokenKeys, ...waitingForKeys };
       }
+      return waitingForKeys;
     },
   });
   app.get(`${apiPrefix}/openapi.json`, { schema: { hide: true } }, async () => app.swagger());

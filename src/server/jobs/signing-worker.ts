@@ -285,6 +285,8 @@ function keyUnavailableText(license: License, error: SignGateError, waitedS: num
 export interface TokenKeyReadiness {
   readonly organization: string;
   readonly optionId: number;
+  /** A key the option had before (previousKeys), which jobs accepted before the rotation still sign with. */
+  readonly previous?: boolean;
   /** The token's user PIN counters, read without logging in; absent when the token cannot be reached. */
   readonly pin?: TokenPinState;
   /** True when the key signed a probe digest that verified with the option's configured public key. */
@@ -315,24 +317,27 @@ export async function probeTokenKeys(config: ServerConfig, timeoutMs = 5_000): P
   const states: TokenKeyReadiness[] = [];
   const failures: { code: SignGateError['code']; message: string }[] = [];
   for (const org of config.organizations.values()) {
-    for (const license of org.licenses) {
-      if (!isPkcs11Key(license.key)) continue;
+    // Each option's key, and the keys it had before (previousKeys): jobs accepted before a rotation still need them.
+    const keys = org.licenses.flatMap((license) => [{ license, key: license.key, previous: false }, ...license.previous.map((p) => ({ license, key: p.key, previous: true }))]);
+    for (const { license, key, previous } of keys) {
+      if (!isPkcs11Key(key)) continue;
       let timer: NodeJS.Timeout | undefined;
       const timeout = new Promise<never>((_, reject) => {
         timer = setTimeout(() => reject(new KeyError('SG_ERR_PKCS11_TOKEN', `the PKCS#11 key did not answer within ${timeoutMs / 1000} s`)), timeoutMs);
       });
       // The PIN counters after the probe: a token put back is found by then.
       const pin = () => {
-        const state = pkcs11PinState((license.key as Pkcs11KeyPair).pkcs11);
+        const state = pkcs11PinState((key as Pkcs11KeyPair).pkcs11);
         return state ? { pin: state } : {};
       };
+      const which = { organization: org.id, optionId: license.optionId, ...(previous ? { previous: true } : {}) };
       try {
-        await Promise.race([probePkcs11Key(license.key.pkcs11, license.key.publicKey), timeout]);
-        states.push({ organization: org.id, optionId: license.optionId, ...pin(), ready: true });
+        await Promise.race([probePkcs11Key(key.pkcs11, key.publicKey), timeout]);
+        states.push({ ...which, ...pin(), ready: true });
       } catch (error) {
         const code = isSignGateError(error) ? error.code : 'SG_ERR_PKCS11_TOKEN';
-        states.push({ organization: org.id, optionId: license.optionId, ...pin(), ready: false, code });
-        failures.push({ code, message: `option ${license.optionId} of ${org.id}: ${(error as Error).message}` });
+        states.push({ ...which, ...pin(), ready: false, code });
+        failures.push({ code, message: `${previous ? 'a previous key of ' : ''}option ${license.optionId} of ${org.id}: ${(error as Error).message}` });
       } finally {
         clearTimeout(timer);
       }

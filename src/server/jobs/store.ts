@@ -123,6 +123,11 @@ export interface JobStateStore {
   readonly signatures: SignatureRecordReader;
   /** Throws when the store does not answer (readiness). */
   ping(): Promise<void>;
+  /**
+   * The jobs that wait for a signing key no worker could use (key-wait.ts), by option: how many and since when.
+   * For /readyz; a store that cannot tell leaves it out.
+   */
+  keyWaits?(): Promise<readonly { readonly option: string; readonly jobs: number; readonly since: string }[]>;
   close(): Promise<void>;
 }
 

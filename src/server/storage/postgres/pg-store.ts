@@ -410,6 +410,16 @@ export class PgJobStore implements JobStateStore {
     };
   }
 
+  async keyWaits(): Promise<readonly { readonly option: string; readonly jobs: number; readonly since: string }[]> {
+    const { rows } = await this.pool.query<{ option: string; jobs: string; since: Date }>(
+      `SELECT o.option, count(*) AS jobs, min(j.key_wait_since) AS since
+       FROM signgate_jobs j, jsonb_array_elements_text(j.key_wait_options) AS o(option)
+       WHERE j.state IN ('queued', 'processing') AND j.key_wait_since IS NOT NULL
+       GROUP BY o.option ORDER BY o.option`,
+    );
+    return rows.map((r) => ({ option: r.option, jobs: Number(r.jobs), since: r.since.toISOString() }));
+  }
+
   async ping(): Promise<void> {
     await this.pool.query('SELECT 1');
     await this.options.blobs?.ping();
