@@ -2,11 +2,11 @@
 // CLI and the port a free one): the token it makes is accepted by the service it starts.
 import { spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect, test } from 'vitest';
 import { repoRoot, runCliAsync } from '../helpers/fixtures.js';
+import { freePort } from '../helpers/ports.js';
 
 /** The commands of the first sh block after the README heading that starts with `heading`. */
 function readmeBlock(heading: string): string[] {
@@ -19,14 +19,6 @@ function readmeBlock(heading: string): string[] {
 /** Splits a command line as a POSIX shell does for these simple lines (no quotes in them). */
 const words = (line: string) => line.split(/\s+/);
 
-function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const server = createServer().listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
-}
 
 test("the README's serve block works as written: init, token create, serve; the token is accepted", async () => {
   const lines = readmeBlock('## Run the service');
