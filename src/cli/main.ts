@@ -7,7 +7,7 @@ import { closest } from '../core/words.js';
 import type { CommandModule } from 'yargs';
 import { EXIT_CODES_HELP, ExitCode, type ExitCodeValue } from './exit-codes.js';
 import { collapseFileLists } from './file-lists.js';
-import { formatError, processIo, type Io } from './output.js';
+import { formatError, formatErrorForMsbuild, processIo, type Io } from './output.js';
 
 /** The vendor's post-build script's parameters, as PowerShell users type them (`-baseUrl`, `--BaseUrl`). */
 const VENDOR_PARAMETERS: Record<string, string> = {
@@ -81,6 +81,13 @@ function unknownOptionHint(message: string, parser: unknown): string | undefined
   return guesses.length ? `Did you mean ${guesses.join(', ')}? Run 'signgate <command> --help' for the options.` : undefined;
 }
 
+/** `--format msbuild` (check) or `--from-msbuild` (sign, fix) anywhere before `--`: the output goes into an MSBuild log. */
+export function msbuildOutput(argv: readonly string[]): boolean {
+  const end = argv.indexOf('--');
+  const args = end >= 0 ? argv.slice(0, end) : argv;
+  return args.some((a, i) => a === '--from-msbuild' || a === '--format=msbuild' || (a === '--format' && args[i + 1] === 'msbuild'));
+}
+
 type SetExit = (code: ExitCodeValue) => void;
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- each command has its own argument type
 type CommandFactory = (io: Io, setExit: SetExit) => CommandModule<any, any>;
@@ -117,12 +124,14 @@ export async function main(argv: readonly string[], io: Io = processIo()): Promi
   const setExit = (code: ExitCodeValue) => {
     exitCode = code;
   };
+  // Run by MSBuild (the targets pass one of these): an error is one canonical line that keeps its hint.
+  const format = msbuildOutput(argv) ? formatErrorForMsbuild : formatError;
   let normalized: string[];
   try {
     normalized = normalizeVendorParameters(argv);
     refuseTokenArguments(normalized);
   } catch (error) {
-    io.err(formatError(error));
+    io.err(format(error));
     return ExitCode.Usage;
   }
   const first = normalized.find((a) => !a.startsWith('-'));
@@ -169,7 +178,7 @@ export async function main(argv: readonly string[], io: Io = processIo()): Promi
     await parser.parseAsync();
   } catch (error) {
     const verbose = argv.includes('--verbose');
-    io.err(formatError(error, verbose));
+    io.err(format(error, verbose));
     // Unreadable input, key and I/O errors, and anything unexpected, all mean the inputs could not be judged.
     return error instanceof UsageError && (error.code === 'SG_ERR_USAGE' || error.code === 'SG_ERR_CONFIG') ? ExitCode.Usage : ExitCode.Unreadable;
   }

@@ -2,6 +2,7 @@
 import { Chalk, type ChalkInstance } from 'chalk';
 import { isSignGateError, UsageError } from '../core/errors.js';
 import { maskRemembered, maskSecrets } from '../core/secrets.js';
+import { oneLine } from '../report/msbuild.js';
 
 export interface Io {
   out(text: string): void;
@@ -30,22 +31,34 @@ export function processIo(): Io {
  * Secrets are masked: a cause may quote what a service sent (a JSON parser quotes the text it choked on).
  */
 export function formatError(error: unknown, verbose = false): string {
-  return maskSecrets(formatErrorLines(error, verbose));
+  const { head, details, stack } = errorParts(error, verbose);
+  return maskSecrets([head, ...details.map((d) => `  ${d}`), ...(stack ? [stack] : [])].join('\n'));
 }
 
-function formatErrorLines(error: unknown, verbose: boolean): string {
+/**
+ * The same for a command run by MSBuild (`--format msbuild`, `--from-msbuild`): one line in MSBuild's canonical
+ * format, `signgate : error CODE: message; hint: …`. Exec makes every other line of a tool's output a message of its
+ * own, which the error list and the build's summary leave out: the hint goes on the error's line.
+ */
+export function formatErrorForMsbuild(error: unknown, verbose = false): string {
+  const { head, details, stack } = errorParts(error, verbose);
+  return maskSecrets([oneLine(`signgate : ${[head, ...details].join('; ')}`), ...(stack ? [stack] : [])].join('\n'));
+}
+
+/** An error's line (`error CODE: message`), the hint and causes said after it, and (verbose) an internal error's stack. */
+function errorParts(error: unknown, verbose: boolean): { head: string; details: string[]; stack?: string } {
   if (isSignGateError(error)) {
-    const lines = [`error ${error.code}: ${error.message}`];
-    if (error instanceof UsageError && error.hint) lines.push(`  hint: ${error.hint}`);
+    const details: string[] = [];
+    if (error instanceof UsageError && error.hint) details.push(`hint: ${error.hint}`);
     if (verbose) {
       let cause = (error as Error).cause;
       while (cause) {
-        lines.push(`  cause: ${cause instanceof Error ? cause.message : String(cause)}`);
+        details.push(`cause: ${cause instanceof Error ? cause.message : String(cause)}`);
         cause = cause instanceof Error ? cause.cause : undefined;
       }
     }
-    return lines.join('\n');
+    return { head: `error ${error.code}: ${error.message}`, details };
   }
   const e = error instanceof Error ? error : new Error(String(error));
-  return `error SG_ERR_INTERNAL: ${e.message}${verbose && e.stack ? `\n${e.stack}` : ''}`;
+  return { head: `error SG_ERR_INTERNAL: ${e.message}`, details: [], ...(verbose && e.stack ? { stack: e.stack } : {}) };
 }

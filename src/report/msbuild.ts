@@ -6,7 +6,7 @@ import type { Finding } from '../core/diagnostic.js';
 import type { CheckResult } from '../rules/runner.js';
 
 /** The parser reads one line at a time and splits the origin at the first colon. */
-const oneLine = (text: string) => text.replace(/[\r\n\u2028\u2029]+/g, ' ').trim();
+export const oneLine = (text: string) => text.replace(/[\r\n\u2028\u2029]+/g, ' ').trim();
 
 /** A file name with a colon (other than a drive letter) would end the origin early; fall back to no origin. */
 function origin(file: string | null): string {

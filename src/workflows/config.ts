@@ -24,6 +24,8 @@ export interface CheckConfig {
   format?: ReportFormat;
   output?: string;
   baseUrl?: string;
+  /** check goes online (the license cross-check) as with --online. */
+  online?: boolean;
   rules?: Record<string, SeveritySetting>;
 }
 

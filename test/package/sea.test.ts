@@ -200,9 +200,14 @@ describe('signgate-linux-x64 starts from a V8 start-up snapshot and decides at r
     const args = ['check', 'addin/SampleAddin.dll', '--vendor', 'Contoso', '--key', key];
     const offline = await both(args, fixturePath('.'));
     expect(offline.sea.status).toBe(0);
-    const online = await both(args, fixturePath('.'), { SIGNGATE_BASE_URL: 'http://127.0.0.1:9/v1' });
+    expect(offline.sea.stderr).not.toContain('SIGNGATE_BASE_URL');
+    // Set, the variable is said to be unused (check goes online only when asked); asked, check goes to it.
+    const unused = await both(args, fixturePath('.'), { SIGNGATE_BASE_URL: 'http://127.0.0.1:9/v1' });
+    expect(unused.sea.status).toBe(0);
+    expect(unused.sea.stderr).toContain('note: check ran offline: SIGNGATE_BASE_URL is the service for sign');
+    const online = await both([...args, '--online'], fixturePath('.'), { SIGNGATE_BASE_URL: 'http://127.0.0.1:9/v1' });
     expect(online.sea.status).toBe(2);
-    expect(online.sea.stderr).toContain('--base-url is set but no access token');
+    expect(online.sea.stderr).toContain('check goes online (--online, http://127.0.0.1:9/v1) but no access token is given');
   });
 
   test('check --threads 2 over a larger set: the same report as the npm route (the executable runs the pool\'s work in its own thread)', async () => {

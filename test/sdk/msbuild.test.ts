@@ -8,6 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { fixturePath, hasMono, repoRoot, runCli, runMono } from '../helpers/fixtures.js';
+import { freePort } from '../helpers/ports.js';
 import { binlogText, findSecret } from '../helpers/secrets.js';
 import { startServer, type TestServer } from '../helpers/server.js';
 import { addinSource, hasDotnet, requireDotnet, run, runDotnetTests } from './dotnet.js';
@@ -40,6 +41,18 @@ const PROJECT = `<Project Sdk="Microsoft.NET.Sdk">
 
 const SOURCE = addinSource('PostBuildAddin', 'post-build');
 
+/** A project folder in a fresh temporary folder: the project file, the add-in's source, the vendor API and the keys. */
+function addinProject(name: string, project: string, source: string): string {
+  const dir = join(mkdtempSync(join(tmpdir(), 'signgate-msbuild-')), name);
+  mkdirSync(join(dir, 'vendor'), { recursive: true });
+  writeFileSync(join(dir, `${name}.csproj`), project);
+  writeFileSync(join(dir, 'Addin.cs'), source);
+  copyFileSync(fixturePath('vendor/Contoso.AddinApi.dll'), join(dir, 'vendor', 'Contoso.AddinApi.dll'));
+  copyFileSync(fixturePath('test-keys/12345_public.snk'), join(dir, '12345_public.snk'));
+  copyFileSync(fixturePath('test-keys/67890_public.snk'), join(dir, '67890_public.snk'));
+  return dir;
+}
+
 test('the package ships the targets beside bin/, where their default SigngateCli points', () => {
   const [pack] = JSON.parse(execFileSync('npm', ['pack', '--dry-run', '--json', '--ignore-scripts'], { cwd: repoRoot, encoding: 'utf8' }));
   const files = pack.files.map((f: { path: string }) => f.path);
@@ -57,15 +70,8 @@ describe.runIf(runDotnetTests)('msbuild/Signgate.targets in dotnet build', () =>
   beforeAll(async () => {
     if (!hasDotnet) return; // each test then fails on requireDotnet(), as it must in CI
     server = await startServer();
-    const root = mkdtempSync(join(tmpdir(), 'signgate-msbuild-'));
-    dir = join(root, 'PostBuildAddin');
-    cache = join(root, 'cache');
-    mkdirSync(join(dir, 'vendor'), { recursive: true });
-    writeFileSync(join(dir, 'PostBuildAddin.csproj'), PROJECT);
-    writeFileSync(join(dir, 'Addin.cs'), SOURCE);
-    copyFileSync(fixturePath('vendor/Contoso.AddinApi.dll'), join(dir, 'vendor', 'Contoso.AddinApi.dll'));
-    copyFileSync(fixturePath('test-keys/12345_public.snk'), join(dir, '12345_public.snk'));
-    copyFileSync(fixturePath('test-keys/67890_public.snk'), join(dir, '67890_public.snk'));
+    dir = addinProject('PostBuildAddin', PROJECT, SOURCE);
+    cache = join(dir, '..', 'cache');
   });
   afterAll(() => server?.close());
 
@@ -232,5 +238,106 @@ describe.runIf(runDotnetTests)('msbuild/Signgate.targets in dotnet build', () =>
     expect(r.output).toMatch(/\b3 Error\(s\)/);
     expect(r.output).not.toContain('PostBuildAddin -> ');
     expect(r.output).not.toContain('SigngateSign');
+  });
+});
+
+// A developer's machine as the README leaves it: SIGNGATE_BASE_URL exported (for `sign`), no token, and no service
+// listening there. The check in a Debug build does not go online for an exported variable: the build passes. A
+// net8.0 class library with the check after every compile, signing in Release only.
+const LIBRARY = `<Project Sdk="Microsoft.NET.Sdk">
+  <PropertyGroup>
+    <TargetFramework>net8.0</TargetFramework>
+    <SignAssembly>true</SignAssembly>
+    <DelaySign>true</DelaySign>
+    <AssemblyOriginatorKeyFile>12345_public.snk</AssemblyOriginatorKeyFile>
+    <SigngateCheck>true</SigngateCheck>
+    <SigngateSign Condition="'$(Configuration)' == 'Release'">true</SigngateSign>
+    <SigngateVendor>Contoso</SigngateVendor>
+    <SigngateKey>12345_public.snk</SigngateKey>
+  </PropertyGroup>
+  <ItemGroup>
+    <Reference Include="Contoso.AddinApi" HintPath="vendor/Contoso.AddinApi.dll" Private="false" />
+  </ItemGroup>
+  <Import Project="${join(repoRoot, 'msbuild', 'Signgate.targets')}" />
+</Project>
+`;
+
+describe.runIf(runDotnetTests)('SIGNGATE_BASE_URL exported, no token, no service: the check stays offline', () => {
+  let dir: string;
+  let baseUrl: string;
+  // Every time the targets start Node, a line in this file (SigngateNode is a script that writes it, then runs node).
+  let starts: string;
+  const build = (configuration: string, props: string[] = [], token = '') =>
+    run('dotnet', ['build', '-c', configuration, '-nologo', '-tl:off', '--disable-build-servers', `-p:SigngateNode=${join(dir, '..', 'node.sh')}`, ...props], {
+      cwd: dir,
+      env: { SIGNGATE_BASE_URL: baseUrl, SIGNGATE_ACCESS_TOKEN: token, SIGNGATE_CACHE_DIR: join(dir, '..', 'cache') },
+    });
+  const nodeStarts = () => (existsSync(starts) ? readFileSync(starts, 'utf8').split('\n').filter(Boolean).length : 0);
+
+  beforeAll(async () => {
+    if (!hasDotnet) return;
+    dir = addinProject('OfflineLibrary', LIBRARY, addinSource('OfflineLibrary', 'offline'));
+    baseUrl = `http://127.0.0.1:${await freePort()}/assembly-signing/v1.0`;
+    starts = join(dir, '..', 'node-starts.txt');
+    writeFileSync(join(dir, '..', 'node.sh'), `#!/bin/sh\necho "$*" >> "${starts}"\nexec "${process.execPath}" "$@"\n`, { mode: 0o755 });
+  });
+
+  test('a Debug build checks offline and passes, saying once that the variable went unused; Release stops at SGB003', async () => {
+    requireDotnet();
+    const debug = await build('Debug');
+    expect(debug.status, debug.output).toBe(0);
+    expect(debug.output).toContain('signgate check, 1 files, 1 need signing (1 pass, 0 fail), 0 errors');
+    expect(debug.output).toContain('check ran offline: SIGNGATE_BASE_URL is the service for sign; --online takes check there too');
+    expect(debug.output).not.toMatch(/SG_ERR_|SGB00\d/);
+    // Release: the check passes offline as well, and the signing step says what is missing (no SGB002 before it).
+    const release = await build('Release');
+    expect(release.status).toBe(1);
+    expect(release.output).toContain('error SGB003: signgate: SigngateSign is true but the environment variable SIGNGATE_ACCESS_TOKEN is not set');
+    expect(release.output).toContain('signgate check, 1 files, 1 need signing (1 pass, 0 fail), 0 errors');
+    expect(release.output).not.toMatch(/SGB002|SG_ERR_/);
+  });
+
+  test('SigngateCheckOnline=true without a token: the CLI\'s error line keeps its hint, and the build fails with SGB002', async () => {
+    requireDotnet();
+    const r = await build('Debug', ['--no-restore', '-p:SigngateCheckOnline=true']);
+    expect(r.status).toBe(1);
+    const line = r.output.split('\n').find((l) => l.includes('error SG_ERR_USAGE'));
+    expect(line, r.output).toMatch(/^\s*signgate : error SG_ERR_USAGE: check goes online \(--online, http:\/\/127\.0\.0\.1:\d+\/assembly-signing\/v1\.0\)/);
+    expect(line).toContain(') but no access token is given; hint:');
+    expect(line).toContain('; hint: Pass --access-token-file <file> or set SIGNGATE_ACCESS_TOKEN');
+    expect(line).toContain('-p:SigngateCheckOnline=false');
+    expect(r.output).toContain('error SGB002: signgate check failed with exit code 2');
+    // The error list at the end of the build repeats the line with its hint (a message line would not be there).
+    expect(r.output.slice(r.output.lastIndexOf('Build FAILED.'))).toContain('; hint: Pass --access-token-file');
+  });
+
+  test('SigngateCheckOnline=true with a token: the check asks the service that SigngateBaseUrl names, and passes', async () => {
+    requireDotnet();
+    const service = await startServer();
+    try {
+      const online = (token: string) => build('Debug', ['--no-restore', '-p:SigngateCheckOnline=true', `-p:SigngateBaseUrl=${service.baseUrl}`], token);
+      // A token that service does not know: its 401 shows that the check asked it (not SIGNGATE_BASE_URL).
+      const unknown = await online('sgt_unknown-to-this-service');
+      expect(unknown.status).toBe(1);
+      expect(unknown.output).toMatch(/signgate : error SG_ERR_HTTP_\w+: GET http:\/\/127\.0\.0\.1:\d+\/assembly-signing\/v1\.0\/licenses answered 401/);
+      const good = await online(service.token());
+      expect(good.status, good.output).toBe(0);
+      expect(good.output).toContain('signgate check, 1 files, 1 need signing (1 pass, 0 fail), 0 errors');
+      expect(good.output).not.toContain('check ran offline');
+    } finally {
+      await service.close();
+    }
+  });
+
+  test('a no-op build skips SigngateCheck by its inputs and outputs: Node does not start', async () => {
+    requireDotnet();
+    const first = await build('Debug', ['--no-restore']);
+    expect(first.status, first.output).toBe(0);
+    const before = nodeStarts();
+    const again = await build('Debug', ['--no-restore', '-v:n']);
+    expect(again.status, again.output).toBe(0);
+    expect(again.output).toMatch(/Skipping target "SigngateCheck" because all output files are up-to-date/);
+    expect(again.output).not.toContain('signgate check, 1 files');
+    expect(nodeStarts()).toBe(before);
   });
 });

@@ -27,6 +27,7 @@ export interface CheckArgs extends CommonArgs {
   format?: ReportFormat;
   output?: string;
   baseUrl?: string;
+  online?: boolean;
   accessToken?: string;
   accessTokenFile?: string;
   config?: string;
@@ -64,6 +65,7 @@ export function checkOptionsFrom(args: CheckArgs): CheckOptions {
     root: args.root,
     maxUploadBytes: args.maxUploadBytes,
     baseUrl: args.baseUrl,
+    online: args.online,
     accessToken: args.accessToken,
     accessTokenFile: args.accessTokenFile,
     config: args.config,
@@ -122,13 +124,24 @@ export const checkCommand = (io: Io, setExit: (code: ExitCodeValue) => void): Co
       .option('json', { type: 'boolean', describe: 'The same as --format json' })
       .option('output', { alias: 'o', type: 'string', describe: 'Write the report to this file (a text summary still goes to stdout)' })
       .option('max-upload-bytes', { type: 'number', coerce: numberOption('max-upload-bytes', { integer: true, min: 1 }), describe: `Size limit of one upload job (default ${DEFAULT_MAX_UPLOAD_BYTES})` })
-      .option('base-url', { alias: 'baseUrl', type: 'string', describe: 'Signing service base URL (…/<service-name>/v1.0): adds the license cross-check; or SIGNGATE_BASE_URL' })
+      .option('base-url', {
+        alias: 'baseUrl',
+        type: 'string',
+        describe: 'Signing service base URL (…/<service-name>/v1.0): the check goes online with it (the license cross-check)',
+      })
+      .option('online', {
+        type: 'boolean',
+        describe:
+          'Go online: cross-check the licenses (GET /licenses) at --base-url, "baseUrl" in the config or SIGNGATE_BASE_URL (alone, ' +
+          'they leave the check offline); needs a token; --no-online: offline, whatever the config says',
+      })
       .option('access-token', { alias: 'accessToken', type: 'string', describe: 'Personal access token (prefer --access-token-file or the SIGNGATE_ACCESS_TOKEN variable: a value here shows in process lists)' })
       .option('access-token-file', { type: 'string', describe: 'File whose first line is the access token' })
       .option('config', { type: 'string', describe: `Config file (default: ${CONFIG_FILE_NAME} from the working directory upward)` })
       .option('threads', checkThreadsOption)
       .example('$0 check bin/Release --key 12345_public.snk --vendor Contoso', 'check a build output folder')
       .example('$0 check --format sarif -o signgate.sarif', 'settings from signgate.config.json, SARIF for code scanning')
+      .example('$0 check bin/Release --online', 'with SIGNGATE_BASE_URL and SIGNGATE_ACCESS_TOKEN exported: the license cross-check too')
       .example('$0 check obj/Release/net48/MyAddin.dll --reference ../sdk/Contoso.AddinApi.dll --rule loads-under-no-license=note', 'name the vendor attribute from its API assembly; report SG801 too')
       .epilog('Exit codes: 0 no error findings, 1 error findings, 2 usage or configuration error, 3 unreadable input, network or service error.') as unknown as Argv<CheckArgs>,
   handler: async (args: ArgumentsCamelCase<CheckArgs>) => setExit(await runCheckCommand(args, io)),

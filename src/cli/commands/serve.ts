@@ -6,7 +6,7 @@ import type { ArgumentsCamelCase, Argv, CommandModule } from 'yargs';
 import { UsageError } from '../../core/errors.js';
 import { buildServer, DEFAULT_IDLE_TIMEOUT_MS, DEFAULT_REQUEST_TIMEOUT_MS } from '../../server/http/app.js';
 import { paceGarbageCollectionForJobs } from '../../server/heap.js';
-import { exposedKeyPairs, USER_ROLE, watchServerConfigFile } from '../../server/server-config.js';
+import { DEFAULT_SERVICE_NAME, exposedKeyPairs, USER_ROLE, watchServerConfigFile, type ServerConfig } from '../../server/server-config.js';
 import { rateLimitOverrides } from '../../server/identity/rate-limit.js';
 import { TokenStore, type TokenKeeper } from '../../server/identity/token-store.js';
 import { DEFAULT_LEASE_MS, describeDatabase, openDatabase, openSignatureRecord } from '../../server/storage/open-stores.js';
@@ -49,6 +49,18 @@ interface ServeArgs extends CommonArgs {
   role: NodeRole;
   leaseTimeout: number;
   signingWorkers?: number;
+}
+
+/**
+ * The data folder of every serve command that takes --data-dir (serve, token create and revoke, record): one default,
+ * so that a token made without --data-dir is one the service started without it knows (from the same folder).
+ */
+export const DEFAULT_DATA_DIR = 'signgate-data';
+
+/** A path as one word of a command line: quoted when it holds a space or a character a shell would act on. */
+export function commandWord(word: string): string {
+  if (/^[\w@%+=:,./\\-]+$/.test(word)) return word;
+  return /["$`]/.test(word) ? `'${word.replace(/'/g, `'\\''`)}'` : `"${word}"`;
 }
 
 /** The token store of --database, or of the data directory; `close` ends a database connection. */
@@ -132,7 +144,12 @@ export async function runServe(args: ServeArgs, io: Io): Promise<ExitCodeValue> 
   }
   const where = `data in ${resolve(args.dataDir)}${database ? `, state in ${describeDatabase(database)}` : ''}${args.blobStore ? `, files in ${urlForMessage(args.blobStore.split('?')[0]!)}` : ''}`;
   if (args.role === 'worker') io.err(`signgate serve: signing worker, health at ${address}/healthz (${where})`);
-  else io.err(`signgate serve: API at ${address}${app.signgate.apiPrefix}, documentation at ${address}/docs (${where}${args.role === 'api' ? '; signs nothing: run workers' : ''})`);
+  else {
+    const apiOnly = args.role === 'api' ? '; signs nothing: run workers' : '';
+    const api = `signgate serve: API at ${address}${app.signgate.apiPrefix}, documentation at ${address}/docs (${where}${apiOnly})`;
+    // One write: the note arrives with the line that says the service listens.
+    io.err([api, ...noTokensYet(args, watched.current(), app.signgate.tokens)].join('\n'));
+  }
   await new Promise<void>((done) => {
     const stop = (signal: string) => {
       app.log.info({ signal }, 'shutting down: no new requests, finishing uploads in flight');
@@ -149,6 +166,14 @@ export async function runServe(args: ServeArgs, io: Io): Promise<ExitCodeValue> 
   return ExitCode.Ok;
 }
 
+/** A service whose data folder holds no tokens refuses every token (but OpenID Connect's): said at its start, with the cure. */
+function noTokensYet(args: ServeArgs, config: ServerConfig, tokens: TokenKeeper): string[] {
+  if (config.oidc || !tokens.holdsNone?.()) return [];
+  const dataDir = commandWord(resolve(args.dataDir));
+  const create = `signgate serve token create --config ${commandWord(resolve(args.config))} --data-dir ${dataDir} --org <organization> --user <user>`;
+  return [`note: ${dataDir} holds no tokens yet: every token is refused until one is made for this data folder: ${create}`];
+}
+
 export async function runTokenCreate(args: TokenCreateArgs, io: Io): Promise<ExitCodeValue> {
   const config = watchServerConfigFile(args.config).current();
   const org = config.organizations.get(args.org);
@@ -157,7 +182,9 @@ export async function runTokenCreate(args: TokenCreateArgs, io: Io): Promise<Exi
   if (!roles) throw new UsageError(`no user ${JSON.stringify(args.user)} in organization ${args.org}`, `Add the user to the organization's "users" in ${args.config} first.`);
   if (!Number.isInteger(args.days) || args.days < 1 || args.days > 366) throw new UsageError(`--days ${args.days} is not a whole number of days from 1 to 366`, 'Tokens have a fixed lifetime; make a new one when it expires.');
   const database = databaseOf(args);
-  const { keeper, close } = await tokenKeeper({ dataDir: args.dataDir, ...(database ? { database } : {}) });
+  const dataDir = resolve(args.dataDir);
+  const newFolder = !database && !existsSync(dataDir);
+  const { keeper, close } = await tokenKeeper({ dataDir, ...(database ? { database } : {}) });
   let made;
   try {
     made = keeper.create(args.org, args.user, args.days);
@@ -168,6 +195,10 @@ export async function runTokenCreate(args: TokenCreateArgs, io: Io): Promise<Exi
   const { token, expiresAt } = made;
   io.out(token);
   io.err(`Token for ${args.user} in ${args.org}, valid until ${expiresAt}. It is shown only now; the service keeps only its hash.`);
+  if (!database) {
+    const kept = `Its hash is in ${join(dataDir, 'tokens.json')}${newFolder ? ', a data folder made just now' : ''}`;
+    io.err(`${kept}: the service knows the token when it runs with --data-dir ${commandWord(dataDir)}.`);
+  }
   if (!roles.includes(USER_ROLE)) io.err(`warning: ${args.user} does not hold the role ${USER_ROLE}; the token is refused until the role is granted.`);
   return ExitCode.Ok;
 }
@@ -388,12 +419,25 @@ export function runServeInit(args: InitArgs, io: Io): ExitCodeValue {
             `Wrote ${configPath} (vendor ${args.vendor}, organization "sandbox" with user "ci"), a new 2048-bit key pair ${keyName} for option ${args.optionId} and its public key ${publicName} (key token ${publicKeyToken(publicKey.blob)}).`,
             `Keep ${keyName} secret: it signs. Give add-in developers ${join(dir, publicName)}: they delay-sign with it (the service hands it out too: signgate licenses --public-key ${args.optionId}).`,
           ]),
-      'Next:',
-      `  signgate serve token create --config ${configPath} --org sandbox --user ci`,
-      `  signgate serve --config ${configPath}`,
+      ...nextSteps(configPath, join(dir, 'data')),
     ].join('\n'),
   );
   return ExitCode.Ok;
+}
+
+/**
+ * What to run after `serve init`, in order, each command as it can be pasted: the same --data-dir in the token's
+ * command and the service's (it keeps the token hashes), then a call that uses the token.
+ */
+function nextSteps(configPath: string, dataDir: string): string[] {
+  const service = `--config ${commandWord(configPath)} --data-dir ${commandWord(dataDir)}`;
+  return [
+    'Next, in this order (both commands name the same --data-dir: the service knows the tokens made for its data folder):',
+    `  signgate serve token create ${service} --org sandbox --user ci`,
+    `  signgate serve ${service} --port 8080`,
+    'Then, in another terminal, with SIGNGATE_ACCESS_TOKEN set to the token the first command printed:',
+    `  signgate licenses --base-url http://127.0.0.1:8080/${DEFAULT_SERVICE_NAME}/v1.0`,
+  ];
 }
 
 const initCommand = (io: Io, setExit: (code: ExitCodeValue) => void): CommandModule<CommonArgs, InitArgs> => ({
@@ -419,7 +463,7 @@ const tokenCreateCommand = (io: Io, setExit: (code: ExitCodeValue) => void): Com
   builder: (y: Argv<CommonArgs>) =>
     y
       .option('config', { type: 'string', demandOption: true, describe: 'Server configuration (schemas/server-config.schema.json)' })
-      .option('data-dir', { type: 'string', default: 'signgate-data', describe: 'Data directory of the service' })
+      .option('data-dir', { type: 'string', default: DEFAULT_DATA_DIR, describe: 'Data directory of the service' })
       .option('database', databaseOption)
       .option('database-file', databaseFileOption)
       .option('org', { type: 'string', demandOption: true, describe: 'Organization id' })
@@ -434,7 +478,7 @@ const tokenRevokeCommand = (io: Io, setExit: (code: ExitCodeValue) => void): Com
   builder: (y: Argv<CommonArgs>) =>
     y
       .option('config', { type: 'string', describe: 'Server configuration, as token create takes it (checked when given)' })
-      .option('data-dir', { type: 'string', default: 'signgate-data', describe: 'Data directory of the service (as token create and serve were given)' })
+      .option('data-dir', { type: 'string', default: DEFAULT_DATA_DIR, describe: 'Data directory of the service (as token create and serve were given)' })
       .option('database', databaseOption)
       .option('database-file', databaseFileOption)
       .option('token-file', { type: 'string', describe: 'A file whose first line is the token to revoke' })
@@ -450,7 +494,7 @@ const tokenRevokeCommand = (io: Io, setExit: (code: ExitCodeValue) => void): Com
 
 const recordOptions = (y: Argv<CommonArgs>) =>
   y
-    .option('data-dir', { type: 'string', default: 'signgate-data', describe: 'Data directory of the service (its record: signature-record.jsonl)' })
+    .option('data-dir', { type: 'string', default: DEFAULT_DATA_DIR, describe: 'Data directory of the service (its record: signature-record.jsonl)' })
     .option('database', databaseOption)
     .option('database-file', databaseFileOption);
 
@@ -507,7 +551,7 @@ const runCommand = (io: Io, setExit: (code: ExitCodeValue) => void): CommandModu
   builder: (y: Argv<CommonArgs>) =>
     y
       .option('config', { type: 'string', demandOption: true, describe: 'Server configuration (schemas/server-config.schema.json; `signgate serve init` writes one)' })
-      .option('data-dir', { type: 'string', default: 'signgate-data', describe: 'Where jobs and token hashes are kept' })
+      .option('data-dir', { type: 'string', default: DEFAULT_DATA_DIR, describe: 'Where jobs and token hashes are kept' })
       .option('port', { type: 'number', default: 8080, coerce: numberOption('port', { integer: true, min: 0, max: 65535 }), describe: 'TCP port (0 picks a free one)' })
       .option('host', { type: 'string', default: '127.0.0.1', describe: 'Address to listen on (0.0.0.0 for every interface; put TLS in front)' })
       .option('shutdown-timeout', { type: 'number', default: DEFAULT_SHUTDOWN_TIMEOUT_S, coerce: numberOption('shutdown-timeout', { min: 0 }), describe: 'Seconds to wait for uploads in flight on SIGTERM/SIGINT' })

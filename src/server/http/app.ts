@@ -292,6 +292,16 @@ export async function buildServer(options: BuildServerOptions): Promise<FastifyI
       return;
     }
     const stored = await tokens.find(token);
+    if (!stored && tokens.holdsNone?.()) {
+      // Said without the folder's path (the caller is not known yet); `signgate serve` prints it at start.
+      throw new HttpProblem(
+        401,
+        'Unauthorized',
+        'The access token is not known. This service holds no tokens at all in its data folder, so the token was made for another one: ' +
+          'create a token with `signgate serve token create --data-dir <folder>` naming the folder the service runs with ' +
+          '(`signgate serve` prints it at start).',
+      );
+    }
     if (!stored) throw new HttpProblem(401, 'Unauthorized', 'The access token is not known. Create a new token.');
     if (stored.revokedAt) throw new HttpProblem(401, 'Unauthorized', `The access token was revoked on ${stored.revokedAt}. Create a new token.`);
     if (Date.parse(stored.expiresAt) <= now().getTime()) {

@@ -37,6 +37,11 @@ export interface TokenKeeper {
   find(token: string): StoredToken | undefined | Promise<StoredToken | undefined>;
   /** Marks the selected tokens revoked; resolves to how many were revoked now. */
   revoke(selector: RevokeSelector, now?: Date): number | Promise<number>;
+  /**
+   * True when the store holds no token at all, revoked and expired ones counted (the data directory's store: a
+   * service started with another --data-dir than `serve token create` was given); undefined where it is not known.
+   */
+  holdsNone?(): boolean;
 }
 
 const PREFIX = 'sgt_';
@@ -116,6 +121,11 @@ export class TokenStore implements TokenKeeper {
     if (found) return found;
     this.refresh(true);
     return lookup();
+  }
+
+  holdsNone(): boolean {
+    this.refresh(false);
+    return this.tokens.length === 0;
   }
 
   revoke(selector: RevokeSelector, now = new Date()): number {

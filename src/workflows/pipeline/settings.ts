@@ -7,7 +7,7 @@ import { UsageError } from '../../core/errors.js';
 import type { ReportFormat } from '../../report/index.js';
 import type { CheckSettings } from '../../rules/types.js';
 import { resolveAccessToken, type AccessTokenOptions } from '../access-token.js';
-import { CONFIG_FILE_NAME, loadConfig } from '../config.js';
+import { CONFIG_FILE_NAME, loadConfig, type CheckConfig } from '../config.js';
 import { displayPath } from '../files.js';
 import { loadExpectedKey } from '../keys.js';
 
@@ -40,8 +40,16 @@ export interface CheckOptions extends AccessTokenOptions {
   /** Upload names are paths relative to this folder. */
   readonly root?: string;
   readonly maxUploadBytes?: number;
-  /** With a token: the licenses are fetched and cross-checked. */
+  /**
+   * The service's address (…/<service-name>/v1.0), else "baseUrl" in the config file, else SIGNGATE_BASE_URL. Given
+   * here, it takes check online (see `online`); from the config file or the environment, it serves sign alone.
+   */
   readonly baseUrl?: string;
+  /**
+   * check: fetch the licenses from the service and cross-check them (needs an address and a token). Default: true
+   * when `baseUrl` is given here or the config file says "online": true; false otherwise.
+   */
+  readonly online?: boolean;
   /** Config file (default: signgate.config.json from the working directory upward). */
   readonly config?: string;
   /** Report format and output file from the config file, when the options do not say (the caller writes the report). */
@@ -75,10 +83,34 @@ export interface PreparedSettings {
   readonly root: string | null;
   /** The vendor API assemblies named for their vendor attribute type (CheckOptions.references), read with the inputs. */
   readonly references: readonly string[];
+  /** The service's address: the option, else "baseUrl" in the config file, else SIGNGATE_BASE_URL. */
   readonly baseUrl: string | undefined;
   readonly token: string | undefined;
+  /** check: what asked it to go online (`--online`, `--base-url`, `"online": true in <config>`); undefined: it stays offline. */
+  readonly onlineBy: string | undefined;
+  /** check: why an address at hand (the config file's, the environment's) was not used, when it was not asked for. */
+  readonly offlineNote: string | undefined;
   /** Things the user should know that are not findings (a key pair given where a public key belongs). */
   readonly notes: readonly string[];
+}
+
+/**
+ * Whether check goes online, and what asked it to: `--online` (or `--no-online`) decides; else `--base-url`; else
+ * "online" in the config file. An address from the config file or the environment alone is said in a note, not used.
+ */
+function onlineRequest(options: CheckOptions, config: CheckConfig, configPath: string | undefined, environment: string | undefined) {
+  const shownConfig = configPath ? displayPath(configPath) : CONFIG_FILE_NAME;
+  let onlineBy: string | undefined;
+  if (options.online !== undefined) onlineBy = options.online ? '--online' : undefined;
+  else if (options.baseUrl !== undefined) onlineBy = '--base-url';
+  else if (config.online) onlineBy = `"online": true in ${shownConfig}`;
+  const at = config.baseUrl !== undefined ? `"baseUrl" in ${shownConfig}` : environment && 'SIGNGATE_BASE_URL';
+  const unused = options.online === undefined && !onlineBy ? at : undefined;
+  const offlineNote = unused
+    ? `check ran offline: ${unused} is the service for sign; --online takes check there too, for the license cross-check ` +
+      `(or "online": true in ${CONFIG_FILE_NAME}; in a build, SigngateCheckOnline)`
+    : undefined;
+  return { onlineBy, offlineNote };
 }
 
 /**
@@ -96,9 +128,10 @@ export function prepareSettings(options: CheckOptions): PreparedSettings {
   const rootArg = options.root ?? config.root;
   const root = rootArg ? resolve(rootArg) : null;
   const paths = options.paths?.length ? options.paths : (config.paths ?? []);
-  const baseUrl = options.baseUrl ?? config.baseUrl ?? (options.env ?? process.env).SIGNGATE_BASE_URL;
+  const environment = (options.env ?? process.env).SIGNGATE_BASE_URL || undefined;
+  const baseUrl = options.baseUrl ?? config.baseUrl ?? environment;
+  const { onlineBy, offlineNote } = onlineRequest(options, config, configPath, environment);
   const token = resolveAccessToken(options);
-  if (baseUrl && !token) throw new UsageError('--base-url is set but no access token', 'Pass --access-token-file <file> or set SIGNGATE_ACCESS_TOKEN (avoid --access-token: it shows in process lists).');
   const loadedKeys = keyPaths.map(loadExpectedKey);
   const notes = loadedKeys.flatMap((k) => (k.note ? [k.note] : []));
   const keys = loadedKeys.map(({ note: _note, ...key }) => key);
@@ -121,6 +154,8 @@ export function prepareSettings(options: CheckOptions): PreparedSettings {
     references: options.references ?? [],
     baseUrl,
     token,
+    onlineBy,
+    offlineNote,
     notes,
   };
 }
