@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import pg from 'pg';
 import { afterAll, describe, expect, test } from 'vitest';
 import { createRecordKeyFile } from '../../src/server/storage/record-key.js';
+import { parseCheckpoint, parseVerifierKey } from '../../src/core/checkpoint.js';
 import { freshDatabase, requireDatabase } from '../helpers/database.js';
 import { cliToken, editConfig, runSigngate, sandboxConfigCopy, startServiceProcess, stopServiceProcess, type ServiceProcess } from '../helpers/service-process.js';
 
@@ -113,6 +114,10 @@ describe.skipIf(!requireDatabase())('nodes of one PostgreSQL deployment', () => 
     const token = await cliToken(['--config', config, '--data-dir', dir(), '--database', database]);
     const keys = await Promise.all(started.map((n) => publicKeyOf(n, token)));
     expect(keys).toEqual([readFileSync(join(key, '..', 'deployment.pub'), 'utf8').trim(), readFileSync(join(key, '..', 'deployment.pub'), 'utf8').trim()]);
+    // serve record checkpoint on PostgreSQL from the configuration alone (no node's data directory): signed by that key.
+    const checkpoint = await runSigngate(['serve', 'record', 'checkpoint', '--config', config, '--database', database, '--data-dir', join(dir(), 'none')]);
+    expect(checkpoint.code, checkpoint.err).toBe(0);
+    expect(parseCheckpoint(`${checkpoint.out.trim()}\n`, parseVerifierKey(keys[0]!, 'the key'), 'the checkpoint').size).toBe(0);
     // A node pointed at a key file that is not there refuses, naming the file and the deployment's key.
     const missing = sandboxConfigCopy();
     const nowhere = join(dir(), 'nowhere.pem');
