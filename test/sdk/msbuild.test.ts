@@ -11,6 +11,8 @@ import { fixturePath, hasMono, repoRoot, runCli, runMono } from '../helpers/fixt
 import { freePort } from '../helpers/ports.js';
 import { binlogText, findSecret } from '../helpers/secrets.js';
 import { startServer, type TestServer } from '../helpers/server.js';
+import { generateKeyPairSync } from 'node:crypto';
+import { formatVerifierKey, verifierOf } from '../../src/core/checkpoint.js';
 import { addinSource, hasDotnet, requireDotnet, run, runDotnetTests } from './dotnet.js';
 
 // Imports the targets from this repository, so SigngateCli takes its default, ../bin/signgate.js beside them.
@@ -162,6 +164,20 @@ describe.runIf(runDotnetTests)('msbuild/Signgate.targets in dotnet build', () =>
   };
   const errorLines = (output: string) => output.split('\n').filter((l) => /error|warn/i.test(l) && !/Property|Environment|Initial/.test(l)).slice(-20).join('\n');
   const searched = (texts: Record<string, string>, secret: string) => Object.entries(texts).flatMap(([where, text]) => (findSecret(text, secret) ? [`${where}: ${findSecret(text, secret)}`] : []));
+
+  test('SigngateRecordKey: the service\'s record key expected up front; another key stops the signing with SG_ERR_RECORD_PROOF', async () => {
+    requireDotnet();
+    const token = server.token();
+    const right = await build({ SIGNGATE_ACCESS_TOKEN: token }, `-p:SigngateRecordKey=${join(server.dataDir, 'record-key.pub')}`);
+    expect(right.status, right.output).toBe(0);
+    expect(right.output).toContain('that --record-key names');
+    const { privateKey } = generateKeyPairSync('ed25519');
+    const foreign = formatVerifierKey(verifierOf(privateKey));
+    const wrong = await build({ SIGNGATE_ACCESS_TOKEN: token }, `-p:SigngateRecordKey=${foreign}`);
+    expect(wrong.status).not.toBe(0);
+    expect(wrong.output).toContain('SG_ERR_RECORD_PROOF');
+    expect(wrong.output).toContain(foreign.split('+')[0]!);
+  });
 
   test('the token reaches no log at diagnostic verbosity, nor the binary log; a variable the project reads does', async () => {
     requireDotnet();
