@@ -83,8 +83,9 @@ describe('check and audit in worker threads', () => {
     expect(expected.files.filter((f) => f.role === 'indirect' || f.role === 'companion' || f.role === 'module').length).toBeGreaterThan(3);
     const audit = buildAudit(inputs, { settings });
     expect(JSON.stringify(await buildAuditPooled(inputs, { settings, threads: 2 }))).toBe(JSON.stringify(audit));
-    // Attributes that cannot be decoded make a malformed finding in the audit; they do not stop it.
-    expect(audit.findings.filter((f) => f.rule === 'malformed' && f.message.includes('(while reading the load verdict)')).map((f) => f.file)).toContain('fixtures/corrupt/attribute-ctor-row-outside.dll');
+    // An attribute whose constructor row is outside its table makes the file malformed (SG001, as inspect and the
+    // service say it) in the audit too; it does not stop the audit.
+    expect(audit.findings.filter((f) => f.rule === 'malformed' && f.message.includes('SG_ERR_MD_BAD_INDEX')).map((f) => f.file)).toContain('fixtures/corrupt/attribute-ctor-row-outside.dll');
     // Severity overrides reach the threads.
     const severities = { 'loads-under-no-license': 'off', 'missing-vendor-attribute': 'warning' } as const;
     expect(JSON.stringify(await runCheckPooled(inputs, { settings, severities, threads: 2 }))).toBe(JSON.stringify(runCheck(inputs, { settings, severities })));
