@@ -41,15 +41,15 @@ test("the README's serve block works as written: init, token create, serve; the 
     const created = spawnSync(process.execPath, [join(repoRoot, 'bin', 'signgate.js'), ...cli(lines[1]!)], { cwd: dir, encoding: 'utf8' });
     expect(created.status, created.stderr).toBe(0);
     const token = created.stdout.trim();
-    const service = spawn(process.execPath, [join(repoRoot, 'bin', 'signgate.js'), ...cli(lines[2]!)], { cwd: dir, stdio: ['ignore', 'ignore', 'pipe'] });
+    const service = spawn(process.execPath, [join(repoRoot, 'bin', 'signgate.js'), ...cli(lines[2]!)], { cwd: dir, stdio: ['ignore', 'pipe', 'ignore'] });
     try {
       await new Promise<void>((resolve, reject) => {
-        let err = '';
-        service.stderr!.on('data', (d: Buffer) => {
-          err += d.toString();
-          if (err.includes('API at')) resolve();
+        let log = '';
+        service.stdout!.on('data', (d: Buffer) => {
+          log += d.toString();
+          if (log.includes('API at')) resolve();
         });
-        service.on('exit', () => reject(new Error(`serve ended: ${err}`)));
+        service.on('exit', () => reject(new Error(`serve ended: ${log}`)));
       });
       const r = await runCliAsync(['licenses', '--base-url', `http://127.0.0.1:${port}/assembly-signing/v1.0`], { cwd: dir, env: { SIGNGATE_ACCESS_TOKEN: token } });
       expect(r.status, r.stderr).toBe(0);
