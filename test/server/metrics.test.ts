@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { buildServer } from '../../src/server/http/app.js';
 import { parseServerConfig } from '../../src/server/server-config.js';
-import { freshDatabase, requireDatabase } from '../helpers/database.js';
+import { freshDatabase, requireDatabase, STORE_UNDER_TEST } from '../helpers/database.js';
 import { fixture, fixturePath } from '../helpers/fixtures.js';
 import { readExposition, scrape, type Scrape } from '../helpers/prometheus.js';
 import { uploadForm } from '../helpers/server.js';
@@ -35,7 +35,10 @@ const metricsOf = (service: ServiceProcess) => `http://127.0.0.1:${service.port}
 /** A sample's growth between two scrapes. */
 const grew = (before: Scrape, after: Scrape, name: string, labels: Record<string, string> = {}) => after.value(name, labels) - before.value(name, labels);
 
-describe('a service with --metrics, after a job that signs and a job that fails', () => {
+/** The processes below run on the data directory: the PostgreSQL leg (SIGNGATE_TEST_STORE=postgres) would repeat them. */
+const dataDirDescribe = describe.skipIf(STORE_UNDER_TEST === 'postgres');
+
+dataDirDescribe('a service with --metrics, after a job that signs and a job that fails', () => {
   let service: ServiceProcess;
   let token: string;
   let before: Scrape;
@@ -124,7 +127,7 @@ describe('a service with --metrics, after a job that signs and a job that fails'
   });
 });
 
-describe('where the metrics are served', () => {
+dataDirDescribe('where the metrics are served', () => {
   const services: ServiceProcess[] = [];
   afterAll(async () => {
     await Promise.all(services.map((s) => stopServiceProcess(s)));
@@ -179,35 +182,37 @@ describe('where the metrics are served', () => {
   });
 });
 
-test('a key in a PKCS#11 token that cannot sign reports 0, the key pair file beside it 1', async () => {
-  const dir = mkdtempSync(join(tmpdir(), 'signgate-metrics-keys-'));
-  writeFileSync(join(dir, 'token_public.snk'), fixture('test-keys/67890_public.snk'));
-  const config = parseServerConfig(
-    {
-      vendor: 'Contoso',
-      organizations: [{
-        id: 'sandbox',
-        licenses: [
-          { optionId: 12345, keyPair: fixturePath('test-keys/12345_keypair.snk') },
-          { optionId: 67890, keyPair: `pkcs11:token=away;object=option-key?module-path=${join(dir, 'missing-module.so')}`, publicKey: 'token_public.snk' },
-        ],
-        users: [{ id: 'ci', roles: ['User'] }],
-      }],
-    },
-    dir,
-  );
-  const app = await buildServer({ config, dataDir: join(dir, 'data'), metrics: 'route', signingWorkers: 0 });
-  try {
-    const answer = await app.inject({ method: 'GET', url: '/metrics' });
-    expect(answer.statusCode).toBe(200);
-    const metrics = readExposition(answer.body);
-    expect(metrics.value('signgate_option_key_ready', { option: '12345' })).toBe(1);
-    expect(metrics.value('signgate_option_key_ready', { option: '67890' })).toBe(0);
-    expect((await app.inject({ method: 'GET', url: '/readyz' })).statusCode).toBe(503);
-    expect(answer.body).not.toContain(dir);
-  } finally {
-    await app.close();
-  }
+dataDirDescribe('the keys', () => {
+  test('a key in a PKCS#11 token that cannot sign reports 0, the key pair file beside it 1', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'signgate-metrics-keys-'));
+    writeFileSync(join(dir, 'token_public.snk'), fixture('test-keys/67890_public.snk'));
+    const config = parseServerConfig(
+      {
+        vendor: 'Contoso',
+        organizations: [{
+          id: 'sandbox',
+          licenses: [
+            { optionId: 12345, keyPair: fixturePath('test-keys/12345_keypair.snk') },
+            { optionId: 67890, keyPair: `pkcs11:token=away;object=option-key?module-path=${join(dir, 'missing-module.so')}`, publicKey: 'token_public.snk' },
+          ],
+          users: [{ id: 'ci', roles: ['User'] }],
+        }],
+      },
+      dir,
+    );
+    const app = await buildServer({ config, dataDir: join(dir, 'data'), metrics: 'route', signingWorkers: 0 });
+    try {
+      const answer = await app.inject({ method: 'GET', url: '/metrics' });
+      expect(answer.statusCode).toBe(200);
+      const metrics = readExposition(answer.body);
+      expect(metrics.value('signgate_option_key_ready', { option: '12345' })).toBe(1);
+      expect(metrics.value('signgate_option_key_ready', { option: '67890' })).toBe(0);
+      expect((await app.inject({ method: 'GET', url: '/readyz' })).statusCode).toBe(503);
+      expect(answer.body).not.toContain(dir);
+    } finally {
+      await app.close();
+    }
+  });
 });
 
 describe.skipIf(!requireDatabase())('several processes on PostgreSQL: each serves its own metrics', () => {
