@@ -81,9 +81,14 @@ export class ServiceMetrics implements JobObserver {
       },
     });
     const gauge = (name: string, help: string, source: string, value: () => Promise<number> | number) =>
-      new Gauge({ name, help, registers, collect: function (this: Gauge) {
-        return read(this, source, value);
-      } });
+      new Gauge({
+        name,
+        help,
+        registers,
+        collect() {
+          return read(this, source, value);
+        },
+      });
     const queueHelp = "Jobs waiting for a worker: this process's queue; on PostgreSQL the deployment's (the same on every node)";
     gauge('signgate_queue_depth', queueHelp, 'queue', sources.queueDepth);
     gauge('signgate_jobs_processing', 'Jobs this process is signing now', 'worker', sources.processing);
