@@ -55,15 +55,23 @@ function signgate(args, env = {}) {
 
 /** A `signgate serve` process; resolves with its origin once it listens. */
 function node(args, env = {}) {
-  const child = spawn(process.execPath, [join(root, 'bin/signgate.js'), 'serve', '--port', '0', ...args], { env: { ...process.env, ...env }, stdio: ['ignore', 'ignore', 'pipe'] });
-  let err = '';
+  const child = spawn(process.execPath, [join(root, 'bin/signgate.js'), 'serve', '--port', '0', ...args], {
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'pipe', 'ignore'],
+  });
+  let log = '';
   const origin = new Promise((resolve, reject) => {
-    child.stderr.on('data', (d) => {
-      err += d;
-      const m = /at (http:\/\/127\.0\.0\.1:\d+)/.exec(err);
-      if (m) resolve(m[1]);
-    });
-    child.on('exit', (code) => reject(new Error(`serve exited ${code}: ${err}`)));
+    // The start line is a line of the service's JSON log (stdout); the rest of the log is read and dropped.
+    const read = (d) => {
+      log += d;
+      const m = /API at (http:\/\/127\.0\.0\.1:\d+)|worker, health at (http:\/\/127\.0\.0\.1:\d+)/.exec(log);
+      if (!m) return;
+      child.stdout.off('data', read);
+      child.stdout.resume();
+      resolve(m[1] ?? m[2]);
+    };
+    child.stdout.on('data', read);
+    child.on('exit', (code) => reject(new Error(`serve exited ${code}: ${log.slice(-2000)}`)));
   });
   return { child, origin, stop: () => new Promise((r) => (child.exitCode !== null ? r() : (child.on('exit', r), child.kill('SIGTERM')))) };
 }

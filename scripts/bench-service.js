@@ -91,14 +91,24 @@ async function serviceRun(workers) {
     p.on('close', (code) => (code === 0 ? resolve(out.trim()) : reject(new Error('token create failed'))));
   });
   const server = run('serve', ['serve', '--config', configPath, '--data-dir', dataDir, '--port', '0', ...(workers === undefined ? [] : ['--signing-workers', String(workers)])], { nodeOptions: [...cpuProbe, ...(option('--profile') ? ['--cpu-prof', `--cpu-prof-dir=${resolvePath(option('--profile'))}`] : [])] });
-  server.stdout.resume();
   let cpuReported;
-  const base = await new Promise((resolve) => server.stderr.on('data', (d) => {
-    const m = /API at (\S+?),/.exec(d.toString());
-    if (m) resolve(m[1]);
+  server.stderr.on('data', (d) => {
     const cpu = /cpu=(\d+),(\d+)/.exec(d.toString());
     if (cpu) cpuReported?.({ user: Number(cpu[1]) / 1000, system: Number(cpu[2]) / 1000 });
-  }));
+  });
+  // The start line is a line of the service's JSON log (stdout); the rest of the log is read and dropped.
+  let log = '';
+  const base = await new Promise((resolve) => {
+    const read = (d) => {
+      log += d.toString();
+      const m = /API at (\S+?),/.exec(log);
+      if (!m) return;
+      server.stdout.off('data', read);
+      server.stdout.resume();
+      resolve(m[1]);
+    };
+    server.stdout.on('data', read);
+  });
   /** The service's CPU time so far, in ms (user, system). */
   const serverCpu = () => new Promise((resolve) => {
     cpuReported = resolve;

@@ -44,17 +44,18 @@ delaySigned.set(key.publicKey.blob, delaySigned.indexOf(Buffer.from(oldKey)));
 function start(spyLog) {
   const child = spawn(process.execPath, [CLI, 'serve', '--config', config, '--data-dir', dataDir, '--port', '0', '--signing-workers', String(workers)], {
     env: { ...process.env, PKCS11SPY: MODULE, PKCS11SPY_OUTPUT: spyLog },
-    stdio: ['ignore', 'ignore', 'pipe'],
+    stdio: ['ignore', 'pipe', 'ignore'],
   });
-  let stderr = '';
+  let log = '';
   const exited = new Promise((resolve) => child.on('exit', resolve));
   const port = new Promise((resolve, reject) => {
-    child.stderr.on('data', (d) => {
-      stderr += d;
-      const m = /(?:API|worker, health) at http:\/\/127\.0\.0\.1:(\d+)/.exec(stderr);
+    // The start line is a line of the service's JSON log, on stdout.
+    child.stdout.on('data', (d) => {
+      log += d;
+      const m = /(?:API|worker, health) at http:\/\/127\.0\.0\.1:(\d+)/.exec(log);
       if (m) resolve(Number(m[1]));
     });
-    void exited.then((code) => reject(new Error(`serve ended (${code}): ${stderr.slice(-2000)}`)));
+    void exited.then((code) => reject(new Error(`serve ended (${code}): ${log.slice(-2000)}`)));
   });
   return { child, port, exited };
 }

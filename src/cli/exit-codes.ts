@@ -1,4 +1,5 @@
 // Exit codes shared by every command; README and --help list them.
+import { UsageError } from '../core/errors.js';
 
 export const ExitCode = {
   /** Everything is as it should be. */
@@ -27,4 +28,10 @@ export function worstExitCode(codes: Iterable<ExitCodeValue>): ExitCodeValue {
   const rank = (c: ExitCodeValue) => [ExitCode.Ok, ExitCode.Findings, ExitCode.Unreadable, ExitCode.Usage].indexOf(c);
   for (const c of codes) if (rank(c) > rank(worst)) worst = c;
   return worst;
+}
+
+/** The exit code of a command that failed with `error`: 2 for a usage or configuration error, else 3. */
+export function exitCodeFor(error: unknown): ExitCodeValue {
+  // Unreadable input, key and I/O errors, and anything unexpected, all mean the inputs could not be judged.
+  return error instanceof UsageError && (error.code === 'SG_ERR_USAGE' || error.code === 'SG_ERR_CONFIG') ? ExitCode.Usage : ExitCode.Unreadable;
 }

@@ -5,7 +5,7 @@ import { VERSION } from '../core/version.js';
 import { looksLikeToken } from '../core/secrets.js';
 import { closest } from '../core/words.js';
 import type { CommandModule } from 'yargs';
-import { EXIT_CODES_HELP, ExitCode, type ExitCodeValue } from './exit-codes.js';
+import { EXIT_CODES_HELP, ExitCode, exitCodeFor, type ExitCodeValue } from './exit-codes.js';
 import { collapseFileLists } from './file-lists.js';
 import { formatError, formatErrorForMsbuild, processIo, type Io } from './output.js';
 
@@ -179,8 +179,7 @@ export async function main(argv: readonly string[], io: Io = processIo()): Promi
   } catch (error) {
     const verbose = argv.includes('--verbose');
     io.err(format(error, verbose));
-    // Unreadable input, key and I/O errors, and anything unexpected, all mean the inputs could not be judged.
-    return error instanceof UsageError && (error.code === 'SG_ERR_USAGE' || error.code === 'SG_ERR_CONFIG') ? ExitCode.Usage : ExitCode.Unreadable;
+    return exitCodeFor(error);
   }
   return exitCode;
 }

@@ -9,6 +9,7 @@ import { parseStrongNameKeyFile, type StrongNameKeyFile } from '../strongname/ke
 import { isPkcs11Uri, openPkcs11Key, pkcs11KeyWithPublicKey, type Pkcs11KeyPair } from '../strongname/pkcs11-key.js';
 import { publicKeyToken } from '../strongname/token.js';
 import { DEFAULT_RATE_LIMITS, type RateLimit, type RateLimitSettings } from './identity/rate-limit.js';
+import type { LogLevel } from './service-log.js';
 
 export interface OidcSettings {
   /** The issuer's identifier, exactly as tokens carry it in `iss`; its discovery document is `<issuer>/.well-known/openid-configuration`. */
@@ -36,6 +37,8 @@ export interface ServerConfigFile {
   vendorNamespace?: string;
   signingWorkers?: number;
   recordKey?: string;
+  logLevel?: LogLevel;
+  metrics?: { enabled: boolean; listen?: string };
   limits?: { maxUploadBytes?: number; maxJobsPerOrganization?: number; maxFilesPerJob?: number; keyWaitSeconds?: number };
   rateLimits?: { perToken?: RateLimit | false; perAddress?: RateLimit | false; loopback?: boolean };
   oidc?: { issuer: string; audience: string; organizationClaim?: string; rolesClaim?: string; userClaim?: string; clientId?: string; scopes?: string[]; maxTokenLifetime?: number };
@@ -94,6 +97,10 @@ export interface ServerConfig {
   readonly signingWorkers: number | undefined;
   /** The record key file every node signs checkpoints with ("recordKey", absolute; read at start); undefined: the data directory's. */
   readonly recordKeyFile?: string;
+  /** The log's level (read at start by `signgate serve`); undefined: info, unless the command line or environment says. */
+  readonly logLevel: LogLevel | undefined;
+  /** GET /metrics (read at start): on the service's port, or on a listener of its own at `listen` (host:port). */
+  readonly metrics: { readonly enabled: boolean; readonly listen?: string };
   /** Bearer JWTs from this OpenID Connect issuer are accepted besides personal access tokens (oidc.ts). */
   readonly oidc?: OidcSettings;
   readonly organizations: ReadonlyMap<string, Organization>;
@@ -158,6 +165,8 @@ export function parseServerConfig(raw: unknown, baseDir: string, shownAs = 'serv
     },
     signingWorkers: raw.signingWorkers,
     ...(raw.recordKey !== undefined ? { recordKeyFile: resolve(baseDir, raw.recordKey) } : {}),
+    logLevel: raw.logLevel,
+    metrics: raw.metrics ?? { enabled: false },
     ...(raw.oidc
       ? {
           oidc: {

@@ -32,7 +32,7 @@ test('npm start: the whole story succeeds and the audit knows the signing job', 
   expect(made.status, made.stderr).toBe(0);
   const service = await startServiceProcess([...serve![1]!.split(' ').slice(1), '--port', '0'], {}, repoRoot);
   try {
-    expect(service.stderr()).toContain(`data in ${join(repoRoot, 'out', 'demo', 'service-data')}`);
+    expect(service.stdout()).toContain(`data in ${join(repoRoot, 'out', 'demo', 'service-data')}`);
     const licenses = await fetch(`${service.baseUrl}/licenses`, { headers: { authorization: `Bearer ${made.stdout.trim()}` } });
     expect(licenses.status).toBe(200);
   } finally {

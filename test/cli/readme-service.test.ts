@@ -39,19 +39,19 @@ function folder(): string {
   return dir;
 }
 
-/** Starts `signgate serve …` and waits until it listens; its standard error so far, and more as it comes. */
-async function startService(args: readonly string[], cwd: string): Promise<{ stderr: () => string }> {
-  const service = spawn(process.execPath, [CLI, ...args], { cwd, stdio: ['ignore', 'ignore', 'pipe'] });
+/** Starts `signgate serve …` and waits until it listens; its log (JSON lines on standard output) so far, and more as it comes. */
+async function startService(args: readonly string[], cwd: string): Promise<{ log: () => string }> {
+  const service = spawn(process.execPath, [CLI, ...args], { cwd, stdio: ['ignore', 'pipe', 'ignore'] });
   cleanups.unshift(() => service.kill());
-  let err = '';
+  let out = '';
   await new Promise<void>((resolve, reject) => {
-    service.stderr!.on('data', (d: Buffer) => {
-      err += d.toString();
-      if (err.includes('API at')) resolve();
+    service.stdout!.on('data', (d: Buffer) => {
+      out += d.toString();
+      if (out.includes('API at')) resolve();
     });
-    service.on('exit', () => reject(new Error(`serve ended: ${err}`)));
+    service.on('exit', () => reject(new Error(`serve ended: ${out}`)));
   });
-  return { stderr: () => err };
+  return { log: () => out };
 }
 
 const licenses = (port: number, token: string, cwd: string) =>
@@ -90,7 +90,7 @@ test("serve init's next steps, run as printed in order from another folder, give
   expect(created.stderr).toContain(`Its hash is in ${join(root, 'my service', 'data', 'tokens.json')}, a data folder made just now`);
   const token = created.stdout.trim();
   const service = await startService(argumentsOf(steps[1]!, port), elsewhere);
-  expect(service.stderr()).not.toContain('holds no tokens');
+  expect(service.log()).not.toContain('holds no tokens');
   const listed = await runCliAsync(argumentsOf(steps[2]!, port), { cwd: elsewhere, env: { SIGNGATE_ACCESS_TOKEN: token } });
   expect(listed.status, listed.stderr).toBe(0);
   expect(listed.stdout).toContain('12345');
@@ -119,7 +119,7 @@ test('a token made for another data folder: the service says at start, and in it
   const port = await freePort();
   const service = await startService(['serve', '--config', 'service/server.json', '--data-dir', 'service/data', '--port', String(port)], dir);
   const data = join(dir, 'service', 'data');
-  expect(service.stderr()).toContain(`note: ${data} holds no tokens yet: every token is refused until one is made for this data folder`);
+  expect(service.log()).toContain(`note: ${data} holds no tokens yet: every token is refused until one is made for this data folder`);
   const r = await licenses(port, created.stdout.trim(), dir);
   expect(r.status).not.toBe(0);
   expect(r.stderr).toContain('The access token is not known. This service holds no tokens at all in its data folder, so the token was made for another one');

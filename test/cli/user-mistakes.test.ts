@@ -7,6 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { fixturePath, runCliAsync } from '../helpers/fixtures.js';
+import { refusal } from '../helpers/service-process.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'signgate-mistakes-'));
 const MISSING = join(dir, 'no-such-file');
@@ -40,9 +41,11 @@ describe.each([
   // A folder is a fine input for the commands that take folders of assemblies.
   test.each(COMMANDS.filter(([name]) => path === MISSING || !name.endsWith('<input>')))('%s: a code of its own, the path named, exit 2 or 3', async (_name, args) => {
     const r = await runCliAsync(args.map((a) => (a === 'PATH' ? path : a)), { env: { SIGNGATE_ACCESS_TOKEN: 'sgt_unused' } });
-    expect(r.stderr).not.toContain('SG_ERR_INTERNAL');
-    expect(r.stderr).toMatch(/^error SG_ERR_[A-Z_]+: /m);
-    expect(r.stderr).toContain(path === MISSING ? 'no-such-file' : path.split('/').pop()!);
+    // The service says it in its JSON log (stdout) instead, as a fatal line.
+    const said = args[0] === 'serve' && args[1] === '--config' ? refusal(r.stdout) : r.stderr;
+    expect(said).not.toContain('SG_ERR_INTERNAL');
+    expect(said).toMatch(/^error SG_ERR_[A-Z_]+: /m);
+    expect(said).toContain(path === MISSING ? 'no-such-file' : path.split('/').pop()!);
     expect([2, 3]).toContain(r.status);
   });
 });
@@ -60,7 +63,7 @@ describe('a busy port', () => {
   test('serve on a port another program holds: SG_ERR_USAGE naming the port, with what to do', async () => {
     const r = await runCliAsync(['serve', '--config', CONFIG, '--data-dir', join(dir, 'busy'), '--port', String(port), '--host', '127.0.0.1']);
     expect(r.status).toBe(2);
-    expect(r.stderr).toContain(`error SG_ERR_USAGE: port ${port} on 127.0.0.1 is in use by another program`);
-    expect(r.stderr).toContain('--port');
+    expect(refusal(r.stdout)).toContain(`error SG_ERR_USAGE: port ${port} on 127.0.0.1 is in use by another program`);
+    expect(refusal(r.stdout)).toContain('--port');
   });
 });

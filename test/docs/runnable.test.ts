@@ -127,15 +127,17 @@ describe('runnable blocks of README.md and docs/*.md', () => {
     const created = await run(process.execPath, [cli, 'serve', 'token', 'create', '--config', serviceConfig, '--data-dir', serviceData, '--org', 'sandbox', '--user', 'ci', '--days', '1'], root, environment(root, false));
     expect(created.status, created.output).toBe(0);
     token = created.stdout.trim();
-    service = spawn(process.execPath, [cli, 'serve', '--config', serviceConfig, '--data-dir', serviceData, '--port', '0', '--host', '127.0.0.1'], { cwd: root, env: environment(root, false), stdio: ['ignore', 'ignore', 'pipe'] });
+    const serveArgs = ['serve', '--config', serviceConfig, '--data-dir', serviceData, '--port', '0', '--host', '127.0.0.1'];
+    service = spawn(process.execPath, [cli, ...serveArgs], { cwd: root, env: environment(root, false), stdio: ['ignore', 'pipe', 'ignore'] });
     baseUrl = await new Promise<string>((resolve, reject) => {
-      let err = '';
-      service!.stderr!.setEncoding('utf8').on('data', (d: string) => {
-        err += d;
-        const m = /API at (http:\/\/127\.0\.0\.1:\d+\/\S+?),/.exec(err);
+      // The start line is a line of its JSON log, on stdout; the log is read to its end.
+      let log = '';
+      service!.stdout!.setEncoding('utf8').on('data', (d: string) => {
+        if (log.length < 1_000_000) log += d;
+        const m = /API at (http:\/\/127\.0\.0\.1:\d+\/\S+?),/.exec(log);
         if (m) resolve(m[1]!);
       });
-      service!.on('exit', (code) => reject(new Error(`signgate serve ended (${code}) before it listened:\n${err}`)));
+      service!.on('exit', (code) => reject(new Error(`signgate serve ended (${code}) before it listened:\n${log}`)));
     });
 
     // Workspace `addin`: the sample add-in's build output, the option's public key, a key pair of one's own, the

@@ -21,6 +21,19 @@ export function runSigngate(args: string[], env: NodeJS.ProcessEnv = {}, cwd?: s
   });
 }
 
+/**
+ * What a `signgate serve` that refused to start said, as other commands say it on stderr (`error CODE: message`,
+ * `  hint: …`): its log's fatal line (level 60) on stdout, the only line at that level. Throws when there is none
+ * or when a line of its output is not JSON.
+ */
+export function refusal(stdout: string): string {
+  const lines = stdout.split('\n').filter(Boolean).map((line) => JSON.parse(line) as { level: number; msg: string; code?: string; hint?: string });
+  const fatal = lines.filter((l) => l.level === 60);
+  if (fatal.length !== 1) throw new Error(`expected one fatal line in the log of signgate serve, found ${fatal.length}:\n${stdout}`);
+  const { code, msg, hint } = fatal[0]!;
+  return `error ${code}: ${msg.replace(/^the service did not start: /, '')}${hint ? `\n  hint: ${hint}` : ''}`;
+}
+
 /** Makes a token with `serve token create`; throws with its stderr when that fails. */
 export async function cliToken(args: string[], org = 'sandbox', user = 'ci'): Promise<string> {
   const r = await runSigngate(['serve', 'token', 'create', ...args, '--org', org, '--user', user]);
@@ -48,7 +61,9 @@ export async function startServiceProcess(args: string[], env: NodeJS.ProcessEnv
   child.stdout!.on('data', (d: Buffer) => (stdout += d.toString()));
   const exited = new Promise<number | string | null>((resolve) => child.on('exit', (code, signal) => resolve(signal ?? code)));
   child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
-  const listening = await waitForOutput(`signgate serve ${args.join(' ')} to listen`, () => stderr, /(?:API|worker, health) at http:\/\/127\.0\.0\.1:(\d+)/, { ended: exited, intervalMs: 20 });
+  // The start line is a line of its JSON log (stdout), like every line it writes.
+  const started = /(?:API|worker, health) at http:\/\/127\.0\.0\.1:(\d+)/;
+  const listening = await waitForOutput(`signgate serve ${args.join(' ')} to listen`, () => stdout, started, { ended: exited, intervalMs: 20 });
   const port = Number(listening[1]);
   return { child, port, baseUrl: `http://127.0.0.1:${port}/assembly-signing/v1.0`, stderr: () => stderr, stdout: () => stdout, exited };
 }

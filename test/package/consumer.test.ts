@@ -25,16 +25,17 @@ test('a consumer install from the packed tarball: the warnings are known, check 
   const check = execFileSync(process.execPath, [cli, 'check', fixturePath('addin'), '--vendor', 'Contoso', '--key', fixturePath('test-keys/12345_public.snk'), '--format', 'json'], { encoding: 'utf8' });
   expect(JSON.parse(check).summary.errors).toBe(0);
   // serve with its documentation page (the consumer's @fastify/static and its content-disposition).
-  const service = spawn(process.execPath, [cli, 'serve', '--config', fixturePath('server/sandbox.json'), '--data-dir', join(project, 'data'), '--port', '0'], { stdio: ['ignore', 'ignore', 'pipe'] });
+  const serveArgs = ['serve', '--config', fixturePath('server/sandbox.json'), '--data-dir', join(project, 'data'), '--port', '0'];
+  const service = spawn(process.execPath, [cli, ...serveArgs], { stdio: ['ignore', 'pipe', 'ignore'] });
   try {
     const port = await new Promise<number>((resolve, reject) => {
-      let err = '';
-      service.stderr!.on('data', (d: Buffer) => {
-        err += d.toString();
-        const m = /API at http:\/\/127\.0\.0\.1:(\d+)/.exec(err);
+      let log = '';
+      service.stdout!.on('data', (d: Buffer) => {
+        log += d.toString();
+        const m = /API at http:\/\/127\.0\.0\.1:(\d+)/.exec(log);
         if (m) resolve(Number(m[1]));
       });
-      service.on('exit', () => reject(new Error(`serve ended: ${err}`)));
+      service.on('exit', () => reject(new Error(`serve ended: ${log}`)));
     });
     const docs = await fetch(`http://127.0.0.1:${port}/docs/static/index.html`);
     expect(docs.status).toBe(200);

@@ -322,10 +322,10 @@ describe.runIf(runDotnetTests)('Signgate.Tool: signgate as a .NET tool', () => {
       const dataDir = mkdtempSync(join(root, `serve-${signal}-`));
       const child = spawn(signgate, ['serve', '--config', fixturePath('server/sandbox.json'), '--data-dir', dataDir, '--port', '0', '--host', '127.0.0.1'], { cwd: root, stdio: ['ignore', 'pipe', 'pipe'] });
       let output = '';
-      child.stdout.on('data', (d: Buffer) => (output += d.toString()));
+      child.stderr.on('data', (d: Buffer) => (output += d.toString()));
       const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.on('exit', (code, sig) => resolve({ code, signal: sig })));
       const api = await new Promise<string>((resolve, reject) => {
-        child.stderr.on('data', (d: Buffer) => {
+        child.stdout.on('data', (d: Buffer) => {
           output += d.toString();
           const m = /API at (http:\/\/127\.0\.0\.1:\d+)/.exec(output);
           if (m) resolve(m[1]!);

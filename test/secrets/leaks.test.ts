@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { fixturePath, runCli, runCliAsync, type CliResult } from '../helpers/fixtures.js';
 import { filesUnder, leaks } from '../helpers/secrets.js';
-import { startServiceProcess, stopServiceProcess } from '../helpers/service-process.js';
+import { refusal, startServiceProcess, stopServiceProcess } from '../helpers/service-process.js';
 import { startStandIn, type StandIn } from '../helpers/stand-in-service.js';
 
 const TOKEN = `sgt_${randomBytes(32).toString('base64url')}`;
@@ -144,7 +144,7 @@ describe('credentials in URLs are never shown', () => {
   test("serve --blob-store 's3:AK:SECRET@bucket/pre': refused by scheme, the key not shown", () => {
     const r = runCli(['serve', '--config', fixturePath('server/sandbox.json'), '--data-dir', mkdtempSync(join(tmpdir(), 'signgate-s3-')), '--port', '0', '--database', 'postgres://signgate@127.0.0.1:1/signgate', '--blob-store', `s3:AKIAEXAMPLE:${S3_SECRET}@bucket/pre`]);
     expect(r.status).toBe(2);
-    expect(r.stderr).toContain('--blob-store s3: (rest not shown) is not an s3://bucket URL');
+    expect(refusal(r.stdout)).toContain('--blob-store s3: (rest not shown) is not an s3://bucket URL');
     expect(outputLeaks('serve --blob-store', r)).toEqual([]);
   });
 
@@ -274,9 +274,11 @@ describe.runIf(POSIX)('nothing secret is readable by others', () => {
     chmodSync(first, 0o644);
     const service = await startServiceProcess(['--config', join(dir, 'server.json'), '--data-dir', join(dir, 'data')], { NO_COLOR: '1' });
     await stopServiceProcess(service, 'SIGTERM');
-    const stderr = service.stderr();
-    expect(stderr).toContain(`warning: the key pair ${first} is readable by other users of this machine (mode 0644)`);
-    expect(stderr.match(/warning: the key pair/g)?.length).toBe(1);
+    // A line of its JSON log at warn level (40), naming the file and its mode.
+    type Line = { level: number; msg: string; keyPair?: string; mode?: string };
+    const warnings = service.stdout().split('\n').filter(Boolean).map((line) => JSON.parse(line) as Line).filter((l) => l.keyPair);
+    expect(warnings).toEqual([expect.objectContaining({ level: 40, keyPair: first, mode: '0644' })]);
+    expect(warnings[0]!.msg).toContain(`the key pair ${first} is readable by other users of this machine (mode 0644)`);
     expect(statSync(join(dir, 'data')).mode & 0o777).toBe(0o700);
   });
 });

@@ -55,7 +55,7 @@ describe('DELETE while the worker signs the job', () => {
       deleted.push(id);
       // Give the worker time to reach the end of the job, where the crash happened.
       await new Promise((r) => setTimeout(r, 1500));
-      expect(exited, service.stderr().slice(-2000)).toBeUndefined();
+      expect(exited, service.stdout().slice(-2000)).toBeUndefined();
       expect((await call(`/assemblies/${id}/status`)).status).toBe(404);
       expect((await call(`/assemblies/${id}`, { method: 'DELETE' })).status).toBe(404);
       expect(jobsOnDisk()).not.toContain(id);

@@ -82,8 +82,9 @@ describe('restarts', () => {
       p.on('close', (code) => (code === 0 ? resolve(out.trim()) : reject(new Error(`token create exited ${code}`))));
     });
     const child = spawn(process.execPath, [join(repoRoot, 'bin/signgate.js'), 'serve', '--config', config, '--data-dir', dataDir, '--port', '0'], { stdio: ['ignore', 'pipe', 'pipe'] });
+    // The start line is a line of its JSON log, on stdout.
     const port = await new Promise<number>((resolve) => {
-      child.stderr.on('data', (d: Buffer) => {
+      child.stdout.on('data', (d: Buffer) => {
         const m = /127\.0\.0\.1:(\d+)/.exec(d.toString());
         if (m) resolve(Number(m[1]));
       });
@@ -123,8 +124,7 @@ describe('graceful shutdown', () => {
       p.on('close', () => resolve(out.trim()));
     });
     const child = spawn(process.execPath, [join(repoRoot, 'bin/signgate.js'), 'serve', '--config', config, '--data-dir', dataDir, '--port', '0'], { stdio: ['ignore', 'pipe', 'pipe'] });
-    child.stdout.resume();
-    const port = await new Promise<number>((resolve) => child.stderr.on('data', (d: Buffer) => {
+    const port = await new Promise<number>((resolve) => child.stdout.on('data', (d: Buffer) => {
       const m = /127\.0\.0\.1:(\d+)/.exec(d.toString());
       if (m) resolve(Number(m[1]));
     }));

@@ -6,7 +6,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { request } from 'node:http';
-import { cliToken, editConfig, runSigngate, sandboxConfigCopy, startServiceProcess, stopServiceProcess, type ServiceProcess } from '../helpers/service-process.js';
+import {
+  cliToken, editConfig, refusal, runSigngate, sandboxConfigCopy, startServiceProcess, stopServiceProcess, type ServiceProcess,
+} from '../helpers/service-process.js';
 import { waitUntil } from '../helpers/wait.js';
 
 let config: string;
@@ -138,11 +140,11 @@ describe('several-node options without their store', () => {
   test('--role api/worker without --database, and a database that does not answer: clear refusals that keep the password out', async () => {
     const worker = await runSigngate(['serve', '--config', config, '--data-dir', dataDir, '--port', '0', '--role', 'worker'], { SIGNGATE_DATABASE_URL: '' });
     expect(worker.code).toBe(2);
-    expect(worker.err).toMatch(/--role worker needs --database/);
+    expect(refusal(worker.out)).toMatch(/--role worker needs --database/);
     const unreachable = await runSigngate(['serve', '--config', config, '--data-dir', dataDir, '--port', '0', '--database', 'postgres://signgate:Sup3rSecret@127.0.0.1:1/signgate']);
     expect(unreachable.code).toBe(2);
-    expect(unreachable.err).toContain('cannot use the database postgres://signgate@127.0.0.1:1/signgate');
-    expect(unreachable.err).not.toContain('Sup3rSecret');
+    expect(refusal(unreachable.out)).toContain('cannot use the database postgres://signgate@127.0.0.1:1/signgate');
+    expect(unreachable.err + unreachable.out).not.toContain('Sup3rSecret');
     const notPostgres = await runSigngate(['serve', 'token', 'create', '--config', config, '--org', 'sandbox', '--user', 'ci', '--database', 'mysql://root:Sup3rSecret@db/x']);
     expect(notPostgres.code).toBe(2);
     expect(notPostgres.err).toMatch(/is not a PostgreSQL connection string/);

@@ -15,7 +15,9 @@ import { freshDatabase, requireDatabase } from '../helpers/database.js';
 import { fixture, hasMono, runMono } from '../helpers/fixtures.js';
 import { uploadForm } from '../helpers/server.js';
 import { sampleProjectArchive } from '../helpers/archives.js';
-import { cliToken, runSigngate, sandboxConfigCopy, startServiceProcess, stopServiceProcess, waitJobFinished, type ServiceProcess } from '../helpers/service-process.js';
+import {
+  cliToken, refusal, runSigngate, sandboxConfigCopy, startServiceProcess, stopServiceProcess, waitJobFinished, type ServiceProcess,
+} from '../helpers/service-process.js';
 import { waitUntil } from '../helpers/wait.js';
 
 const addin = fixture('findings/passing/FindingAddin.dll');
@@ -113,6 +115,16 @@ describe.skipIf(!requireDatabase())('object storage (s3rver) for job files', () 
     expect(await keys(`prod/jobs/sandbox/${id}/`)).toEqual([]);
   });
 
+  test('every line either node wrote is one JSON object: the AWS SDK\'s multi-line notice about Node versions is not among them', () => {
+    for (const node of [api, worker]) {
+      expect(node.stderr()).toBe('');
+      const lines = node.stdout().split('\n').filter(Boolean);
+      expect(lines.length).toBeGreaterThan(0);
+      for (const line of lines) expect(() => JSON.parse(line), line).not.toThrow();
+      expect(node.stdout()).not.toContain('NodeVersionSupportWarning');
+    }
+  });
+
   test('kill -9 the API node during an upload: nothing reaches the bucket; restarted, the node removes the half upload', async () => {
     const boundary = 'b0undary';
     const req = request({ host: '127.0.0.1', port: api.port, method: 'POST', path: '/assembly-signing/v1.0/assemblies', headers: { authorization: `Bearer ${token}`, 'content-type': `multipart/form-data; boundary=${boundary}`, 'content-length': 10_000_000 } });
@@ -142,15 +154,15 @@ describe.skipIf(!requireDatabase())('object storage (s3rver) for job files', () 
     const config = sandboxConfigCopy();
     const alone = await runSigngate(['serve', '--config', config, '--data-dir', apiDir, '--port', '0', '--blob-store', 's3://signgate'], { SIGNGATE_DATABASE_URL: '' });
     expect(alone.code).toBe(2);
-    expect(alone.err).toMatch(/--blob-store needs --database/);
+    expect(refusal(alone.out)).toMatch(/--blob-store needs --database/);
     const wrong = await runSigngate(['serve', '--config', config, '--data-dir', apiDir, '--port', '0', '--blob-store', 'https://bucket.example'], {});
     expect(wrong.code).toBe(2);
-    expect(wrong.err).toMatch(/is not an s3:\/\/bucket URL/);
+    expect(refusal(wrong.out)).toMatch(/is not an s3:\/\/bucket URL/);
     // A key in the URL is refused and never echoed, on the command line or in the error.
     const secret = 'wJalrXUtnFEMIK7MDENGbPxRfiCYEXAMPLEKEY';
     const keyed = await runSigngate(['serve', '--config', config, '--data-dir', apiDir, '--port', '0', '--database', database, '--blob-store', `s3://AKIAEXAMPLE:${secret}@signgate/jobs`], {});
     expect(keyed.code).toBe(2);
-    expect(keyed.err).toMatch(/names a user or key before the bucket/);
+    expect(refusal(keyed.out)).toMatch(/names a user or key before the bucket/);
     expect(keyed.err + keyed.out).not.toContain(secret);
     expect(keyed.err + keyed.out).not.toContain('AKIAEXAMPLE');
   });

@@ -3,8 +3,11 @@
 import { existsSync, mkdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import type { ArgumentsCamelCase, Argv, CommandModule } from 'yargs';
-import { UsageError } from '../../core/errors.js';
+import { isSignGateError, UsageError } from '../../core/errors.js';
+import type { Server } from 'node:http';
 import { buildServer, DEFAULT_IDLE_TIMEOUT_MS, DEFAULT_REQUEST_TIMEOUT_MS } from '../../server/http/app.js';
+import { listenForMetrics } from '../../server/http/metrics.js';
+import { createServiceLog, isLogLevel, LOG_LEVELS, logCrashes, logProcessWarnings, type LogLevel, type ServiceLog } from '../../server/service-log.js';
 import { paceGarbageCollectionForJobs } from '../../server/heap.js';
 import { DEFAULT_SERVICE_NAME, exposedKeyPairs, USER_ROLE, watchServerConfigFile, type ServerConfig } from '../../server/server-config.js';
 import { rateLimitOverrides } from '../../server/identity/rate-limit.js';
@@ -19,12 +22,12 @@ import { recordKeyCommand } from './serve-record-key.js';
 import { formatVerifierKey } from '../../core/checkpoint.js';
 import { PgTokenStore } from '../../server/storage/postgres/pg-tokens.js';
 import { NODE_ROLES, type NodeRole } from '../../server/jobs/store.js';
-import { ExitCode, type ExitCodeValue } from '../exit-codes.js';
+import { ExitCode, exitCodeFor, type ExitCodeValue } from '../exit-codes.js';
 import { createStrongNameKeyPair, parseStrongNameKeyFile } from '../../strongname/key-blob.js';
 import { openPkcs11Key, PKCS11_PIN_ENV } from '../../strongname/pkcs11-key.js';
 import { publicKeyToken } from '../../strongname/token.js';
 import { AtomicFileWriter, displayPath, readFirstLine, readInputFile, withInputFile, writeFileAtomic } from '../../workflows/files.js';
-import { urlForMessage } from '../../core/secrets.js';
+import { maskSecrets, urlForMessage } from '../../core/secrets.js';
 import { resolveAccessToken } from '../../workflows/access-token.js';
 import { numberOption } from '../options.js';
 import type { Io } from '../output.js';
@@ -49,6 +52,9 @@ interface ServeArgs extends CommonArgs {
   role: NodeRole;
   leaseTimeout: number;
   signingWorkers?: number;
+  logLevel?: LogLevel;
+  metrics?: boolean;
+  metricsListen?: string;
 }
 
 /**
@@ -102,14 +108,40 @@ interface TokenCreateArgs extends CommonArgs {
 /** How long a shutdown waits for uploads in flight before abandoning them (they are cleaned up at the next start). */
 const DEFAULT_SHUTDOWN_TIMEOUT_S = 30;
 
-export async function runServe(args: ServeArgs, io: Io): Promise<ExitCodeValue> {
+/**
+ * `signgate serve`. From its first line to its last, everything it writes is a JSON object a line on standard output
+ * (src/server/service-log.ts): the start, its warnings, the log of requests and jobs, and a start it refuses.
+ */
+export async function runServe(args: ServeArgs): Promise<ExitCodeValue> {
+  const fromEnvironment = process.env.SIGNGATE_LOG_LEVEL || undefined;
+  const log = createServiceLog(args.logLevel ?? (isLogLevel(fromEnvironment) ? fromEnvironment : 'info'));
+  logProcessWarnings(log);
+  logCrashes(log);
+  try {
+    if (args.logLevel === undefined && fromEnvironment !== undefined && !isLogLevel(fromEnvironment)) {
+      throw new UsageError(`SIGNGATE_LOG_LEVEL=${JSON.stringify(fromEnvironment)} is not a log level`, `Set one of ${LOG_LEVELS.join(', ')}, or unset it.`);
+    }
+    return await serve(args, log, args.logLevel === undefined && fromEnvironment === undefined);
+  } catch (error) {
+    const hint = error instanceof UsageError && error.hint ? { hint: maskSecrets(error.hint) } : {};
+    const code = isSignGateError(error) ? error.code : 'SG_ERR_INTERNAL';
+    const stack = args.verbose && !isSignGateError(error) && error instanceof Error ? { stack: error.stack } : {};
+    log.fatal({ code, ...hint, ...stack }, `the service did not start: ${maskSecrets(error instanceof Error ? error.message : String(error))}`);
+    return exitCodeFor(error);
+  }
+}
+
+/** Starts the service and resolves once it stopped (SIGTERM, SIGINT); `levelFromConfig`: server.json's logLevel applies. */
+async function serve(args: ServeArgs, log: ServiceLog, levelFromConfig: boolean): Promise<ExitCodeValue> {
   // Whatever the service writes (uploads, signed files, job records, temporary files) is its user's alone.
   process.umask(0o077);
   // Fewer full garbage collections while jobs' buffers pass through (src/server/heap.ts).
   paceGarbageCollectionForJobs();
   const watched = watchServerConfigFile(args.config);
+  if (levelFromConfig) log.level = watched.current().logLevel ?? 'info';
   for (const { path, mode } of exposedKeyPairs(watched.current())) {
-    io.err(`warning: the key pair ${path} is readable by other users of this machine (mode ${mode}); anyone who can read it can sign as the vendor: chmod 600 it (or restrict its ACL)`);
+    const what = `the key pair ${path} is readable by other users of this machine (mode ${mode})`;
+    log.warn({ keyPair: path, mode }, `${what}; anyone who can read it can sign as the vendor: chmod 600 it (or restrict its ACL)`);
   }
   for (const [option, seconds] of [['--idle-timeout', args.idleTimeout], ['--request-timeout', args.requestTimeout]] as const) {
     if (!Number.isFinite(seconds) || seconds <= 0) throw new UsageError(`${option} ${seconds} is not a positive number of seconds`, 'Pass a timeout in seconds, for example 30.');
@@ -117,6 +149,7 @@ export async function runServe(args: ServeArgs, io: Io): Promise<ExitCodeValue> 
   const trustProxy = args.trustProxy?.split(',').map((a) => a.trim()).filter(Boolean);
   const database = databaseOf(args);
   if (!Number.isFinite(args.leaseTimeout) || args.leaseTimeout <= 0) throw new UsageError(`--lease-timeout ${args.leaseTimeout} is not a positive number of seconds`, 'Pass a lease in seconds, for example 30.');
+  const metrics = metricsOf(args, watched.current());
   const app = await buildServer({
     ...(database ? { database } : {}),
     ...(args.blobStore ? { blobStore: args.blobStore } : {}),
@@ -124,33 +157,38 @@ export async function runServe(args: ServeArgs, io: Io): Promise<ExitCodeValue> 
     leaseMs: args.leaseTimeout * 1000,
     config: watched.current,
     dataDir: resolve(args.dataDir),
-    logger: { level: 'info' },
+    loggerInstance: log,
     ...(trustProxy?.length ? { trustProxy } : {}),
     timeouts: { idleMs: args.idleTimeout * 1000, requestMs: args.requestTimeout * 1000 },
     rateLimits: rateLimitOverrides({ perToken: args.rateLimitPerToken, perAddress: args.rateLimitPerAddress, loopback: args.rateLimitLoopback }),
     ...(args.signingWorkers === undefined ? {} : { signingWorkers: args.signingWorkers }),
     ...(args.recordKey ? { recordKeyFile: resolve(args.recordKey) } : {}),
+    ...(metrics ? { metrics: metrics.apart ? 'apart' : 'route' } : {}),
   });
   let address: string;
+  let metricsUrl: string | undefined;
+  let metricsServer: Server | undefined;
   try {
-    address = await app.listen({ port: args.port, host: args.host });
+    address = await app.listen({ port: args.port, host: args.host }).catch((error: unknown) => refusedListen(error, args.host, args.port, '--port', '--host'));
+    if (metrics?.apart) {
+      const { host, port } = metrics.apart;
+      const refused = (error: unknown) => refusedListen(error, host, port, '--metrics-listen', '--metrics-listen');
+      ({ url: metricsUrl, server: metricsServer } = await listenForMetrics(app.signgate.metrics!, host, port).catch(refused));
+    } else if (metrics) metricsUrl = `${address}/metrics`;
   } catch (error) {
     await app.close().catch(() => {});
-    const code = (error as NodeJS.ErrnoException).code;
-    if (code === 'EADDRINUSE') throw new UsageError(`port ${args.port} on ${args.host} is in use by another program`, 'Stop that program, or pass another --port (0 picks a free one).');
-    if (code === 'EACCES') throw new UsageError(`port ${args.port} on ${args.host} may not be opened by this user`, 'Ports below 1024 need privileges: pass a --port of 1024 or above and put a proxy in front.');
-    if (code === 'EADDRNOTAVAIL') throw new UsageError(`${args.host} is not an address of this machine`, 'Pass --host 127.0.0.1 (this machine only) or 0.0.0.0 (every interface).');
     throw error;
   }
   const where = `data in ${resolve(args.dataDir)}${database ? `, state in ${describeDatabase(database)}` : ''}${args.blobStore ? `, files in ${urlForMessage(args.blobStore.split('?')[0]!)}` : ''}`;
-  if (args.role === 'worker') io.err(`signgate serve: signing worker, health at ${address}/healthz (${where})`);
+  const shown = { role: args.role, address, dataDir: resolve(args.dataDir), ...(metricsUrl ? { metrics: metricsUrl } : {}) };
+  const andMetrics = metricsUrl ? `; metrics at ${metricsUrl}` : '';
+  const apiOnly = args.role === 'api' ? '; signs nothing: run workers' : '';
+  if (args.role === 'worker') log.info(shown, `signgate serve: signing worker, health at ${address}/healthz (${where})${andMetrics}`);
   else {
-    const apiOnly = args.role === 'api' ? '; signs nothing: run workers' : '';
-    const api = `signgate serve: API at ${address}${app.signgate.apiPrefix}, documentation at ${address}/docs (${where}${apiOnly})`;
-    // One write: the note arrives with the line that says the service listens.
-    io.err([api, ...noTokensYet(args, watched.current(), app.signgate.tokens)].join('\n'));
+    log.info(shown, `signgate serve: API at ${address}${app.signgate.apiPrefix}, documentation at ${address}/docs (${where}${apiOnly})${andMetrics}`);
+    for (const note of noTokensYet(args, watched.current(), app.signgate.tokens)) log.warn({ dataDir: resolve(args.dataDir) }, note);
   }
-  await new Promise<void>((done) => {
+  const signal = await new Promise<string>((done) => {
     const stop = (signal: string) => {
       app.log.info({ signal }, 'shutting down: no new requests, finishing uploads in flight');
       const deadline = setTimeout(() => {
@@ -158,11 +196,15 @@ export async function runServe(args: ServeArgs, io: Io): Promise<ExitCodeValue> 
         app.server.closeAllConnections();
       }, args.shutdownTimeout * 1000);
       deadline.unref();
-      void app.close().then(done);
+      // A scraper's kept-alive connection would keep the process alive: closed with the listener.
+      metricsServer?.close();
+      metricsServer?.closeAllConnections();
+      void app.close().then(() => done(signal));
     };
     process.once('SIGTERM', () => stop('SIGTERM'));
     process.once('SIGINT', () => stop('SIGINT'));
   });
+  log.info({ signal }, 'signgate serve stopped');
   return ExitCode.Ok;
 }
 
@@ -172,6 +214,43 @@ function noTokensYet(args: ServeArgs, config: ServerConfig, tokens: TokenKeeper)
   const dataDir = commandWord(resolve(args.dataDir));
   const create = `signgate serve token create --config ${commandWord(resolve(args.config))} --data-dir ${dataDir} --org <organization> --user <user>`;
   return [`note: ${dataDir} holds no tokens yet: every token is refused until one is made for this data folder: ${create}`];
+}
+
+/**
+ * Whether the service serves metrics, and where: --metrics (or --no-metrics) and --metrics-listen win over
+ * server.json's `metrics`. `apart`: a listener of their own.
+ * @throws UsageError for a --metrics-listen that is not host:port
+ */
+function metricsOf(args: ServeArgs, config: ServerConfig): { apart?: { host: string; port: number } } | undefined {
+  const enabled = args.metrics ?? (args.metricsListen !== undefined || config.metrics.enabled);
+  if (!enabled) return undefined;
+  const listen = args.metricsListen ?? config.metrics.listen;
+  if (listen === undefined) return {};
+  const m = /^(?:\[([0-9A-Fa-f:.]+)\]|([A-Za-z0-9.-]+)):(\d{1,5})$/.exec(listen);
+  if (!m || Number(m[3]) > 65535) {
+    const hint = 'Pass an address and a port, for example 127.0.0.1:9464 (this machine only) or [::1]:9464.';
+    throw new UsageError(`--metrics-listen ${JSON.stringify(listen)} is not host:port`, hint);
+  }
+  return { apart: { host: m[1] ?? m[2]!, port: Number(m[3]) } };
+}
+
+/**
+ * A listener that could not open its port, said as what to do.
+ * @throws UsageError for a port in use, a port the user may not open and an address not of this machine; else the error
+ */
+function refusedListen(error: unknown, host: string, port: number, portOption: string, hostOption: string): never {
+  const code = (error as NodeJS.ErrnoException).code;
+  if (code === 'EADDRINUSE') {
+    throw new UsageError(`port ${port} on ${host} is in use by another program`, `Stop that program, or pass another ${portOption} (0 picks a free one).`);
+  }
+  if (code === 'EACCES') {
+    const hint = `Ports below 1024 need privileges: pass a ${portOption} of 1024 or above and put a proxy in front.`;
+    throw new UsageError(`port ${port} on ${host} may not be opened by this user`, hint);
+  }
+  if (code === 'EADDRNOTAVAIL') {
+    throw new UsageError(`${host} is not an address of this machine`, `Pass ${hostOption} 127.0.0.1 (this machine only) or 0.0.0.0 (every interface).`);
+  }
+  throw error;
 }
 
 export async function runTokenCreate(args: TokenCreateArgs, io: Io): Promise<ExitCodeValue> {
@@ -568,11 +647,31 @@ const runCommand = (io: Io, setExit: (code: ExitCodeValue) => void): CommandModu
       .option('lease-timeout', { type: 'number', default: DEFAULT_LEASE_MS / 1000, coerce: numberOption('lease-timeout', { min: 0.1 }), describe: 'With --database: seconds after which the job of a worker (or the upload of an API node) that stopped answering is taken over' })
       .option('signing-workers', { type: 'number', coerce: numberOption('signing-workers', { integer: true, min: 0, max: 256 }), describe: 'Threads that sign, as many jobs at once (default: signingWorkers of the configuration, else one per core; 0: in the service thread)' })
       .option('record-key', { type: 'string', describe: 'The record key file every node of the deployment signs checkpoints with (serve record key create makes it); default: "recordKey" of the configuration, else the data directory\'s record-key.pem' })
+      .option('log-level', {
+        type: 'string',
+        choices: LOG_LEVELS,
+        describe: 'Log level: debug adds status polls, warn leaves out what went well (default: $SIGNGATE_LOG_LEVEL, else logLevel of server.json, else info)',
+      })
+      .option('metrics', {
+        type: 'boolean',
+        describe: "Serve GET /metrics (Prometheus text, no token) on the service's port (default: server.json's metrics, else off)",
+      })
+      .option('metrics-listen', {
+        type: 'string',
+        describe: "Serve the metrics on a listener of their own, host:port (127.0.0.1:9464), not on the service's port",
+      })
       .example('$0 serve --config server.json --data-dir /var/lib/signgate --port 8443', 'run the service')
       .example('$0 serve --config server.json --trust-proxy 127.0.0.1', 'run it behind a reverse proxy on this machine')
       .example('SIGNGATE_DATABASE_URL=postgres://signgate@db/signgate $0 serve --config server.json --data-dir /mnt/shared --role api', 'an API node of several (docs/deploy.md)')
-      .example('$0 serve --config server.json --data-dir /var/lib/signgate --database-file /etc/signgate/database.txt', 'the connection string from a file, out of process lists') as unknown as Argv<ServeArgs>,
-  handler: async (args: ArgumentsCamelCase<ServeArgs>) => setExit(await runServe(args, io)),
+      .example(
+        '$0 serve --config server.json --data-dir /var/lib/signgate --database-file /etc/signgate/database.txt',
+        'the connection string from a file, out of process lists',
+      )
+      .example(
+        '$0 serve --config server.json --metrics-listen 127.0.0.1:9464 --log-level warn',
+        'metrics for a Prometheus on this machine, a quieter log',
+      ) as unknown as Argv<ServeArgs>,
+  handler: async (args: ArgumentsCamelCase<ServeArgs>) => setExit(await runServe(args)),
 });
 
 export const serveCommand = (io: Io, setExit: (code: ExitCodeValue) => void): CommandModule<CommonArgs, ServeArgs> => ({

@@ -35,6 +35,8 @@ import { registerExchangePage } from './exchange-page.js';
 import { docsOAuth, looksLikeJwt, OidcAuthenticator } from '../identity/oidc.js';
 import { mkdirPrivate, PRIVATE_FILE } from '../storage/fs-atomic.js';
 import { QuietPollLog } from './request-log.js';
+import { SERVICE_LOG_OPTIONS, withoutQuery } from '../service-log.js';
+import { nodeMetrics, registerMetricsRoute, type ServiceMetrics } from './metrics.js';
 
 export interface BuildServerOptions {
   /** The configuration, or a function that returns the current one (re-read when the file changes). */
@@ -44,6 +46,8 @@ export interface BuildServerOptions {
   readonly recordKeyFile?: string;
   /** fastify/pino logger options; false for none. The Authorization header is always redacted. */
   readonly logger?: FastifyServerOptions['logger'];
+  /** A logger made with SERVICE_LOG_OPTIONS (createServiceLog), instead of `logger`: the log of `signgate serve`. */
+  readonly loggerInstance?: FastifyBaseLogger;
   /** Now, for token expiry (tests move time). */
   readonly now?: () => Date;
   /**
@@ -73,6 +77,11 @@ export interface BuildServerOptions {
    * default DEFAULT_JOB_MEMORY_BYTES; 0 reads every file back from disk.
    */
   readonly jobMemoryBytes?: number;
+  /**
+   * The service's metrics (metrics.ts): `route` serves GET /metrics on this app; `apart` keeps them for a listener of
+   * their own (listenForMetrics with app.signgate.metrics). Default: none.
+   */
+  readonly metrics?: 'route' | 'apart';
 }
 
 export interface ServerTimeouts {
@@ -99,7 +108,15 @@ declare module 'fastify' {
     principal?: Principal;
   }
   interface FastifyInstance {
-    signgate: { store: JobStateStore; worker: JobWorker; tokens: TokenKeeper; apiPrefix: string; role: NodeRole; memory: JobMemory | undefined };
+    signgate: {
+      store: JobStateStore;
+      worker: JobWorker;
+      tokens: TokenKeeper;
+      apiPrefix: string;
+      role: NodeRole;
+      memory: JobMemory | undefined;
+      metrics: ServiceMetrics | undefined;
+    };
   }
 }
 
@@ -111,26 +128,13 @@ export async function buildServer(options: BuildServerOptions): Promise<FastifyI
   const now = options.now ?? (() => new Date());
   const serviceName = config().serviceName ?? DEFAULT_SERVICE_NAME;
   const apiPrefix = `/${serviceName}/v1.0`;
-  const logger =
-    options.logger === undefined || options.logger === false
-      ? false
-      : {
-          ...(typeof options.logger === 'object' ? options.logger : {}),
-          // Tokens never reach a log: fastify logs req.headers at most, @fastify/multipart logs busboy's options
-          // (with all headers) at trace level.
-          // The URL is logged without its query: a token sent as ?access_token=… is refused, but must not be kept.
-          serializers: {
-            req: (req: FastifyRequest) => ({ method: req.method, url: withoutQuery(req.url), host: req.host, remoteAddress: req.ip, remotePort: req.socket?.remotePort }),
-          },
-          redact: {
-            paths: ['req.headers.authorization', 'req.headers.cookie', 'headers.authorization', 'busboyOptions.headers.authorization', 'busboyOptions.headers.cookie', '*.headers.authorization'],
-            censor: '[redacted]',
-          },
-        };
+  // Tokens never reach a log, nor a URL's query (service-log.ts).
+  const given = options.logger;
+  const logger = given === undefined || given === false ? false : { ...(typeof given === 'object' ? given : {}), ...SERVICE_LOG_OPTIONS };
   const idleMs = options.timeouts?.idleMs ?? DEFAULT_IDLE_TIMEOUT_MS;
   const trustProxy = typeof options.trustProxy === 'object' ? [...options.trustProxy] : (options.trustProxy ?? false);
   const app = Fastify({
-    logger,
+    ...(options.loggerInstance ? { loggerInstance: options.loggerInstance } : { logger }),
     // A job's status polls are not logged at info level unless they fail (request-log.ts).
     logController: new QuietPollLog(`${apiPrefix}/assemblies/:id/status`),
     bodyLimit: 1024 * 1024,
@@ -156,10 +160,13 @@ export async function buildServer(options: BuildServerOptions): Promise<FastifyI
   // An API node signs nothing: it starts no signing threads.
   // A node that signs keeps a job's files in memory from the upload to the signing and from the package to its download.
   const memory = role === 'api' ? undefined : new JobMemory(options.jobMemoryBytes ?? DEFAULT_JOB_MEMORY_BYTES);
-  const signing = role === 'api' ? undefined : { ...signingOptions(options.signingWorkers ?? config().signingWorkers), memory };
+  const metrics = options.metrics ? nodeMetrics(app.log, role, config, () => ({ store, worker, recordLog })) : undefined;
+  const signing = role === 'api' ? undefined : { ...signingOptions(options.signingWorkers ?? config().signingWorkers), memory, observer: metrics };
   const stores = await openStores({ dataDir: options.dataDir, database: options.database, blobStore: options.blobStore, leaseMs: options.leaseMs, role, config, log: app.log, signing, recordKeyFile: options.recordKeyFile ?? config().recordKeyFile });
   const { jobs: store, tokens, worker } = stores;
-  app.decorate('signgate', { store, worker, tokens, apiPrefix, role, memory });
+  app.decorate('signgate', { store, worker, tokens, apiPrefix, role, memory, metrics });
+  if (metrics) metrics.observeRequests(app);
+  if (options.metrics === 'route') registerMetricsRoute(app, metrics!);
   // This thread owns the PKCS#11 modules (pool threads sign through it): what it does with a token is logged.
   const stopPkcs11Log = signing ? onPkcs11Event((event) => logPkcs11Event(app.log, event)) : undefined;
   // The record as a Merkle log: checkpoints signed with the deployment's record key (openStores agrees on it).
@@ -465,11 +472,6 @@ export async function buildServer(options: BuildServerOptions): Promise<FastifyI
   return app;
 }
 
-function withoutQuery(url: string): string {
-  const q = url.indexOf('?');
-  return q === -1 ? url : `${url.slice(0, q)}?[query not logged]`;
-}
-
 const tooLarge = (maxBytes: number) =>
   new HttpProblem(413, 'Upload too large', `The upload exceeds ${maxBytes} bytes, the most one job may hold. Split the files into several jobs.`);
 
@@ -669,3 +671,4 @@ async function recordProofOf(log: RecordLog, jobId: string, logger: FastifyBaseL
     return {};
   }
 }
+

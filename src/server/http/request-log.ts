@@ -3,6 +3,7 @@
 // until the job is finished: two lines a poll made the log mostly polls, each line a synchronous write (kept
 // synchronous so that a kill -9 loses no line). A poll answered 2xx or 3xx is logged at debug level only; one that
 // is refused gets one line at info (request, answer and time together; a 5xx also the error line every route writes).
+// A scrape of GET /metrics, which Prometheus repeats every few seconds, is logged the same way.
 import { LogController, type FastifyReply, type FastifyRequest } from 'fastify';
 
 export class QuietPollLog extends LogController {
@@ -12,7 +13,7 @@ export class QuietPollLog extends LogController {
   }
 
   private isPoll(request: FastifyRequest): boolean {
-    return request.method === 'GET' && request.routeOptions.url === this.statusRoute;
+    return request.method === 'GET' && (request.routeOptions.url === this.statusRoute || request.routeOptions.url === '/metrics');
   }
 
   override incomingRequest(request: FastifyRequest, reply: FastifyReply): void {
@@ -23,6 +24,9 @@ export class QuietPollLog extends LogController {
     if (!this.isPoll(request)) return super.requestCompleted(error, request, reply);
     if (error) reply.log.error({ req: request, res: reply, err: error, responseTime: reply.elapsedTime }, 'request errored');
     else if (reply.statusCode >= 400) reply.log.info({ req: request, res: reply, responseTime: reply.elapsedTime }, 'request completed');
-    else reply.log.debug({ req: request, res: reply, responseTime: reply.elapsedTime }, 'status poll answered');
+    else {
+      const what = request.routeOptions.url === '/metrics' ? 'metrics scraped' : 'status poll answered';
+      reply.log.debug({ req: request, res: reply, responseTime: reply.elapsedTime }, what);
+    }
   }
 }

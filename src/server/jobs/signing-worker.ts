@@ -449,6 +449,40 @@ export interface SigningWorkerOptions {
   readonly retryDelaysMs?: readonly number[];
   /** Uploads and result packages kept in memory between the steps of a job (the upload route keeps them there). */
   readonly memory?: JobMemory;
+  /** Told of every job this worker finishes (the service's metrics). */
+  readonly observer?: JobObserver;
+}
+
+/** What a worker tells of each job it finishes: the service's metrics count them. */
+export interface JobObserver {
+  /**
+   * A job this process finished, every file in its final state; `seconds` it took from the start of its processing
+   * (absent for a job given up on after its attempts).
+   */
+  jobFinished(record: JobRecord, seconds?: number): void;
+}
+
+/** How many of a finished job's files came back signed (or unchanged as part of a signed assembly), and how many failed. */
+export function fileCounts(record: JobRecord): { signed: number; failed: number } {
+  const signed = record.assemblies.filter((f) => f.fileProcessingState === 'Signed').length;
+  return { signed, failed: record.assemblies.filter((f) => f.fileProcessingState === 'Error').length };
+}
+
+/**
+ * Logs a job this process processed, with its counts: at warn when no file of it was signed (an operator filters
+ * on that), else at info; and tells the observer. `startedMs`: performance.now() when its processing started.
+ */
+export function reportJobProcessed(
+  log: FastifyBaseLogger,
+  observer: JobObserver | undefined,
+  record: JobRecord,
+  startedMs: number,
+  fields: Record<string, unknown> = {},
+): void {
+  const { signed, failed } = fileCounts(record);
+  const level = signed === 0 && failed > 0 ? 'warn' : 'info';
+  log[level]({ job: record.id, organization: record.organization, files: record.assemblies.length, signed, failed, ...fields }, 'job processed');
+  observer?.jobFinished(record, (performance.now() - startedMs) / 1000);
 }
 
 /** How soon a job that waits for its signing key is tried again (the PIN source is read again, the token looked for). */
@@ -477,6 +511,7 @@ export class SigningWorker implements JobWorker {
   private readonly concurrency: number;
   private readonly retryDelays: readonly number[];
   private readonly memory: JobMemory | undefined;
+  private readonly observer: JobObserver | undefined;
   /** Failed attempts so far, per job, and the timers that queue a job again. */
   private readonly attempts = new Map<string, number>();
   private readonly retries = new Map<string, NodeJS.Timeout>();
@@ -491,6 +526,7 @@ export class SigningWorker implements JobWorker {
     this.concurrency = Math.max(1, options.concurrency ?? 1);
     this.retryDelays = options.retryDelaysMs ?? JOB_RETRY_DELAYS_MS;
     this.memory = options.memory;
+    this.observer = options.observer;
   }
 
   /**
@@ -525,6 +561,7 @@ export class SigningWorker implements JobWorker {
       }
       await finishUnsigned(this.store, record, `${failureText(error)} (${attempt} attempts); nothing in this job was signed: upload the files again.`);
       this.attempts.delete(key);
+      this.observer?.jobFinished(record);
     } catch (again) {
       // Not even the error could be written (the disk is still full): try again after the longest wait.
       this.log.warn({ job: id, organization, err: { message: (again as Error).message } }, 'the failed job could not be finished; trying again later');
@@ -602,11 +639,12 @@ export class SigningWorker implements JobWorker {
       try {
         record = await this.store.get(next.organization, next.id);
         if (!record) continue; // deleted while queued
+        const started = performance.now();
         await processJob(this.store, this.config(), record, controller.signal, RESULT_ZIP, this.signer, this.memory);
         if (controller.signal.aborted) this.log.info({ job: record.id, organization: record.organization }, 'job processing stopped');
         else {
           this.attempts.delete(key);
-          this.log.info({ job: record.id, organization: record.organization, files: record.assemblies.length }, 'job processed');
+          reportJobProcessed(this.log, this.observer, record, started);
         }
       } catch (error) {
         if (controller.signal.aborted || this.stopped) continue;
@@ -617,6 +655,14 @@ export class SigningWorker implements JobWorker {
         settle();
       }
     }
+  }
+
+  processing(): number {
+    return this.current.size;
+  }
+
+  waiting(): number {
+    return this.queue.length + this.retries.size;
   }
 
   /** Resolves when the queue is empty. */

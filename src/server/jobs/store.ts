@@ -121,6 +121,11 @@ export interface JobStateStore {
   jobDir(organization: string, id: string): string;
   /** The signature record: an entry for every file the service signed and returned. */
   readonly signatures: SignatureRecordReader;
+  /**
+   * Jobs of the whole deployment waiting for a worker (queued, or given back for another attempt), where the store
+   * knows them (PostgreSQL); absent where the worker of this process holds the queue (JobWorker.waiting).
+   */
+  waiting?(): Promise<number>;
   /** Throws when the store does not answer (readiness). */
   ping(): Promise<void>;
   /**
@@ -156,6 +161,10 @@ export interface JobWorker {
   cancel(organization: string, id: string): Promise<void>;
   /** Takes no new work; the job in progress stops and is resumed later (after a restart, or by another worker). */
   stop(): Promise<void>;
+  /** Jobs this worker is processing now. */
+  processing?(): number;
+  /** Jobs waiting in this worker's own queue (also those waiting for another attempt); absent for a shared queue. */
+  waiting?(): number;
 }
 
 /** A node that only accepts, lists and serves jobs: it signs nothing. */

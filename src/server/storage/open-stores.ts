@@ -111,7 +111,9 @@ export async function openStores(options: StoreOptions): Promise<Stores> {
   jobs.start(role !== 'worker');
   let worker: JobWorker = NO_WORKER;
   if (role !== 'api') {
-    const queue = new PgQueueWorker(jobs, options.config, options.log, { database: options.database, ...(options.signing?.signer ? { signer: options.signing.signer } : {}), ...(options.signing?.memory ? { memory: options.signing.memory } : {}) });
+    const { signer, memory, observer } = options.signing ?? {};
+    const signing = { ...(signer ? { signer } : {}), ...(memory ? { memory } : {}), ...(observer ? { observer } : {}) };
+    const queue = new PgQueueWorker(jobs, options.config, options.log, { database: options.database, ...signing });
     await queue.start();
     worker = queue;
   }

@@ -420,6 +420,15 @@ export class PgJobStore implements JobStateStore {
     return rows.map((r) => ({ option: r.option, jobs: Number(r.jobs), since: r.since.toISOString() }));
   }
 
+  async waiting(): Promise<number> {
+    // As claim() finds work: queued, given back for another attempt (no owner), or whose worker's lease ran out.
+    const { rows } = await this.pool.query<{ n: string }>(
+      `SELECT count(*) AS n FROM signgate_jobs
+       WHERE state IN ('queued', 'processing') AND (state = 'queued' OR lease_owner IS NULL OR lease_until < now())`,
+    );
+    return Number(rows[0]!.n);
+  }
+
   async ping(): Promise<void> {
     await this.pool.query('SELECT 1');
     await this.options.blobs?.ping();

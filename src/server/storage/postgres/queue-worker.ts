@@ -5,7 +5,7 @@ import { randomUUID } from 'node:crypto';
 import type { FastifyBaseLogger } from 'fastify';
 import pg from 'pg';
 import type { ServerConfig } from '../../server-config.js';
-import { finishUnsigned, JOB_RETRY_DELAYS_MS, KEY_RECHECK_MS, processJob } from '../../jobs/signing-worker.js';
+import { finishUnsigned, JOB_RETRY_DELAYS_MS, KEY_RECHECK_MS, processJob, reportJobProcessed, type JobObserver } from '../../jobs/signing-worker.js';
 import { KeyWait, markWaiting } from '../../jobs/key-wait.js';
 import { isPkcs11Key, probePkcs11Key } from '../../../strongname/pkcs11-key.js';
 import type { License } from '../../server-config.js';
@@ -23,6 +23,8 @@ export interface QueueWorkerOptions {
   readonly signer?: FileSigner;
   /** Uploads this process received, kept in memory for their signing (JobMemory). */
   readonly memory?: JobMemory;
+  /** Told of every job this worker finishes (the service's metrics). */
+  readonly observer?: JobObserver;
 }
 
 export class PgQueueWorker implements JobWorker {
@@ -139,11 +141,13 @@ export class PgQueueWorker implements JobWorker {
         // Its workers died or failed this often: finished with an error on every file, never left unfinished.
         await finishUnsigned(sink, record, `the service failed to process the job ${MAX_ATTEMPTS} times; nothing in this job was signed: upload the files again.`, resultFile);
         this.log.error({ job: record.id, organization: record.organization, attempts: record.attempts - 1 }, 'job finished with an error on every file after its attempts ran out');
+        this.options.observer?.jobFinished(record);
         return;
       }
+      const started = performance.now();
       await processJob(sink, this.config(), record, controller.signal, resultFile, this.options.signer, this.options.memory);
       if (controller.signal.aborted) this.log.info({ job: record.id, organization: record.organization }, 'job processing stopped');
-      else this.log.info({ job: record.id, organization: record.organization, files: record.assemblies.length, worker: this.owner }, 'job processed');
+      else reportJobProcessed(this.log, this.options.observer, record, started, { worker: this.owner });
     } catch (error) {
       if (error instanceof LeaseLost) this.log.info({ job: record.id, organization: record.organization }, 'job processing stopped: its lease is gone');
       else if (error instanceof KeyWait) {
@@ -175,6 +179,10 @@ export class PgQueueWorker implements JobWorker {
       this.current = undefined;
       settle();
     }
+  }
+
+  processing(): number {
+    return this.current ? 1 : 0;
   }
 
   async stop(): Promise<void> {
