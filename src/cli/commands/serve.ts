@@ -361,6 +361,8 @@ export async function runRecordVerify(args: RecordArgs, io: Io): Promise<ExitCod
   const saved = args.checkpoint === undefined ? undefined : { path: displayPath(resolve(args.checkpoint)), text: readInputFile(resolve(args.checkpoint), displayPath(resolve(args.checkpoint))).toString('utf8') };
   const verifier = () => {
     if (args.publicKey !== undefined) return readRecordPublicKey(args.publicKey);
+    // The deployment's configured key ("recordKey", or --record-key) wins over a data directory's own .pub.
+    if (args.recordKey !== undefined || (args.config !== undefined && watchServerConfigFile(args.config).current().recordKeyFile)) return recordKeyOf(args).verifier;
     if (args.file !== undefined) throw new UsageError('--checkpoint with --file needs --public-key', "Pass the service's record public key (its data directory's record-key.pub, or what `signgate serve record public-key` prints).");
     return readRecordPublicKey(join(resolve(args.dataDir), RECORD_PUBLIC_KEY_FILE));
   };
@@ -577,11 +579,17 @@ const recordOptions = (y: Argv<CommonArgs>) =>
     .option('database', databaseOption)
     .option('database-file', databaseFileOption);
 
+/** The options that name the record key of record verify, checkpoint and public-key. */
+const recordKeyOptions = <T>(y: Argv<T>) =>
+  y
+    .option('record-key', { type: 'string', describe: 'The record key file the service signs with (its "recordKey"); default: the one --config names, else the data directory\'s record-key.pem' })
+    .option('config', { type: 'string', describe: 'The service\'s server.json: its "recordKey" names the record key file' });
+
 const recordVerifyCommand = (io: Io, setExit: (code: ExitCodeValue) => void): CommandModule<CommonArgs, RecordArgs> => ({
   command: 'verify',
   describe: "Check the signature record's hash chain and print the first break (exit 0 intact, 1 broken)",
   builder: (y: Argv<CommonArgs>) =>
-    recordOptions(y)
+    recordKeyOptions(recordOptions(y))
       .option('file', { type: 'string', describe: 'Check an exported record (serve record export) instead of the service\'s' })
       .option('checkpoint', { type: 'string', describe: 'A checkpoint saved earlier (serve record checkpoint, or a job\'s): the record must continue it (no rollback, truncation or rewrite)' })
       .option('public-key', { type: 'string', describe: "The record key that signed the checkpoint: a file (the data directory's record-key.pub, the default) or the key itself" })
@@ -600,12 +608,6 @@ const recordExportCommand = (io: Io, setExit: (code: ExitCodeValue) => void): Co
       .example('$0 serve record export --data-dir /var/lib/signgate -o record.jsonl', 'then: signgate audit release/ --record record.jsonl') as unknown as Argv<RecordArgs>,
   handler: async (args: ArgumentsCamelCase<RecordArgs>) => setExit(await runRecordExport(args, io)),
 });
-
-/** The options that name the record key of record checkpoint and public-key. */
-const recordKeyOptions = <T>(y: Argv<T>) =>
-  y
-    .option('record-key', { type: 'string', describe: 'The record key file the service signs with (its "recordKey"); default: the one --config names, else the data directory\'s record-key.pem' })
-    .option('config', { type: 'string', describe: 'The service\'s server.json: its "recordKey" names the record key file' });
 
 const recordCheckpointCommand = (io: Io, setExit: (code: ExitCodeValue) => void): CommandModule<CommonArgs, RecordArgs> => ({
   command: 'checkpoint',
