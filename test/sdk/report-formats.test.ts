@@ -92,7 +92,7 @@ describe('in a build, cures and notes the build can act on', () => {
       { kind: 'authenticode-removed', message: 'its Authenticode signature was removed' },
       { kind: 'baml', message: 'resource X.g.resources holds compiled XAML (BAML)' },
     ] as const;
-    const result = { files: [{ path: 'obj/Markdig.dll', outcome: 'signed', changes: [], notes, writtenTo: 'obj/signgate-fixed/Markdig.dll' }] } as unknown as FixResult;
+    const result = { files: [{ path: 'obj/Markdig.dll', outcome: 'signed', changes: [], notes, writtenTo: 'obj/signgate-fixed/Markdig.dll' }], missing: [] } as unknown as FixResult;
     const lines = formatFixForMsbuild(result).split('\n');
     const noteLines = lines.filter((l) => l.includes(' : note SGB'));
     expect(noteLines.map((l) => /note (SGB\d+)/.exec(l)![1])).toEqual(['SGB008', 'SGB009', 'SGB010']);
