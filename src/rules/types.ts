@@ -11,6 +11,8 @@ export interface ExpectedKey {
   readonly optionId: number | null;
   /** How the key file is shown in messages. */
   readonly source: string;
+  /** True when the file holds a key pair (a private key too): no option's public key file, as the vendor hands them out. */
+  readonly keyPair?: boolean;
   /** The key file's name as the user gave it (`12345_public.snk`), for fix hints; see `keyFileName`. */
   readonly fileName?: string;
   readonly publicKey: PublicKeyInfo;
@@ -54,6 +56,11 @@ export interface LicensedKeyToken {
   readonly optionId: number;
   /** 16 lower-case hex digits. */
   readonly token: string;
+  /**
+   * Where `signgate licenses --public-key <optionId> --out` may write the option's public key file without overwriting
+   * a file (a key file given among them); undefined where no folder is known (the service), `<optionId>_public.snk`.
+   */
+  readonly saveAs?: string;
 }
 
 /** A folder that holds inputs (see CheckSettings.inputFolders). */
