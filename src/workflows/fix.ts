@@ -24,7 +24,7 @@ import {
 import { publicKeyToken } from '../strongname/token.js';
 import { readAssemblyParts, type AssemblyParts } from './assembly-parts.js';
 import { buildFolders } from './build-folders.js';
-import { displayPath, expandInputs, readInputFile, writeFileAtomic, type InputFile } from './files.js';
+import { displayPath, expandInputs, noAssembliesError, readInputFile, writeFileAtomic, type InputFile } from './files.js';
 import { loadSigningKey } from './keys.js';
 import { canSign } from '../strongname/pkcs11-key.js';
 
@@ -117,7 +117,7 @@ const REFUSAL_HINTS: Record<string, string> = {
 
 /**
  * Strong-names every assembly without a strong name among `paths` and updates the references of all of them.
- * @throws UsageError for options that cannot work; KeyError for the key file
+ * @throws UsageError for options that cannot work, SG_ERR_NO_INPUT for paths that hold no assembly; KeyError for the key file
  */
 export async function fix(options: FixOptions): Promise<FixResult> {
   const cwd = options.cwd ?? process.cwd();
@@ -377,6 +377,8 @@ function blockedByRefusals(
 /** The inputs: paths as on the command line, then the listed files (not explicit), without duplicates. */
 async function fixInputs(options: FixOptions, cwd: string): Promise<{ inputs: InputFile[]; listed: Set<string> }> {
   const named = options.paths.length > 0 ? await expandInputs(options.paths, cwd) : [];
+  // Paths that name no assembly are a mistake; a build's list of references (--list alone) may be empty.
+  if (options.paths.length > 0 && named.length === 0) throw noAssembliesError(options.paths, cwd);
   if (!options.list) return { inputs: named, listed: new Set() };
   const listPath = resolve(cwd, options.list);
   const lines = readInputFile(listPath, displayPath(listPath, cwd)).toString('utf8').replace(/^\uFEFF/, '').split(/\r?\n/).map((l) => l.trim()).filter(Boolean);
