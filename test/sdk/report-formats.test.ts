@@ -39,7 +39,7 @@ describe('--format msbuild', () => {
   });
 
   test('the closing summary is not itself read as a diagnostic', () => {
-    expect(lines.at(-1)).toBe('signgate check, 4 files, 3 need signing (1 pass, 2 fail), 3 errors, 1 warnings, 3 notes');
+    expect(lines.at(-1)).toBe('signgate check, 4 files, 3 need signing (1 pass, 2 fail), 3 errors, 1 warning, 3 notes');
     expect(lines.at(-1)).not.toMatch(CANONICAL);
   });
 
