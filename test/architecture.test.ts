@@ -66,6 +66,7 @@ const WORKFLOW_LEAVES: Record<string, string> = {
   'pool-thresholds.ts': 'from how many files the pools start, decided without loading them (pipeline, scan, cli)',
   'scan-file.ts': 'one file inspected or verified (scan.ts and the scan worker)',
   'assembly-parts.ts': "an assembly's headers and metadata read without the rest of the file (fix plans a set from them)",
+  'build-folders.ts': "the folders that hold the inputs: their assembly files, and where each deps.json resolved the rest (SG401, fix)",
 };
 /** Imports between workflow modules that pass neither through the pipeline's entry nor to a leaf, each with why. */
 const WORKFLOW_EXCEPTIONS: Record<string, string> = {

@@ -3,7 +3,7 @@ import yargs from 'yargs';
 import { UsageError } from '../core/errors.js';
 import { VERSION } from '../core/version.js';
 import { looksLikeToken } from '../core/secrets.js';
-import { closest } from '../core/words.js';
+import { closest, closestOption } from '../core/words.js';
 import type { CommandModule } from 'yargs';
 import { EXIT_CODES_HELP, ExitCode, exitCodeFor, type ExitCodeValue } from './exit-codes.js';
 import { collapseFileLists } from './file-lists.js';
@@ -64,21 +64,54 @@ export function refuseTokenArguments(argv: readonly string[]): void {
   }
 }
 
-/** For yargs' "Unknown argument(s): vendr": the nearest option of the command (`did you mean --vendor?`). */
-function unknownOptionHint(message: string, parser: unknown): string | undefined {
+const GENERAL_HINT = "run 'signgate --help' or 'signgate <command> --help'";
+
+/** What the running command's parser knows; yargs' typings do not name these methods. */
+interface ParserState {
+  getOptions?: () => { key?: Record<string, unknown>; choices?: Record<string, readonly string[]> };
+  getInternalMethods?: () => { getContext?: () => { fullCommands?: readonly string[] } };
+}
+
+/**
+ * yargs' "Unknown argument(s): vendor-apis, vendorApis" once per argument (yargs names a dashed option twice, the
+ * second time in camelCase), with the nearest option of the command for each (`--vendor-api for vendor-apis`).
+ */
+function unknownArguments(message: string, parser: ParserState, argv: readonly string[]): UsageError | undefined {
   const m = /^Unknown arguments?: (.+)$/.exec(message);
-  // yargs keeps the running command's options here; its typings do not name getOptions.
-  const options = (parser as { getOptions?: () => { key?: Record<string, unknown> } }).getOptions?.().key;
-  if (!m || !options) return undefined;
-  const known = Object.keys(options).filter((k) => k.length > 1 && !/[A-Z]/.test(k));
-  const words = m[1]!.split(', ');
-  // yargs names a dashed option twice, the second time in camelCase: one is enough.
+  if (!m) return undefined;
   const kebab = (w: string) => w.replace(/([a-z])([A-Z])/g, '$1-$2').toLowerCase();
-  const guesses = words.filter((w, i) => words.findIndex((o) => kebab(o) === kebab(w)) === i).flatMap((word) => {
-    const near = closest(word.replace(/^-+/, ''), known);
+  const all = m[1]!.split(', ');
+  // yargs drops the dashes: an option is shown as it was typed, a stray word as it is.
+  const typed = (w: string) => argv.find((a) => /^--?[^=]/.test(a) && kebab(a.replace(/^-+/, '').split('=')[0]!) === kebab(w))?.split('=')[0];
+  const words = all.filter((w, i) => all.findIndex((o) => kebab(o) === kebab(w)) === i).map((w) => typed(w) ?? w);
+  const options = parser.getOptions?.().key ?? {};
+  const known = Object.keys(options).filter((k) => k.length > 1 && !/[A-Z]/.test(k));
+  const guesses = words.flatMap((word) => {
+    const near = closestOption(word.replace(/^-+/, ''), known);
     return near ? [`--${near} for ${word}`] : [];
   });
-  return guesses.length ? `Did you mean ${guesses.join(', ')}? Run 'signgate <command> --help' for the options.` : undefined;
+  const hint = guesses.length ? `Did you mean ${guesses.join(', ')}? Run 'signgate <command> --help' for the options.` : GENERAL_HINT;
+  return new UsageError(`Unknown argument${words.length === 1 ? '' : 's'}: ${words.join(', ')}`, hint);
+}
+
+/**
+ * yargs' "Not enough non-option arguments": what the running command needs, by name, with the values it takes when
+ * it takes a few (`signgate jobs needs <action>: list, status, …`).
+ */
+function missingArguments(message: string, parser: ParserState): UsageError | undefined {
+  if (!/^Not enough non-option arguments/.test(message)) return undefined;
+  const commands = parser.getInternalMethods?.().getContext?.().fullCommands ?? [];
+  const usage = commands.at(-1);
+  if (!usage) return undefined;
+  const command = `signgate ${commands.map((c) => c.split(' ')[0]).join(' ')}`;
+  const required = [...usage.matchAll(/<([^>.]+)(\.\.)?>/g)].map((r) => (r[2] ? `one or more <${r[1]}>` : `<${r[1]}>`));
+  const choices = parser.getOptions?.().choices ?? {};
+  const values = required.map((r) => choices[r.replace(/^.*<|>$/g, '')]).find((c) => c?.length);
+  const list = values ? `: ${values.slice(0, -1).join(', ')}${values.length > 1 ? ' or ' : ''}${values.at(-1)}` : '';
+  return new UsageError(
+    `${command} needs ${required.join(' and ')}${list}`,
+    values ? `For example: ${command} ${values[0]}; '${command} --help' says what each takes.` : `Run '${command} --help'.`,
+  );
 }
 
 /** `--format msbuild` (check) or `--from-msbuild` (sign, fix) anywhere before `--`: the output goes into an MSBuild log. */
@@ -166,7 +199,8 @@ export async function main(argv: readonly string[], io: Io = processIo()): Promi
       if (error && error.name === 'YError') throw new UsageError(error.message, "run 'signgate <command> --help'");
       if (error) throw error;
       // The parser holds the running command's options by now.
-      throw new UsageError(message, unknownOptionHint(message, parser) ?? "run 'signgate --help' or 'signgate <command> --help'");
+      const state = parser as unknown as ParserState;
+      throw unknownArguments(message, state, normalized) ?? missingArguments(message, state) ?? new UsageError(message, GENERAL_HINT);
     })
     .help();
   for (const factory of new Set(factories)) parser = parser.command(factory(io, setExit));

@@ -1,6 +1,12 @@
 // Progress for uploads and downloads: a bar on a terminal (cli-progress), a few plain lines otherwise (CI logs).
 import cliProgress from 'cli-progress';
+import type { RetryInfo } from '../service-client/http.js';
 import type { Io } from './output.js';
+
+/** The line before a retry: the request and its URL once, why, and when (`retrying GET …/licenses (status 503) in 500 ms`). */
+export function retryLine(r: RetryInfo): string {
+  return `retrying ${r.method} ${r.url} (${r.reason}) in ${r.delayMs} ms`;
+}
 
 export type ProgressReporter = { update(done: number, total: number): void; stop(): void };
 

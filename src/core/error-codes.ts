@@ -57,6 +57,8 @@ export const ErrorCodes = {
   SG_ERR_FIX_NETMODULE: 'The file is a netmodule; it gets its strong name through the assembly that links it.',
   SG_ERR_FIX_REFERENCE_ASSEMBLY: 'The file is a reference assembly (ReferenceAssemblyAttribute); fix the implementation assembly instead.',
   SG_ERR_FIX_OTHER_PUBLISHER: 'The assembly is signed by another publisher; changing it would change its identity for every other consumer.',
+  SG_ERR_FIX_REFERENCE_MISSING:
+    'An assembly references a library without a strong name that is not among the inputs; fix can strong-name only the files it is given.',
   SG_ERR_FIX_DEPENDENCY_REFUSED: 'The assembly is tied to one that could not be fixed (a reference, a friend or a satellite\'s main assembly); fixing one without the other would break the reference.',
   // Authenticode (PE certificate table, PKCS#7 SignedData)
   SG_ERR_AC_BAD_TABLE: 'The certificate table (data directory 4) lies outside the file or holds a malformed WIN_CERTIFICATE entry.',
@@ -73,7 +75,7 @@ export const ErrorCodes = {
   // Command line and configuration
   SG_ERR_USAGE: 'The command line is not valid.',
   SG_ERR_CONFIG: 'The configuration file is not valid.',
-  SG_ERR_NO_INPUT: 'No input file matched.',
+  SG_ERR_NO_INPUT: 'No input file matched, or the inputs hold no .dll or .exe file (an empty folder).',
   SG_ERR_INTERNAL: 'An unexpected internal error.',
 } as const;
 

@@ -24,3 +24,16 @@ export function closest(word: string, candidates: readonly string[]): string | u
   return bestDistance <= Math.max(2, Math.floor(word.length / 3)) ? best : undefined;
 }
 
+/**
+ * The option nearest to a mistyped one: within a typo's distance (see closest), else the only one it begins, or the
+ * only one whose dash-separated words it is one of (`destination` for `destination-path`).
+ */
+export function closestOption(word: string, options: readonly string[]): string | undefined {
+  const near = closest(word, options);
+  if (near) return near;
+  const w = word.toLowerCase();
+  const starting = options.filter((o) => o.toLowerCase().startsWith(w));
+  if (starting.length === 1) return starting[0];
+  const containing = options.filter((o) => o.toLowerCase().split('-').includes(w));
+  return containing.length === 1 ? containing[0] : undefined;
+}

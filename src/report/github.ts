@@ -3,6 +3,7 @@
 import type { Finding, Severity } from '../core/diagnostic.js';
 import { ruleDocsUrl } from '../rules/index.js';
 import type { CheckResult } from '../rules/runner.js';
+import { countOf, findingCounts, signingCounts } from './terminal.js';
 
 const COMMAND: Record<Severity, string> = { error: 'error', warning: 'warning', note: 'notice' };
 
@@ -19,7 +20,6 @@ function annotation(f: Finding): string {
 }
 
 export function formatGithub(result: CheckResult): string {
-  const s = result.summary;
-  const summary = `signgate check: ${s.files} files, ${s.needsSigning} need signing (${s.passed} pass, ${s.failed} fail); ${s.errors} errors, ${s.warnings} warnings, ${s.notes} notes`;
+  const summary = `signgate check: ${countOf(result.summary.files, 'file')}, ${signingCounts(result)}; ${findingCounts(result)}`;
   return [...result.findings.map(annotation), summary, ''].join('\n');
 }

@@ -4,6 +4,7 @@
 // the path alone, which the parser takes as the file name; findings about the upload set name signgate.
 import type { Finding } from '../core/diagnostic.js';
 import type { CheckResult } from '../rules/runner.js';
+import { countOf, findingCounts, signingCounts } from './terminal.js';
 
 /** The parser reads one line at a time and splits the origin at the first colon. */
 export const oneLine = (text: string) => text.replace(/[\r\n\u2028\u2029]+/g, ' ').trim();
@@ -35,8 +36,7 @@ function buildHint(f: Finding): string | undefined {
 }
 
 export function formatMsbuild(result: CheckResult): string {
-  const s = result.summary;
   // The summary must not itself read as a diagnostic: no colon before the words error or warning.
-  const summary = `signgate check, ${s.files} files, ${s.needsSigning} need signing (${s.passed} pass, ${s.failed} fail), ${s.errors} errors, ${s.warnings} warnings, ${s.notes} notes`;
+  const summary = `signgate check, ${countOf(result.summary.files, 'file')}, ${signingCounts(result)}, ${findingCounts(result)}`;
   return [...result.findings.map(line), summary, ''].join('\n');
 }

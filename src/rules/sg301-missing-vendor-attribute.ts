@@ -48,7 +48,11 @@ export default defineRule({
         message: `no ${name} on the assembly`,
         hint: known
           ? `Add [assembly: ${spelling}(true)] to the project.`
-          : `Add [assembly: ${spelling}(true)] to the project, with the namespace the vendor declares the attribute in (${spelling.slice(0, spelling.lastIndexOf('.'))} is a guess: no vendor API assembly was at hand to read it from). Look it up in the vendor API assembly (${settings.vendorApi.join(', ')}), in Visual Studio's Object Browser or with signgate inspect, or pass it with --reference.`,
+          : `Add [assembly: ${spelling}(true)] to the project, with the namespace the vendor declares the attribute in ` +
+            `(${spelling.slice(0, spelling.lastIndexOf('.'))} is a guess: no vendor API assembly was at hand to read it from). ` +
+            `Pass the vendor API assembly the add-in compiles against (${settings.vendorApi.join(', ')}) with --reference <its .dll or folder>, ` +
+            'and the check names the attribute as that assembly declares it; ' +
+            "or look it up in the vendor's API reference, Visual Studio's Object Browser or ILSpy.",
       },
     ];
   },

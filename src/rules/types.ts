@@ -11,6 +11,8 @@ export interface ExpectedKey {
   readonly optionId: number | null;
   /** How the key file is shown in messages. */
   readonly source: string;
+  /** True when the file holds a key pair (a private key too): no option's public key file, as the vendor hands them out. */
+  readonly keyPair?: boolean;
   /** The key file's name as the user gave it (`12345_public.snk`), for fix hints; see `keyFileName`. */
   readonly fileName?: string;
   readonly publicKey: PublicKeyInfo;
@@ -34,6 +36,12 @@ export interface CheckSettings {
    * references), so that messages name the real type.
    */
   readonly declaredVendorAttributes?: readonly DeclaredVendorAttribute[];
+  /**
+   * The folders that hold the inputs, as the file system has them: the assembly files in each, and where its
+   * `*.deps.json` says the build resolved the dependencies that are not there. SG401 says when the library a
+   * reference names is not beside the file. Undefined when not known (an archive).
+   */
+  readonly inputFolders?: readonly InputFolder[];
   /** Option ids from GET /licenses, when the check ran online; undefined offline. */
   readonly licensedOptionIds?: readonly number[];
   /**
@@ -48,6 +56,36 @@ export interface LicensedKeyToken {
   readonly optionId: number;
   /** 16 lower-case hex digits. */
   readonly token: string;
+  /**
+   * Where `signgate licenses --public-key <optionId> --out` may write the option's public key file without overwriting
+   * a file (a key file given among them); undefined where no folder is known (the service), `<optionId>_public.snk`.
+   */
+  readonly saveAs?: string;
+}
+
+/** A folder that holds inputs (see CheckSettings.inputFolders). */
+export interface InputFolder {
+  /** The folder as the inputs' paths show it (`/`-separated; `.` for the working directory). */
+  readonly folder: string;
+  /** The simple names, in lower case, of the `*.dll` and `*.exe` files in it. */
+  readonly assemblies: readonly string[];
+  /** The dependencies its `*.deps.json` files name whose file is not in the folder. */
+  readonly resolved: readonly ResolvedDependency[];
+}
+
+/** A runtime assembly a `*.deps.json` names: where the build resolved it from. */
+export interface ResolvedDependency {
+  /** The simple name its file gives (`Markdig`). */
+  readonly name: string;
+  /** The deps.json file that names it (`MyAddin.deps.json`). */
+  readonly depsFile: string;
+  /** The library that brings it (`Markdig/0.37.0`) and its type (`package`, `project`, …). */
+  readonly library: string;
+  readonly type: string;
+  /** The file's path in the library (`lib/net8.0/Markdig.dll`). */
+  readonly asset: string;
+  /** The file in the NuGet package folder, when it is there (`~/.nuget/packages/markdig/0.37.0/lib/net8.0/Markdig.dll`). */
+  readonly cached?: string;
 }
 
 /** A `<Vendor>SignedAssemblyAttribute` type as a vendor API assembly declares it. */

@@ -11,6 +11,7 @@ export interface RetryInfo {
   readonly url: string;
   readonly attempt: number;
   readonly delayMs: number;
+  /** Why, without the request or the service's address (the retry line names the URL once): `status 503`, `connection refused …`. */
   readonly reason: string;
 }
 
@@ -183,11 +184,15 @@ export async function statusError(method: string, url: string, response: Respons
 }
 
 function networkError(method: string, url: string, timeoutMs: number, cause: unknown): ServiceError {
-  const name = (cause as Error)?.name;
-  if (name === 'TimeoutError' || name === 'AbortError') {
-    return new ServiceError('SG_ERR_HTTP_TIMEOUT', `${method} ${url} did not answer within ${timeoutMs} ms`, { method, url }, { cause });
-  }
+  if (timedOut(cause)) return new ServiceError('SG_ERR_HTTP_TIMEOUT', `${method} ${url} did not answer within ${timeoutMs} ms`, { method, url }, { cause });
   return new ServiceError('SG_ERR_HTTP_UNREACHABLE', `${method} ${url} failed: ${describeNetworkFailure(url, cause)}`, { method, url }, { cause });
+}
+
+const timedOut = (cause: unknown) => ['TimeoutError', 'AbortError'].includes((cause as Error)?.name);
+
+/** Why a request got no answer, for a retry line that names the request itself: no URL, the service not by address. */
+function retryReason(url: string, timeoutMs: number, cause: unknown): string {
+  return timedOut(cause) ? `no answer within ${timeoutMs} ms` : describeNetworkFailure(url, cause, 'the service');
 }
 
 /** The errors under `error` (its `cause` chain, and an AggregateError's errors), nearest first. */
@@ -210,9 +215,8 @@ const TLS_CODE = /^(?:ERR_TLS_|ERR_SSL_|EPROTO$|CERT_|UNABLE_TO_|DEPTH_ZERO_SELF
  * Why a request never got an answer, from the error's cause chain (fetch itself says only "fetch failed"): the
  * cause by name with its code, the service's origin, and what to do.
  */
-export function describeNetworkFailure(url: string, error: unknown): string {
+export function describeNetworkFailure(url: string, error: unknown, origin = new URL(url).origin): string {
   const target = new URL(url);
-  const origin = target.origin;
   const chain = causeChain(error);
   const coded = chain.find((e) => e.code && e.code !== 'ERR_INVALID_ARG_TYPE');
   const code = coded?.code ?? '';
@@ -285,6 +289,7 @@ export async function send(options: ServiceClientOptions, method: string, url: s
   for (let attempt = 0; ; attempt++) {
     let response: Response | undefined;
     let failure: ServiceError | undefined;
+    let reason = '';
     try {
       const body = opts.makeBody ? opts.makeBody() : opts.body;
       response = await fetchFollowing(
@@ -297,6 +302,7 @@ export async function send(options: ServiceClientOptions, method: string, url: s
     } catch (cause) {
       if (cause instanceof ServiceError) throw cause;
       failure = networkError(method, url, timeoutMs, cause);
+      reason = retryReason(url, timeoutMs, cause);
     }
     if (response?.ok) return response;
     const retryable = response
@@ -305,7 +311,7 @@ export async function send(options: ServiceClientOptions, method: string, url: s
     if (!retryable || attempt >= policy.retries) throw failure ?? (await statusError(method, url, response!));
     const delayMs = retryDelayMs(attempt + 1, policy, response ? parseRetryAfter(response.headers.get('retry-after')) : undefined);
     await response?.body?.cancel().catch(() => {});
-    options.onRetry?.({ method, url, attempt: attempt + 1, delayMs, reason: response ? `status ${response.status}` : failure!.message });
+    options.onRetry?.({ method, url, attempt: attempt + 1, delayMs, reason: response ? `status ${response.status}` : reason });
     await sleep(delayMs);
   }
 }

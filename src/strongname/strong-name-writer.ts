@@ -219,7 +219,10 @@ export function strongNameAssembly(bytes: Uint8Array, options: StrongNameAssembl
     outcome = 'signed';
   }
   if (outcome === 'unchanged') {
-    return { bytes, outcome, before: status.state, name, publicKeyToken: existing ? publicKeyToken(existing) : null, changes, notes };
+    // A file left as it is loses nothing now: a friend named without a key lost its access when the file got its
+    // strong name (the run that did it said so), so that note is not said again on every later run.
+    const kept = notes.filter((n) => n.kind !== 'friend-without-key');
+    return { bytes, outcome, before: status.state, name, publicKeyToken: existing ? publicKeyToken(existing) : null, changes, notes: kept };
   }
 
   // From here the file changes.

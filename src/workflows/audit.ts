@@ -18,7 +18,7 @@ import { CheckpointContinuation } from '../core/record-continuation.js';
 import type { CheckInput, CheckSettings } from '../rules/types.js';
 import { parsePublicKeyBlob } from '../strongname/key-blob.js';
 import { publicKeyToken } from '../strongname/token.js';
-import { displayPath, readInputFile, withInputFile } from './files.js';
+import { displayPath, noAssembliesError, readInputFile, withInputFile } from './files.js';
 import { Ledger, ledgerPath } from './ledger.js';
 import { DEFAULT_MAX_UPLOAD_BYTES, runPipeline, type CheckOptions } from './pipeline/index.js';
 
@@ -202,7 +202,8 @@ function statSafe(path: string) {
  * @example
  * const report = await audit({ paths: ['release'], keys: ['12345_public.snk'], vendor: 'Contoso' });
  * writeFileSync('audit.html', renderAudit(report, 'html', null));
- * @throws UsageError for bad options, a previous report that is not an audit JSON, or a bad manifest
+ * @throws UsageError for bad options, a previous report that is not an audit JSON, or a bad manifest; SG_ERR_NO_INPUT
+ *   when the inputs hold no assembly
  */
 export async function audit(options: AuditOptions): Promise<AuditReport> {
   const paths = options.paths ?? [];
@@ -213,7 +214,14 @@ export async function audit(options: AuditOptions): Promise<AuditReport> {
   const saved = savedCheckpoint(options);
   const { result } = await runPipeline(
     { options: { ...options, ...(root ? { root } : {}) } },
-    { produce: 'audit-records', prepare: ({ settings, inputs }) => auditRoundOptions(options, settings, saved, inputs) },
+    {
+      produce: 'audit-records',
+      prepare: ({ settings, inputs, paths: given }) => {
+        // A release with no assembly is no release to vouch for: never a report of 0 files that passes.
+        if (inputs.length === 0) throw noAssembliesError(given);
+        return auditRoundOptions(options, settings, saved, inputs);
+      },
+    },
   );
   return result;
 }

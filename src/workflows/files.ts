@@ -116,6 +116,19 @@ export async function expandInputs(inputs: readonly string[], cwd = process.cwd(
 }
 
 /**
+ * The error for inputs that name no assembly at all (an empty folder): SG_ERR_NO_INPUT, as an input that matches
+ * nothing, naming them (relative to `cwd`) and what to name instead.
+ */
+export function noAssembliesError(paths: readonly string[], cwd = process.cwd()): UsageError {
+  const shown = paths.map((p) => displayPath(resolve(cwd, p), cwd));
+  return new UsageError(
+    `${shown.join(', ')} ${shown.length === 1 ? 'holds' : 'hold'} no .dll or .exe file`,
+    "Name the add-in's build output (for example bin/Release) or its assemblies; a folder stands for every *.dll and *.exe below it.",
+    'SG_ERR_NO_INPUT',
+  );
+}
+
+/**
  * What a file is, as the file system says: its real path (`realpath`; on Windows GetFinalPathNameByHandle, which
  * resolves `..`, links, junctions, 8.3 names and the case the name has on disk). Two hard links stay two inputs:
  * they are two names in the output, each uploaded and returned. A path that cannot be resolved stands for itself.

@@ -7,7 +7,8 @@ import { mkdirSync } from 'node:fs';
 import { isSignGateError, KeyError, UsageError } from '../core/errors.js';
 import { hasCorHeader } from '../pe/cor-header.js';
 import { parsePeImage } from '../pe/pe-image.js';
-import { ModuleMetadata } from '../metadata/module-metadata.js';
+import { formatVersion, ModuleMetadata } from '../metadata/module-metadata.js';
+import { copyLocalHint, folderArgument, resolvedFrom, shownFolder } from '../rules/sg401-unsigned-reference.js';
 import { parsePublicKeyBlob, sameRsaKey, type StrongNameKeyFile } from '../strongname/key-blob.js';
 import { classifyStrongName, SIGNATURE_KEY_ATTRIBUTE, type StrongNameState } from '../strongname/strong-name.js';
 import {
@@ -22,7 +23,8 @@ import {
 } from '../strongname/strong-name-writer.js';
 import { publicKeyToken } from '../strongname/token.js';
 import { readAssemblyParts, type AssemblyParts } from './assembly-parts.js';
-import { displayPath, expandInputs, readInputFile, writeFileAtomic, type InputFile } from './files.js';
+import { buildFolders } from './build-folders.js';
+import { displayPath, expandInputs, noAssembliesError, readInputFile, writeFileAtomic, type InputFile } from './files.js';
 import { loadSigningKey } from './keys.js';
 import { canSign } from '../strongname/pkcs11-key.js';
 
@@ -88,6 +90,23 @@ export interface FixResult {
   readonly delaySigned: boolean;
   /** True when the changed files were written (not on a dry run). Refused files and the files tied to them are not. */
   readonly written: boolean;
+  /**
+   * Libraries without a strong name that files named on the command line reference but that are not among the
+   * inputs: fix cannot strong-name them, so those references stay without a token (an error; the rest is fixed).
+   */
+  readonly missing: readonly MissingReference[];
+}
+
+/** A library without a strong name that inputs reference and that is not among them (SG_ERR_FIX_REFERENCE_MISSING). */
+export interface MissingReference {
+  /** Its simple name and version, as the references name it. */
+  readonly name: string;
+  readonly version: string;
+  /** The inputs that reference it, as shown. */
+  readonly referencedBy: readonly string[];
+  readonly code: 'SG_ERR_FIX_REFERENCE_MISSING';
+  /** What is missing, where the build found it when a deps.json beside a referencing file says, and what to do. */
+  readonly message: string;
 }
 
 /** Hints for refusals, by code. */
@@ -98,7 +117,7 @@ const REFUSAL_HINTS: Record<string, string> = {
 
 /**
  * Strong-names every assembly without a strong name among `paths` and updates the references of all of them.
- * @throws UsageError for options that cannot work; KeyError for the key file
+ * @throws UsageError for options that cannot work, SG_ERR_NO_INPUT for paths that hold no assembly; KeyError for the key file
  */
 export async function fix(options: FixOptions): Promise<FixResult> {
   const cwd = options.cwd ?? process.cwd();
@@ -196,7 +215,43 @@ export async function fix(options: FixOptions): Promise<FixResult> {
     writeFileAtomic(target, bytes);
     files.push({ ...result, writtenTo: displayPath(target, cwd) });
   }
-  return { files, publicKeyToken: publicKeyToken(identity), delaySigned: options.delaySign !== undefined, written: write };
+  const missing = missingReferences(assemblies, plan.entries, listed);
+  return { files, publicKeyToken: publicKeyToken(identity), delaySigned: options.delaySign !== undefined, written: write, missing };
+}
+
+/**
+ * The libraries without a strong name that the assemblies named on the command line (not those a --list adds: a
+ * build's references need not be complete) reference and that no input is: by name, or by file name for an input
+ * that could not be read. Each with where the build resolved it from when a deps.json beside a referencing file says.
+ */
+function missingReferences(assemblies: readonly AssemblyEntry[], entries: readonly PlanEntry[], listed: ReadonlySet<string>): MissingReference[] {
+  const present = new Set(entries.map((e) => (e.kind === 'assembly' ? e.name : parse(e.input.absolutePath).name).toLowerCase()));
+  const byName = new Map<string, { name: string; version: string; referencedBy: InputFile[] }>();
+  for (const e of assemblies) {
+    if (listed.has(e.input.absolutePath)) continue;
+    for (const r of e.unsignedReferences) {
+      if (present.has(r.name.toLowerCase())) continue;
+      const m = byName.get(r.name.toLowerCase()) ?? { name: r.name, version: r.version, referencedBy: [] };
+      m.referencedBy.push(e.input);
+      byName.set(r.name.toLowerCase(), m);
+    }
+  }
+  if (byName.size === 0) return [];
+  const folders = buildFolders(assemblies.filter((e) => !listed.has(e.input.absolutePath)).map((e) => e.input));
+  return [...byName.values()].map(({ name, version, referencedBy }) => {
+    const first = referencedBy[0]!;
+    const folder = folders.find((f) => f.folder === shownFolder(first.displayPath));
+    const resolved = folder?.resolved.find((d) => d.name.toLowerCase() === name.toLowerCase());
+    const by = referencedBy.map((i) => i.displayPath);
+    const found = `${by.join(', ')} reference${by.length === 1 ? 's' : ''} ${name}, Version=${version}, which has no strong name`;
+    const shown = folder?.folder ?? shownFolder(first.displayPath);
+    const message = folder?.assemblies.includes(name.toLowerCase())
+      ? `${found}, and it is not among the inputs, though ${shown} holds a ${name} file: ` +
+        `give fix the folder ${folderArgument(first.displayPath)}, or that file too`
+      : `${found}, and ${name}.dll is not among the inputs (nor in ${shown}): ${resolvedFrom(resolved)}. ` +
+        copyLocalHint(name, folderArgument(first.displayPath), resolved, 'run this fix again');
+    return { name, version, referencedBy: by, code: 'SG_ERR_FIX_REFERENCE_MISSING', message };
+  });
 }
 
 /**
@@ -322,6 +377,8 @@ function blockedByRefusals(
 /** The inputs: paths as on the command line, then the listed files (not explicit), without duplicates. */
 async function fixInputs(options: FixOptions, cwd: string): Promise<{ inputs: InputFile[]; listed: Set<string> }> {
   const named = options.paths.length > 0 ? await expandInputs(options.paths, cwd) : [];
+  // Paths that name no assembly are a mistake; a build's list of references (--list alone) may be empty.
+  if (options.paths.length > 0 && named.length === 0) throw noAssembliesError(options.paths, cwd);
   if (!options.list) return { inputs: named, listed: new Set() };
   const listPath = resolve(cwd, options.list);
   const lines = readInputFile(listPath, displayPath(listPath, cwd)).toString('utf8').replace(/^\uFEFF/, '').split(/\r?\n/).map((l) => l.trim()).filter(Boolean);
@@ -345,6 +402,8 @@ type AssemblyEntry = {
   readonly publicKey: Uint8Array;
   /** Simple names of its AssemblyRefs, and of the friends its InternalsVisibleTo name without a key. */
   readonly references: readonly string[];
+  /** Its AssemblyRefs without a public key token, with their versions. */
+  readonly unsignedReferences: readonly { readonly name: string; readonly version: string }[];
   readonly friends: readonly string[];
   /** It has a `*.g.resources` resource (compiled XAML), which fix notes. */
   readonly baml: boolean;
@@ -398,6 +457,9 @@ export function planFix(inputs: readonly InputFile[], force: boolean, listed?: R
         culture: assembly.culture,
         publicKey: assembly.publicKey,
         references: module.assemblyReferences.map((r) => r.name),
+        unsignedReferences: module.assemblyReferences
+          .filter((r) => r.publicKeyOrToken.length === 0)
+          .map((r) => ({ name: r.name, version: formatVersion(r.version) })),
         friends: friendNames(module),
         baml: module.manifestResources.some((r) => /\.g\.resources$/i.test(r.name)),
         signatureKeyAttribute: module.assemblyAttributes.some((a) => a.typeName === SIGNATURE_KEY_ATTRIBUTE),

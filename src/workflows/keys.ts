@@ -54,5 +54,7 @@ export function loadExpectedKey(path: string): ExpectedKey & { readonly note?: s
   const note = key.privateKey
     ? `${source} holds the private key as well; only its public key is used. Pass the option's public key file (${optionId ?? '<optionId>'}_public.snk, or 'sn -p' of the pair) and keep key pairs out of builds.`
     : undefined;
-  return { optionId, source, fileName: basename(path), publicKey: key.publicKey, token: publicKeyToken(key.publicKey.blob), ...(note ? { note } : {}) };
+  const token = publicKeyToken(key.publicKey.blob);
+  const pair = key.privateKey ? { keyPair: true } : {};
+  return { optionId, source, fileName: basename(path), publicKey: key.publicKey, token, ...pair, ...(note ? { note } : {}) };
 }

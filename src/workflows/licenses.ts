@@ -1,6 +1,7 @@
 // The organization's licenses on the service as the check uses them (option ids, and each option's key token where
 // the service reports it), and an option's public key file fetched from the service into a file.
-import { resolve } from 'node:path';
+import { existsSync, mkdirSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
 import { ServiceError, UsageError } from '../core/errors.js';
 import type { CheckSettings, ExpectedKey, LicensedKeyToken } from '../rules/types.js';
 import type { LicenseEntry } from '../service-client/licenses.js';
@@ -24,7 +25,9 @@ export interface OnlineLicenses {
  * compared with the service's: a key file whose option the service does not list is left to SG601.
  */
 export function onlineLicenses(entries: readonly LicenseEntry[], keys: readonly ExpectedKey[]): OnlineLicenses {
-  const licensedKeyTokens: LicensedKeyToken[] = entries.flatMap((e) => (e.publicKeyToken ? [{ optionId: e.optionId, token: e.publicKeyToken }] : []));
+  const licensedKeyTokens: LicensedKeyToken[] = entries.flatMap((e) =>
+    e.publicKeyToken ? [{ optionId: e.optionId, token: e.publicKeyToken, saveAs: freshKeyPath(e.optionId) }] : [],
+  );
   const notes: string[] = [];
   const unreported: string[] = [];
   for (const key of keys) {
@@ -40,6 +43,19 @@ export function onlineLicenses(entries: readonly LicenseEntry[], keys: readonly 
     );
   }
   return { settings: { licensedOptionIds: entries.map((e) => e.optionId), licensedKeyTokens }, notes };
+}
+
+/**
+ * Where `signgate licenses --public-key <optionId> --out` may write an option's public key file without overwriting a
+ * file (the key file given, say): `<optionId>_public.snk` in `cwd`, else in the first of the folders `service-key`,
+ * `service-key-2`, … that holds none (the name stays `<optionId>_public.snk`, which names the option). Shown as inputs are.
+ */
+export function freshKeyPath(optionId: number, cwd = process.cwd()): string {
+  const name = `${optionId}_public.snk`;
+  for (let i = 0; ; i++) {
+    const path = join(cwd, ...(i === 0 ? [] : [i === 1 ? 'service-key' : `service-key-${i}`]), name);
+    if (!existsSync(path)) return displayPath(path, cwd);
+  }
 }
 
 /** An option's public key file written by savePublicKey. */
@@ -94,6 +110,7 @@ export async function savePublicKey(client: Pick<ServiceClient, 'baseUrl' | 'lic
   const token = publicKeyToken(bytes);
   if (entry.publicKeyToken && entry.publicKeyToken !== token) throw bad(`have key token ${token}, but GET /licenses reports ${entry.publicKeyToken} for option ${optionId}`);
   const target = resolve(out);
+  mkdirSync(dirname(target), { recursive: true });
   writeFileAtomic(target, bytes);
   return { optionId, path: displayPath(target), token, bitLength };
 }

@@ -15,7 +15,7 @@ import type { RetryInfo } from '../service-client/http.js';
 import { readModule } from '../strongname/assembly-info.js';
 import { compareIgnoringSignature, verifyStrongName } from '../strongname/strong-name.js';
 import { readPackage, SERVICE_LOG_NAME, writePackage } from './extract.js';
-import { displayPath } from './files.js';
+import { displayPath, noAssembliesError } from './files.js';
 import { bindRecordToFiles, checkRecordProof, describeRecordCheck } from './record-proof.js';
 import { readRecordPublicKey } from '../core/checkpoint.js';
 import { cacheDir, downloadName, Ledger, ledgerPath, makeCacheDir, sweepStaleDownloads, type LedgerEntry, type LedgerFile } from './ledger.js';
@@ -206,8 +206,9 @@ export async function sign(options: SignOptions, events: SignEvents = {}): Promi
     {
       produce: 'check-results',
       reading: 'held',
-      prepare: async ({ notes, baseUrl, token, settings, severities, inputs: read }) => {
+      prepare: async ({ notes, baseUrl, token, settings, severities, inputs: read, paths }) => {
         for (const note of notes) log(`note: ${note}`);
+        if (read.length === 0) throw noAssembliesError(paths);
         const inputs = read.filter((i) => !inDestination(i.path));
         if (inputs.length === 0) throw new UsageError('no files to sign outside the destination folder', 'Point signgate at the build output, and --destination-path somewhere else or below it.');
         if (!baseUrl || !token) throw new UsageError('sign needs the service address and an access token', 'Pass --base-url (or "baseUrl" in signgate.config.json) and --access-token-file, or set SIGNGATE_BASE_URL and SIGNGATE_ACCESS_TOKEN.');

@@ -18,6 +18,9 @@ import { readModule } from '../../src/strongname/assembly-info.js';
 import { signAssembly } from '../../src/strongname/strong-name.js';
 import { writeFileAtomic } from '../../src/workflows/files.js';
 import { loadDetails } from '../../src/report/audit-load.js';
+import { buildAudit } from '../../src/audit/build.js';
+import { renderAudit } from '../../src/workflows/audit.js';
+import { defaultSettings } from '../helpers/check.js';
 import type { AuditLoad } from '../../src/audit/model.js';
 
 const COLUMNS = ['File', 'Assembly', 'Version', 'Token', 'Strong name', 'Authenticode', 'Option', 'Vendor attribute', 'Needs signing', 'Job', 'Loads under', 'Outcome'];
@@ -66,9 +69,8 @@ describe.skipIf(!hasChromium)('the HTML audit report in headless Chromium', () =
     const clean = auditCli([cleanRelease()], '-o', join(dir, 'clean.html'));
     expect(clean.stderr).toContain(', 0 errors');
     cleanUrl = pathToFileURL(join(dir, 'clean.html')).href;
-    const empty = join(dir, 'empty-release');
-    mkdirSync(empty);
-    auditCli([empty], '-o', join(dir, 'empty.html'));
+    // An empty report, as the library makes one (the command refuses a release with no assembly: SG_ERR_NO_INPUT).
+    writeFileSync(join(dir, 'empty.html'), renderAudit(buildAudit([], { settings: defaultSettings() }), 'html', null));
     emptyUrl = pathToFileURL(join(dir, 'empty.html')).href;
     auditCli([fixturePath('sdk/bin/net8.0/SampleAddin.dll')], '-o', join(dir, 'one.html'));
     oneUrl = pathToFileURL(join(dir, 'one.html')).href;
@@ -330,13 +332,14 @@ describe('counts and load rows in words, in every audit format', () => {
     expect(runCli(['audit', '--verify-report', json, fixturePath('sdk/bin/net8.0/SampleAddin.dll')]).stdout).toContain(': 1 file, the same hashes');
   }, 120_000);
 
-  test('no files: "0 files", "0 errors", and "none" rather than an empty list', () => {
-    const r = auditCli([join(dir, 'empty')], '--format', 'markdown');
-    expect(r.status).toBe(0);
-    expect(r.stdout).toContain('**0 files**: 0 ok, 0 fail, 0 not required; 0 errors, 0 warnings.');
-    expect(r.stdout).toContain('By strong-name state: none.');
-    expect(r.stdout).toContain('Will it load: the release has no API programs (files that use the vendor API).');
-    expect(auditCli([join(dir, 'empty')], '-o', join(dir, 'empty.html')).stderr).toMatch(/: 0 files, 0 ok, 0 fail, 0 not required, 0 errors\n/);
+  test('no files (a report the library makes; the command refuses an empty release): "0 files", "0 errors", and "none"', () => {
+    const md = renderAudit(buildAudit([], { settings: defaultSettings() }), 'markdown', null);
+    expect(md).toContain('**0 files**: 0 ok, 0 fail, 0 not required; 0 errors, 0 warnings.');
+    expect(md).toContain('By strong-name state: none.');
+    expect(md).toContain('Will it load: the release has no API programs (files that use the vendor API).');
+    const r = auditCli([join(dir, 'empty')], '-o', join(dir, 'empty.html'));
+    expect(r.status).toBe(3);
+    expect(r.stderr).toContain('holds no .dll or .exe file');
   }, 120_000);
 
   test('many files: "9 files", "8 errors", and "1 warning"', () => {

@@ -44,7 +44,7 @@ describe('a mistake is stopped before any work starts', () => {
 
   test.each([
     [['resign', 'x.dll', 'key.snk'], 'key-pair'],
-    [['token'], 'Not enough'],
+    [['token'], 'signgate token needs <file>'],
     [['check', ADDIN, '-vendor', 'Contoso'], 'Write --vendor'],
   ])('%j: a usage error, never an internal one', (args, words) => {
     const r = runCli(args);

@@ -139,13 +139,65 @@ describe('the online check compares the key files with the service', () => {
     const report = JSON.parse(r.stdout);
     const onKeyFile = report.uploadSet.findings.find((f: { ruleId: string }) => f.ruleId === 'SG205');
     expect(onKeyFile.message).toContain(`has key token ${OTHER_TOKEN}, but the signing service's option 12345 has key token ${RIGHT_TOKEN}`);
-    expect(onKeyFile.hint).toContain(`\`signgate licenses --public-key 12345 --out ${key}\``);
+    // Never over the key file given: a new file (12345_public.snk in the working directory, where there is none).
+    expect(onKeyFile.hint).toContain('`signgate licenses --public-key 12345 --out 12345_public.snk`');
+    expect(onKeyFile.hint).not.toContain(`--out ${key}`);
     expect(onKeyFile.file).toBe(key);
     // The add-in, delay-signed with that file, fails too.
     expect(report.files[0].findings.map((f: { ruleId: string }) => f.ruleId)).toEqual(['SG205']);
     expect(report.files[0].outcome).toBe('fail');
     expect(r.stderr).not.toContain('could not be compared');
     expect(await jobCount()).toBe(before);
+  });
+
+  test('the command the hint proposes writes a new file beside the wrong one; with it the check passes', async () => {
+    const w = workdir();
+    const key = wrongKeyFile(w.dir); // 12345_public.snk in the working directory, holding the wrong key
+    const online = ['--base-url', shared.server().baseUrl];
+    const r = await runCliAsync(['check', fixturePath('addin'), '--vendor', 'Contoso', '--key', '12345_public.snk', ...online], { cwd: w.dir, env: w.env });
+    expect(r.status).toBe(1);
+    const command = /`signgate (licenses --public-key 12345 --out (\S+))`/.exec(r.stdout);
+    expect(command, r.stdout).not.toBeNull();
+    expect(command![2]).toBe('service-key/12345_public.snk');
+    const wrong = readFileSync(key);
+    const fetched = await runCliAsync([...command![1]!.split(' '), ...online], { cwd: w.dir, env: w.env });
+    expect(fetched.status, fetched.stderr).toBe(0);
+    expect(readFileSync(key).equals(wrong)).toBe(true);
+    const again = await runCliAsync(['check', fixturePath('addin'), '--vendor', 'Contoso', '--key', command![2]!, ...online], { cwd: w.dir, env: w.env });
+    expect(again.status, again.stdout).toBe(0);
+  });
+
+  test('the add-in is right and the --key file is not the option key: the hint says so, never to delay-sign with the file given', async () => {
+    const w = workdir();
+    const pair = join(w.dir, 'your-key.snk');
+    copyFileSync(fixturePath('test-keys/other_keypair.snk'), pair);
+    const hints = async (extra: string[]) => {
+      const args = ['check', fixturePath('addin'), '--vendor', 'Contoso', '--key', 'your-key.snk', '--format', 'json', ...extra];
+      const r = await runCliAsync(args, { cwd: w.dir, env: w.env });
+      expect(r.status).toBe(1);
+      const files = JSON.parse(r.stdout).files as { findings: { ruleId: string; message: string; hint: string }[] }[];
+      return files.flatMap((f) => f.findings).filter((f) => f.ruleId === 'SG205');
+    };
+    // Offline: the key file given is a key pair, which no option's public key file is.
+    const offline = await hints([]);
+    expect(offline.length).toBeGreaterThan(0);
+    for (const f of offline) {
+      expect(f.message).toContain("your-key.snk holds a key pair, not an option's public key file");
+      expect(f.hint).toContain('Pass --key the public key file of your license option');
+      expect(f.hint).not.toContain('<AssemblyOriginatorKeyFile>your-key.snk');
+    }
+    // Offline, a public key file whose name names no option: either side may be wrong, and the hint says both.
+    copyFileSync(fixturePath('test-keys/other_public.snk'), join(w.dir, 'mykey.snk'));
+    const named = await runCliAsync(['check', fixturePath('addin/SampleAddin.dll'), '--vendor', 'Contoso', '--key', 'mykey.snk'], { cwd: w.dir, env: w.env });
+    expect(named.stdout).toContain("If mykey.snk is not your option's public key file (<optionId>_public.snk, from the vendor), pass that file");
+    // Online: the assembly's key is the one the service reports for option 12345.
+    const online = await hints(['--base-url', shared.server().baseUrl]);
+    for (const f of online) {
+      expect(f.message).toContain("the key of the signing service's option 12345");
+      expect(f.hint).toContain("The assembly is delay-signed with option 12345's key; the --key file is not that option's public key.");
+      expect(f.hint).toContain('`signgate licenses --public-key 12345 --out 12345_public.snk`');
+      expect(f.hint).not.toContain('your-key.snk');
+    }
   });
 
   test('sign with the wrong key file stops before the upload: the service shows no job', async () => {

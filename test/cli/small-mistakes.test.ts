@@ -13,9 +13,9 @@ describe('first contact, the small things', () => {
   test('--vendr: did you mean --vendor; one suggestion for a dashed option yargs names twice', () => {
     const r = runCli(['check', fixturePath('addin'), '--vendr', 'Contoso', '--key', fixturePath('test-keys/12345_public.snk')]);
     expect(r.status).toBe(2);
-    expect(r.stderr).toContain('hint: Did you mean --vendor for vendr?');
+    expect(r.stderr).toContain('hint: Did you mean --vendor for --vendr?');
     const sign = runCli(['sign', fixturePath('addin'), '--destinaton-path', 'out']);
-    expect(sign.stderr).toContain('Did you mean --destination-path for destinaton-path?');
+    expect(sign.stderr).toContain('Did you mean --destination-path for --destinaton-path?');
     expect(sign.stderr).not.toContain('destinatonPath?');
   });
 

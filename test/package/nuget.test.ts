@@ -151,7 +151,7 @@ describe.runIf(runDotnetTests)('Signgate.Build from a package source', () => {
     expect(signgateFolders.filter((id) => existsSync(join(PACKAGES, id, VERSION.toLowerCase()))).sort()).toEqual(['signgate.build', 'signgate.build.runtime.linux-x64']);
     expect(existsSync(join(PACKAGES, 'signgate.build', VERSION.toLowerCase(), 'tools'))).toBe(false);
     expect(findSecret(binlogText(binlog), token)).toBeUndefined();
-    expect(r.output).toContain('signgate check, 1 files, 1 need signing (1 pass, 0 fail), 0 errors');
+    expect(r.output).toContain('signgate check, 1 file, 1 needs signing (1 pass, 0 fail), 0 errors');
     expect(findSecret(r.output, token)).toBeUndefined();
     expect(r.output).not.toContain(NO_NODE);
     for (const framework of ['net48', 'net8.0']) {
@@ -236,7 +236,7 @@ describe.runIf(runDotnetTests)('Signgate.Build from a package source', () => {
     copyFileSync(LINUX_EXECUTABLE, own);
     const ok = await build(dir, { SIGNGATE_ACCESS_TOKEN: server.token() }, '-p:_SigngatePackageRid=osx-arm64', '-p:TargetFramework=net48', `-p:SigngateExecutable=${own}`);
     expect(ok.status, ok.output.slice(-4000)).toBe(0);
-    expect(ok.output).toContain('signgate check, 1 files, 1 need signing (1 pass, 0 fail), 0 errors');
+    expect(ok.output).toContain('signgate check, 1 file, 1 needs signing (1 pass, 0 fail), 0 errors');
     expect(ok.output).not.toContain('signgate: restoring');
   }, 600_000);
 

@@ -48,7 +48,9 @@ describe.runIf(hasMcs || process.env.CI)('SG301 names the declared vendor attrib
     const f = sg301(addin);
     expect(f?.message).toBe('no AcmeSignedAssemblyAttribute on the assembly');
     expect(f?.hint).toContain('Acme is a guess');
-    expect(f?.hint).toContain('--reference');
+    // Where to look is somewhere that lists declared types (inspect lists the attributes applied, not those declared).
+    expect(f?.hint).toContain('with --reference <its .dll or folder>, and the check names the attribute as that assembly declares it');
+    expect(f?.hint).not.toContain('signgate inspect');
   });
 
   test('with --reference (the file or its folder): the type as declared, with the using line', () => {

@@ -82,7 +82,7 @@ describe.runIf(runDotnetTests)('msbuild/Signgate.targets in dotnet build', () =>
     const token = server.token();
     const r = await build({ SIGNGATE_ACCESS_TOKEN: token });
     expect(r.status, r.output).toBe(0);
-    expect(r.output).toContain('signgate check, 1 files, 1 need signing (1 pass, 0 fail), 0 errors');
+    expect(r.output).toContain('signgate check, 1 file, 1 needs signing (1 pass, 0 fail), 0 errors');
     expect(r.output).not.toContain(token);
     for (const framework of ['net48', 'net8.0']) {
       const signed = join(dir, 'bin', 'Release', framework, 'signed', 'PostBuildAddin.dll');
@@ -106,6 +106,9 @@ describe.runIf(runDotnetTests)('msbuild/Signgate.targets in dotnet build', () =>
       expect(readFileSync(join(ship, 'PostBuildAddin.pdb')).equals(readFileSync(join(out, 'PostBuildAddin.pdb')))).toBe(true);
       if (framework === 'net8.0') expect(existsSync(join(ship, 'PostBuildAddin.deps.json'))).toBe(true);
       expect(existsSync(join(ship, 'signed'))).toBe(false);
+      // The service's log of the job stays in signed/, the build's record; it is not shipped.
+      expect(existsSync(join(out, 'signed', 'signing-log.txt'))).toBe(true);
+      expect(existsSync(join(ship, 'signing-log.txt'))).toBe(false);
       const audit = readFileSync(join(dir, 'obj', 'Release', framework, 'signgate-ship-audit.md'), 'utf8');
       expect(audit).toContain('PostBuildAddin.dll');
       const verify = runCli(['verify', join(ship, 'PostBuildAddin.dll'), '--key', fixturePath('test-keys/12345_public.snk')]);
@@ -124,18 +127,18 @@ describe.runIf(runDotnetTests)('msbuild/Signgate.targets in dotnet build', () =>
     expect(again.status, errorLines(again.output)).toBe(0);
     expect(again.output).toContain('Skipping target "SigngateCheck" because all output files are up-to-date');
     expect(again.output).toContain('Skipping target "SigngateSign" because all output files are up-to-date');
-    expect(again.output).not.toContain('signgate check, 1 files');
+    expect(again.output).not.toContain('signgate check, 1 file,');
     expect(again.output).not.toMatch(/uploaded in \d+ job/);
     // A key file written again (a new option's key, say) is newer than the stamps: both run.
     const key = join(dir, '12345_public.snk');
     writeFileSync(key, readFileSync(key));
     const changed = await build(env, '--no-restore');
     expect(changed.status, errorLines(changed.output)).toBe(0);
-    expect(changed.output).toContain('signgate check, 1 files');
+    expect(changed.output).toContain('signgate check, 1 file,');
     expect(changed.output).toMatch(/uploaded in \d+ job/);
     // A changed property (another signing option) runs both again; the same once more runs neither.
     const property = await build(env, '--no-restore', '-p:SigngateSignArguments=--timeout 601');
-    expect(property.output).toContain('signgate check, 1 files');
+    expect(property.output).toContain('signgate check, 1 file,');
     expect(property.output).toMatch(/uploaded in \d+ job/);
     const same = await build(env, '--no-restore', '-p:SigngateSignArguments=--timeout 601');
     expect(same.output).not.toMatch(/uploaded in \d+ job/);

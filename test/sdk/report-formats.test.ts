@@ -34,11 +34,12 @@ describe('--format msbuild', () => {
       [`${WRONG}/VendorCopied/Contoso.AddinApi.dll`, 'warning', 'SG501'],
       ['signgate', 'error', 'SG503'],
     ]);
-    expect(parsed[1]?.text).toContain('expected 5d004f218731cd20 (fixtures/test-keys/12345_public.snk) (wrong-key). Delay-sign with');
+    const wrongKey = 'expected 5d004f218731cd20 (fixtures/test-keys/12345_public.snk) (wrong-key). The assembly is delay-signed with another key';
+    expect(parsed[1]?.text).toContain(wrongKey);
   });
 
   test('the closing summary is not itself read as a diagnostic', () => {
-    expect(lines.at(-1)).toBe('signgate check, 4 files, 3 need signing (1 pass, 2 fail), 3 errors, 1 warnings, 3 notes');
+    expect(lines.at(-1)).toBe('signgate check, 4 files, 3 need signing (1 pass, 2 fail), 3 errors, 1 warning, 3 notes');
     expect(lines.at(-1)).not.toMatch(CANONICAL);
   });
 
@@ -62,7 +63,7 @@ describe('--format github', () => {
     const lines = r.stdout.trimEnd().split('\n').filter((l) => !l.startsWith('::notice ') || !l.includes('title=SG801 '));
     expect(r.stdout.split('\n').filter((l) => l.startsWith('::notice ')).length).toBe(2);
     expect(lines[0]).toMatch(
-      /^::error file=fixtures\/sdk\/bin\/wrong-turns\/OtherOption\/WrongTurn\.OtherOption\.dll,title=SG205 wrong-key::the assembly has key token [0-9a-f]{16}, expected 5d004f218731cd20 \(fixtures\/test-keys\/12345_public\.snk\)%0ADelay-sign .*%0Ahttps:\/\/\S+\/docs\/rules\.md#sg205$/,
+      /^::error file=fixtures\/sdk\/bin\/wrong-turns\/OtherOption\/WrongTurn\.OtherOption\.dll,title=SG205 wrong-key::the assembly has key token [0-9a-f]{16}, expected 5d004f218731cd20 \(fixtures\/test-keys\/12345_public\.snk\)%0AThe assembly is delay-signed with another key: .*%0Ahttps:\/\/\S+\/docs\/rules\.md#sg205$/,
     );
     expect(lines[1]).toMatch(/^::warning file=[^,]+Contoso\.AddinApi\.dll,title=SG501 vendor-assembly-included::/);
     // The upload set has no file: a title only.
@@ -92,7 +93,7 @@ describe('in a build, cures and notes the build can act on', () => {
       { kind: 'authenticode-removed', message: 'its Authenticode signature was removed' },
       { kind: 'baml', message: 'resource X.g.resources holds compiled XAML (BAML)' },
     ] as const;
-    const result = { files: [{ path: 'obj/Markdig.dll', outcome: 'signed', changes: [], notes, writtenTo: 'obj/signgate-fixed/Markdig.dll' }] } as unknown as FixResult;
+    const result = { files: [{ path: 'obj/Markdig.dll', outcome: 'signed', changes: [], notes, writtenTo: 'obj/signgate-fixed/Markdig.dll' }], missing: [] } as unknown as FixResult;
     const lines = formatFixForMsbuild(result).split('\n');
     const noteLines = lines.filter((l) => l.includes(' : note SGB'));
     expect(noteLines.map((l) => /note (SGB\d+)/.exec(l)![1])).toEqual(['SGB008', 'SGB009', 'SGB010']);

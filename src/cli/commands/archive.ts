@@ -5,6 +5,7 @@ import { pack, signArchive } from '../../workflows/archive.js';
 import { displayPath } from '../../workflows/files.js';
 import { ExitCode, type ExitCodeValue } from '../exit-codes.js';
 import type { Io } from '../output.js';
+import { retryLine } from '../progress.js';
 import { checkOptionsFrom, strings, type CheckArgs } from './check.js';
 import type { SignArgs } from './sign-args.js';
 
@@ -27,7 +28,7 @@ export async function runSignArchive(args: SignArgs & { archive: string }, io: I
     },
     {
       log: (line) => io.err(line),
-      retry: (r) => io.err(`retrying ${r.method} ${r.url} (${r.reason}) in ${r.delayMs} ms`),
+      retry: (r) => io.err(retryLine(r)),
       checkFailed: (check, errors) => {
         io.out(formatReport('text', check, { color: io.color }));
         io.err(`signgate sign: the pre-flight check of the assemblies in ${displayPath(args.archive)} found ${errors} error(s); nothing was uploaded. Fix them, or pass --no-check to upload anyway.`);

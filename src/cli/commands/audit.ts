@@ -1,5 +1,5 @@
 // `signgate audit`: parses the options, runs audit() and writes the report (HTML, Markdown or JSON).
-import { resolve } from 'node:path';
+import { extname, resolve } from 'node:path';
 import type { ArgumentsCamelCase, Argv, CommandModule } from 'yargs';
 import { UsageError } from '../../core/errors.js';
 import { countOf } from '../../report/terminal.js';
@@ -39,17 +39,35 @@ async function runVerifyReport(args: AuditArgs, io: Io): Promise<ExitCodeValue> 
   return ExitCode.Findings;
 }
 
+/** The formats that `-o`'s extension names. */
+const FORMAT_OF_EXTENSION: Record<string, AuditFormat> = { '.html': 'html', '.htm': 'html', '.md': 'markdown', '.markdown': 'markdown', '.json': 'json' };
+
+/**
+ * The report's format: --format (or --json), else what the extension of -o names (`-o audit.md` is Markdown), else HTML.
+ * @throws UsageError when --format and the extension of -o name two formats
+ */
+export function auditFormatOf(format: AuditFormat | undefined, output: string | undefined): AuditFormat {
+  const named = output ? FORMAT_OF_EXTENSION[extname(output).toLowerCase()] : undefined;
+  if (format && named && format !== named) {
+    throw new UsageError(
+      `--format ${format} and -o ${output} disagree: ${output} names a ${named} file`,
+      `Leave out --format (the extension chooses ${named}), or name the file .${format === 'markdown' ? 'md' : format}.`,
+    );
+  }
+  return format ?? named ?? 'html';
+}
+
 export async function runAudit(args: AuditArgs, io: Io): Promise<ExitCodeValue> {
   // A process that audits and exits: its peak memory is what the audit keeps (see keepHeapSmall).
   keepHeapSmall();
   if (args.verifyReport) return runVerifyReport(args, io);
-  const { format: auditFormat, output, ...rest } = args;
-  if (!output && (auditFormat ?? 'html') === 'html' && process.stdout.isTTY) {
+  const { format: givenFormat, output, ...rest } = args;
+  const format = auditFormatOf(givenFormat, output);
+  if (!output && format === 'html' && process.stdout.isTTY) {
     throw new UsageError('the HTML report is a page for a browser, not for the terminal', 'Pass -o audit.html to write it to a file, or --format markdown to read it here.');
   }
   const { output: _output, format: _format, ...checkOptions } = checkOptionsFrom(rest);
   const report = await audit({ ...checkOptions, ...(args.compare ? { compare: args.compare } : {}), ...(args.manifest ? { manifest: args.manifest } : {}), ...(args.record ? { record: args.record } : {}), ...(args.checkpoint === undefined ? {} : { recordCheckpoint: args.checkpoint }), ...(args.recordKey === undefined ? {} : { recordKey: args.recordKey }) });
-  const format: AuditFormat = auditFormat ?? 'html';
   const generatedAt = args.timestamp ? new Date().toISOString() : null;
   if (output) {
     writeFileAtomic(resolve(output), renderAuditPieces(report, format, generatedAt));
@@ -72,7 +90,11 @@ export const auditCommand = (io: Io, setExit: (code: ExitCodeValue) => void): Co
       .option('vendor-api', { type: 'string', array: true, describe: 'Vendor API assembly name patterns (default <Vendor>.*)' })
       .option('vendor-namespace', { type: 'string', describe: 'Namespace of the vendor attribute (default the vendor name)' })
       .option('root', { type: 'string', describe: 'Paths in the manifest and comparisons are relative to this folder (default: the one folder given)' })
-      .option('format', { type: 'string', choices: AuditFormats, describe: 'Report format (default html)' })
+      .option('format', {
+        type: 'string',
+        choices: AuditFormats,
+        describe: 'Report format (default: as the extension of -o says: .html, .md, .json; else html)',
+      })
       .option('json', { type: 'boolean', describe: 'The same as --format json' })
       .option('output', { alias: 'o', type: 'string', describe: 'Write the report to this file (atomically)' })
       .option('timestamp', { type: 'boolean', default: true, describe: 'Add a generated-at line (--no-timestamp makes reports byte-identical for identical inputs)' })

@@ -47,7 +47,10 @@ export function formatFixReport(result: FixResult, io: Pick<Io, 'color'>): strin
   const refused = count('refused');
   const key = `key token ${result.publicKeyToken}${result.delaySigned ? ', delay-signed' : ''}`;
   const summary = `${changed} file${changed === 1 ? '' : 's'} ${result.written ? 'written' : 'would change (dry run)'}, ${count('unchanged')} unchanged, ${count('skipped')} skipped`;
-  lines.push(refused > 0 ? `${summary}, ${c.red(`${refused} refused, left as they were`)} (${key})` : `${summary} (${key})`);
+  for (const m of result.missing) lines.push(`${c.red(`error ${m.code}`)}: ${m.message}`);
+  const m = result.missing.length;
+  const missing = m ? `, ${c.red(`${m} missing reference${m === 1 ? '' : 's'} left without a token`)}` : '';
+  lines.push(refused > 0 ? `${summary}, ${c.red(`${refused} refused, left as they were`)}${missing} (${key})` : `${summary}${missing} (${key})`);
   if (result.delaySigned && changed > 0 && result.written) {
     lines.push(
       "next: delay-signed files load on .NET Framework only once the service has signed them: signgate sign uploads them with the add-in when this is your option's <optionId>_public.snk (give check and sign the same file with --key); ship the files it returns (docs/fix.md)",
@@ -79,6 +82,7 @@ export function formatFixForMsbuild(result: FixResult): string {
     // warning: `note` keeps the line out of both), one code per kind: nothing here is for the build to fail on.
     for (const note of f.notes) lines.push(`${f.path} : note ${MSBUILD_NOTE_CODE[note.kind]} : signgate fix: ${note.message}`);
   }
+  for (const m of result.missing) lines.push(`${m.referencedBy[0]} : error ${m.code} : signgate fix: ${m.message}`);
   return lines.join('\n');
 }
 
@@ -96,7 +100,7 @@ export async function runFix(args: FixArgs, io: Io): Promise<ExitCodeValue> {
     flat: args.flat === true,
   });
   io.out(args.json ? JSON.stringify(result, null, 2) : args.fromMsbuild ? formatFixForMsbuild(result) : formatFixReport(result, io));
-  return result.files.some((f) => f.outcome === 'refused') ? ExitCode.Findings : ExitCode.Ok;
+  return result.files.some((f) => f.outcome === 'refused') || result.missing.length > 0 ? ExitCode.Findings : ExitCode.Ok;
 }
 
 export const fixCommand = (io: Io, setExit: (code: ExitCodeValue) => void): CommandModule<CommonArgs, FixArgs> => ({
@@ -118,6 +122,10 @@ export const fixCommand = (io: Io, setExit: (code: ExitCodeValue) => void): Comm
       .option('from-msbuild', { type: 'boolean', hidden: true })
       .example('$0 fix bin/Release --key mykey.snk --in-place', 'strong-name the unsigned dependencies in a build output; the add-in\'s references follow')
       .example('$0 fix bin/Release --delay-sign 12345_public.snk --out upload', 'delay-sign them for the vendor\'s service instead')
-      .epilog('A refused file is left as it was, with every file tied to it by a reference, a friend or a satellite\'s key; the rest is fixed. Exit codes: 0 done, 1 a file was refused, 2 usage error, 3 unreadable input or key.') as unknown as Argv<FixArgs>,
+      .epilog(
+        'A refused file is left as it was, with every file tied to it by a reference, a friend or a satellite\'s key; the rest is fixed. ' +
+          'Exit codes: 0 done, 1 a file was refused or a referenced library without a strong name is not among the inputs, ' +
+          '2 usage error, 3 unreadable input or key.',
+      ) as unknown as Argv<FixArgs>,
   handler: async (args: ArgumentsCamelCase<FixArgs>) => setExit(await runFix(args, io)),
 });

@@ -13,7 +13,7 @@ import { connect } from '../../workflows/service.js';
 import { ExitCode, type ExitCodeValue } from '../exit-codes.js';
 import { numberOption } from '../options.js';
 import type { Io } from '../output.js';
-import { createProgress } from '../progress.js';
+import { createProgress, retryLine } from '../progress.js';
 
 interface ServiceArgs {
   baseUrl?: string;
@@ -29,7 +29,7 @@ function clientFrom(args: ServiceArgs, io: Io): ServiceClient {
     ...(args.accessToken ? { accessToken: args.accessToken } : {}),
     ...(args.accessTokenFile ? { accessTokenFile: args.accessTokenFile } : {}),
     ...(args.config ? { config: args.config } : {}),
-    onRetry: (r) => io.err(`retrying ${r.method} (${r.reason}) in ${r.delayMs} ms`),
+    onRetry: (r) => io.err(retryLine(r)),
   });
 }
 

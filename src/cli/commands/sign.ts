@@ -9,7 +9,7 @@ import { sign, type SignResult } from '../../workflows/sign.js';
 import { ExitCode, type ExitCodeValue } from '../exit-codes.js';
 import type { Io } from '../output.js';
 import { numberOption } from '../options.js';
-import { createProgress } from '../progress.js';
+import { createProgress, retryLine } from '../progress.js';
 import { checkOptionsFrom, strings } from './check.js';
 import type { SignArgs } from './sign-args.js';
 
@@ -82,7 +82,7 @@ export async function runSign(args: SignArgs, io: Io): Promise<ExitCodeValue> {
       {
         log: (line) => io.err(line),
         progress: (label) => createProgress(label, io),
-        retry: (r) => io.err(`retrying ${r.method} ${r.url} (${r.reason}) in ${r.delayMs} ms`),
+        retry: (r) => io.err(retryLine(r)),
         checkFailed: (check, errors) => {
           io.out(formatReport('text', check, { color: io.color }));
           io.err(`signgate sign: the pre-flight check found ${errors} error(s); nothing was uploaded. Fix them, or pass --no-check to upload anyway.`);

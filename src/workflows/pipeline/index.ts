@@ -14,9 +14,7 @@
 // A consumer calls runPipeline with what it reads (the options, or files with no settings) and what it wants
 // (check results or audit records); its `prepare` says, once the inputs are read, what the rounds run with (the
 // licenses fetched online, the ledger's jobs, the signature record).
-import { UsageError } from '../../core/errors.js';
 import type { CheckInput } from '../../rules/types.js';
-import { CONFIG_FILE_NAME } from '../config.js';
 import { readFiles, type FileSource, type PreparedCheck, type ReadChoice, type ReadFiles } from './inputs.js';
 import type { Product, Products, RoundOptions } from './rounds.js';
 import { prepareSettings, type CheckOptions, type PreparedSettings } from './settings.js';
@@ -78,7 +76,6 @@ export async function prepareCheck(options: CheckOptions, read: ReadChoice = {})
 
 /** The settings of the options (see prepareSettings), and the files they name to read. */
 function fromOptions(options: CheckOptions): { readonly files: FileSource; readonly prepared: PreparedSettings } {
-  const prepared = prepareSettings(options);
-  if (!prepared.paths.length) throw new UsageError('no files to check', `Name the build output folder, files or globs, or set "paths" in ${CONFIG_FILE_NAME}.`);
+  const prepared = prepareSettings(options, true);
   return { files: { paths: prepared.paths, root: prepared.root, threads: options.threads, readAtOnceBytes: options.readAtOnceBytes }, prepared };
 }

@@ -8,6 +8,7 @@ import { UsageError } from '../../core/errors.js';
 import { compileNamePatterns } from '../../rules/name-pattern.js';
 import type { CheckInput, CheckSettings } from '../../rules/types.js';
 import { declaredInAssembly } from '../../rules/vendor-attribute.js';
+import { buildFolders } from '../build-folders.js';
 import { displayPath, expandInputs, fileOnDemand, inputOnDemand, readInputFile, type InputFile } from '../files.js';
 import { checkThreads } from '../pool-thresholds.js';
 import { DEFAULT_READ_AT_ONCE_BYTES, type PreparedSettings } from './settings.js';
@@ -74,7 +75,7 @@ function statSafeSize(path: string): number {
  * `read.forPool` and worker threads will run (see checkThreads), on demand when `read.onDemand` and they are larger
  * together than `readAtOnceBytes` (see inputReading), else into memory. With the `prepared` settings of the options,
  * returns them too, with the vendor attribute types that the vendor API assemblies among the inputs and its
- * references declare (see withDeclaredVendorAttributes).
+ * references declare (see withDeclaredVendorAttributes), and the folders that hold the inputs (see buildFolders).
  * @throws UsageError for a file outside the root or a reference that does not exist; SignGateError SG_ERR_NO_INPUT /
  * SG_ERR_IO_READ
  */
@@ -86,7 +87,9 @@ export async function readFiles(source: FileSource, read: ReadChoice = {}, prepa
   const reading = read.forPool === true && threads > 0 ? 'shared' : read.onDemand === true ? inputReading(files, 0, source.readAtOnceBytes) : 'memory';
   const inputs = readCheckInputs(files, source.root, reading);
   const filesRead = { inputs, threads, onDemand: reading === 'on-demand', root: source.root };
-  return prepared ? { ...prepared, ...filesRead, settings: withDeclaredVendorAttributes(prepared.settings, inputs, prepared.references) } : filesRead;
+  if (!prepared) return filesRead;
+  const settings = { ...withDeclaredVendorAttributes(prepared.settings, inputs, prepared.references), inputFolders: buildFolders(files) };
+  return { ...prepared, ...filesRead, settings };
 }
 
 /**

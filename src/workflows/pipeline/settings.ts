@@ -116,18 +116,22 @@ function onlineRequest(options: CheckOptions, config: CheckConfig, configPath: s
 /**
  * What a check runs with, from the options over signgate.config.json: settings, keys, the inputs as given (not yet
  * read; empty when none are given) and the root, and the service address and token when given. `sign --archive`
- * takes its inputs from the archive and uses this alone.
+ * takes its inputs from the archive and uses this alone; with `needsPaths`, no inputs is the first error, before any
+ * other setting is asked for (what to check comes before how).
  * @throws UsageError SG_ERR_USAGE / SG_ERR_CONFIG; KeyError
  */
-export function prepareSettings(options: CheckOptions): PreparedSettings {
+export function prepareSettings(options: CheckOptions, needsPaths = false): PreparedSettings {
   const { config, path: configPath } = loadConfig(options.config);
+  const paths = options.paths?.length ? options.paths : (config.paths ?? []);
+  if (needsPaths && !paths.length) {
+    throw new UsageError('no files to check', `Name the build output folder, files or globs, or set "paths" in ${CONFIG_FILE_NAME}.`);
+  }
   const vendor = options.vendor ?? config.vendor;
   if (!vendor) throw new UsageError('no vendor name', `Pass --vendor <Name> (the attribute is <Name>SignedAssemblyAttribute) or set "vendor" in ${CONFIG_FILE_NAME}.`);
   const keyPaths = options.keys?.length ? options.keys : (config.keys ?? []);
   if (keyPaths.length === 0) throw new UsageError('no key file', `Pass --key <optionId>_public.snk (several are allowed) or set "keys" in ${CONFIG_FILE_NAME}.`);
   const rootArg = options.root ?? config.root;
   const root = rootArg ? resolve(rootArg) : null;
-  const paths = options.paths?.length ? options.paths : (config.paths ?? []);
   const environment = (options.env ?? process.env).SIGNGATE_BASE_URL || undefined;
   const baseUrl = options.baseUrl ?? config.baseUrl ?? environment;
   const { onlineBy, offlineNote } = onlineRequest(options, config, configPath, environment);

@@ -1,0 +1,47 @@
+// SigngateShip's folder, by MSBuild alone (no compile, no restore): the output with the signed files over it, and not
+// what the signing left beside them in signed/ (the service's signing-log.txt, or one per job, and from-service/).
+// The whole build, signing included, is test/sdk/msbuild.test.ts (the SDK leg).
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, test } from 'vitest';
+import { fixturePath, repoRoot } from '../helpers/fixtures.js';
+import { requireDotnet, run, runDotnetTests } from './dotnet.js';
+
+const PROJECT = `<Project>
+  <PropertyGroup>
+    <Configuration>Release</Configuration>
+    <TargetFramework>net8.0</TargetFramework>
+    <OutDir>out/</OutDir>
+    <BaseOutputPath>bin/</BaseOutputPath>
+    <IntermediateOutputPath>obj/</IntermediateOutputPath>
+    <SigngateSign>true</SigngateSign>
+    <SigngateShip>true</SigngateShip>
+    <SigngateVendor>Contoso</SigngateVendor>
+    <SigngateKey>12345_public.snk</SigngateKey>
+  </PropertyGroup>
+  <Import Project="${join(repoRoot, 'msbuild', 'Signgate.targets')}" />
+</Project>
+`;
+
+describe.skipIf(!runDotnetTests)('SigngateShip', () => {
+  test('ships the output with the signed files over it, without the service log or from-service/', async () => {
+    requireDotnet();
+    const dir = mkdtempSync(join(tmpdir(), 'signgate-ship-'));
+    const signed = join(dir, 'out', 'signed');
+    mkdirSync(join(signed, 'from-service'), { recursive: true });
+    cpSync(fixturePath('addin/ThirdParty.Json.dll'), join(dir, 'out', 'ThirdParty.Json.dll'));
+    cpSync(fixturePath('addin/ThirdParty.Json.dll'), join(signed, 'ThirdParty.Json.dll'));
+    writeFileSync(join(signed, 'signing-log.txt'), 'the service log of the job\n');
+    writeFileSync(join(signed, 'signing-log-2.txt'), 'the log of a second job\n');
+    writeFileSync(join(signed, 'from-service', 'Extra.txt'), 'not uploaded\n');
+    writeFileSync(join(dir, 'out', 'MyAddin.deps.json'), '{}\n');
+    cpSync(fixturePath('test-keys/12345_public.snk'), join(dir, '12345_public.snk'));
+    writeFileSync(join(dir, 'ship.proj'), PROJECT);
+    const r = await run('dotnet', ['msbuild', 'ship.proj', '-t:SigngateShipFolder', '-nologo', '-v:m'], { cwd: dir });
+    expect(r.status, r.output).toBe(0);
+    const ship = join(dir, 'bin', 'ship', 'Release', 'net8.0');
+    expect(readdirSync(ship).sort()).toEqual(['MyAddin.deps.json', 'ThirdParty.Json.dll']);
+    expect(existsSync(join(signed, 'signing-log.txt'))).toBe(true);
+  });
+});
