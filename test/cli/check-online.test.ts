@@ -115,7 +115,7 @@ describe('asked to go online, check needs an address and a token', () => {
     const typo = await cli([...CHECK, '--format=msbuild', '--onlin']);
     expect(typo.status).toBe(2);
     expect(typo.stderr.trimEnd().split('\n')).toHaveLength(1);
-    expect(typo.stderr).toMatch(/^signgate : error SG_ERR_USAGE: Unknown argument: onlin; hint: Did you mean --online/);
+    expect(typo.stderr).toMatch(/^signgate : error SG_ERR_USAGE: Unknown argument: --onlin; hint: Did you mean --online/);
   });
 });
 

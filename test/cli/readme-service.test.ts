@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { afterEach, expect, test } from 'vitest';
 import { repoRoot, runCliAsync } from '../helpers/fixtures.js';
 import { freePort } from '../helpers/ports.js';
+import { waitFor } from '../helpers/wait.js';
 
 const CLI = join(repoRoot, 'bin', 'signgate.js');
 
@@ -119,7 +120,9 @@ test('a token made for another data folder: the service says at start, and in it
   const port = await freePort();
   const service = await startService(['serve', '--config', 'service/server.json', '--data-dir', 'service/data', '--port', String(port)], dir);
   const data = join(dir, 'service', 'data');
-  expect(service.log()).toContain(`note: ${data} holds no tokens yet: every token is refused until one is made for this data folder`);
+  // The note is the log line after the one that says the service listens: waited for, not raced.
+  const note = `note: ${data} holds no tokens yet: every token is refused until one is made for this data folder`;
+  await waitFor('the note of a data folder without tokens', () => (service.log().includes(note) ? { done: true, value: undefined } : { done: false, seen: service.log() }));
   const r = await licenses(port, created.stdout.trim(), dir);
   expect(r.status).not.toBe(0);
   expect(r.stderr).toContain('The access token is not known. This service holds no tokens at all in its data folder, so the token was made for another one');
