@@ -305,14 +305,14 @@ describe.runIf(runDotnetTests)('SIGNGATE_BASE_URL exported, no token, no service
     requireDotnet();
     const debug = await build('Debug');
     expect(debug.status, debug.output).toBe(0);
-    expect(debug.output).toContain('signgate check, 1 files, 1 need signing (1 pass, 0 fail), 0 errors');
+    expect(debug.output).toContain('signgate check, 1 file, 1 needs signing (1 pass, 0 fail), 0 errors');
     expect(debug.output).toContain('check ran offline: SIGNGATE_BASE_URL is the service for sign; --online takes check there too');
     expect(debug.output).not.toMatch(/SG_ERR_|SGB00\d/);
     // Release: the check passes offline as well, and the signing step says what is missing (no SGB002 before it).
     const release = await build('Release');
     expect(release.status).toBe(1);
     expect(release.output).toContain('error SGB003: signgate: SigngateSign is true but the environment variable SIGNGATE_ACCESS_TOKEN is not set');
-    expect(release.output).toContain('signgate check, 1 files, 1 need signing (1 pass, 0 fail), 0 errors');
+    expect(release.output).toContain('signgate check, 1 file, 1 needs signing (1 pass, 0 fail), 0 errors');
     expect(release.output).not.toMatch(/SGB002|SG_ERR_/);
   });
 
@@ -341,7 +341,7 @@ describe.runIf(runDotnetTests)('SIGNGATE_BASE_URL exported, no token, no service
       expect(unknown.output).toMatch(/signgate : error SG_ERR_HTTP_\w+: GET http:\/\/127\.0\.0\.1:\d+\/assembly-signing\/v1\.0\/licenses answered 401/);
       const good = await online(service.token());
       expect(good.status, good.output).toBe(0);
-      expect(good.output).toContain('signgate check, 1 files, 1 need signing (1 pass, 0 fail), 0 errors');
+      expect(good.output).toContain('signgate check, 1 file, 1 needs signing (1 pass, 0 fail), 0 errors');
       expect(good.output).not.toContain('check ran offline');
     } finally {
       await service.close();
@@ -356,7 +356,7 @@ describe.runIf(runDotnetTests)('SIGNGATE_BASE_URL exported, no token, no service
     const again = await build('Debug', ['--no-restore', '-v:n']);
     expect(again.status, again.output).toBe(0);
     expect(again.output).toMatch(/Skipping target "SigngateCheck" because all output files are up-to-date/);
-    expect(again.output).not.toContain('signgate check, 1 files');
+    expect(again.output).not.toContain('signgate check, 1 file');
     expect(nodeStarts()).toBe(before);
   });
 });
