@@ -253,7 +253,7 @@ describe.runIf(runDotnetTests)("the post-build step of docs/executables.md in a 
         env: { SIGNGATE_ACCESS_TOKEN: token, SIGNGATE_CACHE_DIR: join(dir, 'cache') },
       });
       expect(r.status, r.output).toBe(0);
-      expect(r.output).toContain('1 need signing (1 pass, 0 fail)');
+      expect(r.output).toContain('1 needs signing (1 pass, 0 fail)');
       expect(r.output).not.toContain(token);
       const signed = join(dir, 'bin', 'Release', 'net48', 'signed', 'ExeAddin.dll');
       const key = parseStrongNameKeyFile(readFileSync(KEY)).publicKey;
