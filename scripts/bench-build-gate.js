@@ -1,5 +1,5 @@
 // `npm run bench` (build gate section), or on its own:
-//   node scripts/bench-build-gate.js [--pairs N] [--before <another checkout, built>]
+//   node scripts/bench-build-gate.js [--pairs N] [--before <another checkout, built>] [--no-compiler-server]
 // What the build gate costs a build: a net8.0 class library that imports msbuild/Signgate.targets from this checkout
 // with SigngateCheck=true (the npm route: SigngateCli is this checkout's bin/signgate.js, no NuGet package built),
 // beside the same library without the import, each in its own folder of one temporary folder. After one restore and
@@ -13,8 +13,9 @@
 // --before adds a third side, gated by another checkout's targets and bin/signgate.js (an earlier commit, built).
 // The builds run as a developer's do: MSBuild's node reuse and the C# compiler server on (their defaults: variables of
 // this machine that turn them off are left out of the builds' environment); they serve both sides alike, and the
-// servers end on their own when idle. NODE_OPTIONS and NODE_EXTRA_CA_CERTS are left out too, as in the start-up rows:
-// they would add the same work to every start of Node.
+// servers end on their own when idle. --no-compiler-server runs every compile in a csc process of its own instead
+// (UseSharedCompilation=false, as some CI machines have it). NODE_OPTIONS and NODE_EXTRA_CA_CERTS are left out too, as
+// in the start-up rows: they would add the same work to every start of Node.
 import { execFileSync, spawnSync } from 'node:child_process';
 import { copyFileSync, existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
@@ -60,9 +61,10 @@ namespace Library
 `;
 
 /** The environment of the builds: this one, with the build servers as a developer has them and no Node options. */
-function buildEnvironment() {
+function buildEnvironment(compilerServer) {
   const env = { ...process.env, DOTNET_CLI_TELEMETRY_OPTOUT: '1', DOTNET_NOLOGO: '1' };
   for (const name of ['MSBUILDDISABLENODEREUSE', 'UseSharedCompilation', 'DOTNET_CLI_USE_MSBUILD_SERVER', 'NODE_OPTIONS', 'NODE_EXTRA_CA_CERTS']) delete env[name];
+  if (!compilerServer) env.UseSharedCompilation = 'false';
   return env;
 }
 
@@ -75,8 +77,8 @@ function gateTargetsMs(output) {
 
 const median = (xs) => [...xs].sort((a, b) => a - b)[xs.length >> 1];
 
-export function benchBuildGate({ pairs = 11, before } = {}) {
-  const env = buildEnvironment();
+export function benchBuildGate({ pairs = 11, before, compilerServer = true } = {}) {
+  const env = buildEnvironment(compilerServer);
   const root = mkdtempSync(join(tmpdir(), 'signgate-bench-gate-'));
   const gates = { without: null, with: repo, ...(before ? { before: resolve(before) } : {}) };
   const sides = Object.keys(gates);
@@ -139,7 +141,7 @@ export function benchBuildGate({ pairs = 11, before } = {}) {
       return gateTargetsMs(build('with', '-clp:PerformanceSummary').output);
     });
     console.log('the build gate (SigngateCheck=true through msbuild/Signgate.targets and bin/signgate.js of this checkout) beside the same net8.0 library without it');
-    console.log(`  dotnet build --no-restore, median of ${pairs} rounds after a warm-up round, the sides' order turning; node reuse and the compiler server on; load average ${load.toFixed(1)} to ${loadavg()[0].toFixed(1)}`);
+    console.log(`  dotnet build --no-restore, median of ${pairs} rounds after a warm-up round, the sides' order turning; node reuse ${compilerServer ? 'and the compiler server on' : 'on, the compiler server off'}; load average ${load.toFixed(1)} to ${loadavg()[0].toFixed(1)}`);
     for (const row of rows) {
       const without = median(row.times.without);
       const ratio = (side) => median(row.times[side]) / without;
@@ -159,5 +161,5 @@ export function benchBuildGate({ pairs = 11, before } = {}) {
 if (process.argv[1] && fileURLToPath(import.meta.url) === resolve(process.argv[1])) {
   const args = process.argv.slice(2);
   const opt = (name) => (args.includes(name) ? args[args.indexOf(name) + 1] : undefined);
-  benchBuildGate({ pairs: opt('--pairs') ? Number(opt('--pairs')) : undefined, before: opt('--before') });
+  benchBuildGate({ pairs: opt('--pairs') ? Number(opt('--pairs')) : undefined, before: opt('--before'), compilerServer: !args.includes('--no-compiler-server') });
 }

@@ -15,7 +15,7 @@
 // beside the same library without it (scripts/bench-build-gate.js); then `signgate fix` beside two .NET
 // strong-namers (scripts/bench-fix.js).
 // Usage: npm run bench [-- --corpus DIR] [--repeat N]; `node scripts/bench.js --startup`: the start-up rows only;
-// `--build-gate [--pairs N] [--before <another checkout, built>]`: the build gate's rows only;
+// `--build-gate [--pairs N] [--before <another checkout, built>] [--no-compiler-server]`: the build gate's rows only;
 // `--check-audit`: check and audit of the corpus; `--scans`: check, audit and the whole-process inspect scans
 // (`--scan-rounds N`, default 5)
 import { execFileSync, spawnSync } from 'node:child_process';
@@ -292,7 +292,7 @@ const mode = opt('--mode', undefined);
 if (args.includes('--startup')) {
   await startupBeside(Number(opt('--runs', '11')));
 } else if (args.includes('--build-gate')) {
-  (await import('./bench-build-gate.js')).benchBuildGate({ pairs: Number(opt('--pairs', '11')), before: opt('--before', undefined) });
+  (await import('./bench-build-gate.js')).benchBuildGate({ pairs: Number(opt('--pairs', '11')), before: opt('--before', undefined), compilerServer: !args.includes('--no-compiler-server') });
 } else if (args.includes('--scans')) {
   scanBeside();
 } else if (args.includes('--check-audit')) {
