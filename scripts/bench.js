@@ -11,9 +11,11 @@
 // Figures: steady state (page cache and JIT warm), from disk (page cache dropped before the pass, JIT warm;
 // needs root on Linux), and the first pass of a fresh process. Then the start-up of whole processes, and
 // whole-process scans of `signgate inspect --json` beside tools/srm-oracle and tools/cecil-anchor (Mono.Cecil +
-// Mono.Security) on this corpus and the NuGet corpus; then `signgate fix` beside two .NET strong-namers
-// (scripts/bench-fix.js).
+// Mono.Security) on this corpus and the NuGet corpus; then what the build gate (SigngateCheck) costs a `dotnet build`
+// beside the same library without it (scripts/bench-build-gate.js); then `signgate fix` beside two .NET
+// strong-namers (scripts/bench-fix.js).
 // Usage: npm run bench [-- --corpus DIR] [--repeat N]; `node scripts/bench.js --startup`: the start-up rows only;
+// `--build-gate [--pairs N] [--before <another checkout, built>] [--no-compiler-server]`: the build gate's rows only;
 // `--check-audit`: check and audit of the corpus; `--scans`: check, audit and the whole-process inspect scans
 // (`--scan-rounds N`, default 5)
 import { execFileSync, spawnSync } from 'node:child_process';
@@ -289,6 +291,8 @@ async function trivialSnapshotExecutable(node, file, resource, fuse) {
 const mode = opt('--mode', undefined);
 if (args.includes('--startup')) {
   await startupBeside(Number(opt('--runs', '11')));
+} else if (args.includes('--build-gate')) {
+  (await import('./bench-build-gate.js')).benchBuildGate({ pairs: Number(opt('--pairs', '11')), before: opt('--before', undefined), compilerServer: !args.includes('--no-compiler-server') });
 } else if (args.includes('--scans')) {
   scanBeside();
 } else if (args.includes('--check-audit')) {
@@ -356,6 +360,9 @@ if (args.includes('--startup')) {
   await startupBeside(Number(opt('--runs', '11')));
   console.log('');
   scanBeside();
+  console.log('');
+  // The build gate: a no-op build and a build after a one-line edit, with SigngateCheck and without.
+  (await import('./bench-build-gate.js')).benchBuildGate({ pairs: Number(opt('--pairs', '11')) });
   console.log('');
   // fix beside the Mono.Cecil and dnlib strong-namers (tools/fix-peers), over small, corpus, large and mixed sets.
   (await import('./bench-fix.js')).benchFix();

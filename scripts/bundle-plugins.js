@@ -72,6 +72,19 @@ export function yargsShim(locales) {
         }
         return { contents: text, loader: 'js', resolveDir: dirname(args.path) };
       });
+      // yargs() sets a version option of its own before src/cli/main.ts states ours (`.version(VERSION)`, which
+      // replaces it): a guess from the first package.json at or above the shim's `mainFilename` (the folder above
+      // node_modules; where the script's path has none, as in a checkout or an executable, the working folder).
+      // It lists each folder up to the root, and where none has a package.json it loads Node's `assert` to throw
+      // and catch: 3 ms of each `check` in a build (MSBuild runs it in the project folder), for a value that is
+      // thrown away. The factory no longer makes the guess.
+      build.onLoad({ filter: /[\\/]yargs[\\/]build[\\/]lib[\\/]yargs-factory\.js$/ }, async (args) => {
+        const { readFile } = await import('node:fs/promises');
+        const text = await readFile(args.path, 'utf8');
+        const from = '        yargs.help();\n        yargs.version();\n';
+        if (!text.includes(from)) return { errors: [{ text: `${args.path}: yargs' factory no longer has ${JSON.stringify(from)}; update yargsShim (scripts/bundle-plugins.js)` }] };
+        return { contents: text.replace(from, '        yargs.help();\n'), loader: 'js', resolveDir: dirname(args.path) };
+      });
     },
   };
 }
