@@ -153,8 +153,8 @@ export {
   type ChainHead,
   type RecordBreak,
   type RecordVerification,
-} from './core/signature-record.js';
-export { leafHash, nodeHash, rootHash, inclusionProof, consistencyProof, verifyInclusion, verifyConsistency, type Hash } from './core/merkle.js';
+} from './record/signature-record.js';
+export { leafHash, nodeHash, rootHash, inclusionProof, consistencyProof, verifyInclusion, verifyConsistency, type Hash } from './record/merkle.js';
 export {
   entryLeaf,
   signCheckpoint,
@@ -167,7 +167,7 @@ export {
   type Checkpoint,
   type TreeHead,
   type RecordVerifier,
-} from './core/checkpoint.js';
+} from './record/checkpoint.js';
 
 // Rules and reports
 export { runCheck, checkExitCode, type CheckResult, type FileResult } from './rules/runner.js';

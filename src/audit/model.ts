@@ -6,7 +6,7 @@ import type { CheckSettings, FileRole } from '../rules/types.js';
 import type { VendorAttributeState } from '../rules/vendor-attribute.js';
 import type { LoadVerdict } from '../rules/load.js';
 import type { AuthenticodeVerdict } from '../authenticode/verdict.js';
-import type { SignatureEntry } from '../core/signature-record.js';
+import type { SignatureEntry } from '../record/signature-record.js';
 
 /**
  * 2: per-file verdict and key match, the inputs in full (public keys, vendor patterns), the job source, per-file changes.

@@ -8,7 +8,7 @@ import { ServiceError } from '../core/errors.js';
 import { assertAnswer, cleanServiceText, fileNameText, idText } from './answers.js';
 import { maskSecrets, rememberSecret } from '../core/secrets.js';
 import { apiUrl, assertSafeBaseUrl, MAX_JSON_BODY_BYTES, readJson, requestJson, send, type ServiceClientOptions } from './http.js';
-import { MAX_CHECKPOINT_BYTES } from '../core/checkpoint.js';
+import { MAX_CHECKPOINT_BYTES } from '../record/checkpoint.js';
 import { getLicenseEntries, getLicenses, getOptionPublicKey } from './licenses.js';
 
 export interface UploadFile {

@@ -20,7 +20,7 @@ import { windowsPathKey } from '../core/windows-names.js';
 import { checkReturnedFile, pollJob, type SignEvents } from './sign.js';
 import { Ledger, makeCacheDir } from './ledger.js';
 import { bindRecordToFiles, checkRecordProof, describeRecordCheck } from './record-proof.js';
-import { readRecordPublicKey } from '../core/checkpoint.js';
+import { readRecordPublicKey } from '../record/checkpoint.js';
 import { createHash } from 'node:crypto';
 
 

@@ -12,9 +12,9 @@ import { formatAuditJson, formatAuditJsonPieces } from '../report/audit-json.js'
 import { formatAuditMarkdown } from '../report/audit-markdown.js';
 import { diffAuditReports } from '../audit/compare.js';
 import type { AuditJob, AuditJobSource, AuditOptions as AuditEngineOptions, AuditReport, AuditSignature } from '../audit/model.js';
-import { recordFileLines, verifyRecordFileLines, type SignatureEntry } from '../core/signature-record.js';
-import { parseCheckpoint, readRecordPublicKey } from '../core/checkpoint.js';
-import { CheckpointContinuation } from '../core/record-continuation.js';
+import { recordFileLines, verifyRecordFileLines, type SignatureEntry } from '../record/signature-record.js';
+import { parseCheckpoint, readRecordPublicKey } from '../record/checkpoint.js';
+import { CheckpointContinuation } from '../record/record-continuation.js';
 import type { CheckInput, CheckSettings } from '../rules/types.js';
 import { parsePublicKeyBlob } from '../strongname/key-blob.js';
 import { publicKeyToken } from '../strongname/token.js';

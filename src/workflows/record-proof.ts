@@ -11,10 +11,10 @@
 // The pin belongs to the service's identity (recordIdentity: scheme, host, port and path, normalized), not to the
 // spelling of its URL.
 import { createHash } from 'node:crypto';
-import { noteSigners, parseCheckpoint, parseVerifierKey, formatVerifierKey, type Checkpoint, type RecordVerifier } from '../core/checkpoint.js';
+import { noteSigners, parseCheckpoint, parseVerifierKey, formatVerifierKey, type Checkpoint, type RecordVerifier } from '../record/checkpoint.js';
 import { isSignGateError, SignGateError } from '../core/errors.js';
-import { leafHash, verifyConsistency, verifyInclusion } from '../core/merkle.js';
-import { entryLine, type SignatureEntry } from '../core/signature-record.js';
+import { leafHash, verifyConsistency, verifyInclusion } from '../record/merkle.js';
+import { entryLine, type SignatureEntry } from '../record/signature-record.js';
 import { windowsPathKey } from '../core/windows-names.js';
 import type { ServiceClient } from '../service-client/client.js';
 import { recordIdentity, type Ledger, type LedgerRecordCheckpoint } from './ledger.js';

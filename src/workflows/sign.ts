@@ -17,7 +17,7 @@ import { compareIgnoringSignature, verifyStrongName } from '../strongname/strong
 import { readPackage, SERVICE_LOG_NAME, writePackage } from './extract.js';
 import { displayPath, noAssembliesError } from './files.js';
 import { bindRecordToFiles, checkRecordProof, describeRecordCheck } from './record-proof.js';
-import { readRecordPublicKey } from '../core/checkpoint.js';
+import { readRecordPublicKey } from '../record/checkpoint.js';
 import { cacheDir, downloadName, Ledger, ledgerPath, makeCacheDir, sweepStaleDownloads, type LedgerEntry, type LedgerFile } from './ledger.js';
 import { onlineLicenses } from './licenses.js';
 import { runPipeline, type CheckOptions } from './pipeline/index.js';

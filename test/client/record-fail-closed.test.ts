@@ -14,7 +14,7 @@ import { dataDirOnly } from '../helpers/database.js';
 import { fixturePath, runCliAsync } from '../helpers/fixtures.js';
 import { startProxy, type Proxy } from '../helpers/proxy.js';
 import { startServer, type TestServer } from '../helpers/server.js';
-import { formatVerifierKey, verifierOf } from '../../src/core/checkpoint.js';
+import { formatVerifierKey, verifierOf } from '../../src/record/checkpoint.js';
 import { recordIdentity } from '../../src/workflows/ledger.js';
 
 const KEY = fixturePath('test-keys/12345_public.snk');

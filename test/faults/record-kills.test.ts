@@ -7,7 +7,7 @@ import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, test } from 'vitest';
-import { verifyRecordText, type SignatureEntry } from '../../src/core/signature-record.js';
+import { verifyRecordText, type SignatureEntry } from '../../src/record/signature-record.js';
 import { readZip } from '../../src/zip/read-zip.js';
 import { freshDatabase, requireDatabase } from '../helpers/database.js';
 import { fixture } from '../helpers/fixtures.js';

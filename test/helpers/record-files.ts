@@ -4,9 +4,9 @@
 import { spawn } from 'node:child_process';
 import { generateKeyPairSync, type KeyObject } from 'node:crypto';
 import { closeSync, openSync, writeFileSync, writeSync } from 'node:fs';
-import { signCheckpoint, entryLeaf, formatVerifierKey, verifierOf } from '../../src/core/checkpoint.js';
-import { rootHash, type Hash } from '../../src/core/merkle.js';
-import { chainEvents, EMPTY_HEAD, entryLine, type ChainHead, type SignatureEvent } from '../../src/core/signature-record.js';
+import { signCheckpoint, entryLeaf, formatVerifierKey, verifierOf } from '../../src/record/checkpoint.js';
+import { rootHash, type Hash } from '../../src/record/merkle.js';
+import { chainEvents, EMPTY_HEAD, entryLine, type ChainHead, type SignatureEvent } from '../../src/record/signature-record.js';
 import { CLI } from './service-process.js';
 
 /** The event of entry `n`: its hashes differ per entry; its file name is padded to make a line of about `bytes` (at least 560). */

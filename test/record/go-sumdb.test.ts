@@ -12,10 +12,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, test } from 'vitest';
-import { entryLeaf, formatVerifierKey, parseCheckpoint, recordPrivateKey, signCheckpoint, verifierOf } from '../../src/core/checkpoint.js';
-import { consistencyProof, inclusionProof, leafHash, rootHash, verifyConsistency, verifyInclusion } from '../../src/core/merkle.js';
-import type { Hash, SubtreeCache } from '../../src/core/merkle.js';
-import { chainEvents, EMPTY_HEAD, entryLine, type SignatureEvent } from '../../src/core/signature-record.js';
+import { entryLeaf, formatVerifierKey, parseCheckpoint, recordPrivateKey, signCheckpoint, verifierOf } from '../../src/record/checkpoint.js';
+import { consistencyProof, inclusionProof, leafHash, rootHash, verifyConsistency, verifyInclusion } from '../../src/record/merkle.js';
+import type { Hash, SubtreeCache } from '../../src/record/merkle.js';
+import { chainEvents, EMPTY_HEAD, entryLine, type SignatureEvent } from '../../src/record/signature-record.js';
 
 // Debian's golang-golang-x-mod-dev puts the sources in a GOPATH; GO111MODULE=off builds against them without a download.
 const GOPATH = '/usr/share/gocode';

@@ -12,7 +12,7 @@ import { freePort } from '../helpers/ports.js';
 import { binlogText, findSecret } from '../helpers/secrets.js';
 import { startServer, type TestServer } from '../helpers/server.js';
 import { generateKeyPairSync } from 'node:crypto';
-import { formatVerifierKey, verifierOf } from '../../src/core/checkpoint.js';
+import { formatVerifierKey, verifierOf } from '../../src/record/checkpoint.js';
 import { addinSource, hasDotnet, requireDotnet, run, runDotnetTests } from './dotnet.js';
 
 // Imports the targets from this repository, so SigngateCli takes its default, ../bin/signgate.js beside them.

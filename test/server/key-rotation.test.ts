@@ -6,7 +6,7 @@ import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, test } from 'vitest';
-import { verifyRecordText } from '../../src/core/signature-record.js';
+import { verifyRecordText } from '../../src/record/signature-record.js';
 import { processJob } from '../../src/server/jobs/signing-worker.js';
 import type { JobRecord } from '../../src/server/jobs/store.js';
 import { readModule } from '../../src/strongname/assembly-info.js';

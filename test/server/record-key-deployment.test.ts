@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import pg from 'pg';
 import { afterAll, describe, expect, test } from 'vitest';
 import { createRecordKeyFile } from '../../src/server/storage/record-key.js';
-import { parseCheckpoint, parseVerifierKey } from '../../src/core/checkpoint.js';
+import { parseCheckpoint, parseVerifierKey } from '../../src/record/checkpoint.js';
 import { freshDatabase, requireDatabase } from '../helpers/database.js';
 import { cliToken, editConfig, runSigngate, sandboxConfigCopy, startServiceProcess, stopServiceProcess, type ServiceProcess } from '../helpers/service-process.js';
 

@@ -8,7 +8,7 @@ import { existsSync, mkdtempSync, readFileSync, statSync, utimesSync, writeFileS
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, test } from 'vitest';
-import { formatVerifierKey, verifierOf } from '../../src/core/checkpoint.js';
+import { formatVerifierKey, verifierOf } from '../../src/record/checkpoint.js';
 import { RECORD_KEY_FILE, RECORD_PUBLIC_KEY_FILE } from '../../src/server/storage/record-key.js';
 import { runSigngate, sandboxConfigCopy, startServiceProcess, stopServiceProcess } from '../helpers/service-process.js';
 

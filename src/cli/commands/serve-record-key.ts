@@ -4,7 +4,7 @@ import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 import type { ArgumentsCamelCase, Argv, CommandModule } from 'yargs';
 import { UsageError } from '../../core/errors.js';
-import { formatVerifierKey } from '../../core/checkpoint.js';
+import { formatVerifierKey } from '../../record/checkpoint.js';
 import { createRecordKeyFile, publicKeyPathFor, readRecordKeyFile, writeRecordPublicKey } from '../../server/storage/record-key.js';
 import { displayPath } from '../../workflows/files.js';
 import { ExitCode, type ExitCodeValue } from '../exit-codes.js';

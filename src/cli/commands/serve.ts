@@ -13,13 +13,13 @@ import { DEFAULT_SERVICE_NAME, exposedKeyPairs, USER_ROLE, watchServerConfigFile
 import { rateLimitOverrides } from '../../server/identity/rate-limit.js';
 import { TokenStore, type TokenKeeper } from '../../server/identity/token-store.js';
 import { DEFAULT_LEASE_MS, describeDatabase, openDatabase, openSignatureRecord } from '../../server/storage/open-stores.js';
-import { recordFileLines, verifyRecordFileLines, type RecordVerification, type SignatureEntry } from '../../core/signature-record.js';
-import { parseCheckpoint } from '../../core/checkpoint.js';
-import { CheckpointContinuation } from '../../core/record-continuation.js';
+import { recordFileLines, verifyRecordFileLines, type RecordVerification, type SignatureEntry } from '../../record/signature-record.js';
+import { parseCheckpoint } from '../../record/checkpoint.js';
+import { CheckpointContinuation } from '../../record/record-continuation.js';
 import { recordCheckpoint, recordContinuation } from '../../server/storage/record-checkpoint.js';
 import { loadRecordKey, readRecordKeyFile, readRecordPublicKey, RECORD_PUBLIC_KEY_FILE } from '../../server/storage/record-key.js';
 import { recordKeyCommand } from './serve-record-key.js';
-import { formatVerifierKey } from '../../core/checkpoint.js';
+import { formatVerifierKey } from '../../record/checkpoint.js';
 import { PgTokenStore } from '../../server/storage/postgres/pg-tokens.js';
 import { NODE_ROLES, type NodeRole } from '../../server/jobs/store.js';
 import { ExitCode, exitCodeFor, type ExitCodeValue } from '../exit-codes.js';

@@ -19,7 +19,7 @@ import { acceptance } from '../jobs/key-rotation.js';
 import type { JobStateStore, JobWorker, NodeRole } from '../jobs/store.js';
 import { openStores } from '../storage/open-stores.js';
 import { RecordLog, type JobRecordProof } from '../storage/record-checkpoint.js';
-import { formatVerifierKey } from '../../core/checkpoint.js';
+import { formatVerifierKey } from '../../record/checkpoint.js';
 import { signingOptions } from '../jobs/signing-pool.js';
 import { DEFAULT_JOB_MEMORY_BYTES, JobMemory } from '../jobs/job-memory.js';
 import { onPkcs11Event } from '../../strongname/pkcs11-key.js';

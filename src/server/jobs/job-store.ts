@@ -8,7 +8,7 @@ import { constants } from 'node:fs';
 import { join } from 'node:path';
 import { mkdirPrivate, mkdirPrivateSync, PRIVATE_FILE, writeFileAtomic } from '../storage/fs-atomic.js';
 import { DEFAULT_RESULT_FILE, IDEMPOTENCY_WINDOW_MS, type JobRecord, type JobStateStore, type JobSummary, type PendingJob } from './store.js';
-import type { SignatureEvent } from '../../core/signature-record.js';
+import type { SignatureEvent } from '../../record/signature-record.js';
 import { FileSignatureRecord } from '../storage/record-file.js';
 import { createReadStream } from 'node:fs';
 import type { Readable } from 'node:stream';

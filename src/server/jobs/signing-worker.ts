@@ -22,7 +22,7 @@ import { inProcessSigner, type FileSigner } from './sign-file.js';
 import { keysForJob } from './key-rotation.js';
 import { KeyWait, keyWaitOver, markWaiting, optionKeyName } from './key-wait.js';
 import { publicKeyToken } from '../../strongname/token.js';
-import type { SignatureEvent } from '../../core/signature-record.js';
+import type { SignatureEvent } from '../../record/signature-record.js';
 import type { JobMemory } from './job-memory.js';
 
 export { SIGNING_LOG } from '../../core/upload-names.js';

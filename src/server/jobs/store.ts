@@ -4,7 +4,7 @@
 // package) are in the data directory, which PostgreSQL nodes then share, or with PostgreSQL in S3-compatible
 // object storage (S3Blobs), where nodes share no folder.
 import type { Readable } from 'node:stream';
-import type { RecordVerification, SignatureEntry, SignatureEvent } from '../../core/signature-record.js';
+import type { RecordVerification, SignatureEntry, SignatureEvent } from '../../record/signature-record.js';
 
 // The records every store keeps, whatever keeps them.
 export type FileProcessingState = 'Pending' | 'Processing' | 'Signed' | 'Error';

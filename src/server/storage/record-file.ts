@@ -6,7 +6,7 @@
 // `serve record verify` reports as truncation, and the next start moves it aside into signature-record.torn-<time>
 // before appending (it never becomes an entry). The record is read a chunk at a time, never whole (verify, export,
 // the entries for checkpoints and proofs, the files of unfinished jobs at a start), with the line bounds of
-// core/signature-record.ts; a start reads only the end of the file to find the last entry.
+// record/signature-record.ts; a start reads only the end of the file to find the last entry.
 import { closeSync, existsSync, fsyncSync, openSync, readFileSync, readSync, statSync, ftruncateSync, renameSync, writeSync } from 'node:fs';
 import { open, rename, type FileHandle } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
@@ -23,7 +23,7 @@ import {
   type RecordVerification,
   type SignatureEntry,
   type SignatureEvent,
-} from '../../core/signature-record.js';
+} from '../../record/signature-record.js';
 import type { SignatureRecordReader } from '../jobs/store.js';
 import { PRIVATE_FILE, writeFileAtomicSync } from './fs-atomic.js';
 

@@ -1,5 +1,5 @@
 // The record key: the Ed25519 key with which the service signs the checkpoints of its signature record
-// (core/checkpoint.ts). It is the service's own, never an option's signing key: <data-dir>/record-key.pem (PKCS#8,
+// (record/checkpoint.ts). It is the service's own, never an option's signing key: <data-dir>/record-key.pem (PKCS#8,
 // private to the service's user), made at the first start, and beside it record-key.pub, the C2SP verifier key that
 // verifiers need (also printed by `serve record public-key`), or the file the configuration names ("recordKey" in
 // server.json, `serve --record-key`; made once with `serve record key create`). Nodes of one deployment sign with one
@@ -14,8 +14,8 @@ import { generateKeyPairSync, type KeyObject } from 'node:crypto';
 import { existsSync, linkSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { UsageError } from '../../core/errors.js';
-import { formatVerifierKey, parseVerifierKey, recordPrivateKey, verifierOf, type RecordVerifier } from '../../core/checkpoint.js';
-export { readRecordPublicKey } from '../../core/checkpoint.js';
+import { formatVerifierKey, parseVerifierKey, recordPrivateKey, verifierOf, type RecordVerifier } from '../../record/checkpoint.js';
+export { readRecordPublicKey } from '../../record/checkpoint.js';
 import { mkdirPrivateSync, PRIVATE_FILE, writeFileAtomicSync } from './fs-atomic.js';
 
 export const RECORD_KEY_FILE = 'record-key.pem';

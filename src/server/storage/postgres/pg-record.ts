@@ -3,9 +3,9 @@
 // (SELECT … FOR UPDATE) inside the transaction that finishes the job, so that concurrent workers on any number of
 // nodes append one after the other: sequence numbers without gaps, every entry linked to the one before, and
 // entries exist exactly when the job they belong to finished. The entries and their hashes are the same as in the
-// data directory's record (core/signature-record.ts), so `serve record export` writes the same lines.
+// data directory's record (record/signature-record.ts), so `serve record export` writes the same lines.
 import type { Pool, PoolClient } from 'pg';
-import { chainEvents, ChainChecker, EMPTY_HEAD, entryLine, type ChainHead, type RecordVerification, type SignatureEntry, type SignatureEvent } from '../../../core/signature-record.js';
+import { chainEvents, ChainChecker, EMPTY_HEAD, entryLine, type ChainHead, type RecordVerification, type SignatureEntry, type SignatureEvent } from '../../../record/signature-record.js';
 import type { SignatureRecordReader } from '../../jobs/store.js';
 
 interface SignatureRow {

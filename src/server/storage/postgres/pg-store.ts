@@ -17,7 +17,7 @@ import type { JobFile, JobRecord, JobSummary, PendingJob } from '../../jobs/stor
 import type { S3Blobs } from '../s3-blobs.js';
 import { DEFAULT_RESULT_FILE, IDEMPOTENCY_WINDOW_MS, type JobProgressSink, type JobStateStore } from '../../jobs/store.js';
 import { mkdirPrivateSync, mkdirPrivate } from '../fs-atomic.js';
-import type { SignatureEvent } from '../../../core/signature-record.js';
+import type { SignatureEvent } from '../../../record/signature-record.js';
 import { appendSignatures, PgSignatureRecord } from './pg-record.js';
 
 /** A worker's write was refused: another worker holds the job now, or it was deleted. */

@@ -2,7 +2,7 @@
 // longer than MAX_RECORD_LINE_BYTES counted but not kept, a last line without its newline torn, and JSON nested
 // deeper than MAX_RECORD_LINE_DEPTH refused before JSON.parse (brackets inside strings do not count).
 import { describe, expect, test } from 'vitest';
-import { MAX_RECORD_LINE_BYTES, MAX_RECORD_LINE_DEPTH, parseRecordLine, RecordLineSplitter, type RecordFileLine } from '../../src/core/signature-record.js';
+import { MAX_RECORD_LINE_BYTES, MAX_RECORD_LINE_DEPTH, parseRecordLine, RecordLineSplitter, type RecordFileLine } from '../../src/record/signature-record.js';
 
 /** The lines of `bytes` given to a splitter in chunks of `size` bytes, each copied out before the next chunk. */
 function split(bytes: Buffer, size: number): { line: number; text: string | undefined; length: number; torn: boolean }[] {

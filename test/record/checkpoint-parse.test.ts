@@ -2,7 +2,7 @@
 // holds the two side by side in the heavy leg): these are the shapes a lenient parser accepted.
 import { createHash, generateKeyPairSync, sign } from 'node:crypto';
 import { describe, expect, test } from 'vitest';
-import { MAX_CHECKPOINT_BYTES, noteKeyId, parseCheckpoint, signCheckpoint, verifierOf } from '../../src/core/checkpoint.js';
+import { MAX_CHECKPOINT_BYTES, noteKeyId, parseCheckpoint, signCheckpoint, verifierOf } from '../../src/record/checkpoint.js';
 
 const { privateKey } = generateKeyPairSync('ed25519');
 const verifier = verifierOf(privateKey);

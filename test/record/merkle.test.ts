@@ -5,7 +5,7 @@
 // and the root of a compact range, which keeps the roots of a tree's perfect subtrees instead of its leaves.
 import { createHash } from 'node:crypto';
 import { describe, expect, test } from 'vitest';
-import { CompactRange, consistencyProof, inclusionProof, leafHash, nodeHash, rootHash, verifyConsistency, verifyInclusion } from '../../src/core/merkle.js';
+import { CompactRange, consistencyProof, inclusionProof, leafHash, nodeHash, rootHash, verifyConsistency, verifyInclusion } from '../../src/record/merkle.js';
 
 const hex = (b: Uint8Array) => Buffer.from(b).toString('hex');
 const unhex = (h: string) => Buffer.from(h, 'hex');

@@ -1,5 +1,5 @@
 // Signed checkpoints of the signature record, in the C2SP formats that transparency logs share (Go's checksum
-// database, Sigstore, the CT static logs): the record is a Merkle tree (core/merkle.ts) whose leaves are the entries'
+// database, Sigstore, the CT static logs): the record is a Merkle tree (record/merkle.ts) whose leaves are the entries'
 // lines (without the newline); a checkpoint names the tree's size and root hash, and the service signs it as a
 // C2SP signed note with its record key (Ed25519):
 //
@@ -14,7 +14,7 @@
 // public key). Whoever saved a checkpoint can later ask for a consistency proof and find any rollback or rewrite.
 import { createHash, createPrivateKey, createPublicKey, sign, verify, type KeyObject } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { UsageError } from './errors.js';
+import { UsageError } from '../core/errors.js';
 import { consistencyProof, leafHash, rootHash, verifyConsistency, type Hash } from './merkle.js';
 import { entryLine, type SignatureEntry } from './signature-record.js';
 
