@@ -9,8 +9,8 @@ import { runCheck } from '../../src/rules/runner.js';
 import type { CheckInput } from '../../src/rules/types.js';
 import { checkThreads, CHECK_POOL_THRESHOLD } from '../../src/workflows/pipeline/index.js';
 import { buildAuditPooled, runCheckPooled } from '../../src/workflows/pipeline/rounds.js';
-import checkTask, { answer, runTask, settleTask, type CheckedFile } from '../../src/workflows/pipeline/worker.js';
-import { FormatError, isSignGateError } from '../../src/core/errors.js';
+import checkTask, { answer, runTask, settleTask, type CheckAnswer, type CheckedFile } from '../../src/workflows/pipeline/worker.js';
+import { FormatError, isSignGateError, KeyError, UsageError } from '../../src/core/errors.js';
 import { expandInputs } from '../../src/workflows/files.js';
 import { defaultSettings } from '../helpers/check.js';
 import { fixturePath, repoRoot, runCli } from '../helpers/fixtures.js';
@@ -108,18 +108,31 @@ describe('check and audit in worker threads', () => {
     expect(checked.every((c) => c.evidence !== undefined && /^[0-9a-f]{64}$/.test(c.evidence.sha256))).toBe(true);
   });
 
-  test('a SignGateError in a thread reaches the calling thread with its code and message; other errors stay exceptions', () => {
-    const failed = structuredClone(answer(() => {
-      throw new FormatError('SG_ERR_MD_BAD_INDEX', 'MemberRef row 2047 does not exist', { structure: 'MemberRef', fileOffset: 0x54c });
-    }));
-    expect(failed).toEqual({ failed: { code: 'SG_ERR_MD_BAD_INDEX', message: 'MemberRef row 2047 does not exist' } });
-    let thrown: unknown;
-    try {
-      settleTask(failed);
-    } catch (error) {
-      thrown = error;
-    }
-    expect(isSignGateError(thrown) && [thrown.code, thrown.message]).toEqual(['SG_ERR_MD_BAD_INDEX', 'MemberRef row 2047 does not exist']);
+  test('a SignGateError in a thread reaches the calling thread as the class it was, with what it carried; other errors stay exceptions', () => {
+    const thrownBy = (a: unknown) => {
+      try {
+        settleTask(a as CheckAnswer<never>);
+      } catch (error) {
+        return error;
+      }
+      return undefined;
+    };
+    // Through a structured clone, as an answer crosses the thread boundary.
+    const format = thrownBy(structuredClone(answer(() => {
+      throw new FormatError('SG_ERR_MD_BAD_INDEX', 'MemberRef row 2047 does not exist', { structure: 'MemberRef', fileOffset: 0x54c, needed: 4, available: 2 });
+    })));
+    expect(format).toBeInstanceOf(FormatError);
+    expect(format).toMatchObject({ code: 'SG_ERR_MD_BAD_INDEX', message: 'MemberRef row 2047 does not exist', structure: 'MemberRef', fileOffset: 0x54c, needed: 4, available: 2 });
+    const usage = thrownBy(structuredClone(answer(() => {
+      throw Object.assign(new UsageError('no vendor name', 'Pass --vendor <Name>.', 'SG_ERR_CONFIG'), { file: 'signgate.config.json' });
+    })));
+    expect(usage).toBeInstanceOf(UsageError);
+    expect(usage).toMatchObject({ code: 'SG_ERR_CONFIG', message: 'no vendor name', hint: 'Pass --vendor <Name>.', file: 'signgate.config.json' });
+    const key = thrownBy(structuredClone(answer(() => {
+      throw new KeyError('SG_ERR_KEY_BAD_BLOB', 'not a key blob');
+    })));
+    expect(key).toBeInstanceOf(KeyError);
+    expect(isSignGateError(key) && [key.code, key.message]).toEqual(['SG_ERR_KEY_BAD_BLOB', 'not a key blob']);
     expect(settleTask(answer(() => 7))).toBe(7);
     expect(() =>
       answer(() => {

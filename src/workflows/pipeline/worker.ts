@@ -3,7 +3,7 @@
 // Everything that comes back is plain data; the set rules and the report stay on the calling thread.
 import type { SeveritySetting } from '../../core/diagnostic.js';
 import type { ErrorCode } from '../../core/error-codes.js';
-import { isSignGateError, SignGateError } from '../../core/errors.js';
+import { FormatError, isSignGateError, KeyError, SignGateError, UsageError, type FormatErrorDetails } from '../../core/errors.js';
 import { auditEvidence, type AuditEvidence } from '../../audit/evidence.js';
 import { fileFacts, fileParser, fromParsedData, parsedData, type ParsedFileData, type Placement } from '../../rules/facts.js';
 import { checkFile, resolveSeverities, type FileOutcome } from '../../rules/runner.js';
@@ -37,11 +37,22 @@ export function placedFacts(file: PlacedFile, parse: ReturnType<typeof fileParse
   return fileFacts(file.input, fromParsedData(file.parsed), file.placement, file.parsed.managed ? () => parse(file.input).module : undefined);
 }
 
+/** A SignGateError as plain data: its class and what that class carries (a hint, where a format broke, the file). */
+export interface FailedAnswer {
+  readonly code: string;
+  readonly message: string;
+  readonly kind?: 'format' | 'usage' | 'key';
+  readonly file?: string;
+  readonly hint?: string;
+  readonly format?: FormatErrorDetails;
+}
+
 /**
  * A task's answer. A SignGateError crosses as data: a structured clone keeps only an Error's name and message, and
- * the calling thread must report the code the same error has in one thread (see settleTask).
+ * the calling thread must report the error a single thread would (see settleTask): its class, code, message, a
+ * UsageError's hint and a FormatError's structure and offsets.
  */
-export type CheckAnswer<T> = { readonly done: T } | { readonly failed: { readonly code: string; readonly message: string } };
+export type CheckAnswer<T> = { readonly done: T } | { readonly failed: FailedAnswer };
 
 /** Runs `work`, turning a SignGateError into a `failed` answer (other errors are bugs and stay exceptions). */
 export function answer<T>(work: () => T): CheckAnswer<T> {
@@ -49,14 +60,32 @@ export function answer<T>(work: () => T): CheckAnswer<T> {
     return { done: work() };
   } catch (error) {
     if (!isSignGateError(error)) throw error;
-    return { failed: { code: error.code, message: error.message } };
+    const file = error.file === undefined ? {} : { file: error.file };
+    if (error instanceof FormatError) {
+      const { structure, fileOffset, needed, available } = error;
+      const format = { structure, fileOffset, ...(needed === undefined ? {} : { needed }), ...(available === undefined ? {} : { available }) };
+      return { failed: { code: error.code, message: error.message, kind: 'format', ...file, format } };
+    }
+    if (error instanceof UsageError) return { failed: { code: error.code, message: error.message, kind: 'usage', ...file, ...(error.hint === undefined ? {} : { hint: error.hint }) } };
+    if (error instanceof KeyError) return { failed: { code: error.code, message: error.message, kind: 'key', ...file } };
+    return { failed: { code: error.code, message: error.message, ...file } };
   }
 }
 
-/** The result of an answer, or the SignGateError it carries, thrown again with its code and message. */
+/** The result of an answer, or the SignGateError it carries, thrown again as the class it was, with what it carried. */
 export function settleTask<T>(a: CheckAnswer<T>): T {
-  if ('failed' in a) throw new SignGateError(a.failed.code as ErrorCode, a.failed.message);
-  return a.done;
+  if (!('failed' in a)) return a.done;
+  const { code, message, kind, file, hint, format } = a.failed;
+  const error =
+    kind === 'format' && format
+      ? new FormatError(code as ErrorCode, message, format)
+      : kind === 'usage'
+        ? new UsageError(message, hint, code as ErrorCode)
+        : kind === 'key'
+          ? new KeyError(code as ErrorCode, message)
+          : new SignGateError(code as ErrorCode, message);
+  if (file !== undefined) error.file = file;
+  throw error;
 }
 
 export default function checkTask(task: CheckTask): CheckAnswer<ParsedFileData[] | CheckedFile[]> {
