@@ -159,7 +159,6 @@ export {
   entryLeaf,
   signCheckpoint,
   parseCheckpoint,
-  continuationProblem,
   formatVerifierKey,
   parseVerifierKey,
   noteKeyId,
@@ -168,6 +167,7 @@ export {
   type TreeHead,
   type RecordVerifier,
 } from './record/checkpoint.js';
+export { continuationProblem } from './record/record-continuation.js';
 
 // Rules and reports
 export { runCheck, checkExitCode, type CheckResult, type FileResult } from './rules/runner.js';

@@ -304,41 +304,54 @@ export class ModuleMetadata {
    * @throws FormatError SG_ERR_MD_NESTING_CYCLE, SG_ERR_MD_BAD_ATTRIBUTE, SG_ERR_MD_BAD_INDEX
    */
   checkStructure(): void {
+    const tables = this.tables;
     const T = TableId.TypeDef;
+    const typeFlags = tables.column(T, 'flags');
     const nesting = this.nestingMap();
     for (const rid of nesting.keys()) {
       let current = rid;
       for (let depth = 0; ; depth++) {
         if (depth >= MAX_NESTING) throw this.cycle(T, rid);
         const enclosing = nesting.get(current);
-        if (enclosing === undefined || enclosing === 0 || (this.cell(T, current, 'flags') & TYPE_VISIBILITY_MASK) < 2) break;
+        if (enclosing === undefined || enclosing === 0 || (tables.cell(T, current, typeFlags) & TYPE_VISIBILITY_MASK) < 2) break;
         current = enclosing;
       }
     }
+    // Column numbers looked up once: these loops read every row of their tables (a check's only full scans).
     const R = TableId.TypeRef;
+    const scopeColumn = tables.column(R, 'resolutionScope');
     this.chargeScan(R);
-    for (let rid = 1; rid <= this.tables.rowCount(R); rid++) {
+    for (let rid = 1; rid <= tables.rowCount(R); rid++) {
       let current = rid;
       for (let depth = 0; ; depth++) {
         if (depth >= MAX_NESTING) throw this.cycle(R, rid);
-        const scope = this.tables.decodeCoded('ResolutionScope', this.cell(R, current, 'resolutionScope'));
+        const scope = tables.decodeCoded('ResolutionScope', tables.cell(R, current, scopeColumn));
         if (scope.table !== TableId.TypeRef || scope.rid === 0) break;
         current = scope.rid;
       }
     }
     const C = TableId.CustomAttribute;
+    const M = TableId.MemberRef;
+    const typeColumn = tables.column(C, 'type');
+    const classColumn = tables.column(M, 'class');
     this.chargeScan(C);
-    for (let rid = 1; rid <= this.tables.rowCount(C); rid++) {
-      const ctor = this.tables.decodeCoded('CustomAttributeType', this.cell(C, rid, 'type'));
-      // A row outside its table fails in cell() (SG_ERR_MD_BAD_INDEX), as a full read fails on it.
-      if (ctor.table === TableId.MethodDef && this.cell(TableId.MethodDef, ctor.rid, 'flags') >= 0 && this.methodOwner(ctor.rid) >= 1) continue;
-      if (ctor.table === TableId.MemberRef) {
-        const parent = this.tables.decodeCoded('MemberRefParent', this.cell(TableId.MemberRef, ctor.rid, 'class'));
-        if (parent.table === TableId.TypeDef || parent.table === TableId.TypeRef || parent.table === TableId.TypeSpec) continue;
+    // A method at or after the first type's method list has an owner (without a MethodPtr table): no search for it.
+    const methods = tables.rowCount(TableId.MethodDef);
+    const owned = tables.rowCount(T) > 0 && !(tables.uncompressed && tables.rowCount(TableId.MethodPtr) > 0) ? this.cell(T, 1, 'methodList') : Infinity;
+    for (let rid = 1; rid <= tables.rowCount(C); rid++) {
+      const ctor = tables.decodeCoded('CustomAttributeType', tables.cell(C, rid, typeColumn));
+      if (ctor.table === TableId.MethodDef) {
+        // A row outside its table fails in cell() (SG_ERR_MD_BAD_INDEX), as a full read fails on it.
+        if (ctor.rid < 1 || ctor.rid > methods) this.cell(TableId.MethodDef, ctor.rid, 'flags');
+        if (ctor.rid >= owned || this.methodOwner(ctor.rid) >= 1) continue;
+      }
+      if (ctor.table === M) {
+        const parent = tables.decodeCoded('MemberRefParent', tables.cell(M, ctor.rid, classColumn));
+        if (parent.table === T || parent.table === R || parent.table === TableId.TypeSpec) continue;
       }
       throw new FormatError('SG_ERR_MD_BAD_ATTRIBUTE', `CustomAttribute row ${rid} has a constructor that is not a method of a type`, {
         structure: 'CustomAttribute table',
-        fileOffset: this.tables.rowFileOffset(C, rid),
+        fileOffset: tables.rowFileOffset(C, rid),
       });
     }
   }

@@ -15,7 +15,7 @@
 import { createHash, createPrivateKey, createPublicKey, sign, verify, type KeyObject } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { UsageError } from '../core/errors.js';
-import { consistencyProof, leafHash, rootHash, verifyConsistency, type Hash } from './merkle.js';
+import { leafHash, type Hash } from './merkle.js';
 import { entryLine, type SignatureEntry } from './signature-record.js';
 
 /** The leaf of an entry in the record's Merkle tree: its line without the newline. */
@@ -194,26 +194,6 @@ export function parseCheckpoint(text: string, verifier: RecordVerifier, where: s
     throw new UsageError(`${where} names the record "${lines[0]!.slice(0, 80)}", not "${verifier.name}", the name of the key that signed it; a record's checkpoints carry its key's name`, hint);
   }
   return { origin: lines[0]!, size, root: Buffer.from(lines[2]!, 'base64'), text };
-}
-
-/**
- * Whether a record (the leaves of its entries, in order) continues the tree a saved checkpoint names: the record
- * must hold at least the checkpoint's entries, and its first ones must hash to the checkpoint's root (then a
- * consistency proof from the checkpoint to the whole record verifies). The problem, naming what was found, or
- * undefined when it continues it.
- */
-export function continuationProblem(leaves: readonly Hash[], checkpoint: TreeHead, where: string, saved: string): string | undefined {
-  if (leaves.length < checkpoint.size) {
-    return `${where} holds ${leaves.length} ${leaves.length === 1 ? 'entry' : 'entries'}, fewer than the ${checkpoint.size} of the checkpoint ${saved}: entries were removed from its end since (rolled back or truncated)`;
-  }
-  const root = rootHash(leaves, 0, checkpoint.size);
-  if (!root.equals(checkpoint.root)) {
-    return `the first ${checkpoint.size} entries of ${where} hash to ${root.toString('base64')}, not to the root ${checkpoint.root.toString('base64')} of the checkpoint ${saved}: the record was rewritten (an entry among them was changed, removed, inserted or replaced)`;
-  }
-  if (!verifyConsistency(checkpoint.size, leaves.length, checkpoint.root, rootHash(leaves), consistencyProof(leaves, checkpoint.size))) {
-    return `${where} is not consistent with the checkpoint ${saved}`; // cannot happen when the roots agree: a check of the proof code
-  }
-  return undefined;
 }
 
 /** A record public key given as a file, or as the verifier key's text itself. */

@@ -192,24 +192,26 @@ export async function signArchive(options: SignArchiveOptions, events: SignEvent
   const offered = job.links?.download;
   const download = offered && sameOrigin(offered, baseUrl) ? offered : archiveUrl;
   await client.download({ id: jobId, links: { download } }, output, { maxBytes: 2 * bytes.length + 16 * 1024 * 1024 + 2 * entries.length * 4096 });
+  // A refused result is not left where a result belongs: it goes to the cache folder, named in the error.
+  const kept = join(makeCacheDir(), `refused-${jobId.replace(/[^A-Za-z0-9_-]/g, '_')}.zip`);
+  const keptAt = `kept at ${displayPath(kept)}, not in ${displayPath(dirname(output))}`;
+  const keepRefused = () => renameSync(output, kept);
   let returnedEntries: ZipFileEntry[];
   try {
     // The client's own limits, as for an upload: a result archive is no more trusted than one from a user.
     returnedEntries = await readArchive(output, readFileSync(output), archiveZipLimits(2 * settings.maxUploadBytes));
   } catch (error) {
-    // A refused result is not left where a result belongs: it goes to the cache folder, named in the error.
-    const kept = join(makeCacheDir(), `refused-${jobId.replace(/[^A-Za-z0-9_-]/g, '_')}.zip`);
-    renameSync(output, kept);
-    throw new ServiceError('SG_ERR_HTTP_BAD_RESPONSE', `the result archive of job ${jobId} was refused: ${(error as Error).message}; it is kept at ${displayPath(kept)}, not in ${displayPath(dirname(output))}`, { method: 'GET', url: archiveUrl });
+    keepRefused();
+    throw new ServiceError('SG_ERR_HTTP_BAD_RESPONSE', `the result archive of job ${jobId} was refused: ${(error as Error).message}; it is ${keptAt}`, { method: 'GET', url: archiveUrl });
   }
   const returned = new Map(returnedEntries.map((e) => [e.name, e.bytes]));
   try {
     const sha256 = (b: Uint8Array) => createHash('sha256').update(b).digest('hex');
-    bindRecordToFiles(recorded, entries.filter((e) => ARCHIVE_ASSEMBLY.test(e.name)).map((e) => ({ uploadName: e.name, uploadedSha256: sha256(e.bytes), returned: returned.get(e.name) })), baseUrl, jobId);
+    const files = entries.filter((e) => ARCHIVE_ASSEMBLY.test(e.name)).map((e) => ({ uploadName: e.name, uploadedSha256: sha256(e.bytes), returned: returned.get(e.name) }));
+    bindRecordToFiles(recorded, files, baseUrl, jobId, `the result archive is ${keptAt}`);
   } catch (error) {
-    const kept = join(makeCacheDir(), `refused-${jobId.replace(/[^A-Za-z0-9_-]/g, '_')}.zip`);
-    renameSync(output, kept);
-    throw Object.assign(error as Error, { message: `${(error as Error).message.replace(/; nothing of job .* was written$/, '')}; the result archive is kept at ${displayPath(kept)}, not in ${displayPath(dirname(output))}` });
+    keepRefused();
+    throw error;
   }
   if (recorded.offered) recorded.keep();
   events.log?.(describeRecordCheck(recorded, jobId, baseUrl));

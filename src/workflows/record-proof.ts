@@ -157,12 +157,13 @@ export interface JobFileBytes {
  * service signed it) has an entry, each entry's signedSha256 is the SHA-256 of the bytes that came back and its
  * uploadedSha256 that of the bytes uploaded, and no entry names a file the job did not hold. A file that came back
  * unchanged (a netmodule, an already signed file) or not at all needs no entry.
+ * `outcome` says what became of the job's files (default: nothing of it was written).
  * @throws SignGateError SG_ERR_RECORD_PROOF naming the file and both hashes
  */
-export function bindRecordToFiles(check: RecordCheck, files: readonly JobFileBytes[], baseUrl: string, jobId: string): void {
+export function bindRecordToFiles(check: RecordCheck, files: readonly JobFileBytes[], baseUrl: string, jobId: string, outcome = `nothing of job ${jobId} was written`): void {
   if (!check.offered) return;
   const fail = (message: string): never => {
-    throw new SignGateError('SG_ERR_RECORD_PROOF', `${baseUrl}: ${message}; nothing of job ${jobId} was written`);
+    throw new SignGateError('SG_ERR_RECORD_PROOF', `${baseUrl}: ${message}; ${outcome}`);
   };
   const names = new Set(files.map((f) => windowsPathKey(f.uploadName)));
   for (const entry of check.byFile.values()) {

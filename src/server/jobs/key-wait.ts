@@ -3,6 +3,7 @@
 // same process, once the token is back or the PIN mended, without a restart). Only after limits.keyWaitSeconds of
 // waiting do its files end Error. A worker that found a key unusable takes no job waiting for that key until the key
 // proves usable again (queue-worker.ts), so that a worker that can sign takes it.
+import type { FastifyBaseLogger } from 'fastify';
 import { ErrorCodes } from '../../core/error-codes.js';
 import type { SignGateError } from '../../core/errors.js';
 import type { License } from '../server-config.js';
@@ -23,6 +24,18 @@ export class KeyWait extends Error {
 /** Whether a job that waits for a key has waited its `keyWaitSeconds` out (then its files end Error). */
 export function keyWaitOver(record: JobRecord, keyWaitSeconds: number, now = Date.now()): boolean {
   return record.keyWait !== undefined && now - Date.parse(record.keyWait.since) >= keyWaitSeconds * 1000;
+}
+
+/**
+ * Marks a job as waiting for keys (markWaiting) and logs it: at warn the first time, at debug while it goes on.
+ * `fields` are added to the log line (the worker).
+ */
+export function noteWaiting(log: FastifyBaseLogger, record: JobRecord, wait: KeyWait, keyWaitSeconds: number, fields: Record<string, unknown> = {}): void {
+  const first = record.keyWait === undefined;
+  markWaiting(record, wait, keyWaitSeconds);
+  const line = { job: record.id, organization: record.organization, options: record.keyWait!.options, codes: wait.keys.map((k) => k.error.code), since: record.keyWait!.since, ...fields };
+  if (first) log.warn(line, 'job waits for its signing key; it is queued again for a worker that can use it, not failed');
+  else log.debug(line, 'job still waits for its signing key');
 }
 
 /**

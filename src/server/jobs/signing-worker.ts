@@ -20,7 +20,7 @@ import type { JobProgressSink, JobStateStore, JobWorker } from './store.js';
 import type { License, Organization, ServerConfig } from '../server-config.js';
 import { inProcessSigner, type FileSigner } from './sign-file.js';
 import { keysForJob } from './key-rotation.js';
-import { KeyWait, keyWaitOver, markWaiting, optionKeyName } from './key-wait.js';
+import { KeyWait, keyWaitOver, noteWaiting, optionKeyName } from './key-wait.js';
 import { publicKeyToken } from '../../strongname/token.js';
 import type { SignatureEvent } from '../../record/signature-record.js';
 import type { JobMemory } from './job-memory.js';
@@ -581,11 +581,7 @@ export class SigningWorker implements JobWorker {
    */
   private async waitForKey(record: JobRecord, wait: KeyWait): Promise<void> {
     const key = jobKey(record.organization, record.id);
-    const first = record.keyWait === undefined;
-    markWaiting(record, wait, this.config().keyWaitSeconds);
-    const fields = { job: record.id, organization: record.organization, options: record.keyWait!.options, codes: wait.keys.map((k) => k.error.code), since: record.keyWait!.since };
-    if (first) this.log.warn(fields, 'job waits for its signing key; it is queued again, not failed');
-    else this.log.debug(fields, 'job still waits for its signing key');
+    noteWaiting(this.log, record, wait, this.config().keyWaitSeconds);
     try {
       await this.store.save(record);
     } catch (error) {

@@ -1,9 +1,9 @@
 // Checkpoints of a deployment's signature record, wherever it is kept: the leaves of its verified entries, the
 // checkpoint the record key signs over them, and the check that a record continues a checkpoint someone saved.
 import { UsageError } from '../../core/errors.js';
-import { continuationProblem, entryLeaf, parseCheckpoint, signCheckpoint, type Checkpoint, type RecordVerifier } from '../../record/checkpoint.js';
+import { entryLeaf, parseCheckpoint, signCheckpoint, type Checkpoint, type RecordVerifier } from '../../record/checkpoint.js';
 import { CompactRange, consistencyProof, inclusionProof, rootHash, type Hash, type SubtreeCache } from '../../record/merkle.js';
-import { CheckpointContinuation } from '../../record/record-continuation.js';
+import { CheckpointContinuation, continuationProblem } from '../../record/record-continuation.js';
 import { ChainChecker, type RecordVerification, type SignatureEntry } from '../../record/signature-record.js';
 import type { SignatureRecordReader } from '../jobs/store.js';
 import type { RecordKey } from './record-key.js';

@@ -6,7 +6,7 @@ import type { FastifyBaseLogger } from 'fastify';
 import pg from 'pg';
 import type { ServerConfig } from '../../server-config.js';
 import { finishUnsigned, JOB_RETRY_DELAYS_MS, KEY_RECHECK_MS, processJob, reportJobProcessed, type JobObserver } from '../../jobs/signing-worker.js';
-import { KeyWait, markWaiting } from '../../jobs/key-wait.js';
+import { KeyWait, noteWaiting } from '../../jobs/key-wait.js';
 import { isPkcs11Key, probePkcs11Key } from '../../../strongname/pkcs11-key.js';
 import type { License } from '../../server-config.js';
 import type { FileSigner } from '../../jobs/sign-file.js';
@@ -153,11 +153,7 @@ export class PgQueueWorker implements JobWorker {
       else if (error instanceof KeyWait) {
         // Back to the queue at once for a worker that can use the key; this one leaves it until its key works again.
         for (const k of error.keys) this.unusable.set(k.name, { license: k.license, triedAt: Date.now() });
-        const first = record.keyWait === undefined;
-        markWaiting(record, error, this.config().keyWaitSeconds);
-        const fields = { job: record.id, organization: record.organization, options: record.keyWait!.options, codes: error.keys.map((k) => k.error.code), worker: this.owner };
-        if (first) this.log.warn(fields, 'job waits for its signing key; it is queued again for a worker that can use it, not failed');
-        else this.log.debug(fields, 'job still waits for its signing key');
+        noteWaiting(this.log, record, error, this.config().keyWaitSeconds, { worker: this.owner });
         await this.store.waitForKey(record, this.owner).catch((e: Error) => this.log.warn({ job: record.id, err: { message: e.message } }, 'the waiting job could not be put back; its lease runs out instead'));
       } else {
         // Taken again after a wait that grows with the attempts, not after the whole lease (a database that was
