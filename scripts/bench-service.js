@@ -18,7 +18,7 @@ const repo = fileURLToPath(new URL('..', import.meta.url));
 // The build measured: its bin/signgate.js and dist/ (the fixtures are this checkout's).
 const root = option('--build') ? resolvePath(option('--build')) : repo;
 const dist = (path) => import(pathToFileURL(join(root, 'dist', path)).href);
-const { runCheck } = await dist('rules/runner.js');
+const { runCheck } = await dist('workflows/check.js');
 const { signAndPack } = await dist('server/jobs/sign-file.js');
 const { organizationSettings } = await dist('server/jobs/signing-worker.js');
 const { parseServerConfig } = await dist('server/server-config.js');
@@ -68,7 +68,7 @@ async function floor(repeats = 10) {
   for (let r = 0; r < repeats; r++) {
     const start = process.hrtime.bigint();
     for (const f of files) createHash('sha256').update(f.bytes).digest();
-    const check = runCheck(files.map((f) => ({ path: f.name, uploadName: f.name, bytes: f.bytes, explicit: true })), { settings });
+    const check = await runCheck(files.map((f) => ({ path: f.name, uploadName: f.name, bytes: f.bytes, explicit: true })), { settings });
     const key = org.licenses.find((l) => l.optionId === 12345).key;
     // As the service does: sign, verify the signature, prepare the package entry (CRC-32, deflate or store).
     const signed = check.files.map((f, i) => ({ name: f.path, source: { prepared: signAndPack(files[i].bytes, key).entry } }));

@@ -26,7 +26,7 @@ import { homedir, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { CHECK_POOL_THRESHOLD, idleCoresNow, inspectAssembly, parseStrongNameKeyFile, publicKeyToken, verifyAssemblyBytes } from '../dist/index.js';
-import { runCheck } from '../dist/rules/runner.js';
+import { runCheck } from '../dist/workflows/check.js';
 
 const args = process.argv.slice(2);
 const opt = (name, fallback) => {
@@ -309,7 +309,7 @@ if (args.includes('--startup')) {
       // The set matters for check: read every file, then run the rules over all of them at once.
       const inputs = files.map((f) => ({ path: f, uploadName: f.slice(f.lastIndexOf('/') + 1), bytes: readFileSync(f), explicit: false }));
       bytesTotal = inputs.reduce((n, i) => n + i.bytes.length, 0);
-      sink = runCheck(inputs, { settings: checkSettings }).findings.length;
+      sink = (await runCheck(inputs, { settings: checkSettings })).findings.length;
     } else {
       for (const f of files) {
         const bytes = readFileSync(f);

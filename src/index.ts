@@ -170,12 +170,12 @@ export {
 export { continuationProblem } from './record/record-continuation.js';
 
 // Rules and reports
-export { runCheck, checkExitCode, type CheckResult, type FileResult } from './rules/runner.js';
-export { runCheckPooled, buildAuditPooled, runCheckInRounds, buildAuditInRounds } from './workflows/pipeline/rounds.js';
+export { checkExitCode, type CheckResult, type FileResult } from './rules/runner.js';
+export { runCheck } from './workflows/check.js';
+export { buildAudit } from './workflows/audit.js';
 export { checkThreads, CHECK_POOL_THRESHOLD, type PoolOptions } from './workflows/pipeline/index.js';
 export { rules, ruleDocsUrl } from './rules/index.js';
 export type { CheckInput, CheckSettings, ExpectedKey, LicensedKeyToken } from './rules/types.js';
-export { buildAudit } from './audit/build.js';
 export type { AuditReport, AuditFile, AuditLoad, AuditLoadSummary, AuditSignature, AuditRecordSource } from './audit/model.js';
 /** Will it load: under the runtime license, the developer license, and on .NET Framework (TargetFrameworkAttribute). */
 export { loadVerdict, loadsUnder, targetFramework, describeTarget, type LoadVerdict, type LoadAnswer, type TargetFramework, type TargetKind } from './rules/load.js';

@@ -18,12 +18,13 @@ const ALLOWED: Record<string, readonly string[]> = {
   strongname: ['authenticode', 'metadata', 'pe', 'binary', 'core'],
   rules: ['strongname', 'authenticode', 'metadata', 'pe', 'binary', 'core'],
   audit: ['record', 'rules', 'strongname', 'authenticode', 'metadata', 'pe', 'binary', 'core'],
+  engine: ['rules', 'strongname', 'authenticode', 'metadata', 'pe', 'binary', 'core'],
   report: ['audit', 'rules', 'authenticode', 'core'],
   'service-client': ['record', 'core'],
   zip: ['core'],
-  server: ['record', 'zip', 'rules', 'strongname', 'authenticode', 'metadata', 'pe', 'binary', 'core'],
-  workflows: ['record', 'audit', 'report', 'rules', 'service-client', 'zip', 'strongname', 'authenticode', 'metadata', 'pe', 'binary', 'core'],
-  cli: ['record', 'workflows', 'server', 'audit', 'report', 'rules', 'service-client', 'zip', 'strongname', 'authenticode', 'metadata', 'pe', 'binary', 'core'],
+  server: ['engine', 'record', 'zip', 'rules', 'strongname', 'authenticode', 'metadata', 'pe', 'binary', 'core'],
+  workflows: ['engine', 'record', 'audit', 'report', 'rules', 'service-client', 'zip', 'strongname', 'authenticode', 'metadata', 'pe', 'binary', 'core'],
+  cli: ['engine', 'record', 'workflows', 'server', 'audit', 'report', 'rules', 'service-client', 'zip', 'strongname', 'authenticode', 'metadata', 'pe', 'binary', 'core'],
 };
 /** Packages a layer may import; yargs and glob belong to the CLI, chalk to the CLI and the terminal reporter. */
 const PACKAGES: Record<string, readonly string[]> = {
@@ -47,7 +48,8 @@ const PACKAGES: Record<string, readonly string[]> = {
     'prom-client',
   ],
   'service-client': ['ajv/dist/2020.js'],
-  workflows: ['glob', 'ajv/dist/2020.js', 'jsonc-parser', 'piscina'],
+  engine: ['piscina'],
+  workflows: ['glob', 'ajv/dist/2020.js', 'jsonc-parser'],
   cli: ['yargs', 'chalk', 'glob', 'cli-progress'],
 };
 
@@ -63,6 +65,7 @@ const WORKFLOW_LEAVES: Record<string, string> = {
   'access-token.ts': 'the access token from the options, a file or the environment (the pipeline, service.ts)',
   'licenses.ts': 'the licenses fetched online, compared with the key files (check and sign)',
   'ledger.ts': 'the local job ledger (sign, jobs, audit, archive, record-proof)',
+  'audit-records.ts': "what an audit reads besides the release: the ledger's jobs, the manifest, the previous report, the signature record",
   'extract.ts': "the service's result ZIP, extracted (sign, jobs)",
   'record-proof.ts': "a job's proof in the service's signature record (sign)",
   'pool-thresholds.ts': 'from how many files the pools start, decided without loading them (pipeline, scan, cli)',

@@ -3,11 +3,10 @@
 // report (the caller adds a generation time, or not).
 import { compareFindings, type Finding } from '../core/diagnostic.js';
 import { findRule, ruleDocsUrl } from '../rules/index.js';
-import { runCheckOnFacts, type CheckResult } from '../rules/runner.js';
+import type { CheckResult } from '../rules/runner.js';
 import { inputSize, needsSigning, type CheckInput, type FileFacts } from '../rules/types.js';
-import { collectFacts } from '../rules/facts.js';
 import { AUDIT_FORMAT_VERSION, AuditRules, NOT_FOR_RELEASE, type AuditAspectChange, type AuditFile, type AuditLoadSummary, type AuditOptions, type AuditReport } from './model.js';
-import { auditEvidence, describeKey, type AuditEvidence } from './evidence.js';
+import { describeKey, type AuditEvidence } from './evidence.js';
 import { compareAudits, nameKey } from './compare.js';
 
 function auditFinding(id: keyof typeof AuditRules, message: string, file: string | null): Finding {
@@ -21,18 +20,6 @@ function malformedFinding(message: string, code: string, file: string): Finding 
   return { ruleId: rule.id, rule: rule.name, severity: rule.defaultSeverity, message, hint: rule.hint, file, data: { code } };
 }
 
-
-/**
- * Builds the audit of a release, in this thread (`audit()` of the library can use worker threads).
- * `inputs[].uploadName` is the path relative to the audited root, used for the manifest and for comparisons;
- * `path` is how the file is shown.
- */
-export function buildAudit(inputs: readonly CheckInput[], options: AuditOptions): AuditReport {
-  const facts = collectFacts(inputs, options.settings);
-  const check = runCheckOnFacts(facts, { settings: options.settings });
-  const evidence = new Map([...facts.values()].map((f) => [f.input.path, auditEvidence(f, options.settings)]));
-  return assembleAudit(inputs, facts, check, evidence, options);
-}
 
 /**
  * The report from the facts, the check and the evidence of every file (made in this thread or in worker threads:

@@ -2,7 +2,7 @@
 // one file becomes a `malformed` finding for that file and never stops the batch.
 import { compareFindings, type Finding, type Severity, type SeveritySetting } from '../core/diagnostic.js';
 import { isSignGateError } from '../core/errors.js';
-import { collectFacts, describeRole } from './facts.js';
+import { describeRole } from './facts.js';
 import { findRule, rules } from './index.js';
 import { sameKeyBlob } from './keys.js';
 import { inputSize, needsSigning, type CheckInput, type CheckSettings, type FileFacts, type FileRole, type Rule, type RuleReport } from './types.js';
@@ -100,14 +100,6 @@ function signedWithOrganizationKey(facts: FileFacts, settings: CheckSettings): b
   return status.state === 'signed' && status.publicKey !== null && settings.keys.some((k) => sameKeyBlob(k.publicKey, status.publicKey!));
 }
 
-/**
- * Checks a set of files against every rule, in this thread (`check()` of the library can use worker threads).
- * @param inputs the files with their bytes; `path` is how they are shown
- */
-export function runCheck(inputs: readonly CheckInput[], options: CheckOptions): CheckResult {
-  return runCheckOnFacts(collectFacts(inputs, options.settings), options);
-}
-
 /** What the file rules found about one file, and what the set rules need of it: plain data that can cross threads. */
 export interface FileOutcome {
   /** Findings of the file rules, in the order of the rules (set-rule findings are added later). */
@@ -152,13 +144,6 @@ export function checkFile(facts: FileFacts, near: ReadonlyMap<string, FileFacts>
     for (const r of reports) findings.push(toFinding(rule, severity, r, facts.input.path));
   }
   return { findings, signedWithOrganizationKey: signing && signedWithOrganizationKey(facts, settings) };
-}
-
-/** The same check over facts already collected (the audit reuses them instead of parsing every file twice). */
-export function runCheckOnFacts(all: ReadonlyMap<string, FileFacts>, options: CheckOptions): CheckResult {
-  const severities = resolveSeverities(options.severities);
-  const outcomes = new Map([...all.values()].map((facts) => [facts.input.path, checkFile(facts, ruleNeighbourhood(facts, all), options.settings, severities)]));
-  return assembleCheck(all, outcomes, options);
 }
 
 /**

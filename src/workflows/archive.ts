@@ -7,7 +7,9 @@ import { basename, dirname, join, relative, resolve, sep } from 'node:path';
 import { ServiceError, UsageError } from '../core/errors.js';
 import { secretFile, SECRET_SCAN_BYTES, type SecretFile } from '../core/secret-files.js';
 import { SIGNING_LOG } from '../core/upload-names.js';
-import { runCheck, type CheckResult } from '../rules/runner.js';
+import type { CheckResult } from '../rules/runner.js';
+import { inThisThread, runEngine } from '../engine/index.js';
+import { checkProduct } from '../rules/check-product.js';
 import type { CheckInput } from '../rules/types.js';
 import { createServiceClient, type CreatedJob } from '../service-client/client.js';
 import { readJson, send } from '../service-client/http.js';
@@ -19,6 +21,7 @@ import { displayPath, expandInputs, fileIdentity, readInputFile } from './files.
 import { windowsPathKey } from '../core/windows-names.js';
 import { checkReturnedFile, pollJob, type SignEvents } from './sign.js';
 import { Ledger, makeCacheDir } from './ledger.js';
+import { resolveAccessToken } from './access-token.js';
 import { bindRecordToFiles, checkRecordProof, describeRecordCheck } from './record-proof.js';
 import { readRecordPublicKey } from '../record/checkpoint.js';
 import { createHash } from 'node:crypto';
@@ -49,7 +52,7 @@ export interface PackResult {
  */
 export async function pack(options: PackOptions): Promise<PackResult> {
   const prepared = await prepareCheck(options);
-  const check = runCheck(prepared.inputs, { settings: prepared.settings, severities: prepared.severities });
+  const check = await runEngine(checkProduct({ settings: prepared.settings, severities: prepared.severities }), prepared.inputs, inThisThread());
   const archive = resolve(options.archive);
   if ((options.check ?? true) && check.summary.errors > 0) return { archive, files: [], check, stoppedByCheck: true };
   // The inputs as the check read them (from the command line or the config file): a folder stands for every file
@@ -141,7 +144,8 @@ export async function signArchive(options: SignArchiveOptions, events: SignEvent
   const expectedKey = options.recordKey === undefined ? undefined : readRecordPublicKey(options.recordKey);
   // The settings come from the options and the configuration; the archive's assemblies are the inputs.
   const prepared = prepareSettings(options);
-  const { baseUrl, token } = prepared;
+  const { baseUrl } = prepared;
+  const token = resolveAccessToken(options);
   const settings = withDeclaredVendorAttributes(prepared.settings, [], prepared.references);
   if (!baseUrl || !token) throw new UsageError('sign --archive needs the service address and an access token', 'Pass --base-url and --access-token-file, or set SIGNGATE_BASE_URL and SIGNGATE_ACCESS_TOKEN.');
   // Refused here by the rules the service refuses by, before anything is uploaded.
@@ -158,7 +162,7 @@ export async function signArchive(options: SignArchiveOptions, events: SignEvent
     'Make the archive again without it (signgate pack refuses such files)',
   );
   const inputs: CheckInput[] = entries.filter((e) => ARCHIVE_ASSEMBLY.test(e.name)).map((e) => ({ path: e.name, uploadName: e.name, bytes: e.bytes, explicit: true }));
-  const check = runCheck(inputs, { settings, severities: prepared.severities });
+  const check = await runEngine(checkProduct({ settings, severities: prepared.severities }), inputs, inThisThread());
   const empty = { files: entries.length, assemblies: inputs.length, signed: 0, verified: 0, failed: 0 };
   if ((options.check ?? true) && check.summary.errors > 0) {
     events.checkFailed?.(check, check.summary.errors);

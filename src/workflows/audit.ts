@@ -1,26 +1,27 @@
 // audit(): the release report auditors ask for, as a library function: every assembly with its hash, identity,
 // verified strong name, vendor attribute and signing job (from the local ledger), compared with the previous
-// release when given. A consumer of the pipeline (pipeline/index.ts), which reads the release and makes the records.
-import { createHash } from 'node:crypto';
+// release when given: prepare (pipeline/index.ts) → the ledger, manifest, previous report and record → the engine
+// with the audit's product.
 import { statSync } from 'node:fs';
-import { homedir } from 'node:os';
-import { basename, relative, resolve, sep } from 'node:path';
+import { resolve } from 'node:path';
 import { UsageError } from '../core/errors.js';
 import { VERSION } from '../core/version.js';
 import { formatAuditHtml } from '../report/audit-html.js';
 import { formatAuditJson, formatAuditJsonPieces } from '../report/audit-json.js';
 import { formatAuditMarkdown } from '../report/audit-markdown.js';
 import { diffAuditReports } from '../audit/compare.js';
-import type { AuditJob, AuditJobSource, AuditOptions as AuditEngineOptions, AuditReport, AuditSignature } from '../audit/model.js';
-import { recordFileLines, verifyRecordFileLines, type SignatureEntry } from '../record/signature-record.js';
-import { parseCheckpoint, readRecordPublicKey } from '../record/checkpoint.js';
-import { CheckpointContinuation } from '../record/record-continuation.js';
-import type { CheckInput, CheckSettings } from '../rules/types.js';
+import type { AuditOptions as AuditEngineOptions, AuditReport } from '../audit/model.js';
+import type { CheckSettings } from '../rules/types.js';
+import { auditProduct } from '../audit/audit-product.js';
+import { inThisThread, runEngine, type EngineInput, type Runner } from '../engine/index.js';
 import { parsePublicKeyBlob } from '../strongname/key-blob.js';
 import { publicKeyToken } from '../strongname/token.js';
-import { displayPath, noAssembliesError, readInputFile, withInputFile } from './files.js';
-import { Ledger, ledgerPath } from './ledger.js';
-import { DEFAULT_MAX_UPLOAD_BYTES, runPipeline, type CheckOptions } from './pipeline/index.js';
+import { auditRecords, inputHashes, jobsFromLedger, jobSourceOf, readSignatureRecord, type SavedCheckpoint } from './audit-records.js';
+import { displayPath, noAssembliesError, readInputFile } from './files.js';
+import { Ledger } from './ledger.js';
+
+export { describeLedgerPath, jobsFromLedger, jobSourceOf, parseManifest, readSignatureRecord } from './audit-records.js';
+import { BOUNDED, DEFAULT_MAX_UPLOAD_BYTES, engineRunner, prepareCheck, readFiles, type CheckOptions } from './pipeline/index.js';
 
 export const AuditFormats = ['html', 'markdown', 'json'] as const;
 export type AuditFormat = (typeof AuditFormats)[number];
@@ -44,149 +45,13 @@ export interface AuditOptions extends Omit<CheckOptions, 'format' | 'output'> {
 }
 
 /** The checkpoint options of an audit, checked: both or neither, and only with a record. */
-function savedCheckpoint(options: Pick<AuditOptions, 'record' | 'recordCheckpoint' | 'recordKey'>): { checkpoint: string; key: string } | undefined {
+function savedCheckpoint(options: Pick<AuditOptions, 'record' | 'recordCheckpoint' | 'recordKey'>): SavedCheckpoint | undefined {
   if (options.recordCheckpoint === undefined && options.recordKey === undefined) return undefined;
   if (!options.record) throw new UsageError('--checkpoint and --record-key check a signature record: pass --record too', 'Run: signgate audit release/ --record record.jsonl --checkpoint saved.checkpoint --record-key record-key.pub');
   if (options.recordCheckpoint === undefined || options.recordKey === undefined) {
     throw new UsageError(`--${options.recordCheckpoint === undefined ? 'record-key' : 'checkpoint'} needs --${options.recordCheckpoint === undefined ? 'checkpoint' : 'record-key'}`, "Pass the checkpoint you saved and the service's record public key (signgate serve record public-key) together.");
   }
   return { checkpoint: options.recordCheckpoint, key: options.recordKey };
-}
-
-/** A manifest: one relative path per line (blank lines and # comments ignored), or a JSON array of paths. */
-export function parseManifest(text: string): string[] {
-  const trimmed = text.replace(/^\uFEFF/, '').trim();
-  if (trimmed.startsWith('[')) {
-    const list = JSON.parse(trimmed) as unknown;
-    if (!Array.isArray(list) || !list.every((x) => typeof x === 'string')) throw new UsageError('the manifest JSON must be an array of paths');
-    return list;
-  }
-  return trimmed
-    .split(/\r?\n/)
-    .map((l) => l.trim())
-    .filter((l) => l && !l.startsWith('#'));
-}
-
-/**
- * Signing jobs by the SHA-256 of the files they returned signed and verified, from the local ledger. A file a
- * failed job returned as it was uploaded is not the job's work: it keeps no job.
- */
-export function jobsFromLedger(ledger: Ledger): Map<string, AuditJob> {
-  const map = new Map<string, AuditJob>();
-  for (const entry of ledger.all()) {
-    for (const r of entry.results ?? []) if (r.outputSha256 && r.verified) map.set(r.outputSha256, { jobId: entry.jobId, date: entry.createdAt, baseUrl: entry.baseUrl });
-  }
-  return map;
-}
-
-/**
- * The ledger's place without absolute paths (the report stays the same for another user or folder):
- * `$SIGNGATE_CACHE_DIR/jobs.json` when that is set, else under `~`.
- */
-export function describeLedgerPath(env: NodeJS.ProcessEnv = process.env): string {
-  if (env.SIGNGATE_CACHE_DIR) return '$SIGNGATE_CACHE_DIR/jobs.json';
-  const path = ledgerPath(env);
-  const home = homedir();
-  return (path.startsWith(home + sep) ? `~${sep}${relative(home, path)}` : path).split(sep).join('/');
-}
-
-/** Where the report's jobs come from, for the report to say so when the column is empty. */
-export function jobSourceOf(ledger: Ledger | undefined, env: NodeJS.ProcessEnv = process.env): AuditJobSource {
-  const l = ledger ?? new Ledger();
-  return { ledger: ledger && ledger.path !== ledgerPath(env) ? basename(ledger.path) : describeLedgerPath(env), found: l.all().length > 0 };
-}
-
-/**
- * Reads a signature record exported by the service, a line at a time (never whole: see MAX_RECORD_LINE_BYTES), and
- * verifies its chain, and with `saved` that it continues the checkpoint saved earlier. Of its entries it keeps,
- * by the SHA-256 of the bytes they returned, those of `wanted` (the release's files; every entry without it), the
- * earliest where the same bytes were signed twice: the audit looks up no other.
- * @throws UsageError naming the file and its first break when the chain does not verify, or what is wrong with the
- * checkpoint
- */
-export function readSignatureRecord(
-  path: string,
-  saved?: { readonly checkpoint: string; readonly key: string },
-  wanted?: ReadonlySet<string>,
-): NonNullable<AuditEngineOptions['record']> {
-  const absolute = resolve(path);
-  const shown = displayPath(absolute);
-  // The checkpoint first: its size says which first entries its root covers, to hash them as they are read.
-  const cpShown = saved && displayPath(resolve(saved.checkpoint));
-  const checkpoint = saved && parseCheckpoint(readInputFile(resolve(saved.checkpoint), cpShown).toString('utf8'), readRecordPublicKey(saved.key), cpShown!);
-  const continuation = checkpoint && new CheckpointContinuation(checkpoint);
-  const bySignedSha256 = new Map<string, AuditSignature>();
-  const keep = (entry: SignatureEntry) => {
-    continuation?.add(entry);
-    if ((wanted && !wanted.has(entry.signedSha256)) || bySignedSha256.has(entry.signedSha256)) return;
-    const { prev: _prev, ...signature } = entry;
-    bySignedSha256.set(entry.signedSha256, signature);
-  };
-  const result = withInputFile(absolute, shown, (fd) => verifyRecordFileLines(recordFileLines(fd), shown, undefined, keep));
-  if (result.break) {
-    throw new UsageError(`${shown} is not a signature record that verifies: ${result.break.message}`, 'Pass the record as `signgate serve record export` writes it (JSON lines); `signgate serve record verify --file` checks it. A record that does not verify vouches for no file.');
-  }
-  const problem = continuation?.problem(shown, cpShown!);
-  if (problem) {
-    const hint = "The record you hold is not the one the checkpoint was signed over, continued: ask the service's operator for the record as it is, " +
-      'and find out who changed it.';
-    throw new UsageError(`${shown} is not a continuation of the checkpoint ${cpShown}: ${problem}`, hint);
-  }
-  return { source: { file: basename(absolute), entries: result.entries, lastSeq: result.head.seq, lastHash: result.head.hash }, bySignedSha256 };
-}
-
-/**
- * The SHA-256 of every input, as the report names each file's bytes: the entries of the signature record the audit
- * needs are those that returned one of them.
- */
-function inputHashes(inputs: readonly CheckInput[]): Set<string> {
-  const hashes = new Set<string>();
-  for (const input of inputs) {
-    try {
-      hashes.add(createHash('sha256').update(input.bytes).digest('hex'));
-    } catch {
-      // An input read on demand that cannot be read now has no entry to look up: the rounds report it.
-    }
-  }
-  return hashes;
-}
-
-/**
- * What the audit's rounds run with besides the settings: the ledger's jobs, and the previous report, manifest and
- * signature record (its chain, and that it continues the `saved` checkpoint) that the options name, each read and
- * checked.
- * @throws UsageError for a previous report that is not an audit JSON, an empty file, or a record that does not verify
- */
-function auditRoundOptions(
-  options: AuditOptions,
-  settings: CheckSettings,
-  saved: ReturnType<typeof savedCheckpoint>,
-  inputs: readonly CheckInput[],
-): AuditEngineOptions {
-  const read = (file: string, what: string) => {
-    const text = readInputFile(resolve(file), displayPath(resolve(file))).toString('utf8').replace(/^\uFEFF/, '');
-    if (!text.trim()) throw new UsageError(`${file}: the ${what} is empty`);
-    return text;
-  };
-  let previous: AuditReport | undefined;
-  if (options.compare) {
-    try {
-      previous = JSON.parse(read(options.compare, 'previous report')) as AuditReport;
-    } catch (error) {
-      if (error instanceof UsageError) throw error;
-      throw new UsageError(`${options.compare} is not an audit JSON report (${(error as Error).message})`, 'Pass the JSON written by `signgate audit --format json` for the previous release.');
-    }
-    if (!Array.isArray(previous?.files)) throw new UsageError(`${options.compare} is not an audit JSON report (no "files" list)`, 'Pass the JSON written by `signgate audit --format json` for the previous release.');
-  }
-  const ledger = options.ledger ?? new Ledger();
-  return {
-    settings,
-    jobs: jobsFromLedger(ledger),
-    jobSource: jobSourceOf(ledger),
-    ...(options.manifest ? { manifest: parseManifest(read(options.manifest, 'manifest')) } : {}),
-    ...(previous ? { previous } : {}),
-    ...(options.record ? { record: readSignatureRecord(options.record, saved, inputHashes(inputs)) } : {}),
-  };
 }
 
 function statSafe(path: string) {
@@ -212,18 +77,15 @@ export async function audit(options: AuditOptions): Promise<AuditReport> {
   const root = options.root ?? single;
   // The checkpoint options are checked before the release is read.
   const saved = savedCheckpoint(options);
-  const { result } = await runPipeline(
-    { options: { ...options, ...(root ? { root } : {}) } },
-    {
-      produce: 'audit-records',
-      prepare: ({ settings, inputs, paths: given }) => {
-        // A release with no assembly is no release to vouch for: never a report of 0 files that passes.
-        if (inputs.length === 0) throw noAssembliesError(given);
-        return auditRoundOptions(options, settings, saved, inputs);
-      },
-    },
-  );
-  return result;
+  const read = await prepareCheck({ ...options, ...(root ? { root } : {}) }, BOUNDED);
+  // A release with no assembly is no release to vouch for: never a report of 0 files that passes.
+  if (read.inputs.length === 0) throw noAssembliesError(read.paths);
+  return runEngine(auditProduct(auditRecords(options, read.settings, saved, read.inputs)), read.inputs, await engineRunner(read));
+}
+
+/** Audits inputs already read with the settings and records given whole, in this thread (or on `runner`). */
+export function buildAudit(inputs: readonly EngineInput[], options: AuditEngineOptions, runner: Runner = inThisThread()): Promise<AuditReport> {
+  return runEngine(auditProduct(options), inputs, runner);
 }
 
 /** The report as HTML (one self-contained page), Markdown or JSON; `generatedAt` null leaves the time out. */
@@ -273,30 +135,23 @@ export async function verifyAuditReport(options: { readonly report: string; read
   const rootArg = options.root ?? single;
   const root = rootArg ? resolve(rootArg) : null;
   const s = stored.settings;
-  const { result: report } = await runPipeline(
-    // As the audit reads a folder: with its netmodules, which the report lists.
-    { files: { paths: options.paths, root, threads: options.threads, readAtOnceBytes: options.readAtOnceBytes } },
-    {
-      produce: 'audit-records',
-      prepare: ({ inputs }) => {
-        const settings: CheckSettings = {
-          vendor: s.vendor,
-          vendorApi: s.vendorApi,
-          vendorNamespace: s.vendorNamespace,
-          // The token is computed again from the key, so a report whose token and key disagree shows a difference.
-          keys: s.keys.map((k) => {
-            const publicKey = parsePublicKeyBlob(Buffer.from(k.publicKey, 'hex'));
-            return { optionId: k.optionId, source: k.source, token: publicKeyToken(publicKey.blob), publicKey };
-          }),
-          maxUploadBytes: DEFAULT_MAX_UPLOAD_BYTES,
-          root: root ? displayPath(root) : null,
-        };
-        const ledger = options.ledger ?? new Ledger();
-        const record = options.record ? { record: readSignatureRecord(options.record, undefined, inputHashes(inputs)) } : {};
-        return { settings, jobs: jobsFromLedger(ledger), jobSource: jobSourceOf(ledger), ...record };
-      },
-    },
-  );
+  // As the audit reads a folder: with its netmodules, which the report lists.
+  const read = await readFiles({ paths: options.paths, root, threads: options.threads, readAtOnceBytes: options.readAtOnceBytes }, BOUNDED);
+  const settings: CheckSettings = {
+    vendor: s.vendor,
+    vendorApi: s.vendorApi,
+    vendorNamespace: s.vendorNamespace,
+    // The token is computed again from the key, so a report whose token and key disagree shows a difference.
+    keys: s.keys.map((k) => {
+      const publicKey = parsePublicKeyBlob(Buffer.from(k.publicKey, 'hex'));
+      return { optionId: k.optionId, source: k.source, token: publicKeyToken(publicKey.blob), publicKey };
+    }),
+    maxUploadBytes: DEFAULT_MAX_UPLOAD_BYTES,
+    root: root ? displayPath(root) : null,
+  };
+  const ledger = options.ledger ?? new Ledger();
+  const record = options.record ? { record: readSignatureRecord(options.record, undefined, inputHashes(read.inputs)) } : {};
+  const report = await runEngine(auditProduct({ settings, jobs: jobsFromLedger(ledger), jobSource: jobSourceOf(ledger), ...record }), read.inputs, await engineRunner(read));
   const notes = stored.tool?.version && stored.tool.version !== VERSION ? [`the report was made by signgate ${stored.tool.version}; this is ${VERSION}`] : [];
   return { differences: diffAuditReports(stored, report), notes, report };
 }

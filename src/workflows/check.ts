@@ -1,11 +1,15 @@
-// check(): the pre-flight gate as a library function, a consumer of the pipeline (pipeline/index.ts): settings from
-// the options over signgate.config.json, the licenses when online, check results.
-import type { CheckResult } from '../rules/runner.js';
+// check(): the pre-flight gate as a library function: prepare (pipeline/index.ts: settings from the options over
+// signgate.config.json, the inputs read) → the licenses when online → the engine with the check's product.
+import { inThisThread, runEngine, type EngineInput, type Runner } from '../engine/index.js';
+import { checkProduct } from '../rules/check-product.js';
+import type { CheckOptions as RuleCheckOptions, CheckResult } from '../rules/runner.js';
 import type { CheckSettings } from '../rules/types.js';
 import { UsageError } from '../core/errors.js';
+import { resolveAccessToken } from './access-token.js';
 import { CONFIG_FILE_NAME } from './config.js';
+import { displayPath } from './files.js';
 import { onlineLicenses } from './licenses.js';
-import { runPipeline, type CheckOptions, type PreparedCheck, type PreparedSettings } from './pipeline/index.js';
+import { BOUNDED, engineRunner, prepareCheck, type CheckOptions, type PreparedCheck, type PreparedSettings } from './pipeline/index.js';
 
 export {
   DEFAULT_MAX_UPLOAD_BYTES,
@@ -13,6 +17,7 @@ export {
   inputReading,
   keepHeapSmall,
   prepareCheck,
+  engineRunner,
   prepareSettings,
   readCheckInputs,
   withDeclaredVendorAttributes,
@@ -21,6 +26,14 @@ export {
   type PreparedCheck,
   type PreparedSettings,
 } from './pipeline/index.js';
+
+/** What a check that goes online needs: the address, the token, and what asked it to go online. */
+export interface OnlineRequest {
+  readonly baseUrl: string | undefined;
+  readonly token: string | undefined;
+  /** `--online`, `--base-url`, `"online": true in <config>`; undefined: the check stays offline. */
+  readonly onlineBy: string | undefined;
+}
 
 export interface CheckRun {
   /** The findings, per file and for the upload set; `checkExitCode(result)` is 1 when any is an error. */
@@ -39,22 +52,48 @@ export interface CheckRun {
  * @throws UsageError for bad options; SignGateError SG_ERR_IO_READ; ServiceError SG_ERR_HTTP_* online
  */
 export async function check(options: CheckOptions): Promise<CheckRun> {
-  let online: ReturnType<typeof onlineLicenses> | undefined;
-  const { read: prepared, result } = await runPipeline(
-    { options },
-    {
-      produce: 'check-results',
-      prepare: async (read) => {
-        const service = checkService(read);
-        // The service client loads only when the check goes online.
-        if (service) online = onlineLicenses(await (await import('../service-client/licenses.js')).getLicenseEntries(service), read.settings.keys);
-        return { settings: { ...read.settings, ...online?.settings }, severities: read.severities };
-      },
-    },
-  );
-  const settings: CheckSettings = { ...prepared.settings, ...online?.settings };
-  const notes = [...prepared.notes, ...(prepared.offlineNote ? [prepared.offlineNote] : []), ...(online?.notes ?? [])];
-  return { result, prepared: { ...prepared, settings, notes } };
+  const read = await prepareCheck(options, BOUNDED);
+  const { onlineBy, offlineNote } = onlineRequest(options, read);
+  const online = onlineBy ? await licensesWhenOnline({ baseUrl: read.baseUrl, token: resolveAccessToken(options), onlineBy }, read.settings.keys) : undefined;
+  const settings: CheckSettings = { ...read.settings, ...online?.settings };
+  const result = await runEngine(checkProduct({ settings, severities: read.severities }), read.inputs, await engineRunner(read));
+  const notes = [...read.notes, ...(offlineNote ? [offlineNote] : []), ...(online?.notes ?? [])];
+  return { result, prepared: { ...read, settings, notes } };
+}
+
+/**
+ * Checks inputs already read with the settings given whole, in this thread (or on `runner`): the engine with the
+ * check's product, as check() runs it after its preparation.
+ */
+export function runCheck(inputs: readonly EngineInput[], options: RuleCheckOptions, runner: Runner = inThisThread()): Promise<CheckResult> {
+  return runEngine(checkProduct(options), inputs, runner);
+}
+
+/** The licenses (and notes) of the service, when the check goes online (see checkService); the client loads only then. */
+async function licensesWhenOnline(request: OnlineRequest | undefined, keys: CheckSettings['keys']): Promise<ReturnType<typeof onlineLicenses> | undefined> {
+  const service = request && checkService(request);
+  if (!service) return undefined;
+  return onlineLicenses(await (await import('../service-client/licenses.js')).getLicenseEntries(service), keys);
+}
+
+/**
+ * Whether check goes online, and what asked it to: `--online` (or `--no-online`) decides; else `--base-url`; else
+ * "online" in the config file. An address from the config file or the environment alone is said in a note, not used.
+ */
+function onlineRequest(options: CheckOptions, { config, configPath }: PreparedSettings): { readonly onlineBy: string | undefined; readonly offlineNote: string | undefined } {
+  const environment = (options.env ?? process.env).SIGNGATE_BASE_URL || undefined;
+  const shownConfig = configPath ? displayPath(configPath) : CONFIG_FILE_NAME;
+  let onlineBy: string | undefined;
+  if (options.online !== undefined) onlineBy = options.online ? '--online' : undefined;
+  else if (options.baseUrl !== undefined) onlineBy = '--base-url';
+  else if (config.online) onlineBy = `"online": true in ${shownConfig}`;
+  const at = config.baseUrl !== undefined ? `"baseUrl" in ${shownConfig}` : environment && 'SIGNGATE_BASE_URL';
+  const unused = options.online === undefined && !onlineBy ? at : undefined;
+  const offlineNote = unused
+    ? `check ran offline: ${unused} is the service for sign; --online takes check there too, for the license cross-check ` +
+      `(or "online": true in ${CONFIG_FILE_NAME}; in a build, SigngateCheckOnline)`
+    : undefined;
+  return { onlineBy, offlineNote };
 }
 
 /**
@@ -63,8 +102,8 @@ export async function check(options: CheckOptions): Promise<CheckRun> {
  * are sign's).
  * @throws UsageError when asked to go online without an address or without an access token
  */
-export function checkService(prepared: Pick<PreparedSettings, 'baseUrl' | 'token' | 'onlineBy'>): { baseUrl: string; accessToken: string } | undefined {
-  const { baseUrl, token, onlineBy } = prepared;
+export function checkService(request: OnlineRequest): { baseUrl: string; accessToken: string } | undefined {
+  const { baseUrl, token, onlineBy } = request;
   if (!onlineBy) return undefined;
   const offline = `or check offline: leave out ${onlineBy} (in a build: -p:SigngateCheckOnline=false)`;
   if (!baseUrl) {

@@ -226,23 +226,6 @@ export interface FileOnDemand {
   read(into?: Buffer): Buffer;
 }
 
-const filesBehind = new WeakMap<object, FileOnDemand>();
-
-/** An input whose bytes are read from `file` each time they are asked for (see fileBehind). */
-export function inputOnDemand<T extends object>(input: T, file: FileOnDemand): T & { readonly bytes: Buffer; readonly size: number } {
-  const withFile = Object.defineProperties(input, {
-    size: { value: file.size, enumerable: true },
-    bytes: { get: () => file.read(), enumerable: true },
-  }) as T & { readonly bytes: Buffer; readonly size: number };
-  filesBehind.set(withFile, file);
-  return withFile;
-}
-
-/** The file behind an input made by inputOnDemand, so that a caller can read it into a buffer of its own. */
-export function fileBehind(input: object): FileOnDemand | undefined {
-  return filesBehind.get(input);
-}
-
 /**
  * A file whose size and modification time are taken now, and whose bytes are read when asked for. Each read checks
  * that the file is still the one first seen: a check that reads a file twice must not judge two versions of it.

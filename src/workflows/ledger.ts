@@ -260,6 +260,34 @@ export class Ledger {
     return [...this.entries].reverse().find((e) => e.baseUrl === baseUrl && states.includes(e.state) && key(e.files) === wanted);
   }
 
+  /** A job just uploaded, entered as `uploaded`: the first of its transitions (see finished, downloaded, deleted). */
+  uploaded(job: Pick<LedgerEntry, 'jobId' | 'links' | 'baseUrl' | 'comment' | 'files'>): LedgerEntry {
+    const now = new Date().toISOString();
+    const entry: LedgerEntry = { jobId: job.jobId, ...(job.links ? { links: job.links } : {}), baseUrl: job.baseUrl, comment: job.comment, createdAt: now, updatedAt: now, state: 'uploaded', files: job.files };
+    this.upsert(entry);
+    return entry;
+  }
+
+  /** The service finished the job: its results can be downloaded. */
+  finished(entry: LedgerEntry): void {
+    entry.state = 'finished';
+    this.upsert(entry);
+  }
+
+  /** The job's results are written to `destination` and each file verified: `verified` when all are, else `failed`. */
+  downloaded(entry: LedgerEntry, destination: string, results: NonNullable<LedgerEntry['results']>): void {
+    entry.destination = destination;
+    entry.results = results;
+    entry.state = results.every((r) => r.verified) ? 'verified' : 'failed';
+    this.upsert(entry);
+  }
+
+  /** The job was deleted on the service, everything of it saved here. */
+  deleted(entry: LedgerEntry): void {
+    entry.state = 'deleted';
+    this.upsert(entry);
+  }
+
   /** Adds or replaces the entry of `entry.jobId`, keeping what other runs wrote meanwhile. */
   upsert(entry: LedgerEntry): void {
     entry.updatedAt = new Date().toISOString();

@@ -9,18 +9,21 @@ import { ServiceError, UsageError } from '../core/errors.js';
 import { formatVersion } from '../metadata/module-metadata.js';
 import type { CheckResult } from '../rules/runner.js';
 import { describeTooLarge, proposeSplit } from '../rules/split.js';
-import type { CheckInput, ExpectedKey } from '../rules/types.js';
+import type { CheckInput, CheckSettings, ExpectedKey } from '../rules/types.js';
+import { inHand, inThisThread, runEngine } from '../engine/index.js';
+import { checkProduct } from '../rules/check-product.js';
 import { createServiceClient, FAILED_STATES, PENDING_STATES, type JobRef, type JobStatus, type ServiceClient } from '../service-client/client.js';
 import type { RetryInfo } from '../service-client/http.js';
 import { readModule } from '../strongname/assembly-info.js';
 import { compareIgnoringSignature, verifyStrongName } from '../strongname/strong-name.js';
+import { resolveAccessToken } from './access-token.js';
 import { readPackage, SERVICE_LOG_NAME, writePackage } from './extract.js';
 import { displayPath, noAssembliesError } from './files.js';
 import { bindRecordToFiles, checkRecordProof, describeRecordCheck } from './record-proof.js';
 import { readRecordPublicKey } from '../record/checkpoint.js';
 import { cacheDir, downloadName, Ledger, ledgerPath, makeCacheDir, sweepStaleDownloads, type LedgerEntry, type LedgerFile } from './ledger.js';
 import { onlineLicenses } from './licenses.js';
-import { runPipeline, type CheckOptions } from './pipeline/index.js';
+import { prepareCheck, type CheckOptions, type PreparedCheck } from './pipeline/index.js';
 import { windowsPathKey } from '../core/windows-names.js';
 
 export interface SignOptions extends CheckOptions {
@@ -193,161 +196,213 @@ export async function sign(options: SignOptions, events: SignEvents = {}): Promi
   // A record key given up front is read before anything else: a wrong one stops the run before any upload.
   const expectedKey = options.recordKey === undefined ? undefined : readRecordPublicKey(options.recordKey);
   const destination = resolve(options.destination ?? 'signed');
+  // 1. Prepare: the settings, and the inputs held in memory (what is uploaded is what was checked).
+  const read = await prepareCheck(options);
+  const { inputs, baseUrl, token } = signInputs(read, options, destination, log);
+  // 2. The licenses, from the service.
+  const client = createServiceClient({ baseUrl, accessToken: token, ...(options.nameSeparator ? { nameSeparator: options.nameSeparator } : {}), ...(events.retry ? { onRetry: events.retry } : {}) });
+  const licenses = onlineLicenses(await client.licenseEntries(), read.settings.keys);
+  for (const note of licenses.notes) log(`note: ${note}`);
+  const settings: CheckSettings = { ...read.settings, ...licenses.settings };
+  // 3. The pre-flight check: the engine with the check's product, in this thread.
+  const check = await runEngine(checkProduct({ settings, severities: read.severities }), inputs, inThisThread());
+  // 4. The jobs: one, or several when split; nothing when the check stops the run.
+  const result: SignResult = { baseUrl, destination: displayPath(destination), ledger: ledgerPath(), jobs: [], files: [], extras: [], stoppedByCheck: false, summary: { files: inputs.length, uploaded: 0, signed: 0, verified: 0, failed: 0, notUploaded: 0 } };
+  const plan = planJobs(check, inputs, settings.maxUploadBytes, options);
+  if (plan.blocking) {
+    events.checkFailed?.(check, plan.blocking);
+    result.stoppedByCheck = true;
+    return result;
+  }
+  result.files.push(...plan.notUploaded);
+  // 5. Each job: upload, poll, the record's proof, download, verify, record in the ledger.
+  const run: JobRun = { client, baseUrl, destination, keys: settings.keys, expectedKey, ledger: new Ledger(), manifests: plan.manifestOf, options, events, log, jobs: plan.groups.length };
+  makeCacheDir();
+  for (const [index, group] of plan.groups.entries()) {
+    const done = await signJob(run, group, index);
+    result.jobs.push(done.job);
+    result.files.push(...done.files);
+    result.extras.push(...done.extras);
+  }
+  return withSummary(result);
+}
+
+/**
+ * The inputs to sign (those outside the destination), and the service's address and token.
+ * @throws UsageError when nothing is left to sign, or the address or token is missing
+ */
+function signInputs(read: PreparedCheck, options: SignOptions, destination: string, log: (line: string) => void): { inputs: CheckInput[]; baseUrl: string; token: string } {
+  for (const note of read.notes) log(`note: ${note}`);
+  if (read.inputs.length === 0) throw noAssembliesError(read.paths);
   // The destination is often inside the build output (bin/Release/signed): earlier results there are not inputs.
   const inDestination = (p: string) => {
     const rel = relative(destination, resolve(p));
     return rel === '' || (!rel.startsWith('..') && !isAbsolute(rel));
   };
-  // 1. Pre-flight check with the licenses: the pipeline's check results over the inputs held in memory (what is
-  // uploaded is what was checked).
-  let service: { readonly client: ServiceClient; readonly baseUrl: string; readonly inputs: CheckInput[] } | undefined;
-  const { read: prepared, result: check } = await runPipeline(
-    { options },
-    {
-      produce: 'check-results',
-      reading: 'held',
-      prepare: async ({ notes, baseUrl, token, settings, severities, inputs: read, paths }) => {
-        for (const note of notes) log(`note: ${note}`);
-        if (read.length === 0) throw noAssembliesError(paths);
-        const inputs = read.filter((i) => !inDestination(i.path));
-        if (inputs.length === 0) throw new UsageError('no files to sign outside the destination folder', 'Point signgate at the build output, and --destination-path somewhere else or below it.');
-        if (!baseUrl || !token) throw new UsageError('sign needs the service address and an access token', 'Pass --base-url (or "baseUrl" in signgate.config.json) and --access-token-file, or set SIGNGATE_BASE_URL and SIGNGATE_ACCESS_TOKEN.');
-        const client = createServiceClient({ baseUrl, accessToken: token, ...(options.nameSeparator ? { nameSeparator: options.nameSeparator } : {}), ...(events.retry ? { onRetry: events.retry } : {}) });
-        const licenses = onlineLicenses(await client.licenseEntries(), settings.keys);
-        for (const note of licenses.notes) log(`note: ${note}`);
-        service = { client, baseUrl, inputs };
-        return { inputs, settings: { ...settings, ...licenses.settings }, severities };
-      },
-    },
-  );
-  const { client, baseUrl, inputs } = service!;
-  const { settings } = prepared;
+  // Held inputs: their bytes are in hand (prepareCheck with no reading choice reads into memory).
+  const inputs = read.inputs.map((i) => inHand(i)).filter((i) => !inDestination(i.path));
+  if (inputs.length === 0) throw new UsageError('no files to sign outside the destination folder', 'Point signgate at the build output, and --destination-path somewhere else or below it.');
+  const { baseUrl } = read;
+  const token = resolveAccessToken(options);
+  if (!baseUrl || !token) throw new UsageError('sign needs the service address and an access token', 'Pass --base-url (or "baseUrl" in signgate.config.json) and --access-token-file, or set SIGNGATE_BASE_URL and SIGNGATE_ACCESS_TOKEN.');
+  return { inputs, baseUrl, token };
+}
+
+/** What the check decides: the errors that stop the run, or the groups to upload and the files that stay. */
+interface JobPlan {
+  /** Errors that stop the run before any upload (0: none). */
+  readonly blocking: number;
+  readonly groups: CheckInput[][];
+  readonly notUploaded: SignedFileResult[];
+  /** Each netmodule's manifest module: it goes with it, and comes back unchanged. */
+  readonly manifestOf: ReadonlyMap<string, string>;
+}
+
+/**
+ * The jobs the check's upload set makes: one, or several that each fit the size limit and hold no name twice when
+ * split.
+ * @throws UsageError when the upload is over the limit without --split, or a single file is over it
+ */
+function planJobs(check: CheckResult, inputs: readonly CheckInput[], maxUploadBytes: number, options: SignOptions): JobPlan {
   const runChecks = options.check ?? true;
   const handledBySplit = new Set(options.split ? ['upload-too-large', 'duplicate-name'] : []);
-  const blocking = check.findings.filter((f) => f.severity === 'error' && !handledBySplit.has(f.rule));
-  const result: SignResult = { baseUrl, destination: displayPath(destination), ledger: ledgerPath(), jobs: [], files: [], extras: [], stoppedByCheck: false, summary: { files: inputs.length, uploaded: 0, signed: 0, verified: 0, failed: 0, notUploaded: 0 } };
-  if (runChecks && blocking.length) {
-    events.checkFailed?.(check, blocking.length);
-    result.stoppedByCheck = true;
-    return result;
-  }
+  const blocking = check.findings.filter((f) => f.severity === 'error' && !handledBySplit.has(f.rule)).length;
+  const manifestOf = new Map(check.files.flatMap((f) => (f.manifest !== undefined ? [[f.path, f.manifest] as const] : [])));
+  if (runChecks && blocking) return { blocking, groups: [], notUploaded: [], manifestOf };
   const uploadPaths = new Set(runChecks ? check.uploadSet.files : inputs.map((i) => i.path));
   const toUpload = inputs.filter((i) => uploadPaths.has(i.path));
-  // Netmodules go with their manifest: in its job, and back unchanged.
-  const manifestOf = new Map(check.files.flatMap((f) => (f.manifest !== undefined ? [[f.path, f.manifest] as const] : [])));
-  for (const f of check.files.filter((f) => !uploadPaths.has(f.path))) {
-    const already = f.findings.find((x) => x.rule === 'already-signed');
-    // "already signed with key token … (option …)" from SG203, said as the reason it is not uploaded.
-    const reason = already ? `already signed (${already.ruleId}) ${already.message.replace(/^already signed\s*/, '')}; nothing to upload`.replace(/\s+;/, ';') : f.reason;
-    result.files.push({ path: f.path, uploadName: inputs.find((i) => i.path === f.path)!.uploadName, uploaded: false, jobId: null, state: already ? 'already-signed' : 'not-uploaded', verified: false, reason, output: null, messages: [] });
-  }
-
-  // 2. One job, or several when split.
+  const notUploaded = check.files
+    .filter((f) => !uploadPaths.has(f.path))
+    .map((f): SignedFileResult => {
+      const already = f.findings.find((x) => x.rule === 'already-signed');
+      // "already signed with key token … (option …)" from SG203, said as the reason it is not uploaded.
+      const reason = already ? `already signed (${already.ruleId}) ${already.message.replace(/^already signed\s*/, '')}; nothing to upload`.replace(/\s+;/, ';') : f.reason;
+      return { path: f.path, uploadName: inputs.find((i) => i.path === f.path)!.uploadName, uploaded: false, jobId: null, state: already ? 'already-signed' : 'not-uploaded', verified: false, reason, output: null, messages: [] };
+    });
   const totalBytes = toUpload.reduce((n, i) => n + i.bytes.length, 0);
-  let groups: CheckInput[][] = toUpload.length ? [toUpload] : [];
-  if (totalBytes > settings.maxUploadBytes || (options.split && check.findings.some((f) => f.rule === 'duplicate-name'))) {
-    const plan = proposeSplit(
-      toUpload.map((i) => ({ path: i.path, uploadName: i.uploadName, size: i.bytes.length, ...(manifestOf.has(i.path) ? { unit: manifestOf.get(i.path)! } : {}) })),
-      settings.maxUploadBytes,
-    );
-    if (plan.tooLarge.length) {
-      const { message, hint } = describeTooLarge(plan.tooLarge, settings.maxUploadBytes);
-      throw new UsageError(message, hint);
-    }
-    if (!options.split) throw new UsageError(`the upload is ${(totalBytes / 1e6).toFixed(1)} MB, over the limit of ${(settings.maxUploadBytes / 1e6).toFixed(1)} MB`, `Pass --split to upload it in ${plan.jobs.length} jobs that each fit.`);
-    groups = plan.jobs.map((job) => job.map((j) => toUpload.find((i) => i.path === j.path)!));
+  if (!(totalBytes > maxUploadBytes || (options.split && check.findings.some((f) => f.rule === 'duplicate-name')))) return { blocking: 0, groups: toUpload.length ? [toUpload] : [], notUploaded, manifestOf };
+  const plan = proposeSplit(
+    toUpload.map((i) => ({ path: i.path, uploadName: i.uploadName, size: i.bytes.length, ...(manifestOf.has(i.path) ? { unit: manifestOf.get(i.path)! } : {}) })),
+    maxUploadBytes,
+  );
+  if (plan.tooLarge.length) {
+    const { message, hint } = describeTooLarge(plan.tooLarge, maxUploadBytes);
+    throw new UsageError(message, hint);
   }
+  if (!options.split) throw new UsageError(`the upload is ${(totalBytes / 1e6).toFixed(1)} MB, over the limit of ${(maxUploadBytes / 1e6).toFixed(1)} MB`, `Pass --split to upload it in ${plan.jobs.length} jobs that each fit.`);
+  return { blocking: 0, groups: plan.jobs.map((job) => job.map((j) => toUpload.find((i) => i.path === j.path)!)), notUploaded, manifestOf };
+}
 
-  const ledger = new Ledger();
-  makeCacheDir();
-  for (const [index, group] of groups.entries()) {
-    const files: LedgerFile[] = group.map((i) => ({ name: i.uploadName, sha256: sha256(i.bytes), size: i.bytes.length, source: i.path }));
-    let entry: LedgerEntry | undefined = ledger.resumable(baseUrl, files);
-    const resumed = entry !== undefined;
-    if (entry) log(`resuming job ${entry.jobId} (uploaded ${entry.createdAt}); nothing is uploaded again`);
-    else {
-      const before = ledger.completed(baseUrl, files);
-      if (before) {
-        const what = before.state === 'failed' ? `were uploaded before in job ${before.jobId} (${before.createdAt}), which did not sign them all` : `were signed before in job ${before.jobId} (${before.createdAt})`;
-        log(`these ${files.length} file(s) ${what}; uploading them again`);
-      }
-      events.uploadStarted?.({ files: group.length, job: index + 1, jobs: groups.length });
-      const progress = events.progress?.(`upload${groups.length > 1 ? ` ${index + 1}/${groups.length}` : ''}`);
-      const idempotencyKey = uploadKey(baseUrl, options.comment, files, before?.jobId);
-      const job = await client.upload(group.map((i) => ({ name: i.uploadName, bytes: i.bytes })), options.comment, progress ? (d, t) => progress.update(d, t) : undefined, { idempotencyKey });
-      progress?.stop();
-      const now = new Date().toISOString();
-      entry = { jobId: job.id, links: job.links, baseUrl, comment: options.comment ?? null, createdAt: now, updatedAt: now, state: 'uploaded', files };
-      ledger.upsert(entry);
-      log(`uploaded ${group.length} file(s) as job ${job.id}`);
-    }
-    events.jobStarted?.({ jobId: entry.jobId, resumed });
-    const ref: JobRef = { id: entry.jobId, ...(entry.links ? { links: entry.links } : {}) };
-    const status = await pollJob(client, ref, options.timeoutS ?? 600, options.pollIntervalMs ?? 1000, group.length, log);
-    entry.state = 'finished';
-    ledger.upsert(entry);
-    // The service's signature record: the job's entries in a signed checkpoint that continues the one seen before
-    // (refused before the download when it does not), then tied to the bytes that came back (before they are written).
-    const recorded = await checkRecordProof({ client, ledger, baseUrl, jobId: entry.jobId, proof: status.signatureRecord, ...(expectedKey ? { expectedKey } : {}) });
-    // The package goes to a name of our own: ids from the service never become paths. Packages a run that died
-    // left behind go first.
-    sweepStaleDownloads();
-    const zipPath = join(cacheDir(), downloadName());
-    const progress = events.progress?.('download');
-    const groupBytes = group.reduce((n, i) => n + i.bytes.length, 0);
-    let extracted;
-    try {
-      await client.download(ref, zipPath, { ...(progress ? { onProgress: (d: number, t: number) => progress.update(d, t) } : {}), maxBytes: options.maxDownloadBytes ?? 2 * groupBytes + 16 * 1024 * 1024 });
-      progress?.stop();
-      extracted = await readPackage(zipPath, destination, {
-        expected: new Set(group.map((i) => i.uploadName)),
-        force: options.force ?? false,
-        logName: groups.length > 1 ? `signing-log-${index + 1}.txt` : SERVICE_LOG_NAME,
-      });
-      const returnedOf = new Map(extracted.files.map((e) => [windowsPathKey(e.name), e.bytes]));
-      bindRecordToFiles(recorded, files.map((f) => ({ uploadName: f.name, uploadedSha256: f.sha256, returned: returnedOf.get(windowsPathKey(f.name)) })), baseUrl, entry.jobId);
-      writePackage(extracted);
-      if (recorded.offered) recorded.keep();
-      log(describeRecordCheck(recorded, entry.jobId, baseUrl));
-    } finally {
-      progress?.stop();
-      rmSync(zipPath, { force: true });
-    }
-    entry.state = 'downloaded';
-    entry.destination = destination;
-    for (const extra of extracted.extras) {
-      result.extras.push(displayPath(extra.path));
-      log(`the result package holds ${JSON.stringify(extra.name)}, which was not uploaded: written apart to ${displayPath(extra.path)}, not verified`);
-    }
-    const results: NonNullable<LedgerEntry['results']> = [];
-    for (const input of group) {
-      const key = windowsPathKey(input.uploadName);
-      const fileStatus = status.assemblies.find((a) => windowsPathKey(a.fileName) === key);
-      const returned = extracted.files.find((e) => windowsPathKey(e.name) === key);
-      const state = fileStatus?.fileProcessingState ?? 'Missing';
-      const reason = fileVerdict(state, input.bytes, returned?.bytes, settings.keys, manifestOf.has(input.path));
-      const verified = reason === null;
-      const messages = [...(fileStatus?.messages ?? [])];
-      results.push({ fileName: input.uploadName, state, verified, outputSha256: returned ? sha256(returned.bytes) : null, messages });
-      const authenticode = returned ? authenticodeOf(returned.bytes) : null;
-      result.files.push({ path: input.path, uploadName: input.uploadName, uploaded: true, jobId: entry.jobId, state, verified, reason, output: returned ? displayPath(returned.path) : null, messages, authenticode });
-    }
-    entry.results = results;
-    entry.state = results.every((r) => r.verified) ? 'verified' : 'failed';
-    ledger.upsert(entry);
-    events.resultsSaved?.({ jobId: entry.jobId, destination: displayPath(destination) });
-    // Everything of this job is saved locally now: deleting it loses nothing, whatever the verdicts.
-    let deleted = false;
-    if (options.deleteAfterwards) {
-      await client.delete(ref);
-      entry.state = 'deleted';
-      ledger.upsert(entry);
-      deleted = true;
-    }
-    events.jobDone?.({ jobId: entry.jobId });
-    result.jobs.push({ jobId: entry.jobId, resumed, files: group.length, deleted });
+/** What every job of a run shares. */
+interface JobRun {
+  readonly client: ServiceClient;
+  readonly baseUrl: string;
+  readonly destination: string;
+  readonly keys: readonly ExpectedKey[];
+  readonly expectedKey: ReturnType<typeof readRecordPublicKey> | undefined;
+  readonly ledger: Ledger;
+  readonly manifests: ReadonlyMap<string, string>;
+  readonly options: SignOptions;
+  readonly events: SignEvents;
+  readonly log: (line: string) => void;
+  /** How many jobs the run has. */
+  readonly jobs: number;
+}
+
+/**
+ * One job: uploaded (or resumed from the ledger), polled until finished, its record proof checked, its package
+ * downloaded, tied to the record and written, each file verified, and deleted on the service when asked. Each
+ * transition is saved in the ledger as it happens.
+ */
+async function signJob(run: JobRun, group: readonly CheckInput[], index: number): Promise<{ job: SignResult['jobs'][number]; files: SignedFileResult[]; extras: string[] }> {
+  const { client, baseUrl, ledger, options, events, log } = run;
+  const files: LedgerFile[] = group.map((i) => ({ name: i.uploadName, sha256: sha256(i.bytes), size: i.bytes.length, source: i.path }));
+  const resumedEntry = ledger.resumable(baseUrl, files);
+  if (resumedEntry) log(`resuming job ${resumedEntry.jobId} (uploaded ${resumedEntry.createdAt}); nothing is uploaded again`);
+  const entry = resumedEntry ?? (await uploadJob(run, group, files, index));
+  const resumed = resumedEntry !== undefined;
+  events.jobStarted?.({ jobId: entry.jobId, resumed });
+  const ref: JobRef = { id: entry.jobId, ...(entry.links ? { links: entry.links } : {}) };
+  const status = await pollJob(client, ref, options.timeoutS ?? 600, options.pollIntervalMs ?? 1000, group.length, log);
+  ledger.finished(entry);
+  // The service's signature record: the job's entries in a signed checkpoint that continues the one seen before
+  // (refused before the download when it does not), then tied to the bytes that came back (before they are written).
+  const recorded = await checkRecordProof({ client, ledger, baseUrl, jobId: entry.jobId, proof: status.signatureRecord, ...(run.expectedKey ? { expectedKey: run.expectedKey } : {}) });
+  // The package goes to a name of our own: ids from the service never become paths. Packages a run that died
+  // left behind go first.
+  sweepStaleDownloads();
+  const zipPath = join(cacheDir(), downloadName());
+  const progress = events.progress?.('download');
+  const groupBytes = group.reduce((n, i) => n + i.bytes.length, 0);
+  let extracted;
+  try {
+    await client.download(ref, zipPath, { ...(progress ? { onProgress: (d: number, t: number) => progress.update(d, t) } : {}), maxBytes: options.maxDownloadBytes ?? 2 * groupBytes + 16 * 1024 * 1024 });
+    progress?.stop();
+    extracted = await readPackage(zipPath, run.destination, {
+      expected: new Set(group.map((i) => i.uploadName)),
+      force: options.force ?? false,
+      logName: run.jobs > 1 ? `signing-log-${index + 1}.txt` : SERVICE_LOG_NAME,
+    });
+    const returnedOf = new Map(extracted.files.map((e) => [windowsPathKey(e.name), e.bytes]));
+    bindRecordToFiles(recorded, files.map((f) => ({ uploadName: f.name, uploadedSha256: f.sha256, returned: returnedOf.get(windowsPathKey(f.name)) })), baseUrl, entry.jobId);
+    writePackage(extracted);
+    if (recorded.offered) recorded.keep();
+    log(describeRecordCheck(recorded, entry.jobId, baseUrl));
+  } finally {
+    progress?.stop();
+    rmSync(zipPath, { force: true });
   }
+  const extras = extracted.extras.map((extra) => {
+    log(`the result package holds ${JSON.stringify(extra.name)}, which was not uploaded: written apart to ${displayPath(extra.path)}, not verified`);
+    return displayPath(extra.path);
+  });
+  const results: NonNullable<LedgerEntry['results']> = [];
+  const signed: SignedFileResult[] = [];
+  for (const input of group) {
+    const key = windowsPathKey(input.uploadName);
+    const fileStatus = status.assemblies.find((a) => windowsPathKey(a.fileName) === key);
+    const returned = extracted.files.find((e) => windowsPathKey(e.name) === key);
+    const state = fileStatus?.fileProcessingState ?? 'Missing';
+    const reason = fileVerdict(state, input.bytes, returned?.bytes, run.keys, run.manifests.has(input.path));
+    const verified = reason === null;
+    const messages = [...(fileStatus?.messages ?? [])];
+    results.push({ fileName: input.uploadName, state, verified, outputSha256: returned ? sha256(returned.bytes) : null, messages });
+    const authenticode = returned ? authenticodeOf(returned.bytes) : null;
+    signed.push({ path: input.path, uploadName: input.uploadName, uploaded: true, jobId: entry.jobId, state, verified, reason, output: returned ? displayPath(returned.path) : null, messages, authenticode });
+  }
+  ledger.downloaded(entry, run.destination, results);
+  events.resultsSaved?.({ jobId: entry.jobId, destination: displayPath(run.destination) });
+  // Everything of this job is saved locally now: deleting it loses nothing, whatever the verdicts.
+  let deleted = false;
+  if (options.deleteAfterwards) {
+    await client.delete(ref);
+    ledger.deleted(entry);
+    deleted = true;
+  }
+  events.jobDone?.({ jobId: entry.jobId });
+  return { job: { jobId: entry.jobId, resumed, files: group.length, deleted }, files: signed, extras };
+}
 
+/** Uploads one job's files (the same Idempotency-Key for the same files), and enters it in the ledger as uploaded. */
+async function uploadJob(run: JobRun, group: readonly CheckInput[], files: LedgerFile[], index: number): Promise<LedgerEntry> {
+  const { baseUrl, ledger, options, events, log } = run;
+  const before = ledger.completed(baseUrl, files);
+  if (before) {
+    const what = before.state === 'failed' ? `were uploaded before in job ${before.jobId} (${before.createdAt}), which did not sign them all` : `were signed before in job ${before.jobId} (${before.createdAt})`;
+    log(`these ${files.length} file(s) ${what}; uploading them again`);
+  }
+  events.uploadStarted?.({ files: group.length, job: index + 1, jobs: run.jobs });
+  const progress = events.progress?.(`upload${run.jobs > 1 ? ` ${index + 1}/${run.jobs}` : ''}`);
+  const idempotencyKey = uploadKey(baseUrl, options.comment, files, before?.jobId);
+  const job = await run.client.upload(group.map((i) => ({ name: i.uploadName, bytes: i.bytes })), options.comment, progress ? (d, t) => progress.update(d, t) : undefined, { idempotencyKey });
+  progress?.stop();
+  const entry = ledger.uploaded({ jobId: job.id, links: job.links, baseUrl, comment: options.comment ?? null, files });
+  log(`uploaded ${group.length} file(s) as job ${job.id}`);
+  return entry;
+}
+
+/** The result with its files in order and its summary counted. */
+function withSummary(result: SignResult): SignResult {
   result.files.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
   const uploaded = result.files.filter((f) => f.uploaded);
   result.summary = {

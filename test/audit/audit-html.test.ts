@@ -18,7 +18,7 @@ import { readModule } from '../../src/strongname/assembly-info.js';
 import { signAssembly } from '../../src/strongname/strong-name.js';
 import { writeFileAtomic } from '../../src/workflows/files.js';
 import { loadDetails } from '../../src/report/audit-load.js';
-import { buildAudit } from '../../src/audit/build.js';
+import { buildAudit } from '../../src/workflows/audit.js';
 import { renderAudit } from '../../src/workflows/audit.js';
 import { defaultSettings } from '../helpers/check.js';
 import type { AuditLoad } from '../../src/audit/model.js';
@@ -70,7 +70,7 @@ describe.skipIf(!hasChromium)('the HTML audit report in headless Chromium', () =
     expect(clean.stderr).toContain(', 0 errors');
     cleanUrl = pathToFileURL(join(dir, 'clean.html')).href;
     // An empty report, as the library makes one (the command refuses a release with no assembly: SG_ERR_NO_INPUT).
-    writeFileSync(join(dir, 'empty.html'), renderAudit(buildAudit([], { settings: defaultSettings() }), 'html', null));
+    writeFileSync(join(dir, 'empty.html'), renderAudit(await buildAudit([], { settings: defaultSettings() }), 'html', null));
     emptyUrl = pathToFileURL(join(dir, 'empty.html')).href;
     auditCli([fixturePath('sdk/bin/net8.0/SampleAddin.dll')], '-o', join(dir, 'one.html'));
     oneUrl = pathToFileURL(join(dir, 'one.html')).href;
@@ -332,8 +332,8 @@ describe('counts and load rows in words, in every audit format', () => {
     expect(runCli(['audit', '--verify-report', json, fixturePath('sdk/bin/net8.0/SampleAddin.dll')]).stdout).toContain(': 1 file, the same hashes');
   }, 120_000);
 
-  test('no files (a report the library makes; the command refuses an empty release): "0 files", "0 errors", and "none"', () => {
-    const md = renderAudit(buildAudit([], { settings: defaultSettings() }), 'markdown', null);
+  test('no files (a report the library makes; the command refuses an empty release): "0 files", "0 errors", and "none"', async () => {
+    const md = renderAudit(await buildAudit([], { settings: defaultSettings() }), 'markdown', null);
     expect(md).toContain('**0 files**: 0 ok, 0 fail, 0 not required; 0 errors, 0 warnings.');
     expect(md).toContain('By strong-name state: none.');
     expect(md).toContain('Will it load: the release has no API programs (files that use the vendor API).');

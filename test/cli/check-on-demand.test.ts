@@ -10,7 +10,7 @@ import { formatAuditJson, formatAuditJsonPieces } from '../../src/report/audit-j
 import { jsonPieces } from '../../src/report/json-pieces.js';
 import { audit, renderAudit, verifyAuditReport } from '../../src/workflows/audit.js';
 import { check, inputReading, prepareCheck } from '../../src/workflows/check.js';
-import { ReadBuffers } from '../../src/workflows/pipeline/worker.js';
+import { isFileToRead, readInput, ReadBuffers } from '../../src/engine/index.js';
 import { expandInputs, lineBatches, writeFileAtomic } from '../../src/workflows/files.js';
 import { Ledger } from '../../src/workflows/ledger.js';
 import { fixturePath, runCli } from '../helpers/fixtures.js';
@@ -33,9 +33,12 @@ describe('check and audit with inputs read on demand', () => {
     const prepared = await prepareCheck({ paths: [fixturePath('addin')], keys, vendor: 'Contoso', readAtOnceBytes: 0 }, { onDemand: true });
     expect(prepared.onDemand).toBe(true);
     const input = prepared.inputs[0]!;
-    // Nothing is held: each read is a new buffer with the file's bytes.
-    expect(input.bytes).not.toBe(input.bytes);
-    expect(input.size).toBe(input.bytes.length);
+    // Nothing is held: the input is a file to read, and each read is a new buffer with the file's bytes.
+    expect(isFileToRead(input)).toBe(true);
+    expect('bytes' in input).toBe(false);
+    expect(readInput(input)).not.toBe(readInput(input));
+    expect(input.size).toBe(readInput(input).length);
+    expect(readInput(input, new ReadBuffers()).buffer.byteLength).toBeGreaterThanOrEqual(1 << 20);
   });
 
   test('check: the same result as with the set in memory, over every fixture', async () => {
@@ -74,12 +77,12 @@ describe('check and audit with inputs read on demand', () => {
     copyFileSync(fixturePath('addin/SampleAddin.dll'), target);
     const prepared = await prepareCheck({ paths: [folder], keys, vendor: 'Contoso', readAtOnceBytes: 0 }, { onDemand: true });
     const input = prepared.inputs[0]!;
-    expect(input.bytes.length).toBe(input.size);
+    expect(readInput(input).length).toBe(input.size);
     // Same size, a new modification time (a build writing the file again).
     utimesSync(target, new Date(), new Date(Date.now() + 5_000));
     let error: unknown;
     try {
-      void input.bytes;
+      readInput(input);
     } catch (e) {
       error = e;
     }
@@ -87,9 +90,9 @@ describe('check and audit with inputs read on demand', () => {
     expect((error as Error).message).toContain('SampleAddin.dll: the file changed while signgate was reading it');
     // A shorter file.
     writeFileSync(target, readFileSync(fixturePath('addin/SampleAddin.dll')).subarray(0, 1000));
-    expect(() => input.bytes).toThrow(/bytes when first seen, 1000 now/);
+    expect(() => readInput(input)).toThrow(/bytes when first seen, 1000 now/);
     rmSync(target);
-    expect(() => input.bytes).toThrow(/the file does not exist/);
+    expect(() => readInput(input)).toThrow(/the file does not exist/);
   });
 
   test('the reused read buffers refuse a result that keeps a view of them', () => {

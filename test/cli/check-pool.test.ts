@@ -4,12 +4,13 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, test } from 'vitest';
-import { buildAudit } from '../../src/audit/build.js';
-import { runCheck } from '../../src/rules/runner.js';
+import { perFile as auditStep, type AuditedFile } from '../../src/audit/audit-product.js';
+import { answer, inPool, runTask, settleTask, type TaskAnswer } from '../../src/engine/index.js';
+import engineThreadTask from '../../src/engine/thread.js';
 import type { CheckInput } from '../../src/rules/types.js';
+import { buildAudit } from '../../src/workflows/audit.js';
+import { runCheck } from '../../src/workflows/check.js';
 import { checkThreads, CHECK_POOL_THRESHOLD } from '../../src/workflows/pipeline/index.js';
-import { buildAuditPooled, runCheckPooled } from '../../src/workflows/pipeline/rounds.js';
-import checkTask, { answer, runTask, settleTask, type CheckAnswer, type CheckedFile } from '../../src/workflows/pipeline/worker.js';
 import { FormatError, isSignGateError, KeyError, UsageError } from '../../src/core/errors.js';
 import { expandInputs } from '../../src/workflows/files.js';
 import { defaultSettings } from '../helpers/check.js';
@@ -70,40 +71,42 @@ describe('check and audit in worker threads', () => {
     }
   });
 
-  test('the library: runCheckPooled and buildAuditPooled in two threads equal runCheck and buildAudit, findings from unreadable files and netmodules included', async () => {
+  test('the library: runCheck and buildAudit on a pool of two threads equal them in this thread, findings from unreadable files and netmodules included', async () => {
     const inputs = await inputsOf([fixturePath('.')]);
     expect(inputs.length).toBeGreaterThan(100);
     const settings = defaultSettings();
-    const expected = runCheck(inputs, { settings });
-    const pooled = await runCheckPooled(inputs, { settings, threads: 2 });
+    const expected = await runCheck(inputs, { settings });
+    const pooled = await runCheck(inputs, { settings }, await inPool(2));
     expect(JSON.stringify(pooled)).toBe(JSON.stringify(expected));
     // The set holds what only a whole-set view or an error path produces: each must come back from the threads.
     const rulesFound = new Set(expected.findings.map((f) => f.rule));
     for (const rule of ['malformed', 'netmodule-mismatch', 'missing-vendor-attribute', 'wrong-key', 'already-signed', 'vendor-assembly-included']) expect(rulesFound, rule).toContain(rule);
     expect(expected.files.filter((f) => f.role === 'indirect' || f.role === 'companion' || f.role === 'module').length).toBeGreaterThan(3);
-    const audit = buildAudit(inputs, { settings });
-    expect(JSON.stringify(await buildAuditPooled(inputs, { settings, threads: 2 }))).toBe(JSON.stringify(audit));
+    const audit = await buildAudit(inputs, { settings });
+    expect(JSON.stringify(await buildAudit(inputs, { settings }, await inPool(2)))).toBe(JSON.stringify(audit));
     // An attribute whose constructor row is outside its table makes the file malformed (SG001, as inspect and the
     // service say it) in the audit too; it does not stop the audit.
     expect(audit.findings.filter((f) => f.rule === 'malformed' && f.message.includes('SG_ERR_MD_BAD_INDEX')).map((f) => f.file)).toContain('fixtures/corrupt/attribute-ctor-row-outside.dll');
     // Severity overrides reach the threads.
     const severities = { 'loads-under-no-license': 'off', 'missing-vendor-attribute': 'warning' } as const;
-    expect(JSON.stringify(await runCheckPooled(inputs, { settings, severities, threads: 2 }))).toBe(JSON.stringify(runCheck(inputs, { settings, severities })));
+    expect(JSON.stringify(await runCheck(inputs, { settings, severities }, await inPool(2)))).toBe(JSON.stringify(await runCheck(inputs, { settings, severities })));
   });
 
   test('a thread task: each file parsed and checked again from plain data gives the findings of the calling thread', async () => {
     const inputs = await inputsOf([fixturePath('modules'), fixturePath('corrupt')]);
     const settings = defaultSettings();
-    const parsed = runTask({ kind: 'parse', settings, inputs });
-    expect(checkTask({ kind: 'parse', settings, inputs })).toEqual({ done: parsed });
+    const parsed = runTask({ kind: 'parse', settings, inputs }, undefined);
+    expect(await engineThreadTask({ kind: 'parse', settings, inputs })).toEqual({ done: parsed });
     // Plain data only: what crosses to the calling thread survives a structured clone unchanged.
     expect(structuredClone(parsed)).toEqual(parsed);
     expect(parsed.some((p) => 'readError' in p && p.readError !== undefined)).toBe(true);
-    const expected = runCheck(inputs, { settings });
-    const placed = await runCheckPooled(inputs, { settings, threads: 1 });
+    const expected = await runCheck(inputs, { settings });
+    const placed = await runCheck(inputs, { settings }, await inPool(1));
     expect(placed.files).toEqual(expected.files);
     const items = inputs.slice(0, 3).map((input, i) => ({ input, parsed: (parsed as never[])[i]!, placement: { role: { kind: 'not-required' as const, why: 'test' }, netmodules: [] }, netmodules: [] }));
-    const checked = runTask({ kind: 'check', settings, audit: true, items }) as CheckedFile[];
+    const task = { kind: 'file', settings, product: 'audit/audit-product', options: {}, items } as const;
+    const checked = runTask(task, { perFile: auditStep as never }) as AuditedFile[];
+    expect(await engineThreadTask(task)).toEqual({ done: checked });
     expect(structuredClone(checked)).toEqual(checked);
     expect(checked.every((c) => c.evidence !== undefined && /^[0-9a-f]{64}$/.test(c.evidence.sha256))).toBe(true);
   });
@@ -111,7 +114,7 @@ describe('check and audit in worker threads', () => {
   test('a SignGateError in a thread reaches the calling thread as the class it was, with what it carried; other errors stay exceptions', () => {
     const thrownBy = (a: unknown) => {
       try {
-        settleTask(a as CheckAnswer<never>);
+        settleTask(a as TaskAnswer<never>);
       } catch (error) {
         return error;
       }

@@ -4,7 +4,8 @@ import { basename, relative } from 'node:path';
 import { expandInputs } from '../../src/workflows/files.js';
 import { parseStrongNameKeyFile } from '../../src/strongname/key-blob.js';
 import { publicKeyToken } from '../../src/strongname/token.js';
-import { runCheck, type CheckOptions, type CheckResult } from '../../src/rules/runner.js';
+import type { CheckOptions, CheckResult } from '../../src/rules/runner.js';
+import { runCheck } from '../../src/workflows/check.js';
 import type { CheckSettings, ExpectedKey } from '../../src/rules/types.js';
 import { fixturePath, repoRoot } from './fixtures.js';
 

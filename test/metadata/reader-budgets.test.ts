@@ -4,7 +4,7 @@ import { describe, expect, test } from 'vitest';
 import { DEFAULT_READER_BUDGETS } from '../../src/metadata/budget.js';
 import { ModuleMetadata } from '../../src/metadata/module-metadata.js';
 import { parsePeImage } from '../../src/pe/pe-image.js';
-import { runCheck } from '../../src/rules/runner.js';
+import { runCheck } from '../../src/workflows/check.js';
 import { describeAttributes, inspectAssembly, readModule } from '../../src/strongname/assembly-info.js';
 import { parseStrongNameKeyFile } from '../../src/strongname/key-blob.js';
 import { classifyStrongName, signAssembly, verifyStrongName } from '../../src/strongname/strong-name.js';
@@ -35,8 +35,8 @@ describe('shared string tails (600 AssemblyRef and 600 TypeRef names in one 1 Mi
     expect(JSON.stringify(info).length).toBeLessThan(16 * 1024);
   });
 
-  test('check turns it into a malformed finding', () => {
-    const result = check(bytes);
+  test('check turns it into a malformed finding', async () => {
+    const result = await check(bytes);
     expect(result.findings.map((f) => [f.rule, f.data?.code])).toContainEqual(['malformed', 'SG_ERR_MD_BUDGET']);
   });
 
@@ -73,8 +73,8 @@ describe('MethodPtr in #- (30,000 methods and 30,000 assembly attributes)', () =
     expect(after.work.rowsScanned).toBeLessThanOrEqual(3 * count);
   });
 
-  test('check reads the file without a finding for its metadata', () => {
-    expect(check(bytes).findings.map((f) => f.rule)).not.toContain('malformed');
+  test('check reads the file without a finding for its metadata', async () => {
+    expect((await check(bytes)).findings.map((f) => f.rule)).not.toContain('malformed');
   });
 
   test('a rows-scanned budget stops a module that needs more passes than it allows', () => {

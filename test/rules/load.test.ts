@@ -1,13 +1,13 @@
 // Will it load? On the SDK fixtures built by the real .NET SDK for net48 and net8.0 (their project files name the
 // target: the oracle for TargetFrameworkAttribute), delay-signed as built, signed with the sandbox key pair, and
 // without a strong name; and in the audit's JSON, Markdown and HTML.
-import { describe, expect, test } from 'vitest';
+import { beforeAll, describe, expect, test } from 'vitest';
 import { formatAuditHtml } from '../../src/report/audit-html.js';
 import { formatAuditMarkdown } from '../../src/report/audit-markdown.js';
-import { buildAudit } from '../../src/audit/build.js';
+import { buildAudit } from '../../src/workflows/audit.js';
 import { collectFacts } from '../../src/rules/facts.js';
 import { loadsUnder, loadVerdict, targetFramework } from '../../src/rules/load.js';
-import { runCheck } from '../../src/rules/runner.js';
+import { runCheck } from '../../src/workflows/check.js';
 import type { CheckInput } from '../../src/rules/types.js';
 import { readModule } from '../../src/strongname/assembly-info.js';
 import { parseStrongNameKeyFile } from '../../src/strongname/key-blob.js';
@@ -111,10 +111,10 @@ describe('check: a note where a file loads under neither license as built, when 
     expect(core.findings.filter((f) => f.ruleId === 'SG801')).toEqual([]);
   });
 
-  test('no note once the file is signed, and none when the rule is off', () => {
-    const signed = runCheck([input('SampleAddin.dll', signAssembly(readModule(net48), pair)), input('Contoso.AddinApi.dll', API)], { settings: defaultSettings(), severities: { 'loads-under-no-license': 'note' } });
+  test('no note once the file is signed, and none when the rule is off', async () => {
+    const signed = await runCheck([input('SampleAddin.dll', signAssembly(readModule(net48), pair)), input('Contoso.AddinApi.dll', API)], { settings: defaultSettings(), severities: { 'loads-under-no-license': 'note' } });
     expect(signed.findings.filter((f) => f.ruleId === 'SG801')).toEqual([]);
-    const off = runCheck([input('SampleAddin.dll', net48), input('Contoso.AddinApi.dll', API)], { settings: defaultSettings(), severities: { 'loads-under-no-license': 'off' } });
+    const off = await runCheck([input('SampleAddin.dll', net48), input('Contoso.AddinApi.dll', API)], { settings: defaultSettings(), severities: { 'loads-under-no-license': 'off' } });
     expect(off.findings.filter((f) => f.ruleId === 'SG801')).toEqual([]);
   });
 });
@@ -125,7 +125,10 @@ describe('the audit shows it per file and in the summary', () => {
     input('net8.0/SampleAddin.dll', net8),
     input('net48/Contoso.AddinApi.dll', API),
   ];
-  const report = buildAudit(inputs, { settings: defaultSettings() });
+  let report: Awaited<ReturnType<typeof buildAudit>>;
+  beforeAll(async () => {
+    report = await buildAudit(inputs, { settings: defaultSettings() });
+  });
 
   test('JSON: per file and counted over the API programs', () => {
     const byPath = new Map(report.files.map((f) => [f.path, f]));
@@ -149,8 +152,8 @@ describe('the audit shows it per file and in the summary', () => {
     expect(html).toContain('<dt>Developer license</dt><dd>yes: not signed by the service; .NET does not validate strong names</dd>');
   });
 
-  test('the delay-signed Framework build in the audit: neither, counted', () => {
-    const r = buildAudit([input('SampleAddin.dll', net48), input('Contoso.AddinApi.dll', API)], { settings: defaultSettings() });
+  test('the delay-signed Framework build in the audit: neither, counted', async () => {
+    const r = await buildAudit([input('SampleAddin.dll', net48), input('Contoso.AddinApi.dll', API)], { settings: defaultSettings() });
     expect(r.summary.load).toMatchObject({ apiPrograms: 1, neither: 1, refusedByNetFramework: 1 });
   });
 });

@@ -11,7 +11,8 @@ import { SIGNING_LOG } from '../../core/upload-names.js';
 import { isPkcs11Key, onPkcs11Event, pkcs11PinState, probePkcs11Key, type Pkcs11Event, type Pkcs11KeyPair, type TokenPinState } from '../../strongname/pkcs11-key.js';
 import { formatVersion } from '../../metadata/module-metadata.js';
 import { publicKeyCommand } from '../../rules/keys.js';
-import { runCheck } from '../../rules/runner.js';
+import { inThisThread, runEngine } from '../../engine/index.js';
+import { checkProduct } from '../../rules/check-product.js';
 import type { CheckSettings } from '../../rules/types.js';
 import { readModule } from '../../strongname/assembly-info.js';
 import { writeZip, type PreparedZipData, type ZipEntry } from '../../zip/write-zip.js';
@@ -122,7 +123,7 @@ async function processJobSteps(
       })),
     );
     // The service signs what it is given: whether the upload as built would load (SG801) is not its concern.
-    const check = runCheck(inputs, { settings: organizationSettings(config, org), severities: { 'loads-under-no-license': 'off' } });
+    const check = await runEngine(checkProduct({ settings: organizationSettings(config, org), severities: { 'loads-under-no-license': 'off' } }), inputs, inThisThread());
     const byPath = new Map(check.files.map((f) => [f.path, f]));
     // Decided up front on copies, shown in the job file one file at a time as each is finished; up to
     // signer.ahead files are handed to the signer before the one being finished, so that every thread works.

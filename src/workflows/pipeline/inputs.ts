@@ -6,10 +6,11 @@ import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { basename, isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { UsageError } from '../../core/errors.js';
 import { compileNamePatterns } from '../../rules/name-pattern.js';
-import type { CheckInput, CheckSettings } from '../../rules/types.js';
+import type { CheckSettings } from '../../rules/types.js';
+import { readInput, type EngineInput } from '../../engine/index.js';
 import { declaredInAssembly } from '../../rules/vendor-attribute.js';
 import { buildFolders } from '../build-folders.js';
-import { displayPath, expandInputs, fileOnDemand, inputOnDemand, readInputFile, type InputFile } from '../files.js';
+import { displayPath, expandInputs, fileOnDemand, readInputFile, type InputFile } from '../files.js';
 import { checkThreads } from '../pool-thresholds.js';
 import { DEFAULT_READ_AT_ONCE_BYTES, type PreparedSettings } from './settings.js';
 
@@ -31,7 +32,8 @@ export interface ReadChoice {
 
 /** The inputs read with their upload names. */
 export interface ReadFiles {
-  readonly inputs: CheckInput[];
+  /** Held (bytes in hand, or in shared memory), or files the engine reads when it needs them. */
+  readonly inputs: EngineInput[];
   /** Worker threads for the per-file work, decided once for these inputs (see checkThreads). */
   readonly threads: number;
   /** True when the inputs are read on demand (see CheckOptions.readAtOnceBytes): check them in rounds. */
@@ -98,7 +100,7 @@ export async function readFiles(source: FileSource, read: ReadChoice = {}, prepa
  * patterns from), read only for that. A reference that cannot be read is passed over: it only sharpens a hint.
  * @throws UsageError SG_ERR_USAGE for a reference that does not exist
  */
-export function withDeclaredVendorAttributes(settings: CheckSettings, inputs: readonly CheckInput[], references: readonly string[]): CheckSettings {
+export function withDeclaredVendorAttributes(settings: CheckSettings, inputs: readonly EngineInput[], references: readonly string[]): CheckSettings {
   const isVendorApi = compileNamePatterns(settings.vendorApi);
   const vendorApi = (path: string) => /\.dll$/i.test(path) && isVendorApi(basename(path).replace(/\.dll$/i, ''));
   const referenced = references.flatMap((r) => {
@@ -106,17 +108,17 @@ export function withDeclaredVendorAttributes(settings: CheckSettings, inputs: re
     if (!existsSync(path)) throw new UsageError(`the reference ${displayPath(path)} does not exist`, 'Name the vendor API assembly (or its folder) that the add-in compiles against.');
     return statSync(path).isDirectory() ? readdirSync(path).filter(vendorApi).map((n) => join(path, n)) : [path];
   });
-  const declared = [...inputs.filter((i) => vendorApi(i.path)).flatMap((i) => declaredInAssembly(() => i.bytes, settings)), ...referenced.flatMap((file) => declaredInAssembly(() => readFileSync(file), settings))];
+  const declared = [...inputs.filter((i) => vendorApi(i.path)).flatMap((i) => declaredInAssembly(() => readInput(i), settings)), ...referenced.flatMap((file) => declaredInAssembly(() => readFileSync(file), settings))];
   return declared.length ? { ...settings, declaredVendorAttributes: declared } : settings;
 }
 
 /**
  * Reads `files` as check inputs: each upload name is the path below `root` (`/`-separated), or the file name
  * without a root. `shared` reads them into shared memory for worker threads; `on-demand` only takes their sizes,
- * and each input reads its file whenever its bytes are asked for (see fileOnDemand).
+ * and the engine reads each file when a task needs it (see fileOnDemand).
  * @throws UsageError for a file outside `root`; SignGateError SG_ERR_IO_READ
  */
-export function readCheckInputs(files: readonly InputFile[], root: string | null, reading: InputReading = 'memory'): CheckInput[] {
+export function readCheckInputs(files: readonly InputFile[], root: string | null, reading: InputReading = 'memory'): EngineInput[] {
   return files.map((f) => {
     let uploadName = basename(f.absolutePath);
     if (root) {
@@ -125,7 +127,8 @@ export function readCheckInputs(files: readonly InputFile[], root: string | null
       uploadName = rel.split(sep).join('/');
     }
     if (reading !== 'on-demand') return { path: f.displayPath, uploadName, bytes: readInputFile(f.absolutePath, f.displayPath, reading === 'shared'), explicit: f.explicit };
-    return inputOnDemand({ path: f.displayPath, uploadName, explicit: f.explicit }, fileOnDemand(f.absolutePath, f.displayPath));
+    const file = fileOnDemand(f.absolutePath, f.displayPath);
+    return { path: f.displayPath, uploadName, explicit: f.explicit, size: file.size, read: file.read };
   });
 }
 

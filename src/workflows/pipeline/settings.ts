@@ -1,12 +1,12 @@
 // The settings the pipeline runs with: the options over signgate.config.json (the vendor, the key files, the rule
-// severities, the report choices, the service address and token). The vendor attribute types that the vendor API
+// severities, the report choices, the service address; the access token is read by the commands that go online). The vendor attribute types that the vendor API
 // assemblies declare are read with the inputs (inputs.ts).
 import { resolve } from 'node:path';
 import type { SeveritySetting } from '../../core/diagnostic.js';
 import { UsageError } from '../../core/errors.js';
 import type { ReportFormat } from '../../report/index.js';
 import type { CheckSettings } from '../../rules/types.js';
-import { resolveAccessToken, type AccessTokenOptions } from '../access-token.js';
+import type { AccessTokenOptions } from '../access-token.js';
 import { CONFIG_FILE_NAME, loadConfig, type CheckConfig } from '../config.js';
 import { displayPath } from '../files.js';
 import { loadExpectedKey } from '../keys.js';
@@ -83,34 +83,12 @@ export interface PreparedSettings {
   readonly root: string | null;
   /** The vendor API assemblies named for their vendor attribute type (CheckOptions.references), read with the inputs. */
   readonly references: readonly string[];
+  /** The config file as read (empty when there is none). */
+  readonly config: CheckConfig;
   /** The service's address: the option, else "baseUrl" in the config file, else SIGNGATE_BASE_URL. */
   readonly baseUrl: string | undefined;
-  readonly token: string | undefined;
-  /** check: what asked it to go online (`--online`, `--base-url`, `"online": true in <config>`); undefined: it stays offline. */
-  readonly onlineBy: string | undefined;
-  /** check: why an address at hand (the config file's, the environment's) was not used, when it was not asked for. */
-  readonly offlineNote: string | undefined;
   /** Things the user should know that are not findings (a key pair given where a public key belongs). */
   readonly notes: readonly string[];
-}
-
-/**
- * Whether check goes online, and what asked it to: `--online` (or `--no-online`) decides; else `--base-url`; else
- * "online" in the config file. An address from the config file or the environment alone is said in a note, not used.
- */
-function onlineRequest(options: CheckOptions, config: CheckConfig, configPath: string | undefined, environment: string | undefined) {
-  const shownConfig = configPath ? displayPath(configPath) : CONFIG_FILE_NAME;
-  let onlineBy: string | undefined;
-  if (options.online !== undefined) onlineBy = options.online ? '--online' : undefined;
-  else if (options.baseUrl !== undefined) onlineBy = '--base-url';
-  else if (config.online) onlineBy = `"online": true in ${shownConfig}`;
-  const at = config.baseUrl !== undefined ? `"baseUrl" in ${shownConfig}` : environment && 'SIGNGATE_BASE_URL';
-  const unused = options.online === undefined && !onlineBy ? at : undefined;
-  const offlineNote = unused
-    ? `check ran offline: ${unused} is the service for sign; --online takes check there too, for the license cross-check ` +
-      `(or "online": true in ${CONFIG_FILE_NAME}; in a build, SigngateCheckOnline)`
-    : undefined;
-  return { onlineBy, offlineNote };
 }
 
 /**
@@ -134,8 +112,6 @@ export function prepareSettings(options: CheckOptions, needsPaths = false): Prep
   const root = rootArg ? resolve(rootArg) : null;
   const environment = (options.env ?? process.env).SIGNGATE_BASE_URL || undefined;
   const baseUrl = options.baseUrl ?? config.baseUrl ?? environment;
-  const { onlineBy, offlineNote } = onlineRequest(options, config, configPath, environment);
-  const token = resolveAccessToken(options);
   const loadedKeys = keyPaths.map(loadExpectedKey);
   const notes = loadedKeys.flatMap((k) => (k.note ? [k.note] : []));
   const keys = loadedKeys.map(({ note: _note, ...key }) => key);
@@ -156,10 +132,8 @@ export function prepareSettings(options: CheckOptions, needsPaths = false): Prep
     paths,
     root,
     references: options.references ?? [],
+    config,
     baseUrl,
-    token,
-    onlineBy,
-    offlineNote,
     notes,
   };
 }

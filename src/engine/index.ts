@@ -1,0 +1,12 @@
+// The engine: one entry, runEngine(product, inputs, runner), under check, audit, sign and the service.
+//
+// product.ts  what the engine makes (passed in: the check's findings, the audit's evidence), its per-file step
+// inputs.ts   files held in memory, or read when a task needs them through the caller's reader; read buffers
+// task.ts     one task of a round (parse, or the per-file step), in any thread; errors as data across threads
+// runner.ts   where tasks run: this thread, or a pool of worker threads (thread.ts is what those threads load)
+// engine.ts   the rounds: parse, roles, the per-file step, the assembly
+export { runEngine } from './engine.js';
+export { inHand, isFileToRead, readInput, ReadBuffers, type EngineInput, type FileToRead } from './inputs.js';
+export type { FileStep, Product } from './product.js';
+export { inPool, inThisThread, type Runner } from './runner.js';
+export { answer, runTask, settleTask, type EngineTask, type FailedAnswer, type PlacedFile, type TaskAnswer, type TaskItem } from './task.js';
