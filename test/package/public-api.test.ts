@@ -2,7 +2,8 @@
 // as functions), `signgate/reader`, `signgate/record` and `signgate/server` (docs/api.md says what each is for).
 // The names each entry exports (values and types, read from its source by the TypeScript checker) are listed in
 // test/package/public-api.json, so that the surface changes only on purpose: a name added, removed or moved between
-// entries fails here until the list says so. Unused exports inside src/ are knip's (knip.json, `npm run knip`).
+// entries fails here until the list says so; the examples of docs/api.md import each name from its entry. Unused
+// exports inside src/ are knip's (knip.json, `npm run knip`).
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -96,6 +97,22 @@ describe('the public API', () => {
     const helpers = all.filter((n) => /heap|idleCores|threads?$|pool|threshold|v8|garbage|inRounds|pooled|^prepare|^runCheck|^buildAudit/i.test(n));
     expect(helpers).toEqual([]);
   });
+});
+
+test("docs/api.md's examples import each name from the entry that exports it", () => {
+  const text = readFileSync(join(repoRoot, 'docs', 'api.md'), 'utf8');
+  const wrong: string[] = [];
+  let imports = 0;
+  for (const m of text.matchAll(/import\s*\{([^}]*)\}\s*from\s*'(signgate(?:\/[a-z]+)?)'/g)) {
+    const entry = m[2] === 'signgate' ? '.' : `.${m[2]!.slice('signgate'.length)}`;
+    const surface = listed[entry];
+    for (const name of m[1]!.split(',').map((n) => n.trim().replace(/^type\s+/, '')).filter(Boolean)) {
+      imports++;
+      if (!surface || ![...surface.values, ...surface.types].includes(name)) wrong.push(`${name} from '${m[2]}'`);
+    }
+  }
+  expect(imports).toBeGreaterThan(20);
+  expect(wrong).toEqual([]);
 });
 
 describe('every entry of package.json "exports" is built, with its types', () => {
