@@ -25,7 +25,8 @@ const file = arg('file', join(repoRoot, 'fixtures', 'assemblies', 'unsigned.dll'
 // The token first: SoftHSM reads SOFTHSM2_CONF when the module is initialized.
 const { uri } = softHsmToken('bench', bits);
 
-const { openPkcs11Key, signWithPkcs11, createStrongNameKeyPair, parseStrongNameKeyFile } = await import('../dist/index.js');
+const { openPkcs11Key, createStrongNameKeyPair, parseStrongNameKeyFile } = await import('../dist/reader-api.js');
+const { signWithPkcs11 } = await import('../dist/strongname/pkcs11-key.js');
 const { strongNameAssembly } = await import('../dist/strongname/strong-name-writer.js');
 const { SigningPool } = await import('../dist/server/jobs/signing-pool.js');
 

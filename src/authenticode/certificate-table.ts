@@ -7,8 +7,6 @@ import { DEFAULT_AUTHENTICODE_LIMITS, type AuthenticodeLimits } from './limits.j
 
 /** WIN_CERT_TYPE_PKCS_SIGNED_DATA: the only type Authenticode uses. */
 export const WIN_CERT_TYPE_PKCS_SIGNED_DATA = 0x0002;
-/** WIN_CERT_REVISION_2_0. */
-export const WIN_CERT_REVISION_2_0 = 0x0200;
 
 export interface CertificateTableEntry {
   readonly index: number;

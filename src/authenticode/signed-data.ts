@@ -773,4 +773,4 @@ export function parseSignedData(element: Der, ctx: Context, nesting = 0): Parsed
   ];
 }
 
-export { hexUpper, type Context as SignatureContext };
+export { hexUpper };

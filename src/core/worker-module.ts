@@ -27,7 +27,7 @@ function compiledRoot(): string {
 }
 
 /**
- * The path of the compiled module `module` (a path below dist/ without its extension, e.g. `workflows/pipeline/worker`)
+ * The path of the compiled module `module` (a path below dist/ without its extension, e.g. `engine/thread`)
  * that a worker thread loads. Worker threads always load the module files of dist/, also when the command line
  * runs bundled.
  * @throws Error naming the missing file and the build to run

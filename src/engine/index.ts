@@ -6,7 +6,7 @@
 // runner.ts   where tasks run: this thread, or a pool of worker threads (thread.ts is what those threads load)
 // engine.ts   the rounds: parse, roles, the per-file step, the assembly
 export { runEngine } from './engine.js';
-export { inHand, isFileToRead, readInput, ReadBuffers, type EngineInput, type FileToRead } from './inputs.js';
-export type { FileStep, Product } from './product.js';
+export { inHand, isFileToRead, readInput, ReadBuffers, type EngineInput } from './inputs.js';
+export type { Product } from './product.js';
 export { inPool, inThisThread, type Runner } from './runner.js';
-export { answer, runTask, settleTask, type EngineTask, type FailedAnswer, type PlacedFile, type TaskAnswer, type TaskItem } from './task.js';
+export { answer, runTask, settleTask, type TaskAnswer } from './task.js';

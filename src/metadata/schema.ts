@@ -60,8 +60,6 @@ export const TableId = {
   CustomDebugInformation: 0x37,
 } as const;
 
-export type TableIdValue = (typeof TableId)[keyof typeof TableId];
-
 /** One past the highest table id known (0x37); ids 0x2D-0x2F are unused and never present. */
 export const TABLE_COUNT = 0x38;
 /** Table ids with no table: a Valid bit for one of them is an error. */

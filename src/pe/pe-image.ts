@@ -3,7 +3,7 @@
 // past the end of a Uint8Array into the shared ArrayBuffer) and do RVA mapping and section order ourselves.
 // NtExecutable.from is not used: it copies every section and refuses images with COFF symbols.
 import { Format } from 'pe-library';
-import { ByteCursor, peekU32 } from '../binary/byte-cursor.js';
+import { peekU32 } from '../binary/byte-cursor.js';
 import { FormatError, hex } from '../core/errors.js';
 
 /** Magic values of the optional header. */
@@ -280,9 +280,4 @@ export function findOverlappingSections(image: PeImage): [SectionHeader, Section
     }
   }
   return undefined;
-}
-
-/** A cursor over the whole file for structures that are not covered by pe-library. */
-export function fileCursor(image: PeImage, structure: string): ByteCursor {
-  return new ByteCursor(image.bytes, { structure, errorCode: 'SG_ERR_PE_TRUNCATED' });
 }

@@ -20,7 +20,7 @@ import { auditRecords, inputHashes, jobsFromLedger, jobSourceOf, readSignatureRe
 import { displayPath, noAssembliesError, readInputFile } from './files.js';
 import { Ledger } from './ledger.js';
 
-export { describeLedgerPath, jobsFromLedger, jobSourceOf, parseManifest, readSignatureRecord } from './audit-records.js';
+export { jobsFromLedger, readSignatureRecord } from './audit-records.js';
 import { BOUNDED, DEFAULT_MAX_UPLOAD_BYTES, engineRunner, prepareCheck, readFiles, type CheckOptions } from './pipeline/index.js';
 
 export const AuditFormats = ['html', 'markdown', 'json'] as const;

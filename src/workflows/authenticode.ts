@@ -1,5 +1,4 @@
 // Authenticode for the commands: the trust store from disk (--trust-store).
-import type { X509Certificate } from 'node:crypto';
 import { resolve } from 'node:path';
 import { parseTrustStore } from '../authenticode/authenticode.js';
 import { displayPath, readInputFile } from './files.js';
@@ -9,12 +8,6 @@ function readTrustStore(path: string | undefined): { pem: string; shown: string 
   if (!path) return undefined;
   const shown = displayPath(resolve(path));
   return { pem: readInputFile(resolve(path), shown).toString('utf8'), shown };
-}
-
-/** Reads a PEM trust store (`--trust-store`), or returns undefined when no path is given; errors name the file. */
-export function loadTrustStore(path: string | undefined): X509Certificate[] | undefined {
-  const store = readTrustStore(path);
-  return store && parseTrustStore(store.pem, store.shown);
 }
 
 /**

@@ -13,18 +13,11 @@ import { BOUNDED, engineRunner, prepareCheck, type CheckOptions, type PreparedCh
 
 export {
   DEFAULT_MAX_UPLOAD_BYTES,
-  DEFAULT_READ_AT_ONCE_BYTES,
   inputReading,
   keepHeapSmall,
   prepareCheck,
-  engineRunner,
-  prepareSettings,
-  readCheckInputs,
-  withDeclaredVendorAttributes,
   type CheckOptions,
-  type InputReading,
   type PreparedCheck,
-  type PreparedSettings,
 } from './pipeline/index.js';
 
 /** What a check that goes online needs: the address, the token, and what asked it to go online. */

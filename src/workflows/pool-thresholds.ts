@@ -1,4 +1,4 @@
-// From how many files on the commands use worker threads, apart from the pools themselves (scan.ts, pipeline/pool.ts),
+// From how many files on the commands use worker threads, apart from the pools themselves (scan.ts, engine/runner.ts),
 // so that a command of a few files, and its --help, decide without loading the pools' modules.
 import { poolThreads } from '../core/worker-module.js';
 
@@ -24,14 +24,6 @@ export const SCAN_POOL_THRESHOLD = 200;
  * largest set measured; `--threads` chooses for a given build (docs/performance.md).
  */
 export const CHECK_POOL_THRESHOLD = 10_000;
-
-export interface PoolOptions {
-  /**
-   * Worker threads; 0 checks in the calling thread. Default: from CHECK_POOL_THRESHOLD files on, one per idle core
-   * when at least two cores are idle, else 0.
-   */
-  readonly threads?: number;
-}
 
 /** How many threads a check or audit of `count` files uses (none inside a one-file executable). */
 export function checkThreads(count: number, threads?: number, idle?: number): number {

@@ -10,7 +10,7 @@ import type { ScanAnswer, ScanMessage, ScanTask } from './scan-worker.js';
 
 export { idleCores, idleCoresNow } from '../core/worker-module.js';
 export { SCAN_POOL_THRESHOLD } from './pool-thresholds.js';
-export { inspectFile, verifyFile, scanJson, type ScanJson, type ScanInput, type ScanKind, type ScanRecord, type ScanSettings, type VerifyRecord } from './scan-file.js';
+export { inspectFile, verifyFile, type ScanJson, type ScanInput, type ScanKind, type ScanRecord, type ScanSettings, type VerifyRecord } from './scan-file.js';
 
 export interface ScanOptions extends ScanSettings {
   /**

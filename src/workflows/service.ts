@@ -7,8 +7,6 @@ import type { RetryInfo } from '../service-client/http.js';
 import { loadConfig } from './config.js';
 import { displayPath, readInputFile } from './files.js';
 
-export { resolveAccessToken, type AccessTokenOptions } from './access-token.js';
-
 export interface ServiceOptions extends AccessTokenOptions {
   /** The service's base URL (…/<service-name>/v1.0); else "baseUrl" in the config file, else SIGNGATE_BASE_URL. */
   readonly baseUrl?: string;

@@ -1,5 +1,6 @@
 // The library as a user gets it: `npm pack`, unpacked into a fresh node_modules, imported by name. check, sign
-// (against the reference service from 'signgate/server') and audit run through the public API only.
+// (against the reference service from 'signgate/server') and audit run through the public API only, and the
+// entries signgate/reader and signgate/record resolve by name.
 import { execFileSync, spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readdirSync, renameSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -27,7 +28,10 @@ describe('the packed package', () => {
   test('ships the built library, the schemas, the docs and the licence; no tests, no fixtures', () => {
     expect(packed).toContain('package/dist/index.js');
     expect(packed).toContain('package/dist/index.d.ts');
-    expect(packed).toContain('package/dist/server-api.js');
+    for (const entry of ['server-api', 'reader-api', 'record-api']) {
+      expect(packed).toContain(`package/dist/${entry}.js`);
+      expect(packed).toContain(`package/dist/${entry}.d.ts`);
+    }
     expect(packed).toContain('package/schemas/config.schema.json');
     expect(packed.some((f) => f.startsWith('package/test/') || f.startsWith('package/fixtures/'))).toBe(false);
   });
@@ -38,6 +42,9 @@ describe('the packed package', () => {
     const script = `
       import { check, sign, audit, renderAudit, checkExitCode } from 'signgate';
       import { buildServer, watchServerConfigFile } from 'signgate/server';
+      import { inspectAssembly } from 'signgate/reader';
+      import { verifyRecordText } from 'signgate/record';
+      import { readFileSync } from 'node:fs';
       const key = ${JSON.stringify(fixturePath('test-keys/12345_public.snk'))};
       const addin = ${JSON.stringify(fixturePath('addin'))};
       const server = await buildServer({ config: watchServerConfigFile(${JSON.stringify(fixturePath('server/sandbox.json'))}).current, dataDir: 'service-data', logger: false });
@@ -49,7 +56,9 @@ describe('the packed package', () => {
         const signed = await sign({ paths: [addin], root: addin, keys: [key], vendor: 'Contoso', baseUrl, accessToken, destination: 'signed', pollIntervalMs: 50, deleteAfterwards: true });
         const report = await audit({ paths: ['signed'], keys: [key], vendor: 'Contoso' });
         const html = renderAudit(report, 'html', null);
-        process.stdout.write(JSON.stringify({ check: checkExitCode(checked.result), licensed: checked.prepared.settings.licensedOptionIds, sign: signed.summary, audit: report.summary.byOutcome, html: html.startsWith('<!DOCTYPE html>') }));
+        const inspected = inspectAssembly(readFileSync('signed/SampleAddin.dll'), 'SampleAddin.dll');
+        const record = verifyRecordText('');
+        process.stdout.write(JSON.stringify({ inspected: inspected.strongName.state, record: record.entries === 0 && record.break === undefined, check: checkExitCode(checked.result), licensed: checked.prepared.settings.licensedOptionIds, sign: signed.summary, audit: report.summary.byOutcome, html: html.startsWith('<!DOCTYPE html>') }));
       } finally {
         await server.close();
       }
@@ -59,6 +68,8 @@ describe('the packed package', () => {
     expect(r.status, r.stderr).toBe(0);
     const out = JSON.parse(r.stdout);
     expect(out.check).toBe(0);
+    expect(out.inspected).toBe('signed');
+    expect(out.record).toBe(true);
     expect(out.licensed).toEqual([12345, 67890]);
     expect(out.sign).toMatchObject({ uploaded: 6, verified: 6, failed: 0 });
     expect(out.audit).toMatchObject({ ok: 6, fail: 0 });

@@ -10,10 +10,10 @@ import { inPool, inThisThread, type Runner } from '../../engine/index.js';
 import { readFiles, type PreparedCheck, type ReadChoice, type ReadFiles } from './inputs.js';
 import { prepareSettings, type CheckOptions } from './settings.js';
 
-export { DEFAULT_MAX_UPLOAD_BYTES, DEFAULT_READ_AT_ONCE_BYTES, prepareSettings, type CheckOptions, type PreparedSettings } from './settings.js';
-export { inputReading, readCheckInputs, readFiles, withDeclaredVendorAttributes, type FileSource, type InputReading, type PreparedCheck, type ReadChoice, type ReadFiles } from './inputs.js';
+export { DEFAULT_MAX_UPLOAD_BYTES, prepareSettings, type CheckOptions, type PreparedSettings } from './settings.js';
+export { inputReading, readFiles, withDeclaredVendorAttributes, type PreparedCheck, type ReadChoice, type ReadFiles } from './inputs.js';
 export { keepHeapSmall } from './heap.js';
-export { checkThreads, CHECK_POOL_THRESHOLD, type PoolOptions } from '../pool-thresholds.js';
+export { checkThreads, CHECK_POOL_THRESHOLD } from '../pool-thresholds.js';
 
 /**
  * How check and audit read: into shared memory when worker threads will run (see checkThreads), on demand when the
