@@ -59,7 +59,7 @@ const PACKAGES: Record<string, readonly string[]> = {
  * inputs, the settings, the two rounds, the pool), or is an exception below.
  */
 const WORKFLOW_LEAVES: Record<string, string> = {
-  'files.ts': 'paths and bytes: inputs expanded, files read (held, shared or on demand) and written atomically',
+  'files.ts': 'paths and bytes: inputs expanded, files read (held, shared or as files the engine reads) and written atomically',
   'config.ts': 'signgate.config.json: a leaf, not in the pipeline, because service.ts (jobs, licenses) reads it too',
   'keys.ts': 'key files: public keys for the pipeline, key pairs for fix',
   'access-token.ts': 'the access token from the options, a file or the environment (the pipeline, service.ts)',

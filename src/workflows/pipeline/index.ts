@@ -11,7 +11,9 @@ import { readFiles, type PreparedCheck, type ReadChoice, type ReadFiles } from '
 import { prepareSettings, type CheckOptions } from './settings.js';
 
 export { DEFAULT_MAX_UPLOAD_BYTES, prepareSettings, type CheckOptions, type PreparedSettings } from './settings.js';
-export { inputReading, readFiles, withDeclaredVendorAttributes, type PreparedCheck, type ReadChoice, type ReadFiles } from './inputs.js';
+export { readFiles, type PreparedCheck, type ReadChoice, type ReadFiles } from './inputs.js';
+export { inputReading } from '../files.js';
+export { withDeclaredVendorAttributes } from './vendor-attributes.js';
 export { keepHeapSmall } from './heap.js';
 export { checkThreads, CHECK_POOL_THRESHOLD } from '../pool-thresholds.js';
 

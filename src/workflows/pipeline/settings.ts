@@ -14,12 +14,6 @@ import { loadExpectedKey } from '../keys.js';
 /** Default size limit of one upload job (the service's documented limit: about 40 MB). */
 export const DEFAULT_MAX_UPLOAD_BYTES = 40_000_000;
 
-/**
- * Inputs larger than this together are not held in memory by `check` and `audit` (see CheckOptions.readAtOnceBytes):
- * 64 MiB, well above an add-in's build output, well below what holding a large release costs (the 170 MB of the
- * Mono corpus took check to 388 MB and audit to 443 MB of peak RSS).
- */
-export const DEFAULT_READ_AT_ONCE_BYTES = 64 * 1024 * 1024;
 
 export interface CheckOptions extends AccessTokenOptions {
   /** Build output folders, files or glob patterns (default: "paths" in the config file). */
