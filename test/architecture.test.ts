@@ -68,6 +68,8 @@ const WORKFLOW_LEAVES: Record<string, string> = {
   'audit-records.ts': "what an audit reads besides the release: the ledger's jobs, the manifest, the previous report, the signature record",
   'extract.ts': "the service's result ZIP, extracted (sign, jobs)",
   'record-proof.ts': "a job's proof in the service's signature record (sign)",
+  'sign-job.ts': 'the jobs of sign: the plan of the upload set, then each job uploaded, polled, proven, downloaded, verified (sign, sign --archive, jobs)',
+  'returned-file.ts': "a returned file's verdict: signed with the organization's key and changed in nothing else (sign, sign --archive)",
   'pool-thresholds.ts': 'from how many files the pools start, decided without loading them (pipeline, scan, cli)',
   'scan-file.ts': 'one file inspected or verified (scan.ts and the scan worker)',
   'assembly-parts.ts': "an assembly's headers and metadata read without the rest of the file (fix plans a set from them)",
@@ -75,8 +77,6 @@ const WORKFLOW_LEAVES: Record<string, string> = {
 };
 /** Imports between workflow modules that pass neither through the pipeline's entry nor to a leaf, each with why. */
 const WORKFLOW_EXCEPTIONS: Record<string, string> = {
-  'archive.ts -> sign.ts': 'sign --archive is the signing round trip over an archive: it polls and checks each returned file as sign does',
-  'jobs.ts -> sign.ts': "type only: sign's progress reporter, which jobs --download reports through",
   'scan.ts -> scan-worker.ts': 'type only: the task and answer its worker threads exchange (inspect and verify scan files; they are not the check pipeline)',
 };
 

@@ -5,7 +5,7 @@ import { UsageError } from '../core/errors.js';
 import { FAILED_STATES, PENDING_STATES, type JobSummary, type ServiceClient } from '../service-client/client.js';
 import { extractPackage, SERVICE_LOG_NAME, type ExtractResult } from './extract.js';
 import { cacheDir, downloadName, Ledger, makeCacheDir, sweepStaleDownloads } from './ledger.js';
-import type { ProgressReporter } from './sign.js';
+import type { ProgressReporter } from './sign-job.js';
 
 /** "7d", "12h", "30m" or "45s" in milliseconds. */
 export function parseDuration(text: string): number {
