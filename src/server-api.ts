@@ -4,7 +4,7 @@ export { buildServer, type BuildServerOptions, type Principal } from './server/h
 export { parseServerConfig, watchServerConfigFile, withoutPinAttributes, USER_ROLE, DEFAULT_SERVICE_NAME, type ServerConfig, type ServerConfigFile, type Organization, type License, type OptionKey } from './server/server-config.js';
 export { TokenStore, hashToken, tokenIdOf, type StoredToken } from './server/identity/token-store.js';
 export { SigningPool, defaultSigningWorkers, signingOptions } from './server/jobs/signing-pool.js';
-export { paceGarbageCollectionForJobs, SERVICE_HEAP_GROWING_PERCENT } from './server/heap.js';
+export { paceGarbageCollectionForJobs, SERVICE_HEAP_GROWING_PERCENT } from './runtime/heap.js';
 export { signAndVerify, signAndPack, inProcessSigner, type FileSigner, type SignedFile } from './server/jobs/sign-file.js';
 export { DEFAULT_RATE_LIMITS, parseRateLimit, type RateLimit, type RateLimitSettings } from './server/identity/rate-limit.js';
 export { archiveZipLimits, archiveNameProblems, PER_FILE_LOGS, type ArchiveNameProblem } from './zip/archive-rules.js';

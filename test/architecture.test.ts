@@ -10,6 +10,7 @@ import { repoRoot } from './helpers/fixtures.js';
 const src = join(repoRoot, 'src');
 const ALLOWED: Record<string, readonly string[]> = {
   core: [],
+  runtime: [],
   record: ['core'],
   binary: ['core'],
   pe: ['binary', 'core'],
@@ -18,12 +19,12 @@ const ALLOWED: Record<string, readonly string[]> = {
   strongname: ['authenticode', 'metadata', 'pe', 'binary', 'core'],
   rules: ['strongname', 'authenticode', 'metadata', 'pe', 'binary', 'core'],
   audit: ['record', 'rules', 'strongname', 'authenticode', 'metadata', 'pe', 'binary', 'core'],
-  report: ['audit', 'rules', 'authenticode', 'core'],
+  report: ['runtime', 'audit', 'rules', 'authenticode', 'core'],
   'service-client': ['record', 'core'],
   zip: ['core'],
-  server: ['record', 'zip', 'rules', 'strongname', 'authenticode', 'metadata', 'pe', 'binary', 'core'],
-  workflows: ['record', 'audit', 'report', 'rules', 'service-client', 'zip', 'strongname', 'authenticode', 'metadata', 'pe', 'binary', 'core'],
-  cli: ['record', 'workflows', 'server', 'audit', 'report', 'rules', 'service-client', 'zip', 'strongname', 'authenticode', 'metadata', 'pe', 'binary', 'core'],
+  server: ['runtime', 'record', 'zip', 'rules', 'strongname', 'authenticode', 'metadata', 'pe', 'binary', 'core'],
+  workflows: ['runtime', 'record', 'audit', 'report', 'rules', 'service-client', 'zip', 'strongname', 'authenticode', 'metadata', 'pe', 'binary', 'core'],
+  cli: ['runtime', 'record', 'workflows', 'server', 'audit', 'report', 'rules', 'service-client', 'zip', 'strongname', 'authenticode', 'metadata', 'pe', 'binary', 'core'],
 };
 /** Packages a layer may import; yargs and glob belong to the CLI, chalk to the CLI and the terminal reporter. */
 const PACKAGES: Record<string, readonly string[]> = {

@@ -8,7 +8,7 @@ import type { Server } from 'node:http';
 import { buildServer, DEFAULT_IDLE_TIMEOUT_MS, DEFAULT_REQUEST_TIMEOUT_MS } from '../../server/http/app.js';
 import { listenForMetrics } from '../../server/http/metrics.js';
 import { createServiceLog, isLogLevel, LOG_LEVELS, logCrashes, logProcessWarnings, type LogLevel, type ServiceLog } from '../../server/service-log.js';
-import { paceGarbageCollectionForJobs } from '../../server/heap.js';
+import { paceGarbageCollectionForJobs } from '../../runtime/heap.js';
 import { DEFAULT_SERVICE_NAME, exposedKeyPairs, USER_ROLE, watchServerConfigFile, type ServerConfig } from '../../server/server-config.js';
 import { rateLimitOverrides } from '../../server/identity/rate-limit.js';
 import { TokenStore, type TokenKeeper } from '../../server/identity/token-store.js';
@@ -135,7 +135,7 @@ export async function runServe(args: ServeArgs): Promise<ExitCodeValue> {
 async function serve(args: ServeArgs, log: ServiceLog, levelFromConfig: boolean): Promise<ExitCodeValue> {
   // Whatever the service writes (uploads, signed files, job records, temporary files) is its user's alone.
   process.umask(0o077);
-  // Fewer full garbage collections while jobs' buffers pass through (src/server/heap.ts).
+  // Fewer full garbage collections while jobs' buffers pass through (src/runtime/heap.ts).
   paceGarbageCollectionForJobs();
   const watched = watchServerConfigFile(args.config);
   if (levelFromConfig) log.level = watched.current().logLevel ?? 'info';

@@ -5,7 +5,7 @@ import { MessageChannel } from 'node:worker_threads';
 import { Piscina } from 'piscina';
 import { KeyError, UsageError } from '../../core/errors.js';
 import type { ErrorCode } from '../../core/error-codes.js';
-import { piscinaTask, workerModulePath, workerThreadsAvailable } from '../../core/worker-module.js';
+import { piscinaTask, workerModulePath, workerThreadsAvailable } from '../../runtime/worker-module.js';
 import type { StrongNameKeyFile } from '../../strongname/key-blob.js';
 import { isPkcs11Key, servePkcs11Broker } from '../../strongname/pkcs11-key.js';
 import type { PreparedZipData } from '../../zip/write-zip.js';

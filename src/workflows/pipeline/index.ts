@@ -22,7 +22,7 @@ import { prepareSettings, type CheckOptions, type PreparedSettings } from './set
 export { DEFAULT_MAX_UPLOAD_BYTES, DEFAULT_READ_AT_ONCE_BYTES, prepareSettings, type CheckOptions, type PreparedSettings } from './settings.js';
 export { inputReading, readCheckInputs, readFiles, withDeclaredVendorAttributes, type FileSource, type InputReading, type PreparedCheck, type ReadChoice, type ReadFiles } from './inputs.js';
 export type { Product, Products, RoundOptions } from './rounds.js';
-export { keepHeapSmall } from './heap.js';
+export { keepHeapSmall } from '../../runtime/heap.js';
 export { checkThreads, CHECK_POOL_THRESHOLD, type PoolOptions } from '../pool-thresholds.js';
 
 export interface PipelineConsumer<P extends Product, R extends ReadFiles> {

@@ -1,6 +1,6 @@
 // Where the tasks of the pipeline's two rounds run: a pool of worker threads (piscina, running worker.ts from dist/),
 // or the calling thread, one task after the other, for inputs read on demand.
-import { piscinaTask, workerModulePath } from '../../core/worker-module.js';
+import { piscinaTask, workerModulePath } from '../../runtime/worker-module.js';
 import { answer, ReadBuffers, runTask, type CheckAnswer, type CheckTask } from './worker.js';
 
 /** Where the tasks of the two rounds run: a pool of worker threads, or this thread one run at a time. */

@@ -9,7 +9,7 @@
 // a file is read when it is parsed and again when it is checked, and only plain data is kept between, so memory
 // does not grow with the set.
 import type { SeveritySetting } from '../../core/diagnostic.js';
-import { taskRunSize } from '../../core/worker-module.js';
+import { taskRunSize } from '../../runtime/worker-module.js';
 import { assembleAudit } from '../../audit/build.js';
 import { auditEvidence } from '../../audit/evidence.js';
 import type { AuditOptions, AuditReport } from '../../audit/model.js';
