@@ -1,4 +1,6 @@
 // The public library API of signgate. Library functions take bytes and options, never paths.
+import { readFileSync } from 'node:fs';
+import { readPkcs11PinFilesWith } from './strongname/pkcs11-key.js';
 
 // Errors
 export { ErrorCodes, type ErrorCode } from './core/error-codes.js';
@@ -76,6 +78,8 @@ export {
   type HashAlgorithm,
 } from './strongname/key-blob.js';
 // Keys in a PKCS#11 token (pkcs11: URIs, RFC 7512): signAssembly(module, openPkcs11Key(uri)) signs through the module.
+// A pin-source file is read from disk: the library's entry gives the process that reader (readPkcs11PinFilesWith).
+readPkcs11PinFilesWith((path) => readFileSync(path, 'utf8'));
 export {
   parsePkcs11Uri,
   isPkcs11Uri,
@@ -83,6 +87,8 @@ export {
   openPkcs11Key,
   pkcs11KeyWithPublicKey,
   readPkcs11Pin,
+  readPkcs11PinFilesWith,
+  type PinFileReader,
   signWithPkcs11,
   tokenSigner,
   canSign,
@@ -130,6 +136,7 @@ export { fix, planFix, type FixOptions, type FixResult, type FixFileResult, type
 export { sign, checkReturnedFile, fileVerdict, type SignOptions as SignWorkflowOptions, type SignEvents, type SignResult, type SignedFileResult, type ProgressReporter } from './workflows/sign.js';
 export { audit, renderAudit, renderAuditPieces, verifyAuditReport, parseManifest, jobsFromLedger, readSignatureRecord, AuditFormats, type AuditOptions, type AuditFormat, type VerifyReportResult } from './workflows/audit.js';
 export { downloadJob, planPrune, parseDuration, type PrunePlan } from './workflows/jobs.js';
+export { readRecordPublicKey } from './workflows/keys.js';
 export { connect, resolveAccessToken, type ServiceOptions, type AccessTokenOptions } from './workflows/service.js';
 /** The licenses as the online check uses them (each option's key token, where the service reports it), and an option's public key file. */
 export { onlineLicenses, savePublicKey, type OnlineLicenses, type SavedPublicKey } from './workflows/licenses.js';
@@ -162,7 +169,7 @@ export {
   formatVerifierKey,
   parseVerifierKey,
   noteKeyId,
-  readRecordPublicKey,
+  recordPublicKey,
   type Checkpoint,
   type TreeHead,
   type RecordVerifier,
@@ -194,5 +201,9 @@ export {
   type JobStatus,
   type JobSummary,
   type UploadFile,
+  type DownloadSink,
+  type DownloadPart,
 } from './service-client/client.js';
+// Where a download goes: a file written through a part beside it, renamed when complete.
+export { downloadTo } from './workflows/files.js';
 export type { LicenseEntry } from './service-client/licenses.js';

@@ -1,5 +1,7 @@
 // Where the compiled module a worker thread runs lives. Run from the TypeScript sources (as the tests run), the
 // worker runs the same module from dist/, which `npm test` and `npm run build` compile first.
+// A process helper that reads the file system (test/architecture-fs.test.ts lists it): whether the compiled module is
+// there (else the error names the build to run), and the threads runnable now from /proc.
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { availableParallelism, loadavg } from 'node:os';
 import { isSea } from 'node:sea';

@@ -5,11 +5,11 @@
 // URI, and no message ever holds it.
 //
 // Unlike the rest of this layer, this module touches the machine: it loads the native binding (pkcs11js, an
-// optional dependency loaded only when a pkcs11: key is used) and the vendor's module, and reads the PIN file.
+// optional dependency loaded only when a pkcs11: key is used) and the vendor's module. A PIN file is read through
+// the reader that the process gave (readPkcs11PinFilesWith: the command line, the service, the library's entry).
 // One thread of the process owns the modules (see "The module's owner" below); the service's pool threads sign
 // through it.
 import { createHash, randomBytes, verify } from 'node:crypto';
-import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { isAbsolute } from 'node:path';
 import { isSea } from 'node:sea';
@@ -159,23 +159,38 @@ function pinError(message: string, hint: string): KeyError {
   return new KeyError('SG_ERR_PKCS11_PIN', `${message}. ${hint}`);
 }
 
+/** Reads a `pin-source` file's text (the caller's file system). */
+export type PinFileReader = (path: string) => string;
+let pinFileReader: PinFileReader | undefined;
+
+/**
+ * Gives this process's keys in tokens the reader of their `pin-source` files. PKCS#11 state is the process's (one
+ * login for every session), and so is this: the command line and the service set it before they open a key, and
+ * the library's entry (src/index.ts) when it is loaded. Without it a `pin-source` file cannot be read.
+ */
+export function readPkcs11PinFilesWith(read: PinFileReader): void {
+  pinFileReader = read;
+}
+
 /**
  * The user PIN of the URI's token: the first line of the `pin-source` file, the `env:` variable, or
  * SIGNGATE_PKCS11_PIN. Errors name where it was looked for, never what was found.
  * @throws KeyError SG_ERR_PKCS11_PIN, SG_ERR_PKCS11_URI
  */
-export function readPkcs11Pin(uri: Pkcs11Uri, env: Env = process.env): string {
+export function readPkcs11Pin(uri: Pkcs11Uri, env: Env = process.env, readFile: PinFileReader | undefined = pinFileReader): string {
   const origin = pinOrigin(uri);
   if (origin.kind === 'env') {
     const pin = env[origin.name];
     if (!pin) throw pinError(`no PIN for ${showUri(uri.text)}: ${origin.name} is not set`, `Set ${origin.name} to the token's user PIN, or add pin-source=file:/path to the URI (a file only the service's user can read).`);
     return pin;
   }
+  const hint = 'Write the user PIN on its first line and let the service\'s user read it (chmod 600).';
+  if (!readFile) throw pinError(`the PIN file ${origin.path} of ${showUri(uri.text)} cannot be read (this process gave no reader of PIN files: readPkcs11PinFilesWith)`, hint);
   let text: string;
   try {
-    text = readFileSync(origin.path, 'utf8');
+    text = readFile(origin.path);
   } catch (cause) {
-    throw pinError(`the PIN file ${origin.path} of ${showUri(uri.text)} cannot be read (${(cause as NodeJS.ErrnoException).code ?? 'error'})`, 'Write the user PIN on its first line and let the service\'s user read it (chmod 600).');
+    throw pinError(`the PIN file ${origin.path} of ${showUri(uri.text)} cannot be read (${(cause as NodeJS.ErrnoException).code ?? 'error'})`, hint);
   }
   const pin = text.replace(/^\uFEFF/, '').split(/\r?\n/)[0]!;
   if (!pin) throw pinError(`the PIN file ${origin.path} of ${showUri(uri.text)} is empty`, 'Write the user PIN on its first line.');

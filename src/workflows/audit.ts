@@ -13,12 +13,13 @@ import { formatAuditMarkdown } from '../report/audit-markdown.js';
 import { diffAuditReports } from '../audit/compare.js';
 import type { AuditJob, AuditJobSource, AuditOptions as AuditEngineOptions, AuditReport, AuditSignature } from '../audit/model.js';
 import { recordFileLines, verifyRecordFileLines, type SignatureEntry } from '../record/signature-record.js';
-import { parseCheckpoint, readRecordPublicKey } from '../record/checkpoint.js';
+import { parseCheckpoint } from '../record/checkpoint.js';
 import { CheckpointContinuation } from '../record/record-continuation.js';
 import type { CheckInput, CheckSettings } from '../rules/types.js';
 import { parsePublicKeyBlob } from '../strongname/key-blob.js';
 import { publicKeyToken } from '../strongname/token.js';
-import { displayPath, noAssembliesError, readInputFile, withInputFile } from './files.js';
+import { displayPath, noAssembliesError, readerOf, readInputFile, withInputFile } from './files.js';
+import { readRecordPublicKey } from './keys.js';
 import { Ledger, ledgerPath } from './ledger.js';
 import { DEFAULT_MAX_UPLOAD_BYTES, runPipeline, type CheckOptions } from './pipeline/index.js';
 
@@ -122,7 +123,7 @@ export function readSignatureRecord(
     const { prev: _prev, ...signature } = entry;
     bySignedSha256.set(entry.signedSha256, signature);
   };
-  const result = withInputFile(absolute, shown, (fd) => verifyRecordFileLines(recordFileLines(fd), shown, undefined, keep));
+  const result = withInputFile(absolute, shown, (fd) => verifyRecordFileLines(recordFileLines(readerOf(fd)), shown, undefined, keep));
   if (result.break) {
     throw new UsageError(`${shown} is not a signature record that verifies: ${result.break.message}`, 'Pass the record as `signgate serve record export` writes it (JSON lines); `signgate serve record verify --file` checks it. A record that does not verify vouches for no file.');
   }

@@ -15,11 +15,11 @@ import type { RetryInfo } from '../service-client/http.js';
 import { readModule } from '../strongname/assembly-info.js';
 import { compareIgnoringSignature, verifyStrongName } from '../strongname/strong-name.js';
 import { readPackage, SERVICE_LOG_NAME, writePackage } from './extract.js';
-import { displayPath, noAssembliesError } from './files.js';
+import { displayPath, downloadTo, noAssembliesError } from './files.js';
 import { bindRecordToFiles, checkRecordProof, describeRecordCheck } from './record-proof.js';
-import { readRecordPublicKey } from '../record/checkpoint.js';
 import { cacheDir, downloadName, Ledger, ledgerPath, makeCacheDir, sweepStaleDownloads, type LedgerEntry, type LedgerFile } from './ledger.js';
 import { onlineLicenses } from './licenses.js';
+import { readRecordPublicKey } from './keys.js';
 import { runPipeline, type CheckOptions } from './pipeline/index.js';
 import { windowsPathKey } from '../core/windows-names.js';
 
@@ -297,7 +297,7 @@ export async function sign(options: SignOptions, events: SignEvents = {}): Promi
     const groupBytes = group.reduce((n, i) => n + i.bytes.length, 0);
     let extracted;
     try {
-      await client.download(ref, zipPath, { ...(progress ? { onProgress: (d: number, t: number) => progress.update(d, t) } : {}), maxBytes: options.maxDownloadBytes ?? 2 * groupBytes + 16 * 1024 * 1024 });
+      await client.download(ref, downloadTo(zipPath), { ...(progress ? { onProgress: (d: number, t: number) => progress.update(d, t) } : {}), maxBytes: options.maxDownloadBytes ?? 2 * groupBytes + 16 * 1024 * 1024 });
       progress?.stop();
       extracted = await readPackage(zipPath, destination, {
         expected: new Set(group.map((i) => i.uploadName)),

@@ -14,7 +14,8 @@ import { publicKeyCommand } from '../../rules/keys.js';
 import { runCheck } from '../../rules/runner.js';
 import type { CheckSettings } from '../../rules/types.js';
 import { readModule } from '../../strongname/assembly-info.js';
-import { writeZip, type PreparedZipData, type ZipEntry } from '../../zip/write-zip.js';
+import type { PreparedZipData, ZipEntry } from '../../zip/write-zip.js';
+import { writeZipFile, zipEntryOfFile } from '../storage/zip-file.js';
 import type { JobFile, JobMessage, JobRecord } from './store.js';
 import type { JobProgressSink, JobStateStore, JobWorker } from './store.js';
 import type { License, Organization, ServerConfig } from '../server-config.js';
@@ -202,7 +203,7 @@ async function processJobSteps(
   const entries: ZipEntry[] = [];
   for (const f of record.assemblies) {
     const prepared = packed.get(f.fileName);
-    entries.push({ name: f.fileName, source: prepared ? { prepared } : { path: join(uploads, f.fileName) } });
+    entries.push(prepared ? { name: f.fileName, source: { prepared } } : zipEntryOfFile(f.fileName, join(uploads, f.fileName)));
   }
   record.processingFinished = true;
   delete record.keyWait;
@@ -210,7 +211,7 @@ async function processJobSteps(
   if (resultFile !== RESULT_ZIP) record.resultFile = resultFile;
   if (signal.aborted) return;
   const written: Uint8Array[] | undefined = memory ? [] : undefined;
-  await writeZip(join(dir, resultFile), entries, written);
+  await writeZipFile(join(dir, resultFile), entries, written);
   if (signal.aborted) return;
   await store.save(record, signatures);
   if (written) memory!.keepPackage(record.organization, record.id, resultFile, written);
@@ -244,9 +245,9 @@ export async function finishUnsigned(store: JobProgressSink, record: JobRecord, 
     f.messages = [message('Error', `Not signed: ${text}`), message('Info', 'The package holds the file as uploaded.')];
   }
   record.processingFinished = true;
-  const entries: ZipEntry[] = record.assemblies.map((f) => ({ name: f.fileName, source: { path: join(dir, 'uploads', f.fileName) } }));
+  const entries: ZipEntry[] = record.assemblies.map((f) => zipEntryOfFile(f.fileName, join(dir, 'uploads', f.fileName)));
   entries.push({ name: SIGNING_LOG, source: { bytes: new TextEncoder().encode(signingLog(record)) } });
-  await writeZip(join(dir, resultFile), entries);
+  await writeZipFile(join(dir, resultFile), entries);
   if (resultFile === RESULT_ZIP) delete record.resultFile;
   else record.resultFile = resultFile;
   await store.save(record);
