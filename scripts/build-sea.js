@@ -234,7 +234,7 @@ const sharedOptions = {
   define: { 'import.meta.url': '__seaImportMetaUrl' },
   legalComments: 'eof',
   logLevel: 'silent',
-  // A native addon cannot be carried: pkcs11: keys say so in the executable (src/strongname/pkcs11-key.ts).
+  // A native addon cannot be carried: pkcs11: keys say so in the executable (src/strongname/pkcs11/session.ts).
   external: ['pkcs11js'],
 };
 

@@ -1,6 +1,6 @@
 // The public library API of signgate. Library functions take bytes and options, never paths.
 import { readFileSync } from 'node:fs';
-import { readPkcs11PinFilesWith } from './strongname/pkcs11-key.js';
+import { readPkcs11PinFilesWith } from './strongname/pkcs11/pin.js';
 
 // Errors
 export { ErrorCodes, type ErrorCode } from './core/error-codes.js';
@@ -80,24 +80,9 @@ export {
 // Keys in a PKCS#11 token (pkcs11: URIs, RFC 7512): signAssembly(module, openPkcs11Key(uri)) signs through the module.
 // A pin-source file is read from disk: the library's entry gives the process that reader (readPkcs11PinFilesWith).
 readPkcs11PinFilesWith((path) => readFileSync(path, 'utf8'));
-export {
-  parsePkcs11Uri,
-  isPkcs11Uri,
-  isPkcs11Key,
-  openPkcs11Key,
-  pkcs11KeyWithPublicKey,
-  readPkcs11Pin,
-  readPkcs11PinFilesWith,
-  type PinFileReader,
-  signWithPkcs11,
-  tokenSigner,
-  canSign,
-  probePkcs11Key,
-  PKCS11_PIN_ENV,
-  PKCS11_MODULE_ENV,
-  type Pkcs11Uri,
-  type Pkcs11KeyPair,
-} from './strongname/pkcs11-key.js';
+export { parsePkcs11Uri, isPkcs11Uri, PKCS11_PIN_ENV, PKCS11_MODULE_ENV, type Pkcs11Uri } from './strongname/pkcs11/uri.js';
+export { readPkcs11Pin, readPkcs11PinFilesWith, type PinFileReader } from './strongname/pkcs11/pin.js';
+export { isPkcs11Key, openPkcs11Key, pkcs11KeyWithPublicKey, signWithPkcs11, tokenSigner, canSign, probePkcs11Key, type Pkcs11KeyPair } from './strongname/pkcs11/signer.js';
 export { publicKeyToken, referenceToken } from './strongname/token.js';
 export { getSignatureSlot, signedContent, signedContentLength, assertHashableLayout, assertHeadersOutsideSections, type SignatureSlot } from './strongname/signed-content.js';
 export {

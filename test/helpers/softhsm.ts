@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { execFileSync } from 'node:child_process';
 import type * as Pkcs11Js from 'pkcs11js';
-import { readPkcs11PinFilesWith } from '../../src/strongname/pkcs11-key.js';
+import { readPkcs11PinFilesWith } from '../../src/strongname/pkcs11/pin.js';
 import { has } from './fixtures.js';
 
 // The tokens' URIs name pin-source files: this process reads them as the command line and the service do.

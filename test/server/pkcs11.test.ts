@@ -10,7 +10,7 @@ import { withoutPinAttributes } from '../../src/server/server-config.js';
 import { parseServerConfig, type ServerConfig } from '../../src/server/server-config.js';
 import { readModule } from '../../src/strongname/assembly-info.js';
 import { strongNameKeyPairFromPrivateKey } from '../../src/strongname/key-blob.js';
-import { openPkcs11Key } from '../../src/strongname/pkcs11-key.js';
+import { openPkcs11Key } from '../../src/strongname/pkcs11/signer.js';
 import { verifyStrongName } from '../../src/strongname/strong-name.js';
 import { readZip } from '../../src/zip/read-zip.js';
 import { fixture, hasMono, runCli, runMono } from '../helpers/fixtures.js';

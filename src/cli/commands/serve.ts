@@ -24,7 +24,7 @@ import { PgTokenStore } from '../../server/storage/postgres/pg-tokens.js';
 import { NODE_ROLES, type NodeRole } from '../../server/jobs/store.js';
 import { ExitCode, exitCodeFor, type ExitCodeValue } from '../exit-codes.js';
 import { createStrongNameKeyPair, parseStrongNameKeyFile } from '../../strongname/key-blob.js';
-import { PKCS11_PIN_ENV } from '../../strongname/pkcs11-key.js';
+import { PKCS11_PIN_ENV } from '../../strongname/pkcs11/uri.js';
 import { openTokenKey } from '../../workflows/keys.js';
 import { publicKeyToken } from '../../strongname/token.js';
 import { AtomicFileWriter, displayPath, readerOf, readFirstLine, readInputFile, withInputFile, writeFileAtomic } from '../../workflows/files.js';

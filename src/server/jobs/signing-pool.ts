@@ -7,7 +7,7 @@ import { KeyError, UsageError } from '../../core/errors.js';
 import type { ErrorCode } from '../../core/error-codes.js';
 import { piscinaTask, workerModulePath, workerThreadsAvailable } from '../../runtime/worker-module.js';
 import type { StrongNameKeyFile } from '../../strongname/key-blob.js';
-import { isPkcs11Key, servePkcs11Broker } from '../../strongname/pkcs11-key.js';
+import { isPkcs11Key, servePkcs11Broker } from '../../strongname/pkcs11/signer.js';
 import type { PreparedZipData } from '../../zip/write-zip.js';
 import { ownsItsMemory, type FileSigner, type SignedFile } from './sign-file.js';
 import type { SignTask, SignTaskFailure, SignTaskResult } from './signing-pool-task.js';
