@@ -39,7 +39,7 @@ function codeCacheFolder() {
 
 /** A code cache file: this line, the V8 flags the command set (space-separated), a line feed, V8's cached data. */
 const CACHE_HEADER = 'signgate-code-cache 1';
-/** The only flags a cache file may carry: the heap's pace, as src/workflows/pipeline/heap.ts and src/server/heap.ts set it. */
+/** The only flags a cache file may carry: the heap's pace, as src/runtime/heap.ts sets it. */
 const CACHE_FLAG = /^--(?:semi-space-growth-factor|heap-growing-percent)=\d{1,3}$/;
 
 /**
@@ -89,7 +89,7 @@ async function runBundle(file, argv, text) {
   if (cacheFile && (cachedData === undefined || script.cachedDataRejected)) {
     const temporary = `${cacheFile}.${process.pid}.tmp`;
     try {
-      // The flags the command set (src/core/v8-flags.ts) head the cache: V8 accepts it only under the same flags.
+      // The flags the command set (src/runtime/v8-flags.ts) head the cache: V8 accepts it only under the same flags.
       const flags = (globalThis[Symbol.for('signgate.v8Flags')] ?? []).filter((f) => CACHE_FLAG.test(f));
       fs.writeFileSync(temporary, Buffer.concat([Buffer.from(`${CACHE_HEADER} ${flags.join(' ')}\n`, 'latin1'), script.createCachedData()]), { mode: 0o600 });
       fs.renameSync(temporary, cacheFile);
@@ -105,7 +105,7 @@ const BUNDLE_START = /^\/\/ signgate bundle [0-9a-f]{64}\n\(function \(exports, 
 
 async function run(argv) {
   if (argv.length === 1 && argv[0] === '--version') {
-    // The one answer a build script asks for most: the version of package.json (as dist/core/version.js reads
+    // The one answer a build script asks for most: the version of package.json (as dist/runtime/version.js reads
     // it), printed without loading the command line (yargs, chalk).
     process.stdout.write(`${JSON.parse(fs.readFileSync(path.join(__dirname, '..', 'package.json'), 'utf8')).version}\n`);
     return 0;

@@ -26,7 +26,7 @@ const file = arg('file', join(repoRoot, 'fixtures', 'assemblies', 'unsigned.dll'
 const { uri } = softHsmToken('bench', bits);
 
 const { openPkcs11Key, createStrongNameKeyPair, parseStrongNameKeyFile } = await import('../dist/reader-api.js');
-const { signWithPkcs11 } = await import('../dist/strongname/pkcs11-key.js');
+const { signWithPkcs11 } = await import('../dist/strongname/pkcs11/signer.js');
 const { strongNameAssembly } = await import('../dist/strongname/strong-name-writer.js');
 const { SigningPool } = await import('../dist/server/jobs/signing-pool.js');
 

@@ -25,7 +25,7 @@ import { createRequire } from 'node:module';
 import { homedir, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { idleCoresNow } from '../dist/core/worker-module.js';
+import { idleCoresNow } from '../dist/runtime/worker-module.js';
 import { inspectAssembly, parseStrongNameKeyFile, publicKeyToken, verifyAssemblyBytes } from '../dist/reader-api.js';
 import { CHECK_POOL_THRESHOLD } from '../dist/workflows/pool-thresholds.js';
 import { runCheck } from '../dist/workflows/check.js';

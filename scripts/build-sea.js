@@ -87,7 +87,7 @@ const inlineRepositoryFiles = {
         .replace(/const require = createRequire\(import\.meta\.url\);/g, '')
         .replace(/createRequire\(import\.meta\.url\)/g, 'require')
         // A worker module's path is never asked for in the executable (workerThreadsAvailable() is false there).
-        .replace(/import\.meta\.url/g, (match) => (/[\\/]core[\\/]worker-module\.js$/.test(args.path) ? '__seaImportMetaUrl' : match));
+        .replace(/import\.meta\.url/g, (match) => (/[\\/]runtime[\\/]worker-module\.js$/.test(args.path) ? '__seaImportMetaUrl' : match));
       if (text.includes('import.meta')) {
         return { errors: [{ text: `${relative(repoRoot, args.path)} uses import.meta in a way the one-file bundle cannot carry; read the file through an inlined readFileSync(new URL(...)) or pass the path in` }] };
       }
@@ -192,7 +192,7 @@ const ENTRY = [
   "import { main } from './dist/cli/main.js';",
   "import { Chalk } from 'chalk';",
   "import { forgetKnownKeys } from './dist/strongname/known-keys.js';",
-  "import { VERSION } from './dist/core/version.js';",
+  "import { VERSION } from './dist/runtime/version.js';",
   'function run() {',
   '  __seaImportMetaUrl = pathToFileURL(process.execPath).href;',
   '  for (const stream of [process.stdout, process.stderr]) stream.on("error", (e) => { if (e.code === "EPIPE") process.exit(process.exitCode ?? 0); throw e; });',
@@ -234,7 +234,7 @@ const sharedOptions = {
   define: { 'import.meta.url': '__seaImportMetaUrl' },
   legalComments: 'eof',
   logLevel: 'silent',
-  // A native addon cannot be carried: pkcs11: keys say so in the executable (src/strongname/pkcs11-key.ts).
+  // A native addon cannot be carried: pkcs11: keys say so in the executable (src/strongname/pkcs11/session.ts).
   external: ['pkcs11js'],
 };
 

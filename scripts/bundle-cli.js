@@ -5,7 +5,7 @@
 // eighth resolving and reading their 20 files. With the cache a start reads one file and compiles almost nothing.
 // The other dependencies (fastify, the AWS SDK, pg, piscina, ajv, asn1js, pkijs, ...) stay in node_modules, loaded
 // as before when a command needs them (require, or import() through the main context's loader).
-// Worker threads load the unbundled modules of dist/ (src/core/worker-module.ts).
+// Worker threads load the unbundled modules of dist/ (src/runtime/worker-module.ts).
 //
 //   npm run build   (tsc, then this script)
 import { createHash } from 'node:crypto';

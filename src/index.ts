@@ -41,7 +41,11 @@ export {
   type JobStatus,
   type JobSummary,
   type UploadFile,
+  type DownloadSink,
+  type DownloadPart,
 } from './service-client/client.js';
+/** Where client.download puts a package: a file written through a part beside it, renamed when complete. */
+export { downloadTo } from './workflows/files.js';
 export type { LicenseEntry } from './service-client/licenses.js';
 /** The archive path: pack a build output after the pre-flight check; sign a project archive through POST /archives. */
 export { pack, signArchive, type PackOptions, type PackResult, type SignArchiveOptions, type SignArchiveResult, type ArchiveFileResult } from './workflows/archive.js';

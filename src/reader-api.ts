@@ -2,6 +2,8 @@
 // Authenticode signatures, strong-name key blobs and keys in PKCS#11 tokens, the strong-name state of an assembly,
 // its verification and signature, and the writer that gives an assembly a strong name (what `signgate fix` does to
 // one file). The commands themselves are the functions of `signgate`.
+import { readFileSync } from 'node:fs';
+import { readPkcs11PinFilesWith } from './strongname/pkcs11/pin.js';
 
 // PE
 export {
@@ -68,7 +70,10 @@ export {
   type HashAlgorithm,
 } from './strongname/key-blob.js';
 // Keys in a PKCS#11 token (pkcs11: URIs, RFC 7512): signAssembly(module, openPkcs11Key(uri)) signs through the module.
-export { parsePkcs11Uri, isPkcs11Uri, isPkcs11Key, openPkcs11Key, pkcs11KeyWithPublicKey, probePkcs11Key, type Pkcs11Uri, type Pkcs11KeyPair } from './strongname/pkcs11-key.js';
+// A pin-source file is read from disk: this entry gives the process that reader (readPkcs11PinFilesWith).
+readPkcs11PinFilesWith((path) => readFileSync(path, 'utf8'));
+export { parsePkcs11Uri, isPkcs11Uri, type Pkcs11Uri } from './strongname/pkcs11/uri.js';
+export { isPkcs11Key, openPkcs11Key, pkcs11KeyWithPublicKey, probePkcs11Key, type Pkcs11KeyPair } from './strongname/pkcs11/signer.js';
 export { publicKeyToken, referenceToken } from './strongname/token.js';
 export {
   classifyStrongName,

@@ -1,6 +1,8 @@
-// Imports point one way: cli -> workflows -> audit -> rules/report/client/server -> strongname -> metadata/authenticode -> pe -> binary -> core;
-// record (the signature record: its entries, Merkle tree and signed checkpoints) sits on core, below whoever reads it
-// (report may name the audit's types), and no module imports itself through others (no circles).
+// Imports point one way: cli -> workflows -> server -> engine -> audit/report/client -> rules -> strongname ->
+// metadata/authenticode -> pe -> binary -> core; the engine imports neither product (the check's findings, the audit's
+// evidence: they are passed in); record (the signature record: its entries, Merkle tree and signed checkpoints) sits on
+// core, below whoever reads it; runtime (process helpers: worker modules, heap, version) imports nothing of ours; and
+// no module imports itself through others (no circles).
 import { readdirSync, readFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { describe, expect, test } from 'vitest';
@@ -10,6 +12,7 @@ import { repoRoot } from './helpers/fixtures.js';
 const src = join(repoRoot, 'src');
 const ALLOWED: Record<string, readonly string[]> = {
   core: [],
+  runtime: [],
   record: ['core'],
   binary: ['core'],
   pe: ['binary', 'core'],
@@ -18,13 +21,13 @@ const ALLOWED: Record<string, readonly string[]> = {
   strongname: ['authenticode', 'metadata', 'pe', 'binary', 'core'],
   rules: ['strongname', 'authenticode', 'metadata', 'pe', 'binary', 'core'],
   audit: ['record', 'rules', 'strongname', 'authenticode', 'metadata', 'pe', 'binary', 'core'],
-  engine: ['rules', 'strongname', 'authenticode', 'metadata', 'pe', 'binary', 'core'],
-  report: ['audit', 'rules', 'authenticode', 'core'],
+  engine: ['runtime', 'rules', 'strongname', 'authenticode', 'metadata', 'pe', 'binary', 'core'],
+  report: ['runtime', 'audit', 'rules', 'authenticode', 'core'],
   'service-client': ['record', 'core'],
   zip: ['core'],
-  server: ['engine', 'record', 'zip', 'rules', 'strongname', 'authenticode', 'metadata', 'pe', 'binary', 'core'],
-  workflows: ['engine', 'record', 'audit', 'report', 'rules', 'service-client', 'zip', 'strongname', 'authenticode', 'metadata', 'pe', 'binary', 'core'],
-  cli: ['engine', 'record', 'workflows', 'server', 'audit', 'report', 'rules', 'service-client', 'zip', 'strongname', 'authenticode', 'metadata', 'pe', 'binary', 'core'],
+  server: ['engine', 'runtime', 'record', 'zip', 'rules', 'strongname', 'authenticode', 'metadata', 'pe', 'binary', 'core'],
+  workflows: ['engine', 'runtime', 'record', 'audit', 'report', 'rules', 'service-client', 'zip', 'strongname', 'authenticode', 'metadata', 'pe', 'binary', 'core'],
+  cli: ['engine', 'runtime', 'record', 'workflows', 'server', 'audit', 'report', 'rules', 'service-client', 'zip', 'strongname', 'authenticode', 'metadata', 'pe', 'binary', 'core'],
 };
 /** Packages a layer may import; yargs and glob belong to the CLI, chalk to the CLI and the terminal reporter. */
 const PACKAGES: Record<string, readonly string[]> = {

@@ -1,7 +1,7 @@
 // The signgate command line: yargs command modules over the library; sets exit codes, never calls process.exit.
 import yargs from 'yargs';
 import { UsageError } from '../core/errors.js';
-import { VERSION } from '../core/version.js';
+import { VERSION } from '../runtime/version.js';
 import { looksLikeToken } from '../core/secrets.js';
 import { closest, closestOption } from '../core/words.js';
 import type { CommandModule } from 'yargs';

@@ -3,7 +3,7 @@
 // assemble the product. One path, whatever runs the tasks: the calling thread (files held, or read when needed and
 // held no longer than their parse or their step) or a pool of worker threads (files in shared memory). The result
 // is the same, byte for byte.
-import { taskRunSize } from '../core/worker-module.js';
+import { taskRunSize } from '../runtime/worker-module.js';
 import { fileFacts, fileParser, fromParsedData, placeFiles, type ParsedFileData } from '../rules/facts.js';
 import { ruleNeighbourhood } from '../rules/runner.js';
 import type { FileFacts } from '../rules/types.js';

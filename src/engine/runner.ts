@@ -1,6 +1,6 @@
 // Where the engine's tasks run, behind one interface: the calling thread, one task after the other, or a pool of
 // worker threads (piscina, running engine/thread.ts from dist/).
-import { piscinaTask, workerModulePath } from '../core/worker-module.js';
+import { piscinaTask, workerModulePath } from '../runtime/worker-module.js';
 import { isFileToRead, ReadBuffers } from './inputs.js';
 import type { FileStep } from './product.js';
 import { answer, runTask, type EngineTask, type TaskAnswer } from './task.js';

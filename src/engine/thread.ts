@@ -1,7 +1,7 @@
 // What a worker thread of the engine's pool runs (piscina loads it from dist/engine/thread.js): a task, with the
 // product's per-file step loaded from the module the task names, once per thread.
 import { pathToFileURL } from 'node:url';
-import { workerModulePath } from '../core/worker-module.js';
+import { workerModulePath } from '../runtime/worker-module.js';
 import { answer, runTask, type EngineTask, type TaskAnswer } from './task.js';
 import type { FileStep } from './product.js';
 

@@ -13,7 +13,6 @@
 // 0x01 || public key) (0x01: Ed25519). The public key travels as a C2SP verifier key: name+keyid(hex)+base64(0x01 ||
 // public key). Whoever saved a checkpoint can later ask for a consistency proof and find any rollback or rewrite.
 import { createHash, createPrivateKey, createPublicKey, sign, verify, type KeyObject } from 'node:crypto';
-import { readFileSync } from 'node:fs';
 import { UsageError } from '../core/errors.js';
 import { leafHash, type Hash } from './merkle.js';
 import { entryLine, type SignatureEntry } from './signature-record.js';
@@ -196,12 +195,15 @@ export function parseCheckpoint(text: string, verifier: RecordVerifier, where: s
   return { origin: lines[0]!, size, root: Buffer.from(lines[2]!, 'base64'), text };
 }
 
-/** A record public key given as a file, or as the verifier key's text itself. */
-export function readRecordPublicKey(fileOrKey: string): RecordVerifier {
+/**
+ * A record public key given as the verifier key's text itself, or as a file that `readText` reads (the caller's
+ * file system: workflows/keys.ts, server/storage/record-key.ts).
+ */
+export function recordPublicKey(fileOrKey: string, readText: (file: string) => string): RecordVerifier {
   if (/^[^\s+/\\]+\+[0-9a-f]{8}\+/.test(fileOrKey)) return parseVerifierKey(fileOrKey, 'the record public key');
   let text: string;
   try {
-    text = readFileSync(fileOrKey, 'utf8');
+    text = readText(fileOrKey);
   } catch (error) {
     throw new UsageError(`cannot read the record public key ${fileOrKey}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`, 'Pass the file record-key.pub of the service\'s data directory, or the line `signgate serve record public-key` prints.');
   }

@@ -6,8 +6,6 @@
 // A record file is read a chunk at a time, never whole, and a line is parsed only within bounds on its length and
 // its nesting (RecordLineSplitter, parseRecordLine): a record of any size, or a hostile one, costs little memory.
 import { createHash } from 'node:crypto';
-import { readSync } from 'node:fs';
-import type { FileHandle } from 'node:fs/promises';
 
 /** What the service knows about one signature it made: the fields of an entry without its place in the chain. */
 export interface SignatureEvent {
@@ -260,20 +258,25 @@ function* linesOf(bytes: Buffer): Generator<RecordFileLine> {
   yield* splitter.end();
 }
 
-/** The lines of an open record file, read from where it stands (a pipe too), a chunk at a time. */
-export function* recordFileLines(fd: number): Generator<RecordFileLine> {
+/** Reads the next bytes of a record into `into` (from where it stands: a pipe too); how many it read, 0 at the end. */
+export type RecordReader = (into: Buffer) => number;
+/** Reads the bytes of a record from byte `at` into `into`; how many it read, 0 at the end. */
+export type RecordReaderAt = (into: Buffer, at: number) => Promise<number>;
+
+/** The lines of an open record file, read through `read` a chunk at a time. */
+export function* recordFileLines(read: RecordReader): Generator<RecordFileLine> {
   const splitter = new RecordLineSplitter();
   const chunk = Buffer.allocUnsafe(READ_CHUNK_BYTES);
-  for (let n = readSync(fd, chunk, 0, chunk.length, null); n > 0; n = readSync(fd, chunk, 0, chunk.length, null)) yield* splitter.push(chunk.subarray(0, n));
+  for (let n = read(chunk); n > 0; n = read(chunk)) yield* splitter.push(chunk.subarray(0, n));
   yield* splitter.end();
 }
 
-/** The lines of an open record file from byte `from` to its end, a chunk at a time, without blocking the thread. */
-export async function* recordHandleLines(file: FileHandle, from = 0): AsyncGenerator<RecordFileLine> {
+/** The lines of an open record file from byte `from` to its end, read through `read` a chunk at a time (without blocking the thread). */
+export async function* recordHandleLines(read: RecordReaderAt, from = 0): AsyncGenerator<RecordFileLine> {
   const splitter = new RecordLineSplitter();
   const chunk = Buffer.allocUnsafe(READ_CHUNK_BYTES);
   for (let at = from, n = -1; n !== 0; at += n) {
-    n = (await file.read(chunk, 0, chunk.length, at)).bytesRead;
+    n = await read(chunk, at);
     yield* splitter.push(chunk.subarray(0, n));
   }
   yield* splitter.end();

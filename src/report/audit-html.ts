@@ -3,7 +3,7 @@
 // the evidence the report rests on, light and dark colour schemes, and a printable layout.
 import { recordNote, signatureText } from './audit-signature.js';
 import { loadDetails, loadSummaryText, loadsUnderText } from './audit-load.js';
-import { VERSION } from '../core/version.js';
+import { VERSION } from '../runtime/version.js';
 import { describeAuthenticodeVerdict } from '../authenticode/verdict.js';
 import type { AuditFile, AuditReport } from '../audit/model.js';
 import { escapeXml as esc } from './junit.js';

@@ -1,5 +1,5 @@
 // Audit as JSON (schemas/audit.schema.json). `generatedAt` is the only part that depends on the clock.
-import { VERSION } from '../core/version.js';
+import { VERSION } from '../runtime/version.js';
 import type { AuditReport } from '../audit/model.js';
 import { jsonPieces } from './json-pieces.js';
 

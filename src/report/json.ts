@@ -1,6 +1,6 @@
 // JSON report (schemas/report.schema.json): deterministic, no clock, no absolute paths beyond what was given.
 import type { Finding } from '../core/diagnostic.js';
-import { VERSION } from '../core/version.js';
+import { VERSION } from '../runtime/version.js';
 import { ruleDocsUrl } from '../rules/index.js';
 import type { CheckResult } from '../rules/runner.js';
 import { jsonPieces } from './json-pieces.js';

@@ -1,6 +1,6 @@
 // SARIF 2.1.0 for code-scanning uploads: one rules[] entry per registered rule, binary locations as byte regions.
 import type { Finding, Severity } from '../core/diagnostic.js';
-import { VERSION } from '../core/version.js';
+import { VERSION } from '../runtime/version.js';
 import { ruleDocsUrl, rules } from '../rules/index.js';
 import type { CheckResult } from '../rules/runner.js';
 

@@ -6,7 +6,9 @@ import { dirname, resolve } from 'node:path';
 import { Ajv2020, type ErrorObject } from 'ajv/dist/2020.js';
 import { UsageError } from '../core/errors.js';
 import { parseStrongNameKeyFile, type StrongNameKeyFile } from '../strongname/key-blob.js';
-import { isPkcs11Uri, openPkcs11Key, pkcs11KeyWithPublicKey, type Pkcs11KeyPair } from '../strongname/pkcs11-key.js';
+import { isPkcs11Uri } from '../strongname/pkcs11/uri.js';
+import { readPkcs11PinFilesWith } from '../strongname/pkcs11/pin.js';
+import { openPkcs11Key, pkcs11KeyWithPublicKey, type Pkcs11KeyPair } from '../strongname/pkcs11/signer.js';
 import { publicKeyToken } from '../strongname/token.js';
 import { DEFAULT_RATE_LIMITS, type RateLimit, type RateLimitSettings } from './identity/rate-limit.js';
 import type { LogLevel } from './service-log.js';
@@ -220,6 +222,8 @@ export function withoutPinAttributes(uri: string): string {
  * @throws UsageError SG_ERR_CONFIG naming the option and what is wrong (never the PIN)
  */
 function tokenKey(license: { keyPair: string; publicKey?: string }, baseDir: string, where: string): Pkcs11KeyPair {
+  // The PIN of a pin-source file is read from disk at each login of the service's process.
+  readPkcs11PinFilesWith((path) => readFileSync(path, 'utf8'));
   try {
     if (license.publicKey === undefined) return openPkcs11Key(license.keyPair);
     const path = resolve(baseDir, license.publicKey);

@@ -1,9 +1,6 @@
 // The signing service client (service-api.md): licenses, upload with progress, status, list, download to a
 // file with progress, delete. Every response body is checked before it is used.
 import { randomBytes } from 'node:crypto';
-import { createWriteStream } from 'node:fs';
-import { rename, rm } from 'node:fs/promises';
-import { basename, dirname, join } from 'node:path';
 import { ServiceError } from '../core/errors.js';
 import { assertAnswer, cleanServiceText, fileNameText, idText } from './answers.js';
 import { maskSecrets, rememberSecret } from '../core/secrets.js';
@@ -128,6 +125,22 @@ export function multipartBody(files: readonly UploadFile[], comment: string | un
 export interface ClientOptions extends ServiceClientOptions {
   /** The folder separator in uploaded file names (default `\\`, as the vendor's script sends them). */
   readonly nameSeparator?: '\\' | '/';
+}
+
+/**
+ * Where a download goes (the caller's file: workflows/files.ts). Each attempt opens a part of its own, whose bytes
+ * are written in order and then committed as the result or discarded.
+ */
+export interface DownloadSink {
+  open(): Promise<DownloadPart>;
+}
+
+export interface DownloadPart {
+  write(chunk: Uint8Array): Promise<void>;
+  /** The part's bytes are the result. */
+  commit(): Promise<void>;
+  /** The part is dropped (never throws). */
+  discard(): Promise<void>;
 }
 
 export interface DownloadOptions {
@@ -278,46 +291,42 @@ export function createServiceClient(options: ClientOptions) {
     },
 
     /**
-     * Streams the result package into `target` through a temporary file beside it; a dropped connection starts
-     * the download again (up to the retry policy). The result must be a ZIP of at most `maxBytes`.
+     * Streams the result package into a part that `into` opens for each attempt; a dropped connection starts the
+     * download again (up to the retry policy) in a new part. The result must be a ZIP of at most `maxBytes`: only
+     * then is the part committed, else it is discarded.
      * @throws ServiceError SG_ERR_HTTP_BAD_RESPONSE for a body that is not a ZIP or is too long
      */
-    async download(job: JobRef | string, target: string, downloadOptions: DownloadOptions = {}): Promise<number> {
+    async download(job: JobRef | string, into: DownloadSink, downloadOptions: DownloadOptions = {}): Promise<number> {
       const u = downloadUrl(refOf(job));
       const maxBytes = downloadOptions.maxBytes ?? DEFAULT_MAX_DOWNLOAD_BYTES;
       const attempts = (options.retry?.retries ?? 4) + 1;
       for (let attempt = 1; ; attempt++) {
         const response = await send(options, 'GET', u, { idempotent: true, headers: { accept: 'application/zip' } });
         const total = Number(response.headers.get('content-length') ?? 0);
-        const temp = join(dirname(target), `.${basename(target)}.part-${randomBytes(4).toString('hex')}`);
+        let part: DownloadPart | undefined;
         let received = 0;
         let first: Uint8Array | undefined;
         try {
           if (total > maxBytes) throw bad('GET', u, `the result package announces ${total} bytes, more than the ${maxBytes} allowed (--max-download-bytes)`);
-          await new Promise<void>((resolve, reject) => {
-            const out = createWriteStream(temp, { flags: 'wx' });
-            out.on('error', reject);
-            (async () => {
-              for await (const chunk of response.body as unknown as AsyncIterable<Uint8Array>) {
-                first ??= chunk;
-                received += chunk.length;
-                if (received > maxBytes) throw bad('GET', u, `the result package is longer than the ${maxBytes} bytes allowed (--max-download-bytes); the download was cut off`);
-                downloadOptions.onProgress?.(received, total);
-                if (!out.write(chunk)) await new Promise<void>((r) => out.once('drain', () => r()));
-              }
-              out.end(() => resolve());
-            })().catch((error) => {
-              out.destroy();
-              void response.body?.cancel().catch(() => {});
-              reject(error);
-            });
-          });
+          part = await into.open();
+          try {
+            for await (const chunk of response.body as unknown as AsyncIterable<Uint8Array>) {
+              first ??= chunk;
+              received += chunk.length;
+              if (received > maxBytes) throw bad('GET', u, `the result package is longer than the ${maxBytes} bytes allowed (--max-download-bytes); the download was cut off`);
+              downloadOptions.onProgress?.(received, total);
+              await part.write(chunk);
+            }
+          } catch (error) {
+            void response.body?.cancel().catch(() => {});
+            throw error;
+          }
           if (total && received !== total) throw new Error(`the download ended after ${received} of ${total} bytes`);
           if (!first || first[0] !== 0x50 || first[1] !== 0x4b) throw bad('GET', u, `the result is not a ZIP package (content-type ${cleanServiceText(response.headers.get('content-type') ?? 'none', 100)})`);
-          await rename(temp, target);
+          await part.commit();
           return received;
         } catch (error) {
-          await rm(temp, { force: true });
+          await part?.discard();
           if (error instanceof ServiceError || attempt >= attempts) {
             throw error instanceof ServiceError ? error : new ServiceError('SG_ERR_HTTP_UNREACHABLE', `GET ${u} broke off: ${(error as Error).message}`, { method: 'GET', url: u }, { cause: error });
           }

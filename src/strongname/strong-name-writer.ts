@@ -19,7 +19,7 @@ import { getCertificateTable, parsePeImage } from '../pe/pe-image.js';
 import { appendSection } from '../pe/pe-writer.js';
 import { ModuleMetadata, ModuleMetadata as Module } from '../metadata/module-metadata.js';
 import { AlgId, sameRsaKey, parsePublicKeyBlob, type StrongNameKeyFile } from './key-blob.js';
-import { canSign } from './pkcs11-key.js';
+import { canSign } from './pkcs11/signer.js';
 import { assertHashableLayout, assertHeadersOutsideSections, getSignatureSlot } from './signed-content.js';
 import { classifyStrongName, signAssembly, SIGNATURE_KEY_ATTRIBUTE, verifyStrongName, type StrongNameState } from './strong-name.js';
 import { relayoutText, type Relayout } from './text-relayout.js';

@@ -8,7 +8,7 @@ import { CorFlags, readReadyToRunHeader } from '../pe/cor-header.js';
 import { parsePeImage } from '../pe/pe-image.js';
 import { MICROSOFT_PLATFORM_KEY, parsePublicKeyBlob, sameRsaKey, type HashAlgorithm, type PublicKeyInfo, type StrongNameKeyFile } from './key-blob.js';
 import { knownKey, knownKeyObject } from './known-keys.js';
-import { tokenSigner } from './pkcs11-key.js';
+import { tokenSigner } from './pkcs11/signer.js';
 import { assertHeadersOutsideSections, getSignatureSlot, signedContent, type SignatureSlot } from './signed-content.js';
 import { publicKeyToken } from './token.js';
 

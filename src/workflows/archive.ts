@@ -15,16 +15,15 @@ import { createServiceClient, type CreatedJob } from '../service-client/client.j
 import { readJson, send } from '../service-client/http.js';
 import { ARCHIVE_ASSEMBLY, archiveNameProblems, archiveZipLimits, PER_FILE_LOGS } from '../zip/archive-rules.js';
 import { readZip, ZipRefusal, type ZipFileEntry, type ZipLimits } from '../zip/read-zip.js';
-import { writeZip } from '../zip/write-zip.js';
+import { readRecordPublicKey } from './keys.js';
 import { prepareCheck, prepareSettings, withDeclaredVendorAttributes, type CheckOptions } from './pipeline/index.js';
-import { displayPath, expandInputs, fileIdentity, readInputFile } from './files.js';
+import { displayPath, downloadTo, expandInputs, fileIdentity, readInputFile, writeZipFile, zipEntryOfFile } from './files.js';
 import { windowsPathKey } from '../core/windows-names.js';
 import { checkReturnedFile } from './returned-file.js';
 import { pollJob, type SignEvents } from './sign-job.js';
 import { Ledger, makeCacheDir } from './ledger.js';
 import { resolveAccessToken } from './access-token.js';
 import { bindRecordToFiles, checkRecordProof, describeRecordCheck } from './record-proof.js';
-import { readRecordPublicKey } from '../record/checkpoint.js';
 import { createHash } from 'node:crypto';
 
 
@@ -82,7 +81,7 @@ export async function pack(options: PackOptions): Promise<PackResult> {
     'Leave it out of the folder you pack (or pack the files you ship by name), and keep keys and tokens outside the build output',
   );
   mkdirSync(dirname(archive), { recursive: true });
-  await writeZip(archive, named.map((e) => ({ name: e.name, source: { path: e.path } })));
+  await writeZipFile(archive, named.map((e) => zipEntryOfFile(e.name, e.path)));
   return { archive, files: named.map((e) => e.name), check, stoppedByCheck: false };
 }
 
@@ -196,7 +195,7 @@ export async function signArchive(options: SignArchiveOptions, events: SignEvent
   const archiveUrl = `${baseUrl.replace(/\/+$/, '')}/archives/${encodeURIComponent(jobId)}`;
   const offered = job.links?.download;
   const download = offered && sameOrigin(offered, baseUrl) ? offered : archiveUrl;
-  await client.download({ id: jobId, links: { download } }, output, { maxBytes: 2 * bytes.length + 16 * 1024 * 1024 + 2 * entries.length * 4096 });
+  await client.download({ id: jobId, links: { download } }, downloadTo(output), { maxBytes: 2 * bytes.length + 16 * 1024 * 1024 + 2 * entries.length * 4096 });
   // A refused result is not left where a result belongs: it goes to the cache folder, named in the error.
   const kept = join(makeCacheDir(), `refused-${jobId.replace(/[^A-Za-z0-9_-]/g, '_')}.zip`);
   const keptAt = `kept at ${displayPath(kept)}, not in ${displayPath(dirname(output))}`;
@@ -246,7 +245,7 @@ export async function signArchive(options: SignArchiveOptions, events: SignEvent
   const extras = returnedEntries.filter((e) => !sent.has(e.name) && !isLog(e.name)).map((e) => e.name);
   if (extras.length) {
     const kept = returnedEntries.filter((e) => sent.has(e.name) || isLog(e.name));
-    await writeZip(output, kept.map((e) => ({ name: e.name, source: { bytes: e.bytes } })));
+    await writeZipFile(output, kept.map((e) => ({ name: e.name, source: { bytes: e.bytes } })));
     events.log?.(`the result archive held ${extras.length} file(s) that were never sent (${extras.slice(0, 5).join(', ')}${extras.length > 5 ? ', …' : ''}): left out of ${basename(output)}`);
   }
   let deleted = false;

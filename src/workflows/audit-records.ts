@@ -7,11 +7,12 @@ import { basename, relative, resolve, sep } from 'node:path';
 import { UsageError } from '../core/errors.js';
 import type { AuditJob, AuditJobSource, AuditOptions as AuditEngineOptions, AuditReport, AuditSignature } from '../audit/model.js';
 import { readInput, type EngineInput } from '../engine/index.js';
-import { parseCheckpoint, readRecordPublicKey } from '../record/checkpoint.js';
+import { parseCheckpoint } from '../record/checkpoint.js';
 import { CheckpointContinuation } from '../record/record-continuation.js';
 import { recordFileLines, verifyRecordFileLines, type SignatureEntry } from '../record/signature-record.js';
 import type { CheckSettings } from '../rules/types.js';
-import { displayPath, readInputFile, withInputFile } from './files.js';
+import { displayPath, readerOf, readInputFile, withInputFile } from './files.js';
+import { readRecordPublicKey } from './keys.js';
 import { Ledger, ledgerPath } from './ledger.js';
 
 /** The options of an audit that name what it reads besides the release. */
@@ -101,7 +102,7 @@ export function readSignatureRecord(
     const { prev: _prev, ...signature } = entry;
     bySignedSha256.set(entry.signedSha256, signature);
   };
-  const result = withInputFile(absolute, shown, (fd) => verifyRecordFileLines(recordFileLines(fd), shown, undefined, keep));
+  const result = withInputFile(absolute, shown, (fd) => verifyRecordFileLines(recordFileLines(readerOf(fd)), shown, undefined, keep));
   if (result.break) {
     throw new UsageError(`${shown} is not a signature record that verifies: ${result.break.message}`, 'Pass the record as `signgate serve record export` writes it (JSON lines); `signgate serve record verify --file` checks it. A record that does not verify vouches for no file.');
   }

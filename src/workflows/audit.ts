@@ -5,7 +5,7 @@
 import { statSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { UsageError } from '../core/errors.js';
-import { VERSION } from '../core/version.js';
+import { VERSION } from '../runtime/version.js';
 import { formatAuditHtml } from '../report/audit-html.js';
 import { formatAuditJson, formatAuditJsonPieces } from '../report/audit-json.js';
 import { formatAuditMarkdown } from '../report/audit-markdown.js';

@@ -1,9 +1,12 @@
 // Turning command-line inputs (files, folders, globs) into files, and writing files safely.
 import { randomBytes } from 'node:crypto';
 import { closeSync, fstatSync, fsyncSync, openSync, readdirSync, readFileSync, readSync, realpathSync, renameSync, statSync, unlinkSync, writeSync } from 'node:fs';
+import { open, readFile, rename, rm, type FileHandle } from 'node:fs/promises';
 import { basename, dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { SignGateError, UsageError } from '../core/errors.js';
 import type { EngineInput } from '../engine/index.js';
+import type { DownloadSink } from '../service-client/client.js';
+import type { ZipEntry } from '../zip/write-zip.js';
 
 export interface InputFile {
   /** How the file is shown: relative to the working directory, with `/` separators. */
@@ -178,6 +181,11 @@ export function withInputFile<T>(absolutePath: string, shownAs: string, use: (fd
   } finally {
     if (fd !== undefined) closeSync(fd);
   }
+}
+
+/** Reads an open file from where it stands (a pipe too) into the buffer given: how many bytes, 0 at its end. */
+export function readerOf(fd: number): (into: Buffer) => number {
+  return (into) => readSync(fd, into, 0, into.length, null);
 }
 
 /**
@@ -442,4 +450,67 @@ export function readCheckInputs(files: readonly InputFile[], root: string | null
     const file = fileOnDemand(f.absolutePath, f.displayPath);
     return { path: f.displayPath, uploadName, explicit: f.explicit, size: file.size, read: file.read };
   });
+}
+
+/**
+ * A file written a part at a time without blocking the thread, into a temporary file beside the target
+ * (`.name.<tag>-xxxxxxxx`) that `commit` renames over it; `discard` removes it. Errors are the file system's own.
+ */
+export class PartFile {
+  private constructor(
+    private readonly target: string,
+    private readonly temp: string,
+    private readonly file: FileHandle,
+  ) {}
+
+  /** Creates the temporary file for `target`. */
+  static async create(target: string, tag: string): Promise<PartFile> {
+    const temp = join(dirname(target), `.${basename(target)}.${tag}-${randomBytes(4).toString('hex')}`);
+    return new PartFile(target, temp, await open(temp, 'wx'));
+  }
+
+  /** Appends `chunks`, in order. */
+  async write(...chunks: Uint8Array[]): Promise<void> {
+    await this.file.writev(chunks);
+  }
+
+  /** Closes the file and puts it in the target's place. */
+  async commit(): Promise<void> {
+    await this.file.close();
+    await rename(this.temp, this.target);
+  }
+
+  /** Closes and removes the temporary file: the target stays as it was. */
+  async discard(): Promise<void> {
+    await this.file.close().catch(() => {});
+    await rm(this.temp, { force: true });
+  }
+}
+
+/** Where client.download puts the result package: a part file beside `target` for each attempt (`.name.part-…`). */
+export function downloadTo(target: string): DownloadSink {
+  return { open: () => PartFile.create(target, 'part') };
+}
+
+/** A ZIP entry of the file at `path`, read when its turn comes. */
+export function zipEntryOfFile(name: string, path: string): ZipEntry {
+  return { name, source: { read: () => readFile(path) } };
+}
+
+/**
+ * Writes `entries` as a ZIP package at `target`, through a temporary file in the same folder (`.name.tmp-…`) that
+ * is renamed when complete (removed on failure).
+ * @throws SignGateError (SG_ERR_IO_WRITE) when the package would need the Zip64 extension
+ */
+export async function writeZipFile(target: string, entries: readonly ZipEntry[]): Promise<void> {
+  // Loaded here, not with this module: every command reads files, few write packages (fflate stays unloaded).
+  const { writeZip } = await import('../zip/write-zip.js');
+  const file = await PartFile.create(target, 'tmp');
+  try {
+    await writeZip({ name: target, write: (chunks) => file.write(...chunks) }, entries);
+    await file.commit();
+  } catch (error) {
+    await file.discard();
+    throw error;
+  }
 }

@@ -26,7 +26,7 @@ import { readAssemblyParts, type AssemblyParts } from './assembly-parts.js';
 import { buildFolders } from './build-folders.js';
 import { displayPath, expandInputs, noAssembliesError, readInputFile, writeFileAtomic, type InputFile } from './files.js';
 import { loadSigningKey } from './keys.js';
-import { canSign } from '../strongname/pkcs11-key.js';
+import { canSign } from '../strongname/pkcs11/signer.js';
 
 export interface FixOptions {
   /** Files, folders (every *.dll and *.exe below) or glob patterns: the add-in and what it depends on. */

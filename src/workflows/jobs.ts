@@ -4,6 +4,7 @@ import { join, resolve } from 'node:path';
 import { UsageError } from '../core/errors.js';
 import { FAILED_STATES, PENDING_STATES, type JobSummary, type ServiceClient } from '../service-client/client.js';
 import { extractPackage, SERVICE_LOG_NAME, type ExtractResult } from './extract.js';
+import { downloadTo } from './files.js';
 import { cacheDir, downloadName, Ledger, makeCacheDir, sweepStaleDownloads } from './ledger.js';
 import type { ProgressReporter } from './sign-job.js';
 
@@ -41,7 +42,7 @@ export async function downloadJob(client: ServiceClient, jobId: string, destinat
   const known = (options.ledger ?? new Ledger()).find(jobId);
   const zipPath = join(cacheDir(), downloadName());
   try {
-    await client.download(known?.links ? { id: jobId, links: known.links } : jobId, zipPath, options.progress ? { onProgress: (d, t) => options.progress!.update(d, t) } : {});
+    await client.download(known?.links ? { id: jobId, links: known.links } : jobId, downloadTo(zipPath), options.progress ? { onProgress: (d, t) => options.progress!.update(d, t) } : {});
     options.progress?.stop();
     return await extractPackage(zipPath, resolve(destination), {
       ...(known ? { expected: new Set(known.files.map((f) => f.name)) } : {}),

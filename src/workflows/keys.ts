@@ -1,12 +1,21 @@
 // Reading key files and key maps from disk, with the file name in every error.
+import { readFileSync } from 'node:fs';
 import { basename, resolve } from 'node:path';
 import { KeyError, SignGateError } from '../core/errors.js';
+import { recordPublicKey, type RecordVerifier } from '../record/checkpoint.js';
 import type { ExpectedKey } from '../rules/types.js';
 import { parseStrongNameKeyFile, type StrongNameKeyFile } from '../strongname/key-blob.js';
-import { isPkcs11Uri, openPkcs11Key } from '../strongname/pkcs11-key.js';
+import { isPkcs11Uri } from '../strongname/pkcs11/uri.js';
+import { readPkcs11PinFilesWith } from '../strongname/pkcs11/pin.js';
+import { openPkcs11Key, type Pkcs11KeyPair } from '../strongname/pkcs11/signer.js';
 import { parseMonoKeyMap } from '../strongname/key-map.js';
 import { publicKeyToken } from '../strongname/token.js';
 import { displayPath, readInputFile } from './files.js';
+
+/** The service's record public key: the verifier key's text itself, or a file that holds it. */
+export function readRecordPublicKey(fileOrKey: string): RecordVerifier {
+  return recordPublicKey(fileOrKey, readText);
+}
 
 /** Reads and parses a .snk file; errors name the file and say what was expected. */
 export function loadKeyFile(path: string): StrongNameKeyFile {
@@ -28,7 +37,18 @@ export function loadKeyFile(path: string): StrongNameKeyFile {
  * @throws KeyError naming the file, or SG_ERR_PKCS11_* saying what of the token is missing (never the PIN)
  */
 export function loadSigningKey(pathOrUri: string, cwd: string = process.cwd()): StrongNameKeyFile {
-  return isPkcs11Uri(pathOrUri) ? openPkcs11Key(pathOrUri) : loadKeyFile(resolve(cwd, pathOrUri));
+  return isPkcs11Uri(pathOrUri) ? openTokenKey(pathOrUri) : loadKeyFile(resolve(cwd, pathOrUri));
+}
+
+/** The key a `pkcs11:` URI names, opened now; its `pin-source` file, if any, read from disk (now and at later logins). */
+export function openTokenKey(uri: string): Pkcs11KeyPair {
+  readPkcs11PinFilesWith(readText);
+  return openPkcs11Key(uri);
+}
+
+/** A text file read whole. */
+function readText(file: string): string {
+  return readFileSync(file, 'utf8');
 }
 
 /** Reads a Mono machine.config into a key map, or returns undefined when no path is given. */

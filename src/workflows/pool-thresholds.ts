@@ -1,6 +1,6 @@
 // From how many files on the commands use worker threads, apart from the pools themselves (scan.ts, engine/runner.ts),
 // so that a command of a few files, and its --help, decide without loading the pools' modules.
-import { poolThreads } from '../core/worker-module.js';
+import { poolThreads } from '../runtime/worker-module.js';
 
 /**
  * From this many files on, a scan may run in worker threads by default. `node scripts/bench-scan-threshold.js`

@@ -3,12 +3,12 @@
 // by one, in the order of the files, so that a caller can print each as it comes instead of holding them all.
 import { pathToFileURL } from 'node:url';
 import { Worker } from 'node:worker_threads';
-import { idleCoresNow, poolThreads, taskRunSize, workerModulePath } from '../core/worker-module.js';
+import { idleCoresNow, poolThreads, taskRunSize, workerModulePath } from '../runtime/worker-module.js';
 import { SCAN_POOL_THRESHOLD } from './pool-thresholds.js';
 import { scanJson, scanners, type ScanInput, type ScanJson, type ScanKind, type ScanRecord, type ScanSettings } from './scan-file.js';
 import type { ScanAnswer, ScanMessage, ScanTask } from './scan-worker.js';
 
-export { idleCores, idleCoresNow } from '../core/worker-module.js';
+export { idleCores, idleCoresNow } from '../runtime/worker-module.js';
 export { SCAN_POOL_THRESHOLD } from './pool-thresholds.js';
 export { inspectFile, verifyFile, type ScanJson, type ScanInput, type ScanKind, type ScanRecord, type ScanSettings, type VerifyRecord } from './scan-file.js';
 

@@ -15,7 +15,7 @@ import type { CheckInput, ExpectedKey } from '../rules/types.js';
 import { FAILED_STATES, PENDING_STATES, type JobRef, type JobStatus, type ServiceClient } from '../service-client/client.js';
 import type { RetryInfo } from '../service-client/http.js';
 import { readPackage, SERVICE_LOG_NAME, writePackage } from './extract.js';
-import { displayPath } from './files.js';
+import { displayPath, downloadTo } from './files.js';
 import { cacheDir, downloadName, sweepStaleDownloads, type Ledger, type LedgerEntry, type LedgerFile } from './ledger.js';
 import { bindRecordToFiles, checkRecordProof, describeRecordCheck } from './record-proof.js';
 import { fileVerdict } from './returned-file.js';
@@ -226,7 +226,7 @@ export async function signJob(run: JobRun, group: readonly CheckInput[], index: 
   const groupBytes = group.reduce((n, i) => n + i.bytes.length, 0);
   let extracted;
   try {
-    await client.download(ref, zipPath, { ...(progress ? { onProgress: (d: number, t: number) => progress.update(d, t) } : {}), maxBytes: options.maxDownloadBytes ?? 2 * groupBytes + 16 * 1024 * 1024 });
+    await client.download(ref, downloadTo(zipPath), { ...(progress ? { onProgress: (d: number, t: number) => progress.update(d, t) } : {}), maxBytes: options.maxDownloadBytes ?? 2 * groupBytes + 16 * 1024 * 1024 });
     progress?.stop();
     extracted = await readPackage(zipPath, run.destination, {
       expected: new Set(group.map((i) => i.uploadName)),

@@ -5,11 +5,11 @@
 import { isAbsolute, relative, resolve } from 'node:path';
 import { UsageError } from '../core/errors.js';
 import { inHand, inThisThread, runEngine } from '../engine/index.js';
-import { readRecordPublicKey } from '../record/checkpoint.js';
 import { checkProduct } from '../rules/check-product.js';
 import type { CheckInput, CheckSettings } from '../rules/types.js';
 import { createServiceClient } from '../service-client/client.js';
 import { resolveAccessToken } from './access-token.js';
+import { readRecordPublicKey } from './keys.js';
 import { displayPath, noAssembliesError } from './files.js';
 import { Ledger, ledgerPath, makeCacheDir } from './ledger.js';
 import { onlineLicenses } from './licenses.js';

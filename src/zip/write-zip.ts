@@ -1,9 +1,6 @@
-// Writes a ZIP package, to a temporary file first and then renamed, so a reader never sees half of it.
-// Each entry is prepared on its own (CRC-32 and deflate with Node's zlib, which a worker thread can do for the
+// Writes a ZIP package through an output the caller gives (the caller's temporary file, renamed when complete, so
+// that a reader never sees half of it). Each entry is prepared on its own (CRC-32 and deflate with Node's zlib, which a worker thread can do for the
 // service's signed files), and fflate lays the prepared entries out as a ZIP container.
-import { open, readFile, rename, rm } from 'node:fs/promises';
-import { basename, dirname, join } from 'node:path';
-import { randomBytes } from 'node:crypto';
 import { promisify } from 'node:util';
 import zlib from 'node:zlib';
 import { Zip, type ZipInputFile } from 'fflate';
@@ -12,8 +9,14 @@ import { SignGateError } from '../core/errors.js';
 export interface ZipEntry {
   /** Name inside the package, `/`-separated. */
   readonly name: string;
-  /** A file on disk to store, the bytes, or an entry already prepared (see prepareZipEntry). */
-  readonly source: { readonly path: string } | { readonly bytes: Uint8Array } | { readonly prepared: PreparedZipData };
+  /** The bytes, read when the entry's turn comes (a file on disk), or an entry already prepared (see prepareZipEntry). */
+  readonly source: { readonly read: () => Promise<Uint8Array> } | { readonly bytes: Uint8Array } | { readonly prepared: PreparedZipData };
+}
+
+/** Where writeZip puts a package: `name` says which package in errors; each batch of chunks is written in order. */
+export interface ZipOutput {
+  readonly name: string;
+  write(chunks: readonly Uint8Array[]): Promise<void>;
 }
 
 /** An entry's data as it goes into the package: its CRC-32 and size, and the stored or deflated bytes. */
@@ -106,60 +109,50 @@ const MADE_BY_UNIX = 3;
 async function prepared(entry: ZipEntry): Promise<PreparedZipData> {
   const source = entry.source;
   if ('prepared' in source) return source.prepared;
-  return prepareZipEntryAsync('bytes' in source ? source.bytes : await readFile(source.path));
+  return prepareZipEntryAsync('bytes' in source ? source.bytes : await source.read());
 }
 
 /**
- * Writes `entries` as a ZIP package at `target`, through a temporary file in the same folder that is renamed
- * when complete (removed on failure). Entries are prepared one at a time: a file source is read when its turn comes.
- * With `keep`, every chunk written is also appended to it (the package in memory; entries' data are not copied).
+ * Writes `entries` as a ZIP package to `out`. Entries are prepared one at a time: a read source is read when its
+ * turn comes. With `keep`, every chunk written is also appended to it (the package in memory; entries' data are
+ * not copied).
  * @throws SignGateError (SG_ERR_IO_WRITE) when the package would need the Zip64 extension
  */
-export async function writeZip(target: string, entries: readonly ZipEntry[], keep?: Uint8Array[]): Promise<void> {
-  if (entries.length > MAX_ZIP32_ENTRIES) throw tooLarge(target, `${entries.length} entries`);
-  const temp = join(dirname(target), `.${basename(target)}.tmp-${randomBytes(4).toString('hex')}`);
-  const out = await open(temp, 'wx');
-  try {
-    let chunks: Uint8Array[] = [];
-    let failure: Error | null = null;
-    let written = 0;
-    const zip = new Zip((error, chunk) => {
-      if (error) failure ??= error;
-      else chunks.push(chunk);
-    });
-    const flush = async () => {
-      const pending = chunks;
-      chunks = [];
-      if (failure) throw failure;
-      for (const c of pending) written += c.length;
-      if (written > MAX_ZIP32_BYTES) throw tooLarge(target, 'more than 4 GiB');
-      if (pending.length) await out.writev(pending);
-      keep?.push(...pending);
-    };
-    for (const entry of entries) {
-      const data = await prepared(entry);
-      const file: ZipInputFile = {
-        filename: entry.name,
-        size: data.size,
-        crc: data.crc32,
-        compression: data.method === 'deflate' ? 8 : 0,
-        mtime: FIXED_DATE,
-        os: MADE_BY_UNIX,
-        attrs: UNIX_FILE_ATTRIBUTES,
-      } as ZipInputFile;
-      zip.add(file);
-      file.ondata!(null, data.data, true);
-      await flush();
-    }
-    zip.end();
+export async function writeZip(out: ZipOutput, entries: readonly ZipEntry[], keep?: Uint8Array[]): Promise<void> {
+  if (entries.length > MAX_ZIP32_ENTRIES) throw tooLarge(out.name, `${entries.length} entries`);
+  let chunks: Uint8Array[] = [];
+  let failure: Error | null = null;
+  let written = 0;
+  const zip = new Zip((error, chunk) => {
+    if (error) failure ??= error;
+    else chunks.push(chunk);
+  });
+  const flush = async () => {
+    const pending = chunks;
+    chunks = [];
+    if (failure) throw failure;
+    for (const c of pending) written += c.length;
+    if (written > MAX_ZIP32_BYTES) throw tooLarge(out.name, 'more than 4 GiB');
+    if (pending.length) await out.write(pending);
+    keep?.push(...pending);
+  };
+  for (const entry of entries) {
+    const data = await prepared(entry);
+    const file: ZipInputFile = {
+      filename: entry.name,
+      size: data.size,
+      crc: data.crc32,
+      compression: data.method === 'deflate' ? 8 : 0,
+      mtime: FIXED_DATE,
+      os: MADE_BY_UNIX,
+      attrs: UNIX_FILE_ATTRIBUTES,
+    } as ZipInputFile;
+    zip.add(file);
+    file.ondata!(null, data.data, true);
     await flush();
-    await out.close();
-    await rename(temp, target);
-  } catch (error) {
-    await out.close().catch(() => {});
-    await rm(temp, { force: true });
-    throw error;
   }
+  zip.end();
+  await flush();
 }
 
 function tooLarge(target: string, what: string): SignGateError {

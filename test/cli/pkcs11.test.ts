@@ -4,7 +4,7 @@ import { mkdtempSync, readFileSync, writeFileSync, copyFileSync } from 'node:fs'
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, test } from 'vitest';
-import { openPkcs11Key } from '../../src/strongname/pkcs11-key.js';
+import { openPkcs11Key } from '../../src/strongname/pkcs11/signer.js';
 import { fixturePath, hasMono, runCli, runMono } from '../helpers/fixtures.js';
 import { createToken, generateKey, hasSoftHsm, SOFTHSM_MODULE, type TestToken } from '../helpers/softhsm.js';
 

@@ -3,13 +3,17 @@
 // generated inside a token by pkcs11-tool (OpenSC), never imported from a file. Outside CI the tests skip where
 // SoftHSM2, OpenSC or the pkcs11js binding is missing; in CI they must be there (.ci/run installs them).
 import { createDecipheriv, createPrivateKey, randomBytes } from 'node:crypto';
-import { existsSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { execFileSync } from 'node:child_process';
 import type * as Pkcs11Js from 'pkcs11js';
+import { readPkcs11PinFilesWith } from '../../src/strongname/pkcs11/pin.js';
 import { has } from './fixtures.js';
+
+// The tokens' URIs name pin-source files: this process reads them as the command line and the service do.
+readPkcs11PinFilesWith((path) => readFileSync(path, 'utf8'));
 
 export const SOFTHSM_MODULE = '/usr/lib/softhsm/libsofthsm2.so';
 

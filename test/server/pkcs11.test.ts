@@ -10,7 +10,7 @@ import { withoutPinAttributes } from '../../src/server/server-config.js';
 import { parseServerConfig, type ServerConfig } from '../../src/server/server-config.js';
 import { readModule } from '../../src/strongname/assembly-info.js';
 import { strongNameKeyPairFromPrivateKey } from '../../src/strongname/key-blob.js';
-import { openPkcs11Key } from '../../src/strongname/pkcs11-key.js';
+import { openPkcs11Key } from '../../src/strongname/pkcs11/signer.js';
 import { verifyStrongName } from '../../src/strongname/strong-name.js';
 import { readZip } from '../../src/zip/read-zip.js';
 import { fixture, hasMono, runCli, runMono } from '../helpers/fixtures.js';
@@ -197,7 +197,7 @@ describe.skipIf(!hasSoftHsm)('the service signs with keys in a PKCS#11 token', (
 
   test('a wrong PIN: the job waits (its status says why and until when) and is signed once the PIN file is mended, without a restart', async () => {
     // The public key read in a process of its own: a login here would log the service's module in too.
-    const blob = execFileSync(process.execPath, ['--input-type=module', '-e', `import { openPkcs11Key } from ${JSON.stringify(new URL('../../dist/strongname/pkcs11-key.js', import.meta.url).href)}; process.stdout.write(Buffer.from(openPkcs11Key(process.argv[1]).publicKey.blob).toString('hex'))`, mendToken.uri('option-key')], { env: { ...process.env, SOFTHSM2_CONF: softHsmConf() } }).toString();
+    const blob = execFileSync(process.execPath, ['--input-type=module', '-e', `import { openPkcs11Key } from ${JSON.stringify(new URL('../../dist/index.js', import.meta.url).href)}; process.stdout.write(Buffer.from(openPkcs11Key(process.argv[1]).publicKey.blob).toString('hex'))`, mendToken.uri('option-key')], { env: { ...process.env, SOFTHSM2_CONF: softHsmConf() } }).toString();
     writeFileSync(join(dir, 'mend_public.snk'), Buffer.from(blob, 'hex'));
     const pinFile = join(dir, 'mend.pin');
     writeFileSync(pinFile, `not-${mendToken.pin}\n`, { mode: 0o600 });

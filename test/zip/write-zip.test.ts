@@ -8,6 +8,7 @@ import crc32 from 'buffer-crc32';
 import yauzl from 'yauzl';
 import { afterAll, describe, expect, test } from 'vitest';
 import { SignGateError } from '../../src/core/errors.js';
+import { writeZipFile, zipEntryOfFile } from '../../src/workflows/files.js';
 import { prepareZipEntry, prepareZipEntryAsync, writeZip } from '../../src/zip/write-zip.js';
 import { fixturePath } from '../helpers/fixtures.js';
 
@@ -54,10 +55,10 @@ describe('writeZip', () => {
 
   test('every kind of source comes back byte for byte with a correct CRC-32; random data is stored, an assembly deflated', async () => {
     const target = join(dir, 'package.zip');
-    await writeZip(target, [
+    await writeZipFile(target, [
       { name: 'Addins/Contoso.Addin.dll', source: { bytes: assembly } },
       { name: 'random.bin', source: { bytes: random } },
-      { name: 'from-disk.dll', source: { path: onDisk } },
+      zipEntryOfFile('from-disk.dll', onDisk),
       { name: 'prepared.dll', source: { prepared: prepareZipEntry(assembly) } },
       { name: 'empty.txt', source: { bytes: new Uint8Array(0) } },
       { name: 'Überprüfung/Ä.txt', source: { bytes: new TextEncoder().encode('signing log\r\n') } },
@@ -94,21 +95,31 @@ describe('writeZip', () => {
   test('the same entries give the same bytes, whichever way they were prepared', async () => {
     const a = join(dir, 'a.zip');
     const b = join(dir, 'b.zip');
-    await writeZip(a, [{ name: 'x.dll', source: { bytes: assembly } }, { name: 'r.bin', source: { bytes: random } }]);
-    await writeZip(b, [{ name: 'x.dll', source: { prepared: await prepareZipEntryAsync(assembly) } }, { name: 'r.bin', source: { prepared: prepareZipEntry(random) } }]);
+    await writeZipFile(a, [{ name: 'x.dll', source: { bytes: assembly } }, { name: 'r.bin', source: { bytes: random } }]);
+    await writeZipFile(b, [{ name: 'x.dll', source: { prepared: await prepareZipEntryAsync(assembly) } }, { name: 'r.bin', source: { prepared: prepareZipEntry(random) } }]);
     expect(readFileSync(a).equals(readFileSync(b))).toBe(true);
+  });
+
+  test('the package goes to any output, a batch of chunks at a time: in memory it is the bytes of the file', async () => {
+    const entries = [{ name: 'x.dll', source: { bytes: assembly } }, { name: 'r.bin', source: { read: async () => random } }];
+    const written: Uint8Array[] = [];
+    const kept: Uint8Array[] = [];
+    await writeZip({ name: 'in memory', write: async (chunks) => void written.push(...chunks) }, entries, kept);
+    await writeZipFile(join(dir, 'file.zip'), entries);
+    expect(Buffer.concat(written).equals(readFileSync(join(dir, 'file.zip')))).toBe(true);
+    expect(Buffer.concat(kept).equals(Buffer.concat(written))).toBe(true);
   });
 
   test('a file that cannot be read fails the package, and neither the package nor a temporary file is left', async () => {
     const target = join(dir, 'broken.zip');
-    await expect(writeZip(target, [{ name: 'a.dll', source: { bytes: assembly } }, { name: 'gone.dll', source: { path: join(dir, 'no-such-file.dll') } }])).rejects.toThrow(/no-such-file/);
+    await expect(writeZipFile(target, [{ name: 'a.dll', source: { bytes: assembly } }, zipEntryOfFile('gone.dll', join(dir, 'no-such-file.dll'))])).rejects.toThrow(/no-such-file/);
     expect(readdirSync(dir).filter((n) => n.startsWith('.') || n === 'broken.zip')).toEqual([]);
   });
 
   test('more entries than a ZIP without Zip64 holds is refused with a clear error, before anything is written', async () => {
     const target = join(dir, 'too-many.zip');
     const entries = Array.from({ length: 0x10000 }, (_, i) => ({ name: `f${i}`, source: { bytes: new Uint8Array(0) } }));
-    const error = await writeZip(target, entries).catch((e: unknown) => e);
+    const error = await writeZipFile(target, entries).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(SignGateError);
     expect((error as SignGateError).message).toMatch(/65,535 entries.*Split the files/);
     expect(readdirSync(dir).filter((n) => n.startsWith('.') || n === 'too-many.zip')).toEqual([]);

@@ -8,7 +8,7 @@ import type { Server } from 'node:http';
 import { buildServer, DEFAULT_IDLE_TIMEOUT_MS, DEFAULT_REQUEST_TIMEOUT_MS } from '../../server/http/app.js';
 import { listenForMetrics } from '../../server/http/metrics.js';
 import { createServiceLog, isLogLevel, LOG_LEVELS, logCrashes, logProcessWarnings, type LogLevel, type ServiceLog } from '../../server/service-log.js';
-import { paceGarbageCollectionForJobs } from '../../server/heap.js';
+import { paceGarbageCollectionForJobs } from '../../runtime/heap.js';
 import { DEFAULT_SERVICE_NAME, exposedKeyPairs, USER_ROLE, watchServerConfigFile, type ServerConfig } from '../../server/server-config.js';
 import { rateLimitOverrides } from '../../server/identity/rate-limit.js';
 import { TokenStore, type TokenKeeper } from '../../server/identity/token-store.js';
@@ -24,9 +24,10 @@ import { PgTokenStore } from '../../server/storage/postgres/pg-tokens.js';
 import { NODE_ROLES, type NodeRole } from '../../server/jobs/store.js';
 import { ExitCode, exitCodeFor, type ExitCodeValue } from '../exit-codes.js';
 import { createStrongNameKeyPair, parseStrongNameKeyFile } from '../../strongname/key-blob.js';
-import { openPkcs11Key, PKCS11_PIN_ENV } from '../../strongname/pkcs11-key.js';
+import { PKCS11_PIN_ENV } from '../../strongname/pkcs11/uri.js';
+import { openTokenKey } from '../../workflows/keys.js';
 import { publicKeyToken } from '../../strongname/token.js';
-import { AtomicFileWriter, displayPath, readFirstLine, readInputFile, withInputFile, writeFileAtomic } from '../../workflows/files.js';
+import { AtomicFileWriter, displayPath, readerOf, readFirstLine, readInputFile, withInputFile, writeFileAtomic } from '../../workflows/files.js';
 import { maskSecrets, urlForMessage } from '../../core/secrets.js';
 import { resolveAccessToken } from '../../workflows/access-token.js';
 import { numberOption } from '../options.js';
@@ -135,7 +136,7 @@ export async function runServe(args: ServeArgs): Promise<ExitCodeValue> {
 async function serve(args: ServeArgs, log: ServiceLog, levelFromConfig: boolean): Promise<ExitCodeValue> {
   // Whatever the service writes (uploads, signed files, job records, temporary files) is its user's alone.
   process.umask(0o077);
-  // Fewer full garbage collections while jobs' buffers pass through (src/server/heap.ts).
+  // Fewer full garbage collections while jobs' buffers pass through (src/runtime/heap.ts).
   paceGarbageCollectionForJobs();
   const watched = watchServerConfigFile(args.config);
   if (levelFromConfig) log.level = watched.current().logLevel ?? 'info';
@@ -372,7 +373,7 @@ export async function runRecordVerify(args: RecordArgs, io: Io): Promise<ExitCod
     // The checkpoint before the record: its size says which first entries its root covers, hashed as they are read.
     const continuation = saved && new CheckpointContinuation(parseCheckpoint(saved.text, verifier(), saved.path));
     const add = continuation && ((entry: SignatureEntry) => continuation.add(entry));
-    const result = withInputFile(path, displayPath(path), (fd) => verifyRecordFileLines(recordFileLines(fd), displayPath(path), undefined, add));
+    const result = withInputFile(path, displayPath(path), (fd) => verifyRecordFileLines(recordFileLines(readerOf(fd)), displayPath(path), undefined, add));
     const problem = continuation && !result.break ? continuation.problem(displayPath(path), saved!.path) : undefined;
     return printVerification(displayPath(path), result, io, saved ? undefined : 'an exported record has no head: entries cut off its end at a line boundary cannot be noticed (pass --checkpoint with one you saved to notice them)', saved && { path: saved.path, problem });
   }
@@ -475,7 +476,7 @@ export function runServeInit(args: InitArgs, io: Io): ExitCodeValue {
     if (existsSync(path) && !args.force) throw new UsageError(`${path} exists already`, 'Choose another --dir, or pass --force to replace it.');
   }
   // A key in a token: its public key comes from the module (before anything is written).
-  const tokenKey = args.pkcs11 === undefined ? undefined : openPkcs11Key(args.pkcs11);
+  const tokenKey = args.pkcs11 === undefined ? undefined : openTokenKey(args.pkcs11);
   mkdirSync(dir, { recursive: true, mode: 0o700 });
   // The private key: the service's user's alone.
   const pair = tokenKey ? undefined : createStrongNameKeyPair(2048);

@@ -22,7 +22,7 @@ import { RecordLog, type JobRecordProof } from '../storage/record-checkpoint.js'
 import { formatVerifierKey } from '../../record/checkpoint.js';
 import { signingOptions } from '../jobs/signing-pool.js';
 import { DEFAULT_JOB_MEMORY_BYTES, JobMemory } from '../jobs/job-memory.js';
-import { onPkcs11Event } from '../../strongname/pkcs11-key.js';
+import { onPkcs11Event } from '../../strongname/pkcs11/session.js';
 import { logPkcs11Event, probeTokenKeys } from '../jobs/signing-worker.js';
 import { decodeEncodedWords } from './encoded-words.js';
 import { UploadNames } from '../../core/upload-names.js';

@@ -12,7 +12,8 @@ import { createReadStream } from 'node:fs';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { ARCHIVE_ASSEMBLY, archiveNameProblems, archiveZipLimits, PER_FILE_LOGS } from '../../zip/archive-rules.js';
 import { readZip, ZipRefusal, type ZipFileEntry } from '../../zip/read-zip.js';
-import { writeZip, type ZipEntry } from '../../zip/write-zip.js';
+import type { ZipEntry } from '../../zip/write-zip.js';
+import { writeZipFile } from '../storage/zip-file.js';
 import type { JobRecord, PendingJob } from '../jobs/store.js';
 import type { JobStateStore, JobWorker } from '../jobs/store.js';
 import { guardBody } from './body-guard.js';
@@ -187,7 +188,7 @@ async function resultArchive(store: JobStateStore, record: JobRecord, manifest: 
   if (log) entries.push({ name: SIGNING_LOG, source: { bytes: log } });
   for (const f of manifest.files) entries.push({ name: `${PER_FILE_LOGS}/${f.name}.log`, source: { bytes: new TextEncoder().encode(fileLog(record, f)) } });
   await mkdirPrivate(dir);
-  await writeZip(target, entries);
+  await writeZipFile(target, entries);
   return target;
 }
 

@@ -7,7 +7,7 @@
 import { createServer, type Server } from 'node:http';
 import type { FastifyBaseLogger, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
-import { VERSION } from '../../core/version.js';
+import { VERSION } from '../../runtime/version.js';
 import { fileCounts, probeTokenKeys, type JobObserver, type TokenKeyReadiness } from '../jobs/signing-worker.js';
 import type { JobRecord, JobStateStore, JobWorker, NodeRole } from '../jobs/store.js';
 import type { ServerConfig } from '../server-config.js';

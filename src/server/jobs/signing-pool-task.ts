@@ -6,7 +6,7 @@ import { Piscina } from 'piscina';
 import { isSignGateError } from '../../core/errors.js';
 import type { StrongNameKeyFile } from '../../strongname/key-blob.js';
 import { prepareZipEntry, type PreparedZipData } from '../../zip/write-zip.js';
-import { withPkcs11Broker } from '../../strongname/pkcs11-key.js';
+import { withPkcs11Broker } from '../../strongname/pkcs11/signer.js';
 import { ownsItsMemory, signAndPack, type SignedFile } from './sign-file.js';
 
 export interface SignTask {

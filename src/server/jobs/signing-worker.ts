@@ -8,14 +8,17 @@ import type { FastifyBaseLogger } from 'fastify';
 import { ErrorCodes } from '../../core/error-codes.js';
 import { isSignGateError, KeyError, type SignGateError } from '../../core/errors.js';
 import { SIGNING_LOG } from '../../core/upload-names.js';
-import { isPkcs11Key, onPkcs11Event, pkcs11PinState, probePkcs11Key, type Pkcs11Event, type Pkcs11KeyPair, type TokenPinState } from '../../strongname/pkcs11-key.js';
+import type { TokenPinState } from '../../strongname/pkcs11/pin.js';
+import { onPkcs11Event, pkcs11PinState, type Pkcs11Event } from '../../strongname/pkcs11/session.js';
+import { isPkcs11Key, probePkcs11Key, type Pkcs11KeyPair } from '../../strongname/pkcs11/signer.js';
 import { formatVersion } from '../../metadata/module-metadata.js';
 import { publicKeyCommand } from '../../rules/keys.js';
 import { inThisThread, runEngine } from '../../engine/index.js';
 import { checkProduct } from '../../rules/check-product.js';
 import type { CheckSettings } from '../../rules/types.js';
 import { readModule } from '../../strongname/assembly-info.js';
-import { writeZip, type PreparedZipData, type ZipEntry } from '../../zip/write-zip.js';
+import type { PreparedZipData, ZipEntry } from '../../zip/write-zip.js';
+import { writeZipFile, zipEntryOfFile } from '../storage/zip-file.js';
 import type { JobFile, JobMessage, JobRecord } from './store.js';
 import type { JobProgressSink, JobStateStore, JobWorker } from './store.js';
 import type { License, Organization, ServerConfig } from '../server-config.js';
@@ -203,7 +206,7 @@ async function processJobSteps(
   const entries: ZipEntry[] = [];
   for (const f of record.assemblies) {
     const prepared = packed.get(f.fileName);
-    entries.push({ name: f.fileName, source: prepared ? { prepared } : { path: join(uploads, f.fileName) } });
+    entries.push(prepared ? { name: f.fileName, source: { prepared } } : zipEntryOfFile(f.fileName, join(uploads, f.fileName)));
   }
   record.processingFinished = true;
   delete record.keyWait;
@@ -211,7 +214,7 @@ async function processJobSteps(
   if (resultFile !== RESULT_ZIP) record.resultFile = resultFile;
   if (signal.aborted) return;
   const written: Uint8Array[] | undefined = memory ? [] : undefined;
-  await writeZip(join(dir, resultFile), entries, written);
+  await writeZipFile(join(dir, resultFile), entries, written);
   if (signal.aborted) return;
   await store.save(record, signatures);
   if (written) memory!.keepPackage(record.organization, record.id, resultFile, written);
@@ -245,9 +248,9 @@ export async function finishUnsigned(store: JobProgressSink, record: JobRecord, 
     f.messages = [message('Error', `Not signed: ${text}`), message('Info', 'The package holds the file as uploaded.')];
   }
   record.processingFinished = true;
-  const entries: ZipEntry[] = record.assemblies.map((f) => ({ name: f.fileName, source: { path: join(dir, 'uploads', f.fileName) } }));
+  const entries: ZipEntry[] = record.assemblies.map((f) => zipEntryOfFile(f.fileName, join(dir, 'uploads', f.fileName)));
   entries.push({ name: SIGNING_LOG, source: { bytes: new TextEncoder().encode(signingLog(record)) } });
-  await writeZip(join(dir, resultFile), entries);
+  await writeZipFile(join(dir, resultFile), entries);
   if (resultFile === RESULT_ZIP) delete record.resultFile;
   else record.resultFile = resultFile;
   await store.save(record);

@@ -225,7 +225,7 @@ export class FileSignatureRecord implements SignatureRecordReader {
       throw error;
     }
     try {
-      yield* recordHandleLines(file, from);
+      yield* recordHandleLines(async (into, at) => (await file.read(into, 0, into.length, at)).bytesRead, from);
     } finally {
       await file.close();
     }

@@ -14,7 +14,7 @@ export { DEFAULT_MAX_UPLOAD_BYTES, prepareSettings, type CheckOptions, type Prep
 export { readFiles, type PreparedCheck, type ReadChoice, type ReadFiles } from './inputs.js';
 export { inputReading } from '../files.js';
 export { withDeclaredVendorAttributes } from './vendor-attributes.js';
-export { keepHeapSmall } from './heap.js';
+export { keepHeapSmall } from '../../runtime/heap.js';
 export { checkThreads, CHECK_POOL_THRESHOLD } from '../pool-thresholds.js';
 
 /**

@@ -7,7 +7,7 @@ import pg from 'pg';
 import type { ServerConfig } from '../../server-config.js';
 import { finishUnsigned, JOB_RETRY_DELAYS_MS, KEY_RECHECK_MS, processJob, reportJobProcessed, type JobObserver } from '../../jobs/signing-worker.js';
 import { KeyWait, noteWaiting } from '../../jobs/key-wait.js';
-import { isPkcs11Key, probePkcs11Key } from '../../../strongname/pkcs11-key.js';
+import { isPkcs11Key, probePkcs11Key } from '../../../strongname/pkcs11/signer.js';
 import type { License } from '../../server-config.js';
 import type { FileSigner } from '../../jobs/sign-file.js';
 import type { JobMemory } from '../../jobs/job-memory.js';

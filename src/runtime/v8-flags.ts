@@ -1,5 +1,5 @@
-// V8 flags a command sets for the rest of its process (the heap's pace: src/workflows/pipeline/heap.ts,
-// src/server/heap.ts), recorded where bin/signgate.js finds them after the run.
+// V8 flags a command sets for the rest of its process (the heap's pace: src/runtime/heap.ts),
+// recorded where bin/signgate.js finds them after the run.
 //
 // V8 refuses a code cache made under other flags than those of the process that reads it. bin/signgate.js makes a
 // command's cache after the run, when the command has set its flags; it stores them beside the cache and sets them

@@ -1,192 +1,25 @@
-// Strong-name keys held in a PKCS#11 token (an HSM, a smart card, SoftHSM): the key is named by an RFC 7512
-// `pkcs11:` URI, its public key blob is read from the module, and the RSA operation happens in the module while
-// the digest is computed here (CKM_RSA_PKCS over the DigestInfo, which gives the same bytes as an in-process
-// PKCS#1 v1.5 signature with the same key). The PIN comes from a file or an environment variable, never from the
-// URI, and no message ever holds it.
-//
-// Unlike the rest of this layer, this module touches the machine: it loads the native binding (pkcs11js, an
-// optional dependency loaded only when a pkcs11: key is used) and the vendor's module, and reads the PIN file.
-// One thread of the process owns the modules (see "The module's owner" below); the service's pool threads sign
-// through it.
-import { createHash, randomBytes, verify } from 'node:crypto';
-import { readFileSync } from 'node:fs';
+// Sessions with the vendor's module: loading the native binding (pkcs11js, an optional dependency loaded only when a
+// pkcs11: key is used) and the module, finding the token and the key, logging in (once for the process), and the
+// bounded recovery when a token goes away and comes back. One thread of the process owns the modules (see "The
+// module's owner" below); the service's pool threads sign through it (signer.ts: the broker).
+import { createHash } from 'node:crypto';
 import { createRequire } from 'node:module';
-import { isAbsolute } from 'node:path';
 import { isSea } from 'node:sea';
-import { fileURLToPath } from 'node:url';
-import type { MessagePort } from 'node:worker_threads';
 // pkcs11js is optional: where its native build fails (no C++ compiler, as on most Windows machines) npm leaves it
 // out, and `npm install` (whose prepare script runs tsc) must still build signgate. Its types are then `any`.
 // @ts-ignore -- not an error where pkcs11js is installed; @ts-expect-error would be one there.
 import type * as Pkcs11Js from 'pkcs11js';
-import { isSignGateError, KeyError } from '../core/errors.js';
-import type { ErrorCode } from '../core/error-codes.js';
-import { parsePublicKeyBlob, rsaPublicKeyBlob, toPublicKeyObject, type HashAlgorithm, type PublicKeyInfo, type StrongNameKeyFile } from './key-blob.js';
-
-/** Where the PIN comes from when the URI names no `pin-source`. */
-export const PKCS11_PIN_ENV = 'SIGNGATE_PKCS11_PIN';
-/** Where the module path comes from when the URI names no `module-path`. */
-export const PKCS11_MODULE_ENV = 'SIGNGATE_PKCS11_MODULE';
-
-/** A parsed `pkcs11:` URI (RFC 7512): which token, which key, which module, where the PIN is. */
-export interface Pkcs11Uri {
-  /** The URI as given (it never holds a PIN: `pin-value` is refused). */
-  readonly text: string;
-  /** Token attributes (CK_TOKEN_INFO): `token` is the label. Absent ones match any token. */
-  readonly token?: string;
-  readonly manufacturer?: string;
-  readonly serial?: string;
-  readonly model?: string;
-  readonly slotId?: number;
-  /** The key's CKA_LABEL (`object=`). */
-  readonly object?: string;
-  /** The key's CKA_ID (`id=`, percent-encoded bytes). */
-  readonly id?: Uint8Array;
-  /** The module (`module-path=`), else SIGNGATE_PKCS11_MODULE. */
-  readonly modulePath?: string;
-  /** `pin-source=`: `file:<path>` (or a plain absolute path), or `env:<NAME>`; else SIGNGATE_PKCS11_PIN. */
-  readonly pinSource?: string;
-}
-
-const PATH_ATTRIBUTES = new Set(['token', 'manufacturer', 'serial', 'model', 'slot-id', 'object', 'id', 'type', 'library-manufacturer', 'library-description', 'library-version', 'slot-description', 'slot-manufacturer']);
-const QUERY_ATTRIBUTES = new Set(['module-path', 'module-name', 'pin-source', 'pin-value']);
-
-function uriError(text: string, problem: string, hint = ''): KeyError {
-  return new KeyError('SG_ERR_PKCS11_URI', `${showUri(text)}: ${problem}${hint ? `. ${hint}` : ''}`);
-}
-
-/** The URI for messages: a `pin-value` it should not carry is not shown. */
-export function showUri(text: string): string {
-  return text.replace(/([?&;]pin-value=)[^&]*/gi, '$1(not shown)');
-}
-
-/** True for a key argument or `keyPair` that names a key in a token rather than a file. */
-export function isPkcs11Uri(text: string): boolean {
-  return /^pkcs11:/i.test(text);
-}
-
-function decodeValue(text: string, name: string, value: string): Uint8Array {
-  if (/%(?![0-9a-f]{2})/i.test(value)) throw uriError(text, `the value of ${name} has a % that is not followed by two hex digits`);
-  const bytes: number[] = [];
-  for (let i = 0; i < value.length; ) {
-    if (value[i] === '%') {
-      bytes.push(parseInt(value.slice(i + 1, i + 3), 16));
-      i += 3;
-    } else {
-      const c = value.codePointAt(i)!;
-      bytes.push(...Buffer.from(String.fromCodePoint(c), 'utf8'));
-      i += c > 0xffff ? 2 : 1;
-    }
-  }
-  return Uint8Array.from(bytes);
-}
-
-/**
- * Parses an RFC 7512 `pkcs11:` URI naming an RSA private key: path attributes (`token`, `serial`, `object`,
- * `id`, …) separated by `;`, query attributes (`module-path`, `pin-source`) after `?`, separated by `&`.
- * @throws KeyError SG_ERR_PKCS11_URI naming what is wrong (a `pin-value` is refused and never shown)
- */
-export function parsePkcs11Uri(text: string): Pkcs11Uri {
-  if (!isPkcs11Uri(text)) throw uriError(text, 'a PKCS#11 key URI starts with pkcs11:');
-  const [path = '', query, ...more] = text.slice('pkcs11:'.length).split('?');
-  if (more.length) throw uriError(text, 'the URI has more than one ?');
-  const attributes = new Map<string, string>();
-  const take = (part: string, allowed: Set<string>, where: string) => {
-    if (part === '') return;
-    const at = part.indexOf('=');
-    const name = (at < 0 ? part : part.slice(0, at)).toLowerCase();
-    if (at < 0) throw uriError(text, `the ${where} attribute ${JSON.stringify(name)} has no value`, 'Write it as name=value.');
-    if (!allowed.has(name) && !name.startsWith('x-')) {
-      throw uriError(text, `${JSON.stringify(name)} is not a ${where} attribute of RFC 7512`, `Known: ${[...allowed].join(', ')}.`);
-    }
-    if (attributes.has(name)) throw uriError(text, `${name} is given twice`);
-    attributes.set(name, part.slice(at + 1));
-  };
-  for (const part of path.split(';')) take(part, PATH_ATTRIBUTES, 'path');
-  for (const part of (query ?? '').split('&')) take(part, QUERY_ATTRIBUTES, 'query');
-  if (attributes.has('pin-value')) {
-    throw uriError(text, 'the URI carries the PIN (pin-value)', `A URI shows in configuration files, process lists and logs: put the PIN in a file only the service's user can read (pin-source=file:/path) or in ${PKCS11_PIN_ENV}.`);
-  }
-  if (attributes.has('module-name') && !attributes.has('module-path')) {
-    throw uriError(text, 'module-name is not looked up', `Name the module file: module-path=/usr/lib/softhsm/libsofthsm2.so (or set ${PKCS11_MODULE_ENV}).`);
-  }
-  const type = attributes.get('type');
-  if (type !== undefined && type !== 'private') throw uriError(text, `type=${type} names no private key`, 'Sign with the private key: leave type out or write type=private.');
-  const string = (name: string) => {
-    const value = attributes.get(name);
-    return value === undefined ? undefined : Buffer.from(decodeValue(text, name, value)).toString('utf8');
-  };
-  const slot = attributes.get('slot-id');
-  if (slot !== undefined && !/^\d+$/.test(slot)) throw uriError(text, `slot-id=${slot} is not a decimal number`);
-  const id = attributes.get('id');
-  const object = string('object');
-  if (object === undefined && id === undefined) throw uriError(text, 'the URI names no key', 'Add object=<key label> or id=<key id as %xx bytes>.');
-  const parsed: Pkcs11Uri = {
-    text,
-    ...(string('token') !== undefined ? { token: string('token')! } : {}),
-    ...(string('manufacturer') !== undefined ? { manufacturer: string('manufacturer')! } : {}),
-    ...(string('serial') !== undefined ? { serial: string('serial')! } : {}),
-    ...(string('model') !== undefined ? { model: string('model')! } : {}),
-    ...(slot !== undefined ? { slotId: Number(slot) } : {}),
-    ...(object !== undefined ? { object } : {}),
-    ...(id !== undefined ? { id: decodeValue(text, 'id', id) } : {}),
-    ...(string('module-path') !== undefined ? { modulePath: string('module-path')! } : {}),
-    ...(string('pin-source') !== undefined ? { pinSource: string('pin-source')! } : {}),
-  };
-  if (parsed.modulePath !== undefined && !isAbsolute(parsed.modulePath)) throw uriError(text, `module-path ${parsed.modulePath} is not an absolute path`, 'Name the module file by its absolute path.');
-  return parsed;
-}
-
-type Env = Readonly<Record<string, string | undefined>>;
-
-/** Where the PIN comes from, for messages (never the PIN). */
-function pinOrigin(uri: Pkcs11Uri): { kind: 'file'; path: string } | { kind: 'env'; name: string } {
-  const source = uri.pinSource;
-  if (source === undefined) return { kind: 'env', name: PKCS11_PIN_ENV };
-  if (/^env:/i.test(source)) return { kind: 'env', name: source.slice(4) };
-  if (/^file:/i.test(source)) {
-    try {
-      return { kind: 'file', path: source.startsWith('file://') ? fileURLToPath(source) : source.slice(5) };
-    } catch {
-      throw uriError(uri.text, `pin-source ${source} is not a file: URI`, 'Write pin-source=file:/absolute/path.');
-    }
-  }
-  if (isAbsolute(source)) return { kind: 'file', path: source };
-  throw uriError(uri.text, `pin-source ${source} is neither file:<absolute path> nor env:<variable>`);
-}
-
-function pinError(message: string, hint: string): KeyError {
-  return new KeyError('SG_ERR_PKCS11_PIN', `${message}. ${hint}`);
-}
-
-/**
- * The user PIN of the URI's token: the first line of the `pin-source` file, the `env:` variable, or
- * SIGNGATE_PKCS11_PIN. Errors name where it was looked for, never what was found.
- * @throws KeyError SG_ERR_PKCS11_PIN, SG_ERR_PKCS11_URI
- */
-export function readPkcs11Pin(uri: Pkcs11Uri, env: Env = process.env): string {
-  const origin = pinOrigin(uri);
-  if (origin.kind === 'env') {
-    const pin = env[origin.name];
-    if (!pin) throw pinError(`no PIN for ${showUri(uri.text)}: ${origin.name} is not set`, `Set ${origin.name} to the token's user PIN, or add pin-source=file:/path to the URI (a file only the service's user can read).`);
-    return pin;
-  }
-  let text: string;
-  try {
-    text = readFileSync(origin.path, 'utf8');
-  } catch (cause) {
-    throw pinError(`the PIN file ${origin.path} of ${showUri(uri.text)} cannot be read (${(cause as NodeJS.ErrnoException).code ?? 'error'})`, 'Write the user PIN on its first line and let the service\'s user read it (chmod 600).');
-  }
-  const pin = text.replace(/^\uFEFF/, '').split(/\r?\n/)[0]!;
-  if (!pin) throw pinError(`the PIN file ${origin.path} of ${showUri(uri.text)} is empty`, 'Write the user PIN on its first line.');
-  return pin;
-}
+import { KeyError } from '../../core/errors.js';
+import type { ErrorCode } from '../../core/error-codes.js';
+import { parsePublicKeyBlob, rsaPublicKeyBlob, type PublicKeyInfo } from '../key-blob.js';
+import { pinPlace, pinStateOf, readPkcs11Pin, type TokenPinState } from './pin.js';
+import { describeKey, describeToken, parsePkcs11Uri, PKCS11_MODULE_ENV, showUri, type Env, type Pkcs11Uri } from './uri.js';
 
 type Pkcs11Module = typeof Pkcs11Js;
 let binding: Pkcs11Module | undefined;
 
 /** pkcs11js, loaded on first use (an optional native dependency that a one-file executable cannot carry). */
-function loadBinding(): Pkcs11Module {
+export function loadBinding(): Pkcs11Module {
   if (binding) return binding;
   if (isSea()) {
     throw new KeyError('SG_ERR_PKCS11_MODULE', 'pkcs11: keys need the pkcs11js native binding, which the one-file executable cannot carry. Run signgate installed from npm (Node.js 20 or later) to sign with a key in a token.');
@@ -200,7 +33,7 @@ function loadBinding(): Pkcs11Module {
 }
 
 /** A PKCS#11 error's CKR_ name (pkcs11js puts it in the message). */
-function ckr(error: unknown): string {
+export function ckr(error: unknown): string {
   return /CKR_[A-Z_]+/.exec(String((error as Error)?.message))?.[0] ?? 'an error';
 }
 
@@ -215,7 +48,7 @@ const trimmed = (text: string) => text.replace(/[\s\0]+$/, '');
 // session of the process shares it), and SoftHSM2 rewrites its token file at each login. So one thread of the process
 // (the service's own thread, or the command's) owns every module: it initializes it once, logs in once, keeps a few
 // sessions and signs; the service's pool threads hash the file and hand it the DigestInfo (servePkcs11Broker and
-// withPkcs11Broker below). The RSA operation runs in libuv's threads (C_SignAsync), a session each, so the owner's
+// withPkcs11Broker, signer.ts). The RSA operation runs in libuv's threads (C_SignAsync), a session each, so the owner's
 // event loop stays free while several signatures are made at once.
 // ---------------------------------------------------------------------------------------------------------------
 
@@ -263,7 +96,7 @@ function openModule(path: string): ModuleEntry {
 }
 
 /** A key found in a token, with its idle sessions. */
-interface KeyEntry {
+export interface KeyEntry {
   /** The URI, with the module path it was opened with. */
   readonly uri: Pkcs11Uri;
   readonly host: ModuleEntry;
@@ -280,19 +113,6 @@ const keys = new Map<string, KeyEntry>();
 const refusedPins = new Set<string>();
 /** Idle sessions kept per key: the most signatures made at once, in practice. */
 const MAX_IDLE_SESSIONS = 64;
-
-/** The token's user PIN counters (CK_TOKEN_INFO flags), read before every login. */
-export type TokenPinState = 'ok' | 'count-low' | 'final-try' | 'locked';
-
-const CKF_USER_PIN_COUNT_LOW = 0x10000;
-const CKF_USER_PIN_FINAL_TRY = 0x20000;
-const CKF_USER_PIN_LOCKED = 0x40000;
-
-function pinStateOf(flags: number): TokenPinState {
-  if (flags & CKF_USER_PIN_LOCKED) return 'locked';
-  if (flags & CKF_USER_PIN_FINAL_TRY) return 'final-try';
-  return flags & CKF_USER_PIN_COUNT_LOW ? 'count-low' : 'ok';
-}
 
 /** What the owner of the modules did that an operator should see (the service logs it). Never a PIN. */
 export type Pkcs11Event =
@@ -313,7 +133,7 @@ export function onPkcs11Event(listener: (event: Pkcs11Event) => void): () => voi
   return () => listeners.delete(listener);
 }
 
-function emit(event: Pkcs11Event): void {
+export function emit(event: Pkcs11Event): void {
   for (const listener of listeners) {
     try {
       listener(event);
@@ -321,15 +141,6 @@ function emit(event: Pkcs11Event): void {
       // a listener's fault is not the token's
     }
   }
-}
-
-function describeToken(uri: Pkcs11Uri): string {
-  const parts = [uri.token !== undefined ? `token "${uri.token}"` : '', uri.serial !== undefined ? `serial ${uri.serial}` : '', uri.slotId !== undefined ? `slot ${uri.slotId}` : ''].filter(Boolean);
-  return parts.length ? parts.join(', ') : 'any token';
-}
-
-function describeKey(uri: Pkcs11Uri): string {
-  return [uri.object !== undefined ? `label "${uri.object}"` : '', uri.id !== undefined ? `id ${Buffer.from(uri.id).toString('hex')}` : ''].filter(Boolean).join(' and ');
 }
 
 /** A token the URI names is not there: after the module is initialized again it may be (a token put back). */
@@ -354,10 +165,6 @@ function findSlot(module: Pkcs11Js.PKCS11, uri: Pkcs11Uri, modulePath: string): 
   }
   if (matches.length > 1) throw new KeyError('SG_ERR_PKCS11_TOKEN', `${matches.length} tokens match ${describeToken(uri)} in ${modulePath}. Name one by token= and serial=.`);
   return matches[0]!;
-}
-
-function pinPlace(uri: Pkcs11Uri): string {
-  return uri.pinSource ? `pin-source of ${showUri(uri.text)}` : PKCS11_PIN_ENV;
 }
 
 const CKS_RO_USER_FUNCTIONS = 1;
@@ -579,7 +386,7 @@ async function recoverAsync(uri: Pkcs11Uri, entry: KeyEntry | undefined, error: 
 }
 
 /** Runs `op` with the key of `uri` and a session of its own, in this thread, with the bounded retries. */
-function withKey<T>(uri: Pkcs11Uri, env: Env, op: (entry: KeyEntry, session: Pkcs11Js.Handle) => T): T {
+export function withKey<T>(uri: Pkcs11Uri, env: Env, op: (entry: KeyEntry, session: Pkcs11Js.Handle) => T): T {
   for (let attempt = 1; ; attempt++) {
     let entry: KeyEntry | undefined;
     try {
@@ -601,7 +408,7 @@ function withKey<T>(uri: Pkcs11Uri, env: Env, op: (entry: KeyEntry, session: Pkc
 }
 
 /** withKey() for an operation of libuv's threads: counted as in flight, and waiting while the module is initialized again. */
-async function withKeyAsync<T>(uri: Pkcs11Uri, env: Env, op: (entry: KeyEntry, session: Pkcs11Js.Handle) => Promise<T>): Promise<T> {
+export async function withKeyAsync<T>(uri: Pkcs11Uri, env: Env, op: (entry: KeyEntry, session: Pkcs11Js.Handle) => Promise<T>): Promise<T> {
   for (let attempt = 1; ; attempt++) {
     let entry: KeyEntry | undefined;
     let seen: number | undefined;
@@ -633,176 +440,6 @@ async function withKeyAsync<T>(uri: Pkcs11Uri, env: Env, op: (entry: KeyEntry, s
   }
 }
 
-/** DER DigestInfo prefixes (RFC 8017 section 9.2, note 1): what CKM_RSA_PKCS signs before the hash. */
-const DIGEST_INFO: Record<HashAlgorithm, string> = {
-  sha1: '3021300906052b0e03021a05000414',
-  sha256: '3031300d060960864801650304020105000420',
-  sha384: '3041300d060960864801650304020205000430',
-  sha512: '3051300d060960864801650304020305000440',
-};
-
-function digestInfoOf(chunks: Iterable<Uint8Array>, algorithm: HashAlgorithm): Buffer {
-  const hash = createHash(algorithm);
-  for (const chunk of chunks) hash.update(chunk);
-  return Buffer.concat([Buffer.from(DIGEST_INFO[algorithm], 'hex'), hash.digest()]);
-}
-
-function signInit(entry: KeyEntry, session: Pkcs11Js.Handle): void {
-  entry.host.module.C_SignInit(session, { mechanism: loadBinding().CKM_RSA_PKCS }, entry.key);
-}
-
-/** Signs a DigestInfo in this thread, at once (the command line; the service signing in its own thread). */
-function signDigestInfo(uri: Pkcs11Uri, digestInfo: Buffer, env: Env): Uint8Array {
-  return withKey(uri, env, (entry, session) => {
-    signInit(entry, session);
-    return Uint8Array.from(entry.host.module.C_Sign(session, digestInfo, Buffer.alloc(entry.publicKey.bitLength / 8)));
-  });
-}
-
-/** Signs a DigestInfo in libuv's threads (what the service's pool threads ask for, and the readiness probe). */
-function signDigestInfoAsync(uri: Pkcs11Uri, digestInfo: Buffer, env: Env): Promise<{ signature: Uint8Array; entry: KeyEntry }> {
-  return withKeyAsync(uri, env, async (entry, session) => {
-    signInit(entry, session);
-    const signature = await entry.host.module.C_SignAsync(session, digestInfo, Buffer.alloc(entry.publicKey.bitLength / 8));
-    return { signature: Uint8Array.from(signature), entry };
-  });
-}
-
-// ---------------------------------------------------------------------------------------------------------------
-// The broker: a pool thread hands the owner the DigestInfo through a MessagePort and waits (Atomics.wait) for the
-// signature or the error in a SharedArrayBuffer. The pool passes one port with each task of a key in a token.
-// ---------------------------------------------------------------------------------------------------------------
-
-/** Room for a signature (a 16384-bit key's is 2048 bytes) or an error's code and message. */
-const ANSWER_BYTES = 16 * 1024;
-/** How long a pool thread waits for the owner: its retries included, far longer than any token takes. */
-const BROKER_WAIT_MS = 10 * 60 * 1000;
-const ANSWER_SIGNATURE = 1;
-const ANSWER_ERROR = 2;
-
-let brokerPort: MessagePort | undefined;
-
-interface BrokerRequest {
-  readonly uri: string;
-  readonly digestInfo: Uint8Array;
-  readonly answer: SharedArrayBuffer;
-}
-
-function answer(shared: SharedArrayBuffer, kind: number, bytes: Uint8Array): void {
-  const header = new Int32Array(shared, 0, 2);
-  const length = Math.min(bytes.length, ANSWER_BYTES);
-  new Uint8Array(shared, 8, length).set(bytes.subarray(0, length));
-  header[1] = length;
-  Atomics.store(header, 0, kind);
-  Atomics.notify(header, 0);
-}
-
-/**
- * Signs, in this thread (the owner of the modules), what a pool thread asks for through `port` (the other end is
- * given to withPkcs11Broker there). Answers every request, with the signature or the error.
- */
-export function servePkcs11Broker(port: MessagePort, env: Env = process.env): void {
-  port.on('message', (request: BrokerRequest) => {
-    let pending: Promise<{ signature: Uint8Array }>;
-    try {
-      pending = signDigestInfoAsync(parsePkcs11Uri(request.uri), Buffer.from(request.digestInfo), env);
-    } catch (error) {
-      pending = Promise.reject(error);
-    }
-    pending.then(
-      ({ signature }) => answer(request.answer, ANSWER_SIGNATURE, signature),
-      (error: unknown) => {
-        const failed = isSignGateError(error) ? { code: error.code, message: error.message } : { code: 'SG_ERR_PKCS11_SIGN', message: `signing through the PKCS#11 module failed (${ckr(error)})` };
-        const text = JSON.stringify({ code: failed.code, message: failed.message.slice(0, ANSWER_BYTES / 4) });
-        answer(request.answer, ANSWER_ERROR, Buffer.from(text, 'utf8'));
-      },
-    );
-  });
-}
-
-/** Runs `run` (a pool thread's task) with its keys in tokens signed by the owner at the other end of `port`; closes the port after. */
-export function withPkcs11Broker<T>(port: MessagePort | undefined, run: () => T): T {
-  if (!port) return run();
-  const before = brokerPort;
-  brokerPort = port;
-  try {
-    return run();
-  } finally {
-    brokerPort = before;
-    port.close();
-  }
-}
-
-function signThroughBroker(port: MessagePort, uri: string, digestInfo: Buffer): Uint8Array {
-  const shared = new SharedArrayBuffer(8 + ANSWER_BYTES);
-  const header = new Int32Array(shared, 0, 2);
-  port.postMessage({ uri, digestInfo, answer: shared } satisfies BrokerRequest);
-  if (Atomics.wait(header, 0, 0, BROKER_WAIT_MS) === 'timed-out') {
-    throw new KeyError('SG_ERR_PKCS11_SIGN', `the service's thread that owns the PKCS#11 module did not answer within ${BROKER_WAIT_MS / 60_000} minutes`);
-  }
-  const body = new Uint8Array(shared, 8, header[1]!);
-  if (Atomics.load(header, 0) === ANSWER_SIGNATURE) return Uint8Array.from(body);
-  const { code, message } = JSON.parse(Buffer.from(body).toString('utf8')) as { code: ErrorCode; message: string };
-  throw new KeyError(code, message);
-}
-
-/** A key in a PKCS#11 token, usable wherever a key pair signs (signAssembly with the signer of pkcs11Signer()). */
-export interface Pkcs11KeyPair extends StrongNameKeyFile {
-  readonly kind: 'key-pair';
-  readonly privateKey: undefined;
-  /** The key's URI: what the owner of the module opens the key with. Holds no PIN. */
-  readonly pkcs11: string;
-}
-
-/** True for a key pair that lives in a token. */
-export function isPkcs11Key(key: StrongNameKeyFile): key is Pkcs11KeyPair {
-  return typeof (key as Partial<Pkcs11KeyPair>).pkcs11 === 'string';
-}
-
-/**
- * Opens the key a `pkcs11:` URI names (loading the module, finding the token, logging in with the PIN, finding the
- * private key) and returns it with its public key as the module holds it. The result can be moved to worker
- * threads: they sign through the thread that opened it (servePkcs11Broker).
- * @throws KeyError SG_ERR_PKCS11_URI, SG_ERR_PKCS11_MODULE, SG_ERR_PKCS11_TOKEN, SG_ERR_PKCS11_PIN, SG_ERR_PKCS11_KEY
- */
-export function openPkcs11Key(uri: string, env: Env = process.env): Pkcs11KeyPair {
-  const parsed = parsePkcs11Uri(uri);
-  return { kind: 'key-pair', publicKey: withKey(parsed, env, (entry) => entry.publicKey), privateKey: undefined, pkcs11: uri };
-}
-
-/**
- * A key pair that names a key in a token, with the public key given (from the option's `_public.snk`), without
- * touching the module: the key is opened when it first signs. For a service that starts while its token is away.
- * @throws KeyError SG_ERR_PKCS11_URI
- */
-export function pkcs11KeyWithPublicKey(uri: string, publicKey: PublicKeyInfo): Pkcs11KeyPair {
-  parsePkcs11Uri(uri);
-  return { kind: 'key-pair', publicKey, privateKey: undefined, pkcs11: uri };
-}
-
-/**
- * Signs a digest input with the key of `uri`: the hash is computed here, the module does the RSA operation
- * (CKM_RSA_PKCS over the DigestInfo), in this thread or, in a pool thread of the service, in the thread that owns
- * the module. A session or slot error is tried again with a fresh session, then with the module initialized again.
- * The signature is big-endian, as node:crypto gives it.
- * @throws KeyError SG_ERR_PKCS11_* (the key cannot be opened, or the module refuses to sign)
- */
-export function signWithPkcs11(uri: string, chunks: Iterable<Uint8Array>, algorithm: HashAlgorithm, env: Env = process.env): Uint8Array {
-  const parsed = parsePkcs11Uri(uri);
-  const digestInfo = digestInfoOf(chunks, algorithm);
-  return brokerPort ? signThroughBroker(brokerPort, uri, digestInfo) : signDigestInfo(parsed, digestInfo, env);
-}
-
-/** The signer of a key in a token (signAssembly uses it for such a key); undefined for a key pair file. */
-export function tokenSigner(key: StrongNameKeyFile): ((chunks: Iterable<Uint8Array>, algorithm: HashAlgorithm) => Uint8Array) | undefined {
-  return isPkcs11Key(key) ? (chunks, algorithm) => signWithPkcs11(key.pkcs11, chunks, algorithm) : undefined;
-}
-
-/** True when `key` can make a signature: a key pair file with its private key, or a key in a token. */
-export function canSign(key: StrongNameKeyFile): boolean {
-  return key.privateKey !== undefined || isPkcs11Key(key);
-}
-
 /**
  * The PIN counters of the token `uri` names, read without logging in; undefined when the module or the token
  * cannot be reached (the probe says why).
@@ -815,23 +452,5 @@ export function pkcs11PinState(uri: string, env: Env = process.env): TokenPinSta
     return pinStateOf(module.C_GetTokenInfo(findSlot(module, parsed, modulePath)).flags);
   } catch {
     return undefined;
-  }
-}
-
-/**
- * Proves that the key of `uri` can sign now and is the key `publicKey` says: signs a random digest in the token
- * (opening the key again when its token went away and came back) and verifies the signature with `publicKey`
- * (the option's configured public key; by default the one the token holds). For a readiness probe.
- * @throws KeyError SG_ERR_PKCS11_* saying what is missing; SG_ERR_PKCS11_KEY when the key and `publicKey` differ
- */
-export async function probePkcs11Key(uri: string, publicKey?: PublicKeyInfo, env: Env = process.env): Promise<void> {
-  const parsed = parsePkcs11Uri(uri);
-  const data = randomBytes(32);
-  const { signature, entry } = await signDigestInfoAsync(parsed, digestInfoOf([data], 'sha256'), env);
-  const expected = publicKey ?? entry.publicKey;
-  if (!verify('sha256', data, toPublicKeyObject(expected), signature)) {
-    const error = new KeyError('SG_ERR_PKCS11_KEY', `the key with ${describeKey(parsed)} in ${entry.where} is not the configured public key's (a ${entry.publicKey.bitLength}-bit key; its signature does not verify with the ${expected.bitLength}-bit public key configured): every file it signed would fail. Give publicKey the file of this key (what serve init --pkcs11 writes), or correct the URI.`);
-    emit({ kind: 'failed', uri: showUri(uri), code: error.code, message: error.message });
-    throw error;
   }
 }

@@ -1,5 +1,7 @@
 // Where the compiled module a worker thread runs lives. Run from the TypeScript sources (as the tests run), the
 // worker runs the same module from dist/, which `npm test` and `npm run build` compile first.
+// A process helper that reads the file system (test/architecture-fs.test.ts lists it): whether the compiled module is
+// there (else the error names the build to run), and the threads runnable now from /proc.
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { availableParallelism, loadavg } from 'node:os';
 import { isSea } from 'node:sea';
@@ -16,8 +18,8 @@ export function workerThreadsAvailable(): boolean {
 }
 
 /**
- * The compiled package's root folder (dist/), from this module's place: dist/core/ when run from dist, a chunk in
- * dist/cli-bundle/ when run from the bundled command line (scripts/bundle-cli.js), src/core/ when run from the
+ * The compiled package's root folder (dist/), from this module's place: dist/runtime/ when run from dist, a chunk in
+ * dist/cli-bundle/ when run from the bundled command line (scripts/bundle-cli.js), src/runtime/ when run from the
  * TypeScript sources (as the tests run), where the compiled copy in dist/ is meant.
  */
 function compiledRoot(): string {
@@ -43,7 +45,7 @@ export function workerModulePath(module: string, extension = '.js'): string {
  * `taskModulePath`: the threads load a small CommonJS entry (worker-entry.cts) that imports the task module.
  */
 export function piscinaTask(taskModulePath: string): { filename: string; workerData: { module: string } } {
-  return { filename: workerModulePath('core/worker-entry', '.cjs'), workerData: { module: pathToFileURL(taskModulePath).href } };
+  return { filename: workerModulePath('runtime/worker-entry', '.cjs'), workerData: { module: pathToFileURL(taskModulePath).href } };
 }
 
 /**
