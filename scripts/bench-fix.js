@@ -55,7 +55,7 @@ function sets() {
   const small = ['UnsignedLib.dll', 'WrongTurn.UnsignedReference.dll'].map((f) => join(repo, 'fixtures', 'sdk', 'bin', 'wrong-turns', 'UnsignedReference', f));
   const nugetList = join(process.env.SIGNGATE_NUGET_CORPUS ?? join(homedir(), '.cache', 'signgate', 'nuget-corpus'), 'assemblies.txt');
   const corpus = existsSync(nugetList) ? [...readFileSync(nugetList, 'utf8').split('\n').filter(Boolean).filter((f) => stateOf(f) === 'unsigned'), ...small] : null;
-  let large = null;
+  let large;
   try {
     const dotnetRoot = dirname(realpathSync(execFileSync('which', ['dotnet'], { encoding: 'utf8' }).trim()));
     const seen = new Set();

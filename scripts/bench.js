@@ -324,7 +324,7 @@ if (args.includes('--startup')) {
   const cold = await pass();
   const warm = await pass();
   // Page cache dropped, JIT warm: the I/O-bound first scan of a build tree. Needs root (Linux); else null.
-  let coldCache = null;
+  let coldCache;
   try {
     execFileSync('sync');
     writeFileSync('/proc/sys/vm/drop_caches', '3');

@@ -501,7 +501,7 @@ function checkSignerInfo(info: SignerFields, content: Uint8Array, cert: X509Cert
     signedBytes = content;
   }
   const signature = info.signature;
-  let ok = false;
+  let ok: boolean;
   try {
     ok = cryptoVerify(sigAlg.digest ?? digest, signedBytes, cert.publicKey, signature);
   } catch (error) {

@@ -5,7 +5,7 @@ import { isSignGateError } from '../core/errors.js';
 import { describeRole } from './facts.js';
 import { findRule, rules } from './index.js';
 import { sameKeyBlob } from './keys.js';
-import { inputSize, needsSigning, type CheckInput, type CheckSettings, type FileFacts, type FileRole, type Rule, type RuleReport } from './types.js';
+import { inputSize, needsSigning, type CheckSettings, type FileFacts, type FileRole, type Rule, type RuleReport } from './types.js';
 
 export interface CheckOptions {
   readonly settings: CheckSettings;

@@ -141,7 +141,6 @@ export function strongNameAssembly(bytes: Uint8Array, options: StrongNameAssembl
   }
   const hash = options.hash ?? 'sha1';
   const ours = identityPublicKey(options.key, hash);
-  const ourToken = publicKeyToken(ours);
   const status = classifyStrongName(module);
   const assembly = module.assembly!;
   const name = assembly.name;

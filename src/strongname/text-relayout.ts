@@ -170,7 +170,8 @@ function planTail(image: PeImage, cor: CorHeader, module: ModuleMetadata, slotKe
   const iatSlots = new Set<number>();
   const imports = getDataDirectory(image, DataDirectoryIndex.Import);
   if (imports.virtualAddress !== 0) {
-    const at = rvaToFileOffset(image, imports.virtualAddress, IMPORT_DESCRIPTOR_SIZE, 'import table');
+    // The table must lie inside a section (this refuses it otherwise); its descriptors are read by RVA below.
+    rvaToFileOffset(image, imports.virtualAddress, IMPORT_DESCRIPTOR_SIZE, 'import table');
     let count = 0;
     for (;; count++) {
       if (count > 64) refuse('import descriptors');

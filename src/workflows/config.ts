@@ -92,7 +92,7 @@ export function parseJsonText(text: string): unknown {
     const before = body.slice(0, first.offset);
     const line = before.split('\n').length;
     const column = first.offset - before.lastIndexOf('\n');
-    throw new SyntaxError(`${printParseErrorCode(first.error).replace(/([a-z])([A-Z])/g, '$1 $2').toLowerCase()} at line ${line}, column ${column}`);
+    throw new SyntaxError(`${printParseErrorCode(first.error).replace(/([a-z])([A-Z])/g, '$1 $2').toLowerCase()} at line ${line}, column ${column}`, { cause: error });
   }
 }
 

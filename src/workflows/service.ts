@@ -1,11 +1,9 @@
 // The service address and access token from options, the config file and the environment, and a client over them.
-import { resolve } from 'node:path';
 import { UsageError } from '../core/errors.js';
 import { resolveAccessToken, type AccessTokenOptions } from './access-token.js';
 import { createServiceClient, type ServiceClient } from '../service-client/client.js';
 import type { RetryInfo } from '../service-client/http.js';
 import { loadConfig } from './config.js';
-import { displayPath, readInputFile } from './files.js';
 
 export interface ServiceOptions extends AccessTokenOptions {
   /** The service's base URL (…/<service-name>/v1.0); else "baseUrl" in the config file, else SIGNGATE_BASE_URL. */

@@ -7,7 +7,7 @@ import { beforeAll, describe, expect, test } from 'vitest';
 import { parseStrongNameKeyFile } from '../../src/strongname/key-blob.js';
 import { readModule } from '../../src/strongname/assembly-info.js';
 import { signAssembly } from '../../src/strongname/strong-name.js';
-import { fixture, fixturePath, repoRoot, runCli } from '../helpers/fixtures.js';
+import { fixture, fixturePath, runCli } from '../helpers/fixtures.js';
 
 const KEY = fixturePath('test-keys/12345_public.snk');
 const pair = parseStrongNameKeyFile(fixture('test-keys/12345_keypair.snk'));

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { schemaValidator } from '../helpers/schemas.js';
 import { beforeAll, describe, expect, test } from 'vitest';
-import { fixturePath, hasMono, repoRoot, runCli, runMono } from '../helpers/fixtures.js';
+import { fixturePath, hasMono, runCli, runMono } from '../helpers/fixtures.js';
 
 const validate = schemaValidator('inspect.schema.json');
 

@@ -151,7 +151,6 @@ describe('malformed answers and escapes', () => {
     });
     expect(r.status, r.stderr).toBe(0);
     expect(r.stdout).toContain('done');
-    // eslint-disable-next-line no-control-regex
     expect(r.stdout + r.stderr).not.toMatch(/[\u0000-\u0008\u000b-\u001f\u007f\u202e]/);
   });
 });

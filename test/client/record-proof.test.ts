@@ -4,7 +4,7 @@
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, expect, test } from 'vitest';
+import { afterAll, expect } from 'vitest';
 import { dataDirOnly } from '../helpers/database.js';
 import { fixturePath, runCliAsync } from '../helpers/fixtures.js';
 import { startServer, type TestServer } from '../helpers/server.js';

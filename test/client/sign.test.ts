@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { parseStrongNameKeyFile } from '../../src/strongname/key-blob.js';
 import { readModule } from '../../src/strongname/assembly-info.js';
 import { verifyStrongName } from '../../src/strongname/strong-name.js';
-import { fixture, fixturePath, repoRoot, runCliAsync } from '../helpers/fixtures.js';
+import { fixture, fixturePath, runCliAsync } from '../helpers/fixtures.js';
 import { buildZip } from '../helpers/hostile-zip.js';
 import { startProxy } from '../helpers/proxy.js';
 import { api, sandboxConfig, startServer, uploadForm, waitFinished, type TestServer } from '../helpers/server.js';

@@ -20,7 +20,7 @@ import { STRONG_NAME_TAIL_SECTION } from '../../src/strongname/text-relayout.js'
 import { appendSection } from '../../src/pe/pe-writer.js';
 import { publicKeyToken } from '../../src/strongname/token.js';
 import { fixture, fixturePath, has, hasMono, repoRoot } from '../helpers/fixtures.js';
-import { CORPUS_CACHE, corpusFiles, corpusMissing, runCorpusTests } from '../helpers/nuget-corpus.js';
+import { corpusFiles, corpusMissing, runCorpusTests } from '../helpers/nuget-corpus.js';
 import { buildSrmOracle, runJsonLines, srmCompare } from '../helpers/srm-oracle.js';
 import { run } from '../sdk/dotnet.js';
 

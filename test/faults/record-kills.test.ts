@@ -147,7 +147,7 @@ describe('the signature record is written exactly once per returned file across 
     const recordPath = join(dataDir, 'signature-record.jsonl');
     let size = 0;
     const recordGrew = () => {
-      let now = 0;
+      let now: number;
       try {
         now = statSync(recordPath).size;
       } catch {

@@ -34,7 +34,7 @@ export async function waitFor<T>(what: string, look: () => Promise<Look<T>> | Lo
   const ceilingMs = options.ceilingMs ?? WAIT_CEILING_MS;
   const intervalMs = options.intervalMs ?? 50;
   const started = Date.now();
-  let seen: unknown = '(nothing yet)';
+  let seen: unknown;
   for (;;) {
     try {
       const result = await look();

@@ -5,6 +5,7 @@ import { createHash, randomBytes, verify } from 'node:crypto';
 import type { MessagePort } from 'node:worker_threads';
 // pkcs11js is optional: where its native build fails (no C++ compiler, as on most Windows machines) npm leaves it
 // out, and `npm install` (whose prepare script runs tsc) must still build signgate. Its types are then `any`.
+// eslint-disable-next-line @typescript-eslint/ban-ts-comment -- @ts-expect-error would be an error where pkcs11js is installed
 // @ts-ignore -- not an error where pkcs11js is installed; @ts-expect-error would be one there.
 import type * as Pkcs11Js from 'pkcs11js';
 import { isSignGateError, KeyError } from '../../core/errors.js';
