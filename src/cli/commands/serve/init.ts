@@ -9,7 +9,7 @@ import { openPkcs11Key, PKCS11_PIN_ENV } from '../../../strongname/pkcs11-key.js
 import { publicKeyToken } from '../../../strongname/token.js';
 import { writeFileAtomic } from '../../../workflows/files.js';
 import { ExitCode, type ExitCodeValue } from '../../exit-codes.js';
-import { numberOption } from '../../options.js';
+import { numberOption, vendorOption } from '../../options.js';
 import type { Io } from '../../output.js';
 import type { CommonArgs } from '../common.js';
 import { commandWord } from './service-options.js';
@@ -85,7 +85,7 @@ export const initCommand = (io: Io, setExit: (code: ExitCodeValue) => void): Com
   builder: (y: Argv<CommonArgs>) =>
     y
       .option('dir', { type: 'string', default: '.', describe: 'Folder for server.json, the key pair and its <optionId>_public.snk' })
-      .option('vendor', { type: 'string', default: 'Contoso', describe: 'Vendor name (the attribute is <Vendor>SignedAssemblyAttribute)' })
+      .option('vendor', { ...vendorOption, default: 'Contoso' })
       .option('option-id', { type: 'number', default: 12345, coerce: numberOption('option-id', { integer: true, min: 1 }), describe: 'License option id of the sandbox key' })
       .option('force', { type: 'boolean', default: false, describe: 'Replace existing files' })
       .option('pkcs11', {
