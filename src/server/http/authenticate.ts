@@ -4,7 +4,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { looksLikeJwt, OidcAuthenticator } from '../identity/oidc.js';
 import { bearerToken, tokenIdOf, type TokenKeeper } from '../identity/token-store.js';
 import { USER_ROLE, type ServerConfig } from '../server-config.js';
-import { HttpProblem } from './problem.js';
+import { HttpProblem } from '../problem.js';
 
 export interface AuthenticationOptions {
   readonly config: () => ServerConfig;

@@ -1,7 +1,7 @@
 // One guard for every upload body (POST /assemblies and POST /archives): every byte counts toward the limit
 // (preamble, part headers, fields, files), and a body that brings nothing for the idle time is stalled.
 import type { FastifyRequest } from 'fastify';
-import { HttpProblem } from './problem.js';
+import { HttpProblem } from '../problem.js';
 
 /** Room for what surrounds the file bytes in an upload body: boundaries, part headers, the comment. */
 export const UPLOAD_ENVELOPE_BYTES = 1024 * 1024;

@@ -8,11 +8,12 @@ import { pipeline } from 'node:stream/promises';
 import type { FastifyRequest } from 'fastify';
 import { UploadNames } from '../../core/upload-names.js';
 import type { JobMemory } from '../jobs/job-memory.js';
-import type { PendingJob } from '../jobs/store.js';
+import type { PendingJob } from '../storage/store.js';
 import { mkdirPrivate, PRIVATE_FILE } from '../storage/fs-atomic.js';
 import { guardBody, UPLOAD_ENVELOPE_BYTES } from './body-guard.js';
 import { decodeEncodedWords } from './encoded-words.js';
-import { commentOf, HttpProblem, type ProblemFileError } from './problem.js';
+import { commentOf } from './problem.js';
+import { HttpProblem, type ProblemFileError } from '../problem.js';
 
 const COMMENT_MAX = 1000;
 

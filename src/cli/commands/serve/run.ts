@@ -12,7 +12,7 @@ import { exposedKeyPairs, watchServerConfigFile, type ServerConfig } from '../..
 import { rateLimitOverrides } from '../../../server/identity/rate-limit.js';
 import type { TokenKeeper } from '../../../server/identity/token-store.js';
 import { DEFAULT_LEASE_MS, describeDatabase } from '../../../server/storage/open-stores.js';
-import { NODE_ROLES, type NodeRole } from '../../../server/jobs/store.js';
+import { NODE_ROLES, type NodeRole } from '../../../server/jobs/job-worker.js';
 import { ExitCode, exitCodeFor, type ExitCodeValue } from '../../exit-codes.js';
 import { numberOption } from '../../options.js';
 import type { Io } from '../../output.js';

@@ -4,7 +4,7 @@ import { resolve } from 'node:path';
 import { UsageError } from '../../../core/errors.js';
 import { TokenStore, type TokenKeeper } from '../../../server/identity/token-store.js';
 import { openDatabase } from '../../../server/storage/open-stores.js';
-import { PgTokenStore } from '../../../server/storage/postgres/pg-tokens.js';
+import { PgTokenStore } from '../../../server/identity/pg-tokens.js';
 import { displayPath, readFirstLine } from '../../../workflows/files.js';
 
 /**

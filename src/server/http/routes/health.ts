@@ -9,9 +9,9 @@
 import { statfs } from 'node:fs/promises';
 import type { FastifyInstance } from 'fastify';
 import { probeTokenKeys } from '../../jobs/signing-worker.js';
-import type { JobStateStore } from '../../jobs/store.js';
+import type { JobStateStore } from '../../storage/store.js';
 import type { ServerConfig } from '../../server-config.js';
-import { problem } from '../problem.js';
+import { problem } from '../../problem.js';
 
 export interface HealthOptions {
   /** What this node is (api, worker, all), shown in the answers. */

@@ -2,10 +2,10 @@
 // GET /assemblies/:id/status (with a finished job's signature record entries and their proofs).
 import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
 import { acceptance } from '../../jobs/key-rotation.js';
-import type { JobRecord } from '../../jobs/store.js';
+import type { JobRecord } from '../../storage/store.js';
 import type { JobRecordProof, RecordLog } from '../../storage/record-checkpoint.js';
 import { discardBody, UPLOAD_ENVELOPE_BYTES } from '../body-guard.js';
-import { HttpProblem } from '../problem.js';
+import { HttpProblem } from '../../problem.js';
 import { receiveUpload, tooLarge } from '../receive-upload.js';
 import * as S from '../schemas.js';
 import { jobOf, linksOf, type RouteContext } from './context.js';

@@ -1,6 +1,6 @@
 // The organization's license options: GET /licenses and GET /licenses/:optionId/public-key.
 import type { FastifyInstance } from 'fastify';
-import { HttpProblem } from '../problem.js';
+import { HttpProblem } from '../../problem.js';
 import * as S from '../schemas.js';
 
 export function registerLicenseRoutes(api: FastifyInstance): void {

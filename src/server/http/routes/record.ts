@@ -1,7 +1,7 @@
 // The signature record as a Merkle log: GET /record/checkpoint, /record/consistency and /record/public-key.
 import type { FastifyInstance } from 'fastify';
 import { formatVerifierKey } from '../../../record/checkpoint.js';
-import { HttpProblem } from '../problem.js';
+import { HttpProblem } from '../../problem.js';
 import * as S from '../schemas.js';
 import type { RouteContext } from './context.js';
 
