@@ -140,7 +140,7 @@ const COMMANDS: Record<string, () => Promise<CommandFactory>> = {
   token: async () => (await import('./commands/token.js')).tokenCommand as unknown as CommandFactory,
   resign: async () => (await import('./commands/resign.js')).resignCommand as unknown as CommandFactory,
   fix: async () => (await import('./commands/fix.js')).fixCommand as unknown as CommandFactory,
-  serve: async () => (await import('./commands/serve.js')).serveCommand as unknown as CommandFactory,
+  serve: async () => (await import('./commands/serve/index.js')).serveCommand as unknown as CommandFactory,
   pack: async () => (await import('./commands/archive.js')).packCommand as unknown as CommandFactory,
 };
 

@@ -18,3 +18,26 @@ export function numberOption(name: string, rules: { integer?: boolean; min?: num
     return n;
   };
 }
+
+// The options of the commands that read a release the way the service checks it (check, sign, pack, audit, and the
+// vendor of serve init): declared here once, so that each reads the same in every command's help.
+
+/** --key: the option public key files the assemblies are (to be) signed with. */
+export const optionKeyOption = { type: 'string', array: true, describe: 'The option public key file <optionId>_public.snk (repeat for several options)' } as const;
+
+/** --vendor: the vendor whose attribute the assemblies carry. */
+export const vendorOption = { type: 'string', describe: 'Vendor name (the attribute is <Vendor>SignedAssemblyAttribute)' } as const;
+
+/** --vendor-api: which referenced assemblies are the vendor's API. */
+export const vendorApiOption = { type: 'string', array: true, describe: 'Vendor API assembly name patterns (default <Vendor>.*)' } as const;
+
+/** --vendor-namespace: the namespace of the vendor attribute. */
+export const vendorNamespaceOption = { type: 'string', describe: 'Namespace of the vendor attribute (default the vendor name)' } as const;
+
+/**
+ * --root: the folder names are relative to. What the names are (upload names, names in an archive, paths in an audit
+ * manifest) and the default differ by command: each says them in `describe`.
+ */
+export function rootOption(describe: string) {
+  return { type: 'string', describe } as const;
+}

@@ -10,8 +10,33 @@ import { isPkcs11Uri } from '../strongname/pkcs11/uri.js';
 import { readPkcs11PinFilesWith } from '../strongname/pkcs11/pin.js';
 import { openPkcs11Key, pkcs11KeyWithPublicKey, type Pkcs11KeyPair } from '../strongname/pkcs11/signer.js';
 import { publicKeyToken } from '../strongname/token.js';
-import { DEFAULT_RATE_LIMITS, type RateLimit, type RateLimitSettings } from './identity/rate-limit.js';
 import type { LogLevel } from './service-log.js';
+
+// The rate limits of the configuration (identity/rate-limit.ts counts them).
+/** At most `max` requests per `windowSeconds`; null: no limit of this kind. */
+export interface RateLimit {
+  readonly max: number;
+  readonly windowSeconds: number;
+}
+
+export interface RateLimitSettings {
+  /** Per access token (keyed by the token's SHA-256, never by the token itself). */
+  readonly perToken: RateLimit | null;
+  /** Per client address (the address fastify sees, after trustProxy). */
+  readonly perAddress: RateLimit | null;
+  /** Requests from 127.0.0.0/8 and ::1 are counted too; by default they are not (the embedded service, tests, `npm start`). */
+  readonly loopback: boolean;
+}
+
+/**
+ * The defaults when neither the configuration nor the caller says otherwise. The vendor does not publish its
+ * limits; these leave a client that polls every second far below them.
+ */
+export const DEFAULT_RATE_LIMITS: RateLimitSettings = {
+  perToken: { max: 300, windowSeconds: 60 },
+  perAddress: { max: 600, windowSeconds: 60 },
+  loopback: false,
+};
 
 export interface OidcSettings {
   /** The issuer's identifier, exactly as tokens carry it in `iss`; its discovery document is `<issuer>/.well-known/openid-configuration`. */

@@ -8,6 +8,7 @@ import type { Io } from '../output.js';
 import { retryLine } from '../progress.js';
 import { checkOptionsFrom, strings, type CheckArgs } from './check.js';
 import type { SignArgs } from './sign-args.js';
+import { optionKeyOption, rootOption, vendorApiOption, vendorNamespaceOption, vendorOption } from '../options.js';
 
 /** `sign --archive <zip>`: upload the archive to POST /archives, wait, download the result archive, verify. */
 export async function runSignArchive(args: SignArgs & { archive: string }, io: Io): Promise<ExitCodeValue> {
@@ -61,11 +62,11 @@ export const packCommand = (io: Io, setExit: (code: ExitCodeValue) => void): Com
     y
       .positional('paths', { type: 'string', array: true, default: undefined, describe: 'Build output folders or files: every file below a folder goes into the archive' })
       .option('output', { alias: 'o', type: 'string', demandOption: true, describe: 'The archive to write (.zip)' })
-      .option('key', { type: 'string', array: true, describe: 'The option public key file <optionId>_public.snk' })
-      .option('vendor', { type: 'string', describe: 'Vendor name (the attribute is <Vendor>SignedAssemblyAttribute)' })
-      .option('vendor-api', { type: 'string', array: true, describe: 'Vendor API assembly name patterns (default <Vendor>.*)' })
-      .option('vendor-namespace', { type: 'string', describe: 'Namespace of the vendor attribute (default the vendor name)' })
-      .option('root', { type: 'string', describe: 'Names in the archive are paths relative to this folder (default: each folder named)' })
+      .option('key', optionKeyOption)
+      .option('vendor', vendorOption)
+      .option('vendor-api', vendorApiOption)
+      .option('vendor-namespace', vendorNamespaceOption)
+      .option('root', rootOption('Names in the archive are paths relative to this folder (default: each folder named)'))
       .option('check', { type: 'boolean', default: true, describe: 'Write nothing when the pre-flight check finds errors (--no-check writes anyway)' })
       .option('force', { type: 'boolean', default: false, describe: 'Pack files that look like access tokens anyway (a key pair or private key never)' })
       .option('config', { type: 'string', describe: 'Config file (default: signgate.config.json from the working directory upward)' })

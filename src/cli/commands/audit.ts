@@ -10,6 +10,7 @@ import { ExitCode, type ExitCodeValue } from '../exit-codes.js';
 import type { Io } from '../output.js';
 import { checkOptionsFrom, printPieces, type CheckArgs } from './check.js';
 import { checkThreadsOption } from './common.js';
+import { optionKeyOption, rootOption, vendorApiOption, vendorNamespaceOption, vendorOption } from '../options.js';
 
 /** The check settings plus the audit's own options; `format` is the audit's, not the check report's. */
 interface AuditArgs extends Omit<CheckArgs, 'format'> {
@@ -85,11 +86,11 @@ export const auditCommand = (io: Io, setExit: (code: ExitCodeValue) => void): Co
   builder: (y: Argv) =>
     y
       .positional('paths', { type: 'string', array: true, default: undefined, describe: 'The release folders, files or quoted globs' })
-      .option('key', { type: 'string', array: true, describe: 'The option public key file <optionId>_public.snk the release must be signed with' })
-      .option('vendor', { type: 'string', describe: 'Vendor name (the attribute is <Vendor>SignedAssemblyAttribute)' })
-      .option('vendor-api', { type: 'string', array: true, describe: 'Vendor API assembly name patterns (default <Vendor>.*)' })
-      .option('vendor-namespace', { type: 'string', describe: 'Namespace of the vendor attribute (default the vendor name)' })
-      .option('root', { type: 'string', describe: 'Paths in the manifest and comparisons are relative to this folder (default: the one folder given)' })
+      .option('key', optionKeyOption)
+      .option('vendor', vendorOption)
+      .option('vendor-api', vendorApiOption)
+      .option('vendor-namespace', vendorNamespaceOption)
+      .option('root', rootOption('Paths in the manifest and comparisons are relative to this folder (default: the one folder given)'))
       .option('format', {
         type: 'string',
         choices: AuditFormats,

@@ -11,7 +11,7 @@ import { check, DEFAULT_MAX_UPLOAD_BYTES, keepHeapSmall, type CheckOptions } fro
 import { CONFIG_FILE_NAME } from '../../workflows/config.js';
 import { displayPath, lineBatches, writeFileAtomic } from '../../workflows/files.js';
 import { ExitCode, type ExitCodeValue } from '../exit-codes.js';
-import { numberOption } from '../options.js';
+import { numberOption, optionKeyOption, rootOption, vendorApiOption, vendorNamespaceOption, vendorOption } from '../options.js';
 import type { Io } from '../output.js';
 import { checkThreadsOption, strings, type CommonArgs } from './common.js';
 
@@ -113,13 +113,13 @@ export const checkCommand = (io: Io, setExit: (code: ExitCodeValue) => void): Co
   builder: (y: Argv<CommonArgs>) =>
     y
       .positional('paths', { type: 'string', array: true, default: undefined, describe: 'Build output folders, files or glob patterns (default: "paths" in the config)' })
-      .option('key', { type: 'string', array: true, describe: 'The option public key file <optionId>_public.snk (repeat for several options)' })
-      .option('vendor', { type: 'string', describe: 'Vendor name: the attribute is <Vendor>SignedAssemblyAttribute' })
-      .option('vendor-api', { type: 'string', array: true, describe: 'Vendor API assembly name patterns (default <Vendor>.*)' })
+      .option('key', optionKeyOption)
+      .option('vendor', vendorOption)
+      .option('vendor-api', vendorApiOption)
       .option('rule', { type: 'string', array: true, describe: 'A rule\'s severity for this run, <rule>=<error|warning|note|off> (as "rules" in signgate.config.json); e.g. loads-under-no-license=note' })
       .option('reference', { type: 'string', array: true, describe: 'A vendor API assembly (or its folder) the add-in compiles against: read only to name the vendor attribute exactly' })
-      .option('vendor-namespace', { type: 'string', describe: 'Namespace of the vendor attribute (default the vendor name)' })
-      .option('root', { type: 'string', describe: 'Upload names are paths relative to this folder (the relative folders then count for duplicates)' })
+      .option('vendor-namespace', vendorNamespaceOption)
+      .option('root', rootOption('Upload names are paths relative to this folder (the relative folders then count for duplicates)'))
       .option('format', { type: 'string', choices: ReportFormats, describe: 'Report format (default text)' })
       .option('json', { type: 'boolean', describe: 'The same as --format json' })
       .option('output', { alias: 'o', type: 'string', describe: 'Write the report to this file (a text summary still goes to stdout)' })

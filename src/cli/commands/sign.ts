@@ -8,7 +8,7 @@ import { ledgerPath } from '../../workflows/ledger.js';
 import { sign, type SignResult } from '../../workflows/sign.js';
 import { ExitCode, type ExitCodeValue } from '../exit-codes.js';
 import type { Io } from '../output.js';
-import { numberOption } from '../options.js';
+import { numberOption, optionKeyOption, rootOption, vendorApiOption, vendorNamespaceOption, vendorOption } from '../options.js';
 import { createProgress, retryLine } from '../progress.js';
 import { checkOptionsFrom, strings } from './check.js';
 import type { SignArgs } from './sign-args.js';
@@ -134,11 +134,11 @@ export const signCommand = (io: Io, setExit: (code: ExitCodeValue) => void): Com
     y
       .positional('files', { type: 'string', array: true, default: undefined, describe: 'Assemblies, folders or quoted globs (or --assemblies a.dll,b.dll)' })
       .option('assemblies', { type: 'string', array: true, describe: 'Comma-separated assemblies (the vendor script\'s parameter)' })
-      .option('key', { type: 'string', array: true, describe: 'The option public key file <optionId>_public.snk' })
-      .option('vendor', { type: 'string', describe: 'Vendor name (the attribute is <Vendor>SignedAssemblyAttribute)' })
-      .option('vendor-api', { type: 'string', array: true, describe: 'Vendor API assembly name patterns (default <Vendor>.*)' })
-      .option('vendor-namespace', { type: 'string', describe: 'Namespace of the vendor attribute (default the vendor name)' })
-      .option('root-directory', { alias: ['rootDirectory', 'root'], type: 'string', describe: 'Upload names are paths relative to this folder' })
+      .option('key', optionKeyOption)
+      .option('vendor', vendorOption)
+      .option('vendor-api', vendorApiOption)
+      .option('vendor-namespace', vendorNamespaceOption)
+      .option('root-directory', { alias: ['rootDirectory', 'root'], ...rootOption('Upload names are paths relative to this folder') })
       .option('destination-path', { alias: 'destinationPath', type: 'string', describe: 'Where the signed files go (default ./signed; created if missing)' })
       .option('delete-afterwards', { alias: 'deleteAfterwards', type: 'boolean', default: false, describe: 'Delete the job on the service once its results are saved locally' })
       .option('comment', { type: 'string', describe: 'Comment stored with the job' })

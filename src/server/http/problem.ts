@@ -1,35 +1,6 @@
-// RFC 9457 problem details for every error the service answers.
-
-export interface ProblemFileError {
-  readonly fileName: string;
-  readonly detail: string;
-}
-
-export interface Problem {
-  readonly type: string;
-  readonly title: string;
-  readonly status: number;
-  readonly detail: string;
-  readonly instance?: string;
-  readonly errors?: readonly ProblemFileError[];
-}
-
-/** An error that becomes a problem response with this status. */
-export class HttpProblem extends Error {
-  constructor(
-    readonly status: number,
-    readonly title: string,
-    readonly detail: string,
-    readonly errors?: readonly ProblemFileError[],
-  ) {
-    super(detail);
-    this.name = 'HttpProblem';
-  }
-}
-
-export function problem(status: number, title: string, detail: string, instance?: string, errors?: readonly ProblemFileError[]): Problem {
-  return { type: 'about:blank', title, status, detail, ...(instance ? { instance: instance.split('?')[0]! } : {}), ...(errors?.length ? { errors } : {}) };
-}
+// Every error the service answers, as RFC 9457 problem details (../problem.ts): storage faults, the framework's
+// refusals and HttpProblems each mapped to a status and a body, and the upload's comment checked.
+import { HttpProblem, problem, type Problem } from '../problem.js';
 
 /** Maps any error a route can throw to a status and a problem body; internal details never leak. */
 /** Seconds a client is asked to wait after a storage outage (503). */

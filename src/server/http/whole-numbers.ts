@@ -3,7 +3,7 @@
 // reads "12345.0", "+12345", " 12345", "0x3039" and "1.2345e4" as 12345: a hook checks the text first, on every route
 // whose params or querystring schema has an integer, and answers 400 for any other writing.
 import type { FastifyRequest, RouteOptions } from 'fastify';
-import { HttpProblem } from './problem.js';
+import { HttpProblem } from '../problem.js';
 
 /** A whole number as the contract writes it: 0, or up to 16 digits without a leading zero (then a safe integer). */
 const WHOLE = /^(0|[1-9][0-9]{0,15})$/;

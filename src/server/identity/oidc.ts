@@ -2,7 +2,7 @@
 // validated with jose against the keys the issuer publishes (jwks_uri from its discovery document), with the
 // issuer and audience checked; organization, user and roles come from configured claims.
 import { createRemoteJWKSet, errors, jwtVerify, type JWTPayload } from 'jose';
-import { HttpProblem } from '../http/problem.js';
+import { HttpProblem } from '../problem.js';
 import { USER_ROLE, type OidcSettings, type Organization, type ServerConfig } from '../server-config.js';
 
 /** Three base64url parts: a JWT, not a personal access token (those are one opaque string). */

@@ -4,33 +4,9 @@
 import rateLimit from '@fastify/rate-limit';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { UsageError } from '../../core/errors.js';
-import { HttpProblem } from '../http/problem.js';
+import { HttpProblem } from '../problem.js';
+import type { RateLimit, RateLimitSettings } from '../server-config.js';
 import { bearerToken, hashToken } from './token-store.js';
-
-/** At most `max` requests per `windowSeconds`; null: no limit of this kind. */
-export interface RateLimit {
-  readonly max: number;
-  readonly windowSeconds: number;
-}
-
-export interface RateLimitSettings {
-  /** Per access token (keyed by the token's SHA-256, never by the token itself). */
-  readonly perToken: RateLimit | null;
-  /** Per client address (the address fastify sees, after trustProxy). */
-  readonly perAddress: RateLimit | null;
-  /** Requests from 127.0.0.0/8 and ::1 are counted too; by default they are not (the embedded service, tests, `npm start`). */
-  readonly loopback: boolean;
-}
-
-/**
- * The defaults when neither the configuration nor the caller says otherwise. The vendor does not publish its
- * limits; these leave a client that polls every second far below them.
- */
-export const DEFAULT_RATE_LIMITS: RateLimitSettings = {
-  perToken: { max: 300, windowSeconds: 60 },
-  perAddress: { max: 600, windowSeconds: 60 },
-  loopback: false,
-};
 
 const LOOPBACK = /^(?:127\.\d+\.\d+\.\d+|::1|::ffff:127\.\d+\.\d+\.\d+)$/;
 

@@ -89,7 +89,7 @@ export class TokenStore implements TokenKeeper {
     const at = Date.now();
     if (!force && at - this.checkedAt < TOKEN_REFRESH_MS) return;
     this.checkedAt = at;
-    let stamp = '';
+    let stamp: string;
     try {
       const s = statSync(this.path);
       stamp = `${s.mtimeMs}:${s.size}:${s.ino}`;

@@ -5,7 +5,7 @@ import { entryLeaf, parseCheckpoint, signCheckpoint, type Checkpoint, type Recor
 import { CompactRange, consistencyProof, inclusionProof, rootHash, type Hash, type SubtreeCache } from '../../record/merkle.js';
 import { CheckpointContinuation, continuationProblem } from '../../record/record-continuation.js';
 import { ChainChecker, type RecordVerification, type SignatureEntry } from '../../record/signature-record.js';
-import type { SignatureRecordReader } from '../jobs/store.js';
+import type { SignatureRecordReader } from './store.js';
 import type { RecordKey } from './record-key.js';
 
 /** The record's verification; throws naming the first break. */

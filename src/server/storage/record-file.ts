@@ -24,7 +24,7 @@ import {
   type SignatureEntry,
   type SignatureEvent,
 } from '../../record/signature-record.js';
-import type { SignatureRecordReader } from '../jobs/store.js';
+import type { SignatureRecordReader } from './store.js';
 import { PRIVATE_FILE, writeFileAtomicSync } from './fs-atomic.js';
 
 export const RECORD_FILE = 'signature-record.jsonl';

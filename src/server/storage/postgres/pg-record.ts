@@ -6,7 +6,7 @@
 // data directory's record (record/signature-record.ts), so `serve record export` writes the same lines.
 import type { Pool, PoolClient } from 'pg';
 import { chainEvents, ChainChecker, EMPTY_HEAD, entryLine, type ChainHead, type RecordVerification, type SignatureEntry, type SignatureEvent } from '../../../record/signature-record.js';
-import type { SignatureRecordReader } from '../../jobs/store.js';
+import type { SignatureRecordReader } from '../store.js';
 
 interface SignatureRow {
   seq: string;

@@ -6,23 +6,25 @@
 // the same worker; every other file (nested archives included) is kept as it came and returned unchanged.
 import { createHash } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import { readFile, writeFile } from 'node:fs/promises';
+import { writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { createReadStream } from 'node:fs';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { ARCHIVE_ASSEMBLY, archiveNameProblems, archiveZipLimits, PER_FILE_LOGS } from '../../zip/archive-rules.js';
-import { readZip, ZipRefusal, type ZipFileEntry } from '../../zip/read-zip.js';
-import type { ZipEntry } from '../../zip/write-zip.js';
-import { writeZipFile } from '../storage/zip-file.js';
-import type { JobRecord, PendingJob } from '../jobs/store.js';
-import type { JobStateStore, JobWorker } from '../jobs/store.js';
-import { guardBody } from './body-guard.js';
-import { commentOf, HttpProblem } from './problem.js';
-import type { ServerConfig } from '../server-config.js';
-import { acceptance } from '../jobs/key-rotation.js';
-import { RESULT_ZIP, SIGNING_LOG } from '../jobs/signing-worker.js';
-import { EXAMPLE_JOB_ID, jobCreatedExample, jobLinks, problemResponse } from './schemas.js';
-import { mkdirPrivate, PRIVATE_FILE } from '../storage/fs-atomic.js';
+import { ARCHIVE_ASSEMBLY, archiveNameProblems, archiveZipLimits, PER_FILE_LOGS } from '../../../zip/archive-rules.js';
+import { readZip, ZipRefusal, type ZipFileEntry } from '../../../zip/read-zip.js';
+import type { ZipEntry } from '../../../zip/write-zip.js';
+import { writeZipFile } from '../../storage/zip-file.js';
+import type { JobRecord, PendingJob } from '../../storage/store.js';
+import type { JobStateStore } from '../../storage/store.js';
+import type { JobWorker } from '../../jobs/job-worker.js';
+import { guardBody } from '../body-guard.js';
+import { commentOf } from '../problem.js';
+import { HttpProblem } from '../../problem.js';
+import type { ServerConfig } from '../../server-config.js';
+import { acceptance } from '../../jobs/key-rotation.js';
+import { RESULT_ZIP, SIGNING_LOG } from '../../jobs/signing-worker.js';
+import { EXAMPLE_JOB_ID, jobCreatedExample, jobLinks, problemResponse } from '../schemas.js';
+import { mkdirPrivate, PRIVATE_FILE } from '../../storage/fs-atomic.js';
 
 /** What the archive held, in its order: written beside the job, read when the result archive is built. */
 export const ARCHIVE_MANIFEST = 'archive.json';

@@ -4,15 +4,15 @@
 import { randomUUID } from 'node:crypto';
 import type { FastifyBaseLogger } from 'fastify';
 import pg from 'pg';
-import type { ServerConfig } from '../../server-config.js';
-import { finishUnsigned, JOB_RETRY_DELAYS_MS, KEY_RECHECK_MS, processJob, reportJobProcessed, type JobObserver } from '../../jobs/signing-worker.js';
-import { KeyWait, noteWaiting } from '../../jobs/key-wait.js';
-import { isPkcs11Key, probePkcs11Key } from '../../../strongname/pkcs11/signer.js';
-import type { License } from '../../server-config.js';
-import type { FileSigner } from '../../jobs/sign-file.js';
-import type { JobMemory } from '../../jobs/job-memory.js';
-import type { JobWorker } from '../../jobs/store.js';
-import { LeaseLost, MAX_ATTEMPTS, type PgJobStore } from './pg-store.js';
+import type { ServerConfig } from '../server-config.js';
+import { finishUnsigned, JOB_RETRY_DELAYS_MS, KEY_RECHECK_MS, processJob, reportJobProcessed, type JobObserver } from './signing-worker.js';
+import { KeyWait, noteWaiting } from './key-wait.js';
+import { isPkcs11Key, probePkcs11Key } from '../../strongname/pkcs11/signer.js';
+import type { License } from '../server-config.js';
+import type { FileSigner } from './sign-file.js';
+import type { JobMemory } from './job-memory.js';
+import type { JobWorker } from './job-worker.js';
+import { LeaseLost, MAX_ATTEMPTS, type PgJobStore } from '../storage/postgres/pg-store.js';
 
 export interface QueueWorkerOptions {
   /** For LISTEN: a connection of its own. */

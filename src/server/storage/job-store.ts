@@ -6,10 +6,10 @@ import { existsSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs
 import { access, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { constants } from 'node:fs';
 import { join } from 'node:path';
-import { mkdirPrivate, mkdirPrivateSync, PRIVATE_FILE, writeFileAtomic } from '../storage/fs-atomic.js';
+import { mkdirPrivate, mkdirPrivateSync, PRIVATE_FILE, writeFileAtomic } from './fs-atomic.js';
 import { DEFAULT_RESULT_FILE, IDEMPOTENCY_WINDOW_MS, type JobRecord, type JobStateStore, type JobSummary, type PendingJob } from './store.js';
 import type { SignatureEvent } from '../../record/signature-record.js';
-import { FileSignatureRecord } from '../storage/record-file.js';
+import { FileSignatureRecord } from './record-file.js';
 import { createReadStream } from 'node:fs';
 import type { Readable } from 'node:stream';
 

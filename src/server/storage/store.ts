@@ -153,31 +153,6 @@ export interface SignatureRecordReader {
 /** What processJob writes through: the job's folder and its progress. */
 export type JobProgressSink = Pick<JobStateStore, 'jobDir' | 'save' | 'finishRecorded' | 'progress'>;
 
-/** Signs queued jobs: in process (SigningWorker, data directory) or from the PostgreSQL queue. */
-export interface JobWorker {
-  /** A job was queued (a hint: the PostgreSQL worker also finds jobs queued by other nodes). */
-  enqueue(organization: string, id: string): void;
-  /** Lets go of the job if this worker is processing it; resolves once it has. */
-  cancel(organization: string, id: string): Promise<void>;
-  /** Takes no new work; the job in progress stops and is resumed later (after a restart, or by another worker). */
-  stop(): Promise<void>;
-  /** Jobs this worker is processing now. */
-  processing?(): number;
-  /** Jobs waiting in this worker's own queue (also those waiting for another attempt); absent for a shared queue. */
-  waiting?(): number;
-}
-
-/** A node that only accepts, lists and serves jobs: it signs nothing. */
-export const NO_WORKER: JobWorker = {
-  enqueue: () => {},
-  cancel: async () => {},
-  stop: async () => {},
-};
-
-/** The roles of `serve --role`. */
-export type NodeRole = 'api' | 'worker' | 'all';
-export const NODE_ROLES: readonly NodeRole[] = ['api', 'worker', 'all'];
-
 /** The result package's name in a job's folder unless the job names another. */
 export const DEFAULT_RESULT_FILE = 'result.zip';
 

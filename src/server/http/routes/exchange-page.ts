@@ -3,7 +3,7 @@
 // external assets, a strict Content-Security-Policy); it talks only to the API under the same origin.
 
 import type { FastifyInstance, FastifyReply } from 'fastify';
-import type { InteractiveSignIn } from '../identity/oidc.js';
+import type { InteractiveSignIn } from '../../identity/oidc.js';
 
 /** The page may talk to this service and, for the interactive sign-in, to the issuer's token endpoint. */
 const csp = (tokenEndpoint?: string) =>
