@@ -197,7 +197,7 @@ describe.skipIf(!hasSoftHsm)('the service signs with keys in a PKCS#11 token', (
 
   test('a wrong PIN: the job waits (its status says why and until when) and is signed once the PIN file is mended, without a restart', async () => {
     // The public key read in a process of its own: a login here would log the service's module in too.
-    const blob = execFileSync(process.execPath, ['--input-type=module', '-e', `import { openPkcs11Key } from ${JSON.stringify(new URL('../../dist/index.js', import.meta.url).href)}; process.stdout.write(Buffer.from(openPkcs11Key(process.argv[1]).publicKey.blob).toString('hex'))`, mendToken.uri('option-key')], { env: { ...process.env, SOFTHSM2_CONF: softHsmConf() } }).toString();
+    const blob = execFileSync(process.execPath, ['--input-type=module', '-e', `import { openPkcs11Key } from ${JSON.stringify(new URL('../../dist/reader-api.js', import.meta.url).href)}; process.stdout.write(Buffer.from(openPkcs11Key(process.argv[1]).publicKey.blob).toString('hex'))`, mendToken.uri('option-key')], { env: { ...process.env, SOFTHSM2_CONF: softHsmConf() } }).toString();
     writeFileSync(join(dir, 'mend_public.snk'), Buffer.from(blob, 'hex'));
     const pinFile = join(dir, 'mend.pin');
     writeFileSync(pinFile, `not-${mendToken.pin}\n`, { mode: 0o600 });
