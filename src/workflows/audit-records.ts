@@ -93,7 +93,9 @@ export function readSignatureRecord(
   const shown = displayPath(absolute);
   // The checkpoint first: its size says which first entries its root covers, to hash them as they are read.
   const cpShown = saved && displayPath(resolve(saved.checkpoint));
-  const checkpoint = saved && parseCheckpoint(readInputFile(resolve(saved.checkpoint), cpShown).toString('utf8'), readRecordPublicKey(saved.key), cpShown!);
+  const checkpointText = saved && readInputFile(resolve(saved.checkpoint), cpShown).toString('utf8');
+  const key = saved && readRecordPublicKey(saved.key);
+  const checkpoint = saved && parseCheckpoint(checkpointText!, key!, cpShown!);
   const continuation = checkpoint && new CheckpointContinuation(checkpoint);
   const bySignedSha256 = new Map<string, AuditSignature>();
   const keep = (entry: SignatureEntry) => {
@@ -143,6 +145,8 @@ export function auditRecords(
   saved: SavedCheckpoint | undefined,
   inputs: readonly EngineInput[],
 ): AuditEngineOptions {
+  // The files' hashes first: the record's entries kept are those of these bytes.
+  const wanted = options.record ? inputHashes(inputs) : undefined;
   const read = (file: string, what: string) => {
     const text = readInputFile(resolve(file), displayPath(resolve(file))).toString('utf8').replace(/^\uFEFF/, '');
     if (!text.trim()) throw new UsageError(`${file}: the ${what} is empty`);
@@ -165,7 +169,7 @@ export function auditRecords(
     jobSource: jobSourceOf(ledger),
     ...(options.manifest ? { manifest: parseManifest(read(options.manifest, 'manifest')) } : {}),
     ...(previous ? { previous } : {}),
-    ...(options.record ? { record: readSignatureRecord(options.record, saved, inputHashes(inputs)) } : {}),
+    ...(options.record ? { record: readSignatureRecord(options.record, saved, wanted) } : {}),
   };
 }
 
