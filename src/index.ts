@@ -15,7 +15,7 @@ export { SignGateError, FormatError, KeyError, UsageError, ServiceError, isSignG
 
 // check
 export { check, type CheckOptions, type CheckRun } from './workflows/check.js';
-export { checkExitCode, type CheckResult, type FileResult } from './rules/runner.js';
+export { checkExitCode, type CheckResult, type FileResult } from './rules/rule-runner.js';
 export type { CheckSettings, ExpectedKey, LicensedKeyToken } from './rules/types.js';
 export { rules, ruleDocsUrl } from './rules/index.js';
 export { formatReport, ReportFormats, type ReportFormat } from './report/index.js';
@@ -46,7 +46,7 @@ export {
 } from './service-client/client.js';
 /** Where client.download puts a package: a file written through a part beside it, renamed when complete. */
 export { downloadTo } from './workflows/files.js';
-export type { LicenseEntry } from './service-client/licenses.js';
+export type { LicenseEntry } from './service-client/license-requests.js';
 /** The archive path: pack a build output after the pre-flight check; sign a project archive through POST /archives. */
 export { pack, signArchive, type PackOptions, type PackResult, type SignArchiveOptions, type SignArchiveResult, type ArchiveFileResult } from './workflows/archive.js';
 

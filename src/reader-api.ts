@@ -74,7 +74,7 @@ export {
 readPkcs11PinFilesWith((path) => readFileSync(path, 'utf8'));
 export { parsePkcs11Uri, isPkcs11Uri, type Pkcs11Uri } from './strongname/pkcs11/uri.js';
 export { isPkcs11Key, openPkcs11Key, pkcs11KeyWithPublicKey, probePkcs11Key, type Pkcs11KeyPair } from './strongname/pkcs11/signer.js';
-export { publicKeyToken, referenceToken } from './strongname/token.js';
+export { publicKeyToken, referenceToken } from './strongname/key-token.js';
 export {
   classifyStrongName,
   verifyStrongName,

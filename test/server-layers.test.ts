@@ -32,7 +32,6 @@ const MAY_IMPORT: Record<Floor, readonly Floor[]> = {
 const BASE_FILES: Record<string, string> = {
   'server-config.ts': 'server.json as read: every layer reads the configuration (with the rate limits it sets)',
   'service-log.ts': "the service's JSON log lines and their levels",
-  'heap.ts': 'the V8 flags the service starts with',
   'problem.ts': 'HttpProblem and RFC 9457 problem bodies: http/ answers them, identity/ refuses requests with them',
 };
 
@@ -86,7 +85,7 @@ describe('the sub-layers of src/server', () => {
     expect(MAY_IMPORT.identity).not.toContain('jobs');
     expect(MAY_IMPORT.jobs).not.toContain('http');
     expect(MAY_IMPORT.jobs).not.toContain('identity');
-    expect(floorOf('http/problem.ts')).toBe('http');
+    expect(floorOf('http/error-response.ts')).toBe('http');
     expect(floorOf('storage/postgres/pg-store.ts')).toBe('storage');
     expect(floorOf('problem.ts')).toBe('base');
     expect(floorOf('new-file.ts')).toBeUndefined();

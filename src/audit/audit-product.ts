@@ -1,7 +1,7 @@
 // The audit's evidence as a product of the engine (src/engine/): each file's rules and evidence (hashes,
 // signatures, load verdicts) in the per-file step, the report on the calling thread. Worker threads load this
 // module for `perFile`.
-import { assembleCheck, type FileOutcome } from '../rules/runner.js';
+import { assembleCheck, type FileOutcome } from '../rules/rule-runner.js';
 import { perFile as checkStep } from '../rules/check-product.js';
 import type { CheckSettings, FileFacts } from '../rules/types.js';
 import { assembleAudit } from './build.js';

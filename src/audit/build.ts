@@ -3,7 +3,7 @@
 // report (the caller adds a generation time, or not).
 import { compareFindings, type Finding } from '../core/diagnostic.js';
 import { findRule, ruleDocsUrl } from '../rules/index.js';
-import type { CheckResult } from '../rules/runner.js';
+import type { CheckResult } from '../rules/rule-runner.js';
 import { inputSize, needsSigning, type CheckInput, type FileFacts } from '../rules/types.js';
 import { AUDIT_FORMAT_VERSION, AuditRules, NOT_FOR_RELEASE, type AuditAspectChange, type AuditFile, type AuditLoadSummary, type AuditOptions, type AuditReport } from './model.js';
 import { describeKey, type AuditEvidence } from './evidence.js';

@@ -130,18 +130,18 @@ type CommandFactory = (io: Io, setExit: SetExit) => CommandModule<any, any>;
  * the server, `--version` loads no command at all.
  */
 const COMMANDS: Record<string, () => Promise<CommandFactory>> = {
-  check: async () => (await import('./commands/check.js')).checkCommand as unknown as CommandFactory,
-  sign: async () => (await import('./commands/sign.js')).signCommand as unknown as CommandFactory,
-  licenses: async () => (await import('./commands/jobs.js')).licensesCommand as unknown as CommandFactory,
-  jobs: async () => (await import('./commands/jobs.js')).jobsCommand as unknown as CommandFactory,
-  audit: async () => (await import('./commands/audit.js')).auditCommand as unknown as CommandFactory,
-  inspect: async () => (await import('./commands/inspect.js')).inspectCommand as unknown as CommandFactory,
-  verify: async () => (await import('./commands/verify.js')).verifyCommand as unknown as CommandFactory,
-  token: async () => (await import('./commands/token.js')).tokenCommand as unknown as CommandFactory,
-  resign: async () => (await import('./commands/resign.js')).resignCommand as unknown as CommandFactory,
-  fix: async () => (await import('./commands/fix.js')).fixCommand as unknown as CommandFactory,
+  check: async () => (await import('./commands/check-command.js')).checkCommand as unknown as CommandFactory,
+  sign: async () => (await import('./commands/sign-command.js')).signCommand as unknown as CommandFactory,
+  licenses: async () => (await import('./commands/jobs-command.js')).licensesCommand as unknown as CommandFactory,
+  jobs: async () => (await import('./commands/jobs-command.js')).jobsCommand as unknown as CommandFactory,
+  audit: async () => (await import('./commands/audit-command.js')).auditCommand as unknown as CommandFactory,
+  inspect: async () => (await import('./commands/inspect-command.js')).inspectCommand as unknown as CommandFactory,
+  verify: async () => (await import('./commands/verify-command.js')).verifyCommand as unknown as CommandFactory,
+  token: async () => (await import('./commands/token-command.js')).tokenCommand as unknown as CommandFactory,
+  resign: async () => (await import('./commands/resign-command.js')).resignCommand as unknown as CommandFactory,
+  fix: async () => (await import('./commands/fix-command.js')).fixCommand as unknown as CommandFactory,
   serve: async () => (await import('./commands/serve/index.js')).serveCommand as unknown as CommandFactory,
-  pack: async () => (await import('./commands/archive.js')).packCommand as unknown as CommandFactory,
+  pack: async () => (await import('./commands/archive-command.js')).packCommand as unknown as CommandFactory,
 };
 
 /** The commands to register: the one named first on the command line, or all (help, a typo, none). */

@@ -5,7 +5,7 @@
 // is the same, byte for byte.
 import { taskRunSize } from '../runtime/worker-module.js';
 import { fileFacts, fileParser, fromParsedData, placeFiles, type ParsedFileData } from '../rules/facts.js';
-import { ruleNeighbourhood } from '../rules/runner.js';
+import { ruleNeighbourhood } from '../rules/rule-runner.js';
 import type { FileFacts } from '../rules/types.js';
 import { inHand, named, type EngineInput } from './inputs.js';
 import type { FileStep, Product } from './product.js';

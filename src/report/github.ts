@@ -2,7 +2,7 @@
 // the run's summary and, for files in the repository, beside the file ("Workflow commands for GitHub Actions").
 import type { Finding, Severity } from '../core/diagnostic.js';
 import { ruleDocsUrl } from '../rules/index.js';
-import type { CheckResult } from '../rules/runner.js';
+import type { CheckResult } from '../rules/rule-runner.js';
 import { countOf, findingCounts, signingCounts } from './terminal.js';
 
 const COMMAND: Record<Severity, string> = { error: 'error', warning: 'warning', note: 'notice' };

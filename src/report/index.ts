@@ -1,7 +1,7 @@
 // Reporters by format name; each returns a string (the text and JSON reports also in pieces) and the CLI decides
 // where it goes.
 import type { ChalkInstance } from 'chalk';
-import type { CheckResult } from '../rules/runner.js';
+import type { CheckResult } from '../rules/rule-runner.js';
 import { formatGithub } from './github.js';
 import { formatJson, formatJsonPieces } from './json.js';
 import { formatJunit } from './junit.js';

@@ -2,7 +2,7 @@
 import type { Finding } from '../core/diagnostic.js';
 import { VERSION } from '../runtime/version.js';
 import { ruleDocsUrl } from '../rules/index.js';
-import type { CheckResult } from '../rules/runner.js';
+import type { CheckResult } from '../rules/rule-runner.js';
 import { jsonPieces } from './json-pieces.js';
 
 const withDocs = (f: Finding) => ({ ...f, docsUrl: ruleDocsUrl(f.ruleId) });

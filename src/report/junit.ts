@@ -1,6 +1,6 @@
 // JUnit XML for CI test tabs: one test case per file (failures are error findings) and one for the upload set.
 import type { Finding } from '../core/diagnostic.js';
-import type { CheckResult } from '../rules/runner.js';
+import type { CheckResult } from '../rules/rule-runner.js';
 
 /** Escapes text and attribute values, and drops characters XML 1.0 cannot carry. */
 export function escapeXml(text: string): string {

@@ -3,7 +3,7 @@
 // the parser is CanonicalError.cs in dotnet/msbuild). An assembly has no line to point at, so the origin is
 // the path alone, which the parser takes as the file name; findings about the upload set name signgate.
 import type { Finding } from '../core/diagnostic.js';
-import type { CheckResult } from '../rules/runner.js';
+import type { CheckResult } from '../rules/rule-runner.js';
 import { countOf, findingCounts, signingCounts } from './terminal.js';
 
 /** The parser reads one line at a time and splits the origin at the first colon. */

@@ -2,7 +2,7 @@
 import type { Finding, Severity } from '../core/diagnostic.js';
 import { VERSION } from '../runtime/version.js';
 import { ruleDocsUrl, rules } from '../rules/index.js';
-import type { CheckResult } from '../rules/runner.js';
+import type { CheckResult } from '../rules/rule-runner.js';
 
 // The SARIF object model from @types/sarif (a devDependency): types only, erased from the emitted code, and
 // kept out of this module's declarations (formatSarif returns a string), so users of the package never need it.

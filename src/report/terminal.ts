@@ -3,7 +3,7 @@
 import type { ChalkInstance } from 'chalk';
 import type { Finding, Severity } from '../core/diagnostic.js';
 import { ruleDocsUrl } from '../rules/index.js';
-import type { CheckResult } from '../rules/runner.js';
+import type { CheckResult } from '../rules/rule-runner.js';
 
 /** `1 file`, `2 files`, `0 errors`. */
 export function countOf(n: number, singular: string, plural = `${singular}s`): string {

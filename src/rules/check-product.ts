@@ -1,7 +1,7 @@
 // The check's findings as a product of the engine (src/engine/): each file's rules in the per-file step, the set
 // rules and the result on the calling thread. Worker threads load this module for `perFile`.
 import type { SeveritySetting } from '../core/diagnostic.js';
-import { assembleCheck, checkFile, resolveSeverities, type CheckOptions, type CheckResult, type FileOutcome } from './runner.js';
+import { assembleCheck, checkFile, resolveSeverities, type CheckOptions, type CheckResult, type FileOutcome } from './rule-runner.js';
 import type { CheckSettings, FileFacts } from './types.js';
 
 /** The per-file step's data: the rule severities, as given (resolved in the step). */

@@ -1,5 +1,5 @@
 // SG201 not-delay-signed: the assembly has no public key.
-import { keyFileElement } from './keys.js';
+import { keyFileElement } from './key-match.js';
 import { defineRule } from './types.js';
 
 export default defineRule({

@@ -1,5 +1,5 @@
 // SG203 already-signed: validly signed with one of the organization's keys; no upload needed.
-import { sameKeyBlob } from './keys.js';
+import { sameKeyBlob } from './key-match.js';
 import { defineRule } from './types.js';
 
 export default defineRule({

@@ -1,5 +1,5 @@
 // RFC 9457 problem details: what the service answers for an error, and HttpProblem, the error that becomes one.
-// Below http/ and identity/, which both refuse requests with it (http/problem.ts maps every error to an answer).
+// Below http/ and identity/, which both refuse requests with it (http/error-response.ts maps every error to an answer).
 
 export interface ProblemFileError {
   readonly fileName: string;

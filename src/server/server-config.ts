@@ -9,7 +9,7 @@ import { parseStrongNameKeyFile, type StrongNameKeyFile } from '../strongname/ke
 import { isPkcs11Uri } from '../strongname/pkcs11/uri.js';
 import { readPkcs11PinFilesWith } from '../strongname/pkcs11/pin.js';
 import { openPkcs11Key, pkcs11KeyWithPublicKey, type Pkcs11KeyPair } from '../strongname/pkcs11/signer.js';
-import { publicKeyToken } from '../strongname/token.js';
+import { publicKeyToken } from '../strongname/key-token.js';
 import type { LogLevel } from './service-log.js';
 
 // The rate limits of the configuration (identity/rate-limit.ts counts them).

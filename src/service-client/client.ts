@@ -6,7 +6,7 @@ import { assertAnswer, cleanServiceText, fileNameText, idText } from './answers.
 import { maskSecrets, rememberSecret } from '../core/secrets.js';
 import { apiUrl, assertSafeBaseUrl, MAX_JSON_BODY_BYTES, readJson, requestJson, send, type ServiceClientOptions } from './http.js';
 import { MAX_CHECKPOINT_BYTES } from '../record/checkpoint.js';
-import { getLicenseEntries, getLicenses, getOptionPublicKey } from './licenses.js';
+import { getLicenseEntries, getLicenses, getOptionPublicKey } from './license-requests.js';
 
 export interface UploadFile {
   /** The name the service gets: the path relative to the root, with `/` (sent with the configured separator). */

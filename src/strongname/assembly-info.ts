@@ -8,7 +8,7 @@ import { computePeChecksum } from '../pe/checksum.js';
 import { CorFlags, hasCorHeader } from '../pe/cor-header.js';
 import { getCertificateTable, getOverlay, parsePeImage, type PeImage } from '../pe/pe-image.js';
 import { classifyStrongName, type StrongNameDetail, type StrongNameState, type VerifyOptions } from './strong-name.js';
-import { referenceToken } from './token.js';
+import { referenceToken } from './key-token.js';
 import { knownKey } from './known-keys.js';
 import type { HashAlgorithm } from './key-blob.js';
 import { toHex } from '../binary/byte-cursor.js';

@@ -3,7 +3,7 @@
 import type { KeyObject } from 'node:crypto';
 import { toHex } from '../binary/byte-cursor.js';
 import { parsePublicKeyBlob, toPublicKeyObject, type PublicKeyInfo } from './key-blob.js';
-import { publicKeyToken } from './token.js';
+import { publicKeyToken } from './key-token.js';
 
 /** What a public key blob stands for; the blob is a copy, never a view of the file it was read from. */
 export interface KnownKey {

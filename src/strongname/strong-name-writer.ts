@@ -23,7 +23,7 @@ import { canSign } from './pkcs11/signer.js';
 import { assertHashableLayout, assertHeadersOutsideSections, getSignatureSlot } from './signed-content.js';
 import { classifyStrongName, signAssembly, SIGNATURE_KEY_ATTRIBUTE, verifyStrongName, type StrongNameState } from './strong-name.js';
 import { relayoutText, type Relayout } from './text-relayout.js';
-import { publicKeyToken } from './token.js';
+import { publicKeyToken } from './key-token.js';
 
 /** The section that holds the rewritten metadata and the signature slot. */
 export const STRONG_NAME_SECTION = '.sgmeta';

@@ -10,7 +10,7 @@ import { MICROSOFT_PLATFORM_KEY, parsePublicKeyBlob, sameRsaKey, type HashAlgori
 import { knownKey, knownKeyObject } from './known-keys.js';
 import { tokenSigner } from './pkcs11/signer.js';
 import { assertHeadersOutsideSections, getSignatureSlot, signedContent, type SignatureSlot } from './signed-content.js';
-import { publicKeyToken } from './token.js';
+import { publicKeyToken } from './key-token.js';
 
 /** The five states of section 7.6, decided by content, not by the flag alone. */
 export const StrongNameStates = ['unsigned', 'delay-signed', 'public-signed', 'signed', 'invalid-signature'] as const;

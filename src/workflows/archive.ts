@@ -7,7 +7,7 @@ import { basename, dirname, join, relative, resolve, sep } from 'node:path';
 import { ServiceError, UsageError } from '../core/errors.js';
 import { secretFile, SECRET_SCAN_BYTES, type SecretFile } from '../core/secret-files.js';
 import { SIGNING_LOG } from '../core/upload-names.js';
-import type { CheckResult } from '../rules/runner.js';
+import type { CheckResult } from '../rules/rule-runner.js';
 import { inThisThread, runEngine } from '../engine/index.js';
 import { checkProduct } from '../rules/check-product.js';
 import type { CheckInput } from '../rules/types.js';

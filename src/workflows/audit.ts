@@ -15,7 +15,7 @@ import type { CheckSettings } from '../rules/types.js';
 import { auditProduct } from '../audit/audit-product.js';
 import { inThisThread, runEngine, type EngineInput, type Runner } from '../engine/index.js';
 import { parsePublicKeyBlob } from '../strongname/key-blob.js';
-import { publicKeyToken } from '../strongname/token.js';
+import { publicKeyToken } from '../strongname/key-token.js';
 import { auditRecords, inputHashes, jobsFromLedger, jobSourceOf, readSignatureRecord, type SavedCheckpoint } from './audit-records.js';
 import { displayPath, noAssembliesError, readInputFile } from './files.js';
 import { Ledger } from './ledger.js';

@@ -2,7 +2,7 @@
 // signgate.config.json, the inputs read) → the licenses when online → the engine with the check's product.
 import { inThisThread, runEngine, type EngineInput, type Runner } from '../engine/index.js';
 import { checkProduct } from '../rules/check-product.js';
-import type { CheckOptions as RuleCheckOptions, CheckResult } from '../rules/runner.js';
+import type { CheckOptions as RuleCheckOptions, CheckResult } from '../rules/rule-runner.js';
 import type { CheckSettings } from '../rules/types.js';
 import { UsageError } from '../core/errors.js';
 import { resolveAccessToken } from './access-token.js';
@@ -66,7 +66,7 @@ export function runCheck(inputs: readonly EngineInput[], options: RuleCheckOptio
 async function licensesWhenOnline(request: OnlineRequest | undefined, keys: CheckSettings['keys']): Promise<ReturnType<typeof onlineLicenses> | undefined> {
   const service = request && checkService(request);
   if (!service) return undefined;
-  return onlineLicenses(await (await import('../service-client/licenses.js')).getLicenseEntries(service), keys);
+  return onlineLicenses(await (await import('../service-client/license-requests.js')).getLicenseEntries(service), keys);
 }
 
 /**

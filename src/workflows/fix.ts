@@ -21,7 +21,7 @@ import {
   type StrongNameNote,
   type StrongNameOutcome,
 } from '../strongname/strong-name-writer.js';
-import { publicKeyToken } from '../strongname/token.js';
+import { publicKeyToken } from '../strongname/key-token.js';
 import { readAssemblyParts, type AssemblyParts } from './assembly-parts.js';
 import { buildFolders } from './build-folders.js';
 import { displayPath, expandInputs, noAssembliesError, readInputFile, writeFileAtomic, type InputFile } from './files.js';

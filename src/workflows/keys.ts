@@ -9,7 +9,7 @@ import { isPkcs11Uri } from '../strongname/pkcs11/uri.js';
 import { readPkcs11PinFilesWith } from '../strongname/pkcs11/pin.js';
 import { openPkcs11Key, type Pkcs11KeyPair } from '../strongname/pkcs11/signer.js';
 import { parseMonoKeyMap } from '../strongname/key-map.js';
-import { publicKeyToken } from '../strongname/token.js';
+import { publicKeyToken } from '../strongname/key-token.js';
 import { displayPath, readInputFile } from './files.js';
 
 /** The service's record public key: the verifier key's text itself, or a file that holds it. */

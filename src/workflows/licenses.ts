@@ -4,10 +4,10 @@ import { existsSync, mkdirSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { ServiceError, UsageError } from '../core/errors.js';
 import type { CheckSettings, ExpectedKey, LicensedKeyToken } from '../rules/types.js';
-import type { LicenseEntry } from '../service-client/licenses.js';
+import type { LicenseEntry } from '../service-client/license-requests.js';
 import type { ServiceClient } from '../service-client/client.js';
 import { parsePublicKeyBlob } from '../strongname/key-blob.js';
-import { publicKeyToken } from '../strongname/token.js';
+import { publicKeyToken } from '../strongname/key-token.js';
 import { displayPath, writeFileAtomic } from './files.js';
 
 /** What an online check takes from GET /licenses, and what the user should know of it that is not a finding. */

@@ -9,7 +9,7 @@ import { authenticodeOf, type AuthenticodeVerdict } from '../authenticode/verdic
 import { ServiceError, UsageError } from '../core/errors.js';
 import { windowsPathKey } from '../core/windows-names.js';
 import type { RecordVerifier } from '../record/checkpoint.js';
-import type { CheckResult } from '../rules/runner.js';
+import type { CheckResult } from '../rules/rule-runner.js';
 import { describeTooLarge, proposeSplit } from '../rules/split.js';
 import type { CheckInput, ExpectedKey } from '../rules/types.js';
 import { FAILED_STATES, PENDING_STATES, type JobRef, type JobStatus, type ServiceClient } from '../service-client/client.js';

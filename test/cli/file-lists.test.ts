@@ -3,7 +3,7 @@ import { readdirSync } from 'node:fs';
 import { describe, expect, test } from 'vitest';
 import { collapseFileLists } from '../../src/cli/file-lists.js';
 import { parseStrongNameKeyFile } from '../../src/strongname/key-blob.js';
-import { publicKeyToken } from '../../src/strongname/token.js';
+import { publicKeyToken } from '../../src/strongname/key-token.js';
 import { verifyFile } from '../../src/workflows/scan-file.js';
 import { fixture, fixturePath, runCli } from '../helpers/fixtures.js';
 

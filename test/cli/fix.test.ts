@@ -10,7 +10,7 @@ import { folderArgument } from '../../src/rules/sg401-unsigned-reference.js';
 import { readModule } from '../../src/strongname/assembly-info.js';
 import { parseStrongNameKeyFile } from '../../src/strongname/key-blob.js';
 import { classifyStrongName, signAssembly, verifyStrongName } from '../../src/strongname/strong-name.js';
-import { publicKeyToken } from '../../src/strongname/token.js';
+import { publicKeyToken } from '../../src/strongname/key-token.js';
 import { fixture, fixturePath, has, hasMono, repoRoot, runCli, runMono } from '../helpers/fixtures.js';
 import { buildOnce, runDotnetTests } from '../sdk/dotnet.js';
 

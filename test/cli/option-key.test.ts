@@ -8,7 +8,7 @@ import { createServer, type Server } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { publicKeyToken } from '../../src/strongname/token.js';
+import { publicKeyToken } from '../../src/strongname/key-token.js';
 import { fixture, fixturePath, hasMono, runCliAsync, runMono } from '../helpers/fixtures.js';
 import { api, sandboxConfig, uploadForm, waitFinished } from '../helpers/server.js';
 import { sharedServer } from '../helpers/shared-server.js';

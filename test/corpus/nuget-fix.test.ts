@@ -18,7 +18,7 @@ import { classifyStrongName, verifyStrongName } from '../../src/strongname/stron
 import { identityPublicKey, STRONG_NAME_SECTION, strongNameAssembly, unfixableReason } from '../../src/strongname/strong-name-writer.js';
 import { STRONG_NAME_TAIL_SECTION } from '../../src/strongname/text-relayout.js';
 import { appendSection } from '../../src/pe/pe-writer.js';
-import { publicKeyToken } from '../../src/strongname/token.js';
+import { publicKeyToken } from '../../src/strongname/key-token.js';
 import { fixture, fixturePath, has, hasMono, repoRoot } from '../helpers/fixtures.js';
 import { corpusFiles, corpusMissing, runCorpusTests } from '../helpers/nuget-corpus.js';
 import { buildSrmOracle, runJsonLines, srmCompare } from '../helpers/srm-oracle.js';

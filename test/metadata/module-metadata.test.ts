@@ -2,7 +2,7 @@ import { describe, expect, test } from 'vitest';
 import { ModuleMetadata, formatVersion } from '../../src/metadata/module-metadata.js';
 import { TableId } from '../../src/metadata/schema.js';
 import { parsePeImage } from '../../src/pe/pe-image.js';
-import { referenceToken } from '../../src/strongname/token.js';
+import { referenceToken } from '../../src/strongname/key-token.js';
 import { fixture } from '../helpers/fixtures.js';
 
 const load = (name: string) => new ModuleMetadata(parsePeImage(fixture(name)));

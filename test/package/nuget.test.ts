@@ -18,7 +18,7 @@ import { addinSource, requireDotnet, run, runDotnetTests } from '../sdk/dotnet.j
 import { readModule } from '../../src/strongname/assembly-info.js';
 import { parseStrongNameKeyFile } from '../../src/strongname/key-blob.js';
 import { verifyStrongName } from '../../src/strongname/strong-name.js';
-import { publicKeyToken } from '../../src/strongname/token.js';
+import { publicKeyToken } from '../../src/strongname/key-token.js';
 
 /** A `node` first on PATH that fails loudly: the build must not need Node. */
 const NO_NODE = 'node was started, but Signgate.Build needs no Node';

@@ -2,7 +2,7 @@
 // character, as formatReport makes whole, and printed in parts that each end a line, an empty text as an empty line.
 import { Chalk } from 'chalk';
 import { describe, expect, test } from 'vitest';
-import { printPieces } from '../../src/cli/commands/check.js';
+import { printPieces } from '../../src/cli/commands/check-command.js';
 import type { Io } from '../../src/cli/output.js';
 import { formatReport, formatReportPieces, ReportFormats } from '../../src/report/index.js';
 import { checkPaths } from '../helpers/check.js';

@@ -3,7 +3,7 @@ import { copyFileSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, test } from 'vitest';
-import { checkExitCode } from '../../src/rules/runner.js';
+import { checkExitCode } from '../../src/rules/rule-runner.js';
 import { closest, distance as editDistance } from '../../src/core/words.js';
 import { checkPaths, ruleNames } from '../helpers/check.js';
 import { fixturePath } from '../helpers/fixtures.js';

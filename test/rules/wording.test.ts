@@ -1,6 +1,6 @@
 // Fix hints speak of what the user configured and the vendor's own spelling; messages are whole sentences.
 import { describe, expect, test } from 'vitest';
-import { keyFileElement, keyFileName } from '../../src/rules/keys.js';
+import { keyFileElement, keyFileName } from '../../src/rules/key-match.js';
 import { checkPaths, expectedKey } from '../helpers/check.js';
 
 const hintOf = async (folder: string, rule: string, settings: Parameters<typeof checkPaths>[1] = {}) =>

@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { beforeAll, describe, expect, test } from 'vitest';
 import { readModule } from '../../src/strongname/assembly-info.js';
 import { parseStrongNameKeyFile } from '../../src/strongname/key-blob.js';
-import { publicKeyToken } from '../../src/strongname/token.js';
+import { publicKeyToken } from '../../src/strongname/key-token.js';
 import { fixture, fixturePath, hasMono, repoRoot, runMono } from '../helpers/fixtures.js';
 import { hasDotnet, requireDotnet, run, runDotnetTests } from './dotnet.js';
 

@@ -12,7 +12,7 @@ import { describe, expect, test } from 'vitest';
 import { readModule } from '../../src/strongname/assembly-info.js';
 import { parseStrongNameKeyFile } from '../../src/strongname/key-blob.js';
 import { classifyStrongName, verifyStrongName } from '../../src/strongname/strong-name.js';
-import { publicKeyToken, referenceToken } from '../../src/strongname/token.js';
+import { publicKeyToken, referenceToken } from '../../src/strongname/key-token.js';
 import { fixture, fixturePath, hasMono, repoRoot, runCli, runMono } from '../helpers/fixtures.js';
 import { buildOnce, requireDotnet, run, runDotnetTests } from './dotnet.js';
 

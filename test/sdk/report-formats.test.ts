@@ -1,7 +1,7 @@
 // The report formats build hosts read, on SDK-built fixtures: `--format msbuild` (MSBuild's canonical diagnostic
 // lines, checked with the same pattern MSBuild's Exec task applies) and `--format github` (workflow annotations).
 import { describe, expect, test } from 'vitest';
-import { formatFixForMsbuild } from '../../src/cli/commands/fix.js';
+import { formatFixForMsbuild } from '../../src/cli/commands/fix-command.js';
 import type { FixResult } from '../../src/workflows/fix.js';
 import { runCli } from '../helpers/fixtures.js';
 

@@ -7,7 +7,7 @@ import { describe, expect, test } from 'vitest';
 import { sign, verify } from 'node:crypto';
 import { createStrongNameKeyPair, parseStrongNameKeyFile, toPublicKeyObject } from '../../src/strongname/key-blob.js';
 import { watchServerConfigFile } from '../../src/server/server-config.js';
-import { publicKeyToken } from '../../src/strongname/token.js';
+import { publicKeyToken } from '../../src/strongname/key-token.js';
 import { hasMono, runCli, runMono } from '../helpers/fixtures.js';
 import { api, startServer } from '../helpers/server.js';
 

@@ -12,7 +12,7 @@ import type { JobRecord } from '../../src/server/storage/store.js';
 import { readModule } from '../../src/strongname/assembly-info.js';
 import { parseStrongNameKeyFile } from '../../src/strongname/key-blob.js';
 import { verifyStrongName } from '../../src/strongname/strong-name.js';
-import { publicKeyToken } from '../../src/strongname/token.js';
+import { publicKeyToken } from '../../src/strongname/key-token.js';
 import { readZip } from '../../src/zip/read-zip.js';
 import { fixture, fixturePath } from '../helpers/fixtures.js';
 import { api, sandboxConfig, startServer, uploadForm, waitFinished } from '../helpers/server.js';

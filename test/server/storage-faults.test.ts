@@ -2,7 +2,7 @@
 // object store that does not answer is 503 with Retry-After (which the client's upload retries); anything else
 // stays 500. The errors are those node:fs, pg and the AWS SDK throw.
 import { describe, expect, test } from 'vitest';
-import { errorResponse, storageFault } from '../../src/server/http/problem.js';
+import { errorResponse, storageFault } from '../../src/server/http/error-response.js';
 
 const fsError = (code: string) => Object.assign(new Error(`${code}: something, write '/var/lib/signgate/jobs/x'`), { code });
 

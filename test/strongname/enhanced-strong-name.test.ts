@@ -13,7 +13,7 @@ import { readModule } from '../../src/strongname/assembly-info.js';
 import { createStrongNameKeyPair, parseStrongNameKeyFile, type StrongNameKeyFile } from '../../src/strongname/key-blob.js';
 import { getSignatureSlot, signedContent } from '../../src/strongname/signed-content.js';
 import { classifyStrongName } from '../../src/strongname/strong-name.js';
-import { publicKeyToken } from '../../src/strongname/token.js';
+import { publicKeyToken } from '../../src/strongname/key-token.js';
 import { parsePeImage } from '../../src/pe/pe-image.js';
 import { fixturePath, has } from '../helpers/fixtures.js';
 

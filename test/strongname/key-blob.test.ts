@@ -1,7 +1,7 @@
 import { createSign } from 'node:crypto';
 import { describe, expect, test } from 'vitest';
 import { ECMA_KEY, MICROSOFT_PLATFORM_KEY, parsePublicKeyBlob, parseStrongNameKeyFile, sameRsaKey } from '../../src/strongname/key-blob.js';
-import { publicKeyToken } from '../../src/strongname/token.js';
+import { publicKeyToken } from '../../src/strongname/key-token.js';
 import { fixture } from '../helpers/fixtures.js';
 
 // The TEST ONLY key of strong-naming.md section 9 and its recorded vectors.

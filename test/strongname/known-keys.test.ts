@@ -9,7 +9,7 @@ import { inspectAssembly } from '../../src/strongname/assembly-info.js';
 import { parsePublicKeyBlob, toPublicKeyObject } from '../../src/strongname/key-blob.js';
 import { knownKey, knownKeyObject } from '../../src/strongname/known-keys.js';
 import { getSignatureSlot } from '../../src/strongname/signed-content.js';
-import { publicKeyToken } from '../../src/strongname/token.js';
+import { publicKeyToken } from '../../src/strongname/key-token.js';
 import { verifyAssemblyBytes, verifyFile } from '../../src/workflows/scan-file.js';
 import { fixture, fixturePath, fixturesDir, hasMono, runMono } from '../helpers/fixtures.js';
 

@@ -14,7 +14,7 @@ import { parseStrongNameKeyFile } from '../../src/strongname/key-blob.js';
 import { classifyStrongName, signAssembly, verifyStrongName } from '../../src/strongname/strong-name.js';
 import { identityPublicKey, STRONG_NAME_SECTION, strongNameAssembly, type StrongNameAssemblyOptions } from '../../src/strongname/strong-name-writer.js';
 import { STRONG_NAME_TAIL_SECTION } from '../../src/strongname/text-relayout.js';
-import { publicKeyToken } from '../../src/strongname/token.js';
+import { publicKeyToken } from '../../src/strongname/key-token.js';
 import { fixture, has, hasMono, repoRoot, runMono } from '../helpers/fixtures.js';
 import { buildSrmOracle, srmCompare, srmDescribe } from '../helpers/srm-oracle.js';
 import { buildOnce, requireDotnet, runDotnetTests } from '../sdk/dotnet.js';

@@ -1,6 +1,6 @@
 // The options of `signgate sign`, apart from the command so that the archive path (archive.ts), which sign.ts
 // loads on demand, can name them without importing the command back.
-import type { CheckArgs } from './check.js';
+import type { CheckArgs } from './check-command.js';
 
 export interface SignArgs extends CheckArgs {
   files?: string[];

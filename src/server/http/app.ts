@@ -19,17 +19,17 @@ import { authenticator } from './authenticate.js';
 import { discardBody, UPLOAD_ENVELOPE_BYTES } from './body-guard.js';
 import { nodeMetrics, registerMetricsRoute, type ServiceMetrics } from './metrics.js';
 import { openStores } from './node-stores.js';
-import { errorResponse, OUTAGE_RETRY_AFTER_S } from './problem.js';
+import { errorResponse, OUTAGE_RETRY_AFTER_S } from './error-response.js';
 import { QuietPollLog } from './request-log.js';
-import { registerArchiveRoutes } from './routes/archives.js';
+import { registerArchiveRoutes } from './routes/archives-routes.js';
 import { jobOf, type RouteContext } from './routes/context.js';
-import { registerDocs } from './routes/docs.js';
-import { registerExchangePage } from './routes/exchange-page.js';
-import { readiness, registerHealth } from './routes/health.js';
-import { registerJobRoutes } from './routes/jobs.js';
-import { registerLicenseRoutes } from './routes/licenses.js';
-import { registerRecordRoutes } from './routes/record.js';
-import { registerResultRoutes } from './routes/results.js';
+import { registerDocs } from './routes/docs-routes.js';
+import { registerExchangePage } from './routes/exchange-page-routes.js';
+import { readiness, registerHealth } from './routes/health-routes.js';
+import { registerJobRoutes } from './routes/jobs-routes.js';
+import { registerLicenseRoutes } from './routes/licenses-routes.js';
+import { registerRecordRoutes } from './routes/record-routes.js';
+import { registerResultRoutes } from './routes/results-routes.js';
 import { wholeNumbersOnly } from './whole-numbers.js';
 
 

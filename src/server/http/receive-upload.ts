@@ -12,7 +12,7 @@ import type { PendingJob } from '../storage/store.js';
 import { mkdirPrivate, PRIVATE_FILE } from '../storage/fs-atomic.js';
 import { guardBody, UPLOAD_ENVELOPE_BYTES } from './body-guard.js';
 import { decodeEncodedWords } from './encoded-words.js';
-import { commentOf } from './problem.js';
+import { commentOf } from './error-response.js';
 import { HttpProblem, type ProblemFileError } from '../problem.js';
 
 const COMMENT_MAX = 1000;

@@ -12,7 +12,7 @@ import type { TokenPinState } from '../../strongname/pkcs11/pin.js';
 import { pkcs11PinState, type Pkcs11Event } from '../../strongname/pkcs11/session.js';
 import { isPkcs11Key, probePkcs11Key, type Pkcs11KeyPair } from '../../strongname/pkcs11/signer.js';
 import { formatVersion } from '../../metadata/module-metadata.js';
-import { publicKeyCommand } from '../../rules/keys.js';
+import { publicKeyCommand } from '../../rules/key-match.js';
 import { inThisThread, runEngine } from '../../engine/index.js';
 import { checkProduct } from '../../rules/check-product.js';
 import type { CheckSettings } from '../../rules/types.js';
@@ -26,7 +26,7 @@ import type { License, Organization, ServerConfig } from '../server-config.js';
 import { inProcessSigner, type FileSigner } from './sign-file.js';
 import { keysForJob } from './key-rotation.js';
 import { KeyWait, keyWaitOver, noteWaiting, optionKeyName } from './key-wait.js';
-import { publicKeyToken } from '../../strongname/token.js';
+import { publicKeyToken } from '../../strongname/key-token.js';
 import type { SignatureEvent } from '../../record/signature-record.js';
 import type { JobMemory } from './job-memory.js';
 

@@ -7,11 +7,11 @@
 //               among them and the references declare
 // heap.ts       V8's heap held small for a process that checks a large set and exits (the command line)
 import { inPool, inThisThread, type Runner } from '../../engine/index.js';
-import { readFiles, type PreparedCheck, type ReadChoice, type ReadFiles } from './inputs.js';
+import { readFiles, type PreparedCheck, type ReadChoice, type ReadFiles } from './read-files.js';
 import { prepareSettings, type CheckOptions } from './settings.js';
 
 export { DEFAULT_MAX_UPLOAD_BYTES, prepareSettings, type CheckOptions, type PreparedSettings } from './settings.js';
-export { readFiles, type PreparedCheck, type ReadChoice, type ReadFiles } from './inputs.js';
+export { readFiles, type PreparedCheck, type ReadChoice, type ReadFiles } from './read-files.js';
 export { inputReading } from '../files.js';
 export { withDeclaredVendorAttributes } from './vendor-attributes.js';
 export { keepHeapSmall } from '../../runtime/heap.js';

@@ -4,15 +4,15 @@ import type { Argv, CommandModule } from 'yargs';
 import type { ExitCodeValue } from '../../exit-codes.js';
 import type { Io } from '../../output.js';
 import type { CommonArgs } from '../common.js';
-import { initCommand } from './init.js';
-import { recordCheckpointCommand } from './record-checkpoint.js';
-import { recordExportCommand } from './record-export.js';
-import { recordKeyCommand } from './record-key.js';
-import { recordPublicKeyCommand } from './record-public-key.js';
-import { recordVerifyCommand } from './record-verify.js';
-import { runCommand, type ServeArgs } from './run.js';
-import { tokenCreateCommand } from './token-create.js';
-import { tokenRevokeCommand } from './token-revoke.js';
+import { initCommand } from './init-command.js';
+import { recordCheckpointCommand } from './record-checkpoint-command.js';
+import { recordExportCommand } from './record-export-command.js';
+import { recordKeyCommand } from './record-key-command.js';
+import { recordPublicKeyCommand } from './record-public-key-command.js';
+import { recordVerifyCommand } from './record-verify-command.js';
+import { runCommand, type ServeArgs } from './run-command.js';
+import { tokenCreateCommand } from './token-create-command.js';
+import { tokenRevokeCommand } from './token-revoke-command.js';
 
 export const serveCommand = (io: Io, setExit: (code: ExitCodeValue) => void): CommandModule<CommonArgs, ServeArgs> => ({
   command: 'serve',

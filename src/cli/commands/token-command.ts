@@ -3,7 +3,7 @@ import { resolve } from 'node:path';
 import type { ArgumentsCamelCase, Argv, CommandModule } from 'yargs';
 import { readModule } from '../../strongname/assembly-info.js';
 import { parsePublicKeyBlob, publicKeyHex } from '../../strongname/key-blob.js';
-import { publicKeyToken } from '../../strongname/token.js';
+import { publicKeyToken } from '../../strongname/key-token.js';
 import { ExitCode, type ExitCodeValue } from '../exit-codes.js';
 import { displayPath, readInputFile } from '../../workflows/files.js';
 import type { Io } from '../output.js';

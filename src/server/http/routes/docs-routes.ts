@@ -6,7 +6,7 @@ import swaggerUi from '@fastify/swagger-ui';
 import type { FastifyInstance } from 'fastify';
 import type { docsOAuth } from '../../identity/oidc.js';
 import * as S from '../schemas.js';
-import { archiveBody } from './archives.js';
+import { archiveBody } from './archives-routes.js';
 
 /** The documentation's OAuth sign-in (docsOAuth), when an OpenID Connect issuer and a public client are configured. */
 type DocsOAuth = Awaited<ReturnType<typeof docsOAuth>>;

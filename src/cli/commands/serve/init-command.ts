@@ -7,7 +7,7 @@ import { DEFAULT_SERVICE_NAME, USER_ROLE } from '../../../server/server-config.j
 import { createStrongNameKeyPair, parseStrongNameKeyFile } from '../../../strongname/key-blob.js';
 import { PKCS11_PIN_ENV } from '../../../strongname/pkcs11/uri.js';
 import { openTokenKey } from '../../../workflows/keys.js';
-import { publicKeyToken } from '../../../strongname/token.js';
+import { publicKeyToken } from '../../../strongname/key-token.js';
 import { writeFileAtomic } from '../../../workflows/files.js';
 import { ExitCode, type ExitCodeValue } from '../../exit-codes.js';
 import { numberOption, vendorOption } from '../../options.js';

@@ -3,7 +3,7 @@ import { resolve } from 'node:path';
 import type { ArgumentsCamelCase, Argv, CommandModule } from 'yargs';
 import { Chalk } from 'chalk';
 import { ReportFormats, formatReportPieces, type ReportFormat } from '../../report/index.js';
-import { checkExitCode } from '../../rules/runner.js';
+import { checkExitCode } from '../../rules/rule-runner.js';
 import { findRule } from '../../rules/index.js';
 import type { SeveritySetting } from '../../core/diagnostic.js';
 import { UsageError } from '../../core/errors.js';

@@ -18,7 +18,7 @@ import type { JobRecord, PendingJob } from '../../storage/store.js';
 import type { JobStateStore } from '../../storage/store.js';
 import type { JobWorker } from '../../jobs/job-worker.js';
 import { guardBody } from '../body-guard.js';
-import { commentOf } from '../problem.js';
+import { commentOf } from '../error-response.js';
 import { HttpProblem } from '../../problem.js';
 import type { ServerConfig } from '../../server-config.js';
 import { acceptance } from '../../jobs/key-rotation.js';

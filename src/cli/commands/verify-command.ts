@@ -1,6 +1,6 @@
 // `signgate verify`: full cryptographic strong-name verification like `sn -vf`, optionally against an expected key.
 import type { ArgumentsCamelCase, Argv, CommandModule } from 'yargs';
-import { publicKeyToken } from '../../strongname/token.js';
+import { publicKeyToken } from '../../strongname/key-token.js';
 import { ExitCode, worstExitCode, type ExitCodeValue } from '../exit-codes.js';
 import { expandInputs } from '../../workflows/files.js';
 import { scanFiles, scanFilesAsJson } from '../../workflows/scan.js';
@@ -9,7 +9,7 @@ import { withBufferedOutput } from '../buffered-io.js';
 import { loadKeyFile, loadKeyMap } from '../../workflows/keys.js';
 import { threadsOption, type CommonArgs } from './common.js';
 import { describeAuthenticodeVerdict } from '../../authenticode/verdict.js';
-import { loadTrustStoreText } from '../../workflows/authenticode.js';
+import { loadTrustStoreText } from '../../workflows/trust-store.js';
 import { authenticodePasses } from '../../workflows/scan-file.js';
 
 interface VerifyArgs extends CommonArgs {

@@ -8,7 +8,7 @@ import { keepHeapSmall } from '../../workflows/check.js';
 import { displayPath, writeFileAtomic } from '../../workflows/files.js';
 import { ExitCode, type ExitCodeValue } from '../exit-codes.js';
 import type { Io } from '../output.js';
-import { checkOptionsFrom, printPieces, type CheckArgs } from './check.js';
+import { checkOptionsFrom, printPieces, type CheckArgs } from './check-command.js';
 import { checkThreadsOption } from './common.js';
 import { optionKeyOption, rootOption, vendorApiOption, vendorNamespaceOption, vendorOption } from '../options.js';
 

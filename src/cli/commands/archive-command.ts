@@ -6,7 +6,7 @@ import { displayPath } from '../../workflows/files.js';
 import { ExitCode, type ExitCodeValue } from '../exit-codes.js';
 import type { Io } from '../output.js';
 import { retryLine } from '../progress.js';
-import { checkOptionsFrom, strings, type CheckArgs } from './check.js';
+import { checkOptionsFrom, strings, type CheckArgs } from './check-command.js';
 import type { SignArgs } from './sign-args.js';
 import { optionKeyOption, rootOption, vendorApiOption, vendorNamespaceOption, vendorOption } from '../options.js';
 

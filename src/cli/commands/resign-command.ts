@@ -4,7 +4,7 @@ import type { ArgumentsCamelCase, Argv, CommandModule } from 'yargs';
 import { KeyError, SignGateError } from '../../core/errors.js';
 import { readModule } from '../../strongname/assembly-info.js';
 import { signAssembly, verifyStrongName } from '../../strongname/strong-name.js';
-import { publicKeyToken } from '../../strongname/token.js';
+import { publicKeyToken } from '../../strongname/key-token.js';
 import { ExitCode, type ExitCodeValue } from '../exit-codes.js';
 import { displayPath, readInputFile, writeFileAtomic } from '../../workflows/files.js';
 import type { Io } from '../output.js';

@@ -10,7 +10,7 @@ import { ExitCode, type ExitCodeValue } from '../exit-codes.js';
 import type { Io } from '../output.js';
 import { numberOption, optionKeyOption, rootOption, vendorApiOption, vendorNamespaceOption, vendorOption } from '../options.js';
 import { createProgress, retryLine } from '../progress.js';
-import { checkOptionsFrom, strings } from './check.js';
+import { checkOptionsFrom, strings } from './check-command.js';
 import type { SignArgs } from './sign-args.js';
 
 export type { SignArgs } from './sign-args.js';
@@ -51,7 +51,7 @@ export async function runSign(args: SignArgs, io: Io): Promise<ExitCodeValue> {
     io.err(MSBUILD_NO_TOKEN);
     return ExitCode.Usage;
   }
-  if (args.archive !== undefined) return (await import('./archive.js')).runSignArchive({ ...args, archive: args.archive }, io);
+  if (args.archive !== undefined) return (await import('./archive-command.js')).runSignArchive({ ...args, archive: args.archive }, io);
   const paths = [...(strings(args.files) ?? []), ...(strings(args.assemblies) ?? []).flatMap((a) => a.split(',')).map((s) => s.trim()).filter(Boolean)];
   const root = args.rootDirectory ?? args.root;
   // Ctrl-C says what is true at that moment: what the service holds, what the ledger holds, and how to go on.

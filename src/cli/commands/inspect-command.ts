@@ -9,7 +9,7 @@ import type { Io } from '../output.js';
 import { withBufferedOutput } from '../buffered-io.js';
 import { loadKeyMap } from '../../workflows/keys.js';
 import { authenticodeVerdict, describeAuthenticodeVerdict } from '../../authenticode/verdict.js';
-import { loadTrustStoreText } from '../../workflows/authenticode.js';
+import { loadTrustStoreText } from '../../workflows/trust-store.js';
 import { threadsOption, type CommonArgs } from './common.js';
 
 interface InspectArgs extends CommonArgs {
