@@ -80,7 +80,7 @@ const WORKFLOW_LEAVES: Record<string, string> = {
 };
 /** Imports between workflow modules that pass neither through the pipeline's entry nor to a leaf, each with why. */
 const WORKFLOW_EXCEPTIONS: Record<string, string> = {
-  'scan.ts -> scan-worker.ts': 'type only: the task and answer its worker threads exchange (inspect and verify scan files; they are not the check pipeline)',
+  'scan.ts -> scan-thread.ts': 'type only: the task and answer its worker threads exchange (inspect and verify scan files; they are not the check pipeline)',
 };
 
 function sourceFiles(dir: string): string[] {

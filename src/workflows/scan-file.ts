@@ -1,5 +1,5 @@
 // What `inspect` and `verify` make of one file: the record each prints, read from the file's path. Used in the
-// calling thread or in a scan pool thread (scan-worker.ts) alike, so that both give the same records.
+// calling thread or in a scan pool thread (scan-thread.ts) alike, so that both give the same records.
 import type { X509Certificate } from 'node:crypto';
 import { parseTrustStore } from '../authenticode/authenticode.js';
 import { authenticodeOf, describeAuthenticodeVerdict, type AuthenticodeVerdict } from '../authenticode/verdict.js';

@@ -6,7 +6,7 @@ import { Worker } from 'node:worker_threads';
 import { idleCoresNow, poolThreads, taskRunSize, workerModulePath } from '../runtime/worker-module.js';
 import { SCAN_POOL_THRESHOLD } from './pool-thresholds.js';
 import { scanJson, scanners, type ScanInput, type ScanJson, type ScanKind, type ScanRecord, type ScanSettings } from './scan-file.js';
-import type { ScanAnswer, ScanMessage, ScanTask } from './scan-worker.js';
+import type { ScanAnswer, ScanMessage, ScanTask } from './scan-thread.js';
 
 export { idleCores, idleCoresNow } from '../runtime/worker-module.js';
 export { SCAN_POOL_THRESHOLD } from './pool-thresholds.js';
@@ -63,9 +63,9 @@ async function* scan<K extends ScanKind, T>(kind: K, files: readonly ScanInput[]
     return;
   }
   // A young generation of 8 MB per thread (V8's default is 16 or more) keeps the peak RSS of a 2,600-file scan
-  // low, at the same CPU. The threads are plain worker threads running scan-worker.ts: a pool library took longer
+  // low, at the same CPU. The threads are plain worker threads running scan-thread.ts: a pool library took longer
   // to load (about 0.1 s on a busy machine) than this thread needs to scan a hundred files.
-  const entry = pathToFileURL(workerModulePath('workflows/scan-worker'));
+  const entry = pathToFileURL(workerModulePath('workflows/scan-thread'));
   // A run a thread failed, or a thread that stopped; none once the threads are being ended below (they end where
   // they are, and a run this thread has scanned itself may still be answered).
   let failure: unknown;
