@@ -3,7 +3,7 @@
 import { piscinaTask, workerModulePath } from '../runtime/worker-module.js';
 import { isFileToRead, ReadBuffers } from './inputs.js';
 import type { FileStep } from './product.js';
-import { answer, runTask, type EngineTask, type TaskAnswer } from './task.js';
+import { answer, runTask, type EngineTask, type ParsedHere, type TaskAnswer } from './task.js';
 
 /** Where the tasks of the two rounds run. */
 export interface Runner {
@@ -19,15 +19,17 @@ export interface Runner {
 }
 
 /**
- * The tasks in this thread, one after the other; files to read are read into buffers used again from item to item.
+ * The tasks in this thread, one after the other; files to read are read into buffers used again from item to item,
+ * and held inputs are parsed once: the per-file round takes the metadata the parse round made of them.
  */
 export function inThisThread(): Runner {
   const buffers = new ReadBuffers();
+  const kept: ParsedHere = new Map();
   return {
     threads: 1,
     everyFile: true,
-    run: async <T>(task: EngineTask, step: FileStep<unknown, unknown>) => answer(() => runTask(task, step, buffers) as T),
-    close: async () => {},
+    run: async <T>(task: EngineTask, step: FileStep<unknown, unknown>) => answer(() => runTask(task, step, buffers, kept) as T),
+    close: async () => kept.clear(),
   };
 }
 

@@ -6,7 +6,7 @@ import type { ErrorCode } from '../core/error-codes.js';
 import { FormatError, isSignGateError, KeyError, SignGateError, UsageError, type FormatErrorDetails } from '../core/errors.js';
 import { fileFacts, fileParser, fromParsedData, parsedData, type ParsedFileData, type Placement } from '../rules/facts.js';
 import type { CheckSettings, FileFacts } from '../rules/types.js';
-import { inHand, type EngineInput, type ReadBuffers } from './inputs.js';
+import { inHand, isFileToRead, type EngineInput, type ReadBuffers } from './inputs.js';
 import type { FileStep } from './product.js';
 
 /** One file with what the calling thread knows of it. */
@@ -77,24 +77,38 @@ export function settleTask<T>(a: TaskAnswer<T>): T {
   throw error;
 }
 
-/** Facts of a placed file whose bytes are in hand: the metadata is parsed again, the same way, when a rule reads it. */
-function factsInHand(file: PlacedFile, parse: ReturnType<typeof fileParser>, buffers: ReadBuffers | undefined): FileFacts {
+/** What the parse round made of each held input, kept for the per-file round of the same thread (see inThisThread). */
+export type ParsedHere = Map<EngineInput, ReturnType<ReturnType<typeof fileParser>>>;
+
+/**
+ * Facts of a placed file whose bytes are in hand: the metadata the parse round kept for it in this thread, else
+ * parsed again, the same way, when a rule reads it.
+ */
+function factsInHand(file: PlacedFile, parse: ReturnType<typeof fileParser>, buffers: ReadBuffers | undefined, kept: ParsedHere | undefined): FileFacts {
   const input = inHand(file.input, buffers);
-  return fileFacts(input, fromParsedData(file.parsed), file.placement, file.parsed.managed ? () => parse(input).module : undefined);
+  const module = kept?.get(file.input)?.module;
+  return fileFacts(input, fromParsedData(file.parsed), file.placement, module ?? (file.parsed.managed ? () => parse(input).module : undefined));
 }
 
 /**
  * One task in this thread. With `buffers`, files to read are read into them, one item at a time, and what the item
- * gave is checked to hold no view of them.
+ * gave is checked to hold no view of them. With `kept`, the parse round keeps the metadata of held inputs there for
+ * the per-file round (files to read keep nothing: their memory stays bounded).
  * @param step the product's per-file step (a `file` task only)
  */
-export function runTask(task: EngineTask, step: FileStep<unknown, unknown> | undefined, buffers?: ReadBuffers): ParsedFileData[] | unknown[] {
+export function runTask(task: EngineTask, step: FileStep<unknown, unknown> | undefined, buffers?: ReadBuffers, kept?: ParsedHere): ParsedFileData[] | unknown[] {
   const parse = fileParser(task.settings);
   const released = <T>(result: T): T => (buffers ? buffers.release(result) : result);
-  if (task.kind === 'parse') return task.inputs.map((input) => released(parsedData(parse(inHand(input, buffers)).parsed)));
+  if (task.kind === 'parse') {
+    return task.inputs.map((input) => {
+      const result = parse(inHand(input, buffers));
+      if (kept && !isFileToRead(input)) kept.set(input, result);
+      return released(parsedData(result.parsed));
+    });
+  }
   return task.items.map((item) => {
-    const facts = factsInHand(item, parse, buffers);
-    const near = new Map<string, FileFacts>([[item.input.path, facts], ...item.netmodules.map((m): [string, FileFacts] => [m.input.path, factsInHand(m, parse, buffers)])]);
+    const facts = factsInHand(item, parse, buffers, kept);
+    const near = new Map<string, FileFacts>([[item.input.path, facts], ...item.netmodules.map((m): [string, FileFacts] => [m.input.path, factsInHand(m, parse, buffers, kept)])]);
     return released(step!.perFile(facts, near, task.settings, task.options));
   });
 }
