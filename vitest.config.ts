@@ -28,10 +28,12 @@ export const HEAVY = [
  * The SDK leg, which `npm test` leaves out too: the tests that run real `dotnet build`s of projects (the MSBuild
  * targets in add-in projects, the rebuild of the SDK fixtures, the OpenAPI readers, the generated C# client and the
  * two strong-namers `npm run bench` times fix against),
- * minutes of MSBuild. `npm run test:sdk` runs them. The tests that only run a tool of tools/ build it once per run
+ * minutes of MSBuild, and the programs compiled again and again by mcs and Roslyn until their .text ends where
+ * strongNameAssembly must move the metadata's tail, then run on Mono and .NET (test/strongname/strong-name-layout.test.ts).
+ * `npm run test:sdk` runs them. The tests that only run a tool of tools/ build it once per run
  * (buildOnce in test/sdk/dotnet.ts) and stay in `npm test`.
  */
-export const SDK = ['test/sdk/msbuild.test.ts', 'test/sdk/msbuild-fix.test.ts', 'test/sdk/sdk-rebuild.test.ts', 'test/sdk/openapi-reader.test.ts', 'test/sdk/csharp-client.test.ts', 'test/sdk/fix-peers.test.ts'];
+export const SDK = ['test/sdk/msbuild.test.ts', 'test/sdk/msbuild-fix.test.ts', 'test/sdk/sdk-rebuild.test.ts', 'test/sdk/openapi-reader.test.ts', 'test/sdk/csharp-client.test.ts', 'test/sdk/fix-peers.test.ts', 'test/strongname/strong-name-layout.test.ts'];
 const LEGS: Record<string, string[]> = { heavy: HEAVY, sdk: SDK };
 const leg = LEGS[process.env.SIGNGATE_TEST_LEG ?? ''];
 
