@@ -5,9 +5,8 @@
 // times: compilers and runtimes started about fifty times, so this file runs in the SDK leg (vitest.config.ts,
 // `npm run test:sdk`), not in `npm test`. The layout decisions themselves are tested on the fixtures in
 // test/strongname/strong-name-writer.test.ts.
-import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { spawnSync } from 'node:child_process';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, test } from 'vitest';
 import { parsePeImage } from '../../src/pe/pe-image.js';
@@ -16,23 +15,16 @@ import { parseStrongNameKeyFile } from '../../src/strongname/key-blob.js';
 import { verifyStrongName } from '../../src/strongname/strong-name.js';
 import { strongNameAssembly } from '../../src/strongname/strong-name-writer.js';
 import { STRONG_NAME_TAIL_SECTION } from '../../src/strongname/text-relayout.js';
-import { fixture, has, repoRoot, runMono } from '../helpers/fixtures.js';
-import { mcsBuild } from '../helpers/pe-shapes.js';
+import { fixture, repoRoot, runMono, scratchFolder } from '../helpers/fixtures.js';
+import { hasMcsAndMono, mcsBuild } from '../helpers/pe-shapes.js';
 import { csc } from '../helpers/roslyn.js';
 import { buildSrmOracle, srmCompare } from '../helpers/srm-oracle.js';
 import { buildOnce, requireDotnet, runDotnetTests } from '../sdk/dotnet.js';
 
 const pair = parseStrongNameKeyFile(fixture('test-keys/other_keypair.snk'));
-const hasMcs = has('mcs') && has('mono');
-if (process.env.CI && !hasMcs) throw new Error('CI is set but mcs or mono is not installed; .ci/run must apt-get install mono-devel');
+const hasMcs = hasMcsAndMono;
 
-const dir = mkdtempSync(join(tmpdir(), 'strong-name-layout-'));
-const save = (name: string, bytes: Uint8Array): string => {
-  const path = join(dir, name);
-  mkdirSync(join(path, '..'), { recursive: true });
-  writeFileSync(path, bytes);
-  return path;
-};
+const { dir, save } = scratchFolder('strong-name-layout-');
 
 describe.skipIf(!runDotnetTests || !hasMcs)('where the rewritten metadata goes: at the old metadata, the rest of .text moved behind it', () => {
   const host = (folder: string, name: string) =>

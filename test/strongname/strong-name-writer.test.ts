@@ -2,8 +2,7 @@
 // intended changes), verified by Mono's sn -vf and by our verifier, and run: Mono loads a strong-named add-in with its
 // fixed dependencies by their full names (and refuses the same add-in beside the unfixed ones).
 import { execFileSync, spawnSync } from 'node:child_process';
-import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { copyFileSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, test } from 'vitest';
 import { isSignGateError } from '../../src/core/errors.js';
@@ -14,26 +13,19 @@ import { parseStrongNameKeyFile } from '../../src/strongname/key-blob.js';
 import { classifyStrongName, signAssembly, verifyStrongName } from '../../src/strongname/strong-name.js';
 import { identityPublicKey, STRONG_NAME_SECTION, strongNameAssembly, type StrongNameAssemblyOptions } from '../../src/strongname/strong-name-writer.js';
 import { publicKeyToken } from '../../src/strongname/token.js';
-import { fixture, has, hasMono, repoRoot, runMono } from '../helpers/fixtures.js';
+import { fixture, hasMono, repoRoot, runMono, scratchFolder } from '../helpers/fixtures.js';
 import { buildSrmOracle, srmCompare, srmDescribe } from '../helpers/srm-oracle.js';
 import { buildOnce, requireDotnet, runDotnetTests } from '../sdk/dotnet.js';
-import { mcsBuild, withMachine, withOverlay, withUncountedRelocHeader } from '../helpers/pe-shapes.js';
+import { hasMcsAndMono, mcsBuild, withMachine, withOverlay, withUncountedRelocHeader } from '../helpers/pe-shapes.js';
 import { csc } from '../helpers/roslyn.js';
 
 const pair = parseStrongNameKeyFile(fixture('test-keys/other_keypair.snk'));
 const pair2048 = parseStrongNameKeyFile(fixture('test-keys/67890_keypair.snk'));
 const publicOnly = parseStrongNameKeyFile(fixture('test-keys/12345_public.snk'));
 const pair12345 = parseStrongNameKeyFile(fixture('test-keys/12345_keypair.snk'));
-const hasMcs = has('mcs') && has('mono');
-if (process.env.CI && !hasMcs) throw new Error('CI is set but mcs or mono is not installed; .ci/run must apt-get install mono-devel');
+const hasMcs = hasMcsAndMono;
 
-const dir = mkdtempSync(join(tmpdir(), 'strong-name-writer-'));
-const save = (name: string, bytes: Uint8Array): string => {
-  const path = join(dir, name);
-  mkdirSync(join(path, '..'), { recursive: true });
-  writeFileSync(path, bytes);
-  return path;
-};
+const { dir, save } = scratchFolder('strong-name-writer-');
 const errorCode = (f: () => unknown): string => {
   try {
     f();
