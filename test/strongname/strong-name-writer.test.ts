@@ -74,6 +74,17 @@ function buildAddin(folder: string, addinKey: string): { lib: string; friend: st
   return { lib, friend, addin };
 }
 
+let addinBuild: ReturnType<typeof buildAddin> | undefined;
+/** The add-in and its dependencies, Addin.exe strong-named with other_keypair.snk: built once for the tests that read them. */
+function sharedAddin(): ReturnType<typeof buildAddin> {
+  if (!addinBuild) {
+    const keyFile = join(dir, 'other_keypair.snk');
+    writeFileSync(keyFile, fixture('test-keys/other_keypair.snk'));
+    addinBuild = buildAddin(join(dir, 'addin-src'), keyFile);
+  }
+  return addinBuild;
+}
+
 describe('strongNameAssembly on an unsigned assembly', () => {
   const input = fixture('assemblies/unsigned.dll');
 
@@ -283,10 +294,7 @@ describe.skipIf(!runDotnetTests)('System.Reflection.Metadata reads only the inte
   });
 
   test('an add-in and its dependencies: references get tokens, a friend gets its key, the add-in keeps its identity', async () => {
-    const folder = join(dir, 'addin-srm');
-    const keyFile = join(dir, 'other_keypair.snk');
-    writeFileSync(keyFile, fixture('test-keys/other_keypair.snk'));
-    const built = buildAddin(folder, keyFile);
+    const built = sharedAddin();
     const identities = new Map([['Lib', identityPublicKey(pair)], ['Lib.Friend', identityPublicKey(pair)]]);
     const fixed = Object.fromEntries(Object.entries(built).map(([k, path]) => [k, strongNameAssembly(new Uint8Array(readFileSync(path)), { key: pair, identities })]));
     expect(fixed.lib!.outcome).toBe('strong-named');
@@ -312,9 +320,7 @@ describe.skipIf(!runDotnetTests)('System.Reflection.Metadata reads only the inte
 describe.skipIf(!runDotnetTests || !hasMcs)('the fixed assemblies run', () => {
   test('Mono and .NET run the strong-named add-in with its fixed dependencies, internals included, bound by their exact full names; not the unfixed ones', async () => {
     const folder = join(dir, 'addin-run');
-    const keyFile = join(dir, 'run_keypair.snk');
-    writeFileSync(keyFile, fixture('test-keys/other_keypair.snk'));
-    const built = buildAddin(join(folder, 'src'), keyFile);
+    const built = sharedAddin();
     const identities = new Map([['lib', identityPublicKey(pair)], ['lib.friend', identityPublicKey(pair)]]);
     const out = join(folder, 'fixed');
     const unfixed = join(folder, 'unfixed');
