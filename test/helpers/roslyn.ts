@@ -6,10 +6,17 @@ import { join } from 'node:path';
 /** Mono's mscorlib: the one reference the programs compile against. */
 export const MSCORLIB = '/usr/lib/mono/4.5/mscorlib.dll';
 
-/** Roslyn's csc from the installed .NET SDK, compiling against Mono's mscorlib: what the add-in's own build does. */
-export function csc(args: readonly string[]): void {
+let compiler: string | undefined;
+/** csc.dll of the newest installed SDK (asked of `dotnet --list-sdks` once per file). */
+function compilerPath(): string {
+  if (compiler) return compiler;
   const sdks = execFileSync('dotnet', ['--list-sdks'], { encoding: 'utf8' }).trim().split('\n');
   const last = /^(\S+) \[(.*)\]$/.exec(sdks.at(-1)!)!;
-  const compiler = join(last[2]!, last[1]!, 'Roslyn', 'bincore', 'csc.dll');
-  execFileSync('dotnet', [compiler, '-nologo', '-noconfig', '-nostdlib', `-r:${MSCORLIB}`, ...args], { env: { ...process.env, DOTNET_CLI_TELEMETRY_OPTOUT: '1', DOTNET_NOLOGO: '1' } });
+  compiler = join(last[2]!, last[1]!, 'Roslyn', 'bincore', 'csc.dll');
+  return compiler;
+}
+
+/** Roslyn's csc from the installed .NET SDK, compiling against Mono's mscorlib: what the add-in's own build does. */
+export function csc(args: readonly string[]): void {
+  execFileSync('dotnet', [compilerPath(), '-nologo', '-noconfig', '-nostdlib', `-r:${MSCORLIB}`, ...args], { env: { ...process.env, DOTNET_CLI_TELEMETRY_OPTOUT: '1', DOTNET_NOLOGO: '1' } });
 }
