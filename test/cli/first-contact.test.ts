@@ -111,7 +111,8 @@ describe('config files as Windows editors write them', () => {
   });
 });
 
-describe('the service cannot be reached: the cause by name, the origin, what to do (not "fetch failed")', () => {
+// Each of these waits out the client's retries (0.5 + 1 + 2 + 4 s) before it gives up: they wait side by side.
+describe.concurrent('the service cannot be reached: the cause by name, the origin, what to do (not "fetch failed")', () => {
   const closedPort = () =>
     new Promise<number>((resolve) => {
       const s = createServer().listen(0, '127.0.0.1', () => {

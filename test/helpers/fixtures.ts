@@ -1,6 +1,7 @@
 // Shared test helpers: fixture bytes, Mono availability and running the built CLI.
 import { execFileSync, spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -13,6 +14,18 @@ export function fixture(relativePath: string): Uint8Array {
 
 export function fixturePath(relativePath: string): string {
   return join(fixturesDir, relativePath);
+}
+
+/** A new folder of the run's temporary folder, and `save`, which writes bytes to a path in it (its folders made) and returns the path. */
+export function scratchFolder(prefix: string): { dir: string; save: (name: string, bytes: Uint8Array) => string } {
+  const dir = mkdtempSync(join(tmpdir(), prefix));
+  const save = (name: string, bytes: Uint8Array): string => {
+    const path = join(dir, name);
+    mkdirSync(dirname(path), { recursive: true });
+    writeFileSync(path, bytes);
+    return path;
+  };
+  return { dir, save };
 }
 
 export function has(tool: string): boolean {

@@ -8,6 +8,11 @@ import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parsePeImage } from '../../src/pe/pe-image.js';
+import { has } from './fixtures.js';
+
+/** Mono's C# compiler and runtime are installed. In CI they must be: .ci/run installs mono-devel. */
+export const hasMcsAndMono = has('mcs') && has('mono');
+if (process.env.CI && !hasMcsAndMono) throw new Error('CI is set but mcs or mono is not installed; .ci/run must apt-get install mono-devel');
 
 export const HELLO_SOURCE = 'public static class Program { public static int Main() { System.Console.WriteLine("foo!"); return 0; } }';
 

@@ -3,7 +3,11 @@
 // entries, and the CLI started with a small heap, the way an operator's machine with little memory runs it.
 import { spawn } from 'node:child_process';
 import { generateKeyPairSync, type KeyObject } from 'node:crypto';
-import { closeSync, openSync, writeFileSync, writeSync } from 'node:fs';
+import { copyFileSync, closeSync, mkdirSync, mkdtempSync, openSync, writeFileSync, writeSync } from 'node:fs';
+import { join } from 'node:path';
+import { RECORD_FILE, RECORD_HEAD_FILE } from '../../src/server/storage/record-file.js';
+import { RECORD_PUBLIC_KEY_FILE } from '../../src/server/storage/record-key.js';
+import { fixturePath } from './fixtures.js';
 import { signCheckpoint, entryLeaf, formatVerifierKey, verifierOf } from '../../src/record/checkpoint.js';
 import { rootHash, type Hash } from '../../src/record/merkle.js';
 import { chainEvents, EMPTY_HEAD, entryLine, type ChainHead, type SignatureEvent } from '../../src/record/signature-record.js';
@@ -121,3 +125,24 @@ function peakRssReporter(file: string): string {
 
 /** What a run must never show: a JavaScript stack, V8's fatal heap error, or the internal-error code. */
 export const NO_CRASH = /\n\s+at |FATAL ERROR|SG_ERR_INTERNAL|Reached heap limit/;
+
+/** A data directory made in `parent`, holding `path` as its record, with the head `head` and the record public key. */
+export function recordDataDir(parent: string, path: string, head: { seq: number; hash: string }, publicKey: string): string {
+  const dataDir = mkdtempSync(join(parent, 'data-'));
+  copyFileSync(path, join(dataDir, RECORD_FILE));
+  writeFileSync(join(dataDir, RECORD_HEAD_FILE), `${JSON.stringify(head)}\n`);
+  writeFileSync(join(dataDir, RECORD_PUBLIC_KEY_FILE), `${publicKey}\n`);
+  return dataDir;
+}
+
+/**
+ * A release folder made in `parent` holding the FindingAddin.dll fixture, and `audit --record` of it under a heap
+ * of `heapMb` (JSON, no timestamp check, no cache of an earlier run).
+ */
+export function recordRelease(parent: string): (heapMb: number, record: string, ...more: string[]) => Promise<CliRun> {
+  const release = join(parent, 'release');
+  mkdirSync(release, { recursive: true });
+  copyFileSync(fixturePath('findings/passing/FindingAddin.dll'), join(release, 'FindingAddin.dll'));
+  const args = ['audit', release, '--key', fixturePath('test-keys/12345_public.snk'), '--vendor', 'Contoso', '--no-timestamp', '--format', 'json'];
+  return (heapMb, record, ...more) => runCliWithHeap(heapMb, [...args, '--record', record, ...more], { SIGNGATE_CACHE_DIR: join(parent, 'no-cache') });
+}

@@ -3,7 +3,7 @@
 // time under `node --max-old-space-size=300` and verify it, the root of the checkpoint's first entries computed on
 // the way, with a peak resident memory far below the record's size; a record cut back below the checkpoint is
 // refused naming what was found. The heavy leg runs it (writing the record takes most of its time);
-// test/record/record-bounds.test.ts does the same with 64 MB in every run.
+// test/record/record-over-heap.test.ts does the same with 64 MB under 50-100 MB heaps (the heavy leg too).
 import { createHash } from 'node:crypto';
 import { mkdirSync, mkdtempSync, readFileSync, statSync, truncateSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';

@@ -2,13 +2,14 @@
 // must fail (CI's machine has the SDK; a missing one would otherwise hide the proof that these builds work).
 import { spawn, spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join, relative } from 'node:path';
+import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { homedir, tmpdir } from 'node:os';
+import { dirname, join, relative } from 'node:path';
 import { repoRoot } from '../helpers/fixtures.js';
 import { waitUntil } from '../helpers/wait.js';
 
-export const hasDotnet = spawnSync('dotnet', ['--version'], { encoding: 'utf8' }).status === 0;
+const sdkVersion = spawnSync('dotnet', ['--version'], { encoding: 'utf8' });
+export const hasDotnet = sdkVersion.status === 0;
 
 /** Run the dotnet tests here: always in CI, elsewhere only when the SDK is installed. */
 export const runDotnetTests = hasDotnet || Boolean(process.env.CI);
@@ -42,11 +43,44 @@ export function run(command: string, args: readonly string[], options: { cwd: st
 }
 
 /**
+ * Where the builds of the tools of tools/ are kept between runs and clones: one folder per tool and content (its
+ * files, tools/common, the build's arguments and the SDK's version), holding the tool's bin/ folder as the build
+ * wrote it. A fresh clone, or a second worktree, finds the build a run of any other copy made; a changed source is
+ * another key, so it is built. A fresh machine (CI) has no such folder and builds.
+ */
+export const TOOL_CACHE = process.env.SIGNGATE_DOTNET_TOOL_CACHE ?? join(homedir(), '.cache', 'signgate', 'dotnet-tools');
+
+/** The files of `folder` (bin/ and obj/ left out), as paths relative to the repository, sorted. */
+function sourceFiles(folder: string): string[] {
+  if (!existsSync(folder)) return [];
+  const files: string[] = [];
+  const walk = (dir: string): void => {
+    for (const entry of readdirSync(dir, { withFileTypes: true })) {
+      const path = join(dir, entry.name);
+      if (entry.isDirectory()) {
+        if (dir !== folder || (entry.name !== 'bin' && entry.name !== 'obj')) walk(path);
+      } else if (entry.isFile()) files.push(relative(repoRoot, path));
+    }
+  };
+  walk(folder);
+  return files.sort();
+}
+
+/** The cache key of a build of `project` (a folder of tools/) with `args`: every input that changes its output. */
+export function toolBuildKey(project: string, args: readonly string[]): string {
+  const hash = createHash('sha256').update(JSON.stringify([relative(repoRoot, project), args, sdkVersion.stdout.trim()]));
+  for (const file of [...sourceFiles(project), ...sourceFiles(join(repoRoot, 'tools', 'common'))]) hash.update(`\0${file}\0`).update(readFileSync(join(repoRoot, file)));
+  return hash.digest('hex').slice(0, 32);
+}
+
+/**
  * `dotnet build <project> -c Release --nologo -v q ...args` (a tool of this repository: tools/srm-oracle,
  * tools/fix-host ...) once per test run, whichever test file asks first: the others, in this worker or another,
  * wait for that build and get its result, instead of running MSBuild again on the same project (a second build,
  * even with nothing to do, costs seconds; two at once in one obj/ folder collide). The run's temporary folder
- * (test/helpers/temp-root.ts) keeps the result, so the next run builds again and sees changed sources.
+ * (test/helpers/temp-root.ts) keeps the result. A build of the same sources made before, by this clone or another
+ * (TOOL_CACHE), is copied into the project's bin/ instead: on a fresh clone MSBuild's restore and first build of
+ * a tool took 45-55 s, its up-to-date check in a warm clone 10-20 s, the copy takes milliseconds.
  */
 export async function buildOnce(project: string, ...args: string[]): Promise<ProcessResult> {
   const key = createHash('sha256').update(JSON.stringify([project, args])).digest('hex').slice(0, 16);
@@ -62,7 +96,15 @@ export async function buildOnce(project: string, ...args: string[]): Promise<Pro
   if (mine) {
     try {
       if (!existsSync(done)) {
-        const result = await run('dotnet', ['build', project, '-c', 'Release', '--nologo', '-v', 'q', ...args], { cwd: repoRoot });
+        const cached = join(TOOL_CACHE, `${project.split(/[\\/]/).at(-1)}-${toolBuildKey(project, args)}`);
+        let result: ProcessResult;
+        if (existsSync(join(cached, 'bin'))) {
+          cpSync(join(cached, 'bin'), join(project, 'bin'), { recursive: true, force: true });
+          result = { status: 0, output: `the build of these sources kept in ${cached}, copied to ${relative(repoRoot, project)}/bin` };
+        } else {
+          result = await run('dotnet', ['build', project, '-c', 'Release', '--nologo', '-v', 'q', ...args], { cwd: repoRoot });
+          if (result.status === 0) keepBuild(join(project, 'bin'), cached);
+        }
         writeFileSync(`${done}.tmp`, JSON.stringify(result));
         renameSync(`${done}.tmp`, done);
       }
@@ -73,6 +115,20 @@ export async function buildOnce(project: string, ...args: string[]): Promise<Pro
     await waitUntil(`another test file's dotnet build of ${relative(repoRoot, project)}`, () => existsSync(done), () => (existsSync(lock) ? 'still building' : 'the build ended without a result'), { ceilingMs: 600_000, intervalMs: 200 });
   }
   return JSON.parse(readFileSync(done, 'utf8')) as ProcessResult;
+}
+
+/** Copies a tool's bin/ into the cache, whole or not at all (a run of another copy may be keeping the same build). */
+function keepBuild(bin: string, cached: string): void {
+  const partial = `${cached}.${process.pid}.tmp`;
+  try {
+    mkdirSync(dirname(cached), { recursive: true });
+    cpSync(bin, join(partial, 'bin'), { recursive: true });
+    renameSync(partial, cached);
+  } catch {
+    // Kept by another run meanwhile, or no cache folder to write: the next run builds again.
+  } finally {
+    rmSync(partial, { recursive: true, force: true });
+  }
 }
 
 /** The C# of a small add-in that uses the vendor API; with BROKEN defined it lacks the vendor attribute. */

@@ -21,21 +21,33 @@ beforeAll(async () => {
 });
 afterAll(() => server?.close());
 
-/** The error code `check` (SG001) and `inspect` give a file, as the CLI prints them. */
-function codes(file: string): { check: string | undefined; inspect: string | undefined } {
-  const check = runCli(['check', file, '--key', fixturePath('test-keys/12345_public.snk'), '--vendor', 'Contoso', '--format', 'json']);
-  const findings = (JSON.parse(check.stdout) as { files: { findings: { ruleId: string; data?: { code?: string } }[] }[] }).files[0]!.findings;
-  const inspect = runCli(['inspect', file]);
-  return { check: findings.find((f) => f.ruleId === 'SG001')?.data?.code, inspect: /SG_ERR_[A-Z0-9_]+/.exec(inspect.stdout + inspect.stderr)?.[0] };
+/**
+ * The error code `check` (SG001) and `inspect` give each file, by path: one `check` and one `inspect` over all the
+ * files (each reads every file on its own; two processes instead of two per file).
+ */
+function codes(files: readonly string[]): Map<string, { check: string | undefined; inspect: string | undefined }> {
+  const check = runCli(['check', ...files, '--key', fixturePath('test-keys/12345_public.snk'), '--vendor', 'Contoso', '--format', 'json']);
+  const checked = (JSON.parse(check.stdout) as { files: { path: string; findings: { ruleId: string; data?: { code?: string } }[] }[] }).files;
+  const inspect = runCli(['inspect', '--json', ...files]);
+  const inspected = JSON.parse(inspect.stdout) as { path: string; error?: { code?: string } }[];
+  expect([checked.length, inspected.length]).toEqual([files.length, files.length]);
+  const byPath = new Map(files.map((file) => [file, { check: undefined as string | undefined, inspect: undefined as string | undefined }]));
+  for (const f of checked) byPath.get(f.path)!.check = f.findings.find((x) => x.ruleId === 'SG001')?.data?.code;
+  for (const f of inspected) byPath.get(f.path)!.inspect = f.error?.code;
+  return byPath;
 }
 
 test('check never passes a file that inspect reports as malformed, and names the same error', () => {
   expect(corrupt.length).toBeGreaterThan(30);
+  // Paths relative to the repository, where runCli runs the CLI: the reports name them as given.
+  const all = codes(corrupt.map((name) => `fixtures/corrupt/${name}`));
   const disagree = corrupt.flatMap((name) => {
-    const c = codes(fixturePath(`corrupt/${name}`));
+    const c = all.get(`fixtures/corrupt/${name}`)!;
     return c.inspect !== undefined && c.check !== c.inspect ? [`${name}: inspect ${c.inspect}, check ${c.check ?? 'passes it'}`] : [];
   });
   expect(disagree).toEqual([]);
+  // Every file is malformed, and inspect says so of each.
+  expect(corrupt.filter((name) => all.get(`fixtures/corrupt/${name}`)!.inspect === undefined)).toEqual([]);
 });
 
 test('the service ends each malformed file Error (SG001) in the first attempt and signs the good one', async () => {
