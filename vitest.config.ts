@@ -34,7 +34,15 @@ export const HEAVY = [
  * `npm run test:sdk` runs them. The tests that only run a tool of tools/ build it once per run
  * (buildOnce in test/sdk/dotnet.ts) and stay in `npm test`.
  */
-export const SDK = ['test/sdk/msbuild.test.ts', 'test/sdk/msbuild-fix.test.ts', 'test/sdk/sdk-rebuild.test.ts', 'test/sdk/openapi-reader.test.ts', 'test/sdk/csharp-client.test.ts', 'test/sdk/fix-peers.test.ts', 'test/strongname/strong-name-layout.test.ts'];
+export const SDK = [
+  'test/sdk/msbuild.test.ts',
+  'test/sdk/msbuild-fix.test.ts',
+  'test/sdk/sdk-rebuild.test.ts',
+  'test/sdk/openapi-reader.test.ts',
+  'test/sdk/csharp-client.test.ts',
+  'test/sdk/fix-peers.test.ts',
+  'test/strongname/strong-name-layout.test.ts',
+];
 const LEGS: Record<string, string[]> = { heavy: HEAVY, sdk: SDK };
 const leg = LEGS[process.env.SIGNGATE_TEST_LEG ?? ''];
 

@@ -69,7 +69,12 @@ const signedMs = median(results.map((r) => r.signedMs));
 console.log(`${files} PE files, ${signed} with a certificate table${trustStore ? `, trust store ${trustStore}` : ''}; median of ${runs} runs`);
 const perFile = signedMs / signed;
 const cpuPerFile = median(results.map((r) => r.allCpuMs)) / signed;
-const verdict = (ms) => `${(ms / TARGET_MS_PER_SIGNED_FILE).toFixed(2)}x the target of ${TARGET_MS_PER_SIGNED_FILE} ms: ${ms <= TARGET_MS_PER_SIGNED_FILE ? 'met' : 'missed'}`;
-console.log(`readAuthenticode, signed files: ${(signedMs / 1000).toFixed(3)} s = ${perFile.toFixed(3)} ms per signed file (runs: ${results.map((r) => (r.signedMs / signed).toFixed(3)).join(', ')} ms) = ${verdict(perFile)}`);
-console.log(`  CPU time, all files / signed:  ${cpuPerFile.toFixed(3)} ms per signed file (runs: ${results.map((r) => (r.allCpuMs / signed).toFixed(3)).join(', ')} ms) = ${verdict(cpuPerFile)}`);
+const verdict = (ms) =>
+  `${(ms / TARGET_MS_PER_SIGNED_FILE).toFixed(2)}x the target of ${TARGET_MS_PER_SIGNED_FILE} ms: ${ms <= TARGET_MS_PER_SIGNED_FILE ? 'met' : 'missed'}`;
+console.log(
+  `readAuthenticode, signed files: ${(signedMs / 1000).toFixed(3)} s = ${perFile.toFixed(3)} ms per signed file (runs: ${results.map((r) => (r.signedMs / signed).toFixed(3)).join(', ')} ms) = ${verdict(perFile)}`,
+);
+console.log(
+  `  CPU time, all files / signed:  ${cpuPerFile.toFixed(3)} ms per signed file (runs: ${results.map((r) => (r.allCpuMs / signed).toFixed(3)).join(', ')} ms) = ${verdict(cpuPerFile)}`,
+);
 console.log(`readAuthenticode, all files:    ${(median(results.map((r) => r.allMs)) / 1000).toFixed(3)} s`);

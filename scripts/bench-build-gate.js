@@ -63,7 +63,8 @@ namespace Library
 /** The environment of the builds: this one, with the build servers as a developer has them and no Node options. */
 function buildEnvironment(compilerServer) {
   const env = { ...process.env, DOTNET_CLI_TELEMETRY_OPTOUT: '1', DOTNET_NOLOGO: '1' };
-  for (const name of ['MSBUILDDISABLENODEREUSE', 'UseSharedCompilation', 'DOTNET_CLI_USE_MSBUILD_SERVER', 'NODE_OPTIONS', 'NODE_EXTRA_CA_CERTS']) delete env[name];
+  for (const name of ['MSBUILDDISABLENODEREUSE', 'UseSharedCompilation', 'DOTNET_CLI_USE_MSBUILD_SERVER', 'NODE_OPTIONS', 'NODE_EXTRA_CA_CERTS'])
+    delete env[name];
   if (!compilerServer) env.UseSharedCompilation = 'false';
   return env;
 }
@@ -126,7 +127,8 @@ export function benchBuildGate({ pairs = 11, before, compilerServer = true } = {
         const turn = (round + 1) % sides.length;
         for (const side of [...sides.slice(turn), ...sides.slice(0, turn)]) {
           const r = build(side);
-          if (gates[side] && checked(r.output) !== row.checks) throw new Error(`the ${row.name} (${side}) ${row.checks ? 'did not run' : 'ran'} the check:\n${r.output}`);
+          if (gates[side] && checked(r.output) !== row.checks)
+            throw new Error(`the ${row.name} (${side}) ${row.checks ? 'did not run' : 'ran'} the check:\n${r.output}`);
           if (round >= 0) row.times[side].push(r.seconds);
         }
       }
@@ -140,17 +142,26 @@ export function benchBuildGate({ pairs = 11, before, compilerServer = true } = {
       edit();
       return gateTargetsMs(build('with', '-clp:PerformanceSummary').output);
     });
-    console.log('the build gate (SigngateCheck=true through msbuild/Signgate.targets and bin/signgate.js of this checkout) beside the same net8.0 library without it');
-    console.log(`  dotnet build --no-restore, median of ${pairs} rounds after a warm-up round, the sides' order turning; node reuse ${compilerServer ? 'and the compiler server on' : 'on, the compiler server off'}; load average ${load.toFixed(1)} to ${loadavg()[0].toFixed(1)}`);
+    console.log(
+      'the build gate (SigngateCheck=true through msbuild/Signgate.targets and bin/signgate.js of this checkout) beside the same net8.0 library without it',
+    );
+    console.log(
+      `  dotnet build --no-restore, median of ${pairs} rounds after a warm-up round, the sides' order turning; node reuse ${compilerServer ? 'and the compiler server on' : 'on, the compiler server off'}; load average ${load.toFixed(1)} to ${loadavg()[0].toFixed(1)}`,
+    );
     for (const row of rows) {
       const without = median(row.times.without);
       const ratio = (side) => median(row.times[side]) / without;
       const paired = (side) => median(row.times[side].map((t, i) => t / row.times.without[i]));
-      const figure = (side) => `${median(row.times[side]).toFixed(3)} s = ${ratio(side).toFixed(3)}x (median of the rounds' ratios ${paired(side).toFixed(3)}x)`;
-      console.log(`  ${row.name.padEnd(28)} without ${without.toFixed(3)} s  with ${figure('with')}  target <= ${TARGET}x: ${ratio('with') <= TARGET ? 'met' : 'missed'}`);
+      const figure = (side) =>
+        `${median(row.times[side]).toFixed(3)} s = ${ratio(side).toFixed(3)}x (median of the rounds' ratios ${paired(side).toFixed(3)}x)`;
+      console.log(
+        `  ${row.name.padEnd(28)} without ${without.toFixed(3)} s  with ${figure('with')}  target <= ${TARGET}x: ${ratio('with') <= TARGET ? 'met' : 'missed'}`,
+      );
       if (before) console.log(`  ${''.padEnd(28)} with the gate of ${before}: ${figure('before')}`);
       const inside = `the gate's targets inside the build ${median(row.inside.map((t) => t.total))} ms, Exec ${median(row.inside.map((t) => t.exec))} ms (MSBuild's performance summary${row.inside.length > 1 ? `, median of ${row.inside.length} builds` : ''})`;
-      const note = row.checks ? 'the check ran in each' : `SigngateCheck ${row.skipped ? 'skipped by its inputs and outputs (-v:n)' : 'NOT reported skipped at -v:n'}`;
+      const note = row.checks
+        ? 'the check ran in each'
+        : `SigngateCheck ${row.skipped ? 'skipped by its inputs and outputs (-v:n)' : 'NOT reported skipped at -v:n'}`;
       console.log(`  ${''.padEnd(28)} ${note}; ${inside}`);
     }
   } finally {
@@ -161,5 +172,9 @@ export function benchBuildGate({ pairs = 11, before, compilerServer = true } = {
 if (process.argv[1] && fileURLToPath(import.meta.url) === resolve(process.argv[1])) {
   const args = process.argv.slice(2);
   const opt = (name) => (args.includes(name) ? args[args.indexOf(name) + 1] : undefined);
-  benchBuildGate({ pairs: opt('--pairs') ? Number(opt('--pairs')) : undefined, before: opt('--before'), compilerServer: !args.includes('--no-compiler-server') });
+  benchBuildGate({
+    pairs: opt('--pairs') ? Number(opt('--pairs')) : undefined,
+    before: opt('--before'),
+    compilerServer: !args.includes('--no-compiler-server'),
+  });
 }

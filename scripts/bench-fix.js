@@ -54,7 +54,15 @@ function listDlls(dir, out = []) {
 function sets() {
   const small = ['UnsignedLib.dll', 'WrongTurn.UnsignedReference.dll'].map((f) => join(repo, 'fixtures', 'sdk', 'bin', 'wrong-turns', 'UnsignedReference', f));
   const nugetList = join(process.env.SIGNGATE_NUGET_CORPUS ?? join(homedir(), '.cache', 'signgate', 'nuget-corpus'), 'assemblies.txt');
-  const corpus = existsSync(nugetList) ? [...readFileSync(nugetList, 'utf8').split('\n').filter(Boolean).filter((f) => stateOf(f) === 'unsigned'), ...small] : null;
+  const corpus = existsSync(nugetList)
+    ? [
+        ...readFileSync(nugetList, 'utf8')
+          .split('\n')
+          .filter(Boolean)
+          .filter((f) => stateOf(f) === 'unsigned'),
+        ...small,
+      ]
+    : null;
   let large;
   try {
     const dotnetRoot = dirname(realpathSync(execFileSync('which', ['dotnet'], { encoding: 'utf8' }).trim()));
@@ -111,11 +119,17 @@ export function benchFix() {
   const bin = join(repo, 'bin', 'signgate.js');
   const all = sets();
   console.log(`fix beside Mono.Cecil and dnlib (whole processes, median of ${runs}, alternating; load average ${loadavg()[0].toFixed(1)})`);
-  console.log(`${'set'.padEnd(8)} ${'files'.padStart(5)} ${'MB'.padStart(6)} ${'signgate'.padStart(9)} ${'Cecil'.padStart(8)} ${'dnlib'.padStart(8)} ${'ratio'.padStart(7)}  target`);
+  console.log(
+    `${'set'.padEnd(8)} ${'files'.padStart(5)} ${'MB'.padStart(6)} ${'signgate'.padStart(9)} ${'Cecil'.padStart(8)} ${'dnlib'.padStart(8)} ${'ratio'.padStart(7)}  target`,
+  );
   for (const name of wanted) {
     const files = all[name];
     if (!files) {
-      const why = { small: 'the SDK fixtures are missing', large: 'no two strong-named assemblies >= 15 MB under the .NET SDK', corpus: 'the NuGet corpus is not restored: npm run corpus:nuget' };
+      const why = {
+        small: 'the SDK fixtures are missing',
+        large: 'no two strong-named assemblies >= 15 MB under the .NET SDK',
+        corpus: 'the NuGet corpus is not restored: npm run corpus:nuget',
+      };
       console.log(`${name.padEnd(8)} not available (${name === 'mixed' ? `${why.large}, or ${why.corpus}` : why[name]})`);
       continue;
     }
@@ -137,7 +151,9 @@ export function benchFix() {
     );
     if (gnuTime) {
       const cpu = (k) => (cpuOf(k) === null ? '   n/a' : `${cpuOf(k).toFixed(2)}s`);
-      console.log(`${''.padEnd(8)} CPU (user+system): signgate ${cpu('signgate')}${before ? `, before ${cpu('before')}` : ''}, Cecil ${cpu('cecil')}, dnlib ${cpu('dnlib')}`);
+      console.log(
+        `${''.padEnd(8)} CPU (user+system): signgate ${cpu('signgate')}${before ? `, before ${cpu('before')}` : ''}, Cecil ${cpu('cecil')}, dnlib ${cpu('dnlib')}`,
+      );
     }
   }
 }

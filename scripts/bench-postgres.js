@@ -35,12 +35,15 @@ async function createDatabase() {
   await client.end();
   const url = new URL(admin);
   url.pathname = `/${name}`;
-  return { url: url.toString(), drop: async () => {
-    const c = new pg.Client({ connectionString: admin });
-    await c.connect();
-    await c.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
-    await c.end();
-  } };
+  return {
+    url: url.toString(),
+    drop: async () => {
+      const c = new pg.Client({ connectionString: admin });
+      await c.connect();
+      await c.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
+      await c.end();
+    },
+  };
 }
 
 /** `signgate …` to its end; its stdout. */
@@ -96,9 +99,11 @@ async function throughput(api, token) {
   const times = [];
   let started = 0;
   const t0 = performance.now();
-  await Promise.all(Array.from({ length: CLIENTS }, async () => {
-    while (started++ < JOBS) times.push(await job());
-  }));
+  await Promise.all(
+    Array.from({ length: CLIENTS }, async () => {
+      while (started++ < JOBS) times.push(await job());
+    }),
+  );
   const seconds = (performance.now() - t0) / 1000;
   times.sort((a, b) => a - b);
   return { jobsPerSecond: JOBS / seconds, p50: times[Math.floor(times.length / 2)] };
@@ -143,10 +148,19 @@ async function listRun(count = 9999) {
   const { parseServerConfig } = await import('../dist/server/server-config.js');
   const db = await createDatabase();
   const dataDir = mkdtempSync(join(tmpdir(), 'signgate-bench-list-'));
-  const config = parseServerConfig({ ...JSON.parse(readFileSync(configPath, 'utf8')), limits: { maxJobsPerOrganization: count } }, join(root, 'fixtures/server'));
+  const config = parseServerConfig(
+    { ...JSON.parse(readFileSync(configPath, 'utf8')), limits: { maxJobsPerOrganization: count } },
+    join(root, 'fixtures/server'),
+  );
   const app = await buildServer({ config: () => config, dataDir, database: db.url, role: 'api', logger: false });
   try {
-    const files = jobFiles.map((f) => ({ fileName: f.name, size: f.bytes.length, sha256: '0'.repeat(64), fileProcessingState: 'Signed', messages: [{ dateTime: '2026-01-01T00:00:00.000Z', messageType: 'Info', message: 'Signed with option 12345.' }] }));
+    const files = jobFiles.map((f) => ({
+      fileName: f.name,
+      size: f.bytes.length,
+      sha256: '0'.repeat(64),
+      fileProcessingState: 'Signed',
+      messages: [{ dateTime: '2026-01-01T00:00:00.000Z', messageType: 'Info', message: 'Signed with option 12345.' }],
+    }));
     const pool = new pg.Pool({ connectionString: db.url, max: 1 });
     await pool.query(`INSERT INTO signgate_organizations (id) VALUES ('sandbox') ON CONFLICT DO NOTHING`);
     await pool.query(
@@ -172,7 +186,12 @@ async function listRun(count = 9999) {
       }
       return runs.sort((a, b) => a.ms - b.ms)[10];
     };
-    return { count, list: await median('/assemblies'), page: await median('/assemblies?offset=9000&limit=100'), status: await median(`/assemblies/${someId}/status`) };
+    return {
+      count,
+      list: await median('/assemblies'),
+      page: await median('/assemblies?offset=9000&limit=100'),
+      status: await median(`/assemblies/${someId}/status`),
+    };
   } finally {
     await app.close();
     rmSync(dataDir, { recursive: true, force: true });
@@ -186,7 +205,9 @@ if (!argv.includes('--list-only')) {
     ['PostgreSQL, 1 API + 1 worker', await postgresRun(1)],
     ['PostgreSQL, 1 API + 2 workers', await postgresRun(2)],
   ];
-  console.log(`service on PostgreSQL: ${jobFiles.length} assemblies, ${((jobFiles.length * dll.length) / 1e6).toFixed(1)} MB per job, ${JOBS} jobs, ${CLIENTS} clients, processes on loopback`);
+  console.log(
+    `service on PostgreSQL: ${jobFiles.length} assemblies, ${((jobFiles.length * dll.length) / 1e6).toFixed(1)} MB per job, ${JOBS} jobs, ${CLIENTS} clients, processes on loopback`,
+  );
   console.log(`${'store and processes'.padEnd(32)} ${'jobs/s'.padStart(8)} ${'p50 ms'.padStart(8)}`);
   for (const [name, r] of rows) console.log(`${name.padEnd(32)} ${r.jobsPerSecond.toFixed(2).padStart(8)} ${r.p50.toFixed(0).padStart(8)}`);
   console.log('');

@@ -46,7 +46,9 @@ for (const n of [50, 100, 200, 400, 800, files.length]) {
     const some = files.slice(0, n);
     const inThread = time([...command, '--threads', '0', ...some]);
     const pooled = time([...command, '--threads', String(cores), ...some]);
-    console.log(`${String(n).padStart(5)}  ${command.join(' ').padEnd(15)} ${inThread.toFixed(3).padStart(10)} s ${pooled.toFixed(3).padStart(10)} s  ${(pooled / inThread).toFixed(2)}x`);
+    console.log(
+      `${String(n).padStart(5)}  ${command.join(' ').padEnd(15)} ${inThread.toFixed(3).padStart(10)} s ${pooled.toFixed(3).padStart(10)} s  ${(pooled / inThread).toFixed(2)}x`,
+    );
   }
 }
 
@@ -55,7 +57,10 @@ function checkThreshold() {
   const key = fileURLToPath(new URL('../fixtures/test-keys/12345_public.snk', import.meta.url));
   const settings = ['--vendor', 'Mono', '--vendor-api', 'Mono.Security', '--key', key, '--format', 'json'];
   // The process reports its own CPU (worker threads included) as it exits.
-  const cpuProbe = ['--import', `data:text/javascript,process.on('exit',()=>{const u=process.resourceUsage();process.stderr.write('\\ncpu='+(u.userCPUTime+u.systemCPUTime)/1e6)})`];
+  const cpuProbe = [
+    '--import',
+    `data:text/javascript,process.on('exit',()=>{const u=process.resourceUsage();process.stderr.write('\\ncpu='+(u.userCPUTime+u.systemCPUTime)/1e6)})`,
+  ];
   const run = (argv) => {
     const start = process.hrtime.bigint();
     const r = spawnSync(process.execPath, [...cpuProbe, bin, ...argv], { stdio: ['ignore', 'ignore', 'pipe'] });
@@ -74,11 +79,21 @@ function checkThreshold() {
         symlinkSync(f, at);
       }
       for (const command of [['check'], ['audit', '--no-timestamp']]) {
-        const pairs = Array.from({ length: 5 }, () => [run([...command, folder, ...settings, '--threads', '0']), run([...command, folder, ...settings, '--threads', '2'])]);
-        const [w0, w2, c0, c2] = [median(pairs.map((p) => p[0].wall)), median(pairs.map((p) => p[1].wall)), median(pairs.map((p) => p[0].cpu)), median(pairs.map((p) => p[1].cpu))];
+        const pairs = Array.from({ length: 5 }, () => [
+          run([...command, folder, ...settings, '--threads', '0']),
+          run([...command, folder, ...settings, '--threads', '2']),
+        ]);
+        const [w0, w2, c0, c2] = [
+          median(pairs.map((p) => p[0].wall)),
+          median(pairs.map((p) => p[1].wall)),
+          median(pairs.map((p) => p[0].cpu)),
+          median(pairs.map((p) => p[1].cpu)),
+        ];
         const wallRatio = median(pairs.map((p) => p[1].wall / p[0].wall));
         const cpuRatio = median(pairs.map((p) => p[1].cpu / p[0].cpu));
-        console.log(`${String(n).padStart(5)}  ${command[0].padEnd(7)} ${w0.toFixed(3).padStart(7)} s ${w2.toFixed(3).padStart(7)} s ${wallRatio.toFixed(2).padStart(5)}x ${c0.toFixed(3).padStart(7)} s ${c2.toFixed(3).padStart(7)} s ${cpuRatio.toFixed(2).padStart(5)}x`);
+        console.log(
+          `${String(n).padStart(5)}  ${command[0].padEnd(7)} ${w0.toFixed(3).padStart(7)} s ${w2.toFixed(3).padStart(7)} s ${wallRatio.toFixed(2).padStart(5)}x ${c0.toFixed(3).padStart(7)} s ${c2.toFixed(3).padStart(7)} s ${cpuRatio.toFixed(2).padStart(5)}x`,
+        );
       }
     } finally {
       rmSync(folder, { recursive: true, force: true });

@@ -30,9 +30,13 @@ const setMb = (files.length * bytes.length) / 1e6;
 const configPath = join(repo, 'fixtures/server/sandbox.json');
 
 const percentile = (sorted, p) => sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)];
-const run = (cmd, argv, opts = {}) => spawn(process.execPath, [...(opts.nodeOptions ?? []), join(root, 'bin/signgate.js'), ...argv], { stdio: ['ignore', 'pipe', 'pipe'] });
+const run = (cmd, argv, opts = {}) =>
+  spawn(process.execPath, [...(opts.nodeOptions ?? []), join(root, 'bin/signgate.js'), ...argv], { stdio: ['ignore', 'pipe', 'pipe'] });
 // The service reports the CPU time of its process (all threads) on SIGUSR2, so that CPU per job can be measured.
-const cpuProbe = ['--import', `data:text/javascript,process.on('SIGUSR2',()=>{const u=process.cpuUsage();process.stderr.write('cpu='+u.user+','+u.system+'\\n')})`];
+const cpuProbe = [
+  '--import',
+  `data:text/javascript,process.on('SIGUSR2',()=>{const u=process.cpuUsage();process.stderr.write('cpu='+u.user+','+u.system+'\\n')})`,
+];
 
 /** Peak resident memory of a process in MB (VmHWM, Linux; elsewhere undefined). */
 function peakRssMb(pid) {
@@ -68,7 +72,10 @@ async function floor(repeats = 10) {
   for (let r = 0; r < repeats; r++) {
     const start = process.hrtime.bigint();
     for (const f of files) createHash('sha256').update(f.bytes).digest();
-    const check = await runCheck(files.map((f) => ({ path: f.name, uploadName: f.name, bytes: f.bytes, explicit: true })), { settings });
+    const check = await runCheck(
+      files.map((f) => ({ path: f.name, uploadName: f.name, bytes: f.bytes, explicit: true })),
+      { settings },
+    );
     const key = org.licenses.find((l) => l.optionId === 12345).key;
     // As the service does: sign, verify the signature, prepare the package entry (CRC-32, deflate or store).
     const signed = check.files.map((f, i) => ({ name: f.path, source: { prepared: signAndPack(files[i].bytes, key).entry } }));
@@ -90,7 +97,11 @@ async function serviceRun(workers) {
     p.stdout.on('data', (d) => (out += d));
     p.on('close', (code) => (code === 0 ? resolve(out.trim()) : reject(new Error('token create failed'))));
   });
-  const server = run('serve', ['serve', '--config', configPath, '--data-dir', dataDir, '--port', '0', ...(workers === undefined ? [] : ['--signing-workers', String(workers)])], { nodeOptions: [...cpuProbe, ...(option('--profile') ? ['--cpu-prof', `--cpu-prof-dir=${resolvePath(option('--profile'))}`] : [])] });
+  const server = run(
+    'serve',
+    ['serve', '--config', configPath, '--data-dir', dataDir, '--port', '0', ...(workers === undefined ? [] : ['--signing-workers', String(workers)])],
+    { nodeOptions: [...cpuProbe, ...(option('--profile') ? ['--cpu-prof', `--cpu-prof-dir=${resolvePath(option('--profile'))}`] : [])] },
+  );
   let cpuReported;
   server.stderr.on('data', (d) => {
     const cpu = /cpu=(\d+),(\d+)/.exec(d.toString());
@@ -110,10 +121,11 @@ async function serviceRun(workers) {
     server.stdout.on('data', read);
   });
   /** The service's CPU time so far, in ms (user, system). */
-  const serverCpu = () => new Promise((resolve) => {
-    cpuReported = resolve;
-    server.kill('SIGUSR2');
-  });
+  const serverCpu = () =>
+    new Promise((resolve) => {
+      cpuReported = resolve;
+      server.kill('SIGUSR2');
+    });
   const headers = { authorization: `Bearer ${token}` };
   const oneJob = async () => {
     const form = new FormData();
@@ -142,21 +154,35 @@ async function serviceRun(workers) {
     const threadsBefore = threadCpu(server.pid);
     const clientBefore = process.cpuUsage();
     const start = performance.now();
-    await Promise.all(Array.from({ length: concurrency }, async () => {
-      while (next < jobsPerRun) {
-        next++;
-        latencies.push(await oneJob());
-      }
-    }));
+    await Promise.all(
+      Array.from({ length: concurrency }, async () => {
+        while (next < jobsPerRun) {
+          next++;
+          latencies.push(await oneJob());
+        }
+      }),
+    );
     const seconds = (performance.now() - start) / 1000;
     const client = process.cpuUsage(clientBefore);
     const serverAfter = await serverCpu();
     const threadsAfter = threadCpu(server.pid);
-    const threads = threadsAfter && Object.entries(threadsAfter).map(([name, ms]) => `${name} ${((ms - (threadsBefore?.[name] ?? 0)) / jobsPerRun).toFixed(0)}`).join(', ');
+    const threads =
+      threadsAfter &&
+      Object.entries(threadsAfter)
+        .map(([name, ms]) => `${name} ${((ms - (threadsBefore?.[name] ?? 0)) / jobsPerRun).toFixed(0)}`)
+        .join(', ');
     const serverMs = serverAfter.user + serverAfter.system - serverBefore.user - serverBefore.system;
     const serverSystemMs = serverAfter.system - serverBefore.system;
     latencies.sort((a, b) => a - b);
-    return { jobsPerSecond: jobsPerRun / seconds, p50: percentile(latencies, 50), p99: percentile(latencies, 99), serverCpuMs: serverMs / jobsPerRun, serverSystemMs: serverSystemMs / jobsPerRun, threads, clientCpuMs: (client.user + client.system) / 1000 / jobsPerRun };
+    return {
+      jobsPerSecond: jobsPerRun / seconds,
+      p50: percentile(latencies, 50),
+      p99: percentile(latencies, 99),
+      serverCpuMs: serverMs / jobsPerRun,
+      serverSystemMs: serverSystemMs / jobsPerRun,
+      threads,
+      clientCpuMs: (client.user + client.system) / 1000 / jobsPerRun,
+    };
   };
   await oneJob(); // warm-up
   const c1 = await measure(1);
@@ -172,26 +198,41 @@ async function main() {
   const inThread = args.includes('--pool-only') ? undefined : await serviceRun(0);
   const pooled = await serviceRun(undefined);
   const f = await floor();
-  console.log(`service: ${files.length} assemblies, ${setMb.toFixed(1)} MB per job, ${jobsPerRun} jobs per run, signgate serve on loopback (separate process), build ${root}`);
-  console.log('CPU per job: CPU time of the service process (all threads) and of the benchmark\'s client, divided by the jobs');
-  console.log(`${'run'.padEnd(52)} ${'jobs/s'.padStart(8)} ${'p50 ms'.padStart(8)} ${'p99 ms'.padStart(8)} ${'service CPU/job'.padStart(16)} ${'client CPU/job'.padStart(15)}`);
+  console.log(
+    `service: ${files.length} assemblies, ${setMb.toFixed(1)} MB per job, ${jobsPerRun} jobs per run, signgate serve on loopback (separate process), build ${root}`,
+  );
+  console.log("CPU per job: CPU time of the service process (all threads) and of the benchmark's client, divided by the jobs");
+  console.log(
+    `${'run'.padEnd(52)} ${'jobs/s'.padStart(8)} ${'p50 ms'.padStart(8)} ${'p99 ms'.padStart(8)} ${'service CPU/job'.padStart(16)} ${'client CPU/job'.padStart(15)}`,
+  );
   const cpu = (ms) => (ms === undefined ? '' : `${ms.toFixed(0)} ms`);
-  const row = (name, r) => console.log(`${name.padEnd(52)} ${r.jobsPerSecond.toFixed(2).padStart(8)} ${r.p50.toFixed(0).padStart(8)} ${(r.p99 ?? r.p50).toFixed(0).padStart(8)} ${cpu(r.serverCpuMs).padStart(16)} ${cpu(r.clientCpuMs).padStart(15)}`);
+  const row = (name, r) =>
+    console.log(
+      `${name.padEnd(52)} ${r.jobsPerSecond.toFixed(2).padStart(8)} ${r.p50.toFixed(0).padStart(8)} ${(r.p99 ?? r.p50).toFixed(0).padStart(8)} ${cpu(r.serverCpuMs).padStart(16)} ${cpu(r.clientCpuMs).padStart(15)}`,
+    );
   if (inThread) row('--signing-workers 0: upload->status->download c=1', inThread.c1);
   if (inThread) row('--signing-workers 0: upload->status->download c=8', inThread.c8);
   row(`pool of ${availableParallelism()} (default): c=1`, pooled.c1);
   row(`pool of ${availableParallelism()} (default): c=8`, pooled.c8);
   row('floor: in-process, no HTTP', { jobsPerSecond: f.jobsPerSecond, p50: f.p50, p99: undefined });
   const oneThread = (ratio) => (inThread ? `; one signing thread: ${ratio(inThread).toFixed(2)}x` : '');
-  console.log(`pool: c=8 / c=1 throughput = ${(pooled.c8.jobsPerSecond / pooled.c1.jobsPerSecond).toFixed(2)}x (target >= 1.7x${oneThread((r) => r.c8.jobsPerSecond / r.c1.jobsPerSecond)})`);
-  console.log(`pool: service CPU per job at c=8 = ${pooled.c8.serverCpuMs.toFixed(0)} ms, ${pooled.c8.serverSystemMs.toFixed(0)} ms of it in the kernel (target <= 70 ms${inThread ? `; one signing thread: ${inThread.c8.serverCpuMs.toFixed(0)} ms` : ''}); the floor's CPU per job ${f.cpuMs.toFixed(0)} ms`);
+  console.log(
+    `pool: c=8 / c=1 throughput = ${(pooled.c8.jobsPerSecond / pooled.c1.jobsPerSecond).toFixed(2)}x (target >= 1.7x${oneThread((r) => r.c8.jobsPerSecond / r.c1.jobsPerSecond)})`,
+  );
+  console.log(
+    `pool: service CPU per job at c=8 = ${pooled.c8.serverCpuMs.toFixed(0)} ms, ${pooled.c8.serverSystemMs.toFixed(0)} ms of it in the kernel (target <= 70 ms${inThread ? `; one signing thread: ${inThread.c8.serverCpuMs.toFixed(0)} ms` : ''}); the floor's CPU per job ${f.cpuMs.toFixed(0)} ms`,
+  );
   if (pooled.c8.threads) console.log(`pool: service CPU per job at c=8 (ms, /proc, 10 ms ticks): ${pooled.c8.threads}`);
   if (pooled.peakRss !== undefined) console.log(`pool: the service's peak RSS over both runs ${pooled.peakRss.toFixed(0)} MB`);
-  console.log(`pool: p99 at c=1 / floor p50 = ${pooled.c1.p99.toFixed(0)} / ${f.p50.toFixed(0)} ms = ${(pooled.c1.p99 / f.p50).toFixed(2)}x (target <= 3x${oneThread((r) => r.c1.p99 / f.p50)})`);
+  console.log(
+    `pool: p99 at c=1 / floor p50 = ${pooled.c1.p99.toFixed(0)} / ${f.p50.toFixed(0)} ms = ${(pooled.c1.p99 / f.p50).toFixed(2)}x (target <= 3x${oneThread((r) => r.c1.p99 / f.p50)})`,
+  );
   // With every core busy, throughput is at most cores / (CPU per job); at c=1 it is 1 / latency. Their quotient
   // bounds what c=8 can gain over c=1 on this machine, whatever the pool does.
   const cpuPerJob = (pooled.c8.serverCpuMs + pooled.c8.clientCpuMs) / 1000;
-  console.log(`pool: ${availableParallelism()} cores / (service + client CPU per job at c=8, ${(cpuPerJob * 1000).toFixed(0)} ms) = ${(availableParallelism() / cpuPerJob).toFixed(2)} jobs/s at most = ${(availableParallelism() / cpuPerJob / pooled.c1.jobsPerSecond).toFixed(2)}x c=1, the most c=8 can gain here`);
+  console.log(
+    `pool: ${availableParallelism()} cores / (service + client CPU per job at c=8, ${(cpuPerJob * 1000).toFixed(0)} ms) = ${(availableParallelism() / cpuPerJob).toFixed(2)} jobs/s at most = ${(availableParallelism() / cpuPerJob / pooled.c1.jobsPerSecond).toFixed(2)}x c=1, the most c=8 can gain here`,
+  );
 }
 
 /** GET /assemblies with 9,999 kept jobs (the documented limit), beside a status call, in-process on loopback. */
@@ -207,10 +248,27 @@ async function listBench(count = 9999) {
     someId ??= id;
     const dir = join(dataDir, 'jobs', 'sandbox', id);
     mkdirSync(dir, { recursive: true });
-    const assemblies = files.map((f) => ({ fileName: f.name, fileProcessingState: 'Signed', messages: [{ dateTime: new Date(start).toISOString(), messageType: 'Info', message: 'Signed with option 12345.' }] }));
-    writeFileSync(join(dir, 'job.json'), JSON.stringify({ id, organization: 'sandbox', comment: `build ${i}`, createdAt: new Date(start + i * 1000).toISOString(), processingFinished: true, assemblies }));
+    const assemblies = files.map((f) => ({
+      fileName: f.name,
+      fileProcessingState: 'Signed',
+      messages: [{ dateTime: new Date(start).toISOString(), messageType: 'Info', message: 'Signed with option 12345.' }],
+    }));
+    writeFileSync(
+      join(dir, 'job.json'),
+      JSON.stringify({
+        id,
+        organization: 'sandbox',
+        comment: `build ${i}`,
+        createdAt: new Date(start + i * 1000).toISOString(),
+        processingFinished: true,
+        assemblies,
+      }),
+    );
   }
-  const config = parseServerConfig({ ...JSON.parse(readFileSync(configPath, 'utf8')), limits: { maxJobsPerOrganization: count } }, join(repo, 'fixtures/server'));
+  const config = parseServerConfig(
+    { ...JSON.parse(readFileSync(configPath, 'utf8')), limits: { maxJobsPerOrganization: count } },
+    join(repo, 'fixtures/server'),
+  );
   const app = await buildServer({ config: () => config, dataDir, logger: false });
   await app.listen({ port: 0, host: '127.0.0.1' });
   const base = `http://127.0.0.1:${app.server.address().port}${app.signgate.apiPrefix}`;

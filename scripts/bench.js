@@ -78,7 +78,10 @@ function scanProbes() {
   // Peak RSS of a Node process (worker threads included), reported by the process itself as it exits: Linux's VmHWM,
   // the peak of this program's own memory. getrusage's maxRSS is not used where VmHWM exists: a child keeps the
   // maxRSS of the process it was forked from (this bench, hundreds of MB once it has built an executable).
-  const rssProbe = ['--import', `data:text/javascript,import{readFileSync}from'node:fs';process.on('exit',()=>{const u=process.resourceUsage();let k=u.maxRSS;try{k=Number(/VmHWM:\\s*(\\d+)/.exec(readFileSync('/proc/self/status','utf8'))[1])}catch{}process.stderr.write('\\nmaxrss='+k+' cpu='+(u.userCPUTime+u.systemCPUTime)/1e6)})`];
+  const rssProbe = [
+    '--import',
+    `data:text/javascript,import{readFileSync}from'node:fs';process.on('exit',()=>{const u=process.resourceUsage();let k=u.maxRSS;try{k=Number(/VmHWM:\\s*(\\d+)/.exec(readFileSync('/proc/self/status','utf8'))[1])}catch{}process.stderr.write('\\nmaxrss='+k+' cpu='+(u.userCPUTime+u.systemCPUTime)/1e6)})`,
+  ];
   const timeOne = (cmd, argv, input) => {
     const start = process.hrtime.bigint();
     // inspect exits 3 when a file is unreadable (Mono ships a few on purpose): only a failed start counts.
@@ -106,7 +109,10 @@ function scanBeside() {
   checkAuditBeside(timeOne, showRss);
   const oracleDir = join(repo, 'tools', 'srm-oracle');
   try {
-    execFileSync('dotnet', ['build', oracleDir, '-c', 'Release', '--nologo', '-v', 'q'], { stdio: 'ignore', env: { ...process.env, MSBUILDDISABLENODEREUSE: '1' } });
+    execFileSync('dotnet', ['build', oracleDir, '-c', 'Release', '--nologo', '-v', 'q'], {
+      stdio: 'ignore',
+      env: { ...process.env, MSBUILDDISABLENODEREUSE: '1' },
+    });
   } catch {
     console.log('whole-process scans: skipped (the .NET SDK is needed to build tools/srm-oracle)');
     return;
@@ -116,7 +122,10 @@ function scanBeside() {
   const anchorDir = join(repo, 'tools', 'cecil-anchor');
   let cecilAnchor = null;
   try {
-    execFileSync('dotnet', ['build', anchorDir, '-c', 'Release', '--nologo', '-v', 'q'], { stdio: 'ignore', env: { ...process.env, MSBUILDDISABLENODEREUSE: '1' } });
+    execFileSync('dotnet', ['build', anchorDir, '-c', 'Release', '--nologo', '-v', 'q'], {
+      stdio: 'ignore',
+      env: { ...process.env, MSBUILDDISABLENODEREUSE: '1' },
+    });
     cecilAnchor = join(anchorDir, 'bin', 'Release', 'cecil-anchor.dll');
   } catch {
     console.log('Mono.Cecil + Mono.Security anchor: skipped (tools/cecil-anchor needs Mono.Cecil from NuGet and Mono.Security from mono-devel)');
@@ -126,14 +135,19 @@ function scanBeside() {
   corpora.push(['NuGet corpus', existsSync(nugetList) ? readFileSync(nugetList, 'utf8').split('\n').filter(Boolean) : null, 1.2]);
   const rounds = Number(opt('--scan-rounds', '5'));
   const anchorName = 'SRM with strong-name verification';
-  console.log(`whole-process scans beside ${anchorName} (tools/srm-oracle), each tool over the same files; median of ${rounds} rounds, each running every row once in turn`);
+  console.log(
+    `whole-process scans beside ${anchorName} (tools/srm-oracle), each tool over the same files; median of ${rounds} rounds, each running every row once in turn`,
+  );
   for (const [label, files, target] of corpora) {
     if (!files) {
       console.log(`${label}: not restored (npm run corpus:nuget)`);
       continue;
     }
     const list = files.join('\n') + '\n';
-    const ours = (...options) => () => timeOne(process.execPath, [bin, 'inspect', '--json', ...options, ...files]);
+    const ours =
+      (...options) =>
+      () =>
+        timeOne(process.execPath, [bin, 'inspect', '--json', ...options, ...files]);
     const rows = [
       ['anchor', () => timeOne('dotnet', [oracle], list)],
       ['default', ours()],
@@ -162,7 +176,11 @@ function scanBeside() {
     const ratio = median('default').seconds / anchor;
     console.log(`${label} (${files.length} files)`);
     console.log(`  ${`anchor: ${anchorName}`.padEnd(44)} ${anchor.toFixed(3)} s  (tools/srm-oracle)`);
-    row('signgate inspect --json', 'default', ` (target <= ${target.toFixed(1)}x: ${ratio <= target ? 'met' : 'missed'}; cores idle as each run began: ${idleSeen.join(', ')})`);
+    row(
+      'signgate inspect --json',
+      'default',
+      ` (target <= ${target.toFixed(1)}x: ${ratio <= target ? 'met' : 'missed'}; cores idle as each run began: ${idleSeen.join(', ')})`,
+    );
     row('signgate inspect --json --threads 0', 'threads 0', ' (the calling thread alone)');
     row('signgate inspect --json --threads 1', 'threads 1', ' (the calling thread and one worker thread)');
     row('signgate inspect --json --no-authenticode', 'no authenticode', ' (the strong name only, as the anchor reads)');
@@ -170,7 +188,9 @@ function scanBeside() {
     row('signgate verify', 'verify');
     if (cecilAnchor) {
       const cecil = median('cecil').seconds;
-      console.log(`  ${'Mono.Cecil + Mono.Security verify'.padEnd(44)} ${cecil.toFixed(3)} s = ${(cecil / anchor).toFixed(2)}x the anchor (tools/cecil-anchor; inspect --json = ${(median('default').seconds / cecil).toFixed(2)}x it)`);
+      console.log(
+        `  ${'Mono.Cecil + Mono.Security verify'.padEnd(44)} ${cecil.toFixed(3)} s = ${(cecil / anchor).toFixed(2)}x the anchor (tools/cecil-anchor; inspect --json = ${(median('default').seconds / cecil).toFixed(2)}x it)`,
+      );
     }
   }
 }
@@ -184,7 +204,9 @@ function checkAuditBeside(timeOne, rss) {
   const bin = fileURLToPath(new URL('../bin/signgate.js', import.meta.url));
   const anchor = [0, 1, 2].map(() => timeOne(process.execPath, [bin, 'inspect', '--json', '--threads', '0', corpus])).sort((a, b) => a.seconds - b.seconds)[1];
   const target = 100;
-  console.log(`whole-process check and audit over ${corpus} (median of 3; --threads 0 and 2 back to back; target peak RSS <= ${target} MB for --threads 0, the default below ${CHECK_POOL_THRESHOLD} files; --threads 2: each thread has its own heap)`);
+  console.log(
+    `whole-process check and audit over ${corpus} (median of 3; --threads 0 and 2 back to back; target peak RSS <= ${target} MB for --threads 0, the default below ${CHECK_POOL_THRESHOLD} files; --threads 2: each thread has its own heap)`,
+  );
   console.log(`  signgate inspect --json --threads 0    ${anchor.seconds.toFixed(3)} s  (anchor)${rss(anchor)}`);
   const key = fileURLToPath(new URL('../fixtures/test-keys/12345_public.snk', import.meta.url));
   const settings = ['--vendor', 'Mono', '--vendor-api', 'Mono.Security', '--key', key, '--format', 'json'];
@@ -195,8 +217,12 @@ function checkAuditBeside(timeOne, rss) {
     const cpu = (r) => (r.cpu === null ? '' : `, ${r.cpu.toFixed(2)} s CPU`);
     const name = `signgate ${command[0]} --format json`.padEnd(31);
     const beside = (r) => (r.rssMb === null ? '' : ` (target <= ${target} MB: ${r.rssMb <= target ? 'met' : 'missed'})`);
-    console.log(`  ${name} --threads 0  ${one.seconds.toFixed(3)} s  = ${(one.seconds / anchor.seconds).toFixed(2)}x inspect --json${cpu(one)}${rss(one)}${beside(one)}`);
-    console.log(`  ${name} --threads 2  ${two.seconds.toFixed(3)} s  = ${median(pairs.map((p) => p[1].seconds / p[0].seconds)).toFixed(2)}x --threads 0 back to back${cpu(two)}${rss(two)}`);
+    console.log(
+      `  ${name} --threads 0  ${one.seconds.toFixed(3)} s  = ${(one.seconds / anchor.seconds).toFixed(2)}x inspect --json${cpu(one)}${rss(one)}${beside(one)}`,
+    );
+    console.log(
+      `  ${name} --threads 2  ${two.seconds.toFixed(3)} s  = ${median(pairs.map((p) => p[1].seconds / p[0].seconds)).toFixed(2)}x --threads 0 back to back${cpu(two)}${rss(two)}`,
+    );
   }
 }
 
@@ -252,7 +278,12 @@ async function startupBeside(runs = 11) {
       wall[j].push(Number(process.hrtime.bigint() - start) / 1e9);
       // bash's `times`: the second line is its children's user and system time (m and s, to the millisecond).
       const r = spawnSync('bash', ['-c', '"$@" >/dev/null 2>&1; times', 'bench', row.file, ...row.argv], { encoding: 'utf8', env });
-      const [user, system] = [...r.stdout.trim().split('\n')[1].matchAll(/(\d+)m([\d.]+)s/g)].map((m) => Number(m[1]) * 60 + Number(m[2]));
+      const [user, system] = [
+        ...r.stdout
+          .trim()
+          .split('\n')[1]
+          .matchAll(/(\d+)m([\d.]+)s/g),
+      ].map((m) => Number(m[1]) * 60 + Number(m[2]));
       cpu[j].push(user + system);
     });
   }
@@ -267,7 +298,9 @@ async function startupBeside(runs = 11) {
     if (row.anchor === undefined) return console.log(`  ${row.label.padEnd(34)} ${figures}  (anchor${row.note ? `: ${row.note}` : ''})${also}`);
     const a = row.anchor;
     const met = (x) => (x <= row.target ? 'met' : 'not met');
-    console.log(`  ${row.label.padEnd(34)} ${figures}  = ${ratio(a)} (target <= ${row.target}x: ${met(w[j] / w[a])} in wall time, ${met(c[j] / c[a])} in CPU time)${also}`);
+    console.log(
+      `  ${row.label.padEnd(34)} ${figures}  = ${ratio(a)} (target <= ${row.target}x: ${met(w[j] / w[a])} in wall time, ${met(c[j] / c[a])} in CPU time)${also}`,
+    );
   });
   if (seaRows) console.log(`  ${seaRows}`);
 }
@@ -278,7 +311,10 @@ async function trivialSnapshotExecutable(node, file, resource, fuse) {
   const work = mkdtempSync(join(tmpdir(), 'signgate-bench-sea-'));
   try {
     writeFileSync(join(work, 'main.js'), "require('node:v8').startupSnapshot.setDeserializeMainFunction(() => {});\n");
-    writeFileSync(join(work, 'sea-config.json'), JSON.stringify({ main: join(work, 'main.js'), output: join(work, 'blob'), disableExperimentalSEAWarning: true, useSnapshot: true }));
+    writeFileSync(
+      join(work, 'sea-config.json'),
+      JSON.stringify({ main: join(work, 'main.js'), output: join(work, 'blob'), disableExperimentalSEAWarning: true, useSnapshot: true }),
+    );
     execFileSync(node, ['--experimental-sea-config', join(work, 'sea-config.json')], { cwd: work, stdio: 'ignore' });
     copyFileSync(node, `${file}.tmp`);
     chmodSync(`${file}.tmp`, 0o755);
@@ -294,7 +330,11 @@ const mode = opt('--mode', undefined);
 if (args.includes('--startup')) {
   await startupBeside(Number(opt('--runs', '11')));
 } else if (args.includes('--build-gate')) {
-  (await import('./bench-build-gate.js')).benchBuildGate({ pairs: Number(opt('--pairs', '11')), before: opt('--before', undefined), compilerServer: !args.includes('--no-compiler-server') });
+  (await import('./bench-build-gate.js')).benchBuildGate({
+    pairs: Number(opt('--pairs', '11')),
+    before: opt('--before', undefined),
+    compilerServer: !args.includes('--no-compiler-server'),
+  });
 } else if (args.includes('--scans')) {
   scanBeside();
 } else if (args.includes('--check-audit')) {
@@ -332,7 +372,17 @@ if (args.includes('--startup')) {
   } catch {
     coldCache = null;
   }
-  process.stdout.write(JSON.stringify({ files: files.length, bytes: warm.bytes, seconds: warm.seconds, coldSeconds: cold.seconds, coldCacheSeconds: coldCache?.seconds ?? null, peakRssMb: ownPeakRssKb() / 1024, sink: cold.sink + warm.sink }));
+  process.stdout.write(
+    JSON.stringify({
+      files: files.length,
+      bytes: warm.bytes,
+      seconds: warm.seconds,
+      coldSeconds: cold.seconds,
+      coldCacheSeconds: coldCache?.seconds ?? null,
+      peakRssMb: ownPeakRssKb() / 1024,
+      sink: cold.sink + warm.sink,
+    }),
+  );
 } else {
   const script = fileURLToPath(import.meta.url);
   const runMode = (m) => JSON.parse(execFileSync(process.execPath, [script, '--mode', m, '--corpus', corpus], { encoding: 'utf8', maxBuffer: 1 << 20 }));
@@ -350,10 +400,13 @@ if (args.includes('--startup')) {
   console.log(`corpus: ${corpus} (${results.read.files} files, ${(results.read.bytes / 1e6).toFixed(1)} MB), median of ${repeat} runs, page cache warm`);
   console.log('files/s, MB/s and wall s: steady state (page cache and JIT warm); disk s: page cache dropped, JIT warm (the I/O-bound');
   console.log('first scan of a build tree; needs root); first s: the first pass of a fresh process (JIT warm-up included)');
-  console.log(`${'mode'.padEnd(10)} ${'files'.padStart(6)} ${'files/s'.padStart(9)} ${'MB/s'.padStart(8)} ${'wall s'.padStart(8)} ${'disk s'.padStart(8)} ${'first s'.padStart(8)} ${'RSS MB'.padStart(8)}`);
+  console.log(
+    `${'mode'.padEnd(10)} ${'files'.padStart(6)} ${'files/s'.padStart(9)} ${'MB/s'.padStart(8)} ${'wall s'.padStart(8)} ${'disk s'.padStart(8)} ${'first s'.padStart(8)} ${'RSS MB'.padStart(8)}`,
+  );
   for (const m of ['read', 'read+sha1', 'inspect', 'verify', 'check']) console.log(row(m));
   const ratio = (a, b, key) => (results[a][key] === null || results[b][key] === null ? 'n/a' : `${(results[a][key] / results[b][key]).toFixed(2)}x`);
-  const line = (a, b, target) => `${ratio(a, b, 'seconds')} steady, ${ratio(a, b, 'coldCacheSeconds')} from disk, ${ratio(a, b, 'coldSeconds')} first pass (target <= ${target})`;
+  const line = (a, b, target) =>
+    `${ratio(a, b, 'seconds')} steady, ${ratio(a, b, 'coldCacheSeconds')} from disk, ${ratio(a, b, 'coldSeconds')} first pass (target <= ${target})`;
   console.log(`inspect / read        = ${line('inspect', 'read', '1.5x')}`);
   console.log(`verify  / read+sha1   = ${line('verify', 'read+sha1', '1.3x')}`);
   console.log(`check   / inspect     = ${line('check', 'inspect', '1.10x')}`);
@@ -375,7 +428,10 @@ if (args.includes('--startup')) {
   console.log('');
   // Authenticode verification per signed file of the NuGet corpus (issue 29), in one process as inspect does it.
   const nugetList = join(process.env.SIGNGATE_NUGET_CORPUS ?? join(homedir(), '.cache', 'signgate', 'nuget-corpus'), 'assemblies.txt');
-  if (existsSync(nugetList)) execFileSync(process.execPath, [fileURLToPath(new URL('./bench-authenticode.js', import.meta.url)), '--list', nugetList, '--runs', '3'], { stdio: 'inherit' });
+  if (existsSync(nugetList))
+    execFileSync(process.execPath, [fileURLToPath(new URL('./bench-authenticode.js', import.meta.url)), '--list', nugetList, '--runs', '3'], {
+      stdio: 'inherit',
+    });
   else console.log('Authenticode per signed file: skipped (the NuGet corpus is not restored: npm run corpus:nuget)');
   console.log('');
   // Signing through a PKCS#11 token (SoftHSM2) beside the same key in process.

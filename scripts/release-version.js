@@ -15,7 +15,9 @@ if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.ur
   const tag = process.argv[2];
   const version = releaseVersion(tag);
   if (!version) {
-    console.error(`release-version: the tag ${JSON.stringify(tag ?? '')} is not a release version; tag the commit v<major>.<minor>.<patch> (e.g. v0.2.0, or v0.2.0-rc.1)`);
+    console.error(
+      `release-version: the tag ${JSON.stringify(tag ?? '')} is not a release version; tag the commit v<major>.<minor>.<patch> (e.g. v0.2.0, or v0.2.0-rc.1)`,
+    );
     process.exit(2);
   }
   console.log(version);

@@ -32,9 +32,17 @@ const uri = keyUri(spied ? SPY : MODULE);
 const key = openPkcs11Key(keyUri());
 writeFileSync(join(dir, 'option_public.snk'), key.publicKey.blob);
 const config = join(dir, 'server.json');
-writeFileSync(config, JSON.stringify({ vendor: 'Contoso', organizations: [{ id: 'sandbox', licenses: [{ optionId: 4711, keyPair: uri, publicKey: 'option_public.snk' }], users: [{ id: 'ci', roles: ['User'] }] }] }));
+writeFileSync(
+  config,
+  JSON.stringify({
+    vendor: 'Contoso',
+    organizations: [{ id: 'sandbox', licenses: [{ optionId: 4711, keyPair: uri, publicKey: 'option_public.snk' }], users: [{ id: 'ci', roles: ['User'] }] }],
+  }),
+);
 const dataDir = join(dir, 'data');
-const token = execFileSync(process.execPath, [CLI, 'serve', 'token', 'create', '--config', config, '--data-dir', dataDir, '--org', 'sandbox', '--user', 'ci'], { encoding: 'utf8' }).trim();
+const token = execFileSync(process.execPath, [CLI, 'serve', 'token', 'create', '--config', config, '--data-dir', dataDir, '--org', 'sandbox', '--user', 'ci'], {
+  encoding: 'utf8',
+}).trim();
 // The sample add-in (delay-signed for a 1024-bit test key, with the vendor's attribute) carrying the token's key
 // instead: delay-signed for it, and the service's check passes it.
 const delaySigned = Buffer.from(readFileSync(join(repoRoot, 'fixtures', 'addin', 'SampleAddin.dll')));
@@ -110,7 +118,7 @@ for (let i = 0; i < restarts; i++) {
     await service.exited;
   }
   if (spied) {
-    const log = existsSync(spyLog) ? readFileSync(spyLog, "utf8") : "";
+    const log = existsSync(spyLog) ? readFileSync(spyLog, 'utf8') : '';
     rmSync(spyLog, { force: true }); // it holds the PIN as the module was given it
     logins.set(count(log, 'C_Login'), (logins.get(count(log, 'C_Login')) ?? 0) + 1);
     inits.set(count(log, 'C_Initialize'), (inits.get(count(log, 'C_Initialize')) ?? 0) + 1);
@@ -118,8 +126,14 @@ for (let i = 0; i < restarts; i++) {
   process.stderr.write(`\r${i + 1}/${restarts} restarts, ${signed}/${total} files signed`);
 }
 process.stderr.write('\n');
-const histogram = (m) => [...m].sort((a, b) => a[0] - b[0]).map(([calls, processes]) => `${calls} call(s): ${processes} process(es)`).join(', ');
-console.log(`${restarts} restarts of signgate serve with ${workers} signing threads, a burst of ${jobs} one-file jobs each (${bits}-bit key in SoftHSM2), ${((Date.now() - started) / 1000).toFixed(0)} s:`);
+const histogram = (m) =>
+  [...m]
+    .sort((a, b) => a[0] - b[0])
+    .map(([calls, processes]) => `${calls} call(s): ${processes} process(es)`)
+    .join(', ');
+console.log(
+  `${restarts} restarts of signgate serve with ${workers} signing threads, a burst of ${jobs} one-file jobs each (${bits}-bit key in SoftHSM2), ${((Date.now() - started) / 1000).toFixed(0)} s:`,
+);
 console.log(`  files signed: ${signed} of ${total}`);
 for (const [text, n] of failures) console.log(`  failed ${n}x: ${text}`);
 if (spied) {

@@ -19,7 +19,26 @@ export function softHsmToken(label, bits) {
   const pinFile = join(dir, 'pin');
   writeFileSync(pinFile, `${pin}\n`, { mode: 0o600 });
   execFileSync('softhsm2-util', ['--init-token', '--free', '--label', label, '--so-pin', '87654321', '--pin', pin], { stdio: 'ignore' });
-  execFileSync('pkcs11-tool', ['--module', SOFTHSM_MODULE, '--token-label', label, '--login', '--pin', pin, '--keypairgen', '--key-type', `rsa:${bits}`, '--label', `${label}-key`, '--id', '01'], { stdio: 'ignore' });
+  execFileSync(
+    'pkcs11-tool',
+    [
+      '--module',
+      SOFTHSM_MODULE,
+      '--token-label',
+      label,
+      '--login',
+      '--pin',
+      pin,
+      '--keypairgen',
+      '--key-type',
+      `rsa:${bits}`,
+      '--label',
+      `${label}-key`,
+      '--id',
+      '01',
+    ],
+    { stdio: 'ignore' },
+  );
   /** The key's URI, through `module` (SoftHSM2's by default). */
   const uri = (module = SOFTHSM_MODULE) => `pkcs11:token=${label};object=${label}-key?module-path=${module}&pin-source=file:${pinFile}`;
   return { dir, pinFile, uri };

@@ -25,7 +25,14 @@ export { loadConfig, findConfigFile, type CheckConfig } from './workflows/config
 export { fix, type FixOptions, type FixResult, type FixFileResult, type FixFileOutcome } from './workflows/fix.js';
 
 // sign, jobs, licenses, and the service client under them
-export { sign, type SignOptions as SignWorkflowOptions, type SignEvents, type SignResult, type SignedFileResult, type ProgressReporter } from './workflows/sign.js';
+export {
+  sign,
+  type SignOptions as SignWorkflowOptions,
+  type SignEvents,
+  type SignResult,
+  type SignedFileResult,
+  type ProgressReporter,
+} from './workflows/sign.js';
 export { downloadJob, planPrune, type PrunePlan } from './workflows/jobs.js';
 export { connect, type ServiceOptions } from './workflows/service.js';
 /** The licenses as the online check uses them (each option's key token, where the service reports it), and an option's public key file. */
@@ -48,13 +55,40 @@ export {
 export { downloadTo } from './workflows/files.js';
 export type { LicenseEntry } from './service-client/license-requests.js';
 /** The archive path: pack a build output after the pre-flight check; sign a project archive through POST /archives. */
-export { pack, signArchive, type PackOptions, type PackResult, type SignArchiveOptions, type SignArchiveResult, type ArchiveFileResult } from './workflows/archive.js';
+export {
+  pack,
+  signArchive,
+  type PackOptions,
+  type PackResult,
+  type SignArchiveOptions,
+  type SignArchiveResult,
+  type ArchiveFileResult,
+} from './workflows/archive.js';
 
 // audit
-export { audit, renderAudit, renderAuditPieces, verifyAuditReport, readSignatureRecord, AuditFormats, type AuditOptions, type AuditFormat, type VerifyReportResult } from './workflows/audit.js';
+export {
+  audit,
+  renderAudit,
+  renderAuditPieces,
+  verifyAuditReport,
+  readSignatureRecord,
+  AuditFormats,
+  type AuditOptions,
+  type AuditFormat,
+  type VerifyReportResult,
+} from './workflows/audit.js';
 export type { AuditReport, AuditFile, AuditLoad, AuditLoadSummary, AuditSignature, AuditRecordSource } from './audit/model.js';
 /** Will it load: under the runtime license, the developer license, and on .NET Framework (every `AuditFile.load`). */
 export type { LoadVerdict, LoadAnswer } from './rules/load.js';
 
 // inspect and verify: one record per file, in order
-export { scanFiles, scanFilesAsJson, type ScanJson, type ScanOptions, type ScanInput, type ScanKind, type ScanRecord, type VerifyRecord } from './workflows/scan.js';
+export {
+  scanFiles,
+  scanFilesAsJson,
+  type ScanJson,
+  type ScanOptions,
+  type ScanInput,
+  type ScanKind,
+  type ScanRecord,
+  type VerifyRecord,
+} from './workflows/scan.js';

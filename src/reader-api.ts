@@ -24,7 +24,15 @@ export { parseCorHeader, hasCorHeader, readReadyToRunHeader, CorFlags, type CorH
 export { computePeChecksum } from './pe/checksum.js';
 
 // Authenticode
-export { readAuthenticode, parseTrustStore, type AuthenticodeInfo, type AuthenticodeState, type AuthenticodeSignatureInfo, type AuthenticodeTrust, type AuthenticodeOptions } from './authenticode/authenticode.js';
+export {
+  readAuthenticode,
+  parseTrustStore,
+  type AuthenticodeInfo,
+  type AuthenticodeState,
+  type AuthenticodeSignatureInfo,
+  type AuthenticodeTrust,
+  type AuthenticodeOptions,
+} from './authenticode/authenticode.js';
 export { parseCertificateTable, WIN_CERT_TYPE_PKCS_SIGNED_DATA, type CertificateTable, type CertificateTableEntry } from './authenticode/certificate-table.js';
 export { computeAuthenticodeImageHash } from './authenticode/image-hash.js';
 export { DEFAULT_AUTHENTICODE_LIMITS, type AuthenticodeLimits } from './authenticode/limits.js';
@@ -51,7 +59,13 @@ export {
 } from './metadata/module-metadata.js';
 export { DEFAULT_READER_BUDGETS, type ReaderBudgets } from './metadata/budget.js';
 export { parseMethodSignature, ElementType, type MethodSignature, type TypeSig } from './metadata/signatures.js';
-export { decodeCustomAttributeValue, type SerStringDecoder, type AttributeArgument, type NamedAttributeArgument, type DecodedAttributeValue } from './metadata/custom-attribute-value.js';
+export {
+  decodeCustomAttributeValue,
+  type SerStringDecoder,
+  type AttributeArgument,
+  type NamedAttributeArgument,
+  type DecodedAttributeValue,
+} from './metadata/custom-attribute-value.js';
 export { targetFramework, describeTarget, type TargetFramework, type TargetKind } from './rules/load.js';
 
 // Strong names: key blobs and key files, tokens, state, verification, signing
@@ -99,6 +113,14 @@ export {
   type StrongNameNote,
   type StrongNameHash,
 } from './strongname/strong-name-writer.js';
-export { inspectAssembly, readModule, describeAttributes, type AssemblyInfo, type AttributeInfo, type ReferenceInfo, type InspectOptions } from './strongname/assembly-info.js';
+export {
+  inspectAssembly,
+  readModule,
+  describeAttributes,
+  type AssemblyInfo,
+  type AttributeInfo,
+  type ReferenceInfo,
+  type InspectOptions,
+} from './strongname/assembly-info.js';
 /** The record `signgate verify` prints for one file's bytes, by the lean path (headers, Assembly row, hash, one RSA check). */
 export { verifyAssemblyBytes } from './workflows/scan-file.js';

@@ -19,7 +19,17 @@ export {
   type RecordVerification,
 } from './record/signature-record.js';
 export { leafHash, nodeHash, rootHash, inclusionProof, consistencyProof, verifyInclusion, verifyConsistency, type Hash } from './record/merkle.js';
-export { entryLeaf, signCheckpoint, parseCheckpoint, formatVerifierKey, parseVerifierKey, recordPublicKey, type Checkpoint, type TreeHead, type RecordVerifier } from './record/checkpoint.js';
+export {
+  entryLeaf,
+  signCheckpoint,
+  parseCheckpoint,
+  formatVerifierKey,
+  parseVerifierKey,
+  recordPublicKey,
+  type Checkpoint,
+  type TreeHead,
+  type RecordVerifier,
+} from './record/checkpoint.js';
 /** A record public key given as a file (read from disk), or as the verifier key's text itself. */
 export { readRecordPublicKey } from './workflows/keys.js';
 export { continuationProblem } from './record/record-continuation.js';

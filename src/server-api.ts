@@ -5,7 +5,17 @@
 // How a process runs it (signing worker threads, heap pacing) is `signgate serve`'s, not this API's:
 // buildServer({ signingWorkers }) chooses the threads.
 export { buildServer, type BuildServerOptions, type Principal, type ServerTimeouts } from './server/http/app.js';
-export { parseServerConfig, watchServerConfigFile, USER_ROLE, DEFAULT_SERVICE_NAME, type ServerConfig, type ServerConfigFile, type Organization, type License, type OptionKey } from './server/server-config.js';
+export {
+  parseServerConfig,
+  watchServerConfigFile,
+  USER_ROLE,
+  DEFAULT_SERVICE_NAME,
+  type ServerConfig,
+  type ServerConfigFile,
+  type Organization,
+  type License,
+  type OptionKey,
+} from './server/server-config.js';
 export { TokenStore, type StoredToken, type TokenKeeper, type CreatedToken, type RevokeSelector } from './server/identity/token-store.js';
 export { parseRateLimit } from './server/identity/rate-limit.js';
 export { DEFAULT_RATE_LIMITS, type RateLimit, type RateLimitSettings } from './server/server-config.js';

@@ -11,13 +11,17 @@ const src = join(repoRoot, 'src');
 const FILE_LAYERS = ['workflows', 'server', 'cli'];
 /** Modules of the other layers that import node:fs all the same, each with why. */
 const ALLOWED_FS: Record<string, string> = {
-  'runtime/version.ts': "the package's own version, from package.json beside the code (outside src/, so no module to import; scripts/build-sea.js inlines this very read)",
-  'runtime/worker-module.ts': "a worker thread's compiled module must be there (dist/, else `npm run build` is named), and the cores idle now come from /proc (the runnable threads)",
+  'runtime/version.ts':
+    "the package's own version, from package.json beside the code (outside src/, so no module to import; scripts/build-sea.js inlines this very read)",
+  'runtime/worker-module.ts':
+    "a worker thread's compiled module must be there (dist/, else `npm run build` is named), and the cores idle now come from /proc (the runnable threads)",
 };
 const FS_IMPORT = /(?:\bfrom\s*|\bimport\s*\(\s*|\brequire\s*\(\s*|^\s*import\s+)['"](?:node:)?fs(?:\/promises)?['"]/gm;
 
 function sourceFiles(dir: string): string[] {
-  return readdirSync(dir, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? sourceFiles(join(dir, e.name)) : /\.c?ts$/.test(e.name) ? [join(dir, e.name)] : []));
+  return readdirSync(dir, { withFileTypes: true }).flatMap((e) =>
+    e.isDirectory() ? sourceFiles(join(dir, e.name)) : /\.c?ts$/.test(e.name) ? [join(dir, e.name)] : [],
+  );
 }
 
 describe('architecture: the file system', () => {
@@ -38,13 +42,23 @@ describe('architecture: the file system', () => {
   test('every module the list lets import node:fs is there and does', () => {
     for (const file of Object.keys(ALLOWED_FS)) {
       expect(files, `src/${file} is listed in test/architecture-fs.test.ts but is no module of src/`).toContain(file);
-      expect(readFileSync(join(src, file), 'utf8').match(FS_IMPORT), `src/${file} is listed in test/architecture-fs.test.ts but imports no node:fs`).not.toBeNull();
+      expect(
+        readFileSync(join(src, file), 'utf8').match(FS_IMPORT),
+        `src/${file} is listed in test/architecture-fs.test.ts but imports no node:fs`,
+      ).not.toBeNull();
     }
   });
 
   test('the check sees every form of the import', () => {
-    const forms = ["import { readFileSync } from 'node:fs';", "import type { FileHandle } from 'node:fs/promises';", "import * as fs from 'fs';", "const fs = await import('node:fs');", "const fs = require('fs');", "import 'node:fs';"];
+    const forms = [
+      "import { readFileSync } from 'node:fs';",
+      "import type { FileHandle } from 'node:fs/promises';",
+      "import * as fs from 'fs';",
+      "const fs = await import('node:fs');",
+      "const fs = require('fs');",
+      "import 'node:fs';",
+    ];
     for (const form of forms) expect(form.match(FS_IMPORT), form).not.toBeNull();
-    for (const other of ["import { x } from './fs.js';", "import { y } from 'node:fsx';", "// fs"]) expect(other.match(FS_IMPORT), other).toBeNull();
+    for (const other of ["import { x } from './fs.js';", "import { y } from 'node:fsx';", '// fs']) expect(other.match(FS_IMPORT), other).toBeNull();
   });
 });

@@ -26,8 +26,40 @@ const ALLOWED: Record<string, readonly string[]> = {
   'service-client': ['record', 'core'],
   zip: ['core'],
   server: ['engine', 'runtime', 'record', 'zip', 'rules', 'strongname', 'authenticode', 'metadata', 'pe', 'binary', 'core'],
-  workflows: ['engine', 'runtime', 'record', 'audit', 'report', 'rules', 'service-client', 'zip', 'strongname', 'authenticode', 'metadata', 'pe', 'binary', 'core'],
-  cli: ['engine', 'runtime', 'record', 'workflows', 'server', 'audit', 'report', 'rules', 'service-client', 'zip', 'strongname', 'authenticode', 'metadata', 'pe', 'binary', 'core'],
+  workflows: [
+    'engine',
+    'runtime',
+    'record',
+    'audit',
+    'report',
+    'rules',
+    'service-client',
+    'zip',
+    'strongname',
+    'authenticode',
+    'metadata',
+    'pe',
+    'binary',
+    'core',
+  ],
+  cli: [
+    'engine',
+    'runtime',
+    'record',
+    'workflows',
+    'server',
+    'audit',
+    'report',
+    'rules',
+    'service-client',
+    'zip',
+    'strongname',
+    'authenticode',
+    'metadata',
+    'pe',
+    'binary',
+    'core',
+  ],
 };
 /** Packages a layer may import; yargs and glob belong to the CLI, chalk to the CLI and the terminal reporter. */
 const PACKAGES: Record<string, readonly string[]> = {
@@ -76,7 +108,7 @@ const WORKFLOW_LEAVES: Record<string, string> = {
   'pool-thresholds.ts': 'from how many files the pools start, decided without loading them (pipeline, scan, cli)',
   'scan-file.ts': 'one file inspected or verified (scan.ts and the scan worker)',
   'assembly-parts.ts': "an assembly's headers and metadata read without the rest of the file (fix plans a set from them)",
-  'build-folders.ts': "the folders that hold the inputs: their assembly files, and where each deps.json resolved the rest (SG401, fix)",
+  'build-folders.ts': 'the folders that hold the inputs: their assembly files, and where each deps.json resolved the rest (SG401, fix)',
 };
 /** Imports between workflow modules that pass neither through the pipeline's entry nor to a leaf, each with why. */
 const WORKFLOW_EXCEPTIONS: Record<string, string> = {
@@ -84,7 +116,9 @@ const WORKFLOW_EXCEPTIONS: Record<string, string> = {
 };
 
 function sourceFiles(dir: string): string[] {
-  return readdirSync(dir, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? sourceFiles(join(dir, e.name)) : e.name.endsWith('.ts') ? [join(dir, e.name)] : []));
+  return readdirSync(dir, { withFileTypes: true }).flatMap((e) =>
+    e.isDirectory() ? sourceFiles(join(dir, e.name)) : e.name.endsWith('.ts') ? [join(dir, e.name)] : [],
+  );
 }
 
 describe('architecture', () => {
@@ -111,7 +145,10 @@ describe('architecture', () => {
     for (const file of all) {
       const text = readFileSync(file, 'utf8');
       const targets = [...text.matchAll(/(?:\bfrom\s+|\bimport\s*\(\s*)'(\.[^']+)'/g)].map((m) => join(file, '..', m[1]!).replace(/\.js$/, '.ts'));
-      edges.set(file, targets.filter((t) => t.endsWith('.ts')));
+      edges.set(
+        file,
+        targets.filter((t) => t.endsWith('.ts')),
+      );
     }
     const circles: string[] = [];
     const state = new Map<string, 'open' | 'done'>();
@@ -130,7 +167,7 @@ describe('architecture', () => {
     expect(circles).toEqual([]);
   });
 
-  test('a workflow module imports another only through the pipeline\'s entry (pipeline/index.ts), a leaf helper, or a listed exception', () => {
+  test("a workflow module imports another only through the pipeline's entry (pipeline/index.ts), a leaf helper, or a listed exception", () => {
     const workflows = join(src, 'workflows');
     const problems: string[] = [];
     const all = sourceFiles(workflows).map((f) => relative(workflows, f));
@@ -148,7 +185,9 @@ describe('architecture', () => {
         if (to in WORKFLOW_LEAVES) continue;
         if (to === 'pipeline/index.ts' && !(from in WORKFLOW_LEAVES)) continue;
         if (`${from} -> ${to}` in WORKFLOW_EXCEPTIONS) continue;
-        problems.push(`workflows/${from} imports workflows/${to}: ${inPipeline(to) ? 'import the pipeline through pipeline/index.ts' : from in WORKFLOW_LEAVES ? 'a leaf helper imports leaves only' : 'go through pipeline/index.ts, or make it a leaf helper'}`);
+        problems.push(
+          `workflows/${from} imports workflows/${to}: ${inPipeline(to) ? 'import the pipeline through pipeline/index.ts' : from in WORKFLOW_LEAVES ? 'a leaf helper imports leaves only' : 'go through pipeline/index.ts, or make it a leaf helper'}`,
+        );
       }
     }
     expect(problems).toEqual([]);

@@ -36,7 +36,9 @@ const BASE_FILES: Record<string, string> = {
 };
 
 function sourceFiles(dir: string): string[] {
-  return readdirSync(dir, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? sourceFiles(join(dir, e.name)) : e.name.endsWith('.ts') ? [join(dir, e.name)] : []));
+  return readdirSync(dir, { withFileTypes: true }).flatMap((e) =>
+    e.isDirectory() ? sourceFiles(join(dir, e.name)) : e.name.endsWith('.ts') ? [join(dir, e.name)] : [],
+  );
 }
 
 /** The floor of a file given relative to src/server, or undefined for a file or folder no floor was decided for. */
@@ -70,7 +72,10 @@ describe('the sub-layers of src/server', () => {
         const to = floorOf(target);
         if (to === from) continue;
         across++;
-        if (to === undefined || !MAY_IMPORT[from].includes(to)) bad.push(`src/server/${file} (${from}) imports src/server/${target} (${to ?? 'no floor'}); ${from} may import ${MAY_IMPORT[from].join(', ') || 'nothing of src/server but itself'}`);
+        if (to === undefined || !MAY_IMPORT[from].includes(to))
+          bad.push(
+            `src/server/${file} (${from}) imports src/server/${target} (${to ?? 'no floor'}); ${from} may import ${MAY_IMPORT[from].join(', ') || 'nothing of src/server but itself'}`,
+          );
       }
     }
     expect(bad).toEqual([]);

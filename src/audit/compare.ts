@@ -4,7 +4,10 @@ import { windowsPathKey } from '../core/windows-names.js';
 import type { Finding } from '../core/diagnostic.js';
 import type { AuditAspectChange, AuditChanges, AuditFile, AuditFileChange, AuditReport } from './model.js';
 
-type Evidence = Pick<AuditFile, 'name' | 'sha256' | 'assembly' | 'vendorAttribute' | 'authenticode'> & { readonly strongName: (Pick<NonNullable<AuditFile['strongName']>, 'state' | 'signedWithExpectedKey' | 'optionId'>) | null; readonly verdict?: string };
+type Evidence = Pick<AuditFile, 'name' | 'sha256' | 'assembly' | 'vendorAttribute' | 'authenticode'> & {
+  readonly strongName: Pick<NonNullable<AuditFile['strongName']>, 'state' | 'signedWithExpectedKey' | 'optionId'> | null;
+  readonly verdict?: string;
+};
 
 const identityOf = (x: Evidence) => (x.assembly ? `${x.assembly.name}, Version=${x.assembly.version}, Culture=${x.assembly.culture || 'neutral'}` : null);
 const signedForRelease = (x: Evidence) => x.strongName?.signedWithExpectedKey === true;
@@ -18,12 +21,24 @@ const publisherOf = (x: Evidence) => (x.authenticode === undefined ? undefined :
  * The previous report may be of format 1 (it has every field compared here but the verdict).
  */
 export function compareAudits(previous: { readonly files: readonly Evidence[] }, current: readonly Evidence[]): AuditChanges {
-  const key = nameKey(previous.files.map((f) => f.name), current.map((f) => f.name));
+  const key = nameKey(
+    previous.files.map((f) => f.name),
+    current.map((f) => f.name),
+  );
   const before = new Map(previous.files.map((f) => [key(f.name), f]));
   const now = new Map(current.map((f) => [key(f.name), f]));
   const added = current.filter((f) => !before.has(key(f.name))).map((f) => f.name);
   const removed = previous.files.filter((f) => !now.has(key(f.name))).map((f) => f.name);
-  const lists = { resigned: [] as string[], signatureLost: [] as string[], newlySigned: [] as string[], keyChanged: [] as string[], identityChanged: [] as string[], vendorAttributeChanged: [] as string[], optionChanged: [] as string[], publisherChanged: [] as string[] };
+  const lists = {
+    resigned: [] as string[],
+    signatureLost: [] as string[],
+    newlySigned: [] as string[],
+    keyChanged: [] as string[],
+    identityChanged: [] as string[],
+    vendorAttributeChanged: [] as string[],
+    optionChanged: [] as string[],
+    publisherChanged: [] as string[],
+  };
   const files: AuditFileChange[] = [];
   for (const f of current) {
     const old = before.get(key(f.name));
@@ -50,7 +65,8 @@ export function compareAudits(previous: { readonly files: readonly Evidence[] },
     if (has('vendor-attribute')) lists.vendorAttributeChanged.push(f.name);
     if (has('option') && old.strongName?.optionId != null && f.strongName?.optionId != null) lists.optionChanged.push(f.name);
     if (has('publisher') && publisherBefore !== null) lists.publisherChanged.push(f.name);
-    const resigned = signedForRelease(old) && signedForRelease(f) && aspects.every((a) => a.aspect === 'bytes' || (a.aspect === 'publisher' && a.before === null));
+    const resigned =
+      signedForRelease(old) && signedForRelease(f) && aspects.every((a) => a.aspect === 'bytes' || (a.aspect === 'publisher' && a.before === null));
     if (resigned) lists.resigned.push(f.name);
     const words: string[] = [];
     if (lost) words.push(`lost its signature: ${old.strongName?.state ?? 'unreadable'} → ${f.strongName?.state ?? 'unreadable'}`);
@@ -87,7 +103,10 @@ export function diffAuditReports(stored: AuditReport, fresh: AuditReport): strin
   if (a.vendor !== b.vendor) out.push(`vendor: report ${show(a.vendor)}, now ${show(b.vendor)}`);
   const tokens = (s: AuditReport['settings']) => s.keys.map((k) => k.token).join(', ');
   if (tokens(a) !== tokens(b)) out.push(`expected keys: report ${tokens(a)}, now ${tokens(b)}`);
-  const key = nameKey(stored.files.map((f) => f.name), fresh.files.map((f) => f.name));
+  const key = nameKey(
+    stored.files.map((f) => f.name),
+    fresh.files.map((f) => f.name),
+  );
   const storedFiles = new Map(stored.files.map((f) => [key(f.name), f]));
   const freshFiles = new Map(fresh.files.map((f) => [key(f.name), f]));
   for (const f of stored.files) if (!freshFiles.has(key(f.name))) out.push(`${f.name}: in the report, not in the folder`);
@@ -104,7 +123,8 @@ export function diffAuditReports(stored: AuditReport, fresh: AuditReport): strin
     if ('signature' in f) {
       // The entry of the signature record (a report of format 4; the same record is audited again).
       const entry = (x: AuditFile['signature']) => (x ? `entry ${x.seq} (${x.hash.slice(0, 16)}…)` : 'none');
-      if (entry(f.signature) !== entry(now.signature)) out.push(`${f.name}: signature record entry in the report ${entry(f.signature)}, now ${entry(now.signature)}`);
+      if (entry(f.signature) !== entry(now.signature))
+        out.push(`${f.name}: signature record entry in the report ${entry(f.signature)}, now ${entry(now.signature)}`);
     }
     const ids = (list: readonly Finding[]) => list.map((x) => `${x.ruleId} ${x.message}`).join(' | ') || 'none';
     if (ids(f.findings) !== ids(now.findings)) out.push(`${f.name}: findings in the report ${ids(f.findings)}; now ${ids(now.findings)}`);
@@ -121,4 +141,3 @@ export function nameKey(a: readonly string[], b: readonly string[]): (name: stri
   const unambiguous = (names: readonly string[]) => new Set(names.map(windowsPathKey)).size === new Set(names).size;
   return unambiguous(a) && unambiguous(b) ? windowsPathKey : (name) => name;
 }
-

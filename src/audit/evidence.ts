@@ -32,9 +32,13 @@ export function describeVerdict(state: string | null, key: 'expected' | 'other' 
     case 'public-signed':
       return key === 'expected' ? 'public-signed with the right key: no real signature, never signed by the service' : `public-signed with ${other}`;
     case 'signed':
-      return key === 'expected' ? `signed by the service with the organization's key${optionId !== null ? ` for option ${optionId}` : ''}` : `signed, but with ${other}`;
+      return key === 'expected'
+        ? `signed by the service with the organization's key${optionId !== null ? ` for option ${optionId}` : ''}`
+        : `signed, but with ${other}`;
     case 'invalid-signature':
-      return key === 'expected' ? 'signed with the right key, but changed after signing: the signature does not match the bytes' : `broken signature, and with ${other}`;
+      return key === 'expected'
+        ? 'signed with the right key, but changed after signing: the signature does not match the bytes'
+        : `broken signature, and with ${other}`;
     default:
       return state;
   }
@@ -43,7 +47,8 @@ export function describeVerdict(state: string | null, key: 'expected' | 'other' 
 /** What the verdict of a ReadyToRun image adds: why its strong name fails, and what vouches for it instead. */
 function readyToRunNote(authenticode: AuthenticodeVerdict | null): string {
   const by = authenticode?.publisher ? ` by ${authenticode.publisher}` : '';
-  const vouch = authenticode && authenticode.state !== 'absent' ? `its Authenticode signature${by} is ${authenticode.state}` : 'and it has no Authenticode signature';
+  const vouch =
+    authenticode && authenticode.state !== 'absent' ? `its Authenticode signature${by} is ${authenticode.state}` : 'and it has no Authenticode signature';
   return `; precompiled (ReadyToRun) after signing, so no strong-name signature covers it: ${vouch}`;
 }
 
@@ -82,18 +87,37 @@ export function auditEvidence(f: FileFacts, settings: CheckSettings): AuditEvide
   };
   const willLoad = unlessUnreadable('reading the load verdict', () => loadVerdict(f, settings), undefined);
   const authenticode = f.module ? authenticodeVerdict(f.authenticode()) : authenticodeOf(input.bytes);
-  const vendorAttribute = needsSigning(f.role) || f.role.kind === 'unreadable' ? unlessUnreadable('reading the vendor attribute', () => vendorAttributeState(f, settings), 'unreadable' as const) : 'not-required';
+  const vendorAttribute =
+    needsSigning(f.role) || f.role.kind === 'unreadable'
+      ? unlessUnreadable('reading the vendor attribute', () => vendorAttributeState(f, settings), 'unreadable' as const)
+      : 'not-required';
   return {
     sha256,
-    assembly: assembly ? { name: assembly.name, version: formatVersion(assembly.version), culture: assembly.culture, publicKeyToken: assembly.publicKey.length ? publicKeyToken(assembly.publicKey) : null } : null,
-    strongName: status
-      ? { state: status.state, keyBits: status.keyBits, hashAlgorithm: status.hashAlgorithm, signedWithExpectedKey, key: keyMatch, signatureValid: status.signatureValid, optionId: key?.optionId ?? null }
+    assembly: assembly
+      ? {
+          name: assembly.name,
+          version: formatVersion(assembly.version),
+          culture: assembly.culture,
+          publicKeyToken: assembly.publicKey.length ? publicKeyToken(assembly.publicKey) : null,
+        }
       : null,
-    verdict: describeVerdict(status?.state ?? null, keyMatch, status?.publicKeyToken ?? null, key?.optionId ?? null) + (status?.details.includes('ready-to-run') ? readyToRunNote(authenticode) : ''),
+    strongName: status
+      ? {
+          state: status.state,
+          keyBits: status.keyBits,
+          hashAlgorithm: status.hashAlgorithm,
+          signedWithExpectedKey,
+          key: keyMatch,
+          signatureValid: status.signatureValid,
+          optionId: key?.optionId ?? null,
+        }
+      : null,
+    verdict:
+      describeVerdict(status?.state ?? null, keyMatch, status?.publicKeyToken ?? null, key?.optionId ?? null) +
+      (status?.details.includes('ready-to-run') ? readyToRunNote(authenticode) : ''),
     vendorAttribute,
     load: willLoad ? { ...willLoad, loadsUnder: loadsUnder(willLoad) } : null,
     authenticode,
     errors,
   };
 }
-

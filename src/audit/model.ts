@@ -17,19 +17,71 @@ export const AUDIT_FORMAT_VERSION = 4;
 
 /** Findings only an audit makes (a release has signed files, not delay-signed ones). */
 export const AuditRules = {
-  SG701: { name: 'not-signed-for-release', summary: "A shipped assembly that needs signing is not validly signed with one of the organization's keys.", hint: 'Ship the files `signgate sign` returned and verified, not the delay-signed build output.' },
-  SG702: { name: 'manifest-missing-file', summary: 'A file the release manifest lists is not in the release.', hint: 'Add the file to the release, or remove it from the manifest.' },
-  SG703: { name: 'manifest-extra-file', summary: 'A file in the release is not in the release manifest.', hint: 'Remove the file from the release, or add it to the manifest.' },
-  SG704: { name: 'signature-lost', severity: 'error', summary: "A file that was signed with the organization's key in the previous release is not any more.", hint: 'Ship the file `signgate sign` returned for this release; the build output was probably copied over the signed file.' },
-  SG705: { name: 'vendor-attribute-lost', severity: 'error', summary: 'A file that carried the vendor attribute in the previous release does not any more.', hint: 'Put the vendor attribute back into the assembly (AssemblyInfo or the project file) and sign again.' },
-  SG706: { name: 'option-changed', severity: 'warning', summary: 'A file is signed for another option than in the previous release.', hint: 'Check that the option change is intended; customers licensed for the old option cannot load the new file.' },
-  SG707: { name: 'authenticode-invalid', severity: 'error', summary: 'A shipped file carries an Authenticode signature that does not verify (or cannot be read).', hint: 'Sign with signtool after the strong-name signing by the service, and ship that file; a file changed after Authenticode signing shows as tampered on Windows.' },
-  SG708: { name: 'publisher-changed', severity: 'warning', summary: "A file's Authenticode publisher (the signer certificate's subject) differs from the previous release, or its signature is gone.", hint: 'Check that the new publisher certificate is yours and intended; Windows and SmartScreen show the new name to users.' },
-  SG709: { name: 'not-in-signature-record', severity: 'error', summary: "A file signed with the organization's key has no entry in the signing service's record (`--record`).", hint: 'Find out where the file was signed: the service records every file it signs, so a file signed elsewhere means the key was used outside the service. If another service (or an older record) signed it, pass that record.' },
+  SG701: {
+    name: 'not-signed-for-release',
+    summary: "A shipped assembly that needs signing is not validly signed with one of the organization's keys.",
+    hint: 'Ship the files `signgate sign` returned and verified, not the delay-signed build output.',
+  },
+  SG702: {
+    name: 'manifest-missing-file',
+    summary: 'A file the release manifest lists is not in the release.',
+    hint: 'Add the file to the release, or remove it from the manifest.',
+  },
+  SG703: {
+    name: 'manifest-extra-file',
+    summary: 'A file in the release is not in the release manifest.',
+    hint: 'Remove the file from the release, or add it to the manifest.',
+  },
+  SG704: {
+    name: 'signature-lost',
+    severity: 'error',
+    summary: "A file that was signed with the organization's key in the previous release is not any more.",
+    hint: 'Ship the file `signgate sign` returned for this release; the build output was probably copied over the signed file.',
+  },
+  SG705: {
+    name: 'vendor-attribute-lost',
+    severity: 'error',
+    summary: 'A file that carried the vendor attribute in the previous release does not any more.',
+    hint: 'Put the vendor attribute back into the assembly (AssemblyInfo or the project file) and sign again.',
+  },
+  SG706: {
+    name: 'option-changed',
+    severity: 'warning',
+    summary: 'A file is signed for another option than in the previous release.',
+    hint: 'Check that the option change is intended; customers licensed for the old option cannot load the new file.',
+  },
+  SG707: {
+    name: 'authenticode-invalid',
+    severity: 'error',
+    summary: 'A shipped file carries an Authenticode signature that does not verify (or cannot be read).',
+    hint: 'Sign with signtool after the strong-name signing by the service, and ship that file; a file changed after Authenticode signing shows as tampered on Windows.',
+  },
+  SG708: {
+    name: 'publisher-changed',
+    severity: 'warning',
+    summary: "A file's Authenticode publisher (the signer certificate's subject) differs from the previous release, or its signature is gone.",
+    hint: 'Check that the new publisher certificate is yours and intended; Windows and SmartScreen show the new name to users.',
+  },
+  SG709: {
+    name: 'not-in-signature-record',
+    severity: 'error',
+    summary: "A file signed with the organization's key has no entry in the signing service's record (`--record`).",
+    hint: 'Find out where the file was signed: the service records every file it signs, so a file signed elsewhere means the key was used outside the service. If another service (or an older record) signed it, pass that record.',
+  },
 } as const satisfies Record<string, { name: string; severity?: 'error' | 'warning'; summary: string; hint: string }>;
 
 /** Check rules that describe delay-signed input or the upload; in a release they are replaced by SG701 or do not apply. */
-export const NOT_FOR_RELEASE = new Set(['authenticode-before-strong-name', 'already-signed', 'not-delay-signed', 'public-signed', 'invalid-signature', 'duplicate-name', 'upload-too-large', 'option-not-licensed', 'no-license']);
+export const NOT_FOR_RELEASE = new Set([
+  'authenticode-before-strong-name',
+  'already-signed',
+  'not-delay-signed',
+  'public-signed',
+  'invalid-signature',
+  'duplicate-name',
+  'upload-too-large',
+  'option-not-licensed',
+  'no-license',
+]);
 
 /** A signing job from the local ledger that returned a file with this SHA-256. */
 export interface AuditJob {
@@ -189,4 +241,3 @@ export interface AuditOptions {
    */
   readonly record?: { readonly source: AuditRecordSource; readonly bySignedSha256: ReadonlyMap<string, AuditSignature> };
 }
-

@@ -162,14 +162,18 @@ function generalizedTime(c: Uint8Array): Date | undefined {
     if (c[14] !== 0x2e || n < 17 || !digitsAt(c, 15, n - 1)) return undefined;
     millisecond = Math.floor(1000 * Number(`0${String.fromCharCode(...c.subarray(14, n - 1))}`));
   }
-  return new Date(Date.UTC(numberAt(c, 0, 4), numberAt(c, 4, 2) - 1, numberAt(c, 6, 2), numberAt(c, 8, 2), numberAt(c, 10, 2), numberAt(c, 12, 2), millisecond));
+  return new Date(
+    Date.UTC(numberAt(c, 0, 4), numberAt(c, 4, 2) - 1, numberAt(c, 6, 2), numberAt(c, 8, 2), numberAt(c, 10, 2), numberAt(c, 12, 2), millisecond),
+  );
 }
 
 /** The time of a UTCTime's content of the form YYMMDDhhmmssZ, as asn1js's UTCTime computes it; undefined otherwise. */
 function utcTime(c: Uint8Array): Date | undefined {
   if (c.length !== 13 || c[12] !== 0x5a || !digitsAt(c, 0, 12)) return undefined;
   const year = numberAt(c, 0, 2);
-  return new Date(Date.UTC(year >= 50 ? 1900 + year : 2000 + year, numberAt(c, 2, 2) - 1, numberAt(c, 4, 2), numberAt(c, 6, 2), numberAt(c, 8, 2), numberAt(c, 10, 2)));
+  return new Date(
+    Date.UTC(year >= 50 ? 1900 + year : 2000 + year, numberAt(c, 2, 2) - 1, numberAt(c, 4, 2), numberAt(c, 6, 2), numberAt(c, 8, 2), numberAt(c, 10, 2)),
+  );
 }
 
 /**

@@ -53,7 +53,13 @@ export interface AuthenticodeInfo {
    */
   readonly state: AuthenticodeState;
   readonly table: { readonly fileOffset: number; readonly size: number; readonly bytesAfterTable: number } | null;
-  readonly entries: ReadonlyArray<{ readonly index: number; readonly fileOffset: number; readonly length: number; readonly revision: number; readonly certificateType: number }>;
+  readonly entries: ReadonlyArray<{
+    readonly index: number;
+    readonly fileOffset: number;
+    readonly length: number;
+    readonly revision: number;
+    readonly certificateType: number;
+  }>;
   /** Every signature, outermost first, nested ones after the signature that carries them. */
   readonly signatures: readonly AuthenticodeSignatureInfo[];
   /** The primary signature's signer subject (the publisher), or null. */
@@ -84,7 +90,11 @@ export function parseTrustStore(pem: string, name = 'trust store'): X509Certific
     try {
       certs.push(new X509Certificate(block));
     } catch (error) {
-      throw new SignGateError('SG_ERR_AC_TRUST_STORE', `${name}: certificate ${i + 1} cannot be read (${error instanceof Error ? error.message : String(error)})`, { cause: error });
+      throw new SignGateError(
+        'SG_ERR_AC_TRUST_STORE',
+        `${name}: certificate ${i + 1} cannot be read (${error instanceof Error ? error.message : String(error)})`,
+        { cause: error },
+      );
     }
   }
   if (certs.length === 0) throw new SignGateError('SG_ERR_AC_TRUST_STORE', `${name} holds no -----BEGIN CERTIFICATE----- block`);
@@ -130,7 +140,13 @@ function chainTrust(sig: ParsedSignature, store: readonly X509Certificate[], at:
     const issuer = pool.find((c) => !chain.includes(c) && isIssuedBy(current, c));
     if (!issuer) {
       const selfSigned = current.checkIssued(current);
-      return { trusted: false, chain: chain.map(subjectLine), problem: selfSigned ? `the root ${subjectLine(current)} is not in the trust store` : `no certificate of issuer ${current.issuer.split('\n').join(', ')} is embedded or trusted` };
+      return {
+        trusted: false,
+        chain: chain.map(subjectLine),
+        problem: selfSigned
+          ? `the root ${subjectLine(current)} is not in the trust store`
+          : `no certificate of issuer ${current.issuer.split('\n').join(', ')} is embedded or trusted`,
+      };
     }
     chain.push(issuer);
   }
@@ -145,7 +161,14 @@ function errorOf(error: unknown): { code: string; message: string; fileOffset?: 
   return fileOffset !== undefined && fileOffset >= 0 ? { code: error.code, message: error.message, fileOffset } : { code: error.code, message: error.message };
 }
 
-function describeSignature(image: PeImage, entry: number, sig: ParsedSignature, hashes: Map<string, string>, options: AuthenticodeOptions, limits: AuthenticodeLimits): AuthenticodeSignatureInfo {
+function describeSignature(
+  image: PeImage,
+  entry: number,
+  sig: ParsedSignature,
+  hashes: Map<string, string>,
+  options: AuthenticodeOptions,
+  limits: AuthenticodeLimits,
+): AuthenticodeSignatureInfo {
   const digest = digestName(sig.digestAlgorithmOid);
   let computed: string | null = null;
   if (digest) {
@@ -206,7 +229,10 @@ export function readAuthenticode(image: PeImage, options: AuthenticodeOptions = 
     for (const entry of table.entries) {
       const origin = { structure: `certificate table entry ${entry.index}`, fileOffset: entry.fileOffset + 8 };
       if (entry.certificateType !== WIN_CERT_TYPE_PKCS_SIGNED_DATA) {
-        throw new FormatError('SG_ERR_AC_BAD_SIGNATURE', `${origin.structure} has wCertificateType ${entry.certificateType}, not PKCS_SIGNED_DATA (2)`, { structure: origin.structure, fileOffset: entry.fileOffset + 6 });
+        throw new FormatError('SG_ERR_AC_BAD_SIGNATURE', `${origin.structure} has wCertificateType ${entry.certificateType}, not PKCS_SIGNED_DATA (2)`, {
+          structure: origin.structure,
+          fileOffset: entry.fileOffset + 6,
+        });
       }
       // A plain Uint8Array view: views of a Buffer are made through its species constructor, several times slower.
       const data = new Uint8Array(entry.data.buffer, entry.data.byteOffset, entry.data.length);
@@ -227,7 +253,12 @@ export function readAuthenticode(image: PeImage, options: AuthenticodeOptions = 
         }
         if (isSignGateError(error)) throw error;
         // pkijs, asn1js or node:crypto refused a value the structure checks let through (a date out of range, ...).
-        throw new FormatError('SG_ERR_AC_BAD_SIGNATURE', `${origin.structure}: a value cannot be read (${error instanceof Error ? error.message : String(error)})`, origin, { cause: error });
+        throw new FormatError(
+          'SG_ERR_AC_BAD_SIGNATURE',
+          `${origin.structure}: a value cannot be read (${error instanceof Error ? error.message : String(error)})`,
+          origin,
+          { cause: error },
+        );
       }
       for (const sig of parsed) signatures.push(describeSignature(image, entry.index, sig, hashes, options, limits));
     }

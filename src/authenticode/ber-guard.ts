@@ -24,7 +24,12 @@ function bad(origin: BlobOrigin, at: number, what: string): FormatError {
  * @returns the length of that first element
  * @throws FormatError SG_ERR_AC_BUDGET over a limit, SG_ERR_AC_BAD_SIGNATURE for a malformed encoding
  */
-export function scanBer(bytes: Uint8Array, origin: BlobOrigin, limits: Pick<AuthenticodeLimits, 'maxAsn1Depth' | 'maxAsn1Elements'>, counted?: { elements: number }): number {
+export function scanBer(
+  bytes: Uint8Array,
+  origin: BlobOrigin,
+  limits: Pick<AuthenticodeLimits, 'maxAsn1Depth' | 'maxAsn1Elements'>,
+  counted?: { elements: number },
+): number {
   // Each frame is the end of an enclosing constructed element (-1: indefinite, ends at end-of-contents).
   // The first frame stands for the blob: it ends after its first element (what follows is padding).
   const ends: number[] = [bytes.length];
@@ -44,7 +49,10 @@ export function scanBer(bytes: Uint8Array, origin: BlobOrigin, limits: Pick<Auth
       continue;
     }
     if (++elements > limits.maxAsn1Elements) {
-      throw new FormatError('SG_ERR_AC_BUDGET', `${origin.structure} holds more than ${limits.maxAsn1Elements} ASN.1 elements`, { structure: origin.structure, fileOffset: origin.fileOffset });
+      throw new FormatError('SG_ERR_AC_BUDGET', `${origin.structure} holds more than ${limits.maxAsn1Elements} ASN.1 elements`, {
+        structure: origin.structure,
+        fileOffset: origin.fileOffset,
+      });
     }
     const first = bytes[at++]!;
     const constructed = (first & 0x20) !== 0;
@@ -73,10 +81,14 @@ export function scanBer(bytes: Uint8Array, origin: BlobOrigin, limits: Pick<Auth
       continue;
     }
     if (ends.length > limits.maxAsn1Depth) {
-      throw new FormatError('SG_ERR_AC_BUDGET', `${origin.structure} nests ASN.1 elements more than ${limits.maxAsn1Depth} deep (at ${hex(origin.fileOffset + at)})`, {
-        structure: origin.structure,
-        fileOffset: origin.fileOffset >= 0 ? origin.fileOffset + at : -1,
-      });
+      throw new FormatError(
+        'SG_ERR_AC_BUDGET',
+        `${origin.structure} nests ASN.1 elements more than ${limits.maxAsn1Depth} deep (at ${hex(origin.fileOffset + at)})`,
+        {
+          structure: origin.structure,
+          fileOffset: origin.fileOffset >= 0 ? origin.fileOffset + at : -1,
+        },
+      );
     }
     ends.push(length < 0 ? -1 : at + length);
   }

@@ -44,10 +44,16 @@ export function parseCertificateTable(image: PeImage, limits: AuthenticodeLimits
   const size = dir.size;
   if (size === 0) throw badTable(`data directory 4 points at ${hex(start)} with size 0`, dir.entryFileOffset);
   if (size > limits.maxTableBytes) {
-    throw new FormatError('SG_ERR_AC_BUDGET', `the certificate table is ${size} bytes; signgate reads at most ${limits.maxTableBytes}`, { structure: 'certificate table', fileOffset: dir.entryFileOffset });
+    throw new FormatError('SG_ERR_AC_BUDGET', `the certificate table is ${size} bytes; signgate reads at most ${limits.maxTableBytes}`, {
+      structure: 'certificate table',
+      fileOffset: dir.entryFileOffset,
+    });
   }
   if (start < image.sizeOfHeaders || start + size > len) {
-    throw badTable(`data directory 4 places the certificate table at ${hex(start)}+${hex(size)}, outside the ${len}-byte file after its headers`, dir.entryFileOffset);
+    throw badTable(
+      `data directory 4 places the certificate table at ${hex(start)}+${hex(size)}, outside the ${len}-byte file after its headers`,
+      dir.entryFileOffset,
+    );
   }
   const entries: CertificateTableEntry[] = [];
   let at = start;
@@ -59,12 +65,18 @@ export function parseCertificateTable(image: PeImage, limits: AuthenticodeLimits
       throw badTable(`${end - at} stray bytes at ${hex(at)} at the end of the certificate table`, at);
     }
     if (entries.length >= limits.maxEntries) {
-      throw new FormatError('SG_ERR_AC_BUDGET', `the certificate table holds more than ${limits.maxEntries} entries`, { structure: 'certificate table', fileOffset: at });
+      throw new FormatError('SG_ERR_AC_BUDGET', `the certificate table holds more than ${limits.maxEntries} entries`, {
+        structure: 'certificate table',
+        fileOffset: at,
+      });
     }
     const view = new DataView(image.bytes.buffer, image.bytes.byteOffset + at, 8);
     const length = view.getUint32(0, true);
     if (length < 8 || at + length > end) {
-      throw badTable(`WIN_CERTIFICATE ${entries.length} at ${hex(at)} has dwLength ${length}, ${length < 8 ? 'smaller than its own 8-byte header' : `past the table's end at ${hex(end)}`}`, at);
+      throw badTable(
+        `WIN_CERTIFICATE ${entries.length} at ${hex(at)} has dwLength ${length}, ${length < 8 ? 'smaller than its own 8-byte header' : `past the table's end at ${hex(end)}`}`,
+        at,
+      );
     }
     entries.push({
       index: entries.length,

@@ -12,7 +12,17 @@ export interface Der {
 }
 
 /** First identifier octets of the types Authenticode's structure is made of. */
-export const DerTag = { boolean: 0x01, integer: 0x02, octetString: 0x04, oid: 0x06, generalizedTime: 0x18, sequence: 0x30, set: 0x31, context0: 0xa0, context1: 0xa1 } as const;
+export const DerTag = {
+  boolean: 0x01,
+  integer: 0x02,
+  octetString: 0x04,
+  oid: 0x06,
+  generalizedTime: 0x18,
+  sequence: 0x30,
+  set: 0x31,
+  context0: 0xa0,
+  context1: 0xa1,
+} as const;
 
 /**
  * The element that starts at `at`.

@@ -109,7 +109,12 @@ interface Context {
 }
 
 function malformed(ctx: Context, what: string, cause?: unknown): FormatError {
-  return new FormatError('SG_ERR_AC_BAD_SIGNATURE', `${ctx.origin.structure}: ${what}`, { structure: ctx.origin.structure, fileOffset: ctx.origin.fileOffset }, cause === undefined ? undefined : { cause });
+  return new FormatError(
+    'SG_ERR_AC_BAD_SIGNATURE',
+    `${ctx.origin.structure}: ${what}`,
+    { structure: ctx.origin.structure, fileOffset: ctx.origin.fileOffset },
+    cause === undefined ? undefined : { cause },
+  );
 }
 
 function bytesOf(view: ArrayBuffer | Uint8Array): Uint8Array {
@@ -276,7 +281,8 @@ function readCertificate(ctx: Context, element: Der): EmbeddedCertificate {
   const at = t[0] instanceof lib.asn1js().Constructed && t[0].idBlock.tagClass === 3 && t[0].idBlock.tagNumber === 0 ? 1 : 0;
   const serial = t[at];
   const issuer = t[at + 2];
-  if (!(serial instanceof lib.asn1js().Integer) || !(issuer instanceof lib.asn1js().Sequence)) throw malformed(ctx, 'an embedded certificate has no serial number and issuer');
+  if (!(serial instanceof lib.asn1js().Integer) || !(issuer instanceof lib.asn1js().Sequence))
+    throw malformed(ctx, 'an embedded certificate has no serial number and issuer');
   return { x509: x509Of(ctx, element), issuer: der(issuer), serial: der(serial) };
 }
 
@@ -325,7 +331,8 @@ function attributesOf(list: readonly asn1js.AsnType[]): Attribute[] | null {
   const out: Attribute[] = [];
   for (const a of list) {
     const [type, values, ...more] = is(a, lib.asn1js().Sequence, true) ? a.valueBlock.value : [];
-    if (!is(type, lib.asn1js().ObjectIdentifier, false) || !is(values, lib.asn1js().Set, true) || values.valueBlock.value.length === 0 || more.length > 0) return null;
+    if (!is(type, lib.asn1js().ObjectIdentifier, false) || !is(values, lib.asn1js().Set, true) || values.valueBlock.value.length === 0 || more.length > 0)
+      return null;
     out.push({ type: type.valueBlock.toString(), values: values.valueBlock.value.map((v) => derAt(der(v))) });
   }
   return out.length > 0 ? out : null;
@@ -334,7 +341,17 @@ function attributesOf(list: readonly asn1js.AsnType[]): Attribute[] | null {
 /** Name: SEQUENCE OF SET OF { type OID, value }. */
 function isName(e: asn1js.AsnType | undefined): boolean {
   const A = lib.asn1js();
-  return is(e, A.Sequence, true) && e.valueBlock.value.every((rdn) => is(rdn, A.Set, true) && rdn.valueBlock.value.length > 0 && rdn.valueBlock.value.every((atv) => is(atv, A.Sequence, true) && atv.valueBlock.value.length === 2 && is(atv.valueBlock.value[0], A.ObjectIdentifier, false)));
+  return (
+    is(e, A.Sequence, true) &&
+    e.valueBlock.value.every(
+      (rdn) =>
+        is(rdn, A.Set, true) &&
+        rdn.valueBlock.value.length > 0 &&
+        rdn.valueBlock.value.every(
+          (atv) => is(atv, A.Sequence, true) && atv.valueBlock.value.length === 2 && is(atv.valueBlock.value[0], A.ObjectIdentifier, false),
+        ),
+    )
+  );
 }
 
 /**
@@ -350,14 +367,26 @@ function signerFieldsOf(e: asn1js.AsnType): SignerFields | null {
   const [version, sid, digest] = f;
   const [sigAlg, signature] = f.slice(signed ? 4 : 3);
   const issuerAndSerial = is(sid, A.Sequence, true) ? sid.valueBlock.value : [];
-  if (!is(version, A.Integer, false) || issuerAndSerial.length !== 2 || !isName(issuerAndSerial[0]) || !is(issuerAndSerial[1], A.Integer, false) || !is(signature, A.OctetString, false)) return null;
+  if (
+    !is(version, A.Integer, false) ||
+    issuerAndSerial.length !== 2 ||
+    !isName(issuerAndSerial[0]) ||
+    !is(issuerAndSerial[1], A.Integer, false) ||
+    !is(signature, A.OctetString, false)
+  )
+    return null;
   const digestAlgorithm = algorithmOf(digest);
   const signatureAlgorithm = algorithmOf(sigAlg);
   const attributes = signed ? attributesOf(signed.valueBlock.value) : undefined;
   if (!digestAlgorithm || !signatureAlgorithm || attributes === null) return null;
   const encoded = signed ? Uint8Array.from(der(signed)) : undefined;
   if (encoded) encoded[0] = 0x31;
-  return { digestAlgorithm, signatureAlgorithm, signedAttrs: attributes && encoded && { attributes, encoded }, signature: bytesOf(signature.valueBlock.valueHexView) };
+  return {
+    digestAlgorithm,
+    signatureAlgorithm,
+    signedAttrs: attributes && encoded && { attributes, encoded },
+    signature: bytesOf(signature.valueBlock.valueHexView),
+  };
 }
 
 /** algorithmOf over the DER: the OID, or null for another shape. */
@@ -384,10 +413,13 @@ const isNameDer = (e: Der | undefined): boolean =>
   e?.tag === DerTag.sequence &&
   derChildren(e).every((rdn) => {
     const atvs = childrenOf(rdn, DerTag.set);
-    return atvs.length > 0 && atvs.every((atv) => {
-      const pair = childrenOf(atv, DerTag.sequence);
-      return pair.length === 2 && pair[0]!.tag === DerTag.oid;
-    });
+    return (
+      atvs.length > 0 &&
+      atvs.every((atv) => {
+        const pair = childrenOf(atv, DerTag.sequence);
+        return pair.length === 2 && pair[0]!.tag === DerTag.oid;
+      })
+    );
   });
 
 /**
@@ -401,7 +433,14 @@ function signerFieldsOfDer(f: readonly Der[]): SignerFields | null {
   const [version, sid, digest] = f;
   const [sigAlg, signature] = f.slice(signed ? 4 : 3);
   const issuerAndSerial = childrenOf(sid, DerTag.sequence);
-  if (version!.tag !== DerTag.integer || issuerAndSerial.length !== 2 || !isNameDer(issuerAndSerial[0]) || issuerAndSerial[1]!.tag !== DerTag.integer || signature!.tag !== DerTag.octetString) return null;
+  if (
+    version!.tag !== DerTag.integer ||
+    issuerAndSerial.length !== 2 ||
+    !isNameDer(issuerAndSerial[0]) ||
+    issuerAndSerial[1]!.tag !== DerTag.integer ||
+    signature!.tag !== DerTag.octetString
+  )
+    return null;
   const digestAlgorithm = algorithmOfDer(digest);
   const signatureAlgorithm = algorithmOfDer(sigAlg);
   const attributes = signed ? attributesOfDer(signed) : undefined;
@@ -447,7 +486,8 @@ function readSignerInfo(ctx: Context, element: Der, what: string): { info: Signe
   const signedFields = unsigned ? fields.slice(0, -1) : fields;
   const known = (unsigned ? asn1jsAcceptsEach(signedFields) : asn1jsAccepts(element)) ? signerFieldsOfDer(signedFields) : null;
   if (known) return { info: known, unsigned: unsigned ?? [] };
-  const signed = unsigned && last ? derAt(derEncode(DerTag.sequence, element.content.subarray(0, last.whole.byteOffset - element.content.byteOffset))) : element;
+  const signed =
+    unsigned && last ? derAt(derEncode(DerTag.sequence, element.content.subarray(0, last.whole.byteOffset - element.content.byteOffset))) : element;
   const tree = asn(ctx, signed);
   const usual = signerFieldsOf(tree);
   if (usual) return { info: usual, unsigned: unsigned ?? [] };
@@ -457,7 +497,10 @@ function readSignerInfo(ctx: Context, element: Der, what: string): { info: Signe
     info: {
       digestAlgorithm: info.digestAlgorithm.algorithmId,
       signatureAlgorithm: info.signatureAlgorithm.algorithmId,
-      signedAttrs: info.signedAttrs && { attributes: info.signedAttrs.attributes.map((a) => ({ type: a.type, values: values(a) })), encoded: bytesOf(info.signedAttrs.encodedValue) },
+      signedAttrs: info.signedAttrs && {
+        attributes: info.signedAttrs.attributes.map((a) => ({ type: a.type, values: values(a) })),
+        encoded: bytesOf(info.signedAttrs.encodedValue),
+      },
       signature: bytesOf(info.signature.valueBlock.valueHexView),
     },
     unsigned: unsigned ?? (info.unsignedAttrs?.attributes ?? []).map((a) => ({ type: a.type, values: values(a) })),
@@ -551,11 +594,13 @@ function timestampFieldsOf(e: asn1js.AsnType): TimestampFields | null {
   const [version, policy, messageImprint, serial, genTime] = f;
   const [algorithm, imprint, ...more] = is(messageImprint, A.Sequence, true) ? messageImprint.valueBlock.value : [];
   const imprintAlgorithm = algorithmOf(algorithm);
-  if (!is(version, A.Integer, false) || !is(policy, A.ObjectIdentifier, false) || !imprintAlgorithm || !is(imprint, A.OctetString, false) || more.length > 0) return null;
+  if (!is(version, A.Integer, false) || !is(policy, A.ObjectIdentifier, false) || !imprintAlgorithm || !is(imprint, A.OctetString, false) || more.length > 0)
+    return null;
   if (!is(serial, A.Integer, false) || !is(genTime, A.GeneralizedTime, false)) return null;
   let at = 5;
   const optional = (test: (x: asn1js.AsnType | undefined) => boolean) => test(f[at]) && ++at;
-  const context = (x: asn1js.AsnType | undefined, tag: number, constructed: boolean) => x?.idBlock.tagClass === 3 && x.idBlock.tagNumber === tag && x.idBlock.isConstructed === constructed;
+  const context = (x: asn1js.AsnType | undefined, tag: number, constructed: boolean) =>
+    x?.idBlock.tagClass === 3 && x.idBlock.tagNumber === tag && x.idBlock.isConstructed === constructed;
   optional((x) => {
     // Accuracy { seconds INTEGER OPTIONAL, millis [0] OPTIONAL, micros [1] OPTIONAL }
     const a = is(x, A.Sequence, true) ? x.valueBlock.value : null;
@@ -571,7 +616,12 @@ function timestampFieldsOf(e: asn1js.AsnType): TimestampFields | null {
     // tsa [0] GeneralName: directoryName [4] Name
     const names = context(x, 0, true) ? (x as asn1js.Constructed).valueBlock.value : [];
     const name = names[0];
-    return names.length === 1 && context(name, 4, true) && (name as asn1js.Constructed).valueBlock.value.length === 1 && isName((name as asn1js.Constructed).valueBlock.value[0]);
+    return (
+      names.length === 1 &&
+      context(name, 4, true) &&
+      (name as asn1js.Constructed).valueBlock.value.length === 1 &&
+      isName((name as asn1js.Constructed).valueBlock.value[0])
+    );
   });
   if (at !== f.length) return null;
   return { imprintAlgorithm, imprint: Buffer.from(imprint.valueBlock.valueHexView), genTime: genTime.toDate() };
@@ -640,7 +690,8 @@ function readRfc3161(ctx: Context, value: Der, signatureValue: Uint8Array): Auth
   else if (!createHash(imprintDigest).update(signatureValue).digest().equals(tst.imprint)) {
     problem = "the timestamp's message imprint does not match this signature";
   }
-  if (problem) accept(ctx, [signerElement]); // not read below
+  if (problem)
+    accept(ctx, [signerElement]); // not read below
   else if (!signerElement) problem = 'the timestamp token has no signer';
   else {
     const check = checkSignerInfo(readSignerInfoOnly(ctx, signerElement, 'the timestamp signer'), tstBytes, cert?.x509 ?? null);
@@ -726,7 +777,10 @@ function imageDigestOf(ctx: Context, content: Der): { digestOid: string; imageHa
  */
 export function parseSignedData(element: Der, ctx: Context, nesting = 0): ParsedSignature[] {
   if (++ctx.count.value > ctx.limits.maxSignatures) {
-    throw new FormatError('SG_ERR_AC_BUDGET', `${ctx.origin.structure} holds more than ${ctx.limits.maxSignatures} signatures (nested ones counted)`, { structure: ctx.origin.structure, fileOffset: ctx.origin.fileOffset });
+    throw new FormatError('SG_ERR_AC_BUDGET', `${ctx.origin.structure} holds more than ${ctx.limits.maxSignatures} signatures (nested ones counted)`, {
+      structure: ctx.origin.structure,
+      fileOffset: ctx.origin.fileOffset,
+    });
   }
   const parts = readSignedData(ctx, element, 'the signature');
   if (parts.eContentType !== Oid.spcIndirectData || !parts.eContent) {
@@ -734,7 +788,8 @@ export function parseSignedData(element: Der, ctx: Context, nesting = 0): Parsed
   }
   const { digestOid, imageHash } = imageDigestOf(ctx, parts.eContent);
   const signerElement = parts.signerInfos[0];
-  if (!signerElement || parts.signerInfos.length !== 1) throw malformed(ctx, `Authenticode needs exactly one SignerInfo; this one has ${parts.signerInfos.length}`);
+  if (!signerElement || parts.signerInfos.length !== 1)
+    throw malformed(ctx, `Authenticode needs exactly one SignerInfo; this one has ${parts.signerInfos.length}`);
   const { info: signerInfo, unsigned } = readSignerInfo(ctx, signerElement, 'the signer');
   const certs = readCertificates(ctx, parts);
   const cert = findSigner(certs, signerElement);

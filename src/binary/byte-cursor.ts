@@ -18,10 +18,7 @@ export class ByteCursor {
   /** Added to positions in error messages, for cursors over a buffer that is not the whole file. */
   readonly fileOffsetBase: number;
 
-  constructor(
-    bytes: Uint8Array,
-    options: { structure: string; errorCode: ErrorCode; start?: number; end?: number; fileOffsetBase?: number },
-  ) {
+  constructor(bytes: Uint8Array, options: { structure: string; errorCode: ErrorCode; start?: number; end?: number; fileOffsetBase?: number }) {
     this.bytes = bytes;
     this.start = options.start ?? 0;
     this.end = options.end ?? bytes.length;
@@ -49,11 +46,12 @@ export class ByteCursor {
 
   private fail(at: number, n: number): never {
     const available = Math.max(0, this.end - at);
-    throw new FormatError(
-      this.errorCode,
-      `${this.structure}: needed ${n} bytes at ${hex(at + this.fileOffsetBase)}, but only ${available} remain`,
-      { structure: this.structure, fileOffset: at + this.fileOffsetBase, needed: n, available },
-    );
+    throw new FormatError(this.errorCode, `${this.structure}: needed ${n} bytes at ${hex(at + this.fileOffsetBase)}, but only ${available} remain`, {
+      structure: this.structure,
+      fileOffset: at + this.fileOffsetBase,
+      needed: n,
+      available,
+    });
   }
 
   u8(): number {

@@ -58,7 +58,9 @@ export function collapseFileLists(argv: readonly string[]): FileLists {
     restore: (args, key) => {
       const values = args[key];
       if (!Array.isArray(values)) return;
-      args[key] = values.flatMap((v: unknown) => (typeof v === 'string' && v.startsWith(PLACEHOLDER) ? runs[Number(v.slice(PLACEHOLDER.length))] ?? [v] : [v]));
+      args[key] = values.flatMap((v: unknown) =>
+        typeof v === 'string' && v.startsWith(PLACEHOLDER) ? (runs[Number(v.slice(PLACEHOLDER.length))] ?? [v]) : [v],
+      );
     },
   };
 }

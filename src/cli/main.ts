@@ -170,7 +170,9 @@ export async function main(argv: readonly string[], io: Io = processIo()): Promi
   const first = normalized.find((a) => !a.startsWith('-'));
   if (first && !(first in COMMANDS) && normalized.indexOf(first) === 0) {
     const near = closest(first, Object.keys(COMMANDS));
-    io.err(`error SG_ERR_USAGE: ${JSON.stringify(first)} is not a command${near ? `; did you mean ${near}?` : ''}\n  hint: run 'signgate --help' for the commands`);
+    io.err(
+      `error SG_ERR_USAGE: ${JSON.stringify(first)} is not a command${near ? `; did you mean ${near}?` : ''}\n  hint: run 'signgate --help' for the commands`,
+    );
     return ExitCode.Usage;
   }
   const factories = await Promise.all(commandsFor(normalized).map((name) => COMMANDS[name]!()));
@@ -206,7 +208,9 @@ export async function main(argv: readonly string[], io: Io = processIo()): Promi
   for (const factory of new Set(factories)) parser = parser.command(factory(io, setExit));
   // yargs renders the whole help text each time a command starts, in case it fails later and wants to show
   // it; our failures print an error and a hint instead, so skip that work (a third of `check`'s start-up).
-  const usage = (parser as unknown as { getInternalMethods?: () => { getUsageInstance?: () => { cacheHelpMessage?: () => void } } }).getInternalMethods?.().getUsageInstance?.();
+  const usage = (parser as unknown as { getInternalMethods?: () => { getUsageInstance?: () => { cacheHelpMessage?: () => void } } })
+    .getInternalMethods?.()
+    .getUsageInstance?.();
   if (usage?.cacheHelpMessage) usage.cacheHelpMessage = () => {};
   try {
     await parser.parseAsync();

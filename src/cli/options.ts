@@ -13,8 +13,10 @@ export function numberOption(name: string, rules: { integer?: boolean; min?: num
     const shown = JSON.stringify(value);
     if (!Number.isFinite(n)) throw new UsageError(`--${name} ${shown} is not a number`, `Give --${name} a number.`);
     if (rules.integer && !Number.isInteger(n)) throw new UsageError(`--${name} ${shown} is not a whole number`, `Give --${name} a whole number.`);
-    if (rules.min !== undefined && n < rules.min) throw new UsageError(`--${name} ${shown} is below ${rules.min}`, `Give --${name} a value of at least ${rules.min}.`);
-    if (rules.max !== undefined && n > rules.max) throw new UsageError(`--${name} ${shown} is above ${rules.max}`, `Give --${name} a value of at most ${rules.max}.`);
+    if (rules.min !== undefined && n < rules.min)
+      throw new UsageError(`--${name} ${shown} is below ${rules.min}`, `Give --${name} a value of at least ${rules.min}.`);
+    if (rules.max !== undefined && n > rules.max)
+      throw new UsageError(`--${name} ${shown} is above ${rules.max}`, `Give --${name} a value of at most ${rules.max}.`);
     return n;
   };
 }
@@ -23,7 +25,11 @@ export function numberOption(name: string, rules: { integer?: boolean; min?: num
 // vendor of serve init): declared here once, so that each reads the same in every command's help.
 
 /** --key: the option public key files the assemblies are (to be) signed with. */
-export const optionKeyOption = { type: 'string', array: true, describe: 'The option public key file <optionId>_public.snk (repeat for several options)' } as const;
+export const optionKeyOption = {
+  type: 'string',
+  array: true,
+  describe: 'The option public key file <optionId>_public.snk (repeat for several options)',
+} as const;
 
 /** --vendor: the vendor whose attribute the assemblies carry. */
 export const vendorOption = { type: 'string', describe: 'Vendor name (the attribute is <Vendor>SignedAssemblyAttribute)' } as const;

@@ -43,14 +43,14 @@ export const ErrorCodes = {
   SG_ERR_PKCS11_URI: 'The pkcs11: key URI is not valid (RFC 7512), or it carries a PIN.',
   SG_ERR_PKCS11_MODULE: 'The PKCS#11 module (or the pkcs11js binding that loads it) could not be loaded or initialized.',
   SG_ERR_PKCS11_TOKEN: 'No token that the pkcs11: URI names is present in the module.',
-  SG_ERR_PKCS11_PIN: 'The PIN for the token is missing, cannot be read, or was refused, or the token\'s PIN is on its final try or locked.',
-  SG_ERR_PKCS11_KEY: 'The token holds no RSA private key that the pkcs11: URI names, or more than one, or its key is not the configured public key\'s.',
+  SG_ERR_PKCS11_PIN: "The PIN for the token is missing, cannot be read, or was refused, or the token's PIN is on its final try or locked.",
+  SG_ERR_PKCS11_KEY: "The token holds no RSA private key that the pkcs11: URI names, or more than one, or its key is not the configured public key's.",
   SG_ERR_PKCS11_SIGN: 'The PKCS#11 module refused or failed the signing operation.',
   // Strong names (section 7)
   SG_ERR_SN_NOT_STRONG_NAMED: 'The assembly carries no public key or no signature slot.',
   SG_ERR_SN_BAD_SLOT: 'The strong-name signature slot is misplaced or has the wrong size.',
   SG_ERR_SN_NONSTANDARD_HEADER: 'The PE headers are not of the standard size, so the signed byte ranges are ambiguous.',
-  SG_ERR_SN_HEADERS_IN_SECTION: 'A section\'s raw data covers the PE headers, so the checksum would be written inside the signed bytes.',
+  SG_ERR_SN_HEADERS_IN_SECTION: "A section's raw data covers the PE headers, so the checksum would be written inside the signed bytes.",
   SG_ERR_SN_CRYPTO: 'The crypto library refused the operation.',
   // Strong-naming built assemblies (signgate fix)
   SG_ERR_FIX_NOT_MANAGED: 'The file is a native PE image, not a .NET assembly; it has no strong name to give.',
@@ -59,7 +59,8 @@ export const ErrorCodes = {
   SG_ERR_FIX_OTHER_PUBLISHER: 'The assembly is signed by another publisher; changing it would change its identity for every other consumer.',
   SG_ERR_FIX_REFERENCE_MISSING:
     'An assembly references a library without a strong name that is not among the inputs; fix can strong-name only the files it is given.',
-  SG_ERR_FIX_DEPENDENCY_REFUSED: 'The assembly is tied to one that could not be fixed (a reference, a friend or a satellite\'s main assembly); fixing one without the other would break the reference.',
+  SG_ERR_FIX_DEPENDENCY_REFUSED:
+    "The assembly is tied to one that could not be fixed (a reference, a friend or a satellite's main assembly); fixing one without the other would break the reference.",
   // Authenticode (PE certificate table, PKCS#7 SignedData)
   SG_ERR_AC_BAD_TABLE: 'The certificate table (data directory 4) lies outside the file or holds a malformed WIN_CERTIFICATE entry.',
   SG_ERR_AC_BAD_SIGNATURE: 'An Authenticode entry is not a well-formed PKCS#7 SignedData with SpcIndirectDataContent.',
@@ -71,7 +72,8 @@ export const ErrorCodes = {
   SG_ERR_HTTP_TIMEOUT: 'The signing service did not answer in time.',
   SG_ERR_HTTP_BAD_RESPONSE: 'The signing service answered with a body that does not follow the API.',
   SG_ERR_HTTP_INSECURE: 'The base URL is plain HTTP to a host that is not this machine.',
-  SG_ERR_RECORD_PROOF: "The service's signature record does not prove what it must: a checkpoint not signed by its record key, an entry not in it, or a tree that is smaller than, or does not continue, the one seen before.",
+  SG_ERR_RECORD_PROOF:
+    "The service's signature record does not prove what it must: a checkpoint not signed by its record key, an entry not in it, or a tree that is smaller than, or does not continue, the one seen before.",
   // Command line and configuration
   SG_ERR_USAGE: 'The command line is not valid.',
   SG_ERR_CONFIG: 'The configuration file is not valid.',

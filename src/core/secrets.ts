@@ -24,7 +24,14 @@ export function looksLikeToken(text: string): boolean {
  */
 export function secretForms(secret: string): string[] {
   const bytes = Buffer.from(secret, 'utf8');
-  const forms = [secret, bytes.toString('hex'), bytes.toString('hex').toUpperCase(), bytes.toString('base64'), bytes.toString('base64').replace(/=+$/, ''), bytes.toString('base64url')];
+  const forms = [
+    secret,
+    bytes.toString('hex'),
+    bytes.toString('hex').toUpperCase(),
+    bytes.toString('base64'),
+    bytes.toString('base64').replace(/=+$/, ''),
+    bytes.toString('base64url'),
+  ];
   for (const shift of [0, 1, 2]) {
     const shifted = Buffer.concat([Buffer.alloc(shift), bytes]);
     for (const encoding of ['base64', 'base64url'] as const) forms.push(shifted.toString(encoding).slice(shift === 0 ? 0 : 4, -4));
@@ -40,7 +47,8 @@ export const SECRET_PIECE = 12;
 function maskPieces(text: string, secret: string): string {
   if (text.length < SECRET_PIECE || secret.length < SECRET_PIECE) return text;
   const offsets = new Map<string, number>();
-  for (let o = 0; o + SECRET_PIECE <= secret.length; o++) if (!offsets.has(secret.slice(o, o + SECRET_PIECE))) offsets.set(secret.slice(o, o + SECRET_PIECE), o);
+  for (let o = 0; o + SECRET_PIECE <= secret.length; o++)
+    if (!offsets.has(secret.slice(o, o + SECRET_PIECE))) offsets.set(secret.slice(o, o + SECRET_PIECE), o);
   let out = '';
   let copied = 0;
   for (let i = 0; i + SECRET_PIECE <= text.length; ) {

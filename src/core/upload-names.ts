@@ -27,7 +27,11 @@ export class UploadNames {
     const { name } = shape;
     const key = windowsPathKey(name);
     const previous = this.files.get(key);
-    if (previous !== undefined) return { ok: false, reason: `another file has the same name at this folder level: ${previous} (names are compared as Windows compares them, ignoring case)` };
+    if (previous !== undefined)
+      return {
+        ok: false,
+        reason: `another file has the same name at this folder level: ${previous} (names are compared as Windows compares them, ignoring case)`,
+      };
     const folder = this.folders.get(key);
     if (folder !== undefined) return { ok: false, reason: `${folder} is also a folder of other files in this upload; a file and a folder cannot share a name` };
     const segments = name.split('/');
@@ -55,10 +59,12 @@ function checkNameShape(raw: string | undefined): NameCheck {
   const segments = name.split('/');
   if (segments.some((s) => s === '')) return { ok: false, reason: 'empty path segments are not allowed' };
   if (segments.some((s) => s === '..' || s === '.')) return { ok: false, reason: "'.' and '..' segments are not allowed" };
-  if (segments.some((s) => Buffer.byteLength(s, 'utf8') > MAX_SEGMENT_BYTES)) return { ok: false, reason: `a folder or file name is longer than ${MAX_SEGMENT_BYTES} bytes (UTF-8)` };
+  if (segments.some((s) => Buffer.byteLength(s, 'utf8') > MAX_SEGMENT_BYTES))
+    return { ok: false, reason: `a folder or file name is longer than ${MAX_SEGMENT_BYTES} bytes (UTF-8)` };
   if (segments.some((s) => FORBIDDEN.test(s))) return { ok: false, reason: 'the name holds characters Windows does not allow in file names' };
   // Windows drops trailing dots and spaces, so such a name would not arrive under the name it was sent as.
-  if (segments.some((s) => DEVICE.test(s) || s.endsWith('.') || s.endsWith(' '))) return { ok: false, reason: 'the name is a reserved device name or ends with a dot or space' };
+  if (segments.some((s) => DEVICE.test(s) || s.endsWith('.') || s.endsWith(' ')))
+    return { ok: false, reason: 'the name is a reserved device name or ends with a dot or space' };
   if (windowsPathKey(name) === windowsPathKey(SIGNING_LOG)) return { ok: false, reason: `${SIGNING_LOG} at the top level is reserved for the signing log` };
   return { ok: true, name };
 }

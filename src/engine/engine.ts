@@ -29,13 +29,23 @@ export async function runEngine<O, F, R>(product: Product<O, F, R>, inputs: read
     const parse = fileParser(settings);
     // The calling thread's facts: names, roles and sizes for the set rules; a rule that reads a file's metadata
     // here reads the file (when not held) and parses it then.
-    const facts = new Map<string, FileFacts>([...placed].map(([path, p]) => [path, fileFacts(named(p.input), fromParsedData(p.parsed), p.placement, p.parsed.managed ? () => parse(inHand(p.input)).module : undefined)]));
+    const facts = new Map<string, FileFacts>(
+      [...placed].map(([path, p]) => [
+        path,
+        fileFacts(named(p.input), fromParsedData(p.parsed), p.placement, p.parsed.managed ? () => parse(inHand(p.input)).module : undefined),
+      ]),
+    );
     const inTask = (p: PlacedFile) => runner.everyFile || product.everyFile || p.parsed.managed;
-    const items: TaskItem[] = [...placed.values()].filter(inTask).map((p) => ({ ...p, netmodules: p.placement.netmodules.flatMap((l) => (l.path === undefined ? [] : [placed.get(l.path)!])) }));
-    const results = await settled(runs(items).map((run) => runner.run<F[]>({ kind: 'file', settings, product: product.module, options: product.options, items: run }, step)));
+    const items: TaskItem[] = [...placed.values()]
+      .filter(inTask)
+      .map((p) => ({ ...p, netmodules: p.placement.netmodules.flatMap((l) => (l.path === undefined ? [] : [placed.get(l.path)!])) }));
+    const results = await settled(
+      runs(items).map((run) => runner.run<F[]>({ kind: 'file', settings, product: product.module, options: product.options, items: run }, step)),
+    );
     const perFile = new Map<string, F>(results.flat().map((r, i) => [items[i]!.input.path, r]));
     // The files no task took (native, unreadable: their rules read only what the parse returned).
-    for (const f of facts.values()) if (!perFile.has(f.input.path)) perFile.set(f.input.path, product.perFile(f, ruleNeighbourhood(f, facts), settings, product.options));
+    for (const f of facts.values())
+      if (!perFile.has(f.input.path)) perFile.set(f.input.path, product.perFile(f, ruleNeighbourhood(f, facts), settings, product.options));
     return product.assemble(facts, perFile);
   } finally {
     await runner.close();

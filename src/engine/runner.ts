@@ -37,12 +37,18 @@ export function inThisThread(): Runner {
 export async function inPool(threads: number): Promise<Runner> {
   const { Piscina } = await import('piscina');
   // As for scans: a young generation of 8 MB per thread keeps the peak RSS down at the same CPU.
-  const pool = new Piscina<EngineTask, TaskAnswer<unknown>>({ ...piscinaTask(workerModulePath('engine/thread')), minThreads: threads, maxThreads: threads, resourceLimits: { maxYoungGenerationSizeMb: 8 } });
+  const pool = new Piscina<EngineTask, TaskAnswer<unknown>>({
+    ...piscinaTask(workerModulePath('engine/thread')),
+    minThreads: threads,
+    maxThreads: threads,
+    resourceLimits: { maxYoungGenerationSizeMb: 8 },
+  });
   return {
     threads,
     everyFile: false,
     run: <T>(task: EngineTask) => {
-      if (task.kind === 'parse' && task.inputs.some(isFileToRead)) throw new Error('internal error: a file to read cannot cross to a worker thread; read it into shared memory');
+      if (task.kind === 'parse' && task.inputs.some(isFileToRead))
+        throw new Error('internal error: a file to read cannot cross to a worker thread; read it into shared memory');
       return pool.run(task) as Promise<TaskAnswer<T>>;
     },
     close: () => pool.destroy(),

@@ -55,7 +55,8 @@ export function answer<T>(work: () => T): TaskAnswer<T> {
       const format = { structure, fileOffset, ...(needed === undefined ? {} : { needed }), ...(available === undefined ? {} : { available }) };
       return { failed: { code: error.code, message: error.message, kind: 'format', ...file, format } };
     }
-    if (error instanceof UsageError) return { failed: { code: error.code, message: error.message, kind: 'usage', ...file, ...(error.hint === undefined ? {} : { hint: error.hint }) } };
+    if (error instanceof UsageError)
+      return { failed: { code: error.code, message: error.message, kind: 'usage', ...file, ...(error.hint === undefined ? {} : { hint: error.hint }) } };
     if (error instanceof KeyError) return { failed: { code: error.code, message: error.message, kind: 'key', ...file } };
     return { failed: { code: error.code, message: error.message, ...file } };
   }
@@ -96,7 +97,12 @@ function factsInHand(file: PlacedFile, parse: ReturnType<typeof fileParser>, buf
  * the per-file round (files to read keep nothing: their memory stays bounded).
  * @param step the product's per-file step (a `file` task only)
  */
-export function runTask(task: EngineTask, step: FileStep<unknown, unknown> | undefined, buffers?: ReadBuffers, kept?: ParsedHere): ParsedFileData[] | unknown[] {
+export function runTask(
+  task: EngineTask,
+  step: FileStep<unknown, unknown> | undefined,
+  buffers?: ReadBuffers,
+  kept?: ParsedHere,
+): ParsedFileData[] | unknown[] {
   const parse = fileParser(task.settings);
   const released = <T>(result: T): T => (buffers ? buffers.release(result) : result);
   if (task.kind === 'parse') {
@@ -108,7 +114,10 @@ export function runTask(task: EngineTask, step: FileStep<unknown, unknown> | und
   }
   return task.items.map((item) => {
     const facts = factsInHand(item, parse, buffers, kept);
-    const near = new Map<string, FileFacts>([[item.input.path, facts], ...item.netmodules.map((m): [string, FileFacts] => [m.input.path, factsInHand(m, parse, buffers, kept)])]);
+    const near = new Map<string, FileFacts>([
+      [item.input.path, facts],
+      ...item.netmodules.map((m): [string, FileFacts] => [m.input.path, factsInHand(m, parse, buffers, kept)]),
+    ]);
     return released(step!.perFile(facts, near, task.settings, task.options));
   });
 }

@@ -83,7 +83,8 @@ export class ReaderMeter {
   /** @throws FormatError SG_ERR_MD_BUDGET */
   rowsScanned(n: number, fileOffset: number, table: string): void {
     const after = this.work.rowsScanned + n;
-    if (after > this.budgets.maxRowsScanned) throw overBudget(after, this.budgets.maxRowsScanned, 'maxRowsScanned', 'table rows scanned', fileOffset, `${table} table`);
+    if (after > this.budgets.maxRowsScanned)
+      throw overBudget(after, this.budgets.maxRowsScanned, 'maxRowsScanned', 'table rows scanned', fileOffset, `${table} table`);
     this.work.rowsScanned = after;
   }
 }

@@ -248,7 +248,11 @@ export function decodeCustomAttributeValue(
 }
 
 function hasUnknownEnum(types: readonly ArgType[]): boolean {
-  return types.some((t) => (t.et === ElementType.Enum && 'underlying' in t && t.underlying === undefined) || (t.et === ElementType.SzArray && 'element' in t && hasUnknownEnum([t.element])));
+  return types.some(
+    (t) =>
+      (t.et === ElementType.Enum && 'underlying' in t && t.underlying === undefined) ||
+      (t.et === ElementType.SzArray && 'element' in t && hasUnknownEnum([t.element])),
+  );
 }
 
 function decodeWith(c: ByteCursor, types: readonly ArgType[], ctx: DecodeContext): DecodedAttributeValue {

@@ -129,9 +129,6 @@ export class GuidHeap extends Heap {
     if (at + 16 > this.size) throw badIndex('#GUID heap', index, this.size, this.stream);
     const b = this.bytes.subarray(this.start + at, this.start + at + 16);
     const h = (i: number) => b[i]!.toString(16).padStart(2, '0');
-    return (
-      h(3) + h(2) + h(1) + h(0) + '-' + h(5) + h(4) + '-' + h(7) + h(6) + '-' + h(8) + h(9) + '-' +
-      h(10) + h(11) + h(12) + h(13) + h(14) + h(15)
-    );
+    return h(3) + h(2) + h(1) + h(0) + '-' + h(5) + h(4) + '-' + h(7) + h(6) + '-' + h(8) + h(9) + '-' + h(10) + h(11) + h(12) + h(13) + h(14) + h(15);
   }
 }

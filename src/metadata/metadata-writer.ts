@@ -42,10 +42,14 @@ export class MetadataEditor {
   constructor(private readonly module: ModuleMetadata) {
     const root = module.root;
     if (root.tables.name !== '#~' || root.minimalDelta) {
-      throw new FormatError('SG_ERR_MD_BAD_TABLES', `the metadata uses the uncompressed ${root.tables.name}${root.minimalDelta ? ' (#JTD)' : ''} table stream of edit-and-continue builds, which signgate does not rewrite; rebuild the assembly without edit and continue`, {
-        structure: 'metadata root',
-        fileOffset: root.fileOffset,
-      });
+      throw new FormatError(
+        'SG_ERR_MD_BAD_TABLES',
+        `the metadata uses the uncompressed ${root.tables.name}${root.minimalDelta ? ' (#JTD)' : ''} table stream of edit-and-continue builds, which signgate does not rewrite; rebuild the assembly without edit and continue`,
+        {
+          structure: 'metadata root',
+          fileOffset: root.fileOffset,
+        },
+      );
     }
     this.blobEnd = root.blob?.size ?? 0;
     // A heap that is absent, or holds nothing, still needs its empty blob at index 0 before anything is added.
@@ -103,7 +107,10 @@ export class MetadataEditor {
     const tableBytes = relaidTables ? this.layOutTables(newHeapSizes) : this.patchTables();
 
     // Streams keep their order; a #Blob stream is added after the others when the module had none.
-    const streams = root.streams.map((s) => ({ name: s.name, content: s === tablesStream ? tableBytes : s === blobStream ? this.blobHeap(blobSize) : bytes.subarray(s.fileOffset, s.fileOffset + s.size) }));
+    const streams = root.streams.map((s) => ({
+      name: s.name,
+      content: s === tablesStream ? tableBytes : s === blobStream ? this.blobHeap(blobSize) : bytes.subarray(s.fileOffset, s.fileOffset + s.size),
+    }));
     if (!blobStream && this.added.length > 0) streams.push({ name: '#Blob', content: this.blobHeap(blobSize) });
 
     // The root up to the stream headers is copied: signature, versions, version string and flags.
@@ -214,7 +221,11 @@ export class MetadataEditor {
 function writeCell(view: DataView, at: number, width: number, value: number, where: string): void {
   if (width === 1) view.setUint8(at, value);
   else if (width === 2) {
-    if (value > 0xffff) throw new FormatError('SG_ERR_MD_BAD_INDEX', `${where}: value ${hex(value)} does not fit its 2-byte column`, { structure: 'table stream', fileOffset: at });
+    if (value > 0xffff)
+      throw new FormatError('SG_ERR_MD_BAD_INDEX', `${where}: value ${hex(value)} does not fit its 2-byte column`, {
+        structure: 'table stream',
+        fileOffset: at,
+      });
     view.setUint16(at, value, true);
   } else view.setUint32(at, value, true);
 }

@@ -291,10 +291,14 @@ export class ModuleMetadata {
 
   private cycle(table: number, rid: number): FormatError {
     const fileOffset = this.tables.rowFileOffset(table, rid);
-    return new FormatError('SG_ERR_MD_NESTING_CYCLE', `${TableNames[table]} row ${rid} at ${hex(fileOffset)} is part of a nesting cycle or a chain deeper than ${MAX_NESTING}`, {
-      structure: `${TableNames[table]} table`,
-      fileOffset,
-    });
+    return new FormatError(
+      'SG_ERR_MD_NESTING_CYCLE',
+      `${TableNames[table]} row ${rid} at ${hex(fileOffset)} is part of a nesting cycle or a chain deeper than ${MAX_NESTING}`,
+      {
+        structure: `${TableNames[table]} table`,
+        fileOffset,
+      },
+    );
   }
 
   /**
@@ -577,7 +581,8 @@ export class ModuleMetadata {
       if (!this.str(T, rid, 'typeName').startsWith('<$AssemblyAttributes$')) continue;
       const next = rid < this.tables.rowCount(T) ? this.cell(T, rid + 1, 'fieldList') : fieldRows + 1;
       const first = this.cell(T, rid, 'fieldList');
-      for (let field = first; field < Math.min(next, fieldRows + 1, first + MAX_ATTRIBUTE_HOLDER_FIELDS); field++) parents.push({ table: TableId.Field, rid: field });
+      for (let field = first; field < Math.min(next, fieldRows + 1, first + MAX_ATTRIBUTE_HOLDER_FIELDS); field++)
+        parents.push({ table: TableId.Field, rid: field });
     }
     if (parents.length === 0) return [];
     return this.findAttributeRows(parents)

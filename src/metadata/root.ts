@@ -55,10 +55,14 @@ export function parseMetadataRoot(bytes: Uint8Array, fileOffset: number, size: n
   c.skip(4); // Reserved
   const versionLength = c.u32();
   if (versionLength > MAX_VERSION_LENGTH) {
-    throw new FormatError('SG_ERR_MD_BAD_SIGNATURE', `metadata version string length at ${hex(fileOffset + 12)} is ${versionLength}, over ${MAX_VERSION_LENGTH}`, {
-      structure: 'metadata root',
-      fileOffset: fileOffset + 12,
-    });
+    throw new FormatError(
+      'SG_ERR_MD_BAD_SIGNATURE',
+      `metadata version string length at ${hex(fileOffset + 12)} is ${versionLength}, over ${MAX_VERSION_LENGTH}`,
+      {
+        structure: 'metadata root',
+        fileOffset: fileOffset + 12,
+      },
+    );
   }
   const versionBytes = c.bytesView(versionLength);
   const nul = versionBytes.indexOf(0);

@@ -65,7 +65,10 @@ export const TABLE_COUNT = 0x38;
 /** Table ids with no table: a Valid bit for one of them is an error. */
 export const UNUSED_TABLE_IDS = [0x2d, 0x2e, 0x2f] as const;
 /** Names by table id (`table 0x2D` for the unused ids). */
-export const TableNames: readonly string[] = Array.from({ length: TABLE_COUNT }, (_, id) => Object.entries(TableId).find(([, v]) => v === id)?.[0] ?? `table 0x${id.toString(16).toUpperCase()}`);
+export const TableNames: readonly string[] = Array.from(
+  { length: TABLE_COUNT },
+  (_, id) => Object.entries(TableId).find(([, v]) => v === id)?.[0] ?? `table 0x${id.toString(16).toUpperCase()}`,
+);
 
 /** Tables that ECMA lists but `#~` must not contain (SRM's mask 0x804800A8 plus EncMap). */
 export const PTR_TABLES = [TableId.FieldPtr, TableId.MethodPtr, TableId.ParamPtr, TableId.EventPtr, TableId.PropertyPtr] as const;
@@ -73,10 +76,28 @@ export const PTR_TABLES = [TableId.FieldPtr, TableId.MethodPtr, TableId.ParamPtr
 const NO_TABLE = -1;
 
 const HAS_CUSTOM_ATTRIBUTE = [
-  TableId.MethodDef, TableId.Field, TableId.TypeRef, TableId.TypeDef, TableId.Param, TableId.InterfaceImpl,
-  TableId.MemberRef, TableId.Module, TableId.DeclSecurity, TableId.Property, TableId.Event, TableId.StandAloneSig,
-  TableId.ModuleRef, TableId.TypeSpec, TableId.Assembly, TableId.AssemblyRef, TableId.File, TableId.ExportedType,
-  TableId.ManifestResource, TableId.GenericParam, TableId.GenericParamConstraint, TableId.MethodSpec,
+  TableId.MethodDef,
+  TableId.Field,
+  TableId.TypeRef,
+  TableId.TypeDef,
+  TableId.Param,
+  TableId.InterfaceImpl,
+  TableId.MemberRef,
+  TableId.Module,
+  TableId.DeclSecurity,
+  TableId.Property,
+  TableId.Event,
+  TableId.StandAloneSig,
+  TableId.ModuleRef,
+  TableId.TypeSpec,
+  TableId.Assembly,
+  TableId.AssemblyRef,
+  TableId.File,
+  TableId.ExportedType,
+  TableId.ManifestResource,
+  TableId.GenericParam,
+  TableId.GenericParamConstraint,
+  TableId.MethodSpec,
 ] as const;
 
 /** Coded index definitions: tables by tag (NO_TABLE for unused tags). */
@@ -135,14 +156,22 @@ export const TableSchemas: readonly (readonly ColumnDef[])[] = [
   /* 00 Module */ [col('generation', u2), col('name', S), col('mvid', G), col('encId', G), col('encBaseId', G)],
   /* 01 TypeRef */ [col('resolutionScope', c('ResolutionScope')), col('typeName', S), col('typeNamespace', S)],
   /* 02 TypeDef */ [
-    col('flags', u4), col('typeName', S), col('typeNamespace', S), col('extends', c('TypeDefOrRef')),
-    col('fieldList', list(TableId.Field, TableId.FieldPtr)), col('methodList', list(TableId.MethodDef, TableId.MethodPtr)),
+    col('flags', u4),
+    col('typeName', S),
+    col('typeNamespace', S),
+    col('extends', c('TypeDefOrRef')),
+    col('fieldList', list(TableId.Field, TableId.FieldPtr)),
+    col('methodList', list(TableId.MethodDef, TableId.MethodPtr)),
   ],
   /* 03 FieldPtr */ [col('field', t(TableId.Field))],
   /* 04 Field */ [col('flags', u2), col('name', S), col('signature', B)],
   /* 05 MethodPtr */ [col('method', t(TableId.MethodDef))],
   /* 06 MethodDef */ [
-    col('rva', u4), col('implFlags', u2), col('flags', u2), col('name', S), col('signature', B),
+    col('rva', u4),
+    col('implFlags', u2),
+    col('flags', u2),
+    col('name', S),
+    col('signature', B),
     col('paramList', list(TableId.Param, TableId.ParamPtr)),
   ],
   /* 07 ParamPtr */ [col('param', t(TableId.Param))],
@@ -171,14 +200,28 @@ export const TableSchemas: readonly (readonly ColumnDef[])[] = [
   /* 1E EncLog */ [col('token', u4), col('funcCode', u4)],
   /* 1F EncMap */ [col('token', u4)],
   /* 20 Assembly */ [
-    col('hashAlgId', u4), col('majorVersion', u2), col('minorVersion', u2), col('buildNumber', u2), col('revisionNumber', u2),
-    col('flags', u4), col('publicKey', B), col('name', S), col('culture', S),
+    col('hashAlgId', u4),
+    col('majorVersion', u2),
+    col('minorVersion', u2),
+    col('buildNumber', u2),
+    col('revisionNumber', u2),
+    col('flags', u4),
+    col('publicKey', B),
+    col('name', S),
+    col('culture', S),
   ],
   /* 21 AssemblyProcessor */ [col('processor', u4)],
   /* 22 AssemblyOS */ [col('osPlatformId', u4), col('osMajorVersion', u4), col('osMinorVersion', u4)],
   /* 23 AssemblyRef */ [
-    col('majorVersion', u2), col('minorVersion', u2), col('buildNumber', u2), col('revisionNumber', u2), col('flags', u4),
-    col('publicKeyOrToken', B), col('name', S), col('culture', S), col('hashValue', B),
+    col('majorVersion', u2),
+    col('minorVersion', u2),
+    col('buildNumber', u2),
+    col('revisionNumber', u2),
+    col('flags', u4),
+    col('publicKeyOrToken', B),
+    col('name', S),
+    col('culture', S),
+    col('hashValue', B),
   ],
   /* 24 AssemblyRefProcessor */ [col('processor', u4), col('assemblyRef', t(TableId.AssemblyRef))],
   /* 25 AssemblyRefOS */ [col('osPlatformId', u4), col('osMajorVersion', u4), col('osMinorVersion', u4), col('assemblyRef', t(TableId.AssemblyRef))],
@@ -195,8 +238,12 @@ export const TableSchemas: readonly (readonly ColumnDef[])[] = [
   /* 30 Document: Name is a blob (the document name blob) */ [col('name', B), col('hashAlgorithm', G), col('hash', B), col('language', G)],
   /* 31 MethodDebugInformation */ [col('document', t(TableId.Document)), col('sequencePoints', B)],
   /* 32 LocalScope */ [
-    col('method', t(TableId.MethodDef)), col('importScope', t(TableId.ImportScope)), col('variableList', t(TableId.LocalVariable)),
-    col('constantList', t(TableId.LocalConstant)), col('startOffset', u4), col('length', u4),
+    col('method', t(TableId.MethodDef)),
+    col('importScope', t(TableId.ImportScope)),
+    col('variableList', t(TableId.LocalVariable)),
+    col('constantList', t(TableId.LocalConstant)),
+    col('startOffset', u4),
+    col('length', u4),
   ],
   /* 33 LocalVariable */ [col('attributes', u2), col('index', u2), col('name', S)],
   /* 34 LocalConstant */ [col('name', S), col('signature', B)],

@@ -52,10 +52,14 @@ export function hasCorHeader(image: PeImage): boolean {
 export function parseCorHeader(image: PeImage): CorHeader {
   const dir = getDataDirectory(image, DataDirectoryIndex.CliHeader);
   if (dir.size < COR_HEADER_SIZE) {
-    throw new FormatError('SG_ERR_CLI_BAD_HEADER', `CLI header directory entry at ${hex(dir.entryFileOffset)} gives size ${dir.size}, smaller than ${COR_HEADER_SIZE}`, {
-      structure: 'CLI header',
-      fileOffset: dir.entryFileOffset,
-    });
+    throw new FormatError(
+      'SG_ERR_CLI_BAD_HEADER',
+      `CLI header directory entry at ${hex(dir.entryFileOffset)} gives size ${dir.size}, smaller than ${COR_HEADER_SIZE}`,
+      {
+        structure: 'CLI header',
+        fileOffset: dir.entryFileOffset,
+      },
+    );
   }
   const at = rvaToFileOffset(image, dir.virtualAddress, COR_HEADER_SIZE, 'CLI header');
   const c = new ByteCursor(image.bytes, { structure: 'CLI header', errorCode: 'SG_ERR_PE_TRUNCATED', start: at, end: at + COR_HEADER_SIZE });

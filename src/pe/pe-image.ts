@@ -80,11 +80,12 @@ const COFF_HEADER_SIZE = 20;
 const OPTIONAL_FIXED_SIZE = { [PeMagic.PE32]: 96, [PeMagic.PE32Plus]: 112 } as const;
 
 function truncated(structure: string, fileOffset: number, needed: number, fileLength: number): FormatError {
-  return new FormatError(
-    'SG_ERR_PE_TRUNCATED',
-    `${structure} needs ${needed} bytes at ${hex(fileOffset)}, but the file is ${fileLength} bytes long`,
-    { structure, fileOffset, needed, available: Math.max(0, fileLength - fileOffset) },
-  );
+  return new FormatError('SG_ERR_PE_TRUNCATED', `${structure} needs ${needed} bytes at ${hex(fileOffset)}, but the file is ${fileLength} bytes long`, {
+    structure,
+    fileOffset,
+    needed,
+    available: Math.max(0, fileLength - fileOffset),
+  });
 }
 
 /**
@@ -144,10 +145,14 @@ export function parsePeImage(input: Uint8Array): PeImage {
   }
   const numberOfSections = file.numberOfSections;
   if (numberOfSections > MAX_SECTIONS) {
-    throw new FormatError('SG_ERR_PE_TOO_MANY_SECTIONS', `NumberOfSections at ${hex(coffAt + 2)} is ${numberOfSections}; signgate reads at most ${MAX_SECTIONS}`, {
-      structure: 'COFF header',
-      fileOffset: coffAt + 2,
-    });
+    throw new FormatError(
+      'SG_ERR_PE_TOO_MANY_SECTIONS',
+      `NumberOfSections at ${hex(coffAt + 2)} is ${numberOfSections}; signgate reads at most ${MAX_SECTIONS}`,
+      {
+        structure: 'COFF header',
+        fileOffset: coffAt + 2,
+      },
+    );
   }
   const directoryAt = optAt + fixedSize;
   const directories = nt.optionalHeaderDataDirectory;

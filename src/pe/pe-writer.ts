@@ -2,7 +2,17 @@
 // Every RVA stays valid, so code, resources, relocations and the debug directory need no change; file offsets
 // move only when the headers must grow (and are moved with them). The caller points directories into the new section.
 import { FormatError, hex } from '../core/errors.js';
-import { DataDirectoryIndex, getCertificateTable, getDataDirectory, getOverlay, parsePeImage, rvaToFileOffset, type ByteRange, type PeImage, type SectionHeader } from './pe-image.js';
+import {
+  DataDirectoryIndex,
+  getCertificateTable,
+  getDataDirectory,
+  getOverlay,
+  parsePeImage,
+  rvaToFileOffset,
+  type ByteRange,
+  type PeImage,
+  type SectionHeader,
+} from './pe-image.js';
 
 /** IMAGE_SCN_CNT_INITIALIZED_DATA | IMAGE_SCN_MEM_READ: what a read-only data section carries. */
 export const READ_ONLY_DATA = 0x40000040;
@@ -45,10 +55,14 @@ export function appendSection(image: PeImage, name: string, data: Uint8Array, ch
   const sectionAlignment = opt.getUint32(Field.SectionAlignment, true);
   const fileAlignment = opt.getUint32(Field.FileAlignment, true);
   if (!isPowerOfTwo(fileAlignment) || !isPowerOfTwo(sectionAlignment) || fileAlignment > sectionAlignment) {
-    throw new FormatError('SG_ERR_PE_BAD_OPTIONAL_HEADER', `FileAlignment ${hex(fileAlignment)} and SectionAlignment ${hex(sectionAlignment)} are not powers of two with FileAlignment <= SectionAlignment`, {
-      structure: 'optional header',
-      fileOffset: image.optionalHeaderFileOffset + Field.SectionAlignment,
-    });
+    throw new FormatError(
+      'SG_ERR_PE_BAD_OPTIONAL_HEADER',
+      `FileAlignment ${hex(fileAlignment)} and SectionAlignment ${hex(sectionAlignment)} are not powers of two with FileAlignment <= SectionAlignment`,
+      {
+        structure: 'optional header',
+        fileOffset: image.optionalHeaderFileOffset + Field.SectionAlignment,
+      },
+    );
   }
   if (getCertificateTable(image)) {
     throw new FormatError('SG_ERR_PE_OVERLAY', `the file carries an Authenticode certificate table; a section cannot be added in front of it`, {
@@ -121,10 +135,14 @@ function withRoomForSectionHeader(image: PeImage, fileAlignment: number): { byte
   const oldHeaders = image.sizeOfHeaders;
   const rawStart = firstRawData(image);
   if (rawStart < oldHeaders) {
-    throw new FormatError('SG_ERR_PE_NO_ROOM', `section raw data starts at ${hex(rawStart)}, inside the headers (SizeOfHeaders ${hex(oldHeaders)}); the headers cannot grow`, {
-      structure: 'section table',
-      fileOffset: headerAt,
-    });
+    throw new FormatError(
+      'SG_ERR_PE_NO_ROOM',
+      `section raw data starts at ${hex(rawStart)}, inside the headers (SizeOfHeaders ${hex(oldHeaders)}); the headers cannot grow`,
+      {
+        structure: 'section table',
+        fileOffset: headerAt,
+      },
+    );
   }
   // The bytes after the table that are in use (not counted as a section, so the loader ignores them).
   let usedEnd = headerAt;
@@ -192,9 +210,14 @@ export function growSectionRawData(image: PeImage, section: SectionHeader, by: n
   const fileAlignment = opt.getUint32(Field.FileAlignment, true);
   const end = section.pointerToRawData + section.sizeOfRawData;
   const where = { structure: 'section header', fileOffset: section.headerFileOffset };
-  if (getCertificateTable(image)) throw new FormatError('SG_ERR_PE_OVERLAY', 'the file carries an Authenticode certificate table; a section cannot grow in front of it', where);
+  if (getCertificateTable(image))
+    throw new FormatError('SG_ERR_PE_OVERLAY', 'the file carries an Authenticode certificate table; a section cannot grow in front of it', where);
   if (by <= 0 || !isPowerOfTwo(fileAlignment) || by % fileAlignment !== 0) {
-    throw new FormatError('SG_ERR_PE_NO_ROOM', `section ${JSON.stringify(section.name)} cannot grow by ${by} bytes (FileAlignment ${hex(fileAlignment)})`, where);
+    throw new FormatError(
+      'SG_ERR_PE_NO_ROOM',
+      `section ${JSON.stringify(section.name)} cannot grow by ${by} bytes (FileAlignment ${hex(fileAlignment)})`,
+      where,
+    );
   }
   for (const s of image.sections) {
     if (s.headerFileOffset === section.headerFileOffset || s.sizeOfRawData === 0) continue;

@@ -83,9 +83,11 @@ export function parseVerifierKey(text: string, where: string): RecordVerifier {
   const hint = 'Pass the record key as `signgate serve record public-key` prints it (name+keyid+key).';
   if (!m) throw new UsageError(`${where} is not a record public key (expected name+keyid+base64 key, one line)`, hint);
   const key = Buffer.from(m[3]!, 'base64');
-  if (key.length !== 33 || key[0] !== ED25519) throw new UsageError(`${where} is not an Ed25519 record public key (its key is ${key.length} bytes of type ${key[0]})`, hint);
+  if (key.length !== 33 || key[0] !== ED25519)
+    throw new UsageError(`${where} is not an Ed25519 record public key (its key is ${key.length} bytes of type ${key[0]})`, hint);
   const v: RecordVerifier = { name: m[1]!, keyId: Buffer.from(m[2]!, 'hex'), publicKey: key.subarray(1) };
-  if (!noteKeyId(v.name, v.publicKey).equals(v.keyId)) throw new UsageError(`${where}: the key id ${m[2]} does not belong to the key and name it is given with`, hint);
+  if (!noteKeyId(v.name, v.publicKey).equals(v.keyId))
+    throw new UsageError(`${where}: the key id ${m[2]} does not belong to the key and name it is given with`, hint);
   return v;
 }
 
@@ -127,24 +129,35 @@ const SIGNATURE_LINE = /^\u2014 ([^\s+]+) ((?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]
  */
 function splitNote(text: string, where: string, hint: string): { signed: string; signatures: { name: string; keyId: Buffer; signature: Buffer }[] } {
   const bytes = Buffer.byteLength(text, 'utf8');
-  if (bytes > MAX_CHECKPOINT_BYTES) throw new UsageError(`${where} is ${bytes} bytes, more than a checkpoint has (at most ${MAX_CHECKPOINT_BYTES}); it was not read`, hint);
+  if (bytes > MAX_CHECKPOINT_BYTES)
+    throw new UsageError(`${where} is ${bytes} bytes, more than a checkpoint has (at most ${MAX_CHECKPOINT_BYTES}); it was not read`, hint);
   const control = /[\u0000-\u0009\u000b-\u001f\u007f]/.exec(text);
   if (control) {
     const code = control[0].charCodeAt(0).toString(16).padStart(4, '0').toUpperCase();
     const crlf = control[0] === '\r' ? ' (a copy with Windows line ends? a checkpoint is signed with \\n line ends only)' : '';
-    throw new UsageError(`${where} is not a signed note: it holds the control character U+${code} at offset ${control.index}${crlf}; a note allows none but newline`, hint);
+    throw new UsageError(
+      `${where} is not a signed note: it holds the control character U+${code} at offset ${control.index}${crlf}; a note allows none but newline`,
+      hint,
+    );
   }
-  if (/[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/.test(text)) throw new UsageError(`${where} is not a signed note: it is not valid UTF-8 text`, hint);
+  if (/[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/.test(text))
+    throw new UsageError(`${where} is not a signed note: it is not valid UTF-8 text`, hint);
   const split = text.lastIndexOf('\n\n');
   if (split < 0) throw new UsageError(`${where} is not a signed checkpoint: it has no blank line before its signatures`, hint);
   const block = text.slice(split + 2);
-  if (block === '' || !block.endsWith('\n')) throw new UsageError(`${where} is not a signed note: ${block === '' ? 'no signature line follows its blank line' : 'its last signature line has no newline'}`, hint);
+  if (block === '' || !block.endsWith('\n'))
+    throw new UsageError(
+      `${where} is not a signed note: ${block === '' ? 'no signature line follows its blank line' : 'its last signature line has no newline'}`,
+      hint,
+    );
   const lines = block.slice(0, -1).split('\n');
-  if (lines.length > MAX_CHECKPOINT_SIGNATURES) throw new UsageError(`${where} carries ${lines.length} signature lines, more than the ${MAX_CHECKPOINT_SIGNATURES} a note may have`, hint);
+  if (lines.length > MAX_CHECKPOINT_SIGNATURES)
+    throw new UsageError(`${where} carries ${lines.length} signature lines, more than the ${MAX_CHECKPOINT_SIGNATURES} a note may have`, hint);
   const signatures = lines.map((line) => {
     const m = SIGNATURE_LINE.exec(line);
     const raw = m ? Buffer.from(m[2]!, 'base64') : undefined;
-    if (!m || !raw || raw.length < 5) throw new UsageError(`${where}: "${line.slice(0, 80)}" is not a signature line (— name base64, the key id and a signature)`, hint);
+    if (!m || !raw || raw.length < 5)
+      throw new UsageError(`${where}: "${line.slice(0, 80)}" is not a signature line (— name base64, the key id and a signature)`, hint);
     return { name: m[1]!, keyId: raw.subarray(0, 4), signature: raw.subarray(4) };
   });
   return { signed: text.slice(0, split + 1), signatures };
@@ -171,7 +184,7 @@ export function noteSigners(text: string): NoteSigner[] {
  * a signature that does not verify, another origin
  */
 export function parseCheckpoint(text: string, verifier: RecordVerifier, where: string): Checkpoint {
-  const hint = 'Pass a checkpoint as the service signed it (signgate serve record checkpoint, or the one a job\'s status carried), unchanged.';
+  const hint = "Pass a checkpoint as the service signed it (signgate serve record checkpoint, or the one a job's status carried), unchanged.";
   const { signed, signatures } = splitNote(text, where, hint);
   const lines = signed.split('\n').slice(0, -1);
   if (lines.length < 3 || !/^(0|[1-9][0-9]*)$/.test(lines[1]!) || !/^[A-Za-z0-9+/]{43}=$/.test(lines[2]!)) {
@@ -182,7 +195,10 @@ export function parseCheckpoint(text: string, verifier: RecordVerifier, where: s
   const mine = signatures.filter((s) => s.name === verifier.name && s.keyId.equals(verifier.keyId));
   if (mine.length === 0) {
     const found = signatures.map((s) => `${s.name} (key id ${s.keyId.toString('hex')})`);
-    throw new UsageError(`${where} is not signed by the record key ${verifier.name} (key id ${verifier.keyId.toString('hex')}); it is signed by ${found.join(', ') || 'no key'}`, 'Check that it is a checkpoint of this service, and that the record key you pass is the service\'s (signgate serve record public-key).');
+    throw new UsageError(
+      `${where} is not signed by the record key ${verifier.name} (key id ${verifier.keyId.toString('hex')}); it is signed by ${found.join(', ') || 'no key'}`,
+      "Check that it is a checkpoint of this service, and that the record key you pass is the service's (signgate serve record public-key).",
+    );
   }
   if (mine.length > 1) throw new UsageError(`${where} carries ${mine.length} signature lines by the record key ${verifier.name}; a checkpoint has one`, hint);
   const publicKey = createPublicKey({ key: Buffer.concat([ED25519_SPKI_PREFIX, verifier.publicKey]), format: 'der', type: 'spki' });
@@ -190,7 +206,10 @@ export function parseCheckpoint(text: string, verifier: RecordVerifier, where: s
     throw new UsageError(`${where}: the signature of ${verifier.name} does not verify: the checkpoint was changed after it was signed`, hint);
   }
   if (lines[0] !== verifier.name) {
-    throw new UsageError(`${where} names the record "${lines[0]!.slice(0, 80)}", not "${verifier.name}", the name of the key that signed it; a record's checkpoints carry its key's name`, hint);
+    throw new UsageError(
+      `${where} names the record "${lines[0]!.slice(0, 80)}", not "${verifier.name}", the name of the key that signed it; a record's checkpoints carry its key's name`,
+      hint,
+    );
   }
   return { origin: lines[0]!, size, root: Buffer.from(lines[2]!, 'base64'), text };
 }
@@ -205,7 +224,10 @@ export function recordPublicKey(fileOrKey: string, readText: (file: string) => s
   try {
     text = readText(fileOrKey);
   } catch (error) {
-    throw new UsageError(`cannot read the record public key ${fileOrKey}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`, 'Pass the file record-key.pub of the service\'s data directory, or the line `signgate serve record public-key` prints.');
+    throw new UsageError(
+      `cannot read the record public key ${fileOrKey}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`,
+      "Pass the file record-key.pub of the service's data directory, or the line `signgate serve record public-key` prints.",
+    );
   }
   return parseVerifierKey(text, fileOrKey);
 }

@@ -110,7 +110,9 @@ export function consistencyProof(leaves: readonly Hash[], from: number, to = lea
     const n = hi - lo;
     if (m === n) return whole ? [] : [rootHash(leaves, lo, hi, cache)];
     const k = split(n);
-    return m <= k ? [...subproof(m, lo, lo + k, whole), rootHash(leaves, lo + k, hi, cache)] : [...subproof(m - k, lo + k, hi, false), rootHash(leaves, lo, lo + k, cache)];
+    return m <= k
+      ? [...subproof(m, lo, lo + k, whole), rootHash(leaves, lo + k, hi, cache)]
+      : [...subproof(m - k, lo + k, hi, false), rootHash(leaves, lo, lo + k, cache)];
   };
   return subproof(from, 0, to, true);
 }

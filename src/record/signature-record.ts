@@ -51,7 +51,21 @@ export const EMPTY_HEAD: ChainHead = { seq: 0, hash: GENESIS_HASH };
 /** Prefixed to what an entry's hash covers: another format version would hash differently. */
 const HASH_DOMAIN = 'signgate signature record 1\n';
 
-const FIELDS = ['seq', 'time', 'organization', 'user', 'tokenId', 'job', 'file', 'uploadedSha256', 'signedSha256', 'optionId', 'keyToken', 'keyLocation', 'prev'] as const;
+const FIELDS = [
+  'seq',
+  'time',
+  'organization',
+  'user',
+  'tokenId',
+  'job',
+  'file',
+  'uploadedSha256',
+  'signedSha256',
+  'optionId',
+  'keyToken',
+  'keyLocation',
+  'prev',
+] as const;
 
 /** The hash of an entry: SHA-256 over HASH_DOMAIN and the JSON array of its fields in FIELDS order. */
 export function entryHash(entry: Omit<SignatureEntry, 'hash'>): string {
@@ -75,7 +89,19 @@ export function chainEvents(head: ChainHead, events: readonly SignatureEvent[]):
 }
 
 function pick(e: SignatureEvent): SignatureEvent {
-  return { time: e.time, organization: e.organization, user: e.user, tokenId: e.tokenId, job: e.job, file: e.file, uploadedSha256: e.uploadedSha256, signedSha256: e.signedSha256, optionId: e.optionId, keyToken: e.keyToken, keyLocation: e.keyLocation };
+  return {
+    time: e.time,
+    organization: e.organization,
+    user: e.user,
+    tokenId: e.tokenId,
+    job: e.job,
+    file: e.file,
+    uploadedSha256: e.uploadedSha256,
+    signedSha256: e.signedSha256,
+    optionId: e.optionId,
+    keyToken: e.keyToken,
+    keyLocation: e.keyLocation,
+  };
 }
 
 /** An entry as its line of the record (JSON, fields in a fixed order, with the newline). */
@@ -110,8 +136,10 @@ function shapeProblems(value: unknown): string[] {
   if (typeof value !== 'object' || value === null || Array.isArray(value)) return ['not a JSON object'];
   const v = value as Record<string, unknown>;
   const problems: string[] = [];
-  for (const f of ['time', 'organization', 'user', 'job', 'file', 'keyToken', 'keyLocation'] as const) if (typeof v[f] !== 'string') problems.push(`${f} is not text`);
-  for (const f of ['uploadedSha256', 'signedSha256', 'prev', 'hash'] as const) if (typeof v[f] !== 'string' || !HEX64.test(v[f] as string)) problems.push(`${f} is not a SHA-256 in hex`);
+  for (const f of ['time', 'organization', 'user', 'job', 'file', 'keyToken', 'keyLocation'] as const)
+    if (typeof v[f] !== 'string') problems.push(`${f} is not text`);
+  for (const f of ['uploadedSha256', 'signedSha256', 'prev', 'hash'] as const)
+    if (typeof v[f] !== 'string' || !HEX64.test(v[f] as string)) problems.push(`${f} is not a SHA-256 in hex`);
   for (const f of ['seq', 'optionId'] as const) if (!Number.isSafeInteger(v[f]) || (v[f] as number) < 1) problems.push(`${f} is not a positive whole number`);
   if (v.tokenId !== null && typeof v.tokenId !== 'string') problems.push('tokenId is neither text nor null');
   // The hash covers the known fields only: a field beside them would be carried along unverified.
@@ -144,16 +172,51 @@ export class ChainChecker {
     const at = line === null ? '' : ` (line ${line})`;
     const last = this.last;
     const problems = unread !== undefined ? [unread] : raw === undefined ? ['not JSON'] : shapeProblems(raw);
-    if (problems.length) return this.fail({ line, seq: null, kind: 'malformed', message: `${line === null ? `the entry after entry ${last.seq}` : `line ${line}`} is not an entry of a signature record: ${problems.join(', ')}` });
+    if (problems.length)
+      return this.fail({
+        line,
+        seq: null,
+        kind: 'malformed',
+        message: `${line === null ? `the entry after entry ${last.seq}` : `line ${line}`} is not an entry of a signature record: ${problems.join(', ')}`,
+      });
     const e = raw as SignatureEntry;
     const { hash, ...unhashed } = e;
-    if (entryHash(unhashed) !== hash) return this.fail({ line, seq: e.seq, kind: 'changed', message: `entry ${e.seq}${at} was changed: its content does not match its hash ${hash.slice(0, 16)}…` });
+    if (entryHash(unhashed) !== hash)
+      return this.fail({
+        line,
+        seq: e.seq,
+        kind: 'changed',
+        message: `entry ${e.seq}${at} was changed: its content does not match its hash ${hash.slice(0, 16)}…`,
+      });
     const expected = last.seq + 1;
-    if (e.seq > expected) return this.fail({ line, seq: e.seq, kind: 'missing', message: `entry ${e.seq}${at} follows entry ${last.seq}: ${e.seq - expected === 1 ? `entry ${expected} is` : `entries ${expected} to ${e.seq - 1} are`} missing here (removed, or moved)` });
-    if (e.seq < expected) return this.fail({ line, seq: e.seq, kind: 'reordered', message: `entry ${e.seq}${at} comes after entry ${last.seq}: entries were reordered or repeated` });
-    if (e.prev !== last.hash) return this.fail({ line, seq: e.seq, kind: 'unlinked', message: `entry ${e.seq}${at} does not link to the entry before it (its prev ${e.prev.slice(0, 16)}… is not ${last.hash.slice(0, 16)}…): an entry was replaced or inserted` });
+    if (e.seq > expected)
+      return this.fail({
+        line,
+        seq: e.seq,
+        kind: 'missing',
+        message: `entry ${e.seq}${at} follows entry ${last.seq}: ${e.seq - expected === 1 ? `entry ${expected} is` : `entries ${expected} to ${e.seq - 1} are`} missing here (removed, or moved)`,
+      });
+    if (e.seq < expected)
+      return this.fail({
+        line,
+        seq: e.seq,
+        kind: 'reordered',
+        message: `entry ${e.seq}${at} comes after entry ${last.seq}: entries were reordered or repeated`,
+      });
+    if (e.prev !== last.hash)
+      return this.fail({
+        line,
+        seq: e.seq,
+        kind: 'unlinked',
+        message: `entry ${e.seq}${at} does not link to the entry before it (its prev ${e.prev.slice(0, 16)}… is not ${last.hash.slice(0, 16)}…): an entry was replaced or inserted`,
+      });
     if (this.head && e.seq === this.head.seq && hash !== this.head.hash) {
-      return this.fail({ line, seq: e.seq, kind: 'head', message: `entry ${e.seq}${at} is not the entry the head of ${this.where} names (hash ${this.head.hash.slice(0, 16)}…): the end of the record was replaced` });
+      return this.fail({
+        line,
+        seq: e.seq,
+        kind: 'head',
+        message: `entry ${e.seq}${at} is not the entry the head of ${this.where} names (hash ${this.head.hash.slice(0, 16)}…): the end of the record was replaced`,
+      });
     }
     this.last = { seq: e.seq, hash };
     this.count += 1;
@@ -170,7 +233,12 @@ export class ChainChecker {
     const head = this.head;
     if (head && !this.broken && this.last.seq < head.seq) {
       const missing = head.seq - this.last.seq;
-      this.fail({ line: null, seq: this.last.seq + 1, kind: 'truncated', message: `${this.where} ends at entry ${this.last.seq}, but its head names entry ${head.seq}: ${missing === 1 ? `entry ${head.seq} was` : `entries ${this.last.seq + 1} to ${head.seq} were`} cut off` });
+      this.fail({
+        line: null,
+        seq: this.last.seq + 1,
+        kind: 'truncated',
+        message: `${this.where} ends at entry ${this.last.seq}, but its head names entry ${head.seq}: ${missing === 1 ? `entry ${head.seq} was` : `entries ${this.last.seq + 1} to ${head.seq} were`} cut off`,
+      });
     }
     return { entries: this.count, head: this.last, ...(this.broken ? { break: this.broken } : {}) };
   }
@@ -182,7 +250,11 @@ export class ChainChecker {
 }
 
 /** Checks a whole sequence of entries with a ChainChecker (see there); `head`, when given, is expected from the start. */
-export function verifyChain(entries: Iterable<{ readonly entry: unknown; readonly line: number | null }>, head?: ChainHead, where = 'the record'): RecordVerification {
+export function verifyChain(
+  entries: Iterable<{ readonly entry: unknown; readonly line: number | null }>,
+  head?: ChainHead,
+  where = 'the record',
+): RecordVerification {
   const checker = new ChainChecker(where);
   if (head) checker.expectHead(head);
   for (const { entry, line } of entries) if (checker.add(entry, line)) break;
@@ -292,7 +364,8 @@ function nestsDeeper(bytes: Buffer, max: number): boolean {
   for (let i = 0; i < bytes.length; i++) {
     const c = bytes[i];
     if (inString) {
-      if (c === 0x5c) i += 1; // the escaped character, whatever it is
+      if (c === 0x5c)
+        i += 1; // the escaped character, whatever it is
       else if (c === 0x22) inString = false;
     } else if (c === 0x22) inString = true;
     else if (c === 0x5b || c === 0x7b) {

@@ -128,7 +128,10 @@ export function breakablePath(path: string): string {
 function barChart(title: string, entries: [string, number][], colours: Record<string, string>): string {
   const max = Math.max(1, ...entries.map(([, v]) => v));
   const bars = entries
-    .map(([label, value]) => `<div class="bar"><span>${esc(label)}</span><span class="track"><i style="width:${Math.round((value / max) * 80)}%;background:${colours[label] ?? 'var(--bar)'}"></i>${value}</span></div>`)
+    .map(
+      ([label, value]) =>
+        `<div class="bar"><span>${esc(label)}</span><span class="track"><i style="width:${Math.round((value / max) * 80)}%;background:${colours[label] ?? 'var(--bar)'}"></i>${value}</span></div>`,
+    )
     .join('');
   return `<figure class="chart" aria-label="${esc(title)}"><figcaption>${esc(title)}</figcaption>${bars}</figure>`;
 }
@@ -143,8 +146,13 @@ interface Column {
 }
 
 function jobCell(f: AuditFile): string {
-  if (!f.job && f.signature) return `<code>${esc(f.signature.job.slice(0, 8))}</code> ${esc(f.signature.time.slice(0, 10))} <span class="muted">(record)</span>`;
-  return f.job ? `<code>${esc(f.job.jobId.slice(0, 8))}</code> ${esc(f.job.date.slice(0, 10))}` : f.needsSigning ? '<span class="muted">not recorded</span>' : '<span class="muted">none needed</span>';
+  if (!f.job && f.signature)
+    return `<code>${esc(f.signature.job.slice(0, 8))}</code> ${esc(f.signature.time.slice(0, 10))} <span class="muted">(record)</span>`;
+  return f.job
+    ? `<code>${esc(f.job.jobId.slice(0, 8))}</code> ${esc(f.job.date.slice(0, 10))}`
+    : f.needsSigning
+      ? '<span class="muted">not recorded</span>'
+      : '<span class="muted">none needed</span>';
 }
 
 function authenticodeCell(f: AuditFile): string {
@@ -158,7 +166,11 @@ const COLUMNS: readonly Column[] = [
   { label: 'File', priority: 1, cell: (f) => breakablePath(f.path), sort: (f) => f.path },
   { label: 'Assembly', priority: 2, cell: (f) => breakablePath(f.assembly?.name ?? '') },
   { label: 'Version', priority: 3, cell: (f) => esc(f.assembly?.version ?? ''), nowrap: true },
-  { label: 'Token', priority: 4, cell: (f) => (f.assembly?.publicKeyToken ? `<code>${esc(f.assembly.publicKeyToken)}</code>` : '<span class="muted">none</span>') },
+  {
+    label: 'Token',
+    priority: 4,
+    cell: (f) => (f.assembly?.publicKeyToken ? `<code>${esc(f.assembly.publicKeyToken)}</code>` : '<span class="muted">none</span>'),
+  },
   { label: 'Strong name', priority: 2, cell: (f) => esc(f.verdict), sort: (f) => f.strongName?.state ?? 'unreadable' },
   { label: 'Authenticode', priority: 3, cell: authenticodeCell, sort: (f) => f.authenticode?.state ?? 'unreadable' },
   { label: 'Option', priority: 3, cell: (f) => (f.strongName?.optionId != null ? String(f.strongName.optionId) : '<span class="muted">none</span>') },
@@ -205,7 +217,9 @@ function details(f: AuditFile, report: AuditReport): string {
     ['State', sn ? `${esc(sn.state)}${sn.keyBits ? `, ${sn.keyBits}-bit key, ${esc(sn.hashAlgorithm ?? '')}` : ''}` : 'not a readable .NET assembly'],
     ['Signature check', sn ? (sn.signatureValid === null ? 'nothing to check: no signature' : sn.signatureValid ? 'valid' : 'invalid') : 'not applicable'],
     ['Key', sn ? (sn.key === 'expected' ? "the organization's" : sn.key === 'other' ? 'another key' : 'none') : 'none'],
-    ...(f.authenticode && f.authenticode.state !== 'absent' ? [['Authenticode check', esc(describeAuthenticodeVerdict(f.authenticode))] as [string, string]] : []),
+    ...(f.authenticode && f.authenticode.state !== 'absent'
+      ? [['Authenticode check', esc(describeAuthenticodeVerdict(f.authenticode))] as [string, string]]
+      : []),
     ['Why', esc(f.reason)],
     ...loadDetails(f.load).map(([k, v]): [string, string] => [k, esc(v)]),
   ];
@@ -232,13 +246,17 @@ function changesSection(report: AuditReport): string {
     ['Option changed', c.optionChanged ?? []],
     ['Authenticode publisher changed', c.publisherChanged ?? []],
   ] as const;
-  const files = (c.files ?? []).map((x) => `<li>${x.regression ? '<span class="regression">regression</span> ' : ''}<code>${breakablePath(x.name)}</code>: ${esc(x.summary)}</li>`).join('');
+  const files = (c.files ?? [])
+    .map((x) => `<li>${x.regression ? '<span class="regression">regression</span> ' : ''}<code>${breakablePath(x.name)}</code>: ${esc(x.summary)}</li>`)
+    .join('');
   return `<h2>Changes since the previous release</h2><ul>${lines.map(([label, names]) => `<li>${label}: ${list(names)}</li>`).join('')}</ul>${files ? `<p>Per file:</p><ul>${files}</ul>` : ''}`;
 }
 
 function evidenceSection(report: AuditReport): string {
   const s = report.settings;
-  const keys = s.keys.map((k) => `<li><code>${esc(k.source)}</code>: token <code>${esc(k.token)}</code>${k.optionId !== null ? `, option ${k.optionId}` : ''}</li>`).join('');
+  const keys = s.keys
+    .map((k) => `<li><code>${esc(k.source)}</code>: token <code>${esc(k.token)}</code>${k.optionId !== null ? `, option ${k.optionId}` : ''}</li>`)
+    .join('');
   return `<h2>Inputs and evidence</h2>
 <p>Made by signgate ${esc(VERSION)}, report format ${report.formatVersion}. Vendor <b>${esc(s.vendor)}</b>, vendor API ${s.vendorApi.map((p) => `<code>${esc(p)}</code>`).join(', ')}, attribute namespace <code>${esc(s.vendorNamespace)}</code>.</p>
 <p>The organization's keys (the JSON report holds each public key in full):</p><ul>${keys}</ul>
@@ -247,10 +265,18 @@ function evidenceSection(report: AuditReport): string {
 
 export function formatAuditHtml(report: AuditReport, generatedAt: string | null): string {
   const s = report.summary;
-  const stateColours: Record<string, string> = { signed: 'var(--ok)', 'delay-signed': 'var(--warn)', 'invalid-signature': 'var(--fail)', 'public-signed': 'var(--fail)', unsigned: 'var(--skip)' };
+  const stateColours: Record<string, string> = {
+    signed: 'var(--ok)',
+    'delay-signed': 'var(--warn)',
+    'invalid-signature': 'var(--fail)',
+    'public-signed': 'var(--fail)',
+    unsigned: 'var(--skip)',
+  };
   const outcomeColours: Record<string, string> = { ok: 'var(--ok)', fail: 'var(--fail)', 'not-required': 'var(--skip)' };
   const keys = report.settings.keys.map((k) => `<code>${esc(k.token)}</code>${k.optionId !== null ? ` (option ${k.optionId})` : ''}`).join(', ');
-  const manifest = report.manifest ? `<h2>Release manifest</h2><p>Missing: ${report.manifest.missing.map(esc).join(', ') || 'none'}. Extra: ${report.manifest.extra.map(esc).join(', ') || 'none'}.</p>` : '';
+  const manifest = report.manifest
+    ? `<h2>Release manifest</h2><p>Missing: ${report.manifest.missing.map(esc).join(', ') || 'none'}. Extra: ${report.manifest.extra.map(esc).join(', ') || 'none'}.</p>`
+    : '';
   const findings = report.findings.length
     ? `<ul>${report.findings.map((x) => `<li><span class="sev-${x.severity}">${x.severity}</span> ${esc(x.ruleId)} ${esc(x.rule)}${x.file ? ` <code>${breakablePath(x.file)}</code>` : ''}: ${esc(x.message)}</li>`).join('')}</ul>`
     : '<p>None.</p>';

@@ -12,7 +12,10 @@ import { countOf } from './terminal.js';
 const text = (t: string) => t.replace(/<(?=[A-Za-z/!?])/g, '\\<').replace(/&(?=#?\w+;)/g, '\\&');
 const cell = (t: string) => text(t).replace(/\|/g, '\\|').replace(/\r?\n/g, ' ');
 /** `delay-signed 6, signed 2`, or `none` for a release without files. */
-const counts = (byName: Readonly<Record<string, number>>) => Object.entries(byName).map(([k, v]) => `${k} ${v}`).join(', ') || 'none';
+const counts = (byName: Readonly<Record<string, number>>) =>
+  Object.entries(byName)
+    .map(([k, v]) => `${k} ${v}`)
+    .join(', ') || 'none';
 
 export function formatAuditMarkdown(report: AuditReport, generatedAt: string | null): string {
   const s = report.summary;
@@ -33,19 +36,39 @@ export function formatAuditMarkdown(report: AuditReport, generatedAt: string | n
     ...(recordNote(report) ? [recordNote(report)!, ''] : []),
     '| File | Assembly | Version | Token | Strong name | Authenticode | Option | Vendor attribute | Loads under | Needs signing | Job | Outcome |',
     '|---|---|---|---|---|---|---|---|---|---|---|---|',
-    ...report.files.map((f) =>
-      `| ${cell(f.path)} | ${cell(f.assembly?.name ?? '')} | ${f.assembly?.version ?? ''} | ${f.assembly?.publicKeyToken ?? ''} | ${cell(f.verdict)} | ${f.authenticode ? cell(f.authenticode.state === 'valid' ? `valid: ${f.authenticode.publisher ?? ''}` : f.authenticode.state) : ''} | ${f.strongName?.optionId ?? ''} | ${f.vendorAttribute} | ${loadsUnderText(f.load)} | ${f.needsSigning ? 'yes' : 'no'} | ${f.job ? `${f.job.jobId} (${f.job.date})` : f.signature ? `${f.signature.job} (${f.signature.time}, record)` : f.needsSigning ? 'not recorded' : 'none needed'} | ${f.outcome} |`,
+    ...report.files.map(
+      (f) =>
+        `| ${cell(f.path)} | ${cell(f.assembly?.name ?? '')} | ${f.assembly?.version ?? ''} | ${f.assembly?.publicKeyToken ?? ''} | ${cell(f.verdict)} | ${f.authenticode ? cell(f.authenticode.state === 'valid' ? `valid: ${f.authenticode.publisher ?? ''}` : f.authenticode.state) : ''} | ${f.strongName?.optionId ?? ''} | ${f.vendorAttribute} | ${loadsUnderText(f.load)} | ${f.needsSigning ? 'yes' : 'no'} | ${f.job ? `${f.job.jobId} (${f.job.date})` : f.signature ? `${f.signature.job} (${f.signature.time}, record)` : f.needsSigning ? 'not recorded' : 'none needed'} | ${f.outcome} |`,
     ),
     '',
     '## Files',
     '',
-    ...report.files.flatMap((f) => [`### ${text(f.path)}`, '', `- SHA-256: \`${f.sha256}\`, ${countOf(f.size, 'byte')}`, `- Strong name: ${f.strongName ? `${f.strongName.state}, signature ${f.strongName.signatureValid === null ? 'not present' : f.strongName.signatureValid ? 'valid' : 'invalid'}` : 'unreadable'}`, ...(f.authenticode ? [`- Authenticode: ${cell(describeAuthenticodeVerdict(f.authenticode))}`] : []), ...(signatureText(f, report.signatureRecord) ? [`- Signature record: ${cell(signatureText(f, report.signatureRecord)!)}`] : []), `- ${cell(f.reason)}`, ...loadDetails(f.load).map(([k, v]) => `- ${k}: ${cell(v)}`), ...f.findings.map((x) => `- **${x.severity}** ${x.ruleId} ${x.rule}: ${cell(x.message)}`), '']),
+    ...report.files.flatMap((f) => [
+      `### ${text(f.path)}`,
+      '',
+      `- SHA-256: \`${f.sha256}\`, ${countOf(f.size, 'byte')}`,
+      `- Strong name: ${f.strongName ? `${f.strongName.state}, signature ${f.strongName.signatureValid === null ? 'not present' : f.strongName.signatureValid ? 'valid' : 'invalid'}` : 'unreadable'}`,
+      ...(f.authenticode ? [`- Authenticode: ${cell(describeAuthenticodeVerdict(f.authenticode))}`] : []),
+      ...(signatureText(f, report.signatureRecord) ? [`- Signature record: ${cell(signatureText(f, report.signatureRecord)!)}`] : []),
+      `- ${cell(f.reason)}`,
+      ...loadDetails(f.load).map(([k, v]) => `- ${k}: ${cell(v)}`),
+      ...f.findings.map((x) => `- **${x.severity}** ${x.ruleId} ${x.rule}: ${cell(x.message)}`),
+      '',
+    ]),
     '## Findings',
     '',
-    ...(report.findings.length ? report.findings.map((x) => `- **${x.severity}** ${x.ruleId} ${x.rule}${x.file ? ` (${text(x.file)})` : ''}: ${cell(x.message)}`) : ['None.']),
+    ...(report.findings.length
+      ? report.findings.map((x) => `- **${x.severity}** ${x.ruleId} ${x.rule}${x.file ? ` (${text(x.file)})` : ''}: ${cell(x.message)}`)
+      : ['None.']),
     '',
   ];
-  if (report.manifest) lines.push('## Manifest', '', `Missing: ${report.manifest.missing.map(text).join(', ') || 'none'}. Extra: ${report.manifest.extra.map(text).join(', ') || 'none'}.`, '');
+  if (report.manifest)
+    lines.push(
+      '## Manifest',
+      '',
+      `Missing: ${report.manifest.missing.map(text).join(', ') || 'none'}. Extra: ${report.manifest.extra.map(text).join(', ') || 'none'}.`,
+      '',
+    );
   if (report.changes) {
     const c = report.changes;
     lines.push('## Changes since the previous release', '');
@@ -66,6 +89,13 @@ export function formatAuditMarkdown(report: AuditReport, generatedAt: string | n
     lines.push('');
   }
   const st = report.settings;
-  lines.push('## Inputs', '', `- Vendor ${st.vendor}, vendor API ${st.vendorApi.join(', ')}, attribute namespace ${st.vendorNamespace}`, ...st.keys.map((k) => `- Key ${k.source}: token ${k.token}${k.optionId !== null ? `, option ${k.optionId}` : ''}`), '- Re-check a stored JSON report: `signgate audit --verify-report audit.json <release folder>`', '');
+  lines.push(
+    '## Inputs',
+    '',
+    `- Vendor ${st.vendor}, vendor API ${st.vendorApi.join(', ')}, attribute namespace ${st.vendorNamespace}`,
+    ...st.keys.map((k) => `- Key ${k.source}: token ${k.token}${k.optionId !== null ? `, option ${k.optionId}` : ''}`),
+    '- Re-check a stored JSON report: `signgate audit --verify-report audit.json <release folder>`',
+    '',
+  );
   return lines.join('\n');
 }

@@ -20,7 +20,8 @@ function testCase(name: string, findings: readonly Finding[], skipped?: string):
   const others = findings.filter((f) => f.severity !== 'error');
   const parts: string[] = [];
   if (skipped && errors.length === 0) parts.push(`      <skipped message="${escapeXml(skipped)}"/>`);
-  for (const f of errors) parts.push(`      <failure message="${escapeXml(`${f.ruleId} ${f.rule}: ${f.message}`)}" type="${escapeXml(f.ruleId)}">${escapeXml(line(f))}</failure>`);
+  for (const f of errors)
+    parts.push(`      <failure message="${escapeXml(`${f.ruleId} ${f.rule}: ${f.message}`)}" type="${escapeXml(f.ruleId)}">${escapeXml(line(f))}</failure>`);
   if (others.length) parts.push(`      <system-out>${escapeXml(others.map(line).join('\n'))}</system-out>`);
   const open = `    <testcase classname="signgate.check" name="${escapeXml(name)}"`;
   return parts.length ? `${open}>\n${parts.join('\n')}\n    </testcase>` : `${open}/>`;

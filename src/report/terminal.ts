@@ -54,7 +54,10 @@ export function* formatTerminalPieces(check: CheckResult, options: TerminalOptio
 /** The lines of the text report, without their ends. */
 function* terminalLines(check: CheckResult, { color: c }: TerminalOptions): Generator<string> {
   const sev: Record<Severity, (s: string) => string> = { error: c.red, warning: c.yellow, note: c.cyan };
-  const finding = (f: Finding) => [`    ${sev[f.severity](f.severity.padEnd(7))} ${c.bold(`${f.ruleId} ${f.rule}`)}  ${f.message}`, `            ${c.dim(`fix: ${f.hint}`)}`];
+  const finding = (f: Finding) => [
+    `    ${sev[f.severity](f.severity.padEnd(7))} ${c.bold(`${f.ruleId} ${f.rule}`)}  ${f.message}`,
+    `            ${c.dim(`fix: ${f.hint}`)}`,
+  ];
   for (const f of check.files) {
     const mark = f.outcome === 'pass' ? c.green('pass') : f.outcome === 'fail' ? c.red('FAIL') : c.dim('skip');
     yield `${mark} ${c.bold(f.path)}  ${c.dim(f.reason)}`;
@@ -70,10 +73,8 @@ function* terminalLines(check: CheckResult, { color: c }: TerminalOptions): Gene
   const errors = countOf(s.errors, 'error');
   const warnings = countOf(s.warnings, 'warning');
   yield '';
-  yield (
-    `${countOf(s.files, 'file')}: ${signingCounts(check, { pass: c.green, fail: c.red })}, ${s.notRequired} not required; ` +
-      (nothingToSign(check) ? 'upload: none' : `upload: ${countOf(s.upload, 'file')}, ${mb} MB of ${(check.uploadSet.maxUploadBytes / 1e6).toFixed(0)} MB`)
-  );
+  yield `${countOf(s.files, 'file')}: ${signingCounts(check, { pass: c.green, fail: c.red })}, ${s.notRequired} not required; ` +
+    (nothingToSign(check) ? 'upload: none' : `upload: ${countOf(s.upload, 'file')}, ${mb} MB of ${(check.uploadSet.maxUploadBytes / 1e6).toFixed(0)} MB`);
   yield `${s.errors ? c.red(errors) : errors}, ${s.warnings ? c.yellow(warnings) : warnings}, ${countOf(s.notes, 'note')}${check.settings.online ? '' : ' (offline: licenses not checked)'}`;
   const reported = [...new Map(check.findings.map((f) => [f.ruleId, f.rule])).entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
   if (reported.length) {

@@ -12,7 +12,10 @@ import type { FileRow } from '../metadata/module-metadata.js';
 import type { CheckInput, CheckSettings, ExpectedKey, FileFacts, FileRole, LinkedModule } from './types.js';
 import { needsSigning } from './types.js';
 
-const INTEROP_ATTRIBUTES = new Set(['System.Runtime.InteropServices.ImportedFromTypeLibAttribute', 'System.Runtime.InteropServices.PrimaryInteropAssemblyAttribute']);
+const INTEROP_ATTRIBUTES = new Set([
+  'System.Runtime.InteropServices.ImportedFromTypeLibAttribute',
+  'System.Runtime.InteropServices.PrimaryInteropAssemblyAttribute',
+]);
 
 /**
  * What parsing one file tells about its place in the set: plain data, the same whether the file was parsed in
@@ -125,8 +128,25 @@ function optionKeyOf(publicKey: Uint8Array | undefined, keys: readonly ExpectedK
  * Parses one file: the per-file half of collectFacts (the roles need the whole set). A file that cannot be read
  * gets its error, never an exception; the module is returned beside the plain facts for the rules to read.
  */
-function parseFile(input: CheckInput, isVendorApi: NameMatcher, attributeName: string, keys: readonly ExpectedKey[]): { parsed: ParsedFile; module: ModuleMetadata | undefined } {
-  const base = { readError: undefined, native: false, managed: false, assemblyName: undefined, culture: '', referenceNames: [], interop: () => false, vendorTypes: [], marked: false, fileRows: [], optionKey: null };
+function parseFile(
+  input: CheckInput,
+  isVendorApi: NameMatcher,
+  attributeName: string,
+  keys: readonly ExpectedKey[],
+): { parsed: ParsedFile; module: ModuleMetadata | undefined } {
+  const base = {
+    readError: undefined,
+    native: false,
+    managed: false,
+    assemblyName: undefined,
+    culture: '',
+    referenceNames: [],
+    interop: () => false,
+    vendorTypes: [],
+    marked: false,
+    fileRows: [],
+    optionKey: null,
+  };
   try {
     const image = parsePeImage(input.bytes);
     if (!hasCorHeader(image)) return { parsed: { ...base, native: true }, module: undefined };
@@ -160,7 +180,10 @@ function parseFile(input: CheckInput, isVendorApi: NameMatcher, attributeName: s
   } catch (error) {
     if (!isSignGateError(error)) throw error;
     const fileOffset = (error as { fileOffset?: number }).fileOffset;
-    return { parsed: { ...base, readError: { code: error.code, message: error.message, ...(fileOffset !== undefined && fileOffset >= 0 ? { fileOffset } : {}) } }, module: undefined };
+    return {
+      parsed: { ...base, readError: { code: error.code, message: error.message, ...(fileOffset !== undefined && fileOffset >= 0 ? { fileOffset } : {}) } },
+      module: undefined,
+    };
   }
 }
 
@@ -209,7 +232,10 @@ export function placeFiles(inputs: readonly CheckInput[], parsedFiles: readonly 
         p,
         owner
           ? { kind: 'module', moduleOf: owner.assemblyName!, manifest: owner.input.path }
-          : { kind: 'not-required', why: 'a netmodule (no assembly manifest), and no input assembly lists it in its File table; it belongs to the assembly that does' },
+          : {
+              kind: 'not-required',
+              why: 'a netmodule (no assembly manifest), and no input assembly lists it in its File table; it belongs to the assembly that does',
+            },
       );
     } else if (isVendorApi(p.assemblyName)) roles.set(p, { kind: 'vendor' });
     else if (vendorTypesOf(p).length > 0) {
@@ -236,7 +262,9 @@ export function placeFiles(inputs: readonly CheckInput[], parsedFiles: readonly 
       const satellite = p.culture ? serves('.resources') : undefined;
       const user = userOf.get(name);
       const interopUser = user && p.interop() ? user : undefined;
-      const referenced = referencesOf(p).map((r) => signingByName(r.toLowerCase())).find((q) => q !== undefined);
+      const referenced = referencesOf(p)
+        .map((r) => signingByName(r.toLowerCase()))
+        .find((q) => q !== undefined);
       let role: FileRole | undefined;
       if (xml) role = { kind: 'companion', companionOf: xml.assemblyName!, companion: 'xml-serializers' };
       else if (satellite) role = { kind: 'companion', companionOf: satellite.assemblyName!, companion: 'satellite' };
@@ -257,7 +285,9 @@ export function placeFiles(inputs: readonly CheckInput[], parsedFiles: readonly 
   for (const p of parsed) if (!roles.has(p) && p.optionKey) roles.set(p, { kind: 'option-key', ...p.optionKey });
   return parsed.map((p) => ({
     role: roles.get(p) ?? { kind: 'not-required', why: 'uses no vendor API, directly or through the add-in' },
-    netmodules: (linked.get(p) ?? []).map((l): LinkedModule => ({ row: l.row, path: l.module && ownerOf.get(l.module) === p ? l.module.input.path : undefined })),
+    netmodules: (linked.get(p) ?? []).map(
+      (l): LinkedModule => ({ row: l.row, path: l.module && ownerOf.get(l.module) === p ? l.module.input.path : undefined }),
+    ),
   }));
 }
 
@@ -265,7 +295,12 @@ export function placeFiles(inputs: readonly CheckInput[], parsedFiles: readonly 
  * The facts the rules read about one file. `module` is the parsed metadata when at hand, or a function that
  * parses it on first use (facts rebuilt in another thread, or on the main thread after a pooled parse).
  */
-export function fileFacts(input: CheckInput, parsed: ParsedFile, placement: Placement, module: ModuleMetadata | undefined | (() => ModuleMetadata | undefined)): FileFacts {
+export function fileFacts(
+  input: CheckInput,
+  parsed: ParsedFile,
+  placement: Placement,
+  module: ModuleMetadata | undefined | (() => ModuleMetadata | undefined),
+): FileFacts {
   let loaded = typeof module === 'function' ? null : module;
   let status: StrongNameStatus | undefined;
   let authenticode: AuthenticodeInfo | undefined;

@@ -25,7 +25,32 @@ import sg801 from './sg801-loads-under-no-license.js';
 import sg802 from './sg802-refused-by-net-framework.js';
 import type { Rule } from './types.js';
 
-export const rules = [sg001, sg002, sg201, sg202, sg203, sg204, sg205, sg206, sg207, sg208, sg301, sg302, sg303, sg304, sg401, sg501, sg502, sg503, sg504, sg505, sg601, sg602, sg801, sg802] as const;
+export const rules = [
+  sg001,
+  sg002,
+  sg201,
+  sg202,
+  sg203,
+  sg204,
+  sg205,
+  sg206,
+  sg207,
+  sg208,
+  sg301,
+  sg302,
+  sg303,
+  sg304,
+  sg401,
+  sg501,
+  sg502,
+  sg503,
+  sg504,
+  sg505,
+  sg601,
+  sg602,
+  sg801,
+  sg802,
+] as const;
 
 /** Where the rule pages live; every link is derived from the id here, never typed by hand. */
 export const RULES_DOCS_URL = 'https://github.com/signgate/signgate/blob/main/docs/rules.md';

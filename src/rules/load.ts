@@ -55,13 +55,15 @@ export function targetFramework(module: ModuleMetadata): TargetFramework {
     }
     if (moniker !== null) {
       const family = moniker.split(',')[0]!.trim().toLowerCase();
-      const kind: TargetKind = family === '.netframework' ? 'framework' : family === '.netcoreapp' ? 'core' : family === '.netstandard' ? 'standard' : 'unknown';
+      const kind: TargetKind =
+        family === '.netframework' ? 'framework' : family === '.netcoreapp' ? 'core' : family === '.netstandard' ? 'standard' : 'unknown';
       return { moniker, kind, source: 'attribute' };
     }
   }
   const refs = new Set(module.assemblyReferences.map((r) => r.name.toLowerCase()));
   const name = module.assembly?.name.toLowerCase();
-  if (refs.has('system.private.corelib') || refs.has('system.runtime') || name === 'system.private.corelib') return { moniker: null, kind: 'core', source: 'core-library' };
+  if (refs.has('system.private.corelib') || refs.has('system.runtime') || name === 'system.private.corelib')
+    return { moniker: null, kind: 'core', source: 'core-library' };
   if (refs.has('netstandard')) return { moniker: null, kind: 'standard', source: 'core-library' };
   if (refs.has('mscorlib') || name === 'mscorlib') return { moniker: null, kind: 'framework', source: 'core-library' };
   return { moniker: null, kind: 'unknown', source: 'none' };
@@ -93,7 +95,12 @@ export function netFrameworkRefusal(facts: FileFacts): { readonly target: Target
 /** How a target is named in messages: the moniker, else the family and how it was found. */
 export function describeTarget(t: TargetFramework): string {
   if (t.moniker) return t.moniker;
-  return { framework: '.NET Framework (references mscorlib)', core: '.NET (references System.Runtime)', standard: '.NET Standard (references netstandard)', unknown: 'target not known: treated as .NET Framework' }[t.kind];
+  return {
+    framework: '.NET Framework (references mscorlib)',
+    core: '.NET (references System.Runtime)',
+    standard: '.NET Standard (references netstandard)',
+    unknown: 'target not known: treated as .NET Framework',
+  }[t.kind];
 }
 
 /** Whether the assembly will load, for every managed assembly; undefined for native files, netmodules and unreadable files. */
@@ -117,7 +124,8 @@ export function loadVerdict(facts: FileFacts, settings: CheckSettings): LoadVerd
   const signedByService = status.state === 'signed' && orgKey;
   const runtimeOk = signedByService && (attribute === 'present' || attribute === 'not-required');
   const missing: string[] = [];
-  if (status.state !== 'signed') missing.push(status.state === 'invalid-signature' ? 'its signature does not match its bytes' : `${status.state}, not signed by the service`);
+  if (status.state !== 'signed')
+    missing.push(status.state === 'invalid-signature' ? 'its signature does not match its bytes' : `${status.state}, not signed by the service`);
   else if (!orgKey) missing.push(`signed with another key (token ${status.publicKeyToken}), not the organization's`);
   if (attribute !== 'present' && attribute !== 'not-required') missing.push(`vendor attribute ${attribute}`);
   const runtimeLicense: LoadAnswer = runtimeOk
@@ -126,7 +134,14 @@ export function loadVerdict(facts: FileFacts, settings: CheckSettings): LoadVerd
   let developerLicense: LoadAnswer;
   if (runtimeOk) developerLicense = { loads: false, why: 'signed by the service; the developer license loads only unsigned API programs' };
   else if (netFramework && !netFramework.loads) developerLicense = { loads: false, why: netFramework.why };
-  else developerLicense = { loads: true, why: status.state === 'unsigned' ? 'an unsigned API program' : `not signed by the service; ${netFramework ? 'validly strong-named' : '.NET does not validate strong names'}` };
+  else
+    developerLicense = {
+      loads: true,
+      why:
+        status.state === 'unsigned'
+          ? 'an unsigned API program'
+          : `not signed by the service; ${netFramework ? 'validly strong-named' : '.NET does not validate strong names'}`,
+    };
   return { target, apiProgram, runtimeLicense, developerLicense, netFramework };
 }
 

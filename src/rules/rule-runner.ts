@@ -66,7 +66,9 @@ export interface CheckResult {
 
 /** The effective severity of each rule: the override, else the default. */
 export function resolveSeverities(overrides: Readonly<Record<string, SeveritySetting>> = {}): Map<string, SeveritySetting> {
-  const out = new Map<string, SeveritySetting>(rules.map((r): [string, SeveritySetting] => [r.id, (r as Rule).enabledByDefault === false ? 'off' : r.defaultSeverity]));
+  const out = new Map<string, SeveritySetting>(
+    rules.map((r): [string, SeveritySetting] => [r.id, (r as Rule).enabledByDefault === false ? 'off' : r.defaultSeverity]),
+  );
   for (const [key, value] of Object.entries(overrides)) {
     const rule = findRule(key);
     if (rule) out.set(rule.id, value);
@@ -125,7 +127,12 @@ export function ruleNeighbourhood(facts: FileFacts, all: ReadonlyMap<string, Fil
  * Runs every file rule on one file. Each rule runs isolated: an error becomes a `malformed` finding.
  * @param near the file and its netmodules (see ruleNeighbourhood)
  */
-export function checkFile(facts: FileFacts, near: ReadonlyMap<string, FileFacts>, settings: CheckSettings, severities: ReadonlyMap<string, SeveritySetting>): FileOutcome {
+export function checkFile(
+  facts: FileFacts,
+  near: ReadonlyMap<string, FileFacts>,
+  settings: CheckSettings,
+  severities: ReadonlyMap<string, SeveritySetting>,
+): FileOutcome {
   const malformed = rules.find((r) => r.name === 'malformed')!;
   const findings: Finding[] = [];
   const signing = needsSigning(facts.role);
@@ -157,7 +164,9 @@ export function assembleCheck(all: ReadonlyMap<string, FileFacts>, outcomes: Rea
   const assemblies = [...all.values()].filter((f) => needsSigning(f.role) && !outcomes.get(f.input.path)!.signedWithOrganizationKey);
   // A multi-module assembly is uploaded whole: its netmodules go with its manifest (they are not signed themselves).
   const uploadedManifests = new Set(assemblies.map((f) => f.input.path));
-  const uploadFiles = [...all.values()].filter((f) => uploadedManifests.has(f.input.path) || (f.role.kind === 'module' && uploadedManifests.has(f.role.manifest)));
+  const uploadFiles = [...all.values()].filter(
+    (f) => uploadedManifests.has(f.input.path) || (f.role.kind === 'module' && uploadedManifests.has(f.role.manifest)),
+  );
   const upload = { files: uploadFiles, totalBytes: uploadFiles.reduce((n, f) => n + inputSize(f.input), 0) };
   const setFindings: Finding[] = [];
   for (const rule of rules as readonly Rule[]) {
@@ -206,7 +215,12 @@ export function assembleCheck(all: ReadonlyMap<string, FileFacts>, outcomes: Rea
       online: settings.licensedOptionIds !== undefined,
     },
     files,
-    uploadSet: { files: [...uploadPaths].sort(), totalBytes: upload.totalBytes, maxUploadBytes: settings.maxUploadBytes, findings: setFindings.sort(compareFindings) },
+    uploadSet: {
+      files: [...uploadPaths].sort(),
+      totalBytes: upload.totalBytes,
+      maxUploadBytes: settings.maxUploadBytes,
+      findings: setFindings.sort(compareFindings),
+    },
     findings,
     summary: {
       files: files.length,

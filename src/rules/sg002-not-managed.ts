@@ -17,7 +17,12 @@ export default defineRule({
     // A netmodule named beside the assembly that lists it is part of that assembly's upload.
     if (facts.role.kind === 'module') return [];
     if (facts.module && !facts.module.hasManifest) {
-      return [{ message: `the file is a netmodule (${facts.module.moduleName}) without an assembly manifest`, hint: 'Upload the assembly that lists the netmodule, built with al or the compiler.' }];
+      return [
+        {
+          message: `the file is a netmodule (${facts.module.moduleName}) without an assembly manifest`,
+          hint: 'Upload the assembly that lists the netmodule, built with al or the compiler.',
+        },
+      ];
     }
     return [];
   },

@@ -18,7 +18,7 @@ const unnamed = (keys: readonly ExpectedKey[]) => {
   const files = keys.filter((k) => k.optionId === null).map((k) => k.source);
   return files.length
     ? ` If ${files.join(', ')} ${files.length === 1 ? 'is' : 'are'} not your option's public key file (<optionId>_public.snk, from the vendor), ` +
-      'pass that file with --key instead.'
+        'pass that file with --key instead.'
     : '';
 };
 
@@ -27,7 +27,8 @@ export default defineRule({
   name: 'wrong-key',
   scope: 'file',
   defaultSeverity: 'error',
-  summary: "The assembly's public key is not the organization's key from <optionId>_public.snk (the whole blob, hash-algorithm header included); online, a key file's key is not the one the signing service holds for its option.",
+  summary:
+    "The assembly's public key is not the organization's key from <optionId>_public.snk (the whole blob, hash-algorithm header included); online, a key file's key is not the one the signing service holds for its option.",
   hint: 'Delay-sign with the public key file of your license option: <AssemblyOriginatorKeyFile><optionId>_public.snk</AssemblyOriginatorKeyFile>.',
   check: ({ facts, settings }) => {
     const status = facts.status();

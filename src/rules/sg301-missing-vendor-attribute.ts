@@ -14,7 +14,9 @@ export default defineRule({
     if (!c || c.onAssembly.length > 0) return [];
     const spelling = vendorAttributeSpelling(facts, settings);
     if (c.onModule.length > 0) {
-      return [{ message: `${c.onModule[0]!.typeName} is applied to the module, not to the assembly`, hint: `Write [assembly: ${spelling}(true)], not [module: …].` }];
+      return [
+        { message: `${c.onModule[0]!.typeName} is applied to the module, not to the assembly`, hint: `Write [assembly: ${spelling}(true)], not [module: …].` },
+      ];
     }
     const name = `${spelling.split('.').pop()}Attribute`;
     // The runtime reads assembly attributes from the manifest only; one compiled into a netmodule is not seen.

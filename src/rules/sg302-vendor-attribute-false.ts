@@ -20,7 +20,15 @@ export default defineRule({
     try {
       const value = c.module.decodeAttribute(attribute).fixedArguments[0]?.value;
       const location = c.module.rowLocation(TableId.CustomAttribute, attribute.rid);
-      return value === false ? [{ message: `${attribute.typeName} is applied with false`, hint: `Change the attribute to [assembly: ${attribute.typeName.replace(/Attribute$/, '')}(true)].`, location }] : [];
+      return value === false
+        ? [
+            {
+              message: `${attribute.typeName} is applied with false`,
+              hint: `Change the attribute to [assembly: ${attribute.typeName.replace(/Attribute$/, '')}(true)].`,
+              location,
+            },
+          ]
+        : [];
     } catch (error) {
       if (isSignGateError(error)) return []; // vendor-attribute-wrong-type reports an undecodable value
       throw error;

@@ -21,7 +21,14 @@ export default defineRule({
     const ctor = c.module.attributeConstructor(attribute);
     const signature = toHex(ctor.signature.bytes);
     if (signature !== ONE_BOOL_CTOR) {
-      return [{ message: `${attribute.typeName} is constructed through a constructor with signature ${signature}, not one bool (${ONE_BOOL_CTOR})`, hint, location, data: { signature } }];
+      return [
+        {
+          message: `${attribute.typeName} is constructed through a constructor with signature ${signature}, not one bool (${ONE_BOOL_CTOR})`,
+          hint,
+          location,
+          data: { signature },
+        },
+      ];
     }
     try {
       c.module.decodeAttribute(attribute);

@@ -19,7 +19,9 @@ export default defineRule({
       .filter((paths) => paths.length > 1)
       .map((paths) => ({
         message: `${paths.length} files would be uploaded as ${JSON.stringify(upload.files.find((f) => f.input.path === paths[0])!.input.uploadName)}: ${paths.join(', ')}`,
-        ...(settings.root === null ? { hint: 'Pass --root <folder> so that files in different folders keep their relative paths, or upload them in separate jobs.' } : {}),
+        ...(settings.root === null
+          ? { hint: 'Pass --root <folder> so that files in different folders keep their relative paths, or upload them in separate jobs.' }
+          : {}),
         file: paths[1]!,
         data: { files: paths },
       }));

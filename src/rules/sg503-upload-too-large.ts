@@ -15,11 +15,21 @@ export default defineRule({
     if (upload.totalBytes <= settings.maxUploadBytes) return [];
     const plan = proposeSplit(
       // A netmodule goes in the job of its assembly.
-      upload.files.map((f) => ({ path: f.input.path, uploadName: f.input.uploadName, size: inputSize(f.input), ...(f.role.kind === 'module' ? { unit: f.role.manifest } : {}) })),
+      upload.files.map((f) => ({
+        path: f.input.path,
+        uploadName: f.input.uploadName,
+        size: inputSize(f.input),
+        ...(f.role.kind === 'module' ? { unit: f.role.manifest } : {}),
+      })),
       settings.maxUploadBytes,
     );
     const jobs = plan.jobs.map((job, i) => `job ${i + 1} (${mb(job.reduce((n, f) => n + f.size, 0))}): ${job.map((f) => f.path).join(', ')}`);
-    const data = { totalBytes: upload.totalBytes, maxUploadBytes: settings.maxUploadBytes, jobs: plan.jobs.map((j) => j.map((f) => f.path)), tooLarge: plan.tooLarge.map((f) => f.path) };
+    const data = {
+      totalBytes: upload.totalBytes,
+      maxUploadBytes: settings.maxUploadBytes,
+      jobs: plan.jobs.map((j) => j.map((f) => f.path)),
+      tooLarge: plan.tooLarge.map((f) => f.path),
+    };
     // A file larger than the limit on its own: no split helps, so none is advised.
     if (plan.tooLarge.length) {
       const { message, hint } = describeTooLarge(plan.tooLarge, settings.maxUploadBytes);

@@ -44,7 +44,14 @@ function report(all: readonly FileFacts[], settings: CheckSettings): RuleReport 
   if (assemblies.length === 0) {
     const unreadable = all.filter((f) => f.readError).length;
     const other = all.length - unreadable;
-    const what = all.length === 1 ? (unreadable ? 'it could not be read' : 'it is native code or a netmodule') : [...(unreadable ? [`${unreadable} could not be read`] : []), ...(other ? [`${other} native code or netmodule${other === 1 ? '' : 's'}`] : [])].join(', ');
+    const what =
+      all.length === 1
+        ? unreadable
+          ? 'it could not be read'
+          : 'it is native code or a netmodule'
+        : [...(unreadable ? [`${unreadable} could not be read`] : []), ...(other ? [`${other} native code or netmodule${other === 1 ? '' : 's'}`] : [])].join(
+            ', ',
+          );
     return {
       message: `nothing to sign: ${all.length === 1 ? 'the one input file is not' : `none of the ${all.length} input files is`} a .NET assembly (${what})`,
       hint: "Point signgate at the add-in's build output: the .NET assemblies that reference the vendor's API.",

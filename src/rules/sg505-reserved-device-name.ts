@@ -7,7 +7,8 @@ export default defineRule({
   name: 'reserved-device-name',
   scope: 'set',
   defaultSeverity: 'error',
-  summary: 'A file of the upload, or a folder in its name, is a reserved Windows device name (CON, PRN, AUX, NUL, COM1-COM9, LPT1-LPT9, with any extension); it cannot be written on the service or on a customer machine.',
+  summary:
+    'A file of the upload, or a folder in its name, is a reserved Windows device name (CON, PRN, AUX, NUL, COM1-COM9, LPT1-LPT9, with any extension); it cannot be written on the service or on a customer machine.',
   hint: 'Rename the file (or folder) in the project, for example CON.dll to ConsoleHelper.dll.',
   check: ({ upload }) =>
     upload.files.flatMap((f) => {

@@ -64,12 +64,14 @@ export function lookAlikeReason(row: CustomAttributeRow, settings: CheckSettings
   const isVendorApi = compileNamePatterns(settings.vendorApi);
   const api = settings.vendorApi.join(', ');
   const generic = /`\d+$/.test(row.typeName);
-  if (generic && row.origin.kind === 'this-module') return `${csharpTypeName(row.typeName)} is a generic look-alike declared in this assembly; the vendor's attribute is not generic and comes from a vendor API assembly (${api})`;
+  if (generic && row.origin.kind === 'this-module')
+    return `${csharpTypeName(row.typeName)} is a generic look-alike declared in this assembly; the vendor's attribute is not generic and comes from a vendor API assembly (${api})`;
   if (generic) return `${csharpTypeName(row.typeName)} is generic; the vendor's attribute is not`;
   if (row.origin.kind === 'this-module') return `${row.typeName} is declared in this assembly, not referenced from a vendor API assembly (${api})`;
   if (row.origin.kind !== 'assembly') return `${row.typeName} does not come from a vendor assembly`;
   if (!isVendorApi(row.origin.name)) return `${row.typeName} comes from ${row.origin.name}, which is not a vendor API assembly (${api})`;
-  if (namespacePrefix(row.typeNamespace, settings.vendorNamespace) === undefined) return `${row.typeName} is not in the vendor namespace ${settings.vendorNamespace}`;
+  if (namespacePrefix(row.typeNamespace, settings.vendorNamespace) === undefined)
+    return `${row.typeName} is not in the vendor namespace ${settings.vendorNamespace}`;
   return undefined;
 }
 

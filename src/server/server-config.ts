@@ -68,7 +68,16 @@ export interface ServerConfigFile {
   metrics?: { enabled: boolean; listen?: string };
   limits?: { maxUploadBytes?: number; maxJobsPerOrganization?: number; maxFilesPerJob?: number; keyWaitSeconds?: number };
   rateLimits?: { perToken?: RateLimit | false; perAddress?: RateLimit | false; loopback?: boolean };
-  oidc?: { issuer: string; audience: string; organizationClaim?: string; rolesClaim?: string; userClaim?: string; clientId?: string; scopes?: string[]; maxTokenLifetime?: number };
+  oidc?: {
+    issuer: string;
+    audience: string;
+    organizationClaim?: string;
+    rolesClaim?: string;
+    userClaim?: string;
+    clientId?: string;
+    scopes?: string[];
+    maxTokenLifetime?: number;
+  };
   organizations: {
     id: string;
     name?: string;
@@ -161,16 +170,23 @@ function describe(error: ErrorObject): string {
  * @throws UsageError SG_ERR_CONFIG naming the place and what is wrong
  */
 export function parseServerConfig(raw: unknown, baseDir: string, shownAs = 'server config'): ServerConfig {
-  if (!validate(raw)) throw new UsageError(`${shownAs}: ${(validate.errors ?? []).map(describe).join('; ')}`, 'See schemas/server-config.schema.json.', 'SG_ERR_CONFIG');
+  if (!validate(raw))
+    throw new UsageError(`${shownAs}: ${(validate.errors ?? []).map(describe).join('; ')}`, 'See schemas/server-config.schema.json.', 'SG_ERR_CONFIG');
   const organizations = new Map<string, Organization>();
   for (const org of raw.organizations) {
-    if (organizations.has(org.id)) throw new UsageError(`${shownAs}: organization ${JSON.stringify(org.id)} is listed twice`, 'Give every organization its own id.', 'SG_ERR_CONFIG');
+    if (organizations.has(org.id))
+      throw new UsageError(`${shownAs}: organization ${JSON.stringify(org.id)} is listed twice`, 'Give every organization its own id.', 'SG_ERR_CONFIG');
     const licenses = org.licenses.map((l): License => {
       const where = `${shownAs}: organization ${org.id}, option ${l.optionId}`;
       const current = optionKey(l, baseDir, where);
       const previous = (l.previousKeys ?? []).map((p, i) => optionKey(p, baseDir, `${where}, previousKeys[${i}]`));
       for (const p of previous) {
-        if (p.token === current.token) throw new UsageError(`${where}: previousKeys names the option's current key (token ${p.token})`, 'previousKeys lists the keys the option had before keyPair: remove the current one from it.', 'SG_ERR_CONFIG');
+        if (p.token === current.token)
+          throw new UsageError(
+            `${where}: previousKeys names the option's current key (token ${p.token})`,
+            'previousKeys lists the keys the option had before keyPair: remove the current one from it.',
+            'SG_ERR_CONFIG',
+          );
       }
       return { optionId: l.optionId, ...current, previous };
     });
@@ -221,7 +237,12 @@ function optionKey(l: { keyPair: string; publicKey?: string }, baseDir: string, 
     const key = tokenKey(l, baseDir, where);
     return { key, token: publicKeyToken(key.publicKey.blob), keyLocation: withoutPinAttributes(l.keyPair) };
   }
-  if (l.publicKey !== undefined) throw new UsageError(`${where}: publicKey is given beside the key pair file ${l.keyPair}`, 'publicKey goes with a pkcs11: keyPair only; a key pair file holds its public key.', 'SG_ERR_CONFIG');
+  if (l.publicKey !== undefined)
+    throw new UsageError(
+      `${where}: publicKey is given beside the key pair file ${l.keyPair}`,
+      'publicKey goes with a pkcs11: keyPair only; a key pair file holds its public key.',
+      'SG_ERR_CONFIG',
+    );
   const path = resolve(baseDir, l.keyPair);
   let key: StrongNameKeyFile;
   try {
@@ -229,7 +250,12 @@ function optionKey(l: { keyPair: string; publicKey?: string }, baseDir: string, 
   } catch (cause) {
     throw new UsageError(`${where}: ${path}: ${(cause as Error).message}`, 'keyPair must be a key pair made by sn -k.', 'SG_ERR_CONFIG');
   }
-  if (key.kind !== 'key-pair') throw new UsageError(`${where}: ${path} holds only a public key`, 'The service signs: keyPair must be the key pair (sn -k), not the public key.', 'SG_ERR_CONFIG');
+  if (key.kind !== 'key-pair')
+    throw new UsageError(
+      `${where}: ${path} holds only a public key`,
+      'The service signs: keyPair must be the key pair (sn -k), not the public key.',
+      'SG_ERR_CONFIG',
+    );
   return { key, token: publicKeyToken(key.publicKey.blob), keyLocation: l.keyPair, keyPairPath: path };
 }
 
@@ -237,7 +263,10 @@ function optionKey(l: { keyPair: string; publicKey?: string }, baseDir: string, 
 export function withoutPinAttributes(uri: string): string {
   const q = uri.indexOf('?');
   if (q < 0) return uri;
-  const query = uri.slice(q + 1).split('&').filter((a) => a !== '' && !/^pin-(source|value)=/i.test(a));
+  const query = uri
+    .slice(q + 1)
+    .split('&')
+    .filter((a) => a !== '' && !/^pin-(source|value)=/i.test(a));
   return query.length ? `${uri.slice(0, q)}?${query.join('&')}` : uri.slice(0, q);
 }
 
@@ -256,9 +285,10 @@ function tokenKey(license: { keyPair: string; publicKey?: string }, baseDir: str
     if (file.publicKey.isEcmaKey) throw new Error(`${path} holds the ECMA neutral key`);
     return pkcs11KeyWithPublicKey(license.keyPair, file.publicKey);
   } catch (cause) {
-    const hint = license.publicKey === undefined
-      ? 'Fix the token, the URI or the PIN (docs/deploy.md, "Keys in a PKCS#11 token"), or add "publicKey": "<optionId>_public.snk" so that the service starts while the token is away.'
-      : 'publicKey must be the option\'s public key file (sn -p, or what serve init --pkcs11 writes).';
+    const hint =
+      license.publicKey === undefined
+        ? 'Fix the token, the URI or the PIN (docs/deploy.md, "Keys in a PKCS#11 token"), or add "publicKey": "<optionId>_public.snk" so that the service starts while the token is away.'
+        : "publicKey must be the option's public key file (sn -p, or what serve init --pkcs11 writes).";
     throw new UsageError(`${where}: ${(cause as Error).message}`, hint, 'SG_ERR_CONFIG');
   }
 }
@@ -267,7 +297,11 @@ function tokenKey(license: { keyPair: string; publicKey?: string }, baseDir: str
 export function watchServerConfigFile(path: string): { current: () => ServerConfig } {
   const absolute = resolve(path);
   if (!existsSync(absolute)) {
-    throw new UsageError(`the server configuration ${absolute} does not exist`, 'Pass --config with the server.json that `signgate serve init --dir <folder>` writes (it prints its path), or write one (schemas/server-config.schema.json).', 'SG_ERR_CONFIG');
+    throw new UsageError(
+      `the server configuration ${absolute} does not exist`,
+      'Pass --config with the server.json that `signgate serve init --dir <folder>` writes (it prints its path), or write one (schemas/server-config.schema.json).',
+      'SG_ERR_CONFIG',
+    );
   }
   const load = () => {
     let raw: unknown;
@@ -315,7 +349,9 @@ export function watchServerConfigFile(path: string): { current: () => ServerConf
  */
 export function exposedKeyPairs(config: ServerConfig): { path: string; mode: string }[] {
   if (process.platform === 'win32') return [];
-  const paths = new Set([...config.organizations.values()].flatMap((o) => o.licenses.flatMap((l) => [l, ...l.previous].flatMap((k) => (k.keyPairPath ? [k.keyPairPath] : [])))));
+  const paths = new Set(
+    [...config.organizations.values()].flatMap((o) => o.licenses.flatMap((l) => [l, ...l.previous].flatMap((k) => (k.keyPairPath ? [k.keyPairPath] : [])))),
+  );
   return [...paths].flatMap((path) => {
     try {
       const mode = statSync(path).mode & 0o777;

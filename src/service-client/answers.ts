@@ -72,7 +72,11 @@ function describe(errors: readonly ErrorObject[] | null | undefined): string {
 export function withoutNulls(value: unknown): unknown {
   if (Array.isArray(value)) return value.map(withoutNulls);
   if (value === null || typeof value !== 'object') return value;
-  return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== null).map(([k, v]) => [k, withoutNulls(v)]));
+  return Object.fromEntries(
+    Object.entries(value)
+      .filter(([, v]) => v !== null)
+      .map(([k, v]) => [k, withoutNulls(v)]),
+  );
 }
 
 /**
@@ -89,7 +93,11 @@ export function assertAnswer(kind: AnswerKind, raw: unknown, request: { method: 
     compiled.set(kind, validate);
   }
   if (!validate(body)) {
-    throw new ServiceError('SG_ERR_HTTP_BAD_RESPONSE', `${request.method} ${request.url}: the ${kind === 'created' ? 'upload answer' : kind === 'status' ? 'job status' : 'job list'} does not follow the API (${describe(validate.errors)})`, request);
+    throw new ServiceError(
+      'SG_ERR_HTTP_BAD_RESPONSE',
+      `${request.method} ${request.url}: the ${kind === 'created' ? 'upload answer' : kind === 'status' ? 'job status' : 'job list'} does not follow the API (${describe(validate.errors)})`,
+      request,
+    );
   }
   return body;
 }

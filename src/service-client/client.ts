@@ -88,16 +88,26 @@ export interface MultipartOptions {
 }
 
 /** A multipart/form-data body as a byte stream, with its length, reporting progress as it is read. */
-export function multipartBody(files: readonly UploadFile[], comment: string | undefined, onProgress?: Progress, options: MultipartOptions = {}): { contentType: string; length: number; make: () => AsyncIterable<Uint8Array> } {
+export function multipartBody(
+  files: readonly UploadFile[],
+  comment: string | undefined,
+  onProgress?: Progress,
+  options: MultipartOptions = {},
+): { contentType: string; length: number; make: () => AsyncIterable<Uint8Array> } {
   const boundary = `----signgate${randomBytes(12).toString('hex')}`;
   const separator = options.separator ?? '\\';
   const enc = new TextEncoder();
   const pieces: Uint8Array[][] = files.map((f, i) => [
-    enc.encode(`--${boundary}\r\nContent-Disposition: form-data; name="files[${i}]"; filename=${dispositionFileName(f.name.split('/').join(separator))}\r\nContent-Type: application/octet-stream\r\n\r\n`),
+    enc.encode(
+      `--${boundary}\r\nContent-Disposition: form-data; name="files[${i}]"; filename=${dispositionFileName(f.name.split('/').join(separator))}\r\nContent-Type: application/octet-stream\r\n\r\n`,
+    ),
     f.bytes,
     enc.encode('\r\n'),
   ]);
-  if (comment !== undefined) pieces.push([enc.encode(`--${boundary}\r\nContent-Disposition: form-data; name="comment"\r\nContent-Type: text/plain; charset=utf-8\r\n\r\n${comment}\r\n`)]);
+  if (comment !== undefined)
+    pieces.push([
+      enc.encode(`--${boundary}\r\nContent-Disposition: form-data; name="comment"\r\nContent-Type: text/plain; charset=utf-8\r\n\r\n${comment}\r\n`),
+    ]);
   pieces.push([enc.encode(`--${boundary}--\r\n`)]);
   const all = pieces.flat();
   const length = all.reduce((n, p) => n + p.length, 0);
@@ -216,9 +226,18 @@ export function createServiceClient(options: ClientOptions) {
         idempotent: key !== undefined,
         retryStatuses: [429, 503],
         makeBody: () => body.make() as unknown as RequestInit['body'],
-        headers: { 'content-type': body.contentType, 'content-length': String(body.length), accept: 'application/json', ...(key === undefined ? {} : { 'idempotency-key': key }) },
+        headers: {
+          'content-type': body.contentType,
+          'content-length': String(body.length),
+          accept: 'application/json',
+          ...(key === undefined ? {} : { 'idempotency-key': key }),
+        },
       });
-      const created = assertAnswer('created', await readJson(response, { method: 'POST', url: target }), { method: 'POST', url: target }) as { id?: unknown; comment?: unknown; links?: { status?: string; download?: string; delete?: string } };
+      const created = assertAnswer('created', await readJson(response, { method: 'POST', url: target }), { method: 'POST', url: target }) as {
+        id?: unknown;
+        comment?: unknown;
+        links?: { status?: string; download?: string; delete?: string };
+      };
       const links = { status: ownLink(created.links?.status), download: ownLink(created.links?.download), delete: ownLink(created.links?.delete) };
       const rawId = created.id === undefined || created.id === null ? undefined : idText(created.id);
       if (rawId === undefined && (!links.status || !links.download)) {
@@ -240,13 +259,21 @@ export function createServiceClient(options: ClientOptions) {
     async status(job: JobRef | string, expect: { files?: number } = {}): Promise<JobStatus> {
       const u = statusUrl(refOf(job));
       const { body } = await requestJson(options, 'GET', u, expect.files === undefined ? undefined : statusBodyBound(expect.files));
-      const s = assertAnswer('status', body, { method: 'GET', url: u }) as { id?: unknown; comment?: unknown; createdAt?: unknown; processingFinished: boolean; assemblies: { fileName: string; fileProcessingState: string; messages?: { dateTime?: unknown; messageType?: unknown; message?: unknown }[] | null }[] };
+      const s = assertAnswer('status', body, { method: 'GET', url: u }) as {
+        id?: unknown;
+        comment?: unknown;
+        createdAt?: unknown;
+        processingFinished: boolean;
+        assemblies: { fileName: string; fileProcessingState: string; messages?: { dateTime?: unknown; messageType?: unknown; message?: unknown }[] | null }[];
+      };
       return {
         id: s.id === undefined || s.id === null ? null : idText(s.id),
         comment: typeof s.comment === 'string' ? cleanServiceText(s.comment) : null,
         createdAt: typeof s.createdAt === 'string' ? cleanServiceText(s.createdAt, 100) : null,
         processingFinished: s.processingFinished,
-        ...((s as { signatureRecord?: unknown }).signatureRecord !== undefined ? { signatureRecord: (s as { signatureRecord?: unknown }).signatureRecord } : {}),
+        ...((s as { signatureRecord?: unknown }).signatureRecord !== undefined
+          ? { signatureRecord: (s as { signatureRecord?: unknown }).signatureRecord }
+          : {}),
         assemblies: s.assemblies.map((a) => ({
           fileName: fileNameText(a.fileName),
           fileProcessingState: cleanServiceText(a.fileProcessingState, 100) || '(none)',
@@ -271,13 +298,22 @@ export function createServiceClient(options: ClientOptions) {
     async recordConsistency(from: number, to: number): Promise<string[]> {
       const { url: u, body } = await requestJson(options, 'GET', `/record/consistency?from=${from}&to=${to}`);
       const proof = (body as { proof?: unknown } | null)?.proof;
-      if (!Array.isArray(proof) || proof.some((p) => typeof p !== 'string')) throw new ServiceError('SG_ERR_HTTP_BAD_RESPONSE', `GET ${u}: the answer has no proof (a list of base64 hashes)`, { method: 'GET', url: u });
+      if (!Array.isArray(proof) || proof.some((p) => typeof p !== 'string'))
+        throw new ServiceError('SG_ERR_HTTP_BAD_RESPONSE', `GET ${u}: the answer has no proof (a list of base64 hashes)`, { method: 'GET', url: u });
       return proof as string[];
     },
 
     async list(): Promise<JobSummary[]> {
       const { url: u, body } = await requestJson(options, 'GET', '/assemblies');
-      return (assertAnswer('list', body, { method: 'GET', url: u }) as { id: unknown; comment?: unknown; createdAt?: unknown; processingFinished?: unknown; fileCount?: unknown }[]).map((j) => ({
+      return (
+        assertAnswer('list', body, { method: 'GET', url: u }) as {
+          id: unknown;
+          comment?: unknown;
+          createdAt?: unknown;
+          processingFinished?: unknown;
+          fileCount?: unknown;
+        }[]
+      ).map((j) => ({
         id: idText(j.id),
         comment: typeof j.comment === 'string' ? cleanServiceText(j.comment, 200) : null,
         createdAt: typeof j.createdAt === 'string' ? cleanServiceText(j.createdAt, 100) : null,
@@ -313,7 +349,8 @@ export function createServiceClient(options: ClientOptions) {
             for await (const chunk of response.body as unknown as AsyncIterable<Uint8Array>) {
               first ??= chunk;
               received += chunk.length;
-              if (received > maxBytes) throw bad('GET', u, `the result package is longer than the ${maxBytes} bytes allowed (--max-download-bytes); the download was cut off`);
+              if (received > maxBytes)
+                throw bad('GET', u, `the result package is longer than the ${maxBytes} bytes allowed (--max-download-bytes); the download was cut off`);
               downloadOptions.onProgress?.(received, total);
               await part.write(chunk);
             }
@@ -322,13 +359,16 @@ export function createServiceClient(options: ClientOptions) {
             throw error;
           }
           if (total && received !== total) throw new Error(`the download ended after ${received} of ${total} bytes`);
-          if (!first || first[0] !== 0x50 || first[1] !== 0x4b) throw bad('GET', u, `the result is not a ZIP package (content-type ${cleanServiceText(response.headers.get('content-type') ?? 'none', 100)})`);
+          if (!first || first[0] !== 0x50 || first[1] !== 0x4b)
+            throw bad('GET', u, `the result is not a ZIP package (content-type ${cleanServiceText(response.headers.get('content-type') ?? 'none', 100)})`);
           await part.commit();
           return received;
         } catch (error) {
           await part?.discard();
           if (error instanceof ServiceError || attempt >= attempts) {
-            throw error instanceof ServiceError ? error : new ServiceError('SG_ERR_HTTP_UNREACHABLE', `GET ${u} broke off: ${(error as Error).message}`, { method: 'GET', url: u }, { cause: error });
+            throw error instanceof ServiceError
+              ? error
+              : new ServiceError('SG_ERR_HTTP_UNREACHABLE', `GET ${u} broke off: ${(error as Error).message}`, { method: 'GET', url: u }, { cause: error });
           }
           options.onRetry?.({ method: 'GET', url: u, attempt, delayMs: 0, reason: `download broke off after ${received} bytes` });
         }

@@ -44,9 +44,13 @@ export function assertSafeBaseUrl(baseUrl: string): URL {
   try {
     url = new URL(baseUrl);
   } catch {
-    throw new ServiceError('SG_ERR_HTTP_INSECURE', `the base URL ${shown} is not a URL (expected https://host/<service-name>/v1.0)`, { method: '', url: shown });
+    throw new ServiceError('SG_ERR_HTTP_INSECURE', `the base URL ${shown} is not a URL (expected https://host/<service-name>/v1.0)`, {
+      method: '',
+      url: shown,
+    });
   }
-  if (!url.host) throw new ServiceError('SG_ERR_HTTP_INSECURE', `the base URL ${shown} has no host (expected https://host/<service-name>/v1.0)`, { method: '', url: shown });
+  if (!url.host)
+    throw new ServiceError('SG_ERR_HTTP_INSECURE', `the base URL ${shown} has no host (expected https://host/<service-name>/v1.0)`, { method: '', url: shown });
   if (url.username || url.password) {
     throw new ServiceError(
       'SG_ERR_HTTP_INSECURE',
@@ -56,7 +60,10 @@ export function assertSafeBaseUrl(baseUrl: string): URL {
   }
   if (url.protocol === 'https:') return url;
   if (url.protocol === 'http:' && LOOPBACK.test(url.hostname)) return url;
-  throw new ServiceError('SG_ERR_HTTP_INSECURE', `the base URL ${url.origin} is not HTTPS; plain HTTP is allowed only to this machine (localhost)`, { method: '', url: url.origin });
+  throw new ServiceError('SG_ERR_HTTP_INSECURE', `the base URL ${url.origin} is not HTTPS; plain HTTP is allowed only to this machine (localhost)`, {
+    method: '',
+    url: url.origin,
+  });
 }
 
 /** Joins the base URL and an API path. */
@@ -85,7 +92,10 @@ export const MAX_JSON_BODY_BYTES = 8 * 1024 * 1024;
 export async function readBodyCapped(response: Response, maxBytes: number, request: { method: string; url: string }): Promise<Uint8Array> {
   const declared = Number(response.headers.get('content-length') ?? NaN);
   const tooLong = () =>
-    new ServiceError('SG_ERR_HTTP_BAD_RESPONSE', `${request.method} ${request.url} answered a body of more than ${maxBytes} bytes; the answer was dropped`, { ...request, status: response.status });
+    new ServiceError('SG_ERR_HTTP_BAD_RESPONSE', `${request.method} ${request.url} answered a body of more than ${maxBytes} bytes; the answer was dropped`, {
+      ...request,
+      status: response.status,
+    });
   if (declared > maxBytes) {
     await response.body?.cancel().catch(() => {});
     throw tooLong();
@@ -161,7 +171,9 @@ export async function readServiceWords(response: Response, request: { method: st
     // ASP.NET Core's ValidationProblemDetails: { "errors": { "files": ["…"], "comment": ["…"] } }
     const fields = Object.entries(errors as Record<string, unknown>)
       .slice(0, 20)
-      .map(([field, list]) => `${cleanServiceText(field, 100)}: ${(Array.isArray(list) ? list : [list]).map((m) => cleanServiceText(String(m), 300)).join(' ')}`);
+      .map(
+        ([field, list]) => `${cleanServiceText(field, 100)}: ${(Array.isArray(list) ? list : [list]).map((m) => cleanServiceText(String(m), 300)).join(' ')}`,
+      );
     if (fields.length) parts.push(fields.join('; '));
   }
   return { ...(parts.length ? { said: parts.join(': ') } : {}), ...(title ? { title } : {}), ...(detail ? { detail } : {}) };
@@ -173,7 +185,7 @@ export async function statusError(method: string, url: string, response: Respons
   const wrongBase = response.status === 404 && !/\/assemblies\/[^/]+/.test(new URL(url).pathname);
   const advice = wrongBase
     ? `the base URL does not lead to the signing API: it must end in /<service-name>/v1.0 (for example https://signing.example.com/assembly-signing/v1.0)`
-    : ADVICE[response.status] ?? (response.status >= 500 ? 'the service failed; try again later' : 'the request was refused; see what the service said');
+    : (ADVICE[response.status] ?? (response.status >= 500 ? 'the service failed; try again later' : 'the request was refused; see what the service said'));
   return new ServiceError('SG_ERR_HTTP_STATUS', `${method} ${url} answered ${response.status}${words.said ? ` (${words.said})` : ''}: ${advice}`, {
     method,
     url,
@@ -221,15 +233,24 @@ export function describeNetworkFailure(url: string, error: unknown, origin = new
   const coded = chain.find((e) => e.code && e.code !== 'ERR_INVALID_ARG_TYPE');
   const code = coded?.code ?? '';
   const tls = chain.find((e) => (e.code && TLS_CODE.test(e.code)) || /certificate|\bTLS\b|\bSSL\b/i.test(e.message ?? ''));
-  if (code === 'ECONNREFUSED') return `connection refused (ECONNREFUSED) by ${origin}: nothing listens there; start the service, or check the host and port in the base URL`;
-  if (code === 'ENOTFOUND') return `the name ${target.hostname} could not be resolved (ENOTFOUND): check the host name in the base URL (and the DNS or proxy settings of this machine)`;
-  if (code === 'EAI_AGAIN') return `the name ${target.hostname} could not be resolved now (EAI_AGAIN: the DNS server did not answer): check the network of this machine, then try again`;
-  if (tls?.code === 'ERR_SSL_WRONG_VERSION_NUMBER') return `${origin} does not answer in TLS (ERR_SSL_WRONG_VERSION_NUMBER): is it plain HTTP on that port? Check the scheme and port of the base URL`;
-  if (tls) return `the TLS connection to ${origin} failed (${tls.code ?? 'TLS'}: ${(tls.message ?? 'no detail').split('\n')[0]!.trim()}): check the base URL's host name and the service's certificate; a certificate from your own CA needs NODE_EXTRA_CA_CERTS=<ca.pem>`;
-  if (['ETIMEDOUT', 'UND_ERR_CONNECT_TIMEOUT', 'UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT'].includes(code)) return `${origin} did not answer in time (${code}): check that the host and port are right and that no firewall drops the connection, then try again`;
-  if (['ECONNRESET', 'UND_ERR_SOCKET', 'EPIPE', 'UND_ERR_CLOSED'].includes(code)) return `the connection to ${origin} was cut (${code}): the service or a proxy between closed it; try again, and if it keeps happening, look at the service's or proxy's log`;
-  if (['EHOSTUNREACH', 'ENETUNREACH', 'EADDRNOTAVAIL'].includes(code)) return `${origin} cannot be reached from this machine (${code}): check the host in the base URL and the network`;
-  if (chain.some((e) => e.message === 'bad port')) return `port ${target.port} of ${origin} is one that fetch refuses to use (a "bad port" of the Fetch standard): run the service on another port`;
+  if (code === 'ECONNREFUSED')
+    return `connection refused (ECONNREFUSED) by ${origin}: nothing listens there; start the service, or check the host and port in the base URL`;
+  if (code === 'ENOTFOUND')
+    return `the name ${target.hostname} could not be resolved (ENOTFOUND): check the host name in the base URL (and the DNS or proxy settings of this machine)`;
+  if (code === 'EAI_AGAIN')
+    return `the name ${target.hostname} could not be resolved now (EAI_AGAIN: the DNS server did not answer): check the network of this machine, then try again`;
+  if (tls?.code === 'ERR_SSL_WRONG_VERSION_NUMBER')
+    return `${origin} does not answer in TLS (ERR_SSL_WRONG_VERSION_NUMBER): is it plain HTTP on that port? Check the scheme and port of the base URL`;
+  if (tls)
+    return `the TLS connection to ${origin} failed (${tls.code ?? 'TLS'}: ${(tls.message ?? 'no detail').split('\n')[0]!.trim()}): check the base URL's host name and the service's certificate; a certificate from your own CA needs NODE_EXTRA_CA_CERTS=<ca.pem>`;
+  if (['ETIMEDOUT', 'UND_ERR_CONNECT_TIMEOUT', 'UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT'].includes(code))
+    return `${origin} did not answer in time (${code}): check that the host and port are right and that no firewall drops the connection, then try again`;
+  if (['ECONNRESET', 'UND_ERR_SOCKET', 'EPIPE', 'UND_ERR_CLOSED'].includes(code))
+    return `the connection to ${origin} was cut (${code}): the service or a proxy between closed it; try again, and if it keeps happening, look at the service's or proxy's log`;
+  if (['EHOSTUNREACH', 'ENETUNREACH', 'EADDRNOTAVAIL'].includes(code))
+    return `${origin} cannot be reached from this machine (${code}): check the host in the base URL and the network`;
+  if (chain.some((e) => e.message === 'bad port'))
+    return `port ${target.port} of ${origin} is one that fetch refuses to use (a "bad port" of the Fetch standard): run the service on another port`;
   const deepest = [...chain].reverse().find((e) => e.message && e.message !== 'fetch failed');
   return `${deepest?.message ?? 'network error'}${code ? ` (${code})` : ''}, reaching ${origin}: check the base URL and the network`;
 }
@@ -251,7 +272,13 @@ const MAX_REDIRECTS = 5;
  * One fetch that follows redirects itself: never from HTTPS to plain HTTP (the body would travel in clear),
  * and the token goes only to the base URL's origin.
  */
-async function fetchFollowing(options: ServiceClientOptions, method: string, url: string, init: RequestInit, headers: Record<string, string>): Promise<Response> {
+async function fetchFollowing(
+  options: ServiceClientOptions,
+  method: string,
+  url: string,
+  init: RequestInit,
+  headers: Record<string, string>,
+): Promise<Response> {
   const fetchImpl = options.fetch ?? globalThis.fetch;
   const base = new URL(options.baseUrl);
   let target = new URL(url);
@@ -266,13 +293,21 @@ async function fetchFollowing(options: ServiceClientOptions, method: string, url
     const location = response.headers.get('location');
     if (![301, 302, 303, 307, 308].includes(response.status) || !location) return response;
     await response.body?.cancel().catch(() => {});
-    if (hop >= MAX_REDIRECTS) throw new ServiceError('SG_ERR_HTTP_BAD_RESPONSE', `${method} ${url} redirected more than ${MAX_REDIRECTS} times`, { method, url });
+    if (hop >= MAX_REDIRECTS)
+      throw new ServiceError('SG_ERR_HTTP_BAD_RESPONSE', `${method} ${url} redirected more than ${MAX_REDIRECTS} times`, { method, url });
     const next = new URL(location, target);
     if (next.protocol !== 'https:' && !(next.protocol === 'http:' && target.protocol === 'http:')) {
-      throw new ServiceError('SG_ERR_HTTP_INSECURE', `${method} ${url} redirected to ${next.origin}, which is not HTTPS; the redirect was not followed`, { method, url });
+      throw new ServiceError('SG_ERR_HTTP_INSECURE', `${method} ${url} redirected to ${next.origin}, which is not HTTPS; the redirect was not followed`, {
+        method,
+        url,
+      });
     }
     if (init.body !== undefined && next.origin !== base.origin) {
-      throw new ServiceError('SG_ERR_HTTP_BAD_RESPONSE', `${method} ${url} redirected an upload to another origin (${next.origin}); the files were not sent there`, { method, url });
+      throw new ServiceError(
+        'SG_ERR_HTTP_BAD_RESPONSE',
+        `${method} ${url} redirected an upload to another origin (${next.origin}); the files were not sent there`,
+        { method, url },
+      );
     }
     target = next;
   }
@@ -323,12 +358,22 @@ export async function readJson(response: Response, request: { method: string; ur
     return JSON.parse(new TextDecoder().decode(bytes));
   } catch (cause) {
     const start = cleanServiceText(new TextDecoder().decode(bytes.subarray(0, 200)), 80);
-    throw new ServiceError('SG_ERR_HTTP_BAD_RESPONSE', `${request.method} ${request.url} answered ${response.status} with a body that is not JSON${start ? ` (it starts "${start}")` : ''}`, { ...request, status: response.status }, { cause });
+    throw new ServiceError(
+      'SG_ERR_HTTP_BAD_RESPONSE',
+      `${request.method} ${request.url} answered ${response.status} with a body that is not JSON${start ? ` (it starts "${start}")` : ''}`,
+      { ...request, status: response.status },
+      { cause },
+    );
   }
 }
 
 /** A GET or DELETE with retries that parses a JSON answer. */
-export async function requestJson(options: ServiceClientOptions, method: 'GET' | 'DELETE', pathOrUrl: string, maxBytes = MAX_JSON_BODY_BYTES): Promise<{ url: string; body: unknown }> {
+export async function requestJson(
+  options: ServiceClientOptions,
+  method: 'GET' | 'DELETE',
+  pathOrUrl: string,
+  maxBytes = MAX_JSON_BODY_BYTES,
+): Promise<{ url: string; body: unknown }> {
   const url = /^https?:/.test(pathOrUrl) ? pathOrUrl : apiUrl(options.baseUrl, pathOrUrl);
   const response = await send(options, method, url, { idempotent: true, headers: { accept: 'application/json' } });
   return { url, body: await readJson(response, { method, url }, maxBytes) };

@@ -42,7 +42,10 @@ export async function getLicenseEntries(options: ServiceClientOptions): Promise<
     const raw = (entry as { optionId?: unknown } | null)?.optionId;
     const id = typeof raw === 'number' ? raw : typeof raw === 'string' && /^\d+$/.test(raw) ? Number(raw) : NaN;
     if (!Number.isSafeInteger(id)) {
-      throw new ServiceError('SG_ERR_HTTP_BAD_RESPONSE', `GET ${url}: license entry ${i} has optionId ${JSON.stringify(raw)}, not a number`, { method: 'GET', url });
+      throw new ServiceError('SG_ERR_HTTP_BAD_RESPONSE', `GET ${url}: license entry ${i} has optionId ${JSON.stringify(raw)}, not a number`, {
+        method: 'GET',
+        url,
+      });
     }
     return { optionId: id, ...keyTokenOf((entry as { publicKeyToken?: unknown }).publicKeyToken) };
   });

@@ -107,7 +107,9 @@ export interface InspectOptions extends VerifyOptions {
 function errorInfo(error: unknown): { code: string; message: string; fileOffset?: number } {
   if (isSignGateError(error)) {
     const fileOffset = (error as { fileOffset?: number }).fileOffset;
-    return fileOffset !== undefined && fileOffset >= 0 ? { code: error.code, message: error.message, fileOffset } : { code: error.code, message: error.message };
+    return fileOffset !== undefined && fileOffset >= 0
+      ? { code: error.code, message: error.message, fileOffset }
+      : { code: error.code, message: error.message };
   }
   return { code: 'SG_ERR_INTERNAL', message: error instanceof Error ? error.message : String(error) };
 }

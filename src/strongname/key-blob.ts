@@ -106,7 +106,8 @@ function parseRsaHeader(c: ByteCursor, expectedType: number, expectedMagic: numb
   const exponent = c.u32();
   if (bType !== expectedType) throw keyError(`key blob type is 0x${bType.toString(16)}, expected 0x0${expectedType}`);
   if (magic !== expectedMagic) throw keyError(`RSA key magic is 0x${magic.toString(16)}, expected ${expectedMagic === RSA1 ? 'RSA1' : 'RSA2'}`);
-  if (bitLength === 0 || bitLength % 8 !== 0 || bitLength > MAX_KEY_BITS) throw keyError(`RSA key length ${bitLength} bits is not a multiple of 8 up to ${MAX_KEY_BITS}`);
+  if (bitLength === 0 || bitLength % 8 !== 0 || bitLength > MAX_KEY_BITS)
+    throw keyError(`RSA key length ${bitLength} bits is not a multiple of 8 up to ${MAX_KEY_BITS}`);
   if (exponent === 0) throw keyError('RSA public exponent is 0');
   return { bitLength, exponent, aiKeyAlg };
 }
@@ -147,7 +148,9 @@ export function parseStrongNameKeyFile(bytes: Uint8Array): StrongNameKeyFile {
     return { kind: 'public-key', publicKey: parsePublicKeyBlob(bytes), privateKey: undefined };
   }
   if (bytes.length === ECMA_KEY.length) return { kind: 'public-key', publicKey: parsePublicKeyBlob(bytes), privateKey: undefined };
-  throw keyError(`not a strong-name key: ${bytes.length} bytes starting with 0x${(bytes[0] ?? 0).toString(16).padStart(2, '0')} (expected 0x07 for a key pair from 'sn -k' or a public key from 'sn -p')`);
+  throw keyError(
+    `not a strong-name key: ${bytes.length} bytes starting with 0x${(bytes[0] ?? 0).toString(16).padStart(2, '0')} (expected 0x07 for a key pair from 'sn -k' or a public key from 'sn -p')`,
+  );
 }
 
 function parseKeyPair(bytes: Uint8Array): StrongNameKeyFile {
@@ -237,7 +240,8 @@ function littleEndianFixed(bytes: Uint8Array, length: number): Uint8Array {
  * @throws KeyError SG_ERR_KEY_BAD_BLOB for a size that is not a multiple of 8 from 1024 to 16384
  */
 export function createStrongNameKeyPair(bits = 2048): Uint8Array {
-  if (!Number.isInteger(bits) || bits % 8 !== 0 || bits < 1024 || bits > MAX_KEY_BITS) throw keyError(`a key of ${bits} bits cannot be made; use a multiple of 8 from 1024 to ${MAX_KEY_BITS}`);
+  if (!Number.isInteger(bits) || bits % 8 !== 0 || bits < 1024 || bits > MAX_KEY_BITS)
+    throw keyError(`a key of ${bits} bits cannot be made; use a multiple of 8 from 1024 to ${MAX_KEY_BITS}`);
   return strongNameKeyPairFromPrivateKey(generateKeyPairSync('rsa', { modulusLength: bits, publicExponent: 65537 }).privateKey);
 }
 
@@ -252,7 +256,8 @@ export function strongNameKeyPairFromPrivateKey(privateKey: KeyObject): Uint8Arr
   const part = (name: 'n' | 'e' | 'p' | 'q' | 'dp' | 'dq' | 'qi' | 'd') => Buffer.from(jwk[name]!, 'base64url');
   const bits = part('n').length * 8;
   const exponent = part('e').readUIntBE(0, Math.min(6, part('e').length));
-  if (bits % 16 !== 0 || bits > MAX_KEY_BITS || exponent > 0xffffffff) throw keyError(`a ${bits}-bit RSA key with exponent ${exponent} does not fit a CAPI key blob`);
+  if (bits % 16 !== 0 || bits > MAX_KEY_BITS || exponent > 0xffffffff)
+    throw keyError(`a ${bits}-bit RSA key with exponent ${exponent} does not fit a CAPI key blob`);
   const k = bits / 8;
   const half = Math.ceil(bits / 16);
   const header = Buffer.alloc(20);

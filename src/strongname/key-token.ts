@@ -5,7 +5,9 @@ import { toHex } from '../binary/byte-cursor.js';
 /** The 16-character lower-case hex token of a public key blob (any HashAlgID: always SHA-1). */
 export function publicKeyToken(publicKeyBlob: Uint8Array): string {
   const digest = createHash('sha1').update(publicKeyBlob).digest();
-  return Buffer.from(digest.subarray(digest.length - 8)).reverse().toString('hex');
+  return Buffer.from(digest.subarray(digest.length - 8))
+    .reverse()
+    .toString('hex');
 }
 
 /**

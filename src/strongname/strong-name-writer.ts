@@ -100,12 +100,16 @@ export function identityPublicKey(key: StrongNameKeyFile, hash: StrongNameHash =
  */
 export function unfixableReason(module: ModuleMetadata): { code: 'SG_ERR_FIX_NETMODULE' | 'SG_ERR_FIX_REFERENCE_ASSEMBLY'; message: string } | undefined {
   if (!module.hasManifest) {
-    return { code: 'SG_ERR_FIX_NETMODULE', message: 'a netmodule (no Assembly row): it gets its strong name through the assembly that links it; fix that assembly instead' };
+    return {
+      code: 'SG_ERR_FIX_NETMODULE',
+      message: 'a netmodule (no Assembly row): it gets its strong name through the assembly that links it; fix that assembly instead',
+    };
   }
   if (module.assemblyAttributes.some((a) => a.typeName === REFERENCE_ASSEMBLY_ATTRIBUTE)) {
     return {
       code: 'SG_ERR_FIX_REFERENCE_ASSEMBLY',
-      message: 'a reference assembly (ReferenceAssemblyAttribute): it has no code to run; fix the implementation assembly that ships next to it (lib/, not ref/)',
+      message:
+        'a reference assembly (ReferenceAssemblyAttribute): it has no code to run; fix the implementation assembly that ships next to it (lib/, not ref/)',
     };
   }
   return undefined;
@@ -131,13 +135,19 @@ export function friendNames(module: ModuleMetadata): string[] {
 export function strongNameAssembly(bytes: Uint8Array, options: StrongNameAssemblyOptions): StrongNameAssemblyResult {
   const image = parsePeImage(bytes);
   if (!hasCorHeader(image)) {
-    throw new SignGateError('SG_ERR_FIX_NOT_MANAGED', 'a native PE image with no CLI header, not a .NET assembly: a strong name exists only for .NET assemblies');
+    throw new SignGateError(
+      'SG_ERR_FIX_NOT_MANAGED',
+      'a native PE image with no CLI header, not a .NET assembly: a strong name exists only for .NET assemblies',
+    );
   }
   const module = new Module(image);
   const unfixable = unfixableReason(module);
   if (unfixable) throw new SignGateError(unfixable.code, unfixable.message);
   if (!options.delaySign && !canSign(options.key)) {
-    throw new KeyError('SG_ERR_KEY_NOT_PAIR', 'the key file holds only a public key; a full signature needs the key pair (.snk from sn -k), or pass it as the delay-sign key');
+    throw new KeyError(
+      'SG_ERR_KEY_NOT_PAIR',
+      'the key file holds only a public key; a full signature needs the key pair (.snk from sn -k), or pass it as the delay-sign key',
+    );
   }
   const hash = options.hash ?? 'sha1';
   const ours = identityPublicKey(options.key, hash);
@@ -148,7 +158,10 @@ export function strongNameAssembly(bytes: Uint8Array, options: StrongNameAssembl
   const existingKey = existing ? parsePublicKeyBlob(existing) : undefined;
   const isOurs = existingKey !== undefined && !existingKey.isEcmaKey && sameRsaKey(existingKey, options.key.publicKey);
   if (module.assemblyAttributes.some((a) => a.typeName === SIGNATURE_KEY_ATTRIBUTE)) {
-    throw new SignGateError('SG_ERR_FIX_OTHER_PUBLISHER', `the assembly carries ${SIGNATURE_KEY_ATTRIBUTE} (enhanced strong naming by its publisher); signgate does not rewrite it`);
+    throw new SignGateError(
+      'SG_ERR_FIX_OTHER_PUBLISHER',
+      `the assembly carries ${SIGNATURE_KEY_ATTRIBUTE} (enhanced strong naming by its publisher); signgate does not rewrite it`,
+    );
   }
 
   const editor = new MetadataEditor(module);
@@ -233,14 +246,17 @@ export function strongNameAssembly(bytes: Uint8Array, options: StrongNameAssembl
     base = parsePeImage(withoutCertificateTable(bytes, image));
     notes.push({
       kind: 'authenticode-removed',
-      message: 'its Authenticode signature was removed: any change to the file breaks it, and .NET does not check it when loading a library. The publisher\'s signed original stays where it came from; sign the fixed file with Authenticode again if your installer needs that',
+      message:
+        "its Authenticode signature was removed: any change to the file breaks it, and .NET does not check it when loading a library. The publisher's signed original stays where it came from; sign the fixed file with Authenticode again if your installer needs that",
     });
   }
   const key = parsePublicKeyBlob(identity!);
   if (identity !== existing) {
     editor.setCell(TableId.Assembly, 1, 'publicKey', editor.addBlob(identity!));
     editor.setCell(TableId.Assembly, 1, 'flags', assembly.flags | 0x1);
-    changes.unshift(`public key token ${publicKeyToken(identity!)} (${key.bitLength}-bit, ${key.hashAlgorithm})${existing ? ` replaces ${publicKeyToken(existing)}` : ''}`);
+    changes.unshift(
+      `public key token ${publicKeyToken(identity!)} (${key.bitLength}-bit, ${key.hashAlgorithm})${existing ? ` replaces ${publicKeyToken(existing)}` : ''}`,
+    );
   }
   const slotSize = key.bitLength / 8;
   const keepSlot = getSignatureSlot(base, module.corHeader)?.size === slotSize;

@@ -103,10 +103,18 @@ function resolveSignatureKey(module: ModuleMetadata, identity: PublicKeyInfo, to
   }
   const signatureKey = knownKey(Buffer.from(publicKeyHex, 'hex')).key;
   const counterKey = stand ?? identity;
-  if (counterKey.isEcmaKey) throw new KeyError('SG_ERR_KEY_ECMA', `the counter-signature in ${SIGNATURE_KEY_ATTRIBUTE} is by the ECMA neutral key and no platform key is mapped for it`);
+  if (counterKey.isEcmaKey)
+    throw new KeyError(
+      'SG_ERR_KEY_ECMA',
+      `the counter-signature in ${SIGNATURE_KEY_ATTRIBUTE} is by the ECMA neutral key and no platform key is mapped for it`,
+    );
   const counter = Buffer.from(counterSignatureHex, 'hex').reverse();
   const ok = createVerify(counterKey.hashAlgorithm).update(signatureKey.blob).verify(knownKeyObject(counterKey), counter);
-  if (!ok) throw new KeyError('SG_ERR_KEY_BAD_BLOB', `the counter-signature in ${SIGNATURE_KEY_ATTRIBUTE} does not verify with the ${stand ? (identity.isEcmaKey ? 'platform key that stands for the ECMA key' : 'key mapped for the identity key') : 'identity key'}`);
+  if (!ok)
+    throw new KeyError(
+      'SG_ERR_KEY_BAD_BLOB',
+      `the counter-signature in ${SIGNATURE_KEY_ATTRIBUTE} does not verify with the ${stand ? (identity.isEcmaKey ? 'platform key that stands for the ECMA key' : 'key mapped for the identity key') : 'identity key'}`,
+    );
   return { key: signatureKey, keyObject: knownKeyObject(signatureKey), detail: 'signature-key-attribute' };
 }
 
@@ -200,7 +208,11 @@ export function classifyStrongName(module: ModuleMetadata, options: VerifyOption
   const info = { ...base, keyBits, hashAlgorithm: signing.key.hashAlgorithm };
   if (slot.size !== keyBits / 8) {
     details.push('slot-size-mismatch');
-    return result('invalid-signature', { ...info, signatureValid: false, failure: `the slot holds ${slot.size} bytes but a ${keyBits}-bit key signs ${keyBits / 8}` });
+    return result('invalid-signature', {
+      ...info,
+      signatureValid: false,
+      failure: `the slot holds ${slot.size} bytes but a ${keyBits}-bit key signs ${keyBits / 8}`,
+    });
   }
   const verifier = createVerify(signing.key.hashAlgorithm);
   for (const chunk of signedContent(module.image, slot)) verifier.update(chunk);
@@ -272,7 +284,10 @@ export function signAssembly(module: ModuleMetadata, keyPair: StrongNameKeyFile,
   const slot = getSignatureSlot(module.image, module.corHeader);
   if (!slot) throw new SignGateError('SG_ERR_SN_BAD_SLOT', 'the CLI header reserves no strong-name signature slot; build the assembly delay-signed');
   if (slot.size !== identity.bitLength / 8) {
-    throw new SignGateError('SG_ERR_SN_BAD_SLOT', `the signature slot is ${slot.size} bytes but a ${identity.bitLength}-bit key needs ${identity.bitLength / 8}`);
+    throw new SignGateError(
+      'SG_ERR_SN_BAD_SLOT',
+      `the signature slot is ${slot.size} bytes but a ${identity.bitLength}-bit key needs ${identity.bitLength / 8}`,
+    );
   }
   const out = Uint8Array.from(module.image.bytes);
   const view = new DataView(out.buffer);
@@ -313,8 +328,7 @@ export function compareIgnoringSignature(before: ModuleMetadata, after: Uint8Arr
   const slot = getSignatureSlot(before.image, before.corHeader);
   const checksumAt = before.image.checkSumFileOffset;
   const flagsAt = before.corHeader.flagsFileOffset;
-  const ignored = (i: number): boolean =>
-    (slot !== null && i >= slot.fileOffset && i < slot.fileOffset + slot.size) || (i >= checksumAt && i < checksumAt + 4);
+  const ignored = (i: number): boolean => (slot !== null && i >= slot.fileOffset && i < slot.fileOffset + slot.size) || (i >= checksumAt && i < checksumAt + 4);
   const where = (i: number): string => describeOffset(before, i);
   let identical = a.length === after.length;
   const common = Math.min(a.length, after.length);
@@ -329,7 +343,12 @@ export function compareIgnoringSignature(before: ModuleMetadata, after: Uint8Arr
     return {
       onlySignatureDiffers: false,
       identical: false,
-      firstDifference: { fileOffset: common, before: a[common] ?? null, after: after[common] ?? null, where: `file length (${a.length} vs ${after.length} bytes)` },
+      firstDifference: {
+        fileOffset: common,
+        before: a[common] ?? null,
+        after: after[common] ?? null,
+        where: `file length (${a.length} vs ${after.length} bytes)`,
+      },
     };
   }
   return { onlySignatureDiffers: true, identical, firstDifference: null };

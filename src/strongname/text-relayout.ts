@@ -173,7 +173,7 @@ function planTail(image: PeImage, cor: CorHeader, module: ModuleMetadata, slotKe
     // The table must lie inside a section (this refuses it otherwise); its descriptors are read by RVA below.
     rvaToFileOffset(image, imports.virtualAddress, IMPORT_DESCRIPTOR_SIZE, 'import table');
     let count = 0;
-    for (;; count++) {
+    for (; ; count++) {
       if (count > 64) refuse('import descriptors');
       const d = rvaToFileOffset(image, imports.virtualAddress + count * IMPORT_DESCRIPTOR_SIZE, IMPORT_DESCRIPTOR_SIZE, 'import descriptor');
       const lookup = u32(bytes, d);
@@ -182,10 +182,13 @@ function planTail(image: PeImage, cor: CorHeader, module: ModuleMetadata, slotKe
       if (lookup === 0 && name === 0 && first === 0) break;
       if (name === 0 || first === 0) refuse('import descriptor');
       structure(name, nameLength(bytes, rvaToFileOffset(image, name, 1, 'DLL name')) + 1, 'DLL name');
-      for (const [array, isIat] of [[lookup, false], [first, true]] as const) {
+      for (const [array, isIat] of [
+        [lookup, false],
+        [first, true],
+      ] as const) {
         if (array === 0) continue;
         let n = 0;
-        for (;; n++) {
+        for (; ; n++) {
           if (n > 256) refuse('import thunks');
           const t = rvaToFileOffset(image, array + n * thunk, thunk, 'import thunk');
           const low = u32(bytes, t);
@@ -356,7 +359,8 @@ function writeRelayout(image: PeImage, cor: CorHeader, plan: TailPlan, editor: M
     if (metadataEnd > sectionLimit) return undefined;
     textEnd = inText ? split + delta : slotInText ? metadataEnd + slotSize : metadataEnd;
     let base = image;
-    if (textEnd > s.virtualAddress + s.sizeOfRawData) base = parsePeImage(growSectionRawData(image, s, alignUp(textEnd - (s.virtualAddress + s.sizeOfRawData), fileAlignment)));
+    if (textEnd > s.virtualAddress + s.sizeOfRawData)
+      base = parsePeImage(growSectionRawData(image, s, alignUp(textEnd - (s.virtualAddress + s.sizeOfRawData), fileAlignment)));
     const head = slotInText ? 0 : alignUp(slotSize, TAIL_ALIGNMENT);
     const offset = head + (split % TAIL_ALIGNMENT);
     if (base.bytes.length > base.endOfRawData) return undefined; // overlay: the caller's layout keeps it
@@ -395,10 +399,12 @@ function writeRelayout(image: PeImage, cor: CorHeader, plan: TailPlan, editor: M
   const pieces = [
     [plan.tailStart, split],
     [split, plan.tailEnd],
-  ].filter(([from, to]) => to! > from!).map(([from, to]) => {
-    const at = rvaToFileOffset(image, from!, to! - from!, 'tail');
-    return { rva: from!, bytes: image.bytes.slice(at, at + to! - from!) };
-  });
+  ]
+    .filter(([from, to]) => to! > from!)
+    .map(([from, to]) => {
+      const at = rvaToFileOffset(image, from!, to! - from!, 'tail');
+      return { rva: from!, bytes: image.bytes.slice(at, at + to! - from!) };
+    });
   const textAt = rvaToFileOffset(outImage, plan.metadataStart, 0, 'metadata');
   out.fill(0, textAt, text.pointerToRawData + text.sizeOfRawData);
   // .text's VirtualSize covers what it holds now, and never less than before: when part of the tail left for the new
@@ -485,7 +491,8 @@ function writeRelayout(image: PeImage, cor: CorHeader, plan: TailPlan, editor: M
 function structuresOf(image: PeImage): { resources: string; debug: string[]; imports: string[]; entry: string; relocations: string[] } {
   const bytes = image.bytes;
   const view = new DataView(bytes.buffer, bytes.byteOffset);
-  const hexOf = (rva: number, size: number) => Buffer.from(bytes.subarray(rvaToFileOffset(image, rva, size, 'structure'), rvaToFileOffset(image, rva, size, 'structure') + size)).toString('hex');
+  const hexOf = (rva: number, size: number) =>
+    Buffer.from(bytes.subarray(rvaToFileOffset(image, rva, size, 'structure'), rvaToFileOffset(image, rva, size, 'structure') + size)).toString('hex');
   const cor = parseCorHeader(image);
   const resources = cor.resources.size > 0 ? hexOf(cor.resources.rva, cor.resources.size) : '';
   const debug: string[] = [];
@@ -532,14 +539,18 @@ function structuresOf(image: PeImage): { resources: string; debug: string[]; imp
         }
         return out;
       };
-      imports.push(`${cString(name)} [${names(lookup, false).join(',')}] [${names(first, true).join(',')}] ${Buffer.from(bytes.subarray(at + 4, at + 12)).toString('hex')}`);
+      imports.push(
+        `${cString(name)} [${names(lookup, false).join(',')}] [${names(first, true).join(',')}] ${Buffer.from(bytes.subarray(at + 4, at + 12)).toString('hex')}`,
+      );
     }
   }
   const entryRva = view.getUint32(image.optionalHeaderFileOffset + ENTRY_POINT_FIELD, true);
   let entry = '';
   if (entryRva !== 0) {
     const e = rvaToFileOffset(image, entryRva, 6, 'entry point');
-    const base = image.isPe32Plus ? view.getBigUint64(image.optionalHeaderFileOffset + IMAGE_BASE_FIELD.pe32Plus, true) : BigInt(view.getUint32(image.optionalHeaderFileOffset + IMAGE_BASE_FIELD.pe32, true));
+    const base = image.isPe32Plus
+      ? view.getBigUint64(image.optionalHeaderFileOffset + IMAGE_BASE_FIELD.pe32Plus, true)
+      : BigInt(view.getUint32(image.optionalHeaderFileOffset + IMAGE_BASE_FIELD.pe32, true));
     const operand = image.isPe32Plus ? view.getBigUint64(e + 2, true) : BigInt(view.getUint32(e + 2, true));
     const tail = image.isPe32Plus ? Buffer.from(bytes.subarray(e + 10, e + 12)).toString('hex') : '';
     entry = `${Buffer.from(bytes.subarray(e, e + 2)).toString('hex')} ${slotNames.get(Number(operand - base)) ?? 'unknown slot'} ${tail}`;
@@ -576,7 +587,13 @@ function sameStructures(input: PeImage, output: PeImage, plan: TailPlan, map: (r
       const to = rvaToFileOffset(output, map(f.rva), f.size, 'field data');
       if (!Buffer.from(input.bytes.subarray(from, from + f.size)).equals(Buffer.from(output.bytes.subarray(to, to + f.size)))) return false;
     }
-    const relocated = (list: string[], m: (rva: number) => number) => list.map((x) => { const [t, rva] = x.split(':'); return `${t}:${m(Number(rva))}`; }).sort();
+    const relocated = (list: string[], m: (rva: number) => number) =>
+      list
+        .map((x) => {
+          const [t, rva] = x.split(':');
+          return `${t}:${m(Number(rva))}`;
+        })
+        .sort();
     return (
       a.resources === b.resources &&
       JSON.stringify(a.debug) === JSON.stringify(b.debug) &&

@@ -25,7 +25,10 @@ const TOKEN_SHAPE = /^[\x21-\x7e]+$/;
 export function resolveAccessToken(options: AccessTokenOptions): string | undefined {
   const check = (token: string, where: string) => {
     if (!TOKEN_SHAPE.test(token)) {
-      throw new UsageError(`the access token from ${where} contains spaces or control characters (${token.length} characters)`, 'A personal access token is one word: put it alone on the first line of the file.');
+      throw new UsageError(
+        `the access token from ${where} contains spaces or control characters (${token.length} characters)`,
+        'A personal access token is one word: put it alone on the first line of the file.',
+      );
     }
     rememberSecret(token);
     return token;

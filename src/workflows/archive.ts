@@ -26,7 +26,6 @@ import { resolveAccessToken } from './access-token.js';
 import { bindRecordToFiles, checkRecordProof, describeRecordCheck } from './record-proof.js';
 import { createHash } from 'node:crypto';
 
-
 export interface PackOptions extends CheckOptions {
   /** The archive to write (a temporary file, then renamed). */
   readonly archive: string;
@@ -67,10 +66,18 @@ export async function pack(options: PackOptions): Promise<PackResult> {
       if (file === archive) continue;
       const base = root ?? (folder ? absolute : dirname(file));
       const rel = relative(base, file);
-      if (rel.startsWith('..')) throw new UsageError(`${displayPath(file)} is outside the root folder ${displayPath(base)}`, 'Pass a --root that contains every input, or leave --root out.');
+      if (rel.startsWith('..'))
+        throw new UsageError(
+          `${displayPath(file)} is outside the root folder ${displayPath(base)}`,
+          'Pass a --root that contains every input, or leave --root out.',
+        );
       const name = rel.split(sep).join('/');
       const earlier = entries.get(windowsPathKey(name));
-      if (earlier && fileIdentity(earlier.path) !== fileIdentity(file)) throw new UsageError(`${displayPath(file)} and ${displayPath(earlier.path)} would both be ${name} in the archive`, 'Pack them into separate archives, or pass --root so that their folders keep them apart.');
+      if (earlier && fileIdentity(earlier.path) !== fileIdentity(file))
+        throw new UsageError(
+          `${displayPath(file)} and ${displayPath(earlier.path)} would both be ${name} in the archive`,
+          'Pack them into separate archives, or pass --root so that their folders keep them apart.',
+        );
       entries.set(windowsPathKey(name), { name, path: file });
     }
   }
@@ -81,7 +88,10 @@ export async function pack(options: PackOptions): Promise<PackResult> {
     'Leave it out of the folder you pack (or pack the files you ship by name), and keep keys and tokens outside the build output',
   );
   mkdirSync(dirname(archive), { recursive: true });
-  await writeZipFile(archive, named.map((e) => zipEntryOfFile(e.name, e.path)));
+  await writeZipFile(
+    archive,
+    named.map((e) => zipEntryOfFile(e.name, e.path)),
+  );
   return { archive, files: named.map((e) => e.name), check, stoppedByCheck: false };
 }
 
@@ -130,7 +140,11 @@ async function readArchive(path: string, bytes: Uint8Array, limits?: ZipLimits):
   try {
     return await readZip(bytes, limits);
   } catch (error) {
-    if (error instanceof ZipRefusal) throw new UsageError(`${displayPath(path)}: ${error.message.replace(/package/g, 'archive')}`, 'The service refuses such an archive too: zip the files again from the build output (signgate pack does), without a password.');
+    if (error instanceof ZipRefusal)
+      throw new UsageError(
+        `${displayPath(path)}: ${error.message.replace(/package/g, 'archive')}`,
+        'The service refuses such an archive too: zip the files again from the build output (signgate pack does), without a password.',
+      );
     throw error;
   }
 }
@@ -147,21 +161,33 @@ export async function signArchive(options: SignArchiveOptions, events: SignEvent
   const { baseUrl } = prepared;
   const token = resolveAccessToken(options);
   const settings = withDeclaredVendorAttributes(prepared.settings, [], prepared.references);
-  if (!baseUrl || !token) throw new UsageError('sign --archive needs the service address and an access token', 'Pass --base-url and --access-token-file, or set SIGNGATE_BASE_URL and SIGNGATE_ACCESS_TOKEN.');
+  if (!baseUrl || !token)
+    throw new UsageError(
+      'sign --archive needs the service address and an access token',
+      'Pass --base-url and --access-token-file, or set SIGNGATE_BASE_URL and SIGNGATE_ACCESS_TOKEN.',
+    );
   // Refused here by the rules the service refuses by, before anything is uploaded.
   const bytes = readInputFile(archive, displayPath(archive));
   const entries = await readArchive(archive, bytes, archiveZipLimits(settings.maxUploadBytes));
   const badNames = archiveNameProblems(entries);
   if (badNames.length) {
-    const shown = badNames.slice(0, 5).map((p) => `${p.fileName} (${p.detail})`).join('; ');
-    throw new UsageError(`${displayPath(archive)}: ${badNames.length} entry name(s) the service refuses: ${shown}${badNames.length > 5 ? '; …' : ''}`, 'Rename those files, or zip the build output again with signgate pack.');
+    const shown = badNames
+      .slice(0, 5)
+      .map((p) => `${p.fileName} (${p.detail})`)
+      .join('; ');
+    throw new UsageError(
+      `${displayPath(archive)}: ${badNames.length} entry name(s) the service refuses: ${shown}${badNames.length > 5 ? '; …' : ''}`,
+      'Rename those files, or zip the build output again with signgate pack.',
+    );
   }
   refuseSecretFiles(
     entries.map((e) => secretFile(`${displayPath(archive)}: ${e.name}`, e.bytes)),
     options.force === true,
     'Make the archive again without it (signgate pack refuses such files)',
   );
-  const inputs: CheckInput[] = entries.filter((e) => ARCHIVE_ASSEMBLY.test(e.name)).map((e) => ({ path: e.name, uploadName: e.name, bytes: e.bytes, explicit: true }));
+  const inputs: CheckInput[] = entries
+    .filter((e) => ARCHIVE_ASSEMBLY.test(e.name))
+    .map((e) => ({ path: e.name, uploadName: e.name, bytes: e.bytes, explicit: true }));
   const check = await runEngine(checkProduct({ settings, severities: prepared.severities }), inputs, inThisThread());
   const empty = { files: entries.length, assemblies: inputs.length, signed: 0, verified: 0, failed: 0 };
   if ((options.check ?? true) && check.summary.errors > 0) {
@@ -181,11 +207,18 @@ export async function signArchive(options: SignArchiveOptions, events: SignEvent
   };
   const response = await send(clientOptions, 'POST', url, { idempotent: false, retryStatuses: [429, 503], makeBody });
   const job = (await readJson(response, { method: 'POST', url })) as CreatedJob;
-  if (!job || typeof job !== 'object' || job.id === undefined) throw new ServiceError('SG_ERR_HTTP_BAD_RESPONSE', `POST ${url} answered without a job id`, { method: 'POST', url });
+  if (!job || typeof job !== 'object' || job.id === undefined)
+    throw new ServiceError('SG_ERR_HTTP_BAD_RESPONSE', `POST ${url} answered without a job id`, { method: 'POST', url });
   const jobId = String(job.id);
   events.jobStarted?.({ jobId, resumed: false });
   events.log?.(`uploaded ${basename(archive)} (${bytes.length} bytes, ${inputs.length} assemblies) as job ${jobId}`);
-  const status = await pollJob(client, { id: jobId, ...(job.links ? { links: job.links } : {}) }, options.timeoutS ?? 600, options.pollIntervalMs ?? 1000, entries.length);
+  const status = await pollJob(
+    client,
+    { id: jobId, ...(job.links ? { links: job.links } : {}) },
+    options.timeoutS ?? 600,
+    options.pollIntervalMs ?? 1000,
+    entries.length,
+  );
   // The signature record, as for `sign` of files: checked before the download, tied to the bytes after it.
   const ledger = new Ledger();
   const recorded = await checkRecordProof({ client, ledger, baseUrl, jobId, proof: status.signatureRecord, ...(expectedKey ? { expectedKey } : {}) });
@@ -206,12 +239,17 @@ export async function signArchive(options: SignArchiveOptions, events: SignEvent
     returnedEntries = await readArchive(output, readFileSync(output), archiveZipLimits(2 * settings.maxUploadBytes));
   } catch (error) {
     keepRefused();
-    throw new ServiceError('SG_ERR_HTTP_BAD_RESPONSE', `the result archive of job ${jobId} was refused: ${(error as Error).message}; it is ${keptAt}`, { method: 'GET', url: archiveUrl });
+    throw new ServiceError('SG_ERR_HTTP_BAD_RESPONSE', `the result archive of job ${jobId} was refused: ${(error as Error).message}; it is ${keptAt}`, {
+      method: 'GET',
+      url: archiveUrl,
+    });
   }
   const returned = new Map(returnedEntries.map((e) => [e.name, e.bytes]));
   try {
     const sha256 = (b: Uint8Array) => createHash('sha256').update(b).digest('hex');
-    const files = entries.filter((e) => ARCHIVE_ASSEMBLY.test(e.name)).map((e) => ({ uploadName: e.name, uploadedSha256: sha256(e.bytes), returned: returned.get(e.name) }));
+    const files = entries
+      .filter((e) => ARCHIVE_ASSEMBLY.test(e.name))
+      .map((e) => ({ uploadName: e.name, uploadedSha256: sha256(e.bytes), returned: returned.get(e.name) }));
     bindRecordToFiles(recorded, files, baseUrl, jobId, `the result archive is ${keptAt}`);
   } catch (error) {
     keepRefused();
@@ -228,7 +266,14 @@ export async function signArchive(options: SignArchiveOptions, events: SignEvent
     if (!back) return { name: e.name, state, verified: false, reason: 'the result archive does not contain the file', failed: true };
     // What the service did not sign must come back as it went up: a changed file is somebody else's work.
     if (state !== 'Signed') {
-      if (!Buffer.from(back).equals(e.bytes)) return { name: e.name, state, verified: false, reason: `the service did not sign it${state === 'not an assembly' ? '' : ` (${state})`}, but it came back changed`, failed: true };
+      if (!Buffer.from(back).equals(e.bytes))
+        return {
+          name: e.name,
+          state,
+          verified: false,
+          reason: `the service did not sign it${state === 'not an assembly' ? '' : ` (${state})`}, but it came back changed`,
+          failed: true,
+        };
       return { name: e.name, state, verified: false, reason: state === 'not an assembly' ? null : `the service reports ${state}`, failed: needed.has(e.name) };
     }
     // A netmodule is never signed: it must come back byte for byte, or its assembly's File-table hash breaks.
@@ -245,8 +290,13 @@ export async function signArchive(options: SignArchiveOptions, events: SignEvent
   const extras = returnedEntries.filter((e) => !sent.has(e.name) && !isLog(e.name)).map((e) => e.name);
   if (extras.length) {
     const kept = returnedEntries.filter((e) => sent.has(e.name) || isLog(e.name));
-    await writeZipFile(output, kept.map((e) => ({ name: e.name, source: { bytes: e.bytes } })));
-    events.log?.(`the result archive held ${extras.length} file(s) that were never sent (${extras.slice(0, 5).join(', ')}${extras.length > 5 ? ', …' : ''}): left out of ${basename(output)}`);
+    await writeZipFile(
+      output,
+      kept.map((e) => ({ name: e.name, source: { bytes: e.bytes } })),
+    );
+    events.log?.(
+      `the result archive held ${extras.length} file(s) that were never sent (${extras.slice(0, 5).join(', ')}${extras.length > 5 ? ', …' : ''}): left out of ${basename(output)}`,
+    );
   }
   let deleted = false;
   if (options.deleteAfterwards) {
@@ -257,7 +307,16 @@ export async function signArchive(options: SignArchiveOptions, events: SignEvent
   const signed = files.filter((f) => f.state === 'Signed' && ARCHIVE_ASSEMBLY.test(f.name)).length;
   const verified = files.filter((f) => f.verified).length;
   const failed = files.filter((f) => f.failed).length + extras.length;
-  return { jobId, output, files, extras, check, stoppedByCheck: false, deleted, summary: { files: entries.length, assemblies: inputs.length, signed, verified, failed } };
+  return {
+    jobId,
+    output,
+    files,
+    extras,
+    check,
+    stoppedByCheck: false,
+    deleted,
+    summary: { files: entries.length, assemblies: inputs.length, signed, verified, failed },
+  };
 }
 
 /** The first SECRET_SCAN_BYTES of a file: enough to know a key pair, a PEM key or a token file. */
@@ -280,7 +339,10 @@ function refuseSecretFiles(found: readonly (SecretFile | undefined)[], force: bo
   const secrets = found.filter((f): f is SecretFile => f !== undefined);
   const refused = secrets.filter((f) => f.privateKey || !force);
   if (refused.length === 0) return;
-  const shown = refused.slice(0, 5).map((f) => `${f.name} is ${f.what}`).join('; ');
+  const shown = refused
+    .slice(0, 5)
+    .map((f) => `${f.name} is ${f.what}`)
+    .join('; ');
   const keys = refused.some((f) => f.privateKey);
   throw new UsageError(
     `${shown}${refused.length > 5 ? `; and ${refused.length - 5} more` : ''}: nothing was written or uploaded`,

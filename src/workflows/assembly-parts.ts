@@ -48,7 +48,11 @@ export function readAssemblyParts(absolutePath: string, shownAs: string, readWho
     fd = openSync(absolutePath, 'r');
     const size = fstatSync(fd).size;
     if (size !== file.size) {
-      throw new SignGateError('SG_ERR_IO_READ', `${shownAs}: the file changed while signgate was reading it (${file.size} bytes when first seen, ${size} now); run the command again once the build has finished writing it`, { file: shownAs });
+      throw new SignGateError(
+        'SG_ERR_IO_READ',
+        `${shownAs}: the file changed while signgate was reading it (${file.size} bytes when first seen, ${size} now); run the command again once the build has finished writing it`,
+        { file: shownAs },
+      );
     }
     // Zero-filled, and the system gives it pages only where something is read. Shared memory, because V8 counts an
     // ArrayBuffer's whole length as memory outside its heap and collects garbage early for it (twice for a 40 MB

@@ -54,7 +54,8 @@ export function parseManifest(text: string): string[] {
 export function jobsFromLedger(ledger: Ledger): Map<string, AuditJob> {
   const map = new Map<string, AuditJob>();
   for (const entry of ledger.all()) {
-    for (const r of entry.results ?? []) if (r.outputSha256 && r.verified) map.set(r.outputSha256, { jobId: entry.jobId, date: entry.createdAt, baseUrl: entry.baseUrl });
+    for (const r of entry.results ?? [])
+      if (r.outputSha256 && r.verified) map.set(r.outputSha256, { jobId: entry.jobId, date: entry.createdAt, baseUrl: entry.baseUrl });
   }
   return map;
 }
@@ -84,11 +85,7 @@ export function jobSourceOf(ledger: Ledger | undefined, env: NodeJS.ProcessEnv =
  * @throws UsageError naming the file and its first break when the chain does not verify, or what is wrong with the
  * checkpoint
  */
-export function readSignatureRecord(
-  path: string,
-  saved?: SavedCheckpoint,
-  wanted?: ReadonlySet<string>,
-): NonNullable<AuditEngineOptions['record']> {
+export function readSignatureRecord(path: string, saved?: SavedCheckpoint, wanted?: ReadonlySet<string>): NonNullable<AuditEngineOptions['record']> {
   const absolute = resolve(path);
   const shown = displayPath(absolute);
   // The checkpoint first: its size says which first entries its root covers, to hash them as they are read.
@@ -106,11 +103,15 @@ export function readSignatureRecord(
   };
   const result = withInputFile(absolute, shown, (fd) => verifyRecordFileLines(recordFileLines(readerOf(fd)), shown, undefined, keep));
   if (result.break) {
-    throw new UsageError(`${shown} is not a signature record that verifies: ${result.break.message}`, 'Pass the record as `signgate serve record export` writes it (JSON lines); `signgate serve record verify --file` checks it. A record that does not verify vouches for no file.');
+    throw new UsageError(
+      `${shown} is not a signature record that verifies: ${result.break.message}`,
+      'Pass the record as `signgate serve record export` writes it (JSON lines); `signgate serve record verify --file` checks it. A record that does not verify vouches for no file.',
+    );
   }
   const problem = continuation?.problem(shown, cpShown!);
   if (problem) {
-    const hint = "The record you hold is not the one the checkpoint was signed over, continued: ask the service's operator for the record as it is, " +
+    const hint =
+      "The record you hold is not the one the checkpoint was signed over, continued: ask the service's operator for the record as it is, " +
       'and find out who changed it.';
     throw new UsageError(`${shown} is not a continuation of the checkpoint ${cpShown}: ${problem}`, hint);
   }
@@ -148,7 +149,9 @@ export function auditRecords(
   // The files' hashes first: the record's entries kept are those of these bytes.
   const wanted = options.record ? inputHashes(inputs) : undefined;
   const read = (file: string, what: string) => {
-    const text = readInputFile(resolve(file), displayPath(resolve(file))).toString('utf8').replace(/^\uFEFF/, '');
+    const text = readInputFile(resolve(file), displayPath(resolve(file)))
+      .toString('utf8')
+      .replace(/^\uFEFF/, '');
     if (!text.trim()) throw new UsageError(`${file}: the ${what} is empty`);
     return text;
   };
@@ -158,9 +161,16 @@ export function auditRecords(
       previous = JSON.parse(read(options.compare, 'previous report')) as AuditReport;
     } catch (error) {
       if (error instanceof UsageError) throw error;
-      throw new UsageError(`${options.compare} is not an audit JSON report (${(error as Error).message})`, 'Pass the JSON written by `signgate audit --format json` for the previous release.');
+      throw new UsageError(
+        `${options.compare} is not an audit JSON report (${(error as Error).message})`,
+        'Pass the JSON written by `signgate audit --format json` for the previous release.',
+      );
     }
-    if (!Array.isArray(previous?.files)) throw new UsageError(`${options.compare} is not an audit JSON report (no "files" list)`, 'Pass the JSON written by `signgate audit --format json` for the previous release.');
+    if (!Array.isArray(previous?.files))
+      throw new UsageError(
+        `${options.compare} is not an audit JSON report (no "files" list)`,
+        'Pass the JSON written by `signgate audit --format json` for the previous release.',
+      );
   }
   const ledger = options.ledger ?? new Ledger();
   return {
@@ -172,4 +182,3 @@ export function auditRecords(
     ...(options.record ? { record: readSignatureRecord(options.record, saved, wanted) } : {}),
   };
 }
-

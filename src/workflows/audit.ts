@@ -47,9 +47,16 @@ export interface AuditOptions extends Omit<CheckOptions, 'format' | 'output'> {
 /** The checkpoint options of an audit, checked: both or neither, and only with a record. */
 function savedCheckpoint(options: Pick<AuditOptions, 'record' | 'recordCheckpoint' | 'recordKey'>): SavedCheckpoint | undefined {
   if (options.recordCheckpoint === undefined && options.recordKey === undefined) return undefined;
-  if (!options.record) throw new UsageError('--checkpoint and --record-key check a signature record: pass --record too', 'Run: signgate audit release/ --record record.jsonl --checkpoint saved.checkpoint --record-key record-key.pub');
+  if (!options.record)
+    throw new UsageError(
+      '--checkpoint and --record-key check a signature record: pass --record too',
+      'Run: signgate audit release/ --record record.jsonl --checkpoint saved.checkpoint --record-key record-key.pub',
+    );
   if (options.recordCheckpoint === undefined || options.recordKey === undefined) {
-    throw new UsageError(`--${options.recordCheckpoint === undefined ? 'record-key' : 'checkpoint'} needs --${options.recordCheckpoint === undefined ? 'checkpoint' : 'record-key'}`, "Pass the checkpoint you saved and the service's record public key (signgate serve record public-key) together.");
+    throw new UsageError(
+      `--${options.recordCheckpoint === undefined ? 'record-key' : 'checkpoint'} needs --${options.recordCheckpoint === undefined ? 'checkpoint' : 'record-key'}`,
+      "Pass the checkpoint you saved and the service's record public key (signgate serve record public-key) together.",
+    );
   }
   return { checkpoint: options.recordCheckpoint, key: options.recordKey };
 }
@@ -90,14 +97,17 @@ export function buildAudit(inputs: readonly EngineInput[], options: AuditEngineO
 
 /** The report as HTML (one self-contained page), Markdown or JSON; `generatedAt` null leaves the time out. */
 export function renderAudit(report: AuditReport, format: AuditFormat, generatedAt: string | null): string {
-  return format === 'html' ? formatAuditHtml(report, generatedAt) : format === 'markdown' ? formatAuditMarkdown(report, generatedAt) : formatAuditJson(report, generatedAt);
+  return format === 'html'
+    ? formatAuditHtml(report, generatedAt)
+    : format === 'markdown'
+      ? formatAuditMarkdown(report, generatedAt)
+      : formatAuditJson(report, generatedAt);
 }
 
 /** renderAudit's text in pieces (the JSON a file or finding at a time), for writing a large report to a file. */
 export function renderAuditPieces(report: AuditReport, format: AuditFormat, generatedAt: string | null): Iterable<string> {
   return format === 'json' ? formatAuditJsonPieces(report, generatedAt) : [renderAudit(report, format, generatedAt)];
 }
-
 
 export interface VerifyReportResult {
   /** One sentence per difference between the stored report and the folder; empty when they agree. */
@@ -115,11 +125,23 @@ export interface VerifyReportResult {
  * verification, vendor attribute, option, outcome and findings.
  * @throws UsageError when the report is not an audit JSON of format 2 or later
  */
-export async function verifyAuditReport(options: { readonly report: string; readonly paths: readonly string[]; readonly root?: string; readonly ledger?: Ledger; readonly threads?: number; readonly readAtOnceBytes?: number; readonly record?: string }): Promise<VerifyReportResult> {
+export async function verifyAuditReport(options: {
+  readonly report: string;
+  readonly paths: readonly string[];
+  readonly root?: string;
+  readonly ledger?: Ledger;
+  readonly threads?: number;
+  readonly readAtOnceBytes?: number;
+  readonly record?: string;
+}): Promise<VerifyReportResult> {
   const hint = 'Pass the JSON written by `signgate audit --format json` (signgate 0.1 or later writes format 2).';
   let stored: AuditReport & { tool?: { version?: string } };
   try {
-    stored = JSON.parse(readInputFile(resolve(options.report), displayPath(resolve(options.report))).toString('utf8').replace(/^\uFEFF/, '')) as typeof stored;
+    stored = JSON.parse(
+      readInputFile(resolve(options.report), displayPath(resolve(options.report)))
+        .toString('utf8')
+        .replace(/^\uFEFF/, ''),
+    ) as typeof stored;
   } catch (error) {
     if (error instanceof SyntaxError) throw new UsageError(`${options.report} is not an audit JSON report (${error.message})`, hint);
     throw error;
@@ -127,9 +149,13 @@ export async function verifyAuditReport(options: { readonly report: string; read
   if (!Array.isArray(stored?.files) || !Array.isArray(stored.settings?.keys) || !stored.settings.keys.every((k) => typeof k.publicKey === 'string')) {
     throw new UsageError(`${options.report} is not an audit JSON report that records its inputs (format ${String(stored?.formatVersion)})`, hint);
   }
-  if (options.paths.length === 0) throw new UsageError('no release folder to verify the report against', 'Name the release folder: signgate audit --verify-report report.json release/');
+  if (options.paths.length === 0)
+    throw new UsageError('no release folder to verify the report against', 'Name the release folder: signgate audit --verify-report report.json release/');
   if (stored.signatureRecord && !options.record) {
-    throw new UsageError(`${options.report} was made with the signature record ${stored.signatureRecord.file}`, `Pass that record again: signgate audit --verify-report ${options.report} <release folder> --record ${stored.signatureRecord.file}`);
+    throw new UsageError(
+      `${options.report} was made with the signature record ${stored.signatureRecord.file}`,
+      `Pass that record again: signgate audit --verify-report ${options.report} <release folder> --record ${stored.signatureRecord.file}`,
+    );
   }
   const single = options.paths.length === 1 && statSafe(options.paths[0]!)?.isDirectory() ? options.paths[0] : undefined;
   const rootArg = options.root ?? single;
@@ -151,7 +177,11 @@ export async function verifyAuditReport(options: { readonly report: string; read
   };
   const ledger = options.ledger ?? new Ledger();
   const record = options.record ? { record: readSignatureRecord(options.record, undefined, inputHashes(read.inputs)) } : {};
-  const report = await runEngine(auditProduct({ settings, jobs: jobsFromLedger(ledger), jobSource: jobSourceOf(ledger), ...record }), read.inputs, await engineRunner(read));
+  const report = await runEngine(
+    auditProduct({ settings, jobs: jobsFromLedger(ledger), jobSource: jobSourceOf(ledger), ...record }),
+    read.inputs,
+    await engineRunner(read),
+  );
   const notes = stored.tool?.version && stored.tool.version !== VERSION ? [`the report was made by signgate ${stored.tool.version}; this is ${VERSION}`] : [];
   return { differences: diffAuditReports(stored, report), notes, report };
 }

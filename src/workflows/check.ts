@@ -73,7 +73,10 @@ async function licensesWhenOnline(request: OnlineRequest | undefined, keys: Chec
  * Whether check goes online, and what asked it to: `--online` (or `--no-online`) decides; else `--base-url`; else
  * "online" in the config file. An address from the config file or the environment alone is said in a note, not used.
  */
-function onlineRequest(options: CheckOptions, { config, configPath }: PreparedSettings): { readonly onlineBy: string | undefined; readonly offlineNote: string | undefined } {
+function onlineRequest(
+  options: CheckOptions,
+  { config, configPath }: PreparedSettings,
+): { readonly onlineBy: string | undefined; readonly offlineNote: string | undefined } {
   const environment = (options.env ?? process.env).SIGNGATE_BASE_URL || undefined;
   const shownConfig = configPath ? displayPath(configPath) : CONFIG_FILE_NAME;
   let onlineBy: string | undefined;

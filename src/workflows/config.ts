@@ -92,7 +92,12 @@ export function parseJsonText(text: string): unknown {
     const before = body.slice(0, first.offset);
     const line = before.split('\n').length;
     const column = first.offset - before.lastIndexOf('\n');
-    throw new SyntaxError(`${printParseErrorCode(first.error).replace(/([a-z])([A-Z])/g, '$1 $2').toLowerCase()} at line ${line}, column ${column}`, { cause: error });
+    throw new SyntaxError(
+      `${printParseErrorCode(first.error)
+        .replace(/([a-z])([A-Z])/g, '$1 $2')
+        .toLowerCase()} at line ${line}, column ${column}`,
+      { cause: error },
+    );
   }
 }
 
@@ -123,14 +128,29 @@ export function loadConfig(explicitPath: string | undefined, cwd = process.cwd()
   const validate = validator();
   if (!validate(raw)) {
     const messages = (validate.errors ?? []).map(describe);
-    const token = (validate.errors ?? []).some((e) => e.keyword === 'additionalProperties' && isTokenKey(String((e.params as { additionalProperty?: unknown }).additionalProperty)));
-    throw new UsageError(`${shown}: ${messages.join('; ')}`, token ? 'Remove the token from the file (and, if the file was shared, revoke it and make a new one).' : 'See schemas/config.schema.json for every setting.', 'SG_ERR_CONFIG');
+    const token = (validate.errors ?? []).some(
+      (e) => e.keyword === 'additionalProperties' && isTokenKey(String((e.params as { additionalProperty?: unknown }).additionalProperty)),
+    );
+    throw new UsageError(
+      `${shown}: ${messages.join('; ')}`,
+      token
+        ? 'Remove the token from the file (and, if the file was shared, revoke it and make a new one).'
+        : 'See schemas/config.schema.json for every setting.',
+      'SG_ERR_CONFIG',
+    );
   }
   const config: CheckConfig = { ...raw };
   for (const key of Object.keys(config.rules ?? {})) {
     if (!findRule(key)) {
-      const near = closest(key, rules.map((r) => r.name));
-      throw new UsageError(`${shown}: rules.${key} is not a rule${near ? ` (did you mean ${JSON.stringify(near)}?)` : ''}; known rules: ${rules.map((r) => `${r.id} ${r.name}`).join(', ')}`, 'Use a rule id (SG301) or name (missing-vendor-attribute).', 'SG_ERR_CONFIG');
+      const near = closest(
+        key,
+        rules.map((r) => r.name),
+      );
+      throw new UsageError(
+        `${shown}: rules.${key} is not a rule${near ? ` (did you mean ${JSON.stringify(near)}?)` : ''}; known rules: ${rules.map((r) => `${r.id} ${r.name}`).join(', ')}`,
+        'Use a rule id (SG301) or name (missing-vendor-attribute).',
+        'SG_ERR_CONFIG',
+      );
     }
   }
   const base = dirname(path);

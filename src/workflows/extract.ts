@@ -87,7 +87,8 @@ export async function readPackage(zipPath: string, destination: string, options:
     const path = resolve(root, ...name.split('/'));
     // The names were checked above; this is the last line of defence.
     const rel = relative(root, path);
-    if (rel === '' || rel.startsWith('..') || rel.split(sep).includes('..')) throw refuse(`the package entry ${JSON.stringify(e.name)} would land outside ${root}`);
+    if (rel === '' || rel.startsWith('..') || rel.split(sep).includes('..'))
+      throw refuse(`the package entry ${JSON.stringify(e.name)} would land outside ${root}`);
     return { name: e.name, path, bytes: e.bytes, kind };
   });
   const clash = [...seen.keys()].find((k) => folders.has(k));

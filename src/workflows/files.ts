@@ -1,6 +1,19 @@
 // Turning command-line inputs (files, folders, globs) into files, and writing files safely.
 import { randomBytes } from 'node:crypto';
-import { closeSync, fstatSync, fsyncSync, openSync, readdirSync, readFileSync, readSync, realpathSync, renameSync, statSync, unlinkSync, writeSync } from 'node:fs';
+import {
+  closeSync,
+  fstatSync,
+  fsyncSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  readSync,
+  realpathSync,
+  renameSync,
+  statSync,
+  unlinkSync,
+  writeSync,
+} from 'node:fs';
 import { open, readFile, rename, rm, type FileHandle } from 'node:fs/promises';
 import { basename, dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { SignGateError, UsageError } from '../core/errors.js';
@@ -88,7 +101,10 @@ export async function expandInputs(inputs: readonly string[], cwd = process.cwd(
   const found = new Map<string, InputFile>();
   const add = (absolutePath: string, explicit = false, key = fileIdentity(absolutePath)) => {
     const previous = found.get(key);
-    found.set(key, previous ? { ...previous, explicit: explicit || previous.explicit } : { absolutePath, displayPath: displayPath(absolutePath, cwd), explicit });
+    found.set(
+      key,
+      previous ? { ...previous, explicit: explicit || previous.explicit } : { absolutePath, displayPath: displayPath(absolutePath, cwd), explicit },
+    );
   };
   for (const input of inputs) {
     const absolute = resolve(cwd, input);
@@ -99,7 +115,9 @@ export async function expandInputs(inputs: readonly string[], cwd = process.cwd(
       stat = undefined;
     }
     if (stat?.isDirectory()) {
-      assembliesBelow(absolute, options.everyFile ? ANY_FILE : options.netmodules ? MODULE_EXTENSION : ASSEMBLY_EXTENSION).forEach((a) => add(a.path, false, a.identity));
+      assembliesBelow(absolute, options.everyFile ? ANY_FILE : options.netmodules ? MODULE_EXTENSION : ASSEMBLY_EXTENSION).forEach((a) =>
+        add(a.path, false, a.identity),
+      );
       continue;
     }
     if (stat) {
@@ -110,11 +128,20 @@ export async function expandInputs(inputs: readonly string[], cwd = process.cwd(
       // glob is loaded only for patterns: folders and files, the common case, start faster without it.
       const { glob } = await import('glob');
       const matches = await glob(input.split('\\').join('/'), { cwd, nodir: true, absolute: true, nocase: true, windowsPathsNoEscape: true });
-      if (matches.length === 0) throw new UsageError(`no file matches ${JSON.stringify(input)}`, 'Check the pattern; quote it so that the shell does not expand it.', 'SG_ERR_NO_INPUT');
+      if (matches.length === 0)
+        throw new UsageError(
+          `no file matches ${JSON.stringify(input)}`,
+          'Check the pattern; quote it so that the shell does not expand it.',
+          'SG_ERR_NO_INPUT',
+        );
       matches.forEach((m) => add(m));
       continue;
     }
-    throw new UsageError(`${JSON.stringify(input)} does not exist`, 'Pass an existing file, a folder or a glob pattern such as "bin/Release/**/*.dll".', 'SG_ERR_NO_INPUT');
+    throw new UsageError(
+      `${JSON.stringify(input)} does not exist`,
+      'Pass an existing file, a folder or a glob pattern such as "bin/Release/**/*.dll".',
+      'SG_ERR_NO_INPUT',
+    );
   }
   return [...found.values()].sort((a, b) => (a.displayPath < b.displayPath ? -1 : a.displayPath > b.displayPath ? 1 : 0));
 }
@@ -151,8 +178,13 @@ export function fileIdentity(absolutePath: string): string {
  * @throws UsageError when the file holds no such line (`hint` says what belongs there); SignGateError SG_ERR_IO_READ
  */
 export function readFirstLine(absolutePath: string, shownAs: string, hint: string): string {
-  const text = readInputFile(absolutePath, shownAs).toString('utf8').replace(/^\uFEFF/, '');
-  const first = text.split(/\r?\n/).find((line) => line.trim() !== '')?.trim();
+  const text = readInputFile(absolutePath, shownAs)
+    .toString('utf8')
+    .replace(/^\uFEFF/, '');
+  const first = text
+    .split(/\r?\n/)
+    .find((line) => line.trim() !== '')
+    ?.trim();
   if (!first) throw new UsageError(`${shownAs} is empty`, hint);
   return first;
 }
@@ -218,10 +250,13 @@ function readOpenFile(fd: number, bytes: Buffer): Buffer {
 function readError(cause: unknown, shownAs: string): SignGateError {
   const code = (cause as NodeJS.ErrnoException).code;
   const reason =
-    code === 'ENOENT' ? 'the file does not exist; check the path (relative paths start at the working directory, or at the config file for paths in signgate.config.json)'
-    : code === 'EACCES' || code === 'EPERM' ? 'permission denied'
-    : code === 'EISDIR' ? 'it is a folder, not a file'
-    : `cannot read the file (${code ?? (cause as Error).message})`;
+    code === 'ENOENT'
+      ? 'the file does not exist; check the path (relative paths start at the working directory, or at the config file for paths in signgate.config.json)'
+      : code === 'EACCES' || code === 'EPERM'
+        ? 'permission denied'
+        : code === 'EISDIR'
+          ? 'it is a folder, not a file'
+          : `cannot read the file (${code ?? (cause as Error).message})`;
   return new SignGateError('SG_ERR_IO_READ', `${shownAs}: ${reason}`, { cause, file: shownAs });
 }
 
@@ -251,7 +286,11 @@ export function fileOnDemand(absolutePath: string, shownAs = absolutePath): File
         const now = fstatSync(fd);
         if (now.size !== seen.size || now.mtimeMs !== seen.mtimeMs) {
           const what = now.size !== seen.size ? `${seen.size} bytes when first seen, ${now.size} now` : 'it has a new modification time';
-          throw new SignGateError('SG_ERR_IO_READ', `${shownAs}: the file changed while signgate was reading it (${what}); run the command again once the build has finished writing it`, { file: shownAs });
+          throw new SignGateError(
+            'SG_ERR_IO_READ',
+            `${shownAs}: the file changed while signgate was reading it (${what}); run the command again once the build has finished writing it`,
+            { file: shownAs },
+          );
         }
         return readOpenFile(fd, into && into.length >= now.size ? into.subarray(0, now.size) : Buffer.allocUnsafe(now.size));
       } catch (cause) {
@@ -399,7 +438,16 @@ export const DEFAULT_READ_AT_ONCE_BYTES = 64 * 1024 * 1024;
  * and `forPool`; as files to read when `onDemand` and they are larger together than `readAtOnceBytes` (see
  * inputReading); else into memory.
  */
-export function readInputs(files: readonly InputFile[], root: string | null, how: { readonly forPool?: boolean | undefined; readonly onDemand?: boolean | undefined; readonly threads: number; readonly readAtOnceBytes?: number | undefined }): { inputs: EngineInput[]; onDemand: boolean } {
+export function readInputs(
+  files: readonly InputFile[],
+  root: string | null,
+  how: {
+    readonly forPool?: boolean | undefined;
+    readonly onDemand?: boolean | undefined;
+    readonly threads: number;
+    readonly readAtOnceBytes?: number | undefined;
+  },
+): { inputs: EngineInput[]; onDemand: boolean } {
   const reading = how.forPool === true && how.threads > 0 ? 'shared' : how.onDemand === true ? inputReading(files, 0, how.readAtOnceBytes) : 'memory';
   return { inputs: readCheckInputs(files, root, reading), onDemand: reading === 'on-demand' };
 }
@@ -443,10 +491,15 @@ export function readCheckInputs(files: readonly InputFile[], root: string | null
     let uploadName = basename(f.absolutePath);
     if (root) {
       const rel = relative(root, f.absolutePath);
-      if (rel.startsWith('..') || isAbsolute(rel)) throw new UsageError(`${f.displayPath} is outside the root folder ${displayPath(root)}`, 'Pass a --root that contains every file, or leave --root out.');
+      if (rel.startsWith('..') || isAbsolute(rel))
+        throw new UsageError(
+          `${f.displayPath} is outside the root folder ${displayPath(root)}`,
+          'Pass a --root that contains every file, or leave --root out.',
+        );
       uploadName = rel.split(sep).join('/');
     }
-    if (reading !== 'on-demand') return { path: f.displayPath, uploadName, bytes: readInputFile(f.absolutePath, f.displayPath, reading === 'shared'), explicit: f.explicit };
+    if (reading !== 'on-demand')
+      return { path: f.displayPath, uploadName, bytes: readInputFile(f.absolutePath, f.displayPath, reading === 'shared'), explicit: f.explicit };
     const file = fileOnDemand(f.absolutePath, f.displayPath);
     return { path: f.displayPath, uploadName, explicit: f.explicit, size: file.size, read: file.read };
   });

@@ -123,8 +123,10 @@ export async function fix(options: FixOptions): Promise<FixResult> {
   const cwd = options.cwd ?? process.cwd();
   if (!options.key === !options.delaySign) {
     throw new UsageError(
-      options.key ? '--key and --delay-sign exclude each other' : 'say which key gives the strong names: --key <pair.snk> or --delay-sign <optionId>_public.snk',
-      '--key signs with your own key pair (sn -k); --delay-sign writes the public key for the vendor\'s service to sign.',
+      options.key
+        ? '--key and --delay-sign exclude each other'
+        : 'say which key gives the strong names: --key <pair.snk> or --delay-sign <optionId>_public.snk',
+      "--key signs with your own key pair (sn -k); --delay-sign writes the public key for the vendor's service to sign.",
     );
   }
   const modes = [options.inPlace, options.out !== undefined, options.dryRun].filter(Boolean).length;
@@ -137,7 +139,10 @@ export async function fix(options: FixOptions): Promise<FixResult> {
   const keyPath = resolve(cwd, (options.key ?? options.delaySign)!);
   const key = loadSigningKey((options.key ?? options.delaySign)!, cwd);
   if (options.key && !canSign(key)) {
-    throw new KeyError('SG_ERR_KEY_NOT_PAIR', `${displayPath(keyPath, cwd)}: holds only a public key; --key needs the key pair (.snk from sn -k). To delay-sign for the vendor's service, pass it as --delay-sign`);
+    throw new KeyError(
+      'SG_ERR_KEY_NOT_PAIR',
+      `${displayPath(keyPath, cwd)}: holds only a public key; --key needs the key pair (.snk from sn -k). To delay-sign for the vendor's service, pass it as --delay-sign`,
+    );
   }
   const { inputs, listed } = await fixInputs(options, cwd);
   const identity = identityPublicKey(key, options.hash);
@@ -147,7 +152,8 @@ export async function fix(options: FixOptions): Promise<FixResult> {
   const byName = new Map<string, AssemblyEntry[]>();
   for (const e of assemblies) byName.set(e.name.toLowerCase(), [...(byName.get(e.name.toLowerCase()) ?? []), e]);
   // The key each assembly carries after the fix: ours when it gets a strong name, else the one it has.
-  const keyAfter = (e: AssemblyEntry): Uint8Array | undefined => (strongNamed.has(e.name.toLowerCase()) ? identity : e.publicKey.length > 0 ? e.publicKey : undefined);
+  const keyAfter = (e: AssemblyEntry): Uint8Array | undefined =>
+    strongNamed.has(e.name.toLowerCase()) ? identity : e.publicKey.length > 0 ? e.publicKey : undefined;
   const satellites = new Map<AssemblyEntry, { main?: AssemblyEntry; mainName: string }>();
   for (const e of assemblies) {
     const mainName = satelliteOf(e);
@@ -160,25 +166,81 @@ export async function fix(options: FixOptions): Promise<FixResult> {
     if (staysAsItIs(entry, strongNamed, key, options.force === true)) {
       // Decided from the headers and metadata: the file is not read further.
       const token = publicKeyToken(entry.publicKey);
-      const r: StrongNameAssemblyResult = { bytes: entry.bytes, outcome: 'unchanged', before: entry.before, name: entry.name, publicKeyToken: token, changes: [], notes: [] };
+      const r: StrongNameAssemblyResult = {
+        bytes: entry.bytes,
+        outcome: 'unchanged',
+        before: entry.before,
+        name: entry.name,
+        publicKeyToken: token,
+        changes: [],
+        notes: [],
+      };
       const notes = satelliteNotes(entry, satellite, identityKey, false, r);
-      return { entry, input: entry.input, path: entry.input.displayPath, outcome: 'unchanged', ...beforeOf(entry), name: entry.name, publicKeyToken: token, changes: [], notes };
+      return {
+        entry,
+        input: entry.input,
+        path: entry.input.displayPath,
+        outcome: 'unchanged',
+        ...beforeOf(entry),
+        name: entry.name,
+        publicKeyToken: token,
+        changes: [],
+        notes,
+      };
     }
     try {
-      const r = strongNameAssembly(wholeBytes(entry), { key, delaySign: options.delaySign !== undefined, hash: options.hash, identities, force: options.force, ...(identityKey ? { identityKey } : {}) });
+      const r = strongNameAssembly(wholeBytes(entry), {
+        key,
+        delaySign: options.delaySign !== undefined,
+        hash: options.hash,
+        identities,
+        force: options.force,
+        ...(identityKey ? { identityKey } : {}),
+      });
       const notes = [...r.notes, ...satelliteNotes(entry, satellite, identityKey, identityKey !== undefined && !Buffer.from(identityKey).equals(identity), r)];
-      return { entry, input: entry.input, path: entry.input.displayPath, outcome: r.outcome, before: r.before, name: r.name, publicKeyToken: r.publicKeyToken, changes: r.changes, notes, bytes: r.bytes };
+      return {
+        entry,
+        input: entry.input,
+        path: entry.input.displayPath,
+        outcome: r.outcome,
+        before: r.before,
+        name: r.name,
+        publicKeyToken: r.publicKeyToken,
+        changes: r.changes,
+        notes,
+        bytes: r.bytes,
+      };
     } catch (error) {
       if (!isSignGateError(error) || error.code === 'SG_ERR_INTERNAL') throw error;
       const hint = REFUSAL_HINTS[error.code];
       const message = hint ? `${error.message} (${hint})` : error.message;
-      return { entry, input: entry.input, path: entry.input.displayPath, outcome: listed.has(entry.input.absolutePath) ? 'skipped' : 'refused', failed: true, ...beforeOf(entry), name: entry.name, changes: [], notes: [], reason: { code: error.code, message } };
+      return {
+        entry,
+        input: entry.input,
+        path: entry.input.displayPath,
+        outcome: listed.has(entry.input.absolutePath) ? 'skipped' : 'refused',
+        failed: true,
+        ...beforeOf(entry),
+        name: entry.name,
+        changes: [],
+        notes: [],
+        reason: { code: error.code, message },
+      };
     }
   };
   let rows: FixRow[] = plan.entries.map((entry) =>
     entry.kind === 'assembly'
       ? fixOne(entry)
-      : { input: entry.input, path: entry.input.displayPath, outcome: entry.kind, failed: entry.unreadable === true, changes: [], notes: [], reason: entry.reason, ...(entry.before ? { before: entry.before } : {}) },
+      : {
+          input: entry.input,
+          path: entry.input.displayPath,
+          outcome: entry.kind,
+          failed: entry.unreadable === true,
+          changes: [],
+          notes: [],
+          reason: entry.reason,
+          ...(entry.before ? { before: entry.before } : {}),
+        },
   );
   // A file that could not be fixed takes with it every file whose fix depends on it, and every file it depends on:
   // a fixed file naming it by a token it does not carry, or it naming a fixed file without that file's new token.
@@ -192,7 +254,11 @@ export async function fix(options: FixOptions): Promise<FixResult> {
   });
   const root = commonFolder(rows.map((r) => r.input.absolutePath));
   const targetOf = (input: InputFile) =>
-    options.inPlace ? input.absolutePath : options.flat ? join(resolve(cwd, options.out!), basename(input.absolutePath)) : join(resolve(cwd, options.out!), relative(root, input.absolutePath));
+    options.inPlace
+      ? input.absolutePath
+      : options.flat
+        ? join(resolve(cwd, options.out!), basename(input.absolutePath))
+        : join(resolve(cwd, options.out!), relative(root, input.absolutePath));
   const write = !options.dryRun;
   if (write && options.flat) {
     const seen = new Map<string, string>();
@@ -200,7 +266,11 @@ export async function fix(options: FixOptions): Promise<FixResult> {
       if (!r.bytes || !changesOutcome(r.outcome)) continue;
       const name = basename(r.input.absolutePath).toLowerCase();
       const other = seen.get(name);
-      if (other) throw new UsageError(`${other} and ${r.path} would both be written as ${basename(r.input.absolutePath)} (--flat)`, 'Leave out --flat to keep their folders, or fix them in two runs.');
+      if (other)
+        throw new UsageError(
+          `${other} and ${r.path} would both be written as ${basename(r.input.absolutePath)} (--flat)`,
+          'Leave out --flat to keep their folders, or fix them in two runs.',
+        );
       seen.set(name, r.path);
     }
   }
@@ -310,15 +380,30 @@ function satelliteNotes(
   if (!satellite) return [];
   const culture = entry.culture;
   if (!satellite.main) {
-    return [{ kind: 'satellite', message: `a satellite assembly (culture ${culture}) whose main assembly ${satellite.mainName} is not among the inputs; the runtime finds a satellite by its main assembly's name, version and public key token, so it must carry its main assembly's key${r.publicKeyToken ? ` (it now carries token ${r.publicKeyToken})` : ''}. Give ${satellite.mainName} too` }];
+    return [
+      {
+        kind: 'satellite',
+        message: `a satellite assembly (culture ${culture}) whose main assembly ${satellite.mainName} is not among the inputs; the runtime finds a satellite by its main assembly's name, version and public key token, so it must carry its main assembly's key${r.publicKeyToken ? ` (it now carries token ${r.publicKeyToken})` : ''}. Give ${satellite.mainName} too`,
+      },
+    ];
   }
   const mainToken = identityKey ? publicKeyToken(identityKey) : null;
   if (r.publicKeyToken !== mainToken) {
-    return [{ kind: 'satellite', message: `a satellite assembly (culture ${culture}) with public key token ${r.publicKeyToken ?? 'null'}, but its main assembly ${satellite.main.name} ${mainToken ? `carries ${mainToken}` : 'has no strong name'}: the runtime will not find it. Rebuild it with its main assembly's key` }];
+    return [
+      {
+        kind: 'satellite',
+        message: `a satellite assembly (culture ${culture}) with public key token ${r.publicKeyToken ?? 'null'}, but its main assembly ${satellite.main.name} ${mainToken ? `carries ${mainToken}` : 'has no strong name'}: the runtime will not find it. Rebuild it with its main assembly's key`,
+      },
+    ];
   }
   if (r.outcome === 'strong-named' && notTheKeyGiven) {
     const state = classifyStrongName(new ModuleMetadata(parsePeImage(r.bytes)), { verify: false }).state;
-    return [{ kind: 'satellite', message: `a satellite assembly (culture ${culture}): it takes the key of its main assembly ${satellite.main.name} (token ${mainToken}), as the runtime looks for it by that token${state === 'delay-signed' ? '; it is delay-signed, to be signed with that key as its main assembly is' : ''}` }];
+    return [
+      {
+        kind: 'satellite',
+        message: `a satellite assembly (culture ${culture}): it takes the key of its main assembly ${satellite.main.name} (token ${mainToken}), as the runtime looks for it by that token${state === 'delay-signed' ? '; it is delay-signed, to be signed with that key as its main assembly is' : ''}`,
+      },
+    ];
   }
   return [];
 }
@@ -381,8 +466,19 @@ async function fixInputs(options: FixOptions, cwd: string): Promise<{ inputs: In
   if (options.paths.length > 0 && named.length === 0) throw noAssembliesError(options.paths, cwd);
   if (!options.list) return { inputs: named, listed: new Set() };
   const listPath = resolve(cwd, options.list);
-  const lines = readInputFile(listPath, displayPath(listPath, cwd)).toString('utf8').replace(/^\uFEFF/, '').split(/\r?\n/).map((l) => l.trim()).filter(Boolean);
-  const listedFiles = lines.length > 0 ? await expandInputs(lines.map((l) => resolve(dirname(listPath), l)), cwd) : [];
+  const lines = readInputFile(listPath, displayPath(listPath, cwd))
+    .toString('utf8')
+    .replace(/^\uFEFF/, '')
+    .split(/\r?\n/)
+    .map((l) => l.trim())
+    .filter(Boolean);
+  const listedFiles =
+    lines.length > 0
+      ? await expandInputs(
+          lines.map((l) => resolve(dirname(listPath), l)),
+          cwd,
+        )
+      : [];
   const seen = new Set(named.map((f) => f.absolutePath));
   const extra = listedFiles.filter((f) => !seen.has(f.absolutePath)).map((f) => ({ ...f, explicit: false }));
   return { inputs: [...named, ...extra], listed: new Set(extra.map((f) => f.absolutePath)) };
@@ -413,7 +509,13 @@ type AssemblyEntry = {
 
 type PlanEntry =
   | AssemblyEntry
-  | { readonly kind: 'skipped' | 'refused'; readonly input: InputFile; readonly reason: { code: string; message: string }; readonly before?: StrongNameState; readonly unreadable?: boolean };
+  | {
+      readonly kind: 'skipped' | 'refused';
+      readonly input: InputFile;
+      readonly reason: { code: string; message: string };
+      readonly before?: StrongNameState;
+      readonly unreadable?: boolean;
+    };
 
 /**
  * Reads every input's headers and metadata (a small file whole) and decides which assemblies get a strong name:
@@ -427,8 +529,7 @@ export function planFix(inputs: readonly InputFile[], force: boolean, listed?: R
   for (const input of inputs) {
     const parts = readAssemblyParts(input.absolutePath, input.displayPath);
     const bytes = parts.bytes;
-    const skipOrRefuse = (code: string, message: string) =>
-      entries.push({ kind: input.explicit ? 'refused' : 'skipped', input, reason: { code, message } });
+    const skipOrRefuse = (code: string, message: string) => entries.push({ kind: input.explicit ? 'refused' : 'skipped', input, reason: { code, message } });
     let module: ModuleMetadata;
     let entry: AssemblyEntry;
     try {
@@ -467,7 +568,12 @@ export function planFix(inputs: readonly InputFile[], force: boolean, listed?: R
     } catch (error) {
       if (!isSignGateError(error)) throw error;
       // A file that cannot be read is refused even in a folder (skipped when listed), and so is what refers to it.
-      entries.push({ kind: listed?.has(input.absolutePath) ? 'skipped' : 'refused', input, reason: { code: error.code, message: error.message }, unreadable: true });
+      entries.push({
+        kind: listed?.has(input.absolutePath) ? 'skipped' : 'refused',
+        input,
+        reason: { code: error.code, message: error.message },
+        unreadable: true,
+      });
       continue;
     } finally {
       parts.close();
@@ -509,4 +615,3 @@ function commonFolder(paths: readonly string[]): string {
   }
   return common;
 }
-

@@ -36,13 +36,22 @@ export function planPrune(jobs: readonly JobSummary[], options: { olderThanMs?: 
  * Downloads a job's result package and extracts it safely into `destination`. Files the ledger does not
  * record for the job are overwritten only with `force`.
  */
-export async function downloadJob(client: ServiceClient, jobId: string, destination: string, options: { force?: boolean; progress?: ProgressReporter; ledger?: Ledger } = {}): Promise<ExtractResult> {
+export async function downloadJob(
+  client: ServiceClient,
+  jobId: string,
+  destination: string,
+  options: { force?: boolean; progress?: ProgressReporter; ledger?: Ledger } = {},
+): Promise<ExtractResult> {
   makeCacheDir();
   sweepStaleDownloads();
   const known = (options.ledger ?? new Ledger()).find(jobId);
   const zipPath = join(cacheDir(), downloadName());
   try {
-    await client.download(known?.links ? { id: jobId, links: known.links } : jobId, downloadTo(zipPath), options.progress ? { onProgress: (d, t) => options.progress!.update(d, t) } : {});
+    await client.download(
+      known?.links ? { id: jobId, links: known.links } : jobId,
+      downloadTo(zipPath),
+      options.progress ? { onProgress: (d, t) => options.progress!.update(d, t) } : {},
+    );
     options.progress?.stop();
     return await extractPackage(zipPath, resolve(destination), {
       ...(known ? { expected: new Set(known.files.map((f) => f.name)) } : {}),
@@ -71,8 +80,15 @@ export const MAX_TALLIED_JOBS = 100;
  * its status (the list gives only a count of files); at most `concurrency` requests at once. A job whose status
  * cannot be read now (deleted meanwhile) is left out.
  */
-export async function tallyJobs(client: ServiceClient, jobs: readonly JobSummary[], options: { max?: number; concurrency?: number } = {}): Promise<Map<string, JobTally>> {
-  const finished = jobs.filter((j) => j.processingFinished === true).sort((a, b) => (dateOf(b) || 0) - (dateOf(a) || 0)).slice(0, options.max ?? MAX_TALLIED_JOBS);
+export async function tallyJobs(
+  client: ServiceClient,
+  jobs: readonly JobSummary[],
+  options: { max?: number; concurrency?: number } = {},
+): Promise<Map<string, JobTally>> {
+  const finished = jobs
+    .filter((j) => j.processingFinished === true)
+    .sort((a, b) => (dateOf(b) || 0) - (dateOf(a) || 0))
+    .slice(0, options.max ?? MAX_TALLIED_JOBS);
   const tallies = new Map<string, JobTally>();
   let next = 0;
   const worker = async () => {

@@ -33,7 +33,13 @@ export interface LedgerEntry {
   readonly files: readonly LedgerFile[];
   destination?: string;
   /** Per file: the service's state, whether it verified, the SHA-256 of the returned file, the messages. */
-  results?: { fileName: string; state: string; verified: boolean; outputSha256: string | null; messages: { dateTime: string | null; messageType: string; message: string }[] }[];
+  results?: {
+    fileName: string;
+    state: string;
+    verified: boolean;
+    outputSha256: string | null;
+    messages: { dateTime: string | null; messageType: string; message: string }[];
+  }[];
 }
 
 /** The cache folder: SIGNGATE_CACHE_DIR, else %LOCALAPPDATA%\signgate on Windows, else $XDG_CACHE_HOME/signgate or ~/.cache/signgate. */
@@ -158,7 +164,10 @@ function readLedger(path: string): { jobs: LedgerEntry[]; recordCheckpoints: Rec
     text = readFileSync(path, 'utf8');
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') return { jobs: [], recordCheckpoints: {} };
-    throw new SignGateError('SG_ERR_IO_READ', `${path}: the job ledger cannot be read (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`, { cause: error, file: path });
+    throw new SignGateError('SG_ERR_IO_READ', `${path}: the job ledger cannot be read (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`, {
+      cause: error,
+      file: path,
+    });
   }
   let parsed: { jobs?: unknown; recordCheckpoints?: unknown };
   try {
@@ -171,7 +180,10 @@ function readLedger(path: string): { jobs: LedgerEntry[]; recordCheckpoints: Rec
       { cause: error, file: path },
     );
   }
-  const checkpoints = parsed.recordCheckpoints && typeof parsed.recordCheckpoints === 'object' && !Array.isArray(parsed.recordCheckpoints) ? (parsed.recordCheckpoints as Record<string, LedgerRecordCheckpoint>) : {};
+  const checkpoints =
+    parsed.recordCheckpoints && typeof parsed.recordCheckpoints === 'object' && !Array.isArray(parsed.recordCheckpoints)
+      ? (parsed.recordCheckpoints as Record<string, LedgerRecordCheckpoint>)
+      : {};
   return { jobs: Array.isArray(parsed.jobs) ? (parsed.jobs as LedgerEntry[]) : [], recordCheckpoints: checkpoints };
 }
 
@@ -208,13 +220,19 @@ function withLock<T>(path: string, body: () => T): T {
       closeSync(fd);
       break;
     } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw new SignGateError('SG_ERR_IO_WRITE', `${lock}: cannot make the job ledger's lock file (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`, { cause: error, file: lock });
+      if ((error as NodeJS.ErrnoException).code !== 'EEXIST')
+        throw new SignGateError(
+          'SG_ERR_IO_WRITE',
+          `${lock}: cannot make the job ledger's lock file (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`,
+          { cause: error, file: lock },
+        );
       try {
         if (Date.now() - statSync(lock).mtimeMs > STALE_LOCK_MS) unlinkSync(lock);
       } catch {
         // gone in between: try again at once
       }
-      if (Date.now() > until) throw new SignGateError('SG_ERR_IO_WRITE', `${lock}: another signgate run has held the job ledger for ${LOCK_WAIT_MS / 1000} s`, { file: lock });
+      if (Date.now() > until)
+        throw new SignGateError('SG_ERR_IO_WRITE', `${lock}: another signgate run has held the job ledger for ${LOCK_WAIT_MS / 1000} s`, { file: lock });
       sleepSync(Math.min(5 + attempt * 5, 50));
     }
   }
@@ -255,7 +273,11 @@ export class Ledger {
   }
 
   private latest(baseUrl: string, files: readonly { name: string; sha256: string }[], states: readonly LedgerState[]): LedgerEntry | undefined {
-    const key = (fs: readonly { name: string; sha256: string }[]) => fs.map((f) => `${windowsPathKey(f.name)}\u0000${f.sha256}`).sort().join('\n');
+    const key = (fs: readonly { name: string; sha256: string }[]) =>
+      fs
+        .map((f) => `${windowsPathKey(f.name)}\u0000${f.sha256}`)
+        .sort()
+        .join('\n');
     const wanted = key(files);
     return [...this.entries].reverse().find((e) => e.baseUrl === baseUrl && states.includes(e.state) && key(e.files) === wanted);
   }
@@ -263,7 +285,16 @@ export class Ledger {
   /** A job just uploaded, entered as `uploaded`: the first of its transitions (see finished, downloaded, deleted). */
   uploaded(job: Pick<LedgerEntry, 'jobId' | 'links' | 'baseUrl' | 'comment' | 'files'>): LedgerEntry {
     const now = new Date().toISOString();
-    const entry: LedgerEntry = { jobId: job.jobId, ...(job.links ? { links: job.links } : {}), baseUrl: job.baseUrl, comment: job.comment, createdAt: now, updatedAt: now, state: 'uploaded', files: job.files };
+    const entry: LedgerEntry = {
+      jobId: job.jobId,
+      ...(job.links ? { links: job.links } : {}),
+      baseUrl: job.baseUrl,
+      comment: job.comment,
+      createdAt: now,
+      updatedAt: now,
+      state: 'uploaded',
+      files: job.files,
+    };
     this.upsert(entry);
     return entry;
   }
@@ -311,7 +342,11 @@ export class Ledger {
    * `accept(before)` is asked under the lock whether it may replace the one saved then (it throws, or answers false
    * to keep a larger one). A key of an older spelling of the same service is replaced.
    */
-  saveRecordCheckpoint(identity: string, checkpoint: LedgerRecordCheckpoint, accept: (before: LedgerRecordCheckpoint | undefined) => boolean = () => true): void {
+  saveRecordCheckpoint(
+    identity: string,
+    checkpoint: LedgerRecordCheckpoint,
+    accept: (before: LedgerRecordCheckpoint | undefined) => boolean = () => true,
+  ): void {
     this.makeFolder();
     withLock(this.path, () => {
       const ledger = readLedger(this.path);

@@ -34,7 +34,9 @@ export function onlineLicenses(entries: readonly LicenseEntry[], keys: readonly 
     const entry = entries.find((e) => e.optionId === key.optionId);
     if (!entry || entry.publicKeyToken) continue;
     if (entry.publicKeyTokenProblem) {
-      notes.push(`option ${entry.optionId}: the signing service's ${entry.publicKeyTokenProblem}; it is taken as absent, so ${key.source} could not be compared with the option's key`);
+      notes.push(
+        `option ${entry.optionId}: the signing service's ${entry.publicKeyTokenProblem}; it is taken as absent, so ${key.source} could not be compared with the option's key`,
+      );
     } else unreported.push(key.source);
   }
   if (unreported.length) {
@@ -75,12 +77,19 @@ export interface SavedPublicKey {
  * @throws UsageError for an option the organization does not hold; ServiceError SG_ERR_HTTP_STATUS for a service
  *   without the endpoint, SG_ERR_HTTP_BAD_RESPONSE for bytes that are no public key or not the option's
  */
-export async function savePublicKey(client: Pick<ServiceClient, 'baseUrl' | 'licenseEntries' | 'publicKey'>, optionId: number, out: string): Promise<SavedPublicKey> {
+export async function savePublicKey(
+  client: Pick<ServiceClient, 'baseUrl' | 'licenseEntries' | 'publicKey'>,
+  optionId: number,
+  out: string,
+): Promise<SavedPublicKey> {
   const entries = await client.licenseEntries();
   const entry = entries.find((e) => e.optionId === optionId);
   if (!entry) {
     const held = entries.length ? `it holds ${entries.map((e) => e.optionId).join(', ')}` : 'it holds none';
-    throw new UsageError(`the organization holds no license option ${optionId} (${held}); nothing was written`, 'Run `signgate licenses` to see the options, and pass one of them to --public-key.');
+    throw new UsageError(
+      `the organization holds no license option ${optionId} (${held}); nothing was written`,
+      'Run `signgate licenses` to see the options, and pass one of them to --public-key.',
+    );
   }
   const url = `${client.baseUrl.replace(/\/+$/, '')}/licenses/${optionId}/public-key`;
   let bytes: Uint8Array;
@@ -97,7 +106,8 @@ export async function savePublicKey(client: Pick<ServiceClient, 'baseUrl' | 'lic
     }
     throw error;
   }
-  const bad = (why: string) => new ServiceError('SG_ERR_HTTP_BAD_RESPONSE', `GET ${url} answered ${bytes.length} bytes that ${why}; nothing was written`, { method: 'GET', url });
+  const bad = (why: string) =>
+    new ServiceError('SG_ERR_HTTP_BAD_RESPONSE', `GET ${url} answered ${bytes.length} bytes that ${why}; nothing was written`, { method: 'GET', url });
   let bitLength: number;
   try {
     const key = parsePublicKeyBlob(bytes);
@@ -108,7 +118,8 @@ export async function savePublicKey(client: Pick<ServiceClient, 'baseUrl' | 'lic
     throw bad(`are not a public key blob (${error instanceof Error ? error.message : String(error)})`);
   }
   const token = publicKeyToken(bytes);
-  if (entry.publicKeyToken && entry.publicKeyToken !== token) throw bad(`have key token ${token}, but GET /licenses reports ${entry.publicKeyToken} for option ${optionId}`);
+  if (entry.publicKeyToken && entry.publicKeyToken !== token)
+    throw bad(`have key token ${token}, but GET /licenses reports ${entry.publicKeyToken} for option ${optionId}`);
   const target = resolve(out);
   mkdirSync(dirname(target), { recursive: true });
   writeFileAtomic(target, bytes);

@@ -19,7 +19,12 @@ export function checkReturnedFile(uploaded: Uint8Array, returned: Uint8Array, ke
   const a = before.assembly;
   const b = after.assembly;
   if (!a || !b) return 'the returned file has no assembly manifest';
-  if (a.name !== b.name || formatVersion(a.version) !== formatVersion(b.version) || a.culture !== b.culture || Buffer.compare(Buffer.from(a.publicKey), Buffer.from(b.publicKey)) !== 0) {
+  if (
+    a.name !== b.name ||
+    formatVersion(a.version) !== formatVersion(b.version) ||
+    a.culture !== b.culture ||
+    Buffer.compare(Buffer.from(a.publicKey), Buffer.from(b.publicKey)) !== 0
+  ) {
     return `the identity changed: ${a.name} ${formatVersion(a.version)} became ${b.name} ${formatVersion(b.version)}`;
   }
   const key = keys.find((k) => Buffer.compare(Buffer.from(k.publicKey.blob), Buffer.from(b.publicKey)) === 0);
@@ -35,7 +40,13 @@ export function checkReturnedFile(uploaded: Uint8Array, returned: Uint8Array, ke
  * A file's verdict: from what came back, not from the state's name; a failed state is believed, an unknown one shown.
  * A netmodule (`netmodule`) is not signed: it must come back byte for byte, or its manifest's File-table hash breaks.
  */
-export function fileVerdict(state: string, uploaded: Uint8Array, returned: Uint8Array | undefined, keys: readonly ExpectedKey[], netmodule = false): string | null {
+export function fileVerdict(
+  state: string,
+  uploaded: Uint8Array,
+  returned: Uint8Array | undefined,
+  keys: readonly ExpectedKey[],
+  netmodule = false,
+): string | null {
   if (FAILED_STATES.has(state.toLowerCase())) return `the service reports ${state}`;
   if (!returned) return 'the result package does not contain the file';
   const reason = netmodule

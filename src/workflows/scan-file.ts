@@ -33,7 +33,8 @@ export interface ScanSettings {
 let parsedTrustStore: { pem: string; certificates: X509Certificate[] } | undefined;
 function trustStoreOf(settings: ScanSettings): X509Certificate[] | undefined {
   if (!settings.trustStore) return undefined;
-  if (parsedTrustStore?.pem !== settings.trustStore.pem) parsedTrustStore = { pem: settings.trustStore.pem, certificates: parseTrustStore(settings.trustStore.pem, settings.trustStore.shown) };
+  if (parsedTrustStore?.pem !== settings.trustStore.pem)
+    parsedTrustStore = { pem: settings.trustStore.pem, certificates: parseTrustStore(settings.trustStore.pem, settings.trustStore.shown) };
   return parsedTrustStore.certificates;
 }
 
@@ -68,12 +69,31 @@ export function inspectFile(file: ScanInput, settings: ScanSettings = {}): Assem
     bytes = readInputFileInto(file.absolutePath, file.displayPath, spare);
   } catch (error) {
     const e = error as { code: string; message: string };
-    return { path: file.displayPath, size: 0, managed: false, error: { code: e.code, message: e.message }, pe: null, cli: null, module: null, assembly: null, strongName: null, attributes: [], references: [], authenticode: null };
+    return {
+      path: file.displayPath,
+      size: 0,
+      managed: false,
+      error: { code: e.code, message: e.message },
+      pe: null,
+      cli: null,
+      module: null,
+      assembly: null,
+      strongName: null,
+      attributes: [],
+      references: [],
+      authenticode: null,
+    };
   }
   const trustStore = trustStoreOf(settings);
-  const record = inspectAssembly(bytes, file.displayPath, { verify: settings.verify ?? true, ...(settings.authenticode === false ? { readAuthenticode: false } : {}), ...(settings.keyMap ? { keyMap: settings.keyMap } : {}), ...(trustStore ? { authenticode: { trustStore } } : {}) });
+  const record = inspectAssembly(bytes, file.displayPath, {
+    verify: settings.verify ?? true,
+    ...(settings.authenticode === false ? { readAuthenticode: false } : {}),
+    ...(settings.keyMap ? { keyMap: settings.keyMap } : {}),
+    ...(trustStore ? { authenticode: { trustStore } } : {}),
+  });
   // A buffer of its own (the file did not fit in the one before): the next files are read into it.
-  if (bytes.buffer !== spare?.buffer && bytes.byteOffset === 0 && bytes.buffer.byteLength === bytes.length && bytes.length <= SPARE_BYTES) spare = Buffer.from(bytes.buffer);
+  if (bytes.buffer !== spare?.buffer && bytes.byteOffset === 0 && bytes.buffer.byteLength === bytes.length && bytes.length <= SPARE_BYTES)
+    spare = Buffer.from(bytes.buffer);
   return record;
 }
 
@@ -103,7 +123,10 @@ export function verifyAssemblyBytes(bytes: Uint8Array, path: string, settings: S
   try {
     if (settings.authenticode || trustStore) authenticode = authenticodeOf(bytes, trustStore ? { trustStore } : {}) ?? undefined;
     const module = readModule(bytes);
-    const result = verifyStrongName(module, { ...(settings.expectedKey ? { expectedKey: settings.expectedKey } : {}), ...(settings.keyMap ? { keyMap: settings.keyMap } : {}) });
+    const result = verifyStrongName(module, {
+      ...(settings.expectedKey ? { expectedKey: settings.expectedKey } : {}),
+      ...(settings.keyMap ? { keyMap: settings.keyMap } : {}),
+    });
     // A precompiled (ReadyToRun) framework file: the strong name cannot vouch for it; say what does.
     const readyToRun = result.status.details.includes('ready-to-run') ? (authenticode ?? authenticodeOf(bytes) ?? undefined) : undefined;
     const reason = readyToRun && result.reason ? `${result.reason}; its Authenticode signature: ${describeAuthenticodeVerdict(readyToRun)}` : result.reason;
@@ -125,7 +148,17 @@ export function verifyAssemblyBytes(bytes: Uint8Array, path: string, settings: S
 }
 
 function verifyError(path: string, error: SignGateError, authenticode: AuthenticodeVerdict | undefined): VerifyRecord {
-  return { path, valid: false, state: null, publicKeyToken: null, keyBits: null, hashAlgorithm: null, reason: null, error: { code: error.code, message: error.message }, ...(authenticode ? { authenticode } : {}) };
+  return {
+    path,
+    valid: false,
+    state: null,
+    publicKeyToken: null,
+    keyBits: null,
+    hashAlgorithm: null,
+    reason: null,
+    error: { code: error.code, message: error.message },
+    ...(authenticode ? { authenticode } : {}),
+  };
 }
 
 /** A record as `inspect --json` and `verify --json` print it inside their array, with what the exit code needs. */

@@ -27,7 +27,9 @@ export interface ScanOptions extends ScanSettings {
  * @param idle cores idle now (default idleCoresNow())
  */
 export function scanThreads(count: number, threads?: number, idle: number = idleCoresNow()): number {
-  return threads === undefined ? Math.max(0, poolThreads(count, undefined, idle, SCAN_POOL_THRESHOLD) - 1) : poolThreads(count, threads, idle, SCAN_POOL_THRESHOLD);
+  return threads === undefined
+    ? Math.max(0, poolThreads(count, undefined, idle, SCAN_POOL_THRESHOLD) - 1)
+    : poolThreads(count, threads, idle, SCAN_POOL_THRESHOLD);
 }
 
 /** Scans `files` (see inspectFile and verifyFile); yields one record per file, in order. */
@@ -122,7 +124,12 @@ async function* scan<K extends ScanKind, T>(kind: K, files: readonly ScanInput[]
   const fill = () => {
     while (next < runs && inPool.size < threads * 2) {
       const i = next++;
-      const task = run({ kind, files: files.slice(i * size, (i + 1) * size).map((f) => ({ absolutePath: f.absolutePath, displayPath: f.displayPath })), settings, json })
+      const task = run({
+        kind,
+        files: files.slice(i * size, (i + 1) * size).map((f) => ({ absolutePath: f.absolutePath, displayPath: f.displayPath })),
+        settings,
+        json,
+      })
         .then((records) => {
           answered = true;
           if (!scannedHere.has(i)) done[i] = records;

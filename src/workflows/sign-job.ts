@@ -110,7 +110,14 @@ export interface SignResult {
 const sha256 = (bytes: Uint8Array) => createHash('sha256').update(bytes).digest('hex');
 
 /** Polls a job's status with backoff until it is finished; past `timeoutS` it throws, leaving the job on the service. */
-export async function pollJob(client: ServiceClient, job: JobRef, timeoutS: number, intervalMs: number, files?: number, log?: (line: string) => void): Promise<JobStatus> {
+export async function pollJob(
+  client: ServiceClient,
+  job: JobRef,
+  timeoutS: number,
+  intervalMs: number,
+  files?: number,
+  log?: (line: string) => void,
+): Promise<JobStatus> {
   const deadline = Date.now() + timeoutS * 1000;
   let wait = intervalMs;
   const told = new Set<string>();
@@ -166,20 +173,42 @@ export function planJobs(check: CheckResult, inputs: readonly CheckInput[], maxU
     .map((f): SignedFileResult => {
       const already = f.findings.find((x) => x.rule === 'already-signed');
       // "already signed with key token … (option …)" from SG203, said as the reason it is not uploaded.
-      const reason = already ? `already signed (${already.ruleId}) ${already.message.replace(/^already signed\s*/, '')}; nothing to upload`.replace(/\s+;/, ';') : f.reason;
-      return { path: f.path, uploadName: inputs.find((i) => i.path === f.path)!.uploadName, uploaded: false, jobId: null, state: already ? 'already-signed' : 'not-uploaded', verified: false, reason, output: null, messages: [] };
+      const reason = already
+        ? `already signed (${already.ruleId}) ${already.message.replace(/^already signed\s*/, '')}; nothing to upload`.replace(/\s+;/, ';')
+        : f.reason;
+      return {
+        path: f.path,
+        uploadName: inputs.find((i) => i.path === f.path)!.uploadName,
+        uploaded: false,
+        jobId: null,
+        state: already ? 'already-signed' : 'not-uploaded',
+        verified: false,
+        reason,
+        output: null,
+        messages: [],
+      };
     });
   const totalBytes = toUpload.reduce((n, i) => n + i.bytes.length, 0);
-  if (!(totalBytes > maxUploadBytes || (options.split && check.findings.some((f) => f.rule === 'duplicate-name')))) return { blocking: 0, groups: toUpload.length ? [toUpload] : [], notUploaded, manifestOf };
+  if (!(totalBytes > maxUploadBytes || (options.split && check.findings.some((f) => f.rule === 'duplicate-name'))))
+    return { blocking: 0, groups: toUpload.length ? [toUpload] : [], notUploaded, manifestOf };
   const plan = proposeSplit(
-    toUpload.map((i) => ({ path: i.path, uploadName: i.uploadName, size: i.bytes.length, ...(manifestOf.has(i.path) ? { unit: manifestOf.get(i.path)! } : {}) })),
+    toUpload.map((i) => ({
+      path: i.path,
+      uploadName: i.uploadName,
+      size: i.bytes.length,
+      ...(manifestOf.has(i.path) ? { unit: manifestOf.get(i.path)! } : {}),
+    })),
     maxUploadBytes,
   );
   if (plan.tooLarge.length) {
     const { message, hint } = describeTooLarge(plan.tooLarge, maxUploadBytes);
     throw new UsageError(message, hint);
   }
-  if (!options.split) throw new UsageError(`the upload is ${(totalBytes / 1e6).toFixed(1)} MB, over the limit of ${(maxUploadBytes / 1e6).toFixed(1)} MB`, `Pass --split to upload it in ${plan.jobs.length} jobs that each fit.`);
+  if (!options.split)
+    throw new UsageError(
+      `the upload is ${(totalBytes / 1e6).toFixed(1)} MB, over the limit of ${(maxUploadBytes / 1e6).toFixed(1)} MB`,
+      `Pass --split to upload it in ${plan.jobs.length} jobs that each fit.`,
+    );
   return { blocking: 0, groups: plan.jobs.map((job) => job.map((j) => toUpload.find((i) => i.path === j.path)!)), notUploaded, manifestOf };
 }
 
@@ -204,7 +233,11 @@ export interface JobRun {
  * downloaded, tied to the record and written, each file verified, and deleted on the service when asked. Each
  * transition is saved in the ledger as it happens.
  */
-export async function signJob(run: JobRun, group: readonly CheckInput[], index: number): Promise<{ job: SignResult['jobs'][number]; files: SignedFileResult[]; extras: string[] }> {
+export async function signJob(
+  run: JobRun,
+  group: readonly CheckInput[],
+  index: number,
+): Promise<{ job: SignResult['jobs'][number]; files: SignedFileResult[]; extras: string[] }> {
   const { client, baseUrl, ledger, options, events, log } = run;
   const files: LedgerFile[] = group.map((i) => ({ name: i.uploadName, sha256: sha256(i.bytes), size: i.bytes.length, source: i.path }));
   const resumedEntry = ledger.resumable(baseUrl, files);
@@ -217,7 +250,14 @@ export async function signJob(run: JobRun, group: readonly CheckInput[], index: 
   ledger.finished(entry);
   // The service's signature record: the job's entries in a signed checkpoint that continues the one seen before
   // (refused before the download when it does not), then tied to the bytes that came back (before they are written).
-  const recorded = await checkRecordProof({ client, ledger, baseUrl, jobId: entry.jobId, proof: status.signatureRecord, ...(run.expectedKey ? { expectedKey: run.expectedKey } : {}) });
+  const recorded = await checkRecordProof({
+    client,
+    ledger,
+    baseUrl,
+    jobId: entry.jobId,
+    proof: status.signatureRecord,
+    ...(run.expectedKey ? { expectedKey: run.expectedKey } : {}),
+  });
   // The package goes to a name of our own: ids from the service never become paths. Packages a run that died
   // left behind go first.
   sweepStaleDownloads();
@@ -226,7 +266,10 @@ export async function signJob(run: JobRun, group: readonly CheckInput[], index: 
   const groupBytes = group.reduce((n, i) => n + i.bytes.length, 0);
   let extracted;
   try {
-    await client.download(ref, downloadTo(zipPath), { ...(progress ? { onProgress: (d: number, t: number) => progress.update(d, t) } : {}), maxBytes: options.maxDownloadBytes ?? 2 * groupBytes + 16 * 1024 * 1024 });
+    await client.download(ref, downloadTo(zipPath), {
+      ...(progress ? { onProgress: (d: number, t: number) => progress.update(d, t) } : {}),
+      maxBytes: options.maxDownloadBytes ?? 2 * groupBytes + 16 * 1024 * 1024,
+    });
     progress?.stop();
     extracted = await readPackage(zipPath, run.destination, {
       expected: new Set(group.map((i) => i.uploadName)),
@@ -234,7 +277,12 @@ export async function signJob(run: JobRun, group: readonly CheckInput[], index: 
       logName: run.jobs > 1 ? `signing-log-${index + 1}.txt` : SERVICE_LOG_NAME,
     });
     const returnedOf = new Map(extracted.files.map((e) => [windowsPathKey(e.name), e.bytes]));
-    bindRecordToFiles(recorded, files.map((f) => ({ uploadName: f.name, uploadedSha256: f.sha256, returned: returnedOf.get(windowsPathKey(f.name)) })), baseUrl, entry.jobId);
+    bindRecordToFiles(
+      recorded,
+      files.map((f) => ({ uploadName: f.name, uploadedSha256: f.sha256, returned: returnedOf.get(windowsPathKey(f.name)) })),
+      baseUrl,
+      entry.jobId,
+    );
     writePackage(extracted);
     if (recorded.offered) recorded.keep();
     log(describeRecordCheck(recorded, entry.jobId, baseUrl));
@@ -258,7 +306,18 @@ export async function signJob(run: JobRun, group: readonly CheckInput[], index: 
     const messages = [...(fileStatus?.messages ?? [])];
     results.push({ fileName: input.uploadName, state, verified, outputSha256: returned ? sha256(returned.bytes) : null, messages });
     const authenticode = returned ? authenticodeOf(returned.bytes) : null;
-    signed.push({ path: input.path, uploadName: input.uploadName, uploaded: true, jobId: entry.jobId, state, verified, reason, output: returned ? displayPath(returned.path) : null, messages, authenticode });
+    signed.push({
+      path: input.path,
+      uploadName: input.uploadName,
+      uploaded: true,
+      jobId: entry.jobId,
+      state,
+      verified,
+      reason,
+      output: returned ? displayPath(returned.path) : null,
+      messages,
+      authenticode,
+    });
   }
   ledger.downloaded(entry, run.destination, results);
   events.resultsSaved?.({ jobId: entry.jobId, destination: displayPath(run.destination) });
@@ -278,13 +337,21 @@ async function uploadJob(run: JobRun, group: readonly CheckInput[], files: Ledge
   const { baseUrl, ledger, options, events, log } = run;
   const before = ledger.completed(baseUrl, files);
   if (before) {
-    const what = before.state === 'failed' ? `were uploaded before in job ${before.jobId} (${before.createdAt}), which did not sign them all` : `were signed before in job ${before.jobId} (${before.createdAt})`;
+    const what =
+      before.state === 'failed'
+        ? `were uploaded before in job ${before.jobId} (${before.createdAt}), which did not sign them all`
+        : `were signed before in job ${before.jobId} (${before.createdAt})`;
     log(`these ${files.length} file(s) ${what}; uploading them again`);
   }
   events.uploadStarted?.({ files: group.length, job: index + 1, jobs: run.jobs });
   const progress = events.progress?.(`upload${run.jobs > 1 ? ` ${index + 1}/${run.jobs}` : ''}`);
   const idempotencyKey = uploadKey(baseUrl, options.comment, files, before?.jobId);
-  const job = await run.client.upload(group.map((i) => ({ name: i.uploadName, bytes: i.bytes })), options.comment, progress ? (d, t) => progress.update(d, t) : undefined, { idempotencyKey });
+  const job = await run.client.upload(
+    group.map((i) => ({ name: i.uploadName, bytes: i.bytes })),
+    options.comment,
+    progress ? (d, t) => progress.update(d, t) : undefined,
+    { idempotencyKey },
+  );
   progress?.stop();
   const entry = ledger.uploaded({ jobId: job.id, links: job.links, baseUrl, comment: options.comment ?? null, files });
   log(`uploaded ${group.length} file(s) as job ${job.id}`);

@@ -38,14 +38,28 @@ export async function sign(options: SignOptions, events: SignEvents = {}): Promi
   const read = await prepareCheck(options);
   const { inputs, baseUrl, token } = signInputs(read, options, destination, log);
   // 2. The licenses, from the service.
-  const client = createServiceClient({ baseUrl, accessToken: token, ...(options.nameSeparator ? { nameSeparator: options.nameSeparator } : {}), ...(events.retry ? { onRetry: events.retry } : {}) });
+  const client = createServiceClient({
+    baseUrl,
+    accessToken: token,
+    ...(options.nameSeparator ? { nameSeparator: options.nameSeparator } : {}),
+    ...(events.retry ? { onRetry: events.retry } : {}),
+  });
   const licenses = onlineLicenses(await client.licenseEntries(), read.settings.keys);
   for (const note of licenses.notes) log(`note: ${note}`);
   const settings: CheckSettings = { ...read.settings, ...licenses.settings };
   // 3. The pre-flight check: the engine with the check's product, in this thread.
   const check = await runEngine(checkProduct({ settings, severities: read.severities }), inputs, inThisThread());
   // 4. The jobs: one, or several when split; nothing when the check stops the run.
-  const result: SignResult = { baseUrl, destination: displayPath(destination), ledger: ledgerPath(), jobs: [], files: [], extras: [], stoppedByCheck: false, summary: { files: inputs.length, uploaded: 0, signed: 0, verified: 0, failed: 0, notUploaded: 0 } };
+  const result: SignResult = {
+    baseUrl,
+    destination: displayPath(destination),
+    ledger: ledgerPath(),
+    jobs: [],
+    files: [],
+    extras: [],
+    stoppedByCheck: false,
+    summary: { files: inputs.length, uploaded: 0, signed: 0, verified: 0, failed: 0, notUploaded: 0 },
+  };
   const plan = planJobs(check, inputs, settings.maxUploadBytes, options);
   if (plan.blocking) {
     events.checkFailed?.(check, plan.blocking);
@@ -54,7 +68,19 @@ export async function sign(options: SignOptions, events: SignEvents = {}): Promi
   }
   result.files.push(...plan.notUploaded);
   // 5. Each job: upload, poll, the record's proof, download, verify, record in the ledger.
-  const run: JobRun = { client, baseUrl, destination, keys: settings.keys, expectedKey, ledger: new Ledger(), manifests: plan.manifestOf, options, events, log, jobs: plan.groups.length };
+  const run: JobRun = {
+    client,
+    baseUrl,
+    destination,
+    keys: settings.keys,
+    expectedKey,
+    ledger: new Ledger(),
+    manifests: plan.manifestOf,
+    options,
+    events,
+    log,
+    jobs: plan.groups.length,
+  };
   makeCacheDir();
   for (const [index, group] of plan.groups.entries()) {
     const done = await signJob(run, group, index);
@@ -69,7 +95,12 @@ export async function sign(options: SignOptions, events: SignEvents = {}): Promi
  * The inputs to sign (those outside the destination), and the service's address and token.
  * @throws UsageError when nothing is left to sign, or the address or token is missing
  */
-function signInputs(read: PreparedCheck, options: SignOptions, destination: string, log: (line: string) => void): { inputs: CheckInput[]; baseUrl: string; token: string } {
+function signInputs(
+  read: PreparedCheck,
+  options: SignOptions,
+  destination: string,
+  log: (line: string) => void,
+): { inputs: CheckInput[]; baseUrl: string; token: string } {
   for (const note of read.notes) log(`note: ${note}`);
   if (read.inputs.length === 0) throw noAssembliesError(read.paths);
   // The destination is often inside the build output (bin/Release/signed): earlier results there are not inputs.
@@ -79,9 +110,17 @@ function signInputs(read: PreparedCheck, options: SignOptions, destination: stri
   };
   // Held inputs: their bytes are in hand (prepareCheck with no reading choice reads into memory).
   const inputs = read.inputs.map((i) => inHand(i)).filter((i) => !inDestination(i.path));
-  if (inputs.length === 0) throw new UsageError('no files to sign outside the destination folder', 'Point signgate at the build output, and --destination-path somewhere else or below it.');
+  if (inputs.length === 0)
+    throw new UsageError(
+      'no files to sign outside the destination folder',
+      'Point signgate at the build output, and --destination-path somewhere else or below it.',
+    );
   const { baseUrl } = read;
   const token = resolveAccessToken(options);
-  if (!baseUrl || !token) throw new UsageError('sign needs the service address and an access token', 'Pass --base-url (or "baseUrl" in signgate.config.json) and --access-token-file, or set SIGNGATE_BASE_URL and SIGNGATE_ACCESS_TOKEN.');
+  if (!baseUrl || !token)
+    throw new UsageError(
+      'sign needs the service address and an access token',
+      'Pass --base-url (or "baseUrl" in signgate.config.json) and --access-token-file, or set SIGNGATE_BASE_URL and SIGNGATE_ACCESS_TOKEN.',
+    );
   return { inputs, baseUrl, token };
 }

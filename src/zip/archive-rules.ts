@@ -36,9 +36,10 @@ export function archiveNameProblems(entries: readonly ZipFileEntry[]): ArchiveNa
   const problems: ArchiveNameProblem[] = [];
   for (const e of entries) {
     const windows = windowsNameProblem(e.name);
-    const reserved = windowsPathKey(e.name).split('/')[0] === windowsPathKey(PER_FILE_LOGS) ? `${PER_FILE_LOGS}/ is reserved for the per-file logs of the result` : undefined;
+    const reserved =
+      windowsPathKey(e.name).split('/')[0] === windowsPathKey(PER_FILE_LOGS) ? `${PER_FILE_LOGS}/ is reserved for the per-file logs of the result` : undefined;
     const check = names.check(e.name);
-    const reason = windows ? `the name ${windows}` : reserved ?? (check.ok ? undefined : check.reason);
+    const reason = windows ? `the name ${windows}` : (reserved ?? (check.ok ? undefined : check.reason));
     if (reason) problems.push({ fileName: e.name, detail: reason });
   }
   return problems;

@@ -58,40 +58,64 @@ function fail(message: string, reason: ZipRefusalReason = 'damaged'): ZipRefusal
 /** Reads every file entry; directories are skipped. Unsafe names, symlinks, encrypted entries and oversized packages are refused. */
 export function readZip(buffer: Uint8Array, limits: ZipLimits = DEFAULT_ZIP_LIMITS): Promise<ZipFileEntry[]> {
   return new Promise((resolve, reject) => {
-    yauzl.fromBuffer(Buffer.from(buffer.buffer, buffer.byteOffset, buffer.byteLength), { lazyEntries: true, decodeStrings: true, validateEntrySizes: true }, (openError, zip) => {
-      if (openError || !zip) return reject(fail(`the package is not a ZIP file (${openError?.message ?? 'unreadable'})`, 'not-zip'));
-      const out: ZipFileEntry[] = [];
-      let total = 0;
-      // Every entry counts against the limit, folders too: 60,000 folder entries cost as much to walk as files.
-      let seen = 0;
-      // yauzl refuses some unsafe names itself ("invalid relative path"); either way nothing is written.
-      zip.on('error', (e: Error) => reject(fail(`the ZIP package is damaged or unsafe (${e.message}); nothing was extracted`, /invalid relative path|absolute path|invalid characters/i.test(e.message) ? 'unsafe-name' : 'damaged')));
-      zip.on('end', () => resolve(out));
-      zip.on('entry', (entry: yauzl.Entry) => {
-        const reason = unsafeEntryReason(entry.fileName);
-        if (reason) return reject(fail(`the ZIP entry ${JSON.stringify(entry.fileName)} has ${reason}; nothing was extracted`, 'unsafe-name'));
-        if (((entry.externalFileAttributes >>> 16) & S_IFMT) === S_IFLNK) return reject(fail(`the ZIP entry ${JSON.stringify(entry.fileName)} is a symbolic link; nothing was extracted`, 'symlink'));
-        // General-purpose flag bit 0: traditional PKWARE or AES encryption (II 4.4.4 of APPNOTE).
-        if (entry.isEncrypted()) return reject(fail(`the ZIP entry ${JSON.stringify(entry.fileName)} is encrypted (the archive is password-protected); nothing was extracted`, 'encrypted'));
-        if (++seen > limits.maxEntries) return reject(fail(`the ZIP package has more than ${limits.maxEntries} entries (folders count)`, 'too-many-entries'));
-        total += entry.uncompressedSize;
-        if (total > limits.maxTotalBytes) return reject(fail(`the ZIP package inflates to more than ${limits.maxTotalBytes} bytes`, 'too-large'));
-        if (limits.maxRatio !== undefined && entry.uncompressedSize >= (limits.ratioFloorBytes ?? 1024 * 1024) && entry.uncompressedSize > limits.maxRatio * Math.max(1, entry.compressedSize)) {
-          return reject(fail(`the ZIP entry ${JSON.stringify(entry.fileName)} inflates ${Math.round(entry.uncompressedSize / Math.max(1, entry.compressedSize))} times (${entry.compressedSize} to ${entry.uncompressedSize} bytes), more than ${limits.maxRatio}; nothing was extracted`, 'ratio'));
-        }
-        if (entry.fileName.endsWith('/')) return zip.readEntry();
-        zip.openReadStream(entry, (streamError, stream) => {
-          if (streamError || !stream) return reject(fail(`the ZIP entry ${entry.fileName} cannot be read`));
-          const chunks: Buffer[] = [];
-          stream.on('data', (c: Buffer) => chunks.push(c));
-          stream.on('error', (e: Error) => reject(fail(`the ZIP entry ${entry.fileName} is damaged: ${e.message}`)));
-          stream.on('end', () => {
-            out.push({ name: entry.fileName, bytes: Buffer.concat(chunks) });
-            zip.readEntry();
+    yauzl.fromBuffer(
+      Buffer.from(buffer.buffer, buffer.byteOffset, buffer.byteLength),
+      { lazyEntries: true, decodeStrings: true, validateEntrySizes: true },
+      (openError, zip) => {
+        if (openError || !zip) return reject(fail(`the package is not a ZIP file (${openError?.message ?? 'unreadable'})`, 'not-zip'));
+        const out: ZipFileEntry[] = [];
+        let total = 0;
+        // Every entry counts against the limit, folders too: 60,000 folder entries cost as much to walk as files.
+        let seen = 0;
+        // yauzl refuses some unsafe names itself ("invalid relative path"); either way nothing is written.
+        zip.on('error', (e: Error) =>
+          reject(
+            fail(
+              `the ZIP package is damaged or unsafe (${e.message}); nothing was extracted`,
+              /invalid relative path|absolute path|invalid characters/i.test(e.message) ? 'unsafe-name' : 'damaged',
+            ),
+          ),
+        );
+        zip.on('end', () => resolve(out));
+        zip.on('entry', (entry: yauzl.Entry) => {
+          const reason = unsafeEntryReason(entry.fileName);
+          if (reason) return reject(fail(`the ZIP entry ${JSON.stringify(entry.fileName)} has ${reason}; nothing was extracted`, 'unsafe-name'));
+          if (((entry.externalFileAttributes >>> 16) & S_IFMT) === S_IFLNK)
+            return reject(fail(`the ZIP entry ${JSON.stringify(entry.fileName)} is a symbolic link; nothing was extracted`, 'symlink'));
+          // General-purpose flag bit 0: traditional PKWARE or AES encryption (II 4.4.4 of APPNOTE).
+          if (entry.isEncrypted())
+            return reject(
+              fail(`the ZIP entry ${JSON.stringify(entry.fileName)} is encrypted (the archive is password-protected); nothing was extracted`, 'encrypted'),
+            );
+          if (++seen > limits.maxEntries) return reject(fail(`the ZIP package has more than ${limits.maxEntries} entries (folders count)`, 'too-many-entries'));
+          total += entry.uncompressedSize;
+          if (total > limits.maxTotalBytes) return reject(fail(`the ZIP package inflates to more than ${limits.maxTotalBytes} bytes`, 'too-large'));
+          if (
+            limits.maxRatio !== undefined &&
+            entry.uncompressedSize >= (limits.ratioFloorBytes ?? 1024 * 1024) &&
+            entry.uncompressedSize > limits.maxRatio * Math.max(1, entry.compressedSize)
+          ) {
+            return reject(
+              fail(
+                `the ZIP entry ${JSON.stringify(entry.fileName)} inflates ${Math.round(entry.uncompressedSize / Math.max(1, entry.compressedSize))} times (${entry.compressedSize} to ${entry.uncompressedSize} bytes), more than ${limits.maxRatio}; nothing was extracted`,
+                'ratio',
+              ),
+            );
+          }
+          if (entry.fileName.endsWith('/')) return zip.readEntry();
+          zip.openReadStream(entry, (streamError, stream) => {
+            if (streamError || !stream) return reject(fail(`the ZIP entry ${entry.fileName} cannot be read`));
+            const chunks: Buffer[] = [];
+            stream.on('data', (c: Buffer) => chunks.push(c));
+            stream.on('error', (e: Error) => reject(fail(`the ZIP entry ${entry.fileName} is damaged: ${e.message}`)));
+            stream.on('end', () => {
+              out.push({ name: entry.fileName, bytes: Buffer.concat(chunks) });
+              zip.readEntry();
+            });
           });
         });
-      });
-      zip.readEntry();
-    });
+        zip.readEntry();
+      },
+    );
   });
 }

@@ -156,5 +156,8 @@ export async function writeZip(out: ZipOutput, entries: readonly ZipEntry[], kee
 }
 
 function tooLarge(target: string, what: string): SignGateError {
-  return new SignGateError('SG_ERR_IO_WRITE', `The package ${target} would hold ${what}, beyond what a ZIP without the Zip64 extension holds (4 GiB, 65,535 entries). Split the files into several packages.`);
+  return new SignGateError(
+    'SG_ERR_IO_WRITE',
+    `The package ${target} would hold ${what}, beyond what a ZIP without the Zip64 extension holds (4 GiB, 65,535 entries). Split the files into several packages.`,
+  );
 }

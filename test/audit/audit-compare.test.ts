@@ -14,7 +14,14 @@ import { schemaValidator } from '../helpers/schemas.js';
 
 const KEY = fixturePath('test-keys/12345_public.snk');
 const pair = parseStrongNameKeyFile(fixture('test-keys/12345_keypair.snk'));
-const NEEDS_SIGNING = ['SampleAddin.dll', 'SampleAddin.Helpers.dll', 'SampleAddin.XmlSerializers.dll', 'Interop.SampleCom.dll', 'AddinTool.exe', 'de/SampleAddin.resources.dll'];
+const NEEDS_SIGNING = [
+  'SampleAddin.dll',
+  'SampleAddin.Helpers.dll',
+  'SampleAddin.XmlSerializers.dll',
+  'Interop.SampleCom.dll',
+  'AddinTool.exe',
+  'de/SampleAddin.resources.dll',
+];
 const sign = (bytes: Uint8Array) => signAssembly(readModule(bytes), pair);
 
 /** A copy of the sample add-in with the files that need signing signed, except those named in `delaySigned`. */
@@ -26,11 +33,14 @@ function release(delaySigned: readonly string[], finding: string): string {
   return dir;
 }
 
-const audit = (dir: string, ...extra: string[]) => runCli(['audit', dir, '--key', KEY, '--vendor', 'Contoso', '--no-timestamp', ...extra], { env: { SIGNGATE_CACHE_DIR: join(dir, '..', 'no-cache') } });
+const audit = (dir: string, ...extra: string[]) =>
+  runCli(['audit', dir, '--key', KEY, '--vendor', 'Contoso', '--no-timestamp', ...extra], { env: { SIGNGATE_CACHE_DIR: join(dir, '..', 'no-cache') } });
 
 describe('audit --compare on two releases', () => {
   let report: {
-    changes: Record<string, string[]> & { files: { name: string; regression: boolean; summary: string; aspects: { aspect: string; before: string | null; after: string | null }[] }[] };
+    changes: Record<string, string[]> & {
+      files: { name: string; regression: boolean; summary: string; aspects: { aspect: string; before: string | null; after: string | null }[] }[];
+    };
     findings: { ruleId: string; rule: string; severity: string; file: string; message: string }[];
   };
   let status: number | null;
@@ -71,7 +81,9 @@ describe('audit --compare on two releases', () => {
     const lost = report.findings.find((f) => f.ruleId === 'SG704')!;
     expect(lost).toMatchObject({ rule: 'signature-lost', severity: 'error' });
     expect(lost.file).toMatch(/SampleAddin\.Helpers\.dll$/);
-    expect(lost.message).toBe("signed by the service with the organization's key for option 12345 in the previous release; now delay-signed with the right key, but never signed by the service");
+    expect(lost.message).toBe(
+      "signed by the service with the organization's key for option 12345 in the previous release; now delay-signed with the right key, but never signed by the service",
+    );
     const vendor = report.findings.find((f) => f.ruleId === 'SG705')!;
     expect(vendor.file).toMatch(/FindingAddin\.dll$/);
     expect(vendor.message).toBe('the vendor attribute was present in the previous release; now false');
@@ -82,7 +94,9 @@ describe('audit --compare on two releases', () => {
     expect(markdown).toContain('- Lost their signature: SampleAddin.Helpers.dll');
     expect(markdown).toContain('- **regression** SampleAddin.Helpers.dll: lost its signature: signed → delay-signed');
     expect(markdown).toContain('- Re-signed (same identity and key, new bytes): SampleAddin.dll');
-    expect(html).toContain('<span class="regression">regression</span> <code>SampleAddin.<wbr>Helpers.<wbr>dll</code>: lost its signature: signed → delay-signed');
+    expect(html).toContain(
+      '<span class="regression">regression</span> <code>SampleAddin.<wbr>Helpers.<wbr>dll</code>: lost its signature: signed → delay-signed',
+    );
   });
 });
 
@@ -93,18 +107,54 @@ describe('compareAudits, aspect by aspect', () => {
       sha256: 'a'.repeat(64),
       assembly: { name: 'A', version: '1.0.0.0', culture: '', publicKeyToken: '5d004f218731cd20' },
       vendorAttribute: 'present',
-      strongName: { state: over.state ?? 'signed', keyBits: 1024, hashAlgorithm: 'sha1', signedWithExpectedKey: over.expected ?? true, key: 'expected', signatureValid: true, optionId: over.optionId === undefined ? 12345 : over.optionId },
+      strongName: {
+        state: over.state ?? 'signed',
+        keyBits: 1024,
+        hashAlgorithm: 'sha1',
+        signedWithExpectedKey: over.expected ?? true,
+        key: 'expected',
+        signatureValid: true,
+        optionId: over.optionId === undefined ? 12345 : over.optionId,
+      },
       ...over,
     }) as AuditFile;
 
   test.each([
-    ['delay-signed → signed', file({ state: 'delay-signed', expected: false }), file({ sha256: 'b'.repeat(64) }), 'newlySigned', false, 'now signed for release: delay-signed → signed'],
+    [
+      'delay-signed → signed',
+      file({ state: 'delay-signed', expected: false }),
+      file({ sha256: 'b'.repeat(64) }),
+      'newlySigned',
+      false,
+      'now signed for release: delay-signed → signed',
+    ],
     ['signed → signed, new bytes', file({}), file({ sha256: 'b'.repeat(64) }), 'resigned', false, 're-signed: same identity and key, new bytes'],
-    ['signed → invalid signature', file({}), file({ sha256: 'b'.repeat(64), state: 'invalid-signature', expected: false }), 'signatureLost', true, 'lost its signature: signed → invalid-signature'],
+    [
+      'signed → invalid signature',
+      file({}),
+      file({ sha256: 'b'.repeat(64), state: 'invalid-signature', expected: false }),
+      'signatureLost',
+      true,
+      'lost its signature: signed → invalid-signature',
+    ],
     ['option 12345 → 67890', file({}), file({ sha256: 'b'.repeat(64), optionId: 67890 }), 'optionChanged', false, 'option 12345 → 67890'],
-    ['vendor attribute present → missing', file({}), file({ sha256: 'b'.repeat(64), vendorAttribute: 'missing' }), 'vendorAttributeChanged', true, 'vendor attribute present → missing'],
+    [
+      'vendor attribute present → missing',
+      file({}),
+      file({ sha256: 'b'.repeat(64), vendorAttribute: 'missing' }),
+      'vendorAttributeChanged',
+      true,
+      'vendor attribute present → missing',
+    ],
     // A file that no longer needs the attribute (no longer uses the vendor API) has not regressed.
-    ['vendor attribute present → not required', file({}), file({ sha256: 'b'.repeat(64), vendorAttribute: 'not-required' }), 'vendorAttributeChanged', false, 'vendor attribute present → not-required'],
+    [
+      'vendor attribute present → not required',
+      file({}),
+      file({ sha256: 'b'.repeat(64), vendorAttribute: 'not-required' }),
+      'vendorAttributeChanged',
+      false,
+      'vendor attribute present → not-required',
+    ],
   ] as const)('%s', (_label, before, after, list, regression, summary) => {
     const changes = compareAudits({ files: [before] }, [after]);
     expect((changes as unknown as Record<string, string[]>)[list]).toEqual(['A.dll']);

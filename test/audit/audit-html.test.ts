@@ -23,7 +23,20 @@ import { renderAudit } from '../../src/workflows/audit.js';
 import { defaultSettings } from '../helpers/check.js';
 import type { AuditLoad } from '../../src/audit/model.js';
 
-const COLUMNS = ['File', 'Assembly', 'Version', 'Token', 'Strong name', 'Authenticode', 'Option', 'Vendor attribute', 'Needs signing', 'Job', 'Loads under', 'Outcome'];
+const COLUMNS = [
+  'File',
+  'Assembly',
+  'Version',
+  'Token',
+  'Strong name',
+  'Authenticode',
+  'Option',
+  'Vendor attribute',
+  'Needs signing',
+  'Job',
+  'Loads under',
+  'Outcome',
+];
 const artifacts = join(repoRoot, 'out');
 const KEY = fixturePath('test-keys/12345_public.snk');
 /** A file name with every character HTML escapes, an entity already written out, and letters beyond ASCII. */
@@ -33,7 +46,9 @@ const regExpOf = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 
 /** `signgate audit` (the built CLI) without a job ledger; extra arguments after the paths. */
 function auditCli(paths: readonly string[], ...extra: string[]) {
-  return runCli(['audit', ...paths, '--key', KEY, '--vendor', 'Contoso', '--no-timestamp', ...extra], { env: { SIGNGATE_CACHE_DIR: join(tmpdir(), 'signgate-audit-html-no-cache') } });
+  return runCli(['audit', ...paths, '--key', KEY, '--vendor', 'Contoso', '--no-timestamp', ...extra], {
+    env: { SIGNGATE_CACHE_DIR: join(tmpdir(), 'signgate-audit-html-no-cache') },
+  });
 }
 
 /** A clean release: the sample add-in signed with the sandbox key (no errors), plus a third-party file under ODD_NAME. */
@@ -61,9 +76,23 @@ describe.skipIf(!hasChromium)('the HTML audit report in headless Chromium', () =
     const dir = mkdtempSync(join(tmpdir(), 'signgate-audit-html-'));
     const html = join(dir, 'audit.html');
     // The delay-signed build output: a mix of failing, passing-by-nothing and not-required files; no job ledger.
-    const r = runCli(['audit', fixturePath('addin'), fixturePath('findings/vendor-attribute-false'), '--key', fixturePath('test-keys/12345_public.snk'), '--vendor', 'Contoso', '-o', html, '--no-timestamp'], {
-      env: { SIGNGATE_CACHE_DIR: join(dir, 'no-cache') },
-    });
+    const r = runCli(
+      [
+        'audit',
+        fixturePath('addin'),
+        fixturePath('findings/vendor-attribute-false'),
+        '--key',
+        fixturePath('test-keys/12345_public.snk'),
+        '--vendor',
+        'Contoso',
+        '-o',
+        html,
+        '--no-timestamp',
+      ],
+      {
+        env: { SIGNGATE_CACHE_DIR: join(dir, 'no-cache') },
+      },
+    );
     expect(r.stderr).toContain('html audit written to');
     url = pathToFileURL(html).href;
     const clean = auditCli([cleanRelease()], '-o', join(dir, 'clean.html'));
@@ -115,7 +144,9 @@ describe.skipIf(!hasChromium)('the HTML audit report in headless Chromium', () =
   test('the job column says where jobs come from when there is no ledger', async () => {
     const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
     await page.goto(url);
-    expect(await page.locator('#job-source').innerText()).toContain('$SIGNGATE_CACHE_DIR/jobs.json), matched by the SHA-256 of the file the service returned. The machine that made this report has no ledger');
+    expect(await page.locator('#job-source').innerText()).toContain(
+      '$SIGNGATE_CACHE_DIR/jobs.json), matched by the SHA-256 of the file the service returned. The machine that made this report has no ledger',
+    );
     const job = page.locator('#files tbody tr.file', { hasText: 'SampleAddin.Helpers' }).locator('td').nth(10); // the Job column
     expect(await job.innerText()).toBe('not recorded');
   }, 60_000);
@@ -124,7 +155,12 @@ describe.skipIf(!hasChromium)('the HTML audit report in headless Chromium', () =
   const textSizes = (page: Page) =>
     page.evaluate(() =>
       Array.from(document.body.querySelectorAll('*'))
-        .filter((e) => Array.from(e.childNodes).some((n) => n.nodeType === Node.TEXT_NODE && n.textContent!.trim()) && (e as HTMLElement).getClientRects().length > 0 && !(e as HTMLElement).closest('script,style'))
+        .filter(
+          (e) =>
+            Array.from(e.childNodes).some((n) => n.nodeType === Node.TEXT_NODE && n.textContent!.trim()) &&
+            (e as HTMLElement).getClientRects().length > 0 &&
+            !(e as HTMLElement).closest('script,style'),
+        )
         .map((e) => ({ text: e.textContent!.trim().slice(0, 40), size: parseFloat(getComputedStyle(e).fontSize) })),
     );
 
@@ -157,45 +193,60 @@ describe.skipIf(!hasChromium)('the HTML audit report in headless Chromium', () =
     [1280, 'dark'],
     [390, 'light'],
     [390, 'dark'],
-  ] as const)('fits at %i px (%s): no horizontal scroll, every column reachable, text at least 12 px', async (width, scheme) => {
-    const page = await browser.newPage({ viewport: { width, height: 900 }, colorScheme: scheme });
-    await page.goto(url);
-    const overflow = await page.evaluate(() => ({
-      page: document.documentElement.scrollWidth - document.documentElement.clientWidth,
-      table: (() => {
-        const wrap = document.querySelector('.table-wrap')!;
-        return wrap.scrollWidth - wrap.clientWidth;
-      })(),
-    }));
-    expect(overflow).toEqual({ page: 0, table: 0 });
-    expect(await page.evaluate(() => getComputedStyle(document.body).backgroundColor)).toBe(scheme === 'dark' ? 'rgb(13, 17, 23)' : 'rgb(255, 255, 255)');
+  ] as const)(
+    'fits at %i px (%s): no horizontal scroll, every column reachable, text at least 12 px',
+    async (width, scheme) => {
+      const page = await browser.newPage({ viewport: { width, height: 900 }, colorScheme: scheme });
+      await page.goto(url);
+      const overflow = await page.evaluate(() => ({
+        page: document.documentElement.scrollWidth - document.documentElement.clientWidth,
+        table: (() => {
+          const wrap = document.querySelector('.table-wrap')!;
+          return wrap.scrollWidth - wrap.clientWidth;
+        })(),
+      }));
+      expect(overflow).toEqual({ page: 0, table: 0 });
+      expect(await page.evaluate(() => getComputedStyle(document.body).backgroundColor)).toBe(scheme === 'dark' ? 'rgb(13, 17, 23)' : 'rgb(255, 255, 255)');
 
-    // Columns by priority: all of them on a desktop, File and Outcome on a phone; the rest in the details view.
-    const shown = await page.locator('#files thead th:not(.toggle)').evaluateAll((ths) => ths.filter((th) => (th as HTMLElement).getClientRects().length > 0).map((th) => (th as HTMLElement).innerText.replace(/[ ▲▼]+$/, '')));
-    expect(shown).toEqual(width === 1280 ? COLUMNS : ['File', 'Outcome']);
-    const row = page.locator('#files tbody tr.file', { hasText: 'SampleAddin.Helpers' });
-    await row.locator('button.more').click();
-    const more = page.locator('#files tbody tr.more:not([hidden])');
-    await expect.poll(() => more.count()).toBe(1);
-    const labels = await more.locator('dt').allInnerTexts();
-    for (const c of COLUMNS) expect(shown.includes(c) || labels.includes(c), `column ${c} at ${width} px`).toBe(true);
-    const details = await more.innerText();
-    expect(details).toContain('delay-signed with the right key, but never signed by the service');
-    expect(await page.content()).not.toMatch(/Expected key/i);
-    expect(details).toMatch(/SHA-256\s+[0-9a-f]{64}/);
-    // The details view fits too.
-    expect(await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth)).toBe(0);
+      // Columns by priority: all of them on a desktop, File and Outcome on a phone; the rest in the details view.
+      const shown = await page
+        .locator('#files thead th:not(.toggle)')
+        .evaluateAll((ths) =>
+          ths.filter((th) => (th as HTMLElement).getClientRects().length > 0).map((th) => (th as HTMLElement).innerText.replace(/[ ▲▼]+$/, '')),
+        );
+      expect(shown).toEqual(width === 1280 ? COLUMNS : ['File', 'Outcome']);
+      const row = page.locator('#files tbody tr.file', { hasText: 'SampleAddin.Helpers' });
+      await row.locator('button.more').click();
+      const more = page.locator('#files tbody tr.more:not([hidden])');
+      await expect.poll(() => more.count()).toBe(1);
+      const labels = await more.locator('dt').allInnerTexts();
+      for (const c of COLUMNS) expect(shown.includes(c) || labels.includes(c), `column ${c} at ${width} px`).toBe(true);
+      const details = await more.innerText();
+      expect(details).toContain('delay-signed with the right key, but never signed by the service');
+      expect(await page.content()).not.toMatch(/Expected key/i);
+      expect(details).toMatch(/SHA-256\s+[0-9a-f]{64}/);
+      // The details view fits too.
+      expect(await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth)).toBe(0);
 
-    const small = (await textSizes(page)).filter((t) => t.size < 12);
-    expect(small).toEqual([]);
-    expect(new Set(await fileNameBreaks(page))).toSatisfy((set: Set<string>) => [...set].every((c) => '/.-_'.includes(c)));
-    await page.screenshot({ path: join(artifacts, `audit-${width}-${scheme}.png`), fullPage: true });
-  }, 60_000);
+      const small = (await textSizes(page)).filter((t) => t.size < 12);
+      expect(small).toEqual([]);
+      expect(new Set(await fileNameBreaks(page))).toSatisfy((set: Set<string>) => [...set].every((c) => '/.-_'.includes(c)));
+      await page.screenshot({ path: join(artifacts, `audit-${width}-${scheme}.png`), fullPage: true });
+    },
+    60_000,
+  );
 
   test('the column headers are buttons: Tab reaches them, Enter and Space sort, aria-sort follows, the focus shows', async () => {
     const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
     await page.goto(url);
-    const sortOf = () => page.locator('#files thead th').evaluateAll((ths) => ths.filter((th) => th.hasAttribute('aria-sort')).map((th) => `${(th as HTMLElement).innerText.replace(/[ ▲▼]+$/, '')}: ${th.getAttribute('aria-sort')}`));
+    const sortOf = () =>
+      page
+        .locator('#files thead th')
+        .evaluateAll((ths) =>
+          ths
+            .filter((th) => th.hasAttribute('aria-sort'))
+            .map((th) => `${(th as HTMLElement).innerText.replace(/[ ▲▼]+$/, '')}: ${th.getAttribute('aria-sort')}`),
+        );
     const firstAssembly = () => page.locator('#files tbody tr.file').first().locator('td').nth(2).innerText();
     // The report lists files by path: the File column is sorted ascending from the start, and only it.
     expect(await sortOf()).toEqual(['File: ascending']);
@@ -206,7 +257,13 @@ describe.skipIf(!hasChromium)('the HTML audit report in headless Chromium', () =
     const focused = await page.evaluate(() => {
       const e = document.activeElement as HTMLElement;
       const style = getComputedStyle(e);
-      return { tag: e.tagName, name: e.innerText.trim(), inHeader: e.closest('th') !== null, outline: style.outlineStyle, width: parseFloat(style.outlineWidth) };
+      return {
+        tag: e.tagName,
+        name: e.innerText.trim(),
+        inHeader: e.closest('th') !== null,
+        outline: style.outlineStyle,
+        width: parseFloat(style.outlineWidth),
+      };
     });
     expect(focused).toMatchObject({ tag: 'BUTTON', name: 'Assembly', inHeader: true });
     expect(focused.outline).not.toBe('none');
@@ -230,14 +287,20 @@ describe.skipIf(!hasChromium)('the HTML audit report in headless Chromium', () =
     ['without errors', 'closed', 'light'],
     ['without errors', 'open', 'light'],
     ['without errors', 'closed', 'dark'],
-  ] as const)('axe-core: no serious or critical violations (report %s, details %s, %s)', async (which, details, scheme) => {
-    const page = await browser.newPage({ viewport: { width: 1280, height: 900 }, colorScheme: scheme });
-    await page.goto(which === 'with errors' ? url : cleanUrl);
-    if (details === 'open') for (const button of await page.locator('#files button.more').all()) await button.click();
-    expect(await page.locator('#files tbody tr.more:not([hidden])').count()).toBe(details === 'open' ? await page.locator('#files tbody tr.file').count() : 0);
-    const violations = await axeViolations(page);
-    expect(violations.filter((v) => v.impact === 'serious' || v.impact === 'critical')).toEqual([]);
-  }, 120_000);
+  ] as const)(
+    'axe-core: no serious or critical violations (report %s, details %s, %s)',
+    async (which, details, scheme) => {
+      const page = await browser.newPage({ viewport: { width: 1280, height: 900 }, colorScheme: scheme });
+      await page.goto(which === 'with errors' ? url : cleanUrl);
+      if (details === 'open') for (const button of await page.locator('#files button.more').all()) await button.click();
+      expect(await page.locator('#files tbody tr.more:not([hidden])').count()).toBe(
+        details === 'open' ? await page.locator('#files tbody tr.file').count() : 0,
+      );
+      const violations = await axeViolations(page);
+      expect(violations.filter((v) => v.impact === 'serious' || v.impact === 'critical')).toEqual([]);
+    },
+    120_000,
+  );
 
   test('a file name with HTML-special and non-ASCII characters shows as written, in the table, the details and the filter', async () => {
     const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
@@ -259,7 +322,9 @@ describe.skipIf(!hasChromium)('the HTML audit report in headless Chromium', () =
     page.on('pageerror', (e) => problems.push(e.message));
     await page.goto(oneUrl);
     expect(await page.locator('#shown').innerText()).toBe('1 of 1 file shown');
-    expect(await page.locator('#load-summary').innerText()).toMatch(/^Will it load: of 1 API program, 0 load under the runtime license .*, 1 under the developer license/);
+    expect(await page.locator('#load-summary').innerText()).toMatch(
+      /^Will it load: of 1 API program, 0 load under the runtime license .*, 1 under the developer license/,
+    );
     await page.locator('#files button.more').click();
     const details = await page.locator('#files tbody tr.more dl').innerText();
     expect(details).toMatch(/Size\s+5,?120 bytes/);
@@ -293,7 +358,10 @@ describe.skipIf(!hasChromium)('the HTML audit report in headless Chromium', () =
       const shot = await page.screenshot({ fullPage: true, clip: { x: 0, y: 0, width, height: Math.ceil(bottom) + 24 } });
       writeFileAtomic(png, pngWithText(shot, 'signgate-shows', shows));
     }
-    expect(pngFileText(png, 'signgate-shows'), 'docs/images/audit-report.png does not show the report as it renders now: make it again with SIGNGATE_UPDATE_SCREENSHOT=1 npx vitest run test/audit/audit-html.test.ts (after npm run build), and commit it').toBe(shows);
+    expect(
+      pngFileText(png, 'signgate-shows'),
+      'docs/images/audit-report.png does not show the report as it renders now: make it again with SIGNGATE_UPDATE_SCREENSHOT=1 npx vitest run test/audit/audit-html.test.ts (after npm run build), and commit it',
+    ).toBe(shows);
   }, 120_000);
 });
 
@@ -359,7 +427,11 @@ describe('counts and load rows in words, in every audit format', () => {
   }, 120_000);
 
   const load = (kind: 'framework' | 'core' | 'standard', refused: boolean): AuditLoad => ({
-    target: { moniker: { framework: '.NETFramework,Version=v4.8', core: '.NETCoreApp,Version=v8.0', standard: '.NETStandard,Version=v2.0' }[kind], kind, source: 'attribute' },
+    target: {
+      moniker: { framework: '.NETFramework,Version=v4.8', core: '.NETCoreApp,Version=v8.0', standard: '.NETStandard,Version=v2.0' }[kind],
+      kind,
+      source: 'attribute',
+    },
     apiProgram: true,
     runtimeLicense: { loads: false, why: 'delay-signed, not signed by the service' },
     developerLicense: { loads: !refused, why: 'x' },

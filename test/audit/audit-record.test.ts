@@ -21,7 +21,23 @@ const validate = schemaValidator('audit.schema.json');
 interface Report {
   formatVersion: number;
   signatureRecord: { file: string; entries: number; lastSeq: number; lastHash: string } | null;
-  files: { name: string; sha256: string; outcome: string; signature: null | { seq: number; job: string; file: string; organization: string; user: string; tokenId: string | null; keyToken: string; keyLocation: string; signedSha256: string; optionId: number } }[];
+  files: {
+    name: string;
+    sha256: string;
+    outcome: string;
+    signature: null | {
+      seq: number;
+      job: string;
+      file: string;
+      organization: string;
+      user: string;
+      tokenId: string | null;
+      keyToken: string;
+      keyLocation: string;
+      signedSha256: string;
+      optionId: number;
+    };
+  }[];
   findings: { ruleId: string; file: string | null; message: string }[];
 }
 
@@ -30,7 +46,8 @@ describe('audit --record', () => {
   let release: string;
   let record: string;
   let job: string;
-  const audit = (...extra: string[]) => runCli(['audit', release, '--key', KEY, '--vendor', 'Contoso', '--no-timestamp', ...extra], { env: { SIGNGATE_CACHE_DIR: join(dir, 'no-cache') } });
+  const audit = (...extra: string[]) =>
+    runCli(['audit', release, '--key', KEY, '--vendor', 'Contoso', '--no-timestamp', ...extra], { env: { SIGNGATE_CACHE_DIR: join(dir, 'no-cache') } });
 
   beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), 'signgate-audit-record-'));
@@ -39,7 +56,11 @@ describe('audit --record', () => {
     const server = await startServer({ dataDir: join(dir, 'data') });
     try {
       const token = server.token();
-      job = (await (await api(server, '/assemblies', token, { method: 'POST', body: uploadForm(BY_SERVICE.map((name) => ({ name, bytes: fixture(`addin/${name}`) }))) })).json()).id;
+      job = (
+        await (
+          await api(server, '/assemblies', token, { method: 'POST', body: uploadForm(BY_SERVICE.map((name) => ({ name, bytes: fixture(`addin/${name}`) }))) })
+        ).json()
+      ).id;
       const status = await waitFinished(server, token, job);
       expect(status.assemblies.map((a) => a.fileProcessingState)).toEqual(BY_SERVICE.map(() => 'Signed'));
       const zip = await readZip(new Uint8Array(await (await api(server, `/assemblies/${job}`, token)).arrayBuffer()));
@@ -85,7 +106,15 @@ describe('audit --record', () => {
     expect(report.signatureRecord).toMatchObject({ file: 'record.jsonl', entries: 5, lastSeq: 5 });
     for (const name of BY_SERVICE) {
       const f = report.files.find((x) => x.name === name)!;
-      expect(f.signature, name).toMatchObject({ job, file: name, organization: 'sandbox', user: 'ci', optionId: 12345, keyLocation: '../test-keys/12345_keypair.snk', signedSha256: f.sha256 });
+      expect(f.signature, name).toMatchObject({
+        job,
+        file: name,
+        organization: 'sandbox',
+        user: 'ci',
+        optionId: 12345,
+        keyLocation: '../test-keys/12345_keypair.snk',
+        signedSha256: f.sha256,
+      });
       expect(f.outcome).toBe('ok');
     }
     const helper = report.files.find((x) => x.name === 'SampleAddin.Helpers.dll')!;
@@ -102,7 +131,9 @@ describe('audit --record', () => {
   test('Markdown and HTML name the entry of each file and the record', () => {
     const md = audit('--record', record, '--format', 'markdown').stdout;
     expect(md).toMatch(/Signature record record\.jsonl: 5 entries, chain verified up to entry 5 \(hash [0-9a-f]{64}\); 5 of the 7 files/);
-    expect(md).toMatch(new RegExp(`- Signature record: entry \\d: signed \\S+ in job ${job} of sandbox for ci \\(token [0-9a-f]{16}\\), as SampleAddin.dll, option 12345`));
+    expect(md).toMatch(
+      new RegExp(`- Signature record: entry \\d: signed \\S+ in job ${job} of sandbox for ci \\(token [0-9a-f]{16}\\), as SampleAddin.dll, option 12345`),
+    );
     expect(md).toContain('- Signature record: no entry in record.jsonl');
     const html = audit('--record', record, '--format', 'html').stdout;
     expect(html).toContain('id="signature-record"');
@@ -117,7 +148,8 @@ describe('audit --record', () => {
     expect(report.files.every((f) => f.signature === null)).toBe(true);
     const stored = join(dir, 'with-record.json');
     writeFileSync(stored, audit('--record', record, '--format', 'json').stdout);
-    const verify = (...extra: string[]) => runCli(['audit', '--verify-report', stored, release, ...extra], { env: { SIGNGATE_CACHE_DIR: join(dir, 'no-cache') } });
+    const verify = (...extra: string[]) =>
+      runCli(['audit', '--verify-report', stored, release, ...extra], { env: { SIGNGATE_CACHE_DIR: join(dir, 'no-cache') } });
     const without = verify();
     expect(without.status).toBe(2);
     expect(without.stderr).toContain('was made with the signature record record.jsonl');
@@ -125,7 +157,14 @@ describe('audit --record', () => {
     expect(verified.status, verified.stdout).toBe(0);
     // Another record (one entry fewer: the chain is still whole): the entry that is gone is named.
     const shorter = join(dir, 'shorter.jsonl');
-    writeFileSync(shorter, readFileSync(record, 'utf8').split('\n').slice(0, 4).map((l) => `${l}\n`).join(''));
+    writeFileSync(
+      shorter,
+      readFileSync(record, 'utf8')
+        .split('\n')
+        .slice(0, 4)
+        .map((l) => `${l}\n`)
+        .join(''),
+    );
     const differs = verify('--record', shorter);
     expect(differs.status).toBe(1);
     expect(differs.stdout).toMatch(/signature record entry in the report entry 5 \([0-9a-f]{16}…\), now none/);

@@ -21,7 +21,13 @@ describe('audit --verify-report', () => {
     tool: { version: string };
     settings: { vendor: string; vendorApi: string[]; keys: { source: string; token: string; optionId: number; publicKey: string }[] };
     jobSource: { ledger: string; found: boolean };
-    files: { name: string; sha256: string; assembly: { publicKeyToken: string }; strongName: { state: string; signatureValid: boolean | null; key: string }; verdict: string }[];
+    files: {
+      name: string;
+      sha256: string;
+      assembly: { publicKeyToken: string };
+      strongName: { state: string; signatureValid: boolean | null; key: string };
+      verdict: string;
+    }[];
     findings: { ruleId: string; message: string }[];
   };
   beforeAll(() => {
@@ -38,7 +44,9 @@ describe('audit --verify-report', () => {
     expect(report.tool.version).toBe(VERSION);
     expect(report.settings.vendorApi).toEqual(['Contoso.*']);
     expect(report.settings.keys[0]).toMatchObject({ token: '5d004f218731cd20', optionId: 12345 });
-    expect(report.settings.keys[0]!.publicKey).toBe(Buffer.from(fixture('test-keys/12345_public.snk')).toString('hex').slice(0, report.settings.keys[0]!.publicKey.length));
+    expect(report.settings.keys[0]!.publicKey).toBe(
+      Buffer.from(fixture('test-keys/12345_public.snk')).toString('hex').slice(0, report.settings.keys[0]!.publicKey.length),
+    );
     expect(report.jobSource).toEqual({ ledger: '$SIGNGATE_CACHE_DIR/jobs.json', found: false });
     const signed = report.files.find((f) => f.name === 'SampleAddin.dll')!;
     expect(signed.strongName).toMatchObject({ state: 'signed', signatureValid: true, key: 'expected' });
@@ -50,13 +58,17 @@ describe('audit --verify-report', () => {
 
   test('SG701 says what is wrong in words, not "key token …; expected validly signed with …"', () => {
     const messages = report.findings.filter((f) => f.ruleId === 'SG701').map((f) => f.message);
-    expect(messages).toContain('delay-signed with the right key, but never signed by the service; a release needs it signed by the service with the key of option 12345 (token 5d004f218731cd20)');
+    expect(messages).toContain(
+      'delay-signed with the right key, but never signed by the service; a release needs it signed by the service with the key of option 12345 (token 5d004f218731cd20)',
+    );
   });
 
   test('identical: exit 0, and a re-run gives the same bytes', () => {
     const r = runCli(['audit', '--verify-report', reportPath, dir], env(dir));
     expect(r.status, r.stderr).toBe(0);
-    expect(r.stdout).toMatch(/matches .*: 8 files, the same hashes, keys, strong-name states, Authenticode signatures, vendor attributes, options and findings/);
+    expect(r.stdout).toMatch(
+      /matches .*: 8 files, the same hashes, keys, strong-name states, Authenticode signatures, vendor attributes, options and findings/,
+    );
     const again = join(dir, '..', `again-${process.pid}-${Date.now()}.json`);
     runCli(['audit', dir, '--key', KEY, '--vendor', 'Contoso', '--format', 'json', '--no-timestamp', '-o', again], env(dir));
     expect(readFileSync(again, 'utf8')).toBe(readFileSync(reportPath, 'utf8'));
@@ -83,13 +95,18 @@ describe('audit --verify-report', () => {
     expect(lines).toContain('  - Extra.dll: in the folder, not in the report');
     const sha = lines.find((l) => l.startsWith('  - SampleAddin.dll: sha256 in the report'))!;
     expect(sha).toBeDefined();
-    expect(lines).toContain(`  - SampleAddin.dll: verdict in the report "signed by the service with the organization's key for option 12345", now "delay-signed with the right key, but never signed by the service"`);
+    expect(lines).toContain(
+      `  - SampleAddin.dll: verdict in the report "signed by the service with the organization's key for option 12345", now "delay-signed with the right key, but never signed by the service"`,
+    );
     expect(lines.some((l) => l.startsWith('  - SampleAddin.dll: outcome in the report "ok", now "fail"'))).toBe(true);
   }, 60_000);
 
   test('a report without its inputs (format 1) is refused with a hint', () => {
     const old = join(dir, '..', `old-${process.pid}.json`);
-    writeFileSync(old, JSON.stringify({ formatVersion: 1, settings: { vendor: 'Contoso', keys: [{ source: 'k', optionId: 1, token: '5d004f218731cd20' }] }, files: [] }));
+    writeFileSync(
+      old,
+      JSON.stringify({ formatVersion: 1, settings: { vendor: 'Contoso', keys: [{ source: 'k', optionId: 1, token: '5d004f218731cd20' }] }, files: [] }),
+    );
     const r = runCli(['audit', '--verify-report', old, dir], env(dir));
     expect(r.status).toBe(2);
     expect(r.stderr).toContain('is not an audit JSON report that records its inputs (format 1)');

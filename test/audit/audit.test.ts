@@ -16,7 +16,15 @@ const validate = schemaValidator('audit.schema.json');
 /** A release folder: the sample add-in's files that need signing, signed with the sandbox key. */
 function release(): string {
   const dir = mkdtempSync(join(tmpdir(), 'signgate-release-'));
-  for (const name of ['SampleAddin.dll', 'SampleAddin.Helpers.dll', 'SampleAddin.XmlSerializers.dll', 'Interop.SampleCom.dll', 'AddinTool.exe', 'de/SampleAddin.resources.dll', 'ThirdParty.Json.dll']) {
+  for (const name of [
+    'SampleAddin.dll',
+    'SampleAddin.Helpers.dll',
+    'SampleAddin.XmlSerializers.dll',
+    'Interop.SampleCom.dll',
+    'AddinTool.exe',
+    'de/SampleAddin.resources.dll',
+    'ThirdParty.Json.dll',
+  ]) {
     mkdirSync(join(dir, name, '..'), { recursive: true });
     const bytes = fixture(`addin/${name}`);
     const signed = name === 'ThirdParty.Json.dll' ? bytes : signAssembly(readModule(bytes), pair);
@@ -25,11 +33,22 @@ function release(): string {
   return dir;
 }
 
-const audit = (dir: string, ...extra: string[]) => runCli(['audit', dir, '--key', KEY, '--vendor', 'Contoso', ...extra], { env: { SIGNGATE_CACHE_DIR: join(dir, '..', 'no-cache') } });
+const audit = (dir: string, ...extra: string[]) =>
+  runCli(['audit', dir, '--key', KEY, '--vendor', 'Contoso', ...extra], { env: { SIGNGATE_CACHE_DIR: join(dir, '..', 'no-cache') } });
 
 describe('audit of a signed release', () => {
   let dir: string;
-  let report: { files: { path: string; outcome: string; sha256: string; strongName: { state: string; signedWithExpectedKey: boolean; optionId: number | null }; vendorAttribute: string }[]; summary: { byOutcome: Record<string, number>; byState: Record<string, number> }; generatedAt: string | null };
+  let report: {
+    files: {
+      path: string;
+      outcome: string;
+      sha256: string;
+      strongName: { state: string; signedWithExpectedKey: boolean; optionId: number | null };
+      vendorAttribute: string;
+    }[];
+    summary: { byOutcome: Record<string, number>; byState: Record<string, number> };
+    generatedAt: string | null;
+  };
   beforeAll(() => {
     dir = release();
     const r = audit(dir, '--format', 'json');
@@ -99,7 +118,20 @@ describe('audit of a signed release', () => {
 
   test('--manifest: a missing and an extra file are findings', () => {
     const manifest = join(dir, '..', `manifest-${Date.now()}.txt`);
-    writeFileSync(manifest, ['# release 1.4.2', 'SampleAddin.dll', 'SampleAddin.Helpers.dll', 'SampleAddin.XmlSerializers.dll', 'Interop.SampleCom.dll', 'AddinTool.exe', 'de\\SampleAddin.resources.dll', 'Missing.dll', ''].join('\r\n'));
+    writeFileSync(
+      manifest,
+      [
+        '# release 1.4.2',
+        'SampleAddin.dll',
+        'SampleAddin.Helpers.dll',
+        'SampleAddin.XmlSerializers.dll',
+        'Interop.SampleCom.dll',
+        'AddinTool.exe',
+        'de\\SampleAddin.resources.dll',
+        'Missing.dll',
+        '',
+      ].join('\r\n'),
+    );
     const r = audit(dir, '--format', 'json', '--no-timestamp', '--manifest', manifest);
     expect(r.status).toBe(1);
     const out = JSON.parse(r.stdout);

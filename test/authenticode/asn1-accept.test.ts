@@ -111,7 +111,10 @@ describe('what asn1js accepts, known without its tree', () => {
     }
     // Nesting past what is judged here is left to asn1js.
     let deep = prim(0x02, '01');
-    for (let i = 0; i < 70; i++) deep = `30${(deep.length / 2).toString(16).padStart(2, '0')}${deep}`.replace(/^30([0-9a-f]{2})/, (_, l: string) => (parseInt(l, 16) > 0x7f ? `3081${l}` : `30${l}`));
+    for (let i = 0; i < 70; i++)
+      deep = `30${(deep.length / 2).toString(16).padStart(2, '0')}${deep}`.replace(/^30([0-9a-f]{2})/, (_, l: string) =>
+        parseInt(l, 16) > 0x7f ? `3081${l}` : `30${l}`,
+      );
     const deepBytes = Uint8Array.from(Buffer.from(deep, 'hex'));
     if (deepBytes[1]! < 0x80) expect(asn1jsAccepts(derAt(deepBytes))).toBe(false);
     expect(timeValue(el(prim(0x18, ascii('20240229235959.999Z'))))?.toISOString()).toBe('2024-02-29T23:59:59.999Z');

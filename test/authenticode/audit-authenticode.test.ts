@@ -13,7 +13,14 @@ import { schemaValidator } from '../helpers/schemas.js';
 
 const KEY = fixturePath('test-keys/12345_public.snk');
 const pair = parseStrongNameKeyFile(fixture('test-keys/12345_keypair.snk'));
-const NEEDS_SIGNING = ['SampleAddin.dll', 'SampleAddin.Helpers.dll', 'SampleAddin.XmlSerializers.dll', 'Interop.SampleCom.dll', 'AddinTool.exe', 'de/SampleAddin.resources.dll'];
+const NEEDS_SIGNING = [
+  'SampleAddin.dll',
+  'SampleAddin.Helpers.dll',
+  'SampleAddin.XmlSerializers.dll',
+  'Interop.SampleCom.dll',
+  'AddinTool.exe',
+  'de/SampleAddin.resources.dll',
+];
 
 /** The sample add-in strong-name signed as the service signs it. */
 function release(): string {
@@ -28,14 +35,18 @@ async function signInPlace(pki: TestPki, file: string): Promise<void> {
   renameSync(`${file}.ac`, file);
 }
 
-const audit = (dir: string, ...extra: string[]) => runCli(['audit', dir, '--key', KEY, '--vendor', 'Contoso', '--no-timestamp', ...extra], { env: { SIGNGATE_CACHE_DIR: join(dir, 'no-cache') } });
+const audit = (dir: string, ...extra: string[]) =>
+  runCli(['audit', dir, '--key', KEY, '--vendor', 'Contoso', '--no-timestamp', ...extra], { env: { SIGNGATE_CACHE_DIR: join(dir, 'no-cache') } });
 
 interface Report {
   formatVersion: number;
   summary: { byAuthenticode: Record<string, number>; errors: number; warnings: number };
   files: { name: string; authenticode: { state: string; publisher: string | null; reason: string | null } | null }[];
   findings: { ruleId: string; severity: string; file: string | null; message: string }[];
-  changes: { publisherChanged: string[]; files: { name: string; regression: boolean; aspects: { aspect: string; before: string | null; after: string | null }[] }[] } | null;
+  changes: {
+    publisherChanged: string[];
+    files: { name: string; regression: boolean; aspects: { aspect: string; before: string | null; after: string | null }[] }[];
+  } | null;
 }
 
 describe.skipIf(!hasOsslsigncode)('audit with Authenticode', () => {
@@ -102,7 +113,9 @@ describe.skipIf(!hasOsslsigncode)('audit with Authenticode', () => {
     expect(change.regression).toBe(true);
     expect(change.aspects).toContainEqual({ aspect: 'publisher', before: contoso.signerSubject, after: fabrikam.signerSubject });
     const sg708 = second.findings.filter((f) => f.ruleId === 'SG708');
-    expect(sg708.map((f) => [f.severity, f.message])).toEqual([['warning', `Authenticode publisher ${contoso.signerSubject} in the previous release; now ${fabrikam.signerSubject}`]]);
+    expect(sg708.map((f) => [f.severity, f.message])).toEqual([
+      ['warning', `Authenticode publisher ${contoso.signerSubject} in the previous release; now ${fabrikam.signerSubject}`],
+    ]);
     // Helpers had no Authenticode before: gaining a (broken) one is not a publisher change.
     expect(second.changes!.files.find((f) => f.name === 'SampleAddin.Helpers.dll')?.aspects.some((a) => a.aspect === 'publisher')).toBe(false);
   });

@@ -179,10 +179,20 @@ describe.skipIf(!hasOsslsigncode)('Authenticode with osslsigncode as the oracle'
     const store = { trustStore: parseTrustStore(readFileSync(pki.caPem, 'utf8')) };
     const good = () => read(f('after.dll'), store);
     const bad = () => readAuthenticode(parsePeImage(bytes), store);
-    const verdict = (info: AuthenticodeInfo) => ({ state: info.state, trusted: info.trusted, problem: info.signatures[0]!.trust?.problem ?? null, signer: info.signatures[0]!.signer?.sha256 });
+    const verdict = (info: AuthenticodeInfo) => ({
+      state: info.state,
+      trusted: info.trusted,
+      problem: info.signatures[0]!.trust?.problem ?? null,
+      signer: info.signatures[0]!.signer?.sha256,
+    });
     const ok = { state: 'valid', trusted: true, problem: null, signer: verdict(good()).signer };
     // The signature itself still verifies (the key is unchanged); the chain does not.
-    const broken = { state: 'valid', trusted: false, problem: expect.stringMatching(/^no certificate of issuer CN=signgate TEST ONLY Root CA/), signer: expect.not.stringMatching(ok.signer!) };
+    const broken = {
+      state: 'valid',
+      trusted: false,
+      problem: expect.stringMatching(/^no certificate of issuer CN=signgate TEST ONLY Root CA/),
+      signer: expect.not.stringMatching(ok.signer!),
+    };
     expect([good(), bad(), good(), bad(), bad(), good()].map(verdict)).toEqual([ok, broken, ok, broken, broken, ok]);
   });
 
@@ -203,7 +213,11 @@ describe.skipIf(!hasOsslsigncode)('Authenticode with osslsigncode as the oracle'
     const signature = damaged([0x04, 0x82, 0x01, 0x00], 4 + 10);
     // The TSTInfo's genTime (GeneralizedTime, 15 bytes): its seconds' last digit.
     const genTime = damaged([0x18, 0x0f], 2 + 13);
-    const verdict = (info: AuthenticodeInfo) => ({ state: info.state, problem: info.signatures[0]!.problem, timestamp: info.signatures[0]!.timestamp!.verified });
+    const verdict = (info: AuthenticodeInfo) => ({
+      state: info.state,
+      problem: info.signatures[0]!.problem,
+      timestamp: info.signatures[0]!.timestamp!.verified,
+    });
     const ok = { state: 'valid', problem: null, timestamp: true };
     const runs = [() => read(f('timestamped.dll')), digest, signature, genTime, () => read(f('timestamped.dll')), genTime, digest];
     expect(runs.map((r) => verdict(r()))).toEqual([
@@ -229,12 +243,23 @@ describe.skipIf(!hasOsslsigncode)('Authenticode with osslsigncode as the oracle'
     };
     const notValid = (when: Date) => ({ state: 'valid', trusted: false, problem: `${pki.signerSubject} is not valid at ${when.toISOString()}` });
     const trusted = { state: 'valid', trusted: true, problem: null };
-    expect([at(before), at(new Date()), at(after), at(new Date()), at(before)]).toEqual([notValid(before), trusted, notValid(after), trusted, notValid(before)]);
+    expect([at(before), at(new Date()), at(after), at(new Date()), at(before)]).toEqual([
+      notValid(before),
+      trusted,
+      notValid(after),
+      trusted,
+      notValid(before),
+    ]);
   });
 
   test('a certificate kept for later files holds no view of the file it came from (its buffer is reused or freed)', () => {
     const store = { trustStore: parseTrustStore(readFileSync(pki.caPem, 'utf8')) };
-    const verdict = (info: AuthenticodeInfo) => ({ state: info.state, trusted: info.trusted, problem: info.signatures[0]!.trust?.problem ?? null, publisher: info.signatures[0]!.signer?.subject });
+    const verdict = (info: AuthenticodeInfo) => ({
+      state: info.state,
+      trusted: info.trusted,
+      problem: info.signatures[0]!.trust?.problem ?? null,
+      publisher: info.signatures[0]!.signer?.subject,
+    });
     for (const name of ['after.dll', 'timestamped.dll', 'nested.dll']) {
       // First read from a buffer that is then overwritten, as check and audit reuse their read buffers.
       const scratch = new Uint8Array(readFileSync(f(name)));
@@ -247,7 +272,9 @@ describe.skipIf(!hasOsslsigncode)('Authenticode with osslsigncode as the oracle'
 
   test('the image hash of an unsigned file equals what osslsigncode signs', async () => {
     const info = read(f('after.dll'));
-    const hash = Buffer.from(computeAuthenticodeImageHash(parsePeImage(new Uint8Array(readFileSync(f('sn.dll')))), 'sha256')).toString('hex').toUpperCase();
+    const hash = Buffer.from(computeAuthenticodeImageHash(parsePeImage(new Uint8Array(readFileSync(f('sn.dll')))), 'sha256'))
+      .toString('hex')
+      .toUpperCase();
     expect(hash).toBe(info.signatures[0]!.signedImageHash);
   });
 

@@ -63,7 +63,11 @@ describe.skipIf(!hasOsslsigncode)('Authenticode in check, sign and verify', () =
     expect((await osslVerify(pki, broken)).ok).toBe(false);
     const r = runCli(['verify', good, broken, plain, '--authenticode', '--json']);
     expect(r.status, r.stderr).toBe(1);
-    const records = JSON.parse(r.stdout) as Array<{ path: string; valid: boolean; authenticode: { state: string; publisher: string | null; reason: string | null } }>;
+    const records = JSON.parse(r.stdout) as Array<{
+      path: string;
+      valid: boolean;
+      authenticode: { state: string; publisher: string | null; reason: string | null };
+    }>;
     const byName = Object.fromEntries(records.map((x) => [x.path.split('/').pop(), x]));
     expect(byName['good.dll']).toMatchObject({ valid: true, authenticode: { state: 'valid', publisher: pki.signerSubject } });
     expect(byName['broken.dll']!.valid).toBe(true);
@@ -92,7 +96,16 @@ describe.skipIf(!hasOsslsigncode)('Authenticode in check, sign and verify', () =
     // In worker threads the trust store crosses as text and gives the same verdicts, in the same order.
     const threaded = runCli(['verify', good, join(pki.dir, 'broken.dll'), '--trust-store', pki.caPem, '--threads', '2', '--json']);
     expect(threaded.status, threaded.stdout.slice(0, 3000) + threaded.stderr).toBe(1);
-    expect((JSON.parse(threaded.stdout) as Array<{ path: string; authenticode: { state: string; trusted: boolean | null } }>).map((x) => [x.path.split('/').pop(), x.authenticode.state, x.authenticode.trusted])).toEqual([['broken.dll', 'invalid', expect.anything()], ['good.dll', 'valid', true]]);
+    expect(
+      (JSON.parse(threaded.stdout) as Array<{ path: string; authenticode: { state: string; trusted: boolean | null } }>).map((x) => [
+        x.path.split('/').pop(),
+        x.authenticode.state,
+        x.authenticode.trusted,
+      ]),
+    ).toEqual([
+      ['broken.dll', 'invalid', expect.anything()],
+      ['good.dll', 'valid', true],
+    ]);
     const bad = runCli(['verify', good, '--trust-store', join(pki.dir, 'ext.cnf')]);
     expect(bad.status).toBe(3); // unreadable input, as for a bad key file
     expect(bad.stderr).toMatch(/ext\.cnf holds no -----BEGIN CERTIFICATE----- block/);
@@ -105,7 +118,7 @@ describe.skipIf(!hasOsslsigncode)('Authenticode in check, sign and verify', () =
         "import { createRequire } from 'node:module';",
         `const { check } = await import(${JSON.stringify(pathToFileURL(join(repoRoot, 'dist', 'index.js')).href)});`,
         `await check({ paths: ${JSON.stringify(paths)}, keys: [${JSON.stringify(fixturePath('test-keys/12345_public.snk'))}], vendor: 'Contoso' });`,
-        "const cache = Object.keys(createRequire(import.meta.url).cache);",
+        'const cache = Object.keys(createRequire(import.meta.url).cache);',
         "console.log(JSON.stringify(['pkijs', 'asn1js'].filter((name) => cache.some((k) => k.includes(`/node_modules/${name}/`)))));",
       ].join('\n');
       const r = spawnSync(process.execPath, ['--input-type=module', '-e', script], { encoding: 'utf8' });
@@ -127,7 +140,12 @@ describe.skipIf(!hasOsslsigncode)('Authenticode in check, sign and verify', () =
     expect(good.pe.authenticode).toBe(true);
     expect(good.authenticode.state).toBe('valid');
     expect(good.authenticode.entries).toEqual([expect.objectContaining({ index: 0, revision: 0x200, certificateType: 2 })]);
-    expect(good.authenticode.signatures[0]).toMatchObject({ digestAlgorithm: 'sha256', imageHashMatches: true, signatureValid: true, signatureAlgorithm: 'rsa-sha256' });
+    expect(good.authenticode.signatures[0]).toMatchObject({
+      digestAlgorithm: 'sha256',
+      imageHashMatches: true,
+      signatureValid: true,
+      signatureAlgorithm: 'rsa-sha256',
+    });
     expect(good.authenticode.signatures[0].certificates).toHaveLength(2);
     expect(broken.authenticode.signatures[0].imageHashMatches).toBe(false);
     const text = runCli(['inspect', join(pki.dir, 'broken.dll')]);
@@ -144,7 +162,23 @@ describe.skipIf(!hasOsslsigncode)('Authenticode in check, sign and verify', () =
   test('sign: check warned before the upload; the returned file is strong-name signed and its Authenticode is reported broken', async () => {
     const out = join(pki.dir, 'signed');
     const env = { SIGNGATE_CACHE_DIR: join(pki.dir, 'cache'), SIGNGATE_ACCESS_TOKEN: service.token() };
-    const args = ['sign', addin, '--root', addin, '--vendor', 'Contoso', '--key', fixturePath('test-keys/12345_public.snk'), '--base-url', service.server().baseUrl, '--destination-path', out, '--poll-interval', '50', '--delete-afterwards'];
+    const args = [
+      'sign',
+      addin,
+      '--root',
+      addin,
+      '--vendor',
+      'Contoso',
+      '--key',
+      fixturePath('test-keys/12345_public.snk'),
+      '--base-url',
+      service.server().baseUrl,
+      '--destination-path',
+      out,
+      '--poll-interval',
+      '50',
+      '--delete-afterwards',
+    ];
     const r = await runCliAsync([...args, '--json'], { env });
     expect(r.status, r.stderr).toBe(0);
     const result = JSON.parse(r.stdout);
@@ -154,10 +188,30 @@ describe.skipIf(!hasOsslsigncode)('Authenticode in check, sign and verify', () =
     expect(byName['SampleAddin.Helpers.dll']).toMatchObject({ verified: true, authenticode: { state: 'absent' } });
     expect((await osslVerify(pki, join(out, 'SampleAddin.dll'))).ok).toBe(false);
     // The text says it per file and in the summary.
-    const text = await runCliAsync(['sign', addin, '--root', addin, '--vendor', 'Contoso', '--key', fixturePath('test-keys/12345_public.snk'), '--base-url', service.server().baseUrl, '--destination-path', join(pki.dir, 'signed-2'), '--poll-interval', '50'], { env });
+    const text = await runCliAsync(
+      [
+        'sign',
+        addin,
+        '--root',
+        addin,
+        '--vendor',
+        'Contoso',
+        '--key',
+        fixturePath('test-keys/12345_public.snk'),
+        '--base-url',
+        service.server().baseUrl,
+        '--destination-path',
+        join(pki.dir, 'signed-2'),
+        '--poll-interval',
+        '50',
+      ],
+      { env },
+    );
     expect(text.status, text.stderr).toBe(0);
     expect(text.stdout).toMatch(/SG208 authenticode-before-strong-name/);
-    expect(text.stdout).toMatch(/Authenticode: invalid: the file's sha256 image hash [0-9A-F]+ differs from the signed [0-9A-F]+: the file changed after Authenticode signing, signer CN=signgate TEST ONLY Code Signing, O=Contoso Test.*; sign with signtool after this step/);
+    expect(text.stdout).toMatch(
+      /Authenticode: invalid: the file's sha256 image hash [0-9A-F]+ differs from the signed [0-9A-F]+: the file changed after Authenticode signing, signer CN=signgate TEST ONLY Code Signing, O=Contoso Test.*; sign with signtool after this step/,
+    );
     expect(text.stdout).toContain('1 of 2 returned files carry an Authenticode signature');
     // And when the service returns a file that is then Authenticode-signed (the right order), both verify.
     await authenticodeSign(pki, join(out, 'SampleAddin.Helpers.dll'), join(pki.dir, 'helpers-final.dll'));

@@ -52,7 +52,9 @@ describe('hostile certificate tables', () => {
   });
 
   test('dwLength smaller than its header or past the table', () => {
-    expect(read(withCertificateTable(addin, [{ data: new Uint8Array(8), length: 4 }])).error?.message).toMatch(/dwLength 4, smaller than its own 8-byte header/);
+    expect(read(withCertificateTable(addin, [{ data: new Uint8Array(8), length: 4 }])).error?.message).toMatch(
+      /dwLength 4, smaller than its own 8-byte header/,
+    );
     expect(read(withCertificateTable(addin, [{ data: new Uint8Array(8), length: 4096 }])).error?.message).toMatch(/dwLength 4096, past the table's end/);
   });
 
@@ -88,7 +90,9 @@ describe('hostile certificate tables', () => {
     const flat = new Uint8Array(2 + 4 * 60_000);
     flat.set([0x30, 0x80]);
     for (let i = 0; i < 60_000; i++) flat.set([0x05, 0x00, 0x05, 0x00], 2 + i * 4);
-    expect(() => scanBer(flat, { structure: 'test', fileOffset: 0 }, { maxAsn1Depth: 64, maxAsn1Elements: 100_000 })).toThrow(/more than 100000 ASN.1 elements/);
+    expect(() => scanBer(flat, { structure: 'test', fileOffset: 0 }, { maxAsn1Depth: 64, maxAsn1Elements: 100_000 })).toThrow(
+      /more than 100000 ASN.1 elements/,
+    );
   });
 
   test('lengths past the end, and garbage that is BER but not SignedData', () => {

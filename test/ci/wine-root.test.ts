@@ -28,7 +28,13 @@ const DEB822 = [
   '',
 ].join('\n');
 const SECURITY_FIRST = ['Types: deb', 'URIs: http://security.example.org/debian-security', 'Suites: bookworm-security', 'Components: main', ''].join('\n');
-const ONE_LINE = ['# the main archive', 'deb-src http://src.example.org/debian bookworm main', 'deb http://list.example.org/debian/ bookworm main', 'deb http://list.example.org/debian-security bookworm-security main', ''].join('\n');
+const ONE_LINE = [
+  '# the main archive',
+  'deb-src http://src.example.org/debian bookworm main',
+  'deb http://list.example.org/debian/ bookworm main',
+  'deb http://list.example.org/debian-security bookworm-security main',
+  '',
+].join('\n');
 
 /** An apt configuration folder with the given files (paths relative to it). */
 function aptEtc(name: string, files: Record<string, string>): string {
@@ -48,9 +54,21 @@ describe('the mirror is found in every layout of apt sources', () => {
     ['deb822 only (no sources.list: a new Debian 12 machine)', { 'sources.list.d/debian.sources': DEB822 }, 'http://deb.example.org/debian'],
     ['a one-line sources.list only', { 'sources.list': ONE_LINE }, 'http://list.example.org/debian'],
     ['both: the deb822 file first', { 'sources.list.d/debian.sources': DEB822, 'sources.list': ONE_LINE }, 'http://deb.example.org/debian'],
-    ['a .list file in sources.list.d with options and CRLF line ends', { 'sources.list.d/mirror.list': 'deb [arch=amd64 signed-by=/k.gpg] https://opts.example.org/debian bookworm main\r\n' }, 'https://opts.example.org/debian'],
-    ['a security archive listed before the main one', { 'sources.list.d/a-security.sources': SECURITY_FIRST, 'sources.list': ONE_LINE }, 'http://list.example.org/debian'],
-    ['a stanza naming two URIs', { 'sources.list.d/two.sources': 'Types: deb\nURIs: http://x.example.org/ubuntu http://two.example.org/debian/\nSuites: trixie\n' }, 'http://two.example.org/debian'],
+    [
+      'a .list file in sources.list.d with options and CRLF line ends',
+      { 'sources.list.d/mirror.list': 'deb [arch=amd64 signed-by=/k.gpg] https://opts.example.org/debian bookworm main\r\n' },
+      'https://opts.example.org/debian',
+    ],
+    [
+      'a security archive listed before the main one',
+      { 'sources.list.d/a-security.sources': SECURITY_FIRST, 'sources.list': ONE_LINE },
+      'http://list.example.org/debian',
+    ],
+    [
+      'a stanza naming two URIs',
+      { 'sources.list.d/two.sources': 'Types: deb\nURIs: http://x.example.org/ubuntu http://two.example.org/debian/\nSuites: trixie\n' },
+      'http://two.example.org/debian',
+    ],
   ];
   test.each(layouts)('%s', (name, files, mirror) => {
     const etc = aptEtc(name.replace(/[^a-z0-9]+/gi, '-'), files);
@@ -95,7 +113,10 @@ describe.runIf(process.getuid?.() === 0 || process.env.CI === 'true')('each fail
 
   test('debootstrap fails: its last line and the log are named', () => {
     const root = join(dir, 'roots-a', 'wine');
-    const r = run([root], { SIGNGATE_APT_ETC: etc(), PATH: withDebootstrap('echo "E: Failed getting release file http://deb.example.org/debian/dists/trixie/Release"; exit 1') });
+    const r = run([root], {
+      SIGNGATE_APT_ETC: etc(),
+      PATH: withDebootstrap('echo "E: Failed getting release file http://deb.example.org/debian/dists/trixie/Release"; exit 1'),
+    });
     expect(r.status).toBe(1);
     const lines = r.stderr.trim().split('\n');
     expect(lines).toHaveLength(1);

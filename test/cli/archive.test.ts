@@ -38,11 +38,16 @@ describe('signgate pack', () => {
     writeFileSync(join(dir, 'signgate.config.json'), JSON.stringify({ vendor: 'Contoso', keys: [KEY], paths: ['build'], root: '.' }));
     const fromConfig = runCli(['pack', '-o', join(dir, 'out', 'all.zip')], { cwd: dir });
     expect(fromConfig.status, fromConfig.stderr).toBe(0);
-    const expected = folderEntries('addin').map((e) => `build/${e.name}`).sort();
+    const expected = folderEntries('addin')
+      .map((e) => `build/${e.name}`)
+      .sort();
     expect((await readZip(readFileSync(join(dir, 'out', 'all.zip')))).map((e) => e.name).sort()).toEqual(expected);
     const globbed = runCli(['pack', 'build/*.dll', '-o', join(dir, 'out', 'dlls.zip'), ...settings], { cwd: dir });
     expect(globbed.status, globbed.stderr).toBe(0);
-    const dlls = folderEntries('addin').filter((e) => /^[^/]+\.dll$/.test(e.name)).map((e) => `build/${e.name}`).sort();
+    const dlls = folderEntries('addin')
+      .filter((e) => /^[^/]+\.dll$/.test(e.name))
+      .map((e) => `build/${e.name}`)
+      .sort();
     expect(dlls.length).toBeGreaterThan(2);
     expect((await readZip(readFileSync(join(dir, 'out', 'dlls.zip')))).map((e) => e.name).sort()).toEqual(dlls);
   });
@@ -64,14 +69,31 @@ describe('signgate sign --archive', () => {
     expect(runCli(['pack', fixturePath('addin'), '-o', zip, ...settings]).status).toBe(0);
     const env = { SIGNGATE_CACHE_DIR: join(dir, 'cache'), SIGNGATE_ACCESS_TOKEN: shared.token() };
     const before = (await (await api(shared.server(), '/assemblies', shared.token())).json()).length;
-    const r = await runCliAsync(['sign', '--archive', zip, ...settings, '--base-url', shared.server().baseUrl, '--destination-path', join(dir, 'out'), '--poll-interval', '50', '--delete-afterwards', '--json'], { env });
+    const r = await runCliAsync(
+      [
+        'sign',
+        '--archive',
+        zip,
+        ...settings,
+        '--base-url',
+        shared.server().baseUrl,
+        '--destination-path',
+        join(dir, 'out'),
+        '--poll-interval',
+        '50',
+        '--delete-afterwards',
+        '--json',
+      ],
+      { env },
+    );
     expect(r.status, r.stderr).toBe(0);
     const result = JSON.parse(r.stdout);
     expect(result.summary).toEqual({ files: 8, assemblies: 8, signed: 6, verified: 6, failed: 0 });
     expect(result.deleted).toBe(true);
     expect(result.output).toBe(join(dir, 'out', 'SampleAddin-signed.zip'));
     const back = new Map((await readZip(readFileSync(result.output))).map((e) => [e.name, e.bytes]));
-    for (const name of ['SampleAddin.dll', 'de/SampleAddin.resources.dll', 'AddinTool.exe']) expect(verifyStrongName(readModule(back.get(name)!), { expectedKey: key }).valid, name).toBe(true);
+    for (const name of ['SampleAddin.dll', 'de/SampleAddin.resources.dll', 'AddinTool.exe'])
+      expect(verifyStrongName(readModule(back.get(name)!), { expectedKey: key }).valid, name).toBe(true);
     expect(back.has('signing-logs/ThirdParty.Json.dll.log')).toBe(true);
     expect((await (await api(shared.server(), '/assemblies', shared.token())).json()).length).toBe(before);
     expect(r.stdout + r.stderr).not.toContain(shared.token());
@@ -82,7 +104,9 @@ describe('signgate sign --archive', () => {
     const zip = join(dir, 'hostile.zip');
     writeFileSync(zip, buildZip([{ name: 'a/../../evil.dll', data: Buffer.from('MZ') }]));
     const before = (await (await api(shared.server(), '/assemblies', shared.token())).json()).length;
-    const r = await runCliAsync(['sign', '--archive', zip, ...settings, '--base-url', shared.server().baseUrl, '--destination-path', join(dir, 'out')], { env: { SIGNGATE_CACHE_DIR: join(dir, 'cache'), SIGNGATE_ACCESS_TOKEN: shared.token() } });
+    const r = await runCliAsync(['sign', '--archive', zip, ...settings, '--base-url', shared.server().baseUrl, '--destination-path', join(dir, 'out')], {
+      env: { SIGNGATE_CACHE_DIR: join(dir, 'cache'), SIGNGATE_ACCESS_TOKEN: shared.token() },
+    });
     expect(r.status).toBe(2);
     expect(r.stderr).toMatch(/hostile\.zip: the ZIP archive is damaged or unsafe \(invalid relative path: a\/\.\.\/\.\.\/evil\.dll\)/);
     expect((await (await api(shared.server(), '/assemblies', shared.token())).json()).length).toBe(before);
@@ -93,8 +117,16 @@ describe('signgate sign --archive', () => {
     const env = { SIGNGATE_CACHE_DIR: join(dir, 'cache'), SIGNGATE_ACCESS_TOKEN: shared.token() };
     const before = (await (await api(shared.server(), '/assemblies', shared.token())).json()).length;
     const named = join(dir, 'named.zip');
-    writeFileSync(named, buildZip([{ name: 'signing-logs/x.dll.log', data: Buffer.from('log') }, { name: 'bin/CON.dll', data: Buffer.from('MZ') }]));
-    const r = await runCliAsync(['sign', '--archive', named, ...settings, '--base-url', shared.server().baseUrl, '--destination-path', join(dir, 'out')], { env });
+    writeFileSync(
+      named,
+      buildZip([
+        { name: 'signing-logs/x.dll.log', data: Buffer.from('log') },
+        { name: 'bin/CON.dll', data: Buffer.from('MZ') },
+      ]),
+    );
+    const r = await runCliAsync(['sign', '--archive', named, ...settings, '--base-url', shared.server().baseUrl, '--destination-path', join(dir, 'out')], {
+      env,
+    });
     expect(r.status).toBe(2);
     expect(r.stderr).toContain('named.zip: 2 entry name(s) the service refuses');
     expect(r.stderr).toContain('signing-logs/x.dll.log (signing-logs/ is reserved');
@@ -102,7 +134,10 @@ describe('signgate sign --archive', () => {
     // Twice the upload limit expanded is the most an archive may hold: with a limit of 1,000 bytes, 3,000 bytes are too many.
     const large = join(dir, 'large.zip');
     writeFileSync(large, buildZip([{ name: 'a.dll', data: Buffer.alloc(3000) }]));
-    const big = await runCliAsync(['sign', '--archive', large, ...settings, '--max-upload-bytes', '1000', '--base-url', shared.server().baseUrl, '--destination-path', join(dir, 'out')], { env });
+    const big = await runCliAsync(
+      ['sign', '--archive', large, ...settings, '--max-upload-bytes', '1000', '--base-url', shared.server().baseUrl, '--destination-path', join(dir, 'out')],
+      { env },
+    );
     expect(big.status).toBe(2);
     expect(big.stderr).toContain('large.zip:');
     expect((await (await api(shared.server(), '/assemblies', shared.token())).json()).length).toBe(before);
@@ -112,67 +147,88 @@ describe('signgate sign --archive', () => {
 describe('sign --archive against a service that tampers with the result archive', () => {
   // Twice: from a service that offers no signature record (each file judged on its own), and from one that does (the
   // record refuses the swapped dependency, which it has no entry for, before the result archive is kept).
-  test.each([false, true])('a changed non-assembly file, a replaced dependency and files never sent fail the run; the extras leave the result (record offered: %s)', async (withRecord) => {
-    const dir = mkdtempSync(join(tmpdir(), 'signgate-hostile-archive-'));
-    const project = join(dir, 'project');
-    cpSync(fixturePath('addin'), project, { recursive: true });
-    const { mkdirSync } = await import('node:fs');
-    mkdirSync(join(project, 'tools'));
-    writeFileSync(join(project, 'tools', 'install.ps1'), 'Write-Host "install"\r\n');
-    const zip = join(dir, 'Addin.zip');
-    expect(runCli(['pack', project, '-o', zip, ...settings]).status).toBe(0);
-    const server = shared.server();
-    const origin = new URL(server.baseUrl).origin;
-    // The result archive as a hostile service would send it: one script and one dependency swapped, two files added.
-    const proxy = await startProxy(origin, new URL(server.baseUrl).pathname, (req, res) => {
-      if (!withRecord && req.method === 'GET' && /\/assemblies\/[^/]+\/status$/.test(req.url ?? '')) {
+  test.each([false, true])(
+    'a changed non-assembly file, a replaced dependency and files never sent fail the run; the extras leave the result (record offered: %s)',
+    async (withRecord) => {
+      const dir = mkdtempSync(join(tmpdir(), 'signgate-hostile-archive-'));
+      const project = join(dir, 'project');
+      cpSync(fixturePath('addin'), project, { recursive: true });
+      const { mkdirSync } = await import('node:fs');
+      mkdirSync(join(project, 'tools'));
+      writeFileSync(join(project, 'tools', 'install.ps1'), 'Write-Host "install"\r\n');
+      const zip = join(dir, 'Addin.zip');
+      expect(runCli(['pack', project, '-o', zip, ...settings]).status).toBe(0);
+      const server = shared.server();
+      const origin = new URL(server.baseUrl).origin;
+      // The result archive as a hostile service would send it: one script and one dependency swapped, two files added.
+      const proxy = await startProxy(origin, new URL(server.baseUrl).pathname, (req, res) => {
+        if (!withRecord && req.method === 'GET' && /\/assemblies\/[^/]+\/status$/.test(req.url ?? '')) {
+          void (async () => {
+            const real = await fetch(`${origin}${req.url}`, { headers: { authorization: String(req.headers.authorization) } });
+            const status = (await real.json()) as Record<string, unknown>;
+            delete status.signatureRecord;
+            res.writeHead(real.status, { 'content-type': 'application/json' }).end(JSON.stringify(status));
+          })();
+          return true;
+        }
+        if (req.method !== 'GET' || !/\/archives\/[^/]+$/.test(req.url ?? '')) return false;
         void (async () => {
           const real = await fetch(`${origin}${req.url}`, { headers: { authorization: String(req.headers.authorization) } });
-          const status = (await real.json()) as Record<string, unknown>;
-          delete status.signatureRecord;
-          res.writeHead(real.status, { 'content-type': 'application/json' }).end(JSON.stringify(status));
+          const entries = await readZip(new Uint8Array(await real.arrayBuffer()));
+          const swapped = entries.map((e) =>
+            e.name === 'tools/install.ps1'
+              ? { name: e.name, data: Buffer.from('Invoke-Evil\r\n') }
+              : e.name === 'ThirdParty.Json.dll'
+                ? { name: e.name, data: readFileSync(fixturePath('addin/Contoso.AddinApi.dll')) }
+                : { name: e.name, data: e.bytes },
+          );
+          const body = buildZip([
+            ...swapped,
+            { name: 'Evil.dll', data: readFileSync(fixturePath('addin/SampleAddin.dll')) },
+            { name: 'tools/autorun.ps1', data: Buffer.from('evil') },
+          ]);
+          res.writeHead(200, { 'content-type': 'application/zip', 'content-length': body.length }).end(body);
         })();
         return true;
-      }
-      if (req.method !== 'GET' || !/\/archives\/[^/]+$/.test(req.url ?? '')) return false;
-      void (async () => {
-        const real = await fetch(`${origin}${req.url}`, { headers: { authorization: String(req.headers.authorization) } });
-        const entries = await readZip(new Uint8Array(await real.arrayBuffer()));
-        const swapped = entries.map((e) =>
-          e.name === 'tools/install.ps1' ? { name: e.name, data: Buffer.from('Invoke-Evil\r\n') } : e.name === 'ThirdParty.Json.dll' ? { name: e.name, data: readFileSync(fixturePath('addin/Contoso.AddinApi.dll')) } : { name: e.name, data: e.bytes },
-        );
-        const body = buildZip([...swapped, { name: 'Evil.dll', data: readFileSync(fixturePath('addin/SampleAddin.dll')) }, { name: 'tools/autorun.ps1', data: Buffer.from('evil') }]);
-        res.writeHead(200, { 'content-type': 'application/zip', 'content-length': body.length }).end(body);
-      })();
-      return true;
-    });
-    try {
-      const r = await runCliAsync(['sign', '--archive', zip, ...settings, '--base-url', `${proxy.baseUrl}`, '--destination-path', join(dir, 'out'), '--poll-interval', '50', '--json'], {
-        env: { SIGNGATE_CACHE_DIR: join(dir, 'cache'), SIGNGATE_ACCESS_TOKEN: shared.token() },
       });
-      if (withRecord) {
-        expect(r.status, r.stderr).toBe(3);
-        expect(r.stderr).toContain('SG_ERR_RECORD_PROOF');
-        expect(r.stderr).toContain('ThirdParty.Json.dll came back changed');
-        expect(r.stderr).toContain('the result archive is kept at');
-        expect(existsSync(join(dir, 'out', 'Addin-signed.zip'))).toBe(false);
-        return;
+      try {
+        const r = await runCliAsync(
+          ['sign', '--archive', zip, ...settings, '--base-url', `${proxy.baseUrl}`, '--destination-path', join(dir, 'out'), '--poll-interval', '50', '--json'],
+          {
+            env: { SIGNGATE_CACHE_DIR: join(dir, 'cache'), SIGNGATE_ACCESS_TOKEN: shared.token() },
+          },
+        );
+        if (withRecord) {
+          expect(r.status, r.stderr).toBe(3);
+          expect(r.stderr).toContain('SG_ERR_RECORD_PROOF');
+          expect(r.stderr).toContain('ThirdParty.Json.dll came back changed');
+          expect(r.stderr).toContain('the result archive is kept at');
+          expect(existsSync(join(dir, 'out', 'Addin-signed.zip'))).toBe(false);
+          return;
+        }
+        expect(r.stderr).toContain('offers no signature record');
+        expect(r.status, r.stderr).toBe(1);
+        const result = JSON.parse(r.stdout) as {
+          files: { name: string; failed: boolean; reason: string | null }[];
+          extras: string[];
+          summary: { failed: number };
+        };
+        const failed = result.files
+          .filter((f) => f.failed)
+          .map((f) => f.name)
+          .sort();
+        expect(failed).toEqual(['ThirdParty.Json.dll', 'tools/install.ps1']);
+        expect(result.files.find((f) => f.name === 'tools/install.ps1')!.reason).toContain('came back changed');
+        expect(result.extras.sort()).toEqual(['Evil.dll', 'tools/autorun.ps1']);
+        expect(result.summary.failed).toBe(4);
+        const kept = (await readZip(readFileSync(join(dir, 'out', 'Addin-signed.zip')))).map((e) => e.name);
+        expect(kept).not.toContain('Evil.dll');
+        expect(kept).not.toContain('tools/autorun.ps1');
+      } finally {
+        await proxy.close();
       }
-      expect(r.stderr).toContain('offers no signature record');
-      expect(r.status, r.stderr).toBe(1);
-      const result = JSON.parse(r.stdout) as { files: { name: string; failed: boolean; reason: string | null }[]; extras: string[]; summary: { failed: number } };
-      const failed = result.files.filter((f) => f.failed).map((f) => f.name).sort();
-      expect(failed).toEqual(['ThirdParty.Json.dll', 'tools/install.ps1']);
-      expect(result.files.find((f) => f.name === 'tools/install.ps1')!.reason).toContain('came back changed');
-      expect(result.extras.sort()).toEqual(['Evil.dll', 'tools/autorun.ps1']);
-      expect(result.summary.failed).toBe(4);
-      const kept = (await readZip(readFileSync(join(dir, 'out', 'Addin-signed.zip')))).map((e) => e.name);
-      expect(kept).not.toContain('Evil.dll');
-      expect(kept).not.toContain('tools/autorun.ps1');
-    } finally {
-      await proxy.close();
-    }
-  });
+    },
+  );
 
   test('a result archive that would inflate to 1 GB from about 1 MB is refused from its headers, before anything is inflated', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'signgate-bomb-archive-'));
@@ -180,7 +236,10 @@ describe('sign --archive against a service that tampers with the result archive'
     expect(runCli(['pack', fixturePath('addin'), '-o', zip, ...settings]).status).toBe(0);
     // A thousand entries of a million zero bytes: each under 1 MiB, together 1 GB.
     const zeros = Buffer.alloc(1_000_000);
-    const bomb = await zipEntries([{ name: 'SampleAddin.dll', bytes: readFileSync(fixturePath('addin/SampleAddin.dll')) }, ...Array.from({ length: 1000 }, (_, i) => ({ name: `zeros-${i}.bin`, bytes: zeros }))]);
+    const bomb = await zipEntries([
+      { name: 'SampleAddin.dll', bytes: readFileSync(fixturePath('addin/SampleAddin.dll')) },
+      ...Array.from({ length: 1000 }, (_, i) => ({ name: `zeros-${i}.bin`, bytes: zeros })),
+    ]);
     expect(bomb.length).toBeLessThan(1_500_000);
     const server = shared.server();
     const proxy = await startProxy(new URL(server.baseUrl).origin, new URL(server.baseUrl).pathname, (req, res) => {
@@ -190,7 +249,10 @@ describe('sign --archive against a service that tampers with the result archive'
     });
     try {
       const cache = join(dir, 'cache');
-      const r = await runCliAsync(['sign', '--archive', zip, ...settings, '--base-url', proxy.baseUrl, '--destination-path', join(dir, 'out'), '--poll-interval', '50'], { env: { SIGNGATE_CACHE_DIR: cache, SIGNGATE_ACCESS_TOKEN: shared.token() } });
+      const r = await runCliAsync(
+        ['sign', '--archive', zip, ...settings, '--base-url', proxy.baseUrl, '--destination-path', join(dir, 'out'), '--poll-interval', '50'],
+        { env: { SIGNGATE_CACHE_DIR: cache, SIGNGATE_ACCESS_TOKEN: shared.token() } },
+      );
       expect(r.status).toBe(3);
       expect(r.stderr).toMatch(/the result archive of job \S+ was refused: .*"zeros-0\.bin" inflates \d+ times/);
       expect(existsSync(join(dir, 'out', 'Addin-signed.zip'))).toBe(false);
@@ -207,13 +269,19 @@ describe('sign --archive against a service that tampers with the result archive'
     const origin = new URL(server.baseUrl).origin;
     const proxy = await startProxy(origin, new URL(server.baseUrl).pathname, (req, res) => {
       if (req.method !== 'GET' || !/\/archives\/[^/]+$/.test(req.url ?? '')) return false;
-      const body = buildZip([{ name: 'SampleAddin.dll', data: readFileSync(fixturePath('addin/SampleAddin.dll')) }, { name: '../outside.txt', data: Buffer.from('x') }]);
+      const body = buildZip([
+        { name: 'SampleAddin.dll', data: readFileSync(fixturePath('addin/SampleAddin.dll')) },
+        { name: '../outside.txt', data: Buffer.from('x') },
+      ]);
       res.writeHead(200, { 'content-type': 'application/zip', 'content-length': body.length }).end(body);
       return true;
     });
     try {
       const cache = join(dir, 'cache');
-      const r = await runCliAsync(['sign', '--archive', zip, ...settings, '--base-url', proxy.baseUrl, '--destination-path', join(dir, 'out'), '--poll-interval', '50'], { env: { SIGNGATE_CACHE_DIR: cache, SIGNGATE_ACCESS_TOKEN: shared.token() } });
+      const r = await runCliAsync(
+        ['sign', '--archive', zip, ...settings, '--base-url', proxy.baseUrl, '--destination-path', join(dir, 'out'), '--poll-interval', '50'],
+        { env: { SIGNGATE_CACHE_DIR: cache, SIGNGATE_ACCESS_TOKEN: shared.token() } },
+      );
       expect(r.status).toBe(3);
       expect(r.stderr).toMatch(/the result archive of job \S+ was refused: .*; it is kept at .*refused-/);
       expect(existsSync(join(dir, 'out', 'Addin-signed.zip'))).toBe(false);

@@ -19,7 +19,13 @@ const dir = mkdtempSync(join(tmpdir(), 'signgate-on-demand-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 const ledger = new Ledger(join(dir, 'cache'));
 const keys = [fixturePath('test-keys/12345_public.snk')];
-const explicit = ['variants/native.dll', 'assemblies/part.netmodule', 'modules/changed-module/ModuleAddin.dll', 'modules/changed-module/AddinCode.netmodule', 'corrupt/bad-metadata-signature.dll'].map(fixturePath);
+const explicit = [
+  'variants/native.dll',
+  'assemblies/part.netmodule',
+  'modules/changed-module/ModuleAddin.dll',
+  'modules/changed-module/AddinCode.netmodule',
+  'corrupt/bad-metadata-signature.dll',
+].map(fixturePath);
 const sets = [[fixturePath('.')], [fixturePath('addin'), ...explicit]];
 
 describe('check and audit with inputs read on demand', () => {

@@ -19,7 +19,13 @@ import { fixturePath, repoRoot, runCli } from '../helpers/fixtures.js';
 const key = fixturePath('test-keys/12345_public.snk');
 const settingsArgs = ['--vendor', 'Contoso', '--key', key];
 // The whole fixture folder, and files named one by one (the rules for explicit inputs differ: native code, netmodules).
-const explicit = ['variants/native.dll', 'assemblies/part.netmodule', 'modules/changed-module/ModuleAddin.dll', 'modules/changed-module/AddinCode.netmodule', 'corrupt/bad-metadata-signature.dll'].map(fixturePath);
+const explicit = [
+  'variants/native.dll',
+  'assemblies/part.netmodule',
+  'modules/changed-module/ModuleAddin.dll',
+  'modules/changed-module/AddinCode.netmodule',
+  'corrupt/bad-metadata-signature.dll',
+].map(fixturePath);
 const sets = [[fixturePath('.')], [fixturePath('addin'), ...explicit]];
 
 async function inputsOf(paths: readonly string[]): Promise<CheckInput[]> {
@@ -80,16 +86,21 @@ describe('check and audit in worker threads', () => {
     expect(JSON.stringify(pooled)).toBe(JSON.stringify(expected));
     // The set holds what only a whole-set view or an error path produces: each must come back from the threads.
     const rulesFound = new Set(expected.findings.map((f) => f.rule));
-    for (const rule of ['malformed', 'netmodule-mismatch', 'missing-vendor-attribute', 'wrong-key', 'already-signed', 'vendor-assembly-included']) expect(rulesFound, rule).toContain(rule);
+    for (const rule of ['malformed', 'netmodule-mismatch', 'missing-vendor-attribute', 'wrong-key', 'already-signed', 'vendor-assembly-included'])
+      expect(rulesFound, rule).toContain(rule);
     expect(expected.files.filter((f) => f.role === 'indirect' || f.role === 'companion' || f.role === 'module').length).toBeGreaterThan(3);
     const audit = await buildAudit(inputs, { settings });
     expect(JSON.stringify(await buildAudit(inputs, { settings }, await inPool(2)))).toBe(JSON.stringify(audit));
     // An attribute whose constructor row is outside its table makes the file malformed (SG001, as inspect and the
     // service say it) in the audit too; it does not stop the audit.
-    expect(audit.findings.filter((f) => f.rule === 'malformed' && f.message.includes('SG_ERR_MD_BAD_INDEX')).map((f) => f.file)).toContain('fixtures/corrupt/attribute-ctor-row-outside.dll');
+    expect(audit.findings.filter((f) => f.rule === 'malformed' && f.message.includes('SG_ERR_MD_BAD_INDEX')).map((f) => f.file)).toContain(
+      'fixtures/corrupt/attribute-ctor-row-outside.dll',
+    );
     // Severity overrides reach the threads.
     const severities = { 'loads-under-no-license': 'off', 'missing-vendor-attribute': 'warning' } as const;
-    expect(JSON.stringify(await runCheck(inputs, { settings, severities }, await inPool(2)))).toBe(JSON.stringify(await runCheck(inputs, { settings, severities })));
+    expect(JSON.stringify(await runCheck(inputs, { settings, severities }, await inPool(2)))).toBe(
+      JSON.stringify(await runCheck(inputs, { settings, severities })),
+    );
   });
 
   test('a thread task: each file parsed and checked again from plain data gives the findings of the calling thread', async () => {
@@ -103,7 +114,12 @@ describe('check and audit in worker threads', () => {
     const expected = await runCheck(inputs, { settings });
     const placed = await runCheck(inputs, { settings }, await inPool(1));
     expect(placed.files).toEqual(expected.files);
-    const items = inputs.slice(0, 3).map((input, i) => ({ input, parsed: (parsed as never[])[i]!, placement: { role: { kind: 'not-required' as const, why: 'test' }, netmodules: [] }, netmodules: [] }));
+    const items = inputs.slice(0, 3).map((input, i) => ({
+      input,
+      parsed: (parsed as never[])[i]!,
+      placement: { role: { kind: 'not-required' as const, why: 'test' }, netmodules: [] },
+      netmodules: [],
+    }));
     const task = { kind: 'file', settings, product: 'audit/audit-product', options: {}, items } as const;
     const checked = runTask(task, { perFile: auditStep as never }) as AuditedFile[];
     expect(await engineThreadTask(task)).toEqual({ done: checked });
@@ -121,19 +137,43 @@ describe('check and audit in worker threads', () => {
       return undefined;
     };
     // Through a structured clone, as an answer crosses the thread boundary.
-    const format = thrownBy(structuredClone(answer(() => {
-      throw new FormatError('SG_ERR_MD_BAD_INDEX', 'MemberRef row 2047 does not exist', { structure: 'MemberRef', fileOffset: 0x54c, needed: 4, available: 2 });
-    })));
+    const format = thrownBy(
+      structuredClone(
+        answer(() => {
+          throw new FormatError('SG_ERR_MD_BAD_INDEX', 'MemberRef row 2047 does not exist', {
+            structure: 'MemberRef',
+            fileOffset: 0x54c,
+            needed: 4,
+            available: 2,
+          });
+        }),
+      ),
+    );
     expect(format).toBeInstanceOf(FormatError);
-    expect(format).toMatchObject({ code: 'SG_ERR_MD_BAD_INDEX', message: 'MemberRef row 2047 does not exist', structure: 'MemberRef', fileOffset: 0x54c, needed: 4, available: 2 });
-    const usage = thrownBy(structuredClone(answer(() => {
-      throw Object.assign(new UsageError('no vendor name', 'Pass --vendor <Name>.', 'SG_ERR_CONFIG'), { file: 'signgate.config.json' });
-    })));
+    expect(format).toMatchObject({
+      code: 'SG_ERR_MD_BAD_INDEX',
+      message: 'MemberRef row 2047 does not exist',
+      structure: 'MemberRef',
+      fileOffset: 0x54c,
+      needed: 4,
+      available: 2,
+    });
+    const usage = thrownBy(
+      structuredClone(
+        answer(() => {
+          throw Object.assign(new UsageError('no vendor name', 'Pass --vendor <Name>.', 'SG_ERR_CONFIG'), { file: 'signgate.config.json' });
+        }),
+      ),
+    );
     expect(usage).toBeInstanceOf(UsageError);
     expect(usage).toMatchObject({ code: 'SG_ERR_CONFIG', message: 'no vendor name', hint: 'Pass --vendor <Name>.', file: 'signgate.config.json' });
-    const key = thrownBy(structuredClone(answer(() => {
-      throw new KeyError('SG_ERR_KEY_BAD_BLOB', 'not a key blob');
-    })));
+    const key = thrownBy(
+      structuredClone(
+        answer(() => {
+          throw new KeyError('SG_ERR_KEY_BAD_BLOB', 'not a key blob');
+        }),
+      ),
+    );
     expect(key).toBeInstanceOf(KeyError);
     expect(isSignGateError(key) && [key.code, key.message]).toEqual(['SG_ERR_KEY_BAD_BLOB', 'not a key blob']);
     expect(settleTask(answer(() => 7))).toBe(7);

@@ -79,7 +79,11 @@ describe('report formats', () => {
 
   test('sarif regions point at the bytes a finding is about: key blob, attribute row, reference row', () => {
     const r = runCli([...base, 'fixtures/findings', '--format', 'sarif']);
-    const results = JSON.parse(r.stdout).runs[0].results as { ruleId: string; properties?: { data?: { token?: string } }; locations: { physicalLocation: { artifactLocation: { uri: string }; region: { byteOffset: number; byteLength: number } } }[] }[];
+    const results = JSON.parse(r.stdout).runs[0].results as {
+      ruleId: string;
+      properties?: { data?: { token?: string } };
+      locations: { physicalLocation: { artifactLocation: { uri: string }; region: { byteOffset: number; byteLength: number } } }[];
+    }[];
     const bytesOf = (x: (typeof results)[number]) => {
       const { artifactLocation, region } = x.locations[0]!.physicalLocation;
       return readFileSync(join(repoRoot, decodeURI(artifactLocation.uri))).subarray(region.byteOffset, region.byteOffset + region.byteLength);
@@ -88,7 +92,9 @@ describe('report formats', () => {
     const wrongKey = results.filter((x) => x.ruleId === 'SG205');
     expect(wrongKey.length).toBeGreaterThan(0);
     for (const x of wrongKey) {
-      const token = Buffer.from(createHash('sha1').update(bytesOf(x)).digest().subarray(-8)).reverse().toString('hex');
+      const token = Buffer.from(createHash('sha1').update(bytesOf(x)).digest().subarray(-8))
+        .reverse()
+        .toString('hex');
       expect(token).toBe(x.properties?.data?.token);
     }
     // vendor-attribute-false, -wrong-type: a CustomAttribute row whose Parent (HasCustomAttribute, tag 14) is
@@ -140,7 +146,12 @@ describe('configuration', () => {
     const dir = mkdtempSync(join(tmpdir(), 'signgate-config-'));
     writeFileSync(
       join(dir, 'signgate.config.json'),
-      JSON.stringify({ vendor: 'Contoso', keys: [join(repoRoot, KEY)], paths: [join(repoRoot, 'fixtures/findings/missing-vendor-attribute')], rules: { 'missing-vendor-attribute': 'warning' } }),
+      JSON.stringify({
+        vendor: 'Contoso',
+        keys: [join(repoRoot, KEY)],
+        paths: [join(repoRoot, 'fixtures/findings/missing-vendor-attribute')],
+        rules: { 'missing-vendor-attribute': 'warning' },
+      }),
     );
     mkdirSync(join(dir, 'deep', 'er'), { recursive: true });
     const r = runCli(['check'], { cwd: join(dir, 'deep', 'er') });
@@ -190,7 +201,9 @@ describe('licenses cross-check against a real server on loopback', () => {
         return;
       }
       if (status !== 200) {
-        res.writeHead(status, { 'content-type': 'application/problem+json' }).end(JSON.stringify({ type: 'about:blank', title: 'Unauthorized', status, detail: 'The token has expired.' }));
+        res
+          .writeHead(status, { 'content-type': 'application/problem+json' })
+          .end(JSON.stringify({ type: 'about:blank', title: 'Unauthorized', status, detail: 'The token has expired.' }));
         return;
       }
       res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(licenses));

@@ -9,7 +9,14 @@ import { fixturePath, hasMono, runCli, runMono } from '../helpers/fixtures.js';
 const validate = schemaValidator('inspect.schema.json');
 
 describe('signgate inspect --json', () => {
-  let files: { path: string; managed: boolean; error: { code: string } | null; assembly: { name: string; publicKeyToken: string | null } | null; strongName: { state: string } | null; attributes: { type: string; assembly: string | null; arguments: { value: unknown }[] }[] }[];
+  let files: {
+    path: string;
+    managed: boolean;
+    error: { code: string } | null;
+    assembly: { name: string; publicKeyToken: string | null } | null;
+    strongName: { state: string } | null;
+    attributes: { type: string; assembly: string | null; arguments: { value: unknown }[] }[];
+  }[];
   beforeAll(() => {
     const r = runCli(['inspect', '--json', 'fixtures/addin', 'fixtures/assemblies', 'fixtures/corrupt', 'fixtures/variants']);
     expect(r.status).toBe(3); // the corrupt files cannot be read
@@ -71,7 +78,9 @@ describe('exit codes', () => {
   });
 
   test('verify: 0 when all are signed with the key, 1 otherwise, 3 for unreadable files', () => {
-    expect(runCli(['verify', 'fixtures/assemblies/signed-1024.dll', 'fixtures/assemblies/mono-resigned.dll', '--key', 'fixtures/test-keys/12345_public.snk']).status).toBe(0);
+    expect(
+      runCli(['verify', 'fixtures/assemblies/signed-1024.dll', 'fixtures/assemblies/mono-resigned.dll', '--key', 'fixtures/test-keys/12345_public.snk']).status,
+    ).toBe(0);
     const wrongKey = runCli(['verify', 'fixtures/assemblies/signed-other-key.dll', '--key', 'fixtures/test-keys/12345_public.snk']);
     expect(wrongKey.status).toBe(1);
     expect(wrongKey.stdout).toContain('not the expected key token 5d004f218731cd20');
@@ -82,7 +91,11 @@ describe('exit codes', () => {
   test('verify with a glob (quoted) expands it', () => {
     const r = runCli(['verify', '--json', 'fixtures/assemblies/signed-*.dll']);
     const records = JSON.parse(r.stdout) as { path: string; valid: boolean }[];
-    expect(records.map((x) => x.path)).toEqual(['fixtures/assemblies/signed-1024.dll', 'fixtures/assemblies/signed-2048.dll', 'fixtures/assemblies/signed-other-key.dll']);
+    expect(records.map((x) => x.path)).toEqual([
+      'fixtures/assemblies/signed-1024.dll',
+      'fixtures/assemblies/signed-2048.dll',
+      'fixtures/assemblies/signed-other-key.dll',
+    ]);
     expect(records.every((x) => x.valid)).toBe(true);
     expect(r.status).toBe(0);
   });
@@ -100,8 +113,12 @@ describe('signgate token', () => {
   });
 
   test.skipIf(!hasMono)('agrees with sn -t and sn -T', () => {
-    expect(runMono('sn', ['-t', fixturePath('test-keys/67890_public.snk')]).stdout).toContain(JSON.parse(runCli(['token', '--json', 'fixtures/test-keys/67890_public.snk']).stdout).publicKeyToken);
-    expect(runMono('sn', ['-T', fixturePath('addin/SampleAddin.dll')]).stdout).toContain(JSON.parse(runCli(['token', '--json', 'fixtures/addin/SampleAddin.dll']).stdout).publicKeyToken);
+    expect(runMono('sn', ['-t', fixturePath('test-keys/67890_public.snk')]).stdout).toContain(
+      JSON.parse(runCli(['token', '--json', 'fixtures/test-keys/67890_public.snk']).stdout).publicKeyToken,
+    );
+    expect(runMono('sn', ['-T', fixturePath('addin/SampleAddin.dll')]).stdout).toContain(
+      JSON.parse(runCli(['token', '--json', 'fixtures/addin/SampleAddin.dll']).stdout).publicKeyToken,
+    );
   });
 
   test('a key pair never prints private key material', () => {

@@ -36,7 +36,10 @@ describe.runIf(process.getuid)('the code cache of the bundled command line', () 
     expect(readFileSync(cache).subarray(0, 80).toString('latin1')).toMatch(/^signgate-code-cache 1 --semi-space-growth-factor=1 --heap-growing-percent=\d+\n/);
 
     // A cache file naming any other V8 flag is not used (nor its flags set): it is made again.
-    writeFileSync(cache, Buffer.concat([Buffer.from('signgate-code-cache 1 --allow-natives-syntax\n'), readFileSync(cache).subarray(readFileSync(cache).indexOf(10) + 1)]));
+    writeFileSync(
+      cache,
+      Buffer.concat([Buffer.from('signgate-code-cache 1 --allow-natives-syntax\n'), readFileSync(cache).subarray(readFileSync(cache).indexOf(10) + 1)]),
+    );
     const refused = runCli(checkArgs, { env });
     expect(refused.stdout).toBe(first.stdout);
     expect(readFileSync(cache, 'latin1')).not.toContain('allow-natives-syntax');
@@ -73,8 +76,13 @@ describe.runIf(process.getuid)('the code cache of the bundled command line', () 
 describe('the bundle as bin/signgate.js reads it', () => {
   test('ASCII (read as latin1), its content line, then the function that the rest of it is', () => {
     const bytes = readFileSync(join(repoRoot, 'dist', 'cli-bundle', 'cli.cjs'));
-    expect(bytes.findIndex((b) => b > 0x7f), 'dist/cli-bundle/cli.cjs has a byte that is not ASCII').toBe(-1);
-    expect(bytes.toString('latin1')).toMatch(/^\/\/ signgate bundle [0-9a-f]{64}\n\(function \(exports, require, module, __filename, __dirname\) \{[^]*\n\}\)$/);
+    expect(
+      bytes.findIndex((b) => b > 0x7f),
+      'dist/cli-bundle/cli.cjs has a byte that is not ASCII',
+    ).toBe(-1);
+    expect(bytes.toString('latin1')).toMatch(
+      /^\/\/ signgate bundle [0-9a-f]{64}\n\(function \(exports, require, module, __filename, __dirname\) \{[^]*\n\}\)$/,
+    );
   });
 
   test('what is not ASCII is escaped where that keeps its value, and stops the build where it would not', async () => {
@@ -82,7 +90,9 @@ describe('the bundle as bin/signgate.js reads it', () => {
     const escaped = asciiOnly('const DEVICE = /^(COM[0-9\u00b9\u00b2\u00b3])$/i, s = "\u00e9\u{1f600}"; // \u2026\n');
     expect(escaped).toBe('const DEVICE = /^(COM[0-9\\u00b9\\u00b2\\u00b3])$/i, s = "\\u00e9\\ud83d\\ude00"; // \\u2026\n');
     // The same values once evaluated.
-    const [fromEscaped, fromOriginal] = [escaped, 'const DEVICE = /^(COM[0-9\u00b9\u00b2\u00b3])$/i, s = "\u00e9\u{1f600}";'].map((code) => new Function(`${code}; return [DEVICE.source, DEVICE.test('COM\u00b2'), s];`)() as unknown[]);
+    const [fromEscaped, fromOriginal] = [escaped, 'const DEVICE = /^(COM[0-9\u00b9\u00b2\u00b3])$/i, s = "\u00e9\u{1f600}";'].map(
+      (code) => new Function(`${code}; return [DEVICE.source, DEVICE.test('COM\u00b2'), s];`)() as unknown[],
+    );
     expect(fromEscaped![1]).toBe(true);
     expect(fromEscaped!.slice(1)).toEqual(fromOriginal!.slice(1));
     expect(() => asciiOnly('const r = /\\\u00e9/;\n')).toThrow(/after a backslash/);

@@ -14,9 +14,19 @@ function reference(absolutePath: string, cwd: string): string {
 describe.skipIf(sep !== '/')('displayPath', () => {
   const folders = ['/work/repo', '/work/repo/', '/', '/work/./repo', '/work/x/../repo', '/home/u/.cache'];
   const paths = [
-    '/work/repo/bin/a.dll', '/work/repo', '/work/repository/a.dll', '/work/repo/../other/a.dll', '/work/x/../repo/a.dll',
-    '/work/repo/./a.dll', '/work//repo/a.dll', '/usr/lib/mono/4.5/mscorlib.dll', '/home/u/.cache/signgate/a.dll',
-    '/home/u/.cache', '/work/repo/.hidden/a.dll', '/a.dll', '/work/repo/bin/',
+    '/work/repo/bin/a.dll',
+    '/work/repo',
+    '/work/repository/a.dll',
+    '/work/repo/../other/a.dll',
+    '/work/x/../repo/a.dll',
+    '/work/repo/./a.dll',
+    '/work//repo/a.dll',
+    '/usr/lib/mono/4.5/mscorlib.dll',
+    '/home/u/.cache/signgate/a.dll',
+    '/home/u/.cache',
+    '/work/repo/.hidden/a.dll',
+    '/a.dll',
+    '/work/repo/bin/',
   ];
   test.each(folders.flatMap((cwd) => paths.map((p) => [p, cwd] as const)))('%s from %s', (path, cwd) => {
     expect(displayPath(path, cwd)).toBe(reference(path, cwd));

@@ -16,7 +16,7 @@ describe('a folder with no assemblies', () => {
     const r = runCli(['audit', 'empty/', '--key', KEY, '--vendor', 'Contoso', '-o', 'audit.html'], { cwd: root });
     expect(r.status).toBe(3);
     expect(r.stderr).toContain(NO_INPUT);
-    expect(r.stderr).toContain('hint: Name the add-in\'s build output');
+    expect(r.stderr).toContain("hint: Name the add-in's build output");
     expect(existsSync(join(root, 'audit.html'))).toBe(false);
   });
 

@@ -34,7 +34,9 @@ describe('collapseFileLists', () => {
 
 describe('the command line with many files', () => {
   const dir = 'assemblies';
-  const files = readdirSync(fixturePath(dir)).filter((n) => /\.(dll|exe)$/.test(n)).map((n) => `fixtures/${dir}/${n}`);
+  const files = readdirSync(fixturePath(dir))
+    .filter((n) => /\.(dll|exe)$/.test(n))
+    .map((n) => `fixtures/${dir}/${n}`);
 
   test('verify --json with a key between the files prints a record for every file, judged against that key', () => {
     expect(files.length).toBeGreaterThan(12);

@@ -28,7 +28,10 @@ describe('a mistake is stopped before any work starts', () => {
   test('a mistyped option of sign: exit 2, nothing uploaded, nothing written', async () => {
     const w = workdir();
     const before = service.uploads.length;
-    const r = await runCliAsync(['sign', ADDIN, '--root', ADDIN, '--vendor', 'Contoso', '--key', KEY, '--base-url', service.baseUrl, '--destinaton-path', w.out, '--delete-afterwards'], { env: w.env, cwd: w.dir });
+    const r = await runCliAsync(
+      ['sign', ADDIN, '--root', ADDIN, '--vendor', 'Contoso', '--key', KEY, '--base-url', service.baseUrl, '--destinaton-path', w.out, '--delete-afterwards'],
+      { env: w.env, cwd: w.dir },
+    );
     expect(r.status).toBe(2);
     expect(r.stderr).toMatch(/Unknown arguments?: .*destinaton-path/);
     expect(service.uploads.length).toBe(before);
@@ -59,7 +62,9 @@ describe('token files', () => {
     const w = workdir();
     const file = join(w.dir, 'token.txt');
     writeFileSync(file, `\uFEFF${TOKEN}\r\nexpires 2027-01-01\r\n`);
-    const r = await runCliAsync(['licenses', '--base-url', service.baseUrl, '--access-token-file', file], { env: { SIGNGATE_CACHE_DIR: w.env.SIGNGATE_CACHE_DIR } });
+    const r = await runCliAsync(['licenses', '--base-url', service.baseUrl, '--access-token-file', file], {
+      env: { SIGNGATE_CACHE_DIR: w.env.SIGNGATE_CACHE_DIR },
+    });
     expect(r.status, r.stderr).toBe(0);
     expect(r.stdout).toContain('option 12345');
   });
@@ -68,7 +73,9 @@ describe('token files', () => {
     const w = workdir();
     const file = join(w.dir, 'token.txt');
     writeFileSync(file, `${TOKEN} trailing words\n`);
-    const r = await runCliAsync(['licenses', '--base-url', service.baseUrl, '--access-token-file', file], { env: { SIGNGATE_CACHE_DIR: w.env.SIGNGATE_CACHE_DIR } });
+    const r = await runCliAsync(['licenses', '--base-url', service.baseUrl, '--access-token-file', file], {
+      env: { SIGNGATE_CACHE_DIR: w.env.SIGNGATE_CACHE_DIR },
+    });
     expect(r.status).toBe(2);
     expect(r.stderr).toContain('spaces or control characters');
     expect(r.stderr).not.toContain(TOKEN);
@@ -125,18 +132,22 @@ describe.concurrent('the service cannot be reached: the cause by name, the origi
     const port = await closedPort();
     const r = await runCliAsync(['licenses', '--base-url', `http://127.0.0.1:${port}/assembly-signing/v1.0`], { env: { SIGNGATE_ACCESS_TOKEN: TOKEN } });
     expect(r.status).toBe(3);
-    expect(r.stderr).toContain(`error SG_ERR_HTTP_UNREACHABLE: GET http://127.0.0.1:${port}/assembly-signing/v1.0/licenses failed: connection refused (ECONNREFUSED) by http://127.0.0.1:${port}: nothing listens there; start the service`);
+    expect(r.stderr).toContain(
+      `error SG_ERR_HTTP_UNREACHABLE: GET http://127.0.0.1:${port}/assembly-signing/v1.0/licenses failed: connection refused (ECONNREFUSED) by http://127.0.0.1:${port}: nothing listens there; start the service`,
+    );
     expect(r.stderr).not.toContain('fetch failed');
   });
 
   test('a name that does not resolve: ENOTFOUND (or EAI_AGAIN without DNS), naming the host', async () => {
     const r = await runCliAsync(['licenses', '--base-url', 'https://no-such-host.invalid/assembly-signing/v1.0'], { env: { SIGNGATE_ACCESS_TOKEN: TOKEN } });
     expect(r.status).toBe(3);
-    expect(r.stderr).toMatch(/error SG_ERR_HTTP_UNREACHABLE: GET https:\/\/no-such-host\.invalid\/assembly-signing\/v1\.0\/licenses failed: the name no-such-host\.invalid could not be resolved (now )?\((ENOTFOUND|EAI_AGAIN)/);
+    expect(r.stderr).toMatch(
+      /error SG_ERR_HTTP_UNREACHABLE: GET https:\/\/no-such-host\.invalid\/assembly-signing\/v1\.0\/licenses failed: the name no-such-host\.invalid could not be resolved (now )?\((ENOTFOUND|EAI_AGAIN)/,
+    );
     expect(r.stderr).not.toContain('fetch failed');
   });
 
-  test("a port fetch refuses (1): said so, not \"fetch failed\"", async () => {
+  test('a port fetch refuses (1): said so, not "fetch failed"', async () => {
     const r = await runCliAsync(['licenses', '--base-url', 'http://127.0.0.1:1/assembly-signing/v1.0'], { env: { SIGNGATE_ACCESS_TOKEN: TOKEN } });
     expect(r.status).toBe(3);
     expect(r.stderr).toContain('port 1 of http://127.0.0.1:1 is one that fetch refuses to use');
@@ -155,10 +166,35 @@ describe('one command line', () => {
   });
 
   test("the vendor script's PowerShell spellings: -baseUrl, --BaseUrl, -deleteAfterwards:False", async () => {
-    expect(normalizeVendorParameters(['-baseUrl', 'u', '--AccessToken', 't', '-deleteAfterwards:False', '--', '-comment'])).toEqual(['--base-url', 'u', '--access-token', 't', '--delete-afterwards=false', '--', '-comment']);
+    expect(normalizeVendorParameters(['-baseUrl', 'u', '--AccessToken', 't', '-deleteAfterwards:False', '--', '-comment'])).toEqual([
+      '--base-url',
+      'u',
+      '--access-token',
+      't',
+      '--delete-afterwards=false',
+      '--',
+      '-comment',
+    ]);
     const w = workdir();
     mkdirSync(w.out, { recursive: true });
-    const r = await runCliAsync(['sign', '--vendor', 'Contoso', '--key', KEY, '-baseUrl', service.baseUrl, '--Assemblies', join(ADDIN, 'SampleAddin.dll'), '-destinationPath', w.out, '--poll-interval', '20'], { env: w.env });
+    const r = await runCliAsync(
+      [
+        'sign',
+        '--vendor',
+        'Contoso',
+        '--key',
+        KEY,
+        '-baseUrl',
+        service.baseUrl,
+        '--Assemblies',
+        join(ADDIN, 'SampleAddin.dll'),
+        '-destinationPath',
+        w.out,
+        '--poll-interval',
+        '20',
+      ],
+      { env: w.env },
+    );
     expect(r.status, r.stderr).toBe(0);
     expect(r.stdout).toContain('signed and verified');
   });

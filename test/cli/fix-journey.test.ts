@@ -60,7 +60,9 @@ describe('fix --delay-sign with the option key, then sign, then audit', () => {
     buildOutput('journey');
     const fixed = await cli(['fix', 'journey', '--delay-sign', OPTION_KEY, '--out', 'upload']);
     expect(fixed.status, fixed.stdout + fixed.stderr).toBe(0);
-    expect(fixed.stdout).toContain('next: delay-signed files load on .NET Framework only once the service has signed them: signgate sign uploads them with the add-in');
+    expect(fixed.stdout).toContain(
+      'next: delay-signed files load on .NET Framework only once the service has signed them: signgate sign uploads them with the add-in',
+    );
     expect(classifyStrongName(readModule(readFileSync(join(root, 'upload', LIB)))).state).toBe('delay-signed');
 
     const checked = await cli(['check', 'upload', ...options, '--format', 'json']);
@@ -70,7 +72,20 @@ describe('fix --delay-sign with the option key, then sign, then audit', () => {
     expect(lib).toMatchObject({ role: 'option-key', needsSigning: true, outcome: 'pass' });
     expect(json(checked).uploadSet.files).toEqual([`upload/${LIB}`, `upload/${ADDIN}`]);
 
-    const signed = await cli(['sign', 'upload', '--root', 'upload', ...options, '--base-url', service.baseUrl, '--destination-path', 'signed', '--poll-interval', '50', '--json']);
+    const signed = await cli([
+      'sign',
+      'upload',
+      '--root',
+      'upload',
+      ...options,
+      '--base-url',
+      service.baseUrl,
+      '--destination-path',
+      'signed',
+      '--poll-interval',
+      '50',
+      '--json',
+    ]);
     expect(signed.status, signed.stdout + signed.stderr).toBe(0);
     expect(json(signed).summary).toMatchObject({ files: 2, uploaded: 2, signed: 2, verified: 2, failed: 0, notUploaded: 0 });
     for (const name of [LIB, ADDIN]) {
@@ -96,7 +111,19 @@ describe('fix --delay-sign with the option key, then sign, then audit', () => {
     const release = join(root, 'partial-release');
     mkdirSync(release);
     copyFileSync(join(root, 'partial-upload', LIB), join(release, LIB));
-    const signed = await cli(['sign', join('partial-upload', ADDIN), '--root', 'partial-upload', ...options, '--base-url', service.baseUrl, '--destination-path', 'partial-signed', '--poll-interval', '50']);
+    const signed = await cli([
+      'sign',
+      join('partial-upload', ADDIN),
+      '--root',
+      'partial-upload',
+      ...options,
+      '--base-url',
+      service.baseUrl,
+      '--destination-path',
+      'partial-signed',
+      '--poll-interval',
+      '50',
+    ]);
     expect(signed.status, signed.stdout + signed.stderr).toBe(0);
     copyFileSync(join(root, 'partial-signed', ADDIN), join(release, ADDIN));
     const audited = await cli(['audit', 'partial-release', ...options, '--format', 'json', '--no-timestamp']);
@@ -108,7 +135,7 @@ describe('fix --delay-sign with the option key, then sign, then audit', () => {
   });
 });
 
-describe('a dependency delay-signed with a key that is no option\'s: nobody signs it', () => {
+describe("a dependency delay-signed with a key that is no option's: nobody signs it", () => {
   test.each([
     ['net48', '.NETFramework,Version=v4.8', true],
     ['netstandard2.0', '.NETStandard,Version=v2.0', true],
@@ -127,7 +154,9 @@ describe('a dependency delay-signed with a key that is no option\'s: nobody sign
     expect(json(checked).uploadSet.files).toEqual([`${folder}/${ADDIN}`]);
     if (refused) {
       expect(lib.findings[0]!.message).toContain(`targets ${moniker}`);
-      expect(lib.findings[0]!.message).toContain('delay-signed with key token e23f4a685de2576b, which is not the key of a configured option, so the service will not sign it');
+      expect(lib.findings[0]!.message).toContain(
+        'delay-signed with key token e23f4a685de2576b, which is not the key of a configured option, so the service will not sign it',
+      );
       const text = await cli(['check', folder, ...options]);
       expect(text.stdout).toContain(`FAIL ${folder}/${LIB}`);
       expect(text.stdout).toContain(`signgate fix ${folder} --key <pair.snk> --in-place`);

@@ -77,7 +77,7 @@ describe('the cure for SG401', () => {
     expect(verifyStrongName(readModule(readFileSync(join(root, 'fixed', LIB)))).valid).toBe(true);
   });
 
-  test('--delay-sign with the option public key: the library is delay-signed for the vendor\'s service', () => {
+  test("--delay-sign with the option public key: the library is delay-signed for the vendor's service", () => {
     const folder = copyFixture('delay');
     const r = runCli(['fix', 'delay', '--delay-sign', OPTION_KEY, '--in-place'], { cwd: root });
     expect(r.status, r.stdout + r.stderr).toBe(0);
@@ -88,7 +88,7 @@ describe('the cure for SG401', () => {
 });
 
 describe('a refusal leaves its file and the files tied to it as they were; the rest is fixed', () => {
-  test('an add-in signed with another publisher\'s key that must change is refused, and the whole set stays as it was; --force re-signs it', () => {
+  test("an add-in signed with another publisher's key that must change is refused, and the whole set stays as it was; --force re-signs it", () => {
     const folder = copyFixture('other');
     // The add-in fully signed by option 12345's pair: not ours to re-sign.
     const addinPath = join(folder, ADDIN);
@@ -101,7 +101,9 @@ describe('a refusal leaves its file and the files tied to it as they were; the r
     expect(r.stdout).toContain('pass --force');
     // The library is tied to the add-in: fixed alone, it would no longer match the add-in's reference to it.
     expect(r.stdout).toContain(`other/${LIB}: refused`);
-    expect(r.stdout).toContain('error SG_ERR_FIX_DEPENDENCY_REFUSED: not fixed, because WrongTurn.UnsignedReference (other/WrongTurn.UnsignedReference.dll) could not be');
+    expect(r.stdout).toContain(
+      'error SG_ERR_FIX_DEPENDENCY_REFUSED: not fixed, because WrongTurn.UnsignedReference (other/WrongTurn.UnsignedReference.dll) could not be',
+    );
     expect(r.stdout).toContain('0 files written, 0 unchanged, 0 skipped, 2 refused, left as they were');
     expect(hashes(folder)).toEqual(original);
     const forced = runCli(['fix', 'other', '--key', OWN_KEY, '--in-place', '--force'], { cwd: root });
@@ -151,7 +153,12 @@ describe('a refusal leaves its file and the files tied to it as they were; the r
     // The same files through --list (as the build passes its references): the ones that cannot be fixed are skipped.
     writeFileSync(join(folder, 'unsigned.dll'), readFileSync(fixturePath('assemblies/unsigned.dll')));
     const list = join(root, 'mixed.list');
-    writeFileSync(list, readdirSync(folder).map((f) => join(folder, f)).join('\r\n'));
+    writeFileSync(
+      list,
+      readdirSync(folder)
+        .map((f) => join(folder, f))
+        .join('\r\n'),
+    );
     const listed = runCli(['fix', '--list', list, '--key', OWN_KEY, '--out', 'mixed-out', '--flat', '--from-msbuild'], { cwd: root });
     expect(listed.status, listed.stdout + listed.stderr).toBe(0);
     expect(listed.stdout).toContain(`mixed/${LIB} : warning SG_ERR_PE_NO_ROOM : signgate fix: skipped: the bytes after the section table`);
@@ -206,7 +213,9 @@ function buildLocalizedAddin(name: string): string {
   const src = join(folder, 'src');
   mkdirSync(join(folder, 'de'), { recursive: true });
   mkdirSync(src, { recursive: true });
-  writeFileSync(join(src, 'Addin.cs'), `using System.Globalization; using System.Resources;
+  writeFileSync(
+    join(src, 'Addin.cs'),
+    `using System.Globalization; using System.Resources;
 [assembly: System.Reflection.AssemblyVersion("1.2.0.0")]
 public static class Program {
   public static int Main(string[] args) {
@@ -214,20 +223,35 @@ public static class Program {
     System.Console.WriteLine(new ResourceManager("Strings", typeof(Program).Assembly).GetString("Greeting", culture));
     return 0;
   }
-}`);
+}`,
+  );
   writeFileSync(join(src, 'Satellite.cs'), '[assembly: System.Reflection.AssemblyCulture("de")]\n[assembly: System.Reflection.AssemblyVersion("1.2.0.0")]\n');
   writeFileSync(join(src, 'Strings.txt'), 'Greeting=Hello\n');
   writeFileSync(join(src, 'Strings.de.txt'), 'Greeting=Hallo\n');
   execFileSync('resgen', [join(src, 'Strings.txt'), join(src, 'Strings.resources')]);
   execFileSync('resgen', [join(src, 'Strings.de.txt'), join(src, 'Strings.de.resources')]);
-  execFileSync('mcs', ['-nologo', '-target:exe', '-delaysign+', `-keyfile:${OPTION_KEY}`, `-resource:${join(src, 'Strings.resources')},Strings.resources`, `-out:${join(folder, 'Addin.exe')}`, join(src, 'Addin.cs')]);
-  execFileSync('mcs', ['-nologo', '-target:library', `-resource:${join(src, 'Strings.de.resources')},Strings.de.resources`, `-out:${join(folder, 'de', 'Addin.resources.dll')}`, join(src, 'Satellite.cs')]);
+  execFileSync('mcs', [
+    '-nologo',
+    '-target:exe',
+    '-delaysign+',
+    `-keyfile:${OPTION_KEY}`,
+    `-resource:${join(src, 'Strings.resources')},Strings.resources`,
+    `-out:${join(folder, 'Addin.exe')}`,
+    join(src, 'Addin.cs'),
+  ]);
+  execFileSync('mcs', [
+    '-nologo',
+    '-target:library',
+    `-resource:${join(src, 'Strings.de.resources')},Strings.de.resources`,
+    `-out:${join(folder, 'de', 'Addin.resources.dll')}`,
+    join(src, 'Satellite.cs'),
+  ]);
   rmSync(src, { recursive: true });
   return folder;
 }
 
 describe.skipIf(!hasMonoBuild || !runDotnetTests)('satellite assemblies', () => {
-  test('a satellite takes its main assembly\'s key, not --key: .NET (bound as .NET Framework binds) and Mono load its string', async () => {
+  test("a satellite takes its main assembly's key, not --key: .NET (bound as .NET Framework binds) and Mono load its string", async () => {
     const folder = buildLocalizedAddin('localized');
     const optionToken = publicKeyToken(parseStrongNameKeyFile(fixture('test-keys/12345_public.snk')).publicKey.blob);
     const r = runCli(['fix', 'localized', '--key', OWN_KEY, '--in-place'], { cwd: root });
@@ -235,7 +259,9 @@ describe.skipIf(!hasMonoBuild || !runDotnetTests)('satellite assemblies', () => 
     expect(r.stdout).toContain('localized/Addin.exe: unchanged');
     expect(r.stdout).toContain('localized/de/Addin.resources.dll: strong-named');
     expect(r.stdout).toContain(`public key token ${optionToken}`);
-    expect(r.stdout).toContain(`note: a satellite assembly (culture de): it takes the key of its main assembly Addin (token ${optionToken}), as the runtime looks for it by that token; it is delay-signed, to be signed with that key as its main assembly is`);
+    expect(r.stdout).toContain(
+      `note: a satellite assembly (culture de): it takes the key of its main assembly Addin (token ${optionToken}), as the runtime looks for it by that token; it is delay-signed, to be signed with that key as its main assembly is`,
+    );
     const satellite = readModule(readFileSync(join(folder, 'de', 'Addin.resources.dll')));
     expect(classifyStrongName(satellite).state).toBe('delay-signed');
     expect(publicKeyToken(satellite.assembly!.publicKey)).toBe(optionToken);
@@ -251,7 +277,10 @@ describe.skipIf(!hasMonoBuild || !runDotnetTests)('satellite assemblies', () => 
     // The control: the satellite with --key's token, what it got before, is not the one the runtime asks for.
     const control = join(root, 'localized-control');
     cpSync(folder, control, { recursive: true });
-    writeFileSync(join(control, 'de', 'Addin.resources.dll'), signAssembly(readModule(readFileSync(join(folder, 'de', 'Addin.resources.dll'))), parseStrongNameKeyFile(fixture('test-keys/12345_keypair.snk'))));
+    writeFileSync(
+      join(control, 'de', 'Addin.resources.dll'),
+      signAssembly(readModule(readFileSync(join(folder, 'de', 'Addin.resources.dll'))), parseStrongNameKeyFile(fixture('test-keys/12345_keypair.snk'))),
+    );
     const own = buildLocalizedAddin('localized-own');
     const wrong = runCli(['fix', 'localized-own/de', '--key', OWN_KEY, '--in-place'], { cwd: root });
     expect(wrong.status).toBe(0);
@@ -262,7 +291,11 @@ describe.skipIf(!hasMonoBuild || !runDotnetTests)('satellite assemblies', () => 
     expect(mono(control)).toBe('Hallo');
     const build = await buildOnce(join(repoRoot, 'tools', 'fix-host'));
     expect(build.status, build.output).toBe(0);
-    const host = (dir: string) => spawnSync('dotnet', [join(repoRoot, 'tools', 'fix-host', 'bin', 'Release', 'fix-host.dll'), dir, 'Addin.exe'], { encoding: 'utf8', env: { ...process.env, DOTNET_CLI_TELEMETRY_OPTOUT: '1' } });
+    const host = (dir: string) =>
+      spawnSync('dotnet', [join(repoRoot, 'tools', 'fix-host', 'bin', 'Release', 'fix-host.dll'), dir, 'Addin.exe'], {
+        encoding: 'utf8',
+        env: { ...process.env, DOTNET_CLI_TELEMETRY_OPTOUT: '1' },
+      });
     const fixed = host(folder);
     expect(fixed.status, fixed.stderr).toBe(0);
     expect(fixed.stdout.trim()).toBe('Hallo');
@@ -287,6 +320,3 @@ describe('the folder SG401 names', () => {
     expect(folderArgument(path)).toBe(folder);
   });
 });
-
-
-

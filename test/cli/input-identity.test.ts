@@ -46,7 +46,10 @@ describe('inputs by identity', () => {
     return dir;
   };
 
-  test.each([['linux', false], ['win32', true]])('two files that differ only in case are two inputs (%s)', async (_name, windows) => {
+  test.each([
+    ['linux', false],
+    ['win32', true],
+  ])('two files that differ only in case are two inputs (%s)', async (_name, windows) => {
     const dir = caseFolder();
     const run = () => expandInputs([dir], dir);
     const files = windows ? await asWindows(run) : await run();
@@ -62,13 +65,17 @@ describe('inputs by identity', () => {
     expect(r.status).toBe(1);
   });
 
-  test.each([['linux', false], ['win32', true]])('one file named twice (a symbolic link, "..") is one input; a hard link is a name of its own (%s)', async (_name, windows) => {
+  test.each([
+    ['linux', false],
+    ['win32', true],
+  ])('one file named twice (a symbolic link, "..") is one input; a hard link is a name of its own (%s)', async (_name, windows) => {
     const dir = mkdtempSync(join(tmpdir(), 'signgate-same-'));
     mkdirSync(join(dir, 'sub'));
     copyFileSync(ADDIN, join(dir, 'Addin.dll'));
     symlinkSync(join(dir, 'Addin.dll'), join(dir, 'sub', 'Link.dll'));
     linkSync(join(dir, 'Addin.dll'), join(dir, 'sub', 'Hard.dll'));
-    const run = () => expandInputs([join(dir, 'Addin.dll'), join(dir, 'sub', '..', 'Addin.dll'), join(dir, 'sub', 'Link.dll'), join(dir, 'sub', 'Hard.dll')], dir);
+    const run = () =>
+      expandInputs([join(dir, 'Addin.dll'), join(dir, 'sub', '..', 'Addin.dll'), join(dir, 'sub', 'Link.dll'), join(dir, 'sub', 'Hard.dll')], dir);
     const files = windows ? await asWindows(run) : await run();
     // The hard link is another name in the output folder: uploaded and returned under that name.
     expect(files.map((f) => f.displayPath)).toEqual(['Addin.dll', 'sub/Hard.dll']);
@@ -92,7 +99,16 @@ describe('inputs by identity', () => {
 });
 
 describe('SG505 reserved-device-name', () => {
-  test.each([['CON.dll', 'CON'], ['con', 'CON'], ['Nul.txt', 'NUL'], ['aux.', 'AUX'], ['COM1.dll', 'COM1'], ['lpt9.exe', 'LPT9'], ['PRN .dll', 'PRN'], ['CON.tar.gz', 'CON']])('%s is the device %s', (name, device) => {
+  test.each([
+    ['CON.dll', 'CON'],
+    ['con', 'CON'],
+    ['Nul.txt', 'NUL'],
+    ['aux.', 'AUX'],
+    ['COM1.dll', 'COM1'],
+    ['lpt9.exe', 'LPT9'],
+    ['PRN .dll', 'PRN'],
+    ['CON.tar.gz', 'CON'],
+  ])('%s is the device %s', (name, device) => {
     expect(windowsDeviceName(name)).toBe(device);
   });
 
@@ -106,7 +122,9 @@ describe('SG505 reserved-device-name', () => {
     mkdirSync(join(dir, 'aux'));
     copyFileSync(HELPER, join(dir, 'aux', 'Helper.dll'));
     const json = runCli(['check', dir, '--root', dir, '--vendor', 'Contoso', '--key', KEY, '--format', 'json']);
-    const found = findings(JSON.parse(json.stdout) as Report).filter((f) => f.ruleId === 'SG505').map((f) => f.message);
+    const found = findings(JSON.parse(json.stdout) as Report)
+      .filter((f) => f.ruleId === 'SG505')
+      .map((f) => f.message);
     expect(found).toEqual([
       'CON.dll: the file name is the Windows device name CON; Windows opens the device, not a file, whatever the case or extension',
       'aux/Helper.dll: the folder "aux" is the Windows device name AUX; Windows opens the device, not a file, whatever the case or extension',

@@ -65,7 +65,11 @@ describe('the service reports each option key', () => {
   test("after a key rotation: the option's current key, not one of its previousKeys", async () => {
     shared.server().setConfig(
       sandboxConfig((c) => {
-        c.organizations[0]!.licenses[0] = { optionId: 12345, keyPair: '../test-keys/other_keypair.snk', previousKeys: [{ keyPair: '../test-keys/12345_keypair.snk' }] };
+        c.organizations[0]!.licenses[0] = {
+          optionId: 12345,
+          keyPair: '../test-keys/other_keypair.snk',
+          previousKeys: [{ keyPair: '../test-keys/12345_keypair.snk' }],
+        };
       }),
     );
     try {
@@ -79,7 +83,12 @@ describe('the service reports each option key', () => {
   });
 
   test("the service's own SG205 says where the right public key file is", async () => {
-    const created = await (await api(shared.server(), '/assemblies', shared.token(), { method: 'POST', body: uploadForm([{ name: 'FindingAddin.dll', bytes: fixture('findings/wrong-key/FindingAddin.dll') }]) })).json();
+    const created = await (
+      await api(shared.server(), '/assemblies', shared.token(), {
+        method: 'POST',
+        body: uploadForm([{ name: 'FindingAddin.dll', bytes: fixture('findings/wrong-key/FindingAddin.dll') }]),
+      })
+    ).json();
     const status = await waitFinished(shared.server(), shared.token(), created.id);
     const messages = status.assemblies[0]!.messages.map((m) => m.message).join('\n');
     expect(messages).toContain('SG205 wrong-key');
@@ -134,7 +143,9 @@ describe('the online check compares the key files with the service', () => {
     const offline = await runCliAsync(['check', WRONG_KEY_ADDIN, '--vendor', 'Contoso', '--key', key], { env: w.env });
     expect(offline.status, offline.stdout).toBe(0);
     const before = await jobCount();
-    const r = await runCliAsync(['check', WRONG_KEY_ADDIN, '--vendor', 'Contoso', '--key', key, '--base-url', shared.server().baseUrl, '--format', 'json'], { env: w.env });
+    const r = await runCliAsync(['check', WRONG_KEY_ADDIN, '--vendor', 'Contoso', '--key', key, '--base-url', shared.server().baseUrl, '--format', 'json'], {
+      env: w.env,
+    });
     expect(r.status, r.stderr).toBe(1);
     const report = JSON.parse(r.stdout);
     const onKeyFile = report.uploadSet.findings.find((f: { ruleId: string }) => f.ruleId === 'SG205');
@@ -204,7 +215,10 @@ describe('the online check compares the key files with the service', () => {
     const w = workdir();
     const key = wrongKeyFile(w.dir);
     const before = await jobCount();
-    const r = await runCliAsync(['sign', WRONG_KEY_ADDIN, '--vendor', 'Contoso', '--key', key, '--base-url', shared.server().baseUrl, '--destination-path', join(w.dir, 'out')], { env: w.env });
+    const r = await runCliAsync(
+      ['sign', WRONG_KEY_ADDIN, '--vendor', 'Contoso', '--key', key, '--base-url', shared.server().baseUrl, '--destination-path', join(w.dir, 'out')],
+      { env: w.env },
+    );
     expect(r.status, r.stderr).toBe(1);
     expect(r.stderr).toContain('nothing was uploaded');
     expect(r.stdout).toContain(`but the signing service's option 12345 has key token ${RIGHT_TOKEN}`);
@@ -219,7 +233,10 @@ describe('the online check compares the key files with the service', () => {
     expect(r.stderr).not.toContain('note:');
     const other = join(w.dir, '99999_public.snk');
     copyFileSync(fixturePath('test-keys/other_public.snk'), other);
-    const unlisted = await runCliAsync(['check', WRONG_KEY_ADDIN, '--vendor', 'Contoso', '--key', other, '--base-url', shared.server().baseUrl, '--format', 'json'], { env: w.env });
+    const unlisted = await runCliAsync(
+      ['check', WRONG_KEY_ADDIN, '--vendor', 'Contoso', '--key', other, '--base-url', shared.server().baseUrl, '--format', 'json'],
+      { env: w.env },
+    );
     expect(unlisted.status).toBe(1);
     expect(JSON.parse(unlisted.stdout).uploadSet.findings.map((f: { ruleId: string }) => f.ruleId)).toEqual(['SG601']);
   });
@@ -262,7 +279,7 @@ describe('a service without the key token extension (as the vendor answers)', ()
       expect(online.status).toBe(0);
       const notes = online.stderr.split('\n').filter((l) => l.startsWith('note:'));
       expect(notes).toHaveLength(1);
-      expect(notes[0]).toContain('does not report its options\' public key tokens');
+      expect(notes[0]).toContain("does not report its options' public key tokens");
       expect(notes[0]).toContain('could not be compared');
       expect(online.stderr).not.toContain('error');
     }
@@ -273,15 +290,21 @@ describe('a service without the key token extension (as the vendor answers)', ()
     const key = wrongKeyFile(w.dir);
     for (const bad of ['zz00zz00zz00zz00', 'abc', 1234567890123456, { nested: true }]) {
       licenses = [{ optionId: 12345, publicKeyToken: bad }];
-      const r = await runCliAsync(['check', WRONG_KEY_ADDIN, '--vendor', 'Contoso', '--key', key, '--base-url', baseUrl], { env: { ...w.env, SIGNGATE_ACCESS_TOKEN: TOKEN } });
+      const r = await runCliAsync(['check', WRONG_KEY_ADDIN, '--vendor', 'Contoso', '--key', key, '--base-url', baseUrl], {
+        env: { ...w.env, SIGNGATE_ACCESS_TOKEN: TOKEN },
+      });
       expect(r.status, `${JSON.stringify(bad)}: ${r.stderr}`).toBe(0);
       const notes = r.stderr.split('\n').filter((l) => l.startsWith('note:'));
       expect(notes).toHaveLength(1);
-      expect(notes[0]).toContain(`option 12345: the signing service's publicKeyToken ${JSON.stringify(bad)} is not 16 hex digits; it is taken as absent, so ${key} could not be compared`);
+      expect(notes[0]).toContain(
+        `option 12345: the signing service's publicKeyToken ${JSON.stringify(bad)} is not 16 hex digits; it is taken as absent, so ${key} could not be compared`,
+      );
     }
     // An upper-case token is a token.
     licenses = [{ optionId: 12345, publicKeyToken: RIGHT_TOKEN.toUpperCase() }];
-    const upper = await runCliAsync(['check', WRONG_KEY_ADDIN, '--vendor', 'Contoso', '--key', key, '--base-url', baseUrl], { env: { ...w.env, SIGNGATE_ACCESS_TOKEN: TOKEN } });
+    const upper = await runCliAsync(['check', WRONG_KEY_ADDIN, '--vendor', 'Contoso', '--key', key, '--base-url', baseUrl], {
+      env: { ...w.env, SIGNGATE_ACCESS_TOKEN: TOKEN },
+    });
     expect(upper.status).toBe(1);
     expect(upper.stdout).toContain(`has key token ${RIGHT_TOKEN}`);
   });
@@ -291,7 +314,9 @@ describe('a service without the key token extension (as the vendor answers)', ()
     const w = workdir();
     const out = join(w.dir, '12345_public.snk');
     writeFileSync(out, 'kept');
-    const r = await runCliAsync(['licenses', '--base-url', baseUrl, '--public-key', '12345', '--out', out], { env: { ...w.env, SIGNGATE_ACCESS_TOKEN: TOKEN } });
+    const r = await runCliAsync(['licenses', '--base-url', baseUrl, '--public-key', '12345', '--out', out], {
+      env: { ...w.env, SIGNGATE_ACCESS_TOKEN: TOKEN },
+    });
     expect(r.status).toBe(3);
     expect(r.stderr).toContain('does not hand out public key files');
     expect(r.stderr).toContain('ask the vendor for 12345_public.snk');

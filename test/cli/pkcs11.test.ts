@@ -51,7 +51,11 @@ describe.skipIf(!hasSoftHsm)('the CLI with a key in a PKCS#11 token', () => {
     const cases = [
       { args: ['--key', bare], env: { SIGNGATE_PKCS11_PIN: `x${token.pin}x` }, message: /SG_ERR_PKCS11_PIN|refused the PIN/ },
       { args: ['--key', bare], env: { SIGNGATE_PKCS11_PIN: '' }, message: /SIGNGATE_PKCS11_PIN is not set/ },
-      { args: ['--key', `pkcs11:token=${token.label};object=cli-key?pin-source=file:${token.pinFile}`], env: { SIGNGATE_PKCS11_MODULE: '' }, message: /names no module/ },
+      {
+        args: ['--key', `pkcs11:token=${token.label};object=cli-key?pin-source=file:${token.pinFile}`],
+        env: { SIGNGATE_PKCS11_MODULE: '' },
+        message: /names no module/,
+      },
       { args: ['--key', `pkcs11:token=${token.label};object=cli-key?pin-value=${token.pin}`], env: {}, message: /carries the PIN \(pin-value\)/ },
     ];
     for (const c of cases) {

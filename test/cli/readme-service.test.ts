@@ -18,7 +18,10 @@ function readmeBlock(heading: string): string[] {
   const readme = readFileSync(join(repoRoot, 'README.md'), 'utf8');
   const section = readme.slice(readme.indexOf(heading));
   const block = /```sh\n([\s\S]*?)```/.exec(section)![1]!;
-  return block.split('\n').map((l) => l.replace(/\s+#.*$/, '').trim()).filter(Boolean);
+  return block
+    .split('\n')
+    .map((l) => l.replace(/\s+#.*$/, '').trim())
+    .filter(Boolean);
 }
 
 /** Splits a command line as a POSIX shell does for these lines: words, and words in double quotes. */
@@ -80,7 +83,10 @@ test("serve init's next steps, run as printed in order from another folder, give
   mkdirSync(elsewhere);
   const init = signgate(['serve', 'init', '--dir', 'my service'], root);
   expect(init.status, init.stderr).toBe(0);
-  const steps = init.stderr.split('\n').filter((l) => l.startsWith('  signgate ')).map((l) => l.trim());
+  const steps = init.stderr
+    .split('\n')
+    .filter((l) => l.startsWith('  signgate '))
+    .map((l) => l.trim());
   expect(steps.map((s) => words(s).slice(0, 3).join(' '))).toEqual(['signgate serve token', 'signgate serve --config', 'signgate licenses --base-url']);
   // Every command names the same data folder, the one beside the configuration.
   const dataDirs = steps.flatMap((s) => words(s).flatMap((w, i, all) => (all[i - 1] === '--data-dir' ? [w] : [])));
@@ -122,7 +128,9 @@ test('a token made for another data folder: the service says at start, and in it
   const data = join(dir, 'service', 'data');
   // The note is the log line after the one that says the service listens: waited for, not raced.
   const note = `note: ${data} holds no tokens yet: every token is refused until one is made for this data folder`;
-  await waitFor('the note of a data folder without tokens', () => (service.log().includes(note) ? { done: true, value: undefined } : { done: false, seen: service.log() }));
+  await waitFor('the note of a data folder without tokens', () =>
+    service.log().includes(note) ? { done: true, value: undefined } : { done: false, seen: service.log() },
+  );
   const r = await licenses(port, created.stdout.trim(), dir);
   expect(r.status).not.toBe(0);
   expect(r.stderr).toContain('The access token is not known. This service holds no tokens at all in its data folder, so the token was made for another one');

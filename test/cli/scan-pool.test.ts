@@ -12,7 +12,11 @@ describe('scans in worker threads', () => {
   test('inspect --json: the pool, the default and --threads 0 print what one JSON.stringify of all records prints', async () => {
     const files = await expandInputs([folder], repoRoot);
     expect(files.length).toBeGreaterThan(50);
-    const expected = `${JSON.stringify(files.map((f) => inspectFile(f)), null, 2)}\n`;
+    const expected = `${JSON.stringify(
+      files.map((f) => inspectFile(f)),
+      null,
+      2,
+    )}\n`;
     const runs = [['--threads', '0'], ['--threads', '1'], ['--threads', '2'], []].map((t) => runCli(['inspect', '--json', ...t, folder]));
     for (const r of runs) {
       expect(r.stdout).toBe(expected);
@@ -36,7 +40,13 @@ describe('scans in worker threads', () => {
   test('verify --json prints the records verifyFile makes, in order', async () => {
     const files = await expandInputs([folder], repoRoot);
     const r = runCli(['verify', '--json', '--threads', '2', folder]);
-    expect(r.stdout).toBe(`${JSON.stringify(files.map((f) => verifyFile(f)), null, 2)}\n`);
+    expect(r.stdout).toBe(
+      `${JSON.stringify(
+        files.map((f) => verifyFile(f)),
+        null,
+        2,
+      )}\n`,
+    );
   });
 
   test('scanFilesAsJson: in threads and in this thread, the text of each record as an element of the printed array', async () => {
@@ -44,7 +54,13 @@ describe('scans in worker threads', () => {
     for (const threads of [0, 1, 2]) {
       const texts: string[] = [];
       for await (const r of scanFilesAsJson('verify', files, { threads })) texts.push(r.json);
-      expect(`[\n${texts.join(',\n')}\n]`).toBe(JSON.stringify(files.map((f) => verifyFile(f)), null, 2));
+      expect(`[\n${texts.join(',\n')}\n]`).toBe(
+        JSON.stringify(
+          files.map((f) => verifyFile(f)),
+          null,
+          2,
+        ),
+      );
     }
   });
 

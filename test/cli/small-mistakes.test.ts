@@ -36,12 +36,30 @@ describe('first contact, the small things', () => {
   });
 
   test('a job that signed nothing: no advice to Authenticode-sign what came back', async () => {
-    const service = await startStandIn({ status: (real) => ({ ...real, assemblies: (real.assemblies as Record<string, unknown>[]).map((a) => ({ ...a, fileProcessingState: 'Error' })) }) });
+    const service = await startStandIn({
+      status: (real) => ({ ...real, assemblies: (real.assemblies as Record<string, unknown>[]).map((a) => ({ ...a, fileProcessingState: 'Error' })) }),
+    });
     try {
       const work = mkdtempSync(join(tmpdir(), 'signgate-nothing-signed-'));
-      const r = await runCliAsync(['sign', fixturePath('addin/SampleAddin.dll'), '--vendor', 'Contoso', '--key', fixturePath('test-keys/12345_public.snk'), '--base-url', service.baseUrl, '--destination-path', join(work, 'out'), '--poll-interval', '20'], {
-        env: { SIGNGATE_ACCESS_TOKEN: 'sgt_test', SIGNGATE_CACHE_DIR: join(work, 'cache') },
-      });
+      const r = await runCliAsync(
+        [
+          'sign',
+          fixturePath('addin/SampleAddin.dll'),
+          '--vendor',
+          'Contoso',
+          '--key',
+          fixturePath('test-keys/12345_public.snk'),
+          '--base-url',
+          service.baseUrl,
+          '--destination-path',
+          join(work, 'out'),
+          '--poll-interval',
+          '20',
+        ],
+        {
+          env: { SIGNGATE_ACCESS_TOKEN: 'sgt_test', SIGNGATE_CACHE_DIR: join(work, 'cache') },
+        },
+      );
       expect(r.status).toBe(1);
       expect(r.stdout).toContain('0 signed and verified, 1 failed');
       expect(r.stdout).not.toContain('Authenticode-sign');

@@ -39,15 +39,21 @@ describe.each([
   ['a folder for a file', FOLDER],
 ])('%s', (_what, path) => {
   // A folder is a fine input for the commands that take folders of assemblies.
-  test.each(COMMANDS.filter(([name]) => path === MISSING || !name.endsWith('<input>')))('%s: a code of its own, the path named, exit 2 or 3', async (_name, args) => {
-    const r = await runCliAsync(args.map((a) => (a === 'PATH' ? path : a)), { env: { SIGNGATE_ACCESS_TOKEN: 'sgt_unused' } });
-    // The service says it in its JSON log (stdout) instead, as a fatal line.
-    const said = args[0] === 'serve' && args[1] === '--config' ? refusal(r.stdout) : r.stderr;
-    expect(said).not.toContain('SG_ERR_INTERNAL');
-    expect(said).toMatch(/^error SG_ERR_[A-Z_]+: /m);
-    expect(said).toContain(path === MISSING ? 'no-such-file' : path.split('/').pop()!);
-    expect([2, 3]).toContain(r.status);
-  });
+  test.each(COMMANDS.filter(([name]) => path === MISSING || !name.endsWith('<input>')))(
+    '%s: a code of its own, the path named, exit 2 or 3',
+    async (_name, args) => {
+      const r = await runCliAsync(
+        args.map((a) => (a === 'PATH' ? path : a)),
+        { env: { SIGNGATE_ACCESS_TOKEN: 'sgt_unused' } },
+      );
+      // The service says it in its JSON log (stdout) instead, as a fatal line.
+      const said = args[0] === 'serve' && args[1] === '--config' ? refusal(r.stdout) : r.stderr;
+      expect(said).not.toContain('SG_ERR_INTERNAL');
+      expect(said).toMatch(/^error SG_ERR_[A-Z_]+: /m);
+      expect(said).toContain(path === MISSING ? 'no-such-file' : path.split('/').pop()!);
+      expect([2, 3]).toContain(r.status);
+    },
+  );
 });
 
 describe('a busy port', () => {

@@ -22,10 +22,29 @@ afterEach(async () => {
 
 function workdir() {
   const dir = mkdtempSync(join(tmpdir(), 'signgate-hostile-'));
-  return { dir, out: join(dir, 'work', 'out'), cache: join(dir, 'work', 'cache'), env: { SIGNGATE_CACHE_DIR: join(dir, 'work', 'cache'), SIGNGATE_ACCESS_TOKEN: TOKEN } };
+  return {
+    dir,
+    out: join(dir, 'work', 'out'),
+    cache: join(dir, 'work', 'cache'),
+    env: { SIGNGATE_CACHE_DIR: join(dir, 'work', 'cache'), SIGNGATE_ACCESS_TOKEN: TOKEN },
+  };
 }
 
-const signArgs = (baseUrl: string, out: string, ...extra: string[]) => ['sign', ADDIN_DLL, '--vendor', 'Contoso', '--key', KEY, '--base-url', baseUrl, '--destination-path', out, '--poll-interval', '20', ...extra];
+const signArgs = (baseUrl: string, out: string, ...extra: string[]) => [
+  'sign',
+  ADDIN_DLL,
+  '--vendor',
+  'Contoso',
+  '--key',
+  KEY,
+  '--base-url',
+  baseUrl,
+  '--destination-path',
+  out,
+  '--poll-interval',
+  '20',
+  ...extra,
+];
 
 async function run(options: StandInOptions, ...extra: string[]) {
   service = await startStandIn(options);
@@ -79,10 +98,22 @@ describe('hostile result packages', () => {
   });
 
   test('files never uploaded are kept apart and reported, not mixed with the verified output', async () => {
-    const r = await run({ packageEntries: (signed) => [...signed, { name: 'Evil.dll', data: fixture('addin/SampleAddin.dll') }, { name: 'sub/evil2.dll', data: Buffer.from('x') }] }, '--json');
+    const r = await run(
+      {
+        packageEntries: (signed) => [
+          ...signed,
+          { name: 'Evil.dll', data: fixture('addin/SampleAddin.dll') },
+          { name: 'sub/evil2.dll', data: Buffer.from('x') },
+        ],
+      },
+      '--json',
+    );
     expect(r.status, r.stderr).toBe(0);
     expect(readdirSync(r.w.out).sort()).toEqual(['SampleAddin.dll', 'from-service']);
-    expect(JSON.parse(r.stdout).extras.sort()).toEqual([expect.stringMatching(/from-service\/Evil\.dll$/), expect.stringMatching(/from-service\/sub\/evil2\.dll$/)]);
+    expect(JSON.parse(r.stdout).extras.sort()).toEqual([
+      expect.stringMatching(/from-service\/Evil\.dll$/),
+      expect.stringMatching(/from-service\/sub\/evil2\.dll$/),
+    ]);
   });
 });
 
@@ -147,7 +178,13 @@ describe('malformed answers and escapes', () => {
 
   test('escape sequences in what the service says never reach the terminal', async () => {
     const r = await run({
-      status: (real) => ({ ...real, assemblies: (real.assemblies as object[]).map((a) => ({ ...a, messages: [{ dateTime: 'x', messageType: 'Info', message: '\u001b]0;pwned\u0007\u001b[2Jdone\u202e' }] })) }),
+      status: (real) => ({
+        ...real,
+        assemblies: (real.assemblies as object[]).map((a) => ({
+          ...a,
+          messages: [{ dateTime: 'x', messageType: 'Info', message: '\u001b]0;pwned\u0007\u001b[2Jdone\u202e' }],
+        })),
+      }),
     });
     expect(r.status, r.stderr).toBe(0);
     expect(r.stdout).toContain('done');
@@ -170,7 +207,27 @@ describe('redirects', () => {
     const w = workdir();
     const certDir = join(w.dir, 'tls');
     mkdirSync(certDir);
-    execFileSync('openssl', ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', join(certDir, 'key.pem'), '-out', join(certDir, 'cert.pem'), '-days', '1', '-subj', '/CN=localhost', '-addext', 'subjectAltName=DNS:localhost,IP:127.0.0.1'], { stdio: 'ignore' });
+    execFileSync(
+      'openssl',
+      [
+        'req',
+        '-x509',
+        '-newkey',
+        'rsa:2048',
+        '-nodes',
+        '-keyout',
+        join(certDir, 'key.pem'),
+        '-out',
+        join(certDir, 'cert.pem'),
+        '-days',
+        '1',
+        '-subj',
+        '/CN=localhost',
+        '-addext',
+        'subjectAltName=DNS:localhost,IP:127.0.0.1',
+      ],
+      { stdio: 'ignore' },
+    );
     const plain = service;
     const tls = createHttpsServer({ key: readFileSync(join(certDir, 'key.pem')), cert: readFileSync(join(certDir, 'cert.pem')) }, (req, res) => {
       const target = `${plain.origin}${req.url}`;
@@ -179,7 +236,11 @@ describe('redirects', () => {
       const chunks: Buffer[] = [];
       req.on('data', (c: Buffer) => chunks.push(c));
       req.on('end', async () => {
-        const answer = await fetch(target, { method: req.method!, headers: req.headers as Record<string, string>, ...(chunks.length ? { body: Buffer.concat(chunks) } : {}) });
+        const answer = await fetch(target, {
+          method: req.method!,
+          headers: req.headers as Record<string, string>,
+          ...(chunks.length ? { body: Buffer.concat(chunks) } : {}),
+        });
         res.writeHead(answer.status, Object.fromEntries(answer.headers));
         res.end(Buffer.from(await answer.arrayBuffer()));
       });

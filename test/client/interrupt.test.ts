@@ -31,12 +31,17 @@ beforeAll(async () => {
     if (h && !h.after) return h.seen(); // never answered
     const upstream = await fetch(new URL(req.url!, target.origin), {
       method: req.method!,
-      headers: Object.fromEntries(Object.entries(req.headers).filter(([k]) => !['host', 'connection', 'content-length', 'transfer-encoding'].includes(k)) as [string, string][]),
+      headers: Object.fromEntries(
+        Object.entries(req.headers).filter(([k]) => !['host', 'connection', 'content-length', 'transfer-encoding'].includes(k)) as [string, string][],
+      ),
       ...(chunks.length ? { body: Buffer.concat(chunks) } : {}),
     });
     const body = Buffer.from(await upstream.arrayBuffer());
     if (h) return h.seen(); // the service did it; the client never hears
-    res.writeHead(upstream.status, Object.fromEntries([...upstream.headers].filter(([k]) => !['content-encoding', 'transfer-encoding', 'content-length'].includes(k))));
+    res.writeHead(
+      upstream.status,
+      Object.fromEntries([...upstream.headers].filter(([k]) => !['content-encoding', 'transfer-encoding', 'content-length'].includes(k))),
+    );
     res.end(body);
   });
   await new Promise<void>((r) => proxy.listen(0, '127.0.0.1', r));
@@ -51,7 +56,12 @@ afterAll(async () => {
 const jobsOnServer = async () => (await (await api(server, '/assemblies', token)).json()) as { id: string; comment: string | null }[];
 
 /** Runs sign through the proxy, holds the request `match` picks, sends SIGINT once it is held. */
-async function interruptAt(match: (req: IncomingMessage) => boolean, after: boolean, args: string[], env: Record<string, string>): Promise<{ status: number | null; signal: string | null; stderr: string }> {
+async function interruptAt(
+  match: (req: IncomingMessage) => boolean,
+  after: boolean,
+  args: string[],
+  env: Record<string, string>,
+): Promise<{ status: number | null; signal: string | null; stderr: string }> {
   const child = spawn(process.execPath, [join(repoRoot, 'bin', 'signgate.js'), ...args], { cwd: repoRoot, env: { ...process.env, NO_COLOR: '1', ...env } });
   let stderr = '';
   child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
@@ -66,7 +76,24 @@ function run(comment: string) {
   const dir = mkdtempSync(join(tmpdir(), 'signgate-interrupt-'));
   const env = { SIGNGATE_CACHE_DIR: join(dir, 'cache'), SIGNGATE_ACCESS_TOKEN: token };
   // A comment of its own per test: the Idempotency-Key of each test's upload is its own.
-  const args = ['sign', ADDIN, '--root', ADDIN, '--vendor', 'Contoso', '--key', KEY, '--base-url', proxyBase, '--destination-path', join(dir, 'out'), '--poll-interval', '50', '--comment', comment];
+  const args = [
+    'sign',
+    ADDIN,
+    '--root',
+    ADDIN,
+    '--vendor',
+    'Contoso',
+    '--key',
+    KEY,
+    '--base-url',
+    proxyBase,
+    '--destination-path',
+    join(dir, 'out'),
+    '--poll-interval',
+    '50',
+    '--comment',
+    comment,
+  ];
   return { dir, env, args };
 }
 
@@ -109,7 +136,9 @@ describe('Ctrl-C in every phase of sign says what is true and loses nothing', ()
       const made = (await jobsOnServer()).filter((j) => j.comment === comment);
       expect(made).toHaveLength(1);
       const id = made[0]!.id;
-      expect(r.stderr).toContain(`interrupted: job ${id} is kept on the service and in the job ledger (${join(w.env.SIGNGATE_CACHE_DIR, 'jobs.json')}); run the same command again to resume it (nothing is uploaded again), or remove it with 'signgate jobs delete ${id}'`);
+      expect(r.stderr).toContain(
+        `interrupted: job ${id} is kept on the service and in the job ledger (${join(w.env.SIGNGATE_CACHE_DIR, 'jobs.json')}); run the same command again to resume it (nothing is uploaded again), or remove it with 'signgate jobs delete ${id}'`,
+      );
       const again = await runCliAsync(w.args, { env: w.env });
       expect(again.status, again.stderr).toBe(0);
       expect(again.stderr).toContain(`resuming job ${id}`);

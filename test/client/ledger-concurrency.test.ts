@@ -9,7 +9,15 @@ import { describe, expect, test } from 'vitest';
 import { Ledger, STALE_LOCK_MS, type LedgerEntry } from '../../src/workflows/ledger.js';
 import { repoRoot } from '../helpers/fixtures.js';
 
-const entry = (jobId: string): LedgerEntry => ({ jobId, baseUrl: 'http://127.0.0.1:1/assembly-signing/v1.0', comment: null, createdAt: new Date().toISOString(), updatedAt: '', state: 'uploaded', files: [{ name: `${jobId}.dll`, sha256: '00', size: 1, source: `${jobId}.dll` }] });
+const entry = (jobId: string): LedgerEntry => ({
+  jobId,
+  baseUrl: 'http://127.0.0.1:1/assembly-signing/v1.0',
+  comment: null,
+  createdAt: new Date().toISOString(),
+  updatedAt: '',
+  state: 'uploaded',
+  files: [{ name: `${jobId}.dll`, sha256: '00', size: 1, source: `${jobId}.dll` }],
+});
 
 describe('the job ledger under parallel runs', () => {
   test('six processes writing 25 entries each at once: all 150 are kept', async () => {
@@ -20,7 +28,13 @@ describe('the job ledger under parallel runs', () => {
 const run = process.argv[1];
 for (let i = 0; i < 25; i++) new Ledger(${JSON.stringify(path)}).upsert({ jobId: run + '-' + i, baseUrl: 'b', comment: null, createdAt: '', updatedAt: '', state: 'uploaded', files: [] });`;
     const codes = await Promise.all(
-      Array.from({ length: 6 }, (_, run) => new Promise<number | null>((done) => spawn(process.execPath, ['--input-type=module', '-e', script, String(run)], { stdio: 'inherit' }).on('close', done))),
+      Array.from(
+        { length: 6 },
+        (_, run) =>
+          new Promise<number | null>((done) =>
+            spawn(process.execPath, ['--input-type=module', '-e', script, String(run)], { stdio: 'inherit' }).on('close', done),
+          ),
+      ),
     );
     expect(codes).toEqual([0, 0, 0, 0, 0, 0]);
     const ids = (JSON.parse(readFileSync(path, 'utf8')) as { jobs: { jobId: string }[] }).jobs.map((j) => j.jobId);
@@ -32,7 +46,12 @@ for (let i = 0; i < 25; i++) new Ledger(${JSON.stringify(path)}).upsert({ jobId:
     const mine = new Ledger(path);
     new Ledger(path).upsert(entry('theirs'));
     mine.upsert(entry('mine'));
-    expect(new Ledger(path).all().map((e) => e.jobId).sort()).toEqual(['mine', 'theirs']);
+    expect(
+      new Ledger(path)
+        .all()
+        .map((e) => e.jobId)
+        .sort(),
+    ).toEqual(['mine', 'theirs']);
   });
 
   test('a lock left by a run that died is taken over once stale', () => {

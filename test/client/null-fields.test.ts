@@ -15,13 +15,34 @@ test('withoutNulls leaves out null members at every depth, keeps array items and
 test('sign against a service that writes null for the fields it has no value for', async () => {
   const service = await startStandIn({
     created: (real) => ({ id: real.id, comment: null, links: null }),
-    status: (real) => ({ ...real, comment: null, createdAt: null, assemblies: (real.assemblies as Record<string, unknown>[]).map((a) => ({ ...a, messages: null })) }),
+    status: (real) => ({
+      ...real,
+      comment: null,
+      createdAt: null,
+      assemblies: (real.assemblies as Record<string, unknown>[]).map((a) => ({ ...a, messages: null })),
+    }),
     list: (ids) => ids.map((id) => ({ id, comment: null, createdAt: null, processingFinished: null, fileCount: null })),
   });
   try {
     const work = mkdtempSync(join(tmpdir(), 'signgate-nulls-'));
     const env = { SIGNGATE_ACCESS_TOKEN: 'sgt_test', SIGNGATE_CACHE_DIR: join(work, 'cache') };
-    const r = await runCliAsync(['sign', fixturePath('addin/SampleAddin.dll'), '--vendor', 'Contoso', '--key', fixturePath('test-keys/12345_public.snk'), '--base-url', service.baseUrl, '--destination-path', join(work, 'out'), '--poll-interval', '20'], { env });
+    const r = await runCliAsync(
+      [
+        'sign',
+        fixturePath('addin/SampleAddin.dll'),
+        '--vendor',
+        'Contoso',
+        '--key',
+        fixturePath('test-keys/12345_public.snk'),
+        '--base-url',
+        service.baseUrl,
+        '--destination-path',
+        join(work, 'out'),
+        '--poll-interval',
+        '20',
+      ],
+      { env },
+    );
     expect(r.status, r.stderr).toBe(0);
     expect(r.stdout).toContain('1 signed and verified, 0 failed');
     const list = await runCliAsync(['jobs', 'list', '--base-url', service.baseUrl], { env });

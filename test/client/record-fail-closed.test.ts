@@ -50,7 +50,10 @@ async function lyingProxy(): Promise<Proxy & { lie: (l: Lie) => void }> {
     void (async () => {
       const upstream = await fetch(new URL(req.url!, origin), { headers: { authorization: req.headers.authorization ?? '' } });
       const body = current(req.url!, Buffer.from(await upstream.arrayBuffer()), res);
-      res.writeHead(upstream.status, { 'content-type': upstream.headers.get('content-type') ?? 'application/octet-stream', 'content-length': String(body.length) });
+      res.writeHead(upstream.status, {
+        'content-type': upstream.headers.get('content-type') ?? 'application/octet-stream',
+        'content-length': String(body.length),
+      });
       res.end(body);
     })().catch(() => res.destroy());
     return true;
@@ -85,11 +88,15 @@ function client(name: string) {
   const dir = join(work, name);
   const env = { SIGNGATE_ACCESS_TOKEN: server.token(), SIGNGATE_CACHE_DIR: join(dir, 'cache') };
   const ledger = join(dir, 'cache', 'jobs.json');
-  const pins = () => (existsSync(ledger) ? ((JSON.parse(readFileSync(ledger, 'utf8')) as { recordCheckpoints?: Record<string, Pin> }).recordCheckpoints ?? {}) : {});
+  const pins = () =>
+    existsSync(ledger) ? ((JSON.parse(readFileSync(ledger, 'utf8')) as { recordCheckpoints?: Record<string, Pin> }).recordCheckpoints ?? {}) : {};
   let n = 0;
   const sign = async (baseUrl: string, ...extra: string[]) => {
     const out = join(dir, `out${++n}`);
-    const r = await runCliAsync(['sign', ADDIN, '--vendor', 'Contoso', '--key', KEY, '--base-url', baseUrl, '--destination-path', out, '--poll-interval', '20', ...extra], { env });
+    const r = await runCliAsync(
+      ['sign', ADDIN, '--vendor', 'Contoso', '--key', KEY, '--base-url', baseUrl, '--destination-path', out, '--poll-interval', '20', ...extra],
+      { env },
+    );
     return { ...r, out, written: existsSync(out) ? readdirSync(out) : [] };
   };
   const jobs = (...args: string[]) => runCliAsync(['jobs', ...args], { env });
@@ -107,7 +114,12 @@ const recordKeyText = () => readFileSync(join(server.dataDir, 'record-key.pub'),
 const identity = (p: Proxy) => p.baseUrl.replace(/\/+$/, '');
 
 /** Expects a refusal by the record check with nothing written and the pin as it was. */
-function expectRefused(r: { status: number | null; stderr: string; written: string[] }, pinBefore: Pin | undefined, pinNow: Pin | undefined, ...words: string[]) {
+function expectRefused(
+  r: { status: number | null; stderr: string; written: string[] },
+  pinBefore: Pin | undefined,
+  pinNow: Pin | undefined,
+  ...words: string[]
+) {
   expect(r.status, r.stderr).toBe(3);
   expect(r.stderr).toContain('SG_ERR_RECORD_PROOF');
   for (const w of words) expect(r.stderr).toContain(w);
@@ -175,30 +187,33 @@ describe('first contact', () => {
     expect(second.stderr).toContain(`signed by the record key ${name} pinned on ${c.pins()[server.baseUrl]!.savedAt.slice(0, 4)}`);
   });
 
-  dataDirOnly('--record-key: the right key (file or text) passes; another key, or a status without a record, is refused from the first contact on', async () => {
-    const keyFile = join(server.dataDir, 'record-key.pub');
-    const right = client('expected-right');
-    const ok = await right.sign(server.baseUrl, '--record-key', keyFile);
-    expect(ok.status, ok.stderr).toBe(0);
-    expect(ok.stderr).toContain('that --record-key names');
-    expect((await right.sign(server.baseUrl, '--record-key', recordKeyText())).status).toBe(0);
+  dataDirOnly(
+    '--record-key: the right key (file or text) passes; another key, or a status without a record, is refused from the first contact on',
+    async () => {
+      const keyFile = join(server.dataDir, 'record-key.pub');
+      const right = client('expected-right');
+      const ok = await right.sign(server.baseUrl, '--record-key', keyFile);
+      expect(ok.status, ok.stderr).toBe(0);
+      expect(ok.stderr).toContain('that --record-key names');
+      expect((await right.sign(server.baseUrl, '--record-key', recordKeyText())).status).toBe(0);
 
-    // A key of another deployment: its text is a valid record key, but not this service's.
-    const other = client('expected-other');
-    const foreign = verifierOf(generateKeyPairSync('ed25519').privateKey);
-    const wrong = await other.sign(server.baseUrl, '--record-key', formatVerifierKey(foreign));
-    expectRefused(wrong, undefined, other.pins()[server.baseUrl], `is not signed by the record key ${foreign.name}`, 'the key --record-key names');
-    // A key whose id does not fit its name and key: refused before anything is uploaded (exit 2).
-    const mangled = await other.sign(server.baseUrl, '--record-key', formatVerifierKey(foreign).replace(/\+[0-9a-f]{8}\+/, '+00000000+'));
-    expect(mangled.status).toBe(2);
-    expect(mangled.stderr).toContain('does not belong to the key and name');
+      // A key of another deployment: its text is a valid record key, but not this service's.
+      const other = client('expected-other');
+      const foreign = verifierOf(generateKeyPairSync('ed25519').privateKey);
+      const wrong = await other.sign(server.baseUrl, '--record-key', formatVerifierKey(foreign));
+      expectRefused(wrong, undefined, other.pins()[server.baseUrl], `is not signed by the record key ${foreign.name}`, 'the key --record-key names');
+      // A key whose id does not fit its name and key: refused before anything is uploaded (exit 2).
+      const mangled = await other.sign(server.baseUrl, '--record-key', formatVerifierKey(foreign).replace(/\+[0-9a-f]{8}\+/, '+00000000+'));
+      expect(mangled.status).toBe(2);
+      expect(mangled.stderr).toContain('does not belong to the key and name');
 
-    const proxy = await lyingProxy();
-    proxy.lie(statusLie((s) => delete s.signatureRecord));
-    const none = client('expected-none');
-    const r = await none.sign(proxy.baseUrl, '--record-key', keyFile);
-    expectRefused(r, undefined, none.pins()[identity(proxy)], 'carries no signature record, but the record key', '--record-key');
-  });
+      const proxy = await lyingProxy();
+      proxy.lie(statusLie((s) => delete s.signatureRecord));
+      const none = client('expected-none');
+      const r = await none.sign(proxy.baseUrl, '--record-key', keyFile);
+      expectRefused(r, undefined, none.pins()[identity(proxy)], 'carries no signature record, but the record key', '--record-key');
+    },
+  );
 
   dataDirOnly('a service that never showed a record stays usable and says so in one line; jobs unpin-record forgets a pin', async () => {
     const proxy = await lyingProxy();
@@ -231,7 +246,12 @@ describe('first contact', () => {
 });
 
 test('the pin follows the identity of the URL, not its spelling', () => {
-  const same = ['https://Signing.Example.com/assembly-signing/v1.0', 'https://signing.example.com:443/assembly-signing/v1.0/', 'HTTPS://signing.example.com/assembly-signing/v1.0//', 'https://user@signing.example.com/assembly-signing/v1.0?x=1#f'];
+  const same = [
+    'https://Signing.Example.com/assembly-signing/v1.0',
+    'https://signing.example.com:443/assembly-signing/v1.0/',
+    'HTTPS://signing.example.com/assembly-signing/v1.0//',
+    'https://user@signing.example.com/assembly-signing/v1.0?x=1#f',
+  ];
   expect(new Set(same.map(recordIdentity))).toEqual(new Set(['https://signing.example.com/assembly-signing/v1.0']));
   expect(recordIdentity('https://signing.example.com:8443/assembly-signing/v1.0')).toBe('https://signing.example.com:8443/assembly-signing/v1.0');
   expect(recordIdentity('https://signing.example.com/Assembly-Signing/v1.0')).not.toBe(recordIdentity('https://signing.example.com/assembly-signing/v1.0'));

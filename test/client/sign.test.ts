@@ -32,14 +32,29 @@ function workdir() {
   return { dir, out: join(dir, 'out'), env: { SIGNGATE_CACHE_DIR: join(dir, 'cache'), SIGNGATE_ACCESS_TOKEN: token } };
 }
 
-const signArgs = (baseUrl: string, out: string, ...extra: string[]) => ['sign', '--vendor', 'Contoso', '--key', KEY, '--base-url', baseUrl, '--destination-path', out, '--poll-interval', '50', ...extra];
+const signArgs = (baseUrl: string, out: string, ...extra: string[]) => [
+  'sign',
+  '--vendor',
+  'Contoso',
+  '--key',
+  KEY,
+  '--base-url',
+  baseUrl,
+  '--destination-path',
+  out,
+  '--poll-interval',
+  '50',
+  ...extra,
+];
 const jobsOnServer = async (s: TestServer, t = token) => (await (await api(s, '/assemblies', t)).json()) as { id: string }[];
 
 describe('the happy path', () => {
   test('signs the sample add-in folder, verifies every file, deletes the job afterwards', async () => {
     const w = workdir();
     const before = (await jobsOnServer(server)).length;
-    const r = await runCliAsync([...signArgs(server.baseUrl, w.out, fixturePath('addin'), '--root', fixturePath('addin'), '--delete-afterwards', '--json')], { env: w.env });
+    const r = await runCliAsync([...signArgs(server.baseUrl, w.out, fixturePath('addin'), '--root', fixturePath('addin'), '--delete-afterwards', '--json')], {
+      env: w.env,
+    });
     expect(r.status, r.stderr).toBe(0);
     const result = JSON.parse(r.stdout);
     expect(validateResult(result), JSON.stringify(validateResult.errors)).toBe(true);
@@ -63,7 +78,28 @@ describe('the happy path', () => {
     const a = fixturePath('addin/SampleAddin.dll');
     const b = fixturePath('addin/SampleAddin.Helpers.dll');
     const r = await runCliAsync(
-      ['sign', '--vendor', 'Contoso', '--key', KEY, '--baseUrl', server.baseUrl, '--accessToken', token, '--assemblies', `${a},${b}`, '--destinationPath', w.out, '--rootDirectory', fixturePath('addin'), '--comment', 'post-build', '--deleteAfterwards', '--poll-interval', '50'],
+      [
+        'sign',
+        '--vendor',
+        'Contoso',
+        '--key',
+        KEY,
+        '--baseUrl',
+        server.baseUrl,
+        '--accessToken',
+        token,
+        '--assemblies',
+        `${a},${b}`,
+        '--destinationPath',
+        w.out,
+        '--rootDirectory',
+        fixturePath('addin'),
+        '--comment',
+        'post-build',
+        '--deleteAfterwards',
+        '--poll-interval',
+        '50',
+      ],
       { env: { SIGNGATE_CACHE_DIR: w.env.SIGNGATE_CACHE_DIR } },
     );
     expect(r.status, r.stderr).toBe(0);
@@ -106,13 +142,34 @@ describe('a destination inside the build output', () => {
     const bin = join(w.dir, 'bin');
     mkdirSync(join(bin, 'de'), { recursive: true });
     for (const name of ['SampleAddin.dll', 'SampleAddin.Helpers.dll', 'de/SampleAddin.resources.dll']) writeFileSync(join(bin, name), fixture(`addin/${name}`));
-    const args = ['sign', bin, '--root', bin, '--vendor', 'Contoso', '--key', KEY, '--base-url', server.baseUrl, '--destination-path', join(bin, 'signed'), '--poll-interval', '50', '--json', '--delete-afterwards'];
+    const args = [
+      'sign',
+      bin,
+      '--root',
+      bin,
+      '--vendor',
+      'Contoso',
+      '--key',
+      KEY,
+      '--base-url',
+      server.baseUrl,
+      '--destination-path',
+      join(bin, 'signed'),
+      '--poll-interval',
+      '50',
+      '--json',
+      '--delete-afterwards',
+    ];
     const first = await runCliAsync(args, { env: w.env });
     expect(first.status, first.stderr).toBe(0);
     const second = await runCliAsync(args, { env: w.env });
     expect(second.status, second.stderr).toBe(0);
     const result = JSON.parse(second.stdout);
-    expect(result.files.map((f: { uploadName: string }) => f.uploadName).sort()).toEqual(['SampleAddin.Helpers.dll', 'SampleAddin.dll', 'de/SampleAddin.resources.dll']);
+    expect(result.files.map((f: { uploadName: string }) => f.uploadName).sort()).toEqual([
+      'SampleAddin.Helpers.dll',
+      'SampleAddin.dll',
+      'de/SampleAddin.resources.dll',
+    ]);
   });
 });
 
@@ -145,7 +202,9 @@ describe('failures', () => {
 
   test('403: a user without the role User', async () => {
     const w = workdir();
-    const r = await runCliAsync(signArgs(server.baseUrl, w.out, fixturePath('addin/SampleAddin.dll')), { env: { ...w.env, SIGNGATE_ACCESS_TOKEN: server.token('sandbox', 'former-employee') } });
+    const r = await runCliAsync(signArgs(server.baseUrl, w.out, fixturePath('addin/SampleAddin.dll')), {
+      env: { ...w.env, SIGNGATE_ACCESS_TOKEN: server.token('sandbox', 'former-employee') },
+    });
     expect(r.status).toBe(3);
     expect(r.stderr).toContain('403');
     expect(r.stderr).toContain('role User');
@@ -233,7 +292,9 @@ describe('an unreliable network', () => {
   test('503 twice on the upload, then success: the upload is retried and lands once', async () => {
     const proxy = await startProxy(server.baseUrl, '/assembly-signing/v1.0', (req, res, count) => {
       if (req.method === 'POST' && count <= 2) {
-        res.writeHead(503, { 'retry-after': '0', 'content-type': 'application/problem+json' }).end('{"type":"about:blank","title":"Unavailable","status":503,"detail":"Busy"}');
+        res
+          .writeHead(503, { 'retry-after': '0', 'content-type': 'application/problem+json' })
+          .end('{"type":"about:blank","title":"Unavailable","status":503,"detail":"Busy"}');
         return true;
       }
       return false;
@@ -252,7 +313,9 @@ describe('an unreliable network', () => {
   });
 
   test('a connection dropped during the download is resumed', async () => {
-    const proxy = await startProxy(server.baseUrl, '/assembly-signing/v1.0', (req, _res, count) => (req.method === 'GET' && /\/assemblies\/[0-9a-f-]{36}$/.test(req.url!) && count === 1 ? 'drop-body' : false));
+    const proxy = await startProxy(server.baseUrl, '/assembly-signing/v1.0', (req, _res, count) =>
+      req.method === 'GET' && /\/assemblies\/[0-9a-f-]{36}$/.test(req.url!) && count === 1 ? 'drop-body' : false,
+    );
     try {
       const w = workdir();
       const r = await runCliAsync(signArgs(proxy.baseUrl, w.out, fixturePath('bench/LargeAddin.dll')), { env: w.env });
@@ -300,12 +363,17 @@ describe('hostile result packages', () => {
       if (url.endsWith('/status')) {
         return res
           .writeHead(200, { 'content-type': 'application/json' })
-          .end(JSON.stringify({ id: '1', processingFinished: true, assemblies: [{ fileName: 'SampleAddin.dll', fileProcessingState: 'Signed', messages: [] }] }));
+          .end(
+            JSON.stringify({ id: '1', processingFinished: true, assemblies: [{ fileName: 'SampleAddin.dll', fileProcessingState: 'Signed', messages: [] }] }),
+          );
       }
       return res.writeHead(200, { 'content-type': 'application/zip', 'content-length': zip.length }).end(zip);
     });
     await new Promise<void>((r) => s.listen(0, '127.0.0.1', r));
-    return { baseUrl: `http://127.0.0.1:${(s.address() as { port: number }).port}/assembly-signing/v1.0`, close: () => new Promise<void>((r) => s.close(() => r())) };
+    return {
+      baseUrl: `http://127.0.0.1:${(s.address() as { port: number }).port}/assembly-signing/v1.0`,
+      close: () => new Promise<void>((r) => s.close(() => r())),
+    };
   }
 
   test.each([
@@ -339,7 +407,12 @@ describe('hostile result packages', () => {
   });
 
   test('a file the user did not send is written apart under from-service/, never over a file of the destination', async () => {
-    const fake = await fakeService(buildZip([{ name: 'SampleAddin.dll', data: fixture('addin/SampleAddin.dll') }, { name: 'Other.dll', data: Buffer.from('new') }]));
+    const fake = await fakeService(
+      buildZip([
+        { name: 'SampleAddin.dll', data: fixture('addin/SampleAddin.dll') },
+        { name: 'Other.dll', data: Buffer.from('new') },
+      ]),
+    );
     try {
       const w = workdir();
       mkdirSync(w.out, { recursive: true });
@@ -363,7 +436,8 @@ describe('licenses and jobs', () => {
   test('jobs list says how a finished job ended: "finished: 0 of 3 signed, 3 failed", "finished: 1 of 1 signed"', async () => {
     const w = workdir();
     const bad = fixture('findings/missing-vendor-attribute/FindingAddin.dll');
-    const post = async (files: { name: string; bytes: Uint8Array }[]) => (await (await api(server, '/assemblies', token, { method: 'POST', body: uploadForm(files) })).json()).id as string;
+    const post = async (files: { name: string; bytes: Uint8Array }[]) =>
+      (await (await api(server, '/assemblies', token, { method: 'POST', body: uploadForm(files) })).json()).id as string;
     const failed = await post(['A', 'B', 'C'].map((d) => ({ name: `${d}/FindingAddin.dll`, bytes: bad })));
     const signed = await post([{ name: 'FindingAddin.dll', bytes: fixture('findings/passing/FindingAddin.dll') }]);
     await waitFinished(server, token, failed);
@@ -380,7 +454,12 @@ describe('licenses and jobs', () => {
     const w = workdir();
     const lic = await runCliAsync(['licenses', '--base-url', server.baseUrl], { env: w.env });
     expect(lic.stdout).toContain('option 12345: key file 12345_public.snk, key token 5d004f218731cd20');
-    const { id } = await (await api(server, '/assemblies', token, { method: 'POST', body: uploadForm([{ name: 'FindingAddin.dll', bytes: fixture('findings/passing/FindingAddin.dll') }]) })).json();
+    const { id } = await (
+      await api(server, '/assemblies', token, {
+        method: 'POST',
+        body: uploadForm([{ name: 'FindingAddin.dll', bytes: fixture('findings/passing/FindingAddin.dll') }]),
+      })
+    ).json();
     const list = await runCliAsync(['jobs', 'list', '--base-url', server.baseUrl], { env: w.env });
     expect(list.stdout).toContain(id);
     let status;
@@ -397,4 +476,3 @@ describe('licenses and jobs', () => {
     expect((await api(server, `/assemblies/${id}/status`, token)).status).toBe(404);
   });
 });
-

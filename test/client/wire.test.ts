@@ -31,7 +31,24 @@ async function signWith(options: StandInOptions, ...extra: string[]) {
   service = await startStandIn(options);
   const w = workdir();
   const r = await runCliAsync(
-    ['sign', ADDIN, '--root', ADDIN, '--vendor', 'Contoso', '--key', KEY, '--base-url', service.baseUrl, '--destination-path', w.out, '--poll-interval', '20', '--json', ...extra],
+    [
+      'sign',
+      ADDIN,
+      '--root',
+      ADDIN,
+      '--vendor',
+      'Contoso',
+      '--key',
+      KEY,
+      '--base-url',
+      service.baseUrl,
+      '--destination-path',
+      w.out,
+      '--poll-interval',
+      '20',
+      '--json',
+      ...extra,
+    ],
     { env: w.env },
   );
   return { ...r, w, result: r.stdout.trim().startsWith('{') ? JSON.parse(r.stdout) : undefined };
@@ -58,22 +75,45 @@ describe('answers the vendor may give', () => {
   test('a state the client does not know is shown as it is, and the returned file decides', async () => {
     const r = await signWith({ signedState: 'Completed' });
     expect(r.status, r.stderr).toBe(0);
-    expect(r.result.files.filter((f: { uploaded: boolean }) => f.uploaded).every((f: { state: string; verified: boolean }) => f.state === 'Completed' && f.verified)).toBe(true);
+    expect(
+      r.result.files.filter((f: { uploaded: boolean }) => f.uploaded).every((f: { state: string; verified: boolean }) => f.state === 'Completed' && f.verified),
+    ).toBe(true);
   });
 
   test('a file the service marks Error is not signed, even when the bytes came back signed', async () => {
-    const r = await signWith({ status: (real) => ({ ...real, assemblies: (real.assemblies as { fileName: string }[]).map((a, i) => ({ ...a, fileProcessingState: i === 0 ? 'Error' : 'Signed' })) }) });
+    const r = await signWith({
+      status: (real) => ({
+        ...real,
+        assemblies: (real.assemblies as { fileName: string }[]).map((a, i) => ({ ...a, fileProcessingState: i === 0 ? 'Error' : 'Signed' })),
+      }),
+    });
     expect(r.status).toBe(1);
     expect(r.result.summary.failed).toBe(1);
     expect(r.result.files.find((f: { state: string }) => f.state === 'Error').reason).toContain('Error');
   });
 
-  test("a log file of another name never blocks a re-run, and --delete-afterwards deletes every time", async () => {
+  test('a log file of another name never blocks a re-run, and --delete-afterwards deletes every time', async () => {
     const first = await signWith({ logName: 'SigningLog.txt' }, '--delete-afterwards');
     expect(first.status, first.stderr).toBe(0);
     expect(readdirSync(join(first.w.out, 'from-service'))).toEqual(['SigningLog.txt']);
     const again = await runCliAsync(
-      ['sign', ADDIN, '--root', ADDIN, '--vendor', 'Contoso', '--key', KEY, '--base-url', service!.baseUrl, '--destination-path', first.w.out, '--poll-interval', '20', '--delete-afterwards'],
+      [
+        'sign',
+        ADDIN,
+        '--root',
+        ADDIN,
+        '--vendor',
+        'Contoso',
+        '--key',
+        KEY,
+        '--base-url',
+        service!.baseUrl,
+        '--destination-path',
+        first.w.out,
+        '--poll-interval',
+        '20',
+        '--delete-afterwards',
+      ],
       { env: first.w.env },
     );
     expect(again.status, again.stderr).toBe(0);
@@ -96,7 +136,12 @@ describe("the service's own words, whatever the body", () => {
   test.each([
     ['plain text', 'text/plain', 'Assembly Contoso.Addin.dll is not delay signed.', 'is not delay signed'],
     ['JSON with message', 'application/json', '{"message":"Upload quota exceeded for today."}', 'Upload quota exceeded'],
-    ['an ASP.NET validation problem', 'application/problem+json', '{"type":"https://tools.ietf.org/html/rfc9110#section-15.5.1","title":"One or more validation errors occurred.","status":400,"errors":{"files":["The file SampleAddin.dll is not a .NET assembly."]}}', 'files: The file SampleAddin.dll is not a .NET assembly.'],
+    [
+      'an ASP.NET validation problem',
+      'application/problem+json',
+      '{"type":"https://tools.ietf.org/html/rfc9110#section-15.5.1","title":"One or more validation errors occurred.","status":400,"errors":{"files":["The file SampleAddin.dll is not a .NET assembly."]}}',
+      'files: The file SampleAddin.dll is not a .NET assembly.',
+    ],
   ])('%s', async (_name, contentType, body, expected) => {
     const r = await signWith({ uploadError: { status: 400, contentType, body } });
     expect(r.status).toBe(3);
@@ -124,6 +169,22 @@ describe('jobs', () => {
 });
 
 async function signWithService(s: StandIn, w: ReturnType<typeof workdir>) {
-  const r = await runCliAsync(['sign', join(ADDIN, 'SampleAddin.dll'), '--vendor', 'Contoso', '--key', KEY, '--base-url', s.baseUrl, '--destination-path', w.out, '--poll-interval', '20'], { env: w.env });
+  const r = await runCliAsync(
+    [
+      'sign',
+      join(ADDIN, 'SampleAddin.dll'),
+      '--vendor',
+      'Contoso',
+      '--key',
+      KEY,
+      '--base-url',
+      s.baseUrl,
+      '--destination-path',
+      w.out,
+      '--poll-interval',
+      '20',
+    ],
+    { env: w.env },
+  );
   expect(r.status, r.stderr).toBe(0);
 }

@@ -20,9 +20,14 @@ function peakOf(args: readonly string[]): { peakMb: number; report: string; stat
   const out = join(dir, 'report');
   const fd = openSync(out, 'w');
   // Linux's VmHWM: getrusage's maxRSS would keep the RSS of the test's own process, which forked this one.
-  const probe = "data:text/javascript,import{readFileSync}from'node:fs';process.on('exit',()=>process.stderr.write('\\nmaxrss='+/VmHWM:\\s*(\\d+)/.exec(readFileSync('/proc/self/status','utf8'))[1]+'\\n'))";
+  const probe =
+    "data:text/javascript,import{readFileSync}from'node:fs';process.on('exit',()=>process.stderr.write('\\nmaxrss='+/VmHWM:\\s*(\\d+)/.exec(readFileSync('/proc/self/status','utf8'))[1]+'\\n'))";
   try {
-    const r = spawnSync(process.execPath, ['--import', probe, join(repoRoot, 'bin', 'signgate.js'), ...args], { stdio: ['ignore', fd, 'pipe'], encoding: 'utf8', env: { ...process.env, NO_COLOR: '1' } });
+    const r = spawnSync(process.execPath, ['--import', probe, join(repoRoot, 'bin', 'signgate.js'), ...args], {
+      stdio: ['ignore', fd, 'pipe'],
+      encoding: 'utf8',
+      env: { ...process.env, NO_COLOR: '1' },
+    });
     const kb = /maxrss=(\d+)/.exec(r.stderr);
     if (!kb) throw new Error(`no peak RSS reported: ${r.stderr}`);
     return { peakMb: Number(kb[1]) / 1024, report: readFileSync(out, 'utf8'), status: r.status };
@@ -32,7 +37,19 @@ function peakOf(args: readonly string[]): { peakMb: number; report: string; stat
 }
 
 describe.skipIf(!hasMono)(`peak memory over ${CORPUS}`, () => {
-  const settings = [CORPUS, '--vendor', 'Mono', '--vendor-api', 'Mono.Security', '--key', fixturePath('test-keys/12345_public.snk'), '--format', 'json', '--threads', '0'];
+  const settings = [
+    CORPUS,
+    '--vendor',
+    'Mono',
+    '--vendor-api',
+    'Mono.Security',
+    '--key',
+    fixturePath('test-keys/12345_public.snk'),
+    '--format',
+    'json',
+    '--threads',
+    '0',
+  ];
 
   test(`check --format json stays under ${BOUND_MB} MB of RSS`, { timeout: 5 * 60_000 }, () => {
     const { peakMb, report, status } = peakOf(['check', ...settings]);

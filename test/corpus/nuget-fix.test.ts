@@ -27,7 +27,6 @@ import { run } from '../sdk/dotnet.js';
 const key = parseStrongNameKeyFile(fixture('test-keys/other_keypair.snk'));
 const token = publicKeyToken(key.publicKey.blob);
 
-
 const median = (values: readonly number[]): number => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
 
 /** Mono's sn -vf on each file, two at a time; the files it refuses, with its words. */
@@ -77,14 +76,18 @@ async function loadVerdicts(command: string, args: readonly string[], files: rea
  * an output must load where its input loads, the same way, with the same MVID and resource bytes.
  */
 function loadDifferences(input: LoadVerdict, output: LoadVerdict): string[] {
-  if (!input.ok) return output.ok || output.error!.split(':')[0] === input.error!.split(':')[0] ? [] : [`the input was refused with ${input.error}, the output with ${output.error}`];
+  if (!input.ok)
+    return output.ok || output.error!.split(':')[0] === input.error!.split(':')[0]
+      ? []
+      : [`the input was refused with ${input.error}, the output with ${output.error}`];
   if (!output.ok) return [`the input loads, the output does not: ${output.error}`];
   const found: string[] = [];
   const expectedName = input.fullName!.replace(/PublicKeyToken=null$/, `PublicKeyToken=${token}`);
   if (output.fullName !== expectedName) found.push(`full name ${output.fullName}, expected ${expectedName}`);
   if (output.how !== input.how) found.push(`loaded by ${output.how}, the input by ${input.how}`);
   if (output.mvid !== input.mvid) found.push(`MVID ${output.mvid}, the input's ${input.mvid}`);
-  if (JSON.stringify(output.resources) !== JSON.stringify(input.resources)) found.push(`resources ${JSON.stringify(output.resources)}, the input's ${JSON.stringify(input.resources)}`);
+  if (JSON.stringify(output.resources) !== JSON.stringify(input.resources))
+    found.push(`resources ${JSON.stringify(output.resources)}, the input's ${JSON.stringify(input.resources)}`);
   return found;
 }
 
@@ -138,7 +141,14 @@ describe.skipIf(!runCorpusTests)('signgate fix over the NuGet corpus', () => {
       const before = parsePeImage(u.bytes);
       const after = parsePeImage(result.bytes);
       const last = after.sections.at(-1)!.name;
-      const path = last === STRONG_NAME_SECTION ? 'new section (fallback)' : last === STRONG_NAME_TAIL_SECTION ? 'tail-moved' : result.bytes.length === inputSize ? 'in-place' : 'text-grown';
+      const path =
+        last === STRONG_NAME_SECTION
+          ? 'new section (fallback)'
+          : last === STRONG_NAME_TAIL_SECTION
+            ? 'tail-moved'
+            : result.bytes.length === inputSize
+              ? 'in-place'
+              : 'text-grown';
       paths[path]++;
       if (path !== 'new section (fallback)') expect(after.sections.length, u.path).toBe(before.sections.length + (path === 'tail-moved' ? 1 : 0));
       const metadataSize = readModule(result.bytes).corHeader.metadata.size;
@@ -160,7 +170,9 @@ describe.skipIf(!runCorpusTests)('signgate fix over the NuGet corpus', () => {
     const refusedBySn = await snRefusals(pairs.map(([, fixed]) => fixed));
     expect(refusedBySn).toEqual([]);
     const compared = await srmCompare(pairs);
-    const problems = compared.filter((c) => c.error !== null || (c.differences ?? []).length > 0).map((c) => `${c.original}: ${c.error ?? c.differences!.join('; ')}`);
+    const problems = compared
+      .filter((c) => c.error !== null || (c.differences ?? []).length > 0)
+      .map((c) => `${c.original}: ${c.error ?? c.differences!.join('; ')}`);
     expect(problems).toEqual([]);
     for (const c of compared) expect(c.identity, c.original).toMatch(new RegExp(`PublicKeyToken=${token}$`));
     const relaid = compared.filter((c) => c.relaid).length;

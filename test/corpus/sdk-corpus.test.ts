@@ -24,7 +24,9 @@ describe.skipIf(!runDotnetTests)('agreement with System.Reflection.Metadata over
   test('shared frameworks and targeting packs: every field and every strong-name state agree', async () => {
     requireDotnet();
     await buildSrmOracle();
-    const runtime = execFileSync('dotnet', ['--list-runtimes'], { encoding: 'utf8' }).split('\n').find((l) => l.startsWith('Microsoft.NETCore.App '))!;
+    const runtime = execFileSync('dotnet', ['--list-runtimes'], { encoding: 'utf8' })
+      .split('\n')
+      .find((l) => l.startsWith('Microsoft.NETCore.App '))!;
     const shared = dirname(/\[(.*)\]/.exec(runtime)![1]!); // …/dotnet/shared
     const dotnetRoot = dirname(shared);
     const files = [...dllsBelow(shared), ...dllsBelow(join(dotnetRoot, 'packs'))].sort();

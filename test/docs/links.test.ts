@@ -21,7 +21,10 @@ export function anchors(text: string): Set<string> {
   for (const line of prose(text)) {
     const m = /^#{1,6}\s+(.*?)\s*#*\s*$/.exec(line);
     if (!m) continue;
-    const slug = m[1]!.toLowerCase().replace(/[^\p{L}\p{N}\s_-]/gu, '').replace(/\s/g, '-');
+    const slug = m[1]!
+      .toLowerCase()
+      .replace(/[^\p{L}\p{N}\s_-]/gu, '')
+      .replace(/\s/g, '-');
     const n = seen.get(slug) ?? 0;
     seen.set(slug, n + 1);
     result.add(n === 0 ? slug : `${slug}-${n}`);
@@ -30,11 +33,21 @@ export function anchors(text: string): Set<string> {
 }
 
 test('anchors are made as GitHub makes them', () => {
-  expect([...anchors('# A `b` c\n## Keys in a PKCS#11 token\n## SG501\n## SG501\n```sh\n# not a heading\n```\n')]).toEqual(['a-b-c', 'keys-in-a-pkcs11-token', 'sg501', 'sg501-1']);
+  expect([...anchors('# A `b` c\n## Keys in a PKCS#11 token\n## SG501\n## SG501\n```sh\n# not a heading\n```\n')]).toEqual([
+    'a-b-c',
+    'keys-in-a-pkcs11-token',
+    'sg501',
+    'sg501-1',
+  ]);
 });
 
 test('every relative link of README.md and docs/*.md leads somewhere', () => {
-  const files = ['README.md', ...readdirSync(join(repoRoot, 'docs')).filter((f) => f.endsWith('.md')).map((f) => `docs/${f}`)];
+  const files = [
+    'README.md',
+    ...readdirSync(join(repoRoot, 'docs'))
+      .filter((f) => f.endsWith('.md'))
+      .map((f) => `docs/${f}`),
+  ];
   const broken: string[] = [];
   for (const file of files) {
     const text = readFileSync(join(repoRoot, file), 'utf8');

@@ -41,7 +41,8 @@ export function runnableBlocks(file: string, text: string): RunnableBlock[] {
     if (!m || inside(i)) return;
     const where = `${file}:${i + 1}`;
     const fence = all.find((f) => f.open === i + 1);
-    if (!fence || !/^(sh|bash)$/.test(fence.info)) throw new Error(`${where}: a runnable marker must be followed directly by a \`\`\`sh block; found ${JSON.stringify(lines[i + 1] ?? '(end of file)')}`);
+    if (!fence || !/^(sh|bash)$/.test(fence.info))
+      throw new Error(`${where}: a runnable marker must be followed directly by a \`\`\`sh block; found ${JSON.stringify(lines[i + 1] ?? '(end of file)')}`);
     if (fence.close >= lines.length) throw new Error(`${where}: the runnable block is never closed`);
     const block: RunnableBlock = { file, line: i + 2, script: lines.slice(i + 2, fence.close).join('\n'), exit: 0, service: false, workspace: 'addin' };
     for (const word of m[1]!.trim().split(/\s+/).filter(Boolean)) {
@@ -58,7 +59,10 @@ export function runnableBlocks(file: string, text: string): RunnableBlock[] {
 
 /** README.md and docs/*.md, as the repository has them. */
 function documents(): Array<{ file: string; text: string }> {
-  const docs = readdirSync(join(repoRoot, 'docs')).filter((f) => f.endsWith('.md')).sort().map((f) => `docs/${f}`);
+  const docs = readdirSync(join(repoRoot, 'docs'))
+    .filter((f) => f.endsWith('.md'))
+    .sort()
+    .map((f) => `docs/${f}`);
   return ['README.md', ...docs].map((file) => ({ file, text: readFileSync(join(repoRoot, file), 'utf8') }));
 }
 
@@ -84,7 +88,9 @@ function run(command: string, args: readonly string[], cwd: string, env: NodeJS.
 describe('the marker', () => {
   test('reads exit, service and workspace, and refuses what it does not know', () => {
     const text = '# t\n\n<!-- runnable exit=1 service workspace=unsigned-dependency -->\n```sh\nsigngate check x\n```\n\n```sh\nnot marked\n```\n';
-    expect(runnableBlocks('t.md', text)).toEqual([{ file: 't.md', line: 4, script: 'signgate check x', exit: 1, service: true, workspace: 'unsigned-dependency' }]);
+    expect(runnableBlocks('t.md', text)).toEqual([
+      { file: 't.md', line: 4, script: 'signgate check x', exit: 1, service: true, workspace: 'unsigned-dependency' },
+    ]);
     expect(() => runnableBlocks('t.md', '<!-- runnable exit=one -->\n```sh\nx\n```\n')).toThrow('t.md:1: unknown runnable option "exit=one"');
     expect(() => runnableBlocks('t.md', '<!-- runnable -->\n\n```sh\nx\n```\n')).toThrow('t.md:1: a runnable marker must be followed directly');
     expect(() => runnableBlocks('t.md', '<!-- runnable -->\n```json\n{}\n```\n')).toThrow('followed directly by a ```sh block');
@@ -111,7 +117,13 @@ describe('runnable blocks of README.md and docs/*.md', () => {
 
   /** The environment of a block: signgate on the PATH; the service's address and token only when it asks. */
   const environment = (cwd: string, withService: boolean): NodeJS.ProcessEnv => {
-    const env: NodeJS.ProcessEnv = { ...process.env, PATH: `${shim}${delimiter}${process.env.PATH ?? ''}`, NO_COLOR: '1', FORCE_COLOR: '0', SIGNGATE_CACHE_DIR: join(cwd, '.cache') };
+    const env: NodeJS.ProcessEnv = {
+      ...process.env,
+      PATH: `${shim}${delimiter}${process.env.PATH ?? ''}`,
+      NO_COLOR: '1',
+      FORCE_COLOR: '0',
+      SIGNGATE_CACHE_DIR: join(cwd, '.cache'),
+    };
     delete env.SIGNGATE_BASE_URL;
     delete env.SIGNGATE_ACCESS_TOKEN;
     if (withService) Object.assign(env, { SIGNGATE_BASE_URL: baseUrl, SIGNGATE_ACCESS_TOKEN: token });
@@ -124,7 +136,12 @@ describe('runnable blocks of README.md and docs/*.md', () => {
     chmodSync(join(shim, 'signgate'), 0o755);
 
     // The service: the sandbox organization with the TEST keys (option 12345), on a free port of 127.0.0.1.
-    const created = await run(process.execPath, [cli, 'serve', 'token', 'create', '--config', serviceConfig, '--data-dir', serviceData, '--org', 'sandbox', '--user', 'ci', '--days', '1'], root, environment(root, false));
+    const created = await run(
+      process.execPath,
+      [cli, 'serve', 'token', 'create', '--config', serviceConfig, '--data-dir', serviceData, '--org', 'sandbox', '--user', 'ci', '--days', '1'],
+      root,
+      environment(root, false),
+    );
     expect(created.status, created.output).toBe(0);
     token = created.stdout.trim();
     const serveArgs = ['serve', '--config', serviceConfig, '--data-dir', serviceData, '--port', '0', '--host', '127.0.0.1'];
@@ -149,8 +166,16 @@ describe('runnable blocks of README.md and docs/*.md', () => {
     cpSync(fixturePath('test-keys/12345_public.snk'), join(addin, '12345_public.snk'));
     cpSync(fixturePath('test-keys/other_keypair.snk'), join(addin, 'your-key.snk'));
     cpSync(fixturePath('test-keys/12345_keypair.snk'), join(addin, 'sandbox.snk'));
-    writeFileSync(join(addin, 'signgate.config.json'), `${JSON.stringify({ vendor: 'Contoso', keys: ['12345_public.snk'], paths: ['bin/Release'], root: 'bin/Release' }, null, 2)}\n`);
-    const signed = await run(join(shim, 'signgate'), ['sign', 'bin/Release', '--root-directory', 'bin/Release', '--destination-path', 'signed', '--poll-interval', '100', '--delete-afterwards'], addin, environment(addin, true));
+    writeFileSync(
+      join(addin, 'signgate.config.json'),
+      `${JSON.stringify({ vendor: 'Contoso', keys: ['12345_public.snk'], paths: ['bin/Release'], root: 'bin/Release' }, null, 2)}\n`,
+    );
+    const signed = await run(
+      join(shim, 'signgate'),
+      ['sign', 'bin/Release', '--root-directory', 'bin/Release', '--destination-path', 'signed', '--poll-interval', '100', '--delete-afterwards'],
+      addin,
+      environment(addin, true),
+    );
     expect(signed.status, signed.output).toBe(0);
     cpSync(join(addin, 'signed'), join(addin, 'release'), { recursive: true });
 

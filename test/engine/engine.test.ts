@@ -10,17 +10,29 @@ import { BOUNDED, engineRunner, prepareCheck, readFiles, type ReadFiles } from '
 import { fixturePath } from '../helpers/fixtures.js';
 
 const keys = [fixturePath('test-keys/12345_public.snk')];
-const paths = [fixturePath('addin'), fixturePath('modules/changed-module'), fixturePath('variants/native.dll'), fixturePath('corrupt/bad-metadata-signature.dll')];
+const paths = [
+  fixturePath('addin'),
+  fixturePath('modules/changed-module'),
+  fixturePath('variants/native.dll'),
+  fixturePath('corrupt/bad-metadata-signature.dll'),
+];
 const options = { paths, keys, vendor: 'Contoso' };
 const shared = (read: ReadFiles) => read.inputs.every((i) => !isFileToRead(i) && i.bytes.buffer instanceof SharedArrayBuffer);
 
 describe('the engine', () => {
   test('check results: the same whether the inputs are held, read when needed or shared with two worker threads', async () => {
     const runs = [];
-    for (const [threads, readAtOnceBytes] of [[0, Number.MAX_SAFE_INTEGER], [0, 0], [2, 0]] as const) {
+    for (const [threads, readAtOnceBytes] of [
+      [0, Number.MAX_SAFE_INTEGER],
+      [0, 0],
+      [2, 0],
+    ] as const) {
       const read = await prepareCheck({ ...options, threads, readAtOnceBytes }, BOUNDED);
       expect(read.inputs.length).toBeGreaterThan(8);
-      runs.push({ read, result: await runEngine(checkProduct({ settings: read.settings, severities: read.severities }), read.inputs, await engineRunner(read)) });
+      runs.push({
+        read,
+        result: await runEngine(checkProduct({ settings: read.settings, severities: read.severities }), read.inputs, await engineRunner(read)),
+      });
     }
     const [held, onDemand, pooled] = runs;
     expect([held!.read.onDemand, held!.read.threads, shared(held!.read)]).toEqual([false, 0, false]);
@@ -35,7 +47,10 @@ describe('the engine', () => {
     const first = await prepareCheck({ ...options, threads: 0 }, BOUNDED);
     const auditOf = { settings: first.settings, jobs: new Map(), jobSource: { ledger: 'test', found: false } };
     const expected = formatAuditJson(await runEngine(auditProduct(auditOf), first.inputs, inThisThread()), null);
-    for (const [threads, readAtOnceBytes] of [[0, 0], [2, Number.MAX_SAFE_INTEGER]] as const) {
+    for (const [threads, readAtOnceBytes] of [
+      [0, 0],
+      [2, Number.MAX_SAFE_INTEGER],
+    ] as const) {
       const read = await readFiles({ paths, root: null, threads, readAtOnceBytes }, BOUNDED);
       expect(read.onDemand).toBe(threads === 0);
       expect(formatAuditJson(await runEngine(auditProduct(auditOf), read.inputs, await engineRunner(read)), null)).toBe(expected);
@@ -78,7 +93,13 @@ describe('the engine', () => {
     const read = await prepareCheck({ ...options, threads: 0 });
     const pool = await inPool(1);
     let closed = false;
-    const closing = { ...pool, close: async () => { closed = true; await pool.close(); } };
+    const closing = {
+      ...pool,
+      close: async () => {
+        closed = true;
+        await pool.close();
+      },
+    };
     const failing = { ...checkProduct({ settings: read.settings }), module: 'no/such-module' };
     await expect(runEngine(failing, read.inputs, closing)).rejects.toThrow(/no\/such-module/);
     expect(closed).toBe(true);

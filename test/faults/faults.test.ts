@@ -40,7 +40,6 @@ function verified(folder: string): number {
   return (JSON.parse(r.stdout) as unknown[]).length;
 }
 
-
 /** A tmpfs of `mb` MiB (root may mount one; elsewhere undefined). */
 function smallDisk(mb: number): Promise<string | undefined> {
   const dir = mkdtempSync(join(tmpdir(), 'signgate-tmpfs-'));
@@ -77,10 +76,32 @@ describe('faults', () => {
     writeFileSync(filler, Buffer.alloc(Math.max(0, free() - (300 * 4096 + 300 * 1024))));
     const out = mkdtempSync(join(tmpdir(), 'signgate-faults-out-'));
     cleanups.push(() => rmSync(out, { recursive: true, force: true }));
-    const signing = runCliAsync(['sign', input, '--vendor', 'Contoso', '--key', KEY, '--base-url', service.baseUrl, '--destination-path', out, '--timeout', '90', '--poll-interval', '200'], {
-      env: { SIGNGATE_ACCESS_TOKEN: token, SIGNGATE_CACHE_DIR: join(out, '..', `${out.split('/').pop()}-cache`) },
-    });
-    await waitUntil('the first failed attempt in the log', () => service.stdout().includes('job processing failed; it is queued again'), () => service.stdout());
+    const signing = runCliAsync(
+      [
+        'sign',
+        input,
+        '--vendor',
+        'Contoso',
+        '--key',
+        KEY,
+        '--base-url',
+        service.baseUrl,
+        '--destination-path',
+        out,
+        '--timeout',
+        '90',
+        '--poll-interval',
+        '200',
+      ],
+      {
+        env: { SIGNGATE_ACCESS_TOKEN: token, SIGNGATE_CACHE_DIR: join(out, '..', `${out.split('/').pop()}-cache`) },
+      },
+    );
+    await waitUntil(
+      'the first failed attempt in the log',
+      () => service.stdout().includes('job processing failed; it is queued again'),
+      () => service.stdout(),
+    );
     expect(service.stdout()).toContain('ENOSPC');
     const ready = await fetch(`http://127.0.0.1:${service.port}/readyz`);
     expect(ready.status).toBe(503);
@@ -120,9 +141,12 @@ describe('faults', () => {
     const viaProxy = `http://127.0.0.1:${(proxy.address() as { port: number }).port}/assembly-signing/v1.0`;
     const out = mkdtempSync(join(tmpdir(), 'signgate-faults-out-'));
     cleanups.push(() => rmSync(out, { recursive: true, force: true }));
-    const r = await runCliAsync(['sign', addinCopies(3), '--vendor', 'Contoso', '--key', KEY, '--base-url', viaProxy, '--destination-path', out, '--poll-interval', '100'], {
-      env: { SIGNGATE_ACCESS_TOKEN: token, SIGNGATE_CACHE_DIR: join(dataDir, 'client-cache') },
-    });
+    const r = await runCliAsync(
+      ['sign', addinCopies(3), '--vendor', 'Contoso', '--key', KEY, '--base-url', viaProxy, '--destination-path', out, '--poll-interval', '100'],
+      {
+        env: { SIGNGATE_ACCESS_TOKEN: token, SIGNGATE_CACHE_DIR: join(dataDir, 'client-cache') },
+      },
+    );
     expect(r.status, r.stderr.slice(-2000)).toBe(0);
     expect(uploads).toBe(2);
     expect(await jobsOf(service.baseUrl, token)).toBe(1); // not two: the second upload got the first job back
@@ -141,11 +165,33 @@ describe('faults', () => {
     cleanups.push(() => rmSync(out, { recursive: true, force: true }));
     const cache = join(dataDir, 'client-cache');
     let client: ChildProcess | undefined;
-    const signing = runCliAsync(['sign', addinCopies(200), '--vendor', 'Contoso', '--key', KEY, '--base-url', service.baseUrl, '--destination-path', out, '--poll-interval', '100', '--timeout', '90'], {
-      env: { SIGNGATE_ACCESS_TOKEN: token, SIGNGATE_CACHE_DIR: cache },
-      started: (child) => (client = child),
-    });
-    await waitUntil('the upload accepted in the log', () => service.stdout().includes('job accepted'), () => service.stdout());
+    const signing = runCliAsync(
+      [
+        'sign',
+        addinCopies(200),
+        '--vendor',
+        'Contoso',
+        '--key',
+        KEY,
+        '--base-url',
+        service.baseUrl,
+        '--destination-path',
+        out,
+        '--poll-interval',
+        '100',
+        '--timeout',
+        '90',
+      ],
+      {
+        env: { SIGNGATE_ACCESS_TOKEN: token, SIGNGATE_CACHE_DIR: cache },
+        started: (child) => (client = child),
+      },
+    );
+    await waitUntil(
+      'the upload accepted in the log',
+      () => service.stdout().includes('job accepted'),
+      () => service.stdout(),
+    );
     // The client retries an unreachable service for about 7 s (its policy); a loaded machine may take longer to start
     // the service again. Paused from just before the kill to the restart, the client finds its connection dead and
     // retries against the restarted service, however long the restart took.

@@ -12,7 +12,15 @@ import { readZip } from '../../src/zip/read-zip.js';
 import { freshDatabase, requireDatabase } from '../helpers/database.js';
 import { fixture } from '../helpers/fixtures.js';
 import { uploadForm } from '../helpers/server.js';
-import { cliToken, runSigngate, sandboxConfigCopy, startServiceProcess, stopServiceProcess, waitJobFinished, type ServiceProcess } from '../helpers/service-process.js';
+import {
+  cliToken,
+  runSigngate,
+  sandboxConfigCopy,
+  startServiceProcess,
+  stopServiceProcess,
+  waitJobFinished,
+  type ServiceProcess,
+} from '../helpers/service-process.js';
 
 const ADDIN = fixture('addin/SampleAddin.dll');
 const sha256 = (b: Uint8Array) => createHash('sha256').update(b).digest('hex');

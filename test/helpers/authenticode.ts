@@ -66,7 +66,26 @@ export interface TestPki {
 
 async function issue(dir: string, name: string, subject: string, ext: string, serial: string): Promise<void> {
   await run('openssl', ['req', '-newkey', 'rsa:2048', '-nodes', '-keyout', join(dir, `${name}.key`), '-out', join(dir, `${name}.csr`), '-subj', subject]);
-  await run('openssl', ['x509', '-req', '-in', join(dir, `${name}.csr`), '-CA', join(dir, 'ca.pem'), '-CAkey', join(dir, 'ca.key'), '-set_serial', serial, '-days', '3650', '-out', join(dir, `${name}.pem`), '-extfile', join(dir, 'ext.cnf'), '-extensions', ext]);
+  await run('openssl', [
+    'x509',
+    '-req',
+    '-in',
+    join(dir, `${name}.csr`),
+    '-CA',
+    join(dir, 'ca.pem'),
+    '-CAkey',
+    join(dir, 'ca.key'),
+    '-set_serial',
+    serial,
+    '-days',
+    '3650',
+    '-out',
+    join(dir, `${name}.pem`),
+    '-extfile',
+    join(dir, 'ext.cnf'),
+    '-extensions',
+    ext,
+  ]);
 }
 
 /** Removes a TEST PKI's folder (its private keys and everything signed there). */
@@ -81,7 +100,25 @@ export async function makeTestPki(publisher = 'Contoso Test'): Promise<TestPki> 
   writeFileSync(config, EXTENSIONS.replace('__DIR__', dir));
   writeFileSync(join(dir, 'tsaserial'), '01\n');
   const ca = (name: string, cn: string) =>
-    run('openssl', ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', join(dir, `${name}.key`), '-out', join(dir, `${name}.pem`), '-days', '3650', '-subj', `/CN=${cn}/O=signgate tests`, '-config', config, '-extensions', 'ca_ext']);
+    run('openssl', [
+      'req',
+      '-x509',
+      '-newkey',
+      'rsa:2048',
+      '-nodes',
+      '-keyout',
+      join(dir, `${name}.key`),
+      '-out',
+      join(dir, `${name}.pem`),
+      '-days',
+      '3650',
+      '-subj',
+      `/CN=${cn}/O=signgate tests`,
+      '-config',
+      config,
+      '-extensions',
+      'ca_ext',
+    ]);
   await ca('ca', 'signgate TEST ONLY Root CA');
   await ca('other-ca', 'signgate TEST ONLY Unrelated CA');
   await issue(dir, 'signer', `/CN=signgate TEST ONLY Code Signing/O=${publisher}`, 'cs_ext', '0x1234ABCD');
@@ -111,7 +148,21 @@ export interface SignWith {
 
 /** Authenticode-signs `input` into `output` with the TEST ONLY code-signing certificate. */
 export async function authenticodeSign(pki: TestPki, input: string, output: string, options: SignWith = {}): Promise<void> {
-  const args = ['sign', '-certs', pki.signerPem, '-key', pki.signerKey, '-ac', pki.caPem, '-h', options.hash ?? 'sha256', '-n', 'signgate test add-in', '-i', 'https://example.invalid/'];
+  const args = [
+    'sign',
+    '-certs',
+    pki.signerPem,
+    '-key',
+    pki.signerKey,
+    '-ac',
+    pki.caPem,
+    '-h',
+    options.hash ?? 'sha256',
+    '-n',
+    'signgate test add-in',
+    '-i',
+    'https://example.invalid/',
+  ];
   if (options.nest) args.push('-nest');
   if (options.timestampUrl) args.push('-ts', options.timestampUrl);
   if (options.legacyTimestampUrl) args.push('-t', options.legacyTimestampUrl);
@@ -175,7 +226,27 @@ export async function startTimestampResponder(pki: TestPki): Promise<{ url: stri
       writeFileSync(input, rfc3161 ? body : legacyRequestSignature(body));
       const args = rfc3161
         ? ['ts', '-reply', '-config', pki.config, '-queryfile', input, '-signer', pki.tsaPem, '-inkey', pki.tsaKey, '-chain', pki.caPem, '-out', reply]
-        : ['cms', '-sign', '-binary', '-nodetach', '-nosmimecap', '-md', 'sha256', '-in', input, '-signer', pki.tsaPem, '-inkey', pki.tsaKey, '-certfile', pki.caPem, '-outform', 'DER', '-out', reply];
+        : [
+            'cms',
+            '-sign',
+            '-binary',
+            '-nodetach',
+            '-nosmimecap',
+            '-md',
+            'sha256',
+            '-in',
+            input,
+            '-signer',
+            pki.tsaPem,
+            '-inkey',
+            pki.tsaKey,
+            '-certfile',
+            pki.caPem,
+            '-outform',
+            'DER',
+            '-out',
+            reply,
+          ];
       execFile('openssl', args, (error) => {
         if (error) {
           res.writeHead(500).end(String(error));

@@ -40,4 +40,8 @@ export async function checkPaths(paths: string[], settings: Partial<CheckSetting
  * Rule names of every finding, sorted, without the SG801 note: it is on nearly every delay-signed input (such a file
  * loads under neither license until it is signed) and test/rules/load.test.ts checks it on its own.
  */
-export const ruleNames = (result: CheckResult) => result.findings.filter((f) => f.ruleId !== 'SG801').map((f) => f.rule).sort();
+export const ruleNames = (result: CheckResult) =>
+  result.findings
+    .filter((f) => f.ruleId !== 'SG801')
+    .map((f) => f.rule)
+    .sort();

@@ -10,7 +10,8 @@ export const STORE_UNDER_TEST: 'postgres' | 'data-dir' = process.env.SIGNGATE_TE
 
 /** Throws in CI without a database (.ci/run starts one); outside CI the caller skips. */
 export function requireDatabase(): boolean {
-  if (process.env.CI && !TEST_DATABASE_URL) throw new Error('CI is set but SIGNGATE_TEST_DATABASE_URL is not: .ci/run must install and start PostgreSQL and export it');
+  if (process.env.CI && !TEST_DATABASE_URL)
+    throw new Error('CI is set but SIGNGATE_TEST_DATABASE_URL is not: .ci/run must install and start PostgreSQL and export it');
   return TEST_DATABASE_URL !== undefined;
 }
 

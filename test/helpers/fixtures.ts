@@ -69,7 +69,10 @@ export function runMono(tool: string, args: readonly string[]): CliResult {
  * Like runCli, without blocking the event loop (for tests whose server runs in this process). `started` gets the
  * process (to pause it with SIGSTOP while a test restarts the service it talks to, say).
  */
-export function runCliAsync(args: readonly string[], options: { cwd?: string; env?: Record<string, string>; started?: (child: ChildProcess) => void } = {}): Promise<CliResult> {
+export function runCliAsync(
+  args: readonly string[],
+  options: { cwd?: string; env?: Record<string, string>; started?: (child: ChildProcess) => void } = {},
+): Promise<CliResult> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [join(repoRoot, 'bin', 'signgate.js'), ...args], {
       cwd: options.cwd ?? repoRoot,

@@ -108,4 +108,3 @@ export function sharedAttributeBlob(count = 1_500, stringBytes = MiB): Uint8Arra
     },
   });
 }
-

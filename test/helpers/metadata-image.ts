@@ -77,8 +77,10 @@ export interface MetadataSpec {
 }
 
 /** The Sorted mask compilers write: the tables ECMA-335 and Portable PDB require sorted (SRM checks the PDB ones). */
-export const SORTED_TABLES =
-  [0x09, 0x0b, 0x0c, 0x0d, 0x0e, 0x0f, 0x10, 0x18, 0x19, 0x1c, 0x1d, 0x29, 0x2a, 0x2c, 0x32, 0x36, 0x37].reduce((mask, id) => mask | (1n << BigInt(id)), 0n);
+export const SORTED_TABLES = [0x09, 0x0b, 0x0c, 0x0d, 0x0e, 0x0f, 0x10, 0x18, 0x19, 0x1c, 0x1d, 0x29, 0x2a, 0x2c, 0x32, 0x36, 0x37].reduce(
+  (mask, id) => mask | (1n << BigInt(id)),
+  0n,
+);
 
 /** The table stream, with heap indexes as `heapSizes` says (default all 4 bytes) and row-count-sized table indexes. */
 function tableStream(spec: MetadataSpec): Uint8Array {
@@ -112,7 +114,10 @@ function tableStream(spec: MetadataSpec): Uint8Array {
       }
     }
   };
-  const present = counts.map((n, id) => [n, id] as const).filter(([n]) => n > 0).map(([, id]) => id);
+  const present = counts
+    .map((n, id) => [n, id] as const)
+    .filter(([n]) => n > 0)
+    .map(([, id]) => id);
   let valid = 0n;
   for (const id of present) valid |= 1n << BigInt(id);
   const rowBytes = present.map((id) => {

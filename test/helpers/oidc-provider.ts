@@ -31,7 +31,14 @@ export async function startIssuer(redirectUris: string[] = ['http://127.0.0.1/un
   const server: Server = createServer();
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const issuer = `http://127.0.0.1:${(server.address() as { port: number }).port}`;
-  const secretClient = (id: string) => ({ client_id: id, client_secret: `${id}-secret-of-the-test`, grant_types: ['client_credentials'], redirect_uris: [], response_types: [], scope: 'sign' });
+  const secretClient = (id: string) => ({
+    client_id: id,
+    client_secret: `${id}-secret-of-the-test`,
+    grant_types: ['client_credentials'],
+    redirect_uris: [],
+    response_types: [],
+    scope: 'sign',
+  });
   // Keys of its own, so that a token of another test issuer fails on its signature, not only on its iss claim.
   const { privateKey } = await generateKeyPair('RS256', { extractable: true });
   const jwk = { ...(await exportJWK(privateKey)), kid: randomUUID(), alg: 'RS256', use: 'sig' };
@@ -39,7 +46,14 @@ export async function startIssuer(redirectUris: string[] = ['http://127.0.0.1/un
     jwks: { keys: [jwk] },
     clients: [
       ...['ci', 'short', 'norole', 'otherorg'].map(secretClient),
-      { client_id: 'docs', token_endpoint_auth_method: 'none', grant_types: ['authorization_code'], response_types: ['code'], redirect_uris: redirectUris, scope: 'openid sign' },
+      {
+        client_id: 'docs',
+        token_endpoint_auth_method: 'none',
+        grant_types: ['authorization_code'],
+        response_types: ['code'],
+        redirect_uris: redirectUris,
+        scope: 'openid sign',
+      },
     ],
     pkce: { required: () => true },
     scopes: ['openid', 'sign'],
@@ -50,7 +64,12 @@ export async function startIssuer(redirectUris: string[] = ['http://127.0.0.1/un
         enabled: true,
         defaultResource: () => AUDIENCE,
         useGrantedResource: () => true,
-        getResourceServerInfo: (_ctx, _resource, client) => ({ scope: 'sign', audience: AUDIENCE, accessTokenFormat: 'jwt', accessTokenTTL: client.clientId === 'short' ? 1 : 300 }),
+        getResourceServerInfo: (_ctx, _resource, client) => ({
+          scope: 'sign',
+          audience: AUDIENCE,
+          accessTokenFormat: 'jwt',
+          accessTokenTTL: client.clientId === 'short' ? 1 : 300,
+        }),
       },
     },
     findAccount: (_ctx, id) => ({ accountId: id, claims: () => ({ sub: id }) }),
@@ -67,16 +86,20 @@ export async function startIssuer(redirectUris: string[] = ['http://127.0.0.1/un
     token: async (clientId) => {
       const response = await fetch(`${issuer}/token`, {
         method: 'POST',
-        headers: { 'content-type': 'application/x-www-form-urlencoded', authorization: `Basic ${Buffer.from(`${clientId}:${clientId}-secret-of-the-test`).toString('base64')}` },
+        headers: {
+          'content-type': 'application/x-www-form-urlencoded',
+          authorization: `Basic ${Buffer.from(`${clientId}:${clientId}-secret-of-the-test`).toString('base64')}`,
+        },
         body: new URLSearchParams({ grant_type: 'client_credentials', scope: 'sign', resource: AUDIENCE }),
       });
       const body = (await response.json()) as { access_token?: string; error_description?: string };
       if (!body.access_token) throw new Error(`the test issuer gave no token: ${JSON.stringify(body)}`);
       return body.access_token;
     },
-    close: () => new Promise<void>((resolve) => {
-      server.closeAllConnections();
-      server.close(() => resolve());
-    }),
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
   };
 }

@@ -34,7 +34,8 @@ export function mcsBuild(platform: 'x86' | 'x64' | 'anycpu', options: { target?:
 export function withUncountedRelocHeader(input: Uint8Array): Uint8Array {
   const image = parsePeImage(input);
   const last = image.sections.at(-1)!;
-  if (last.name !== '.reloc' || last.pointerToRawData + last.sizeOfRawData !== input.length) throw new Error(`expected .reloc last and at the end, found ${last.name}`);
+  if (last.name !== '.reloc' || last.pointerToRawData + last.sizeOfRawData !== input.length)
+    throw new Error(`expected .reloc last and at the end, found ${last.name}`);
   const out = Uint8Array.from(input.subarray(0, last.pointerToRawData));
   const view = new DataView(out.buffer);
   view.setUint16(image.peHeaderFileOffset + 4 + 2, image.numberOfSections - 1, true);

@@ -39,7 +39,10 @@ export function readExposition(text: string, contentType = 'text/plain; version=
     samples,
     value(name, labels = {}) {
       const found = samples(name).filter((s) => Object.entries(labels).every(([k, v]) => s.labels[k] === v));
-      const shown = text.split('\n').filter((l) => l.startsWith(name)).join('\n');
+      const shown = text
+        .split('\n')
+        .filter((l) => l.startsWith(name))
+        .join('\n');
       if (found.length !== 1) throw new Error(`${found.length} samples of ${name} with ${JSON.stringify(labels)}:\n${shown}`);
       return found[0]!.value;
     },

@@ -60,7 +60,10 @@ export function writeRecord(
   const eventOf = (n: number) => ({ ...recordEvent(n, options.bytes), ...options.plant?.get(n) });
   try {
     for (let from = 1; from <= count; from += 10_000) {
-      const batch = chainEvents(head, Array.from({ length: Math.min(10_000, count - from + 1) }, (_, i) => eventOf(from + i)));
+      const batch = chainEvents(
+        head,
+        Array.from({ length: Math.min(10_000, count - from + 1) }, (_, i) => eventOf(from + i)),
+      );
       const lines = batch.map(entryLine);
       let end = bytes;
       for (const [i, e] of batch.entries()) {

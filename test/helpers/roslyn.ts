@@ -18,5 +18,7 @@ function compilerPath(): string {
 
 /** Roslyn's csc from the installed .NET SDK, compiling against Mono's mscorlib: what the add-in's own build does. */
 export function csc(args: readonly string[]): void {
-  execFileSync('dotnet', [compilerPath(), '-nologo', '-noconfig', '-nostdlib', `-r:${MSCORLIB}`, ...args], { env: { ...process.env, DOTNET_CLI_TELEMETRY_OPTOUT: '1', DOTNET_NOLOGO: '1' } });
+  execFileSync('dotnet', [compilerPath(), '-nologo', '-noconfig', '-nostdlib', `-r:${MSCORLIB}`, ...args], {
+    env: { ...process.env, DOTNET_CLI_TELEMETRY_OPTOUT: '1', DOTNET_NOLOGO: '1' },
+  });
 }

@@ -30,13 +30,25 @@ export interface TestServer {
 }
 
 export async function startServer(
-  options: { config?: ServerConfig; dataDir?: string; logger?: BuildServerOptions['logger']; port?: number; build?: Partial<Pick<BuildServerOptions, 'trustProxy' | 'timeouts' | 'rateLimits' | 'signingWorkers' | 'jobMemoryBytes'>> } = {},
+  options: {
+    config?: ServerConfig;
+    dataDir?: string;
+    logger?: BuildServerOptions['logger'];
+    port?: number;
+    build?: Partial<Pick<BuildServerOptions, 'trustProxy' | 'timeouts' | 'rateLimits' | 'signingWorkers' | 'jobMemoryBytes'>>;
+  } = {},
 ): Promise<TestServer> {
   let config = options.config ?? sandboxConfig();
   const dataDir = options.dataDir ?? mkdtempSync(join(tmpdir(), 'signgate-data-'));
   // SIGNGATE_TEST_STORE=postgres: the same tests on PostgreSQL (a database per data directory).
   const database = STORE_UNDER_TEST === 'postgres' ? await databaseFor(dataDir) : undefined;
-  const app = await buildServer({ ...options.build, ...(database ? { database, leaseMs: 5000 } : {}), config: () => config, dataDir, logger: options.logger ?? false });
+  const app = await buildServer({
+    ...options.build,
+    ...(database ? { database, leaseMs: 5000 } : {}),
+    config: () => config,
+    dataDir,
+    logger: options.logger ?? false,
+  });
   await app.listen({ port: options.port ?? 0, host: '127.0.0.1' });
   const { port } = app.server.address() as { port: number };
   return {

@@ -27,7 +27,10 @@ export function runSigngate(args: string[], env: NodeJS.ProcessEnv = {}, cwd?: s
  * or when a line of its output is not JSON.
  */
 export function refusal(stdout: string): string {
-  const lines = stdout.split('\n').filter(Boolean).map((line) => JSON.parse(line) as { level: number; msg: string; code?: string; hint?: string });
+  const lines = stdout
+    .split('\n')
+    .filter(Boolean)
+    .map((line) => JSON.parse(line) as { level: number; msg: string; code?: string; hint?: string });
   const fatal = lines.filter((l) => l.level === 60);
   if (fatal.length !== 1) throw new Error(`expected one fatal line in the log of signgate serve, found ${fatal.length}:\n${stdout}`);
   const { code, msg, hint } = fatal[0]!;
@@ -55,7 +58,11 @@ export interface ServiceProcess {
 
 /** Starts `signgate serve …args` on 127.0.0.1, port 0 unless `args` name one, and resolves once it listens. */
 export async function startServiceProcess(args: string[], env: NodeJS.ProcessEnv = {}, cwd?: string): Promise<ServiceProcess> {
-  const child = spawn(process.execPath, [CLI, 'serve', ...(args.includes('--port') ? [] : ['--port', '0']), ...args], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'], ...(cwd ? { cwd } : {}) });
+  const child = spawn(process.execPath, [CLI, 'serve', ...(args.includes('--port') ? [] : ['--port', '0']), ...args], {
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+    ...(cwd ? { cwd } : {}),
+  });
   let stderr = '';
   let stdout = '';
   child.stdout!.on('data', (d: Buffer) => (stdout += d.toString()));
@@ -75,10 +82,14 @@ export interface JobStatus {
 
 /** Waits (ceiling: minutes) until job `id` of the service at `baseUrl` says processingFinished; that status. */
 export function waitJobFinished(baseUrl: string, token: string, id: string, ceilingMs = WAIT_CEILING_MS): Promise<JobStatus> {
-  return waitFor(`job ${id} to finish`, async () => {
-    const status = (await (await fetch(`${baseUrl}/assemblies/${id}/status`, { headers: { authorization: `Bearer ${token}` } })).json()) as JobStatus;
-    return status.processingFinished ? { done: true, value: status } : { done: false, seen: status };
-  }, { ceilingMs });
+  return waitFor(
+    `job ${id} to finish`,
+    async () => {
+      const status = (await (await fetch(`${baseUrl}/assemblies/${id}/status`, { headers: { authorization: `Bearer ${token}` } })).json()) as JobStatus;
+      return status.processingFinished ? { done: true, value: status } : { done: false, seen: status };
+    },
+    { ceilingMs },
+  );
 }
 
 /** Stops a service process: SIGKILL unless told otherwise; resolves once it has ended. */
@@ -99,7 +110,10 @@ export function sandboxConfigCopy(): string {
 }
 
 /** Rewrites a configuration file made by sandboxConfigCopy(). */
-export function editConfig(path: string, edit: (raw: { organizations: { id: string; users: { id: string; roles: string[] }[] }[]; limits?: Record<string, number> }) => void): void {
+export function editConfig(
+  path: string,
+  edit: (raw: { organizations: { id: string; users: { id: string; roles: string[] }[] }[]; limits?: Record<string, number> }) => void,
+): void {
   const raw = JSON.parse(readFileSync(path, 'utf8'));
   edit(raw);
   const temp = `${path}.tmp`;

@@ -29,7 +29,9 @@ function bindingLoads(): boolean {
 /** SoftHSM2's module, softhsm2-util, pkcs11-tool and the pkcs11js binding are there. */
 export const hasSoftHsm = existsSync(SOFTHSM_MODULE) && has('softhsm2-util') && has('pkcs11-tool') && bindingLoads();
 if (process.env.CI && !hasSoftHsm) {
-  throw new Error('CI is set but SoftHSM2, OpenSC (pkcs11-tool) or the pkcs11js binding is missing; .ci/run must apt-get install softhsm2 opensc, and npm ci must build pkcs11js');
+  throw new Error(
+    'CI is set but SoftHSM2, OpenSC (pkcs11-tool) or the pkcs11js binding is missing; .ci/run must apt-get install softhsm2 opensc, and npm ci must build pkcs11js',
+  );
 }
 
 let conf: string | undefined;
@@ -61,7 +63,13 @@ export function createToken(label: string): TestToken {
   execFileSync('softhsm2-util', ['--init-token', '--free', '--label', label, '--so-pin', `so-${pin}`, '--pin', pin], { stdio: 'pipe' });
   const pinFile = join(tmpdir(), `${label}.pin`);
   writeFileSync(pinFile, `${pin}\n`, { mode: 0o600 });
-  return { label, pin, pinFile, uri: (keyLabel) => `pkcs11:token=${encodeURIComponent(label)};object=${encodeURIComponent(keyLabel)}?module-path=${SOFTHSM_MODULE}&pin-source=file:${pinFile}` };
+  return {
+    label,
+    pin,
+    pinFile,
+    uri: (keyLabel) =>
+      `pkcs11:token=${encodeURIComponent(label)};object=${encodeURIComponent(keyLabel)}?module-path=${SOFTHSM_MODULE}&pin-source=file:${pinFile}`,
+  };
 }
 
 /**
@@ -71,7 +79,23 @@ export function createToken(label: string): TestToken {
 export function generateKey(token: TestToken, keyLabel: string, id: string, options: { bits?: number; extractable?: boolean } = {}): void {
   execFileSync(
     'pkcs11-tool',
-    ['--module', SOFTHSM_MODULE, '--token-label', token.label, '--login', '--pin', token.pin, '--keypairgen', '--key-type', `rsa:${options.bits ?? 2048}`, '--label', keyLabel, '--id', id, ...(options.extractable ? ['--extractable'] : [])],
+    [
+      '--module',
+      SOFTHSM_MODULE,
+      '--token-label',
+      token.label,
+      '--login',
+      '--pin',
+      token.pin,
+      '--keypairgen',
+      '--key-type',
+      `rsa:${options.bits ?? 2048}`,
+      '--label',
+      keyLabel,
+      '--id',
+      id,
+      ...(options.extractable ? ['--extractable'] : []),
+    ],
     { stdio: 'pipe' },
   );
 }
@@ -97,7 +121,10 @@ export function exportKey(token: TestToken, keyLabel: string): ReturnType<typeof
     } catch (error) {
       if (!String((error as Error).message).includes('CKR_USER_ALREADY_LOGGED_IN')) throw error;
     }
-    p.C_FindObjectsInit(session, [{ type: pkcs11js.CKA_CLASS, value: pkcs11js.CKO_PRIVATE_KEY }, { type: pkcs11js.CKA_LABEL, value: keyLabel }]);
+    p.C_FindObjectsInit(session, [
+      { type: pkcs11js.CKA_CLASS, value: pkcs11js.CKO_PRIVATE_KEY },
+      { type: pkcs11js.CKA_LABEL, value: keyLabel },
+    ]);
     const [key] = p.C_FindObjects(session, 1);
     p.C_FindObjectsFinal(session);
     const wrapping = p.C_GenerateKey(session, { mechanism: pkcs11js.CKM_AES_KEY_GEN }, [

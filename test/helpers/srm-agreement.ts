@@ -33,7 +33,9 @@ interface OracleView {
 function tokenOf(publicKeyOrToken: string | null, flags: number): string | null {
   if (publicKeyOrToken === null) return null;
   if ((flags & 1) === 0) return publicKeyOrToken;
-  return Buffer.from(createHash('sha1').update(Buffer.from(publicKeyOrToken, 'hex')).digest().subarray(-8)).reverse().toString('hex');
+  return Buffer.from(createHash('sha1').update(Buffer.from(publicKeyOrToken, 'hex')).digest().subarray(-8))
+    .reverse()
+    .toString('hex');
 }
 
 const count = (map: Map<string, number>, key: string) => map.set(key, (map.get(key) ?? 0) + 1);
@@ -71,7 +73,8 @@ export async function agreeWithSrm(files: readonly string[]): Promise<Agreement>
     if (!ours.managed) return count(shapes, 'native');
     if (ours.cli!.flags !== theirs.corFlags) say('CorFlags', ours.cli!.flags, theirs.corFlags);
     if (ours.cli!.strongNameSignedFlag !== theirs.strongNameSignedFlag) say('StrongNameSigned', ours.cli!.strongNameSignedFlag, theirs.strongNameSignedFlag);
-    if (ours.strongName!.slotSize !== (theirs.signatureSlot?.size ?? null)) say('signature slot size', ours.strongName!.slotSize, theirs.signatureSlot?.size ?? null);
+    if (ours.strongName!.slotSize !== (theirs.signatureSlot?.size ?? null))
+      say('signature slot size', ours.strongName!.slotSize, theirs.signatureSlot?.size ?? null);
     const id = theirs.identity ?? null;
     const mine = ours.assembly;
     if ((mine === null) !== (id === null)) return say('has an Assembly row', mine !== null, id !== null);
@@ -83,7 +86,12 @@ export async function agreeWithSrm(files: readonly string[]): Promise<Agreement>
       if (mine.flags !== id.flags) say('flags', mine.flags, id.flags);
       if (mine.hashAlgId !== id.hashAlgorithm) say('HashAlgId', mine.hashAlgId, id.hashAlgorithm);
     }
-    const refs = (theirs.references ?? []).map((r) => ({ name: r.name, version: r.version, culture: r.culture, publicKeyToken: tokenOf(r.publicKeyOrToken, r.flags) }));
+    const refs = (theirs.references ?? []).map((r) => ({
+      name: r.name,
+      version: r.version,
+      culture: r.culture,
+      publicKeyToken: tokenOf(r.publicKeyOrToken, r.flags),
+    }));
     if (JSON.stringify(ours.references) !== JSON.stringify(refs)) say('references', ours.references, refs);
     const attributes = ours.attributes.filter((a) => a.target === 'assembly').map((a) => a.type);
     if (JSON.stringify(attributes) !== JSON.stringify(theirs.attributes ?? [])) say('assembly attributes', attributes, theirs.attributes);
@@ -93,7 +101,11 @@ export async function agreeWithSrm(files: readonly string[]): Promise<Agreement>
     if (sn.state !== theirs.strongNameState) say('strong-name state', `${sn.state} (${sn.description})`, theirs.strongNameState);
     count(states, sn.state);
     if (sn.state === 'signed') fullySigned++;
-    if (sn.state !== 'unsigned') count(algorithms, `${sn.state === 'signed' ? 'signed' : 'other'} ${ours.assembly?.hashAlgorithm ?? 'unknown'}${sn.hashAlgorithm && sn.hashAlgorithm !== ours.assembly?.hashAlgorithm ? `, signed with ${sn.hashAlgorithm}` : ''}, ${sn.keyBits ?? '?'}-bit`);
+    if (sn.state !== 'unsigned')
+      count(
+        algorithms,
+        `${sn.state === 'signed' ? 'signed' : 'other'} ${ours.assembly?.hashAlgorithm ?? 'unknown'}${sn.hashAlgorithm && sn.hashAlgorithm !== ours.assembly?.hashAlgorithm ? `, signed with ${sn.hashAlgorithm}` : ''}, ${sn.keyBits ?? '?'}-bit`,
+      );
     for (const d of sn.details) count(details, d);
     const image = parsePeImage(bytes);
     if (readReadyToRunHeader(image, parseCorHeader(image))) count(shapes, 'ReadyToRun');
@@ -106,6 +118,15 @@ export async function agreeWithSrm(files: readonly string[]): Promise<Agreement>
   return {
     disagreements,
     fullySigned,
-    summary: { files: files.length, fullySigned, states: table(states), shapes: table(shapes), keyAlgorithms: table(algorithms), details: table(details), oracleSeconds: +(oracleMs / 1000).toFixed(1), signgateSeconds: +(oursMs / 1000).toFixed(1) },
+    summary: {
+      files: files.length,
+      fullySigned,
+      states: table(states),
+      shapes: table(shapes),
+      keyAlgorithms: table(algorithms),
+      details: table(details),
+      oracleSeconds: +(oracleMs / 1000).toFixed(1),
+      signgateSeconds: +(oursMs / 1000).toFixed(1),
+    },
   };
 }

@@ -41,7 +41,13 @@ export function runJsonLines<T>(command: string, args: readonly string[], lines:
     child.on('error', reject);
     child.on('close', (status) => {
       if (status !== 0) return reject(new Error(`${command} ${args.join(' ')} exited with ${status}: ${err}`));
-      resolve(out.trimEnd().split('\n').filter(Boolean).map((line) => JSON.parse(line) as T));
+      resolve(
+        out
+          .trimEnd()
+          .split('\n')
+          .filter(Boolean)
+          .map((line) => JSON.parse(line) as T),
+      );
     });
     child.stdin.end(lines.join('\n') + '\n');
   });
@@ -53,7 +59,10 @@ function runOracle<T>(args: readonly string[], lines: readonly string[]): Promis
 
 /** Compares each [original, rewritten] pair as SRM reads them, in one run of the oracle. */
 export function srmCompare(pairs: readonly (readonly [string, string])[]): Promise<SrmComparison[]> {
-  return runOracle<SrmComparison>(['--compare'], pairs.map(([a, b]) => `${a}\t${b}`));
+  return runOracle<SrmComparison>(
+    ['--compare'],
+    pairs.map(([a, b]) => `${a}\t${b}`),
+  );
 }
 
 /** What SRM reads from each file (identity, slot, flags, references, attribute types), one record per path in order. */

@@ -107,7 +107,8 @@ export async function startStandIn(options: StandInOptions = {}): Promise<StandI
       const path = url.slice(PREFIX.length);
       if (path === '/licenses') return json(res, 200, [{ optionId: 12345, note: 'unknown fields are ignored' }]);
       if (req.method === 'POST' && path === '/assemblies') {
-        if (options.uploadError) return res.writeHead(options.uploadError.status, { 'content-type': options.uploadError.contentType }).end(options.uploadError.body);
+        if (options.uploadError)
+          return res.writeHead(options.uploadError.status, { 'content-type': options.uploadError.contentType }).end(options.uploadError.body);
         const parts = parseMultipart(Buffer.concat(chunks), req.headers['content-type'] ?? '');
         uploads.push(parts);
         const id = String(++counter);
@@ -121,7 +122,13 @@ export async function startStandIn(options: StandInOptions = {}): Promise<StandI
       }
       if (req.method === 'GET' && path === '/assemblies') {
         const ids = [...jobs.keys()];
-        return json(res, 200, options.list ? options.list(ids) : ids.map((id) => ({ id, createdAt: jobs.get(id)!.createdAt, processingFinished: true, fileCount: jobs.get(id)!.files.length })));
+        return json(
+          res,
+          200,
+          options.list
+            ? options.list(ids)
+            : ids.map((id) => ({ id, createdAt: jobs.get(id)!.createdAt, processingFinished: true, fileCount: jobs.get(id)!.files.length })),
+        );
       }
       const m = /^\/(?:assemblies|jobs-by-link)\/([^/]+)(\/status|\/state|\/package)?$/.exec(path);
       const job = m ? jobs.get(decodeURIComponent(m[1]!)) : undefined;
@@ -134,12 +141,18 @@ export async function startStandIn(options: StandInOptions = {}): Promise<StandI
         const real = {
           id: m[1],
           processingFinished: true,
-          assemblies: job.files.map((f) => ({ fileName: options.statusSeparator === '\\' ? f.name.replace(/\//g, '\\') : f.name, fileProcessingState: options.signedState ?? 'Signed', messages: [{ dateTime: new Date().toISOString(), messageType: 'Info', message: 'Signed.' }] })),
+          assemblies: job.files.map((f) => ({
+            fileName: options.statusSeparator === '\\' ? f.name.replace(/\//g, '\\') : f.name,
+            fileProcessingState: options.signedState ?? 'Signed',
+            messages: [{ dateTime: new Date().toISOString(), messageType: 'Info', message: 'Signed.' }],
+          })),
         };
         return json(res, 200, options.status ? options.status(real) : real);
       }
       const signed: RawEntry[] = job.files.map((f) => ({ name: f.name, data: signAssembly(readModule(f.data), KEY_PAIR) }));
-      const entries = options.packageEntries ? options.packageEntries(signed) : [...signed, { name: options.logName ?? 'SigningLog.txt', data: Buffer.from('signed\r\n') }];
+      const entries = options.packageEntries
+        ? options.packageEntries(signed)
+        : [...signed, { name: options.logName ?? 'SigningLog.txt', data: Buffer.from('signed\r\n') }];
       const zip = buildZip(entries);
       return res.writeHead(200, { 'content-type': 'application/zip', 'content-length': zip.length }).end(zip);
     });

@@ -11,17 +11,24 @@ describe('waitFor', () => {
 
   test('at its ceiling: "waited N s for <what>; last seen: <what the last look saw>"', async () => {
     let n = 0;
-    await expect(waitFor('the job to finish', () => ({ done: false, seen: { state: 'running', look: ++n } }), { ceilingMs: 30, intervalMs: 5 })).rejects.toThrow(
-      /^waited 0 s for the job to finish; last seen: \{"state":"running","look":\d+\}$/,
-    );
+    await expect(
+      waitFor('the job to finish', () => ({ done: false, seen: { state: 'running', look: ++n } }), { ceilingMs: 30, intervalMs: 5 }),
+    ).rejects.toThrow(/^waited 0 s for the job to finish; last seen: \{"state":"running","look":\d+\}$/);
   });
 
   test('a look that throws counts as not done, its message as what was seen', async () => {
-    await expect(waitUntil('a port to answer', () => Promise.reject(new Error('ECONNREFUSED')), undefined, { ceilingMs: 20, intervalMs: 5 })).rejects.toThrow('waited 0 s for a port to answer; last seen: ECONNREFUSED');
+    await expect(waitUntil('a port to answer', () => Promise.reject(new Error('ECONNREFUSED')), undefined, { ceilingMs: 20, intervalMs: 5 })).rejects.toThrow(
+      'waited 0 s for a port to answer; last seen: ECONNREFUSED',
+    );
   });
 
   test('what was seen is cut to its last 2,000 characters', async () => {
-    const error = await waitUntil('a line', () => false, () => `${'a'.repeat(5000)}END`, { ceilingMs: 10, intervalMs: 5 }).catch((e: Error) => e);
+    const error = await waitUntil(
+      'a line',
+      () => false,
+      () => `${'a'.repeat(5000)}END`,
+      { ceilingMs: 10, intervalMs: 5 },
+    ).catch((e: Error) => e);
     expect((error as Error).message).toMatch(/last seen: …a{1997}END$/);
   });
 });
@@ -43,6 +50,8 @@ describe('waitForOutput', () => {
     child.stdout.on('data', (d) => (out += d));
     const ended = new Promise((resolve) => child.on('exit', resolve));
     // Not the ceiling's "waited … s for": the end of the process ends the wait.
-    await expect(waitForOutput('serve to listen', () => out, /listening/, { ended })).rejects.toThrow(/^the process ended \(2\) before serve to listen; its output: no such option/);
+    await expect(waitForOutput('serve to listen', () => out, /listening/, { ended })).rejects.toThrow(
+      /^the process ended \(2\) before serve to listen; its output: no such option/,
+    );
   });
 });

@@ -50,7 +50,12 @@ export async function waitFor<T>(what: string, look: () => Promise<Look<T>> | Lo
 }
 
 /** waitFor over a condition: `check` is true once the event has happened; `seen` says what there is instead. */
-export function waitUntil(what: string, check: () => boolean | Promise<boolean>, seen: () => unknown = () => 'not yet', options: WaitOptions = {}): Promise<void> {
+export function waitUntil(
+  what: string,
+  check: () => boolean | Promise<boolean>,
+  seen: () => unknown = () => 'not yet',
+  options: WaitOptions = {},
+): Promise<void> {
   return waitFor<void>(what, async () => ((await check()) ? { done: true, value: undefined } : { done: false, seen: seen() }), options);
 }
 
@@ -58,13 +63,22 @@ export function waitUntil(what: string, check: () => boolean | Promise<boolean>,
  * Resolves with the match once `text()` (a process's output so far) matches `pattern`. With `ended` (the
  * process's end), the wait fails at once, quoting the output, when the process ends before the match.
  */
-export function waitForOutput(what: string, text: () => string, pattern: RegExp, options: WaitOptions & { ended?: Promise<unknown> } = {}): Promise<RegExpExecArray> {
+export function waitForOutput(
+  what: string,
+  text: () => string,
+  pattern: RegExp,
+  options: WaitOptions & { ended?: Promise<unknown> } = {},
+): Promise<RegExpExecArray> {
   let ended: { how: unknown } | undefined;
   void options.ended?.then((how) => (ended = { how }));
-  return waitFor(what, () => {
-    const m = pattern.exec(text());
-    if (m) return { done: true, value: m };
-    if (ended) throw new WaitError(`the process ended (${String(ended.how)}) before ${what}; its output: ${text().slice(-2000)}`);
-    return { done: false, seen: text() };
-  }, options);
+  return waitFor(
+    what,
+    () => {
+      const m = pattern.exec(text());
+      if (m) return { done: true, value: m };
+      if (ended) throw new WaitError(`the process ended (${String(ended.how)}) before ${what}; its output: ${text().slice(-2000)}`);
+      return { done: false, seen: text() };
+    },
+    options,
+  );
 }

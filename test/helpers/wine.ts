@@ -97,7 +97,10 @@ export async function startWine(): Promise<WineHost> {
   if (!hasWine) throw new Error(`Wine 10 is not set up in ${WINE_ROOT}; run bash scripts/wine-root.sh (as .ci/run does)`);
   const work = mkdtempSync(join(tmpdir(), 'signgate-wine-'));
   const out = join(work, 'sea');
-  await promisify(execFile)(process.execPath, [join(repoRoot, 'scripts', 'build-sea.js'), '--out', out, '--target', 'win-x64'], { cwd: repoRoot, maxBuffer: 16 << 20 }).catch((e: { stdout: string; stderr: string }) => {
+  await promisify(execFile)(process.execPath, [join(repoRoot, 'scripts', 'build-sea.js'), '--out', out, '--target', 'win-x64'], {
+    cwd: repoRoot,
+    maxBuffer: 16 << 20,
+  }).catch((e: { stdout: string; stderr: string }) => {
     throw new Error(`scripts/build-sea.js failed:\n${e.stdout}\n${e.stderr}`);
   });
   const prefix = join(work, 'prefix');
@@ -140,12 +143,19 @@ export async function startWine(): Promise<WineHost> {
     let ended: WineRun | undefined;
     void done.then((run) => (ended = run));
     const program = () =>
-      waitFor<number>(`the Windows program of run ${mark} to start`, () => {
-        const pid = findProgram(mark);
-        if (pid !== undefined) return { done: true, value: pid };
-        if (ended) throw new WaitError(`the run ended (exit code ${ended.status}) before its Windows program was found; its error output: ${ended.stderr.slice(-2000)}`);
-        return { done: false, seen: 'no process with the mark in its environment' };
-      }, { intervalMs: 100 });
+      waitFor<number>(
+        `the Windows program of run ${mark} to start`,
+        () => {
+          const pid = findProgram(mark);
+          if (pid !== undefined) return { done: true, value: pid };
+          if (ended)
+            throw new WaitError(
+              `the run ended (exit code ${ended.status}) before its Windows program was found; its error output: ${ended.stderr.slice(-2000)}`,
+            );
+          return { done: false, seen: 'no process with the mark in its environment' };
+        },
+        { intervalMs: 100 },
+      );
     return { done, program };
   };
   return {

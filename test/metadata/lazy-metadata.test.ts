@@ -102,7 +102,7 @@ describe('lazyModuleMetadata', () => {
 
   // The CustomAttribute table out of order (the assembly's attributes first and last), and the Assembly row's
   // parent value (0x2E) at the start of another column: rows are matched where they start, and all of them.
-  test('finds the assembly\'s attributes in an unsorted table, and only where a row starts', () => {
+  test("finds the assembly's attributes in an unsorted table, and only where a row starts", () => {
     const strings = new StringsBuilder();
     const blobs = new BlobsBuilder();
     const ctor = strings.add('.ctor');
@@ -110,9 +110,17 @@ describe('lazyModuleMetadata', () => {
     const ivt = { typeRef: 1 };
     const rows = {
       [TableId.Module]: [{ name: strings.add('Unsorted.dll'), mvid: 0 }],
-      [TableId.TypeRef]: [{ resolutionScope: coded('ResolutionScope', TableId.AssemblyRef, 1), typeName: strings.add('InternalsVisibleToAttribute'), typeNamespace: strings.add('System.Runtime.CompilerServices') }],
+      [TableId.TypeRef]: [
+        {
+          resolutionScope: coded('ResolutionScope', TableId.AssemblyRef, 1),
+          typeName: strings.add('InternalsVisibleToAttribute'),
+          typeNamespace: strings.add('System.Runtime.CompilerServices'),
+        },
+      ],
       [TableId.TypeDef]: [{ typeName: strings.add('<Module>'), fieldList: 1, methodList: 1 }],
-      [TableId.MemberRef]: [{ class: coded('MemberRefParent', TableId.TypeRef, ivt.typeRef), name: ctor, signature: blobs.add(Uint8Array.of(0x20, 0x01, 0x01, 0x0e)) }],
+      [TableId.MemberRef]: [
+        { class: coded('MemberRefParent', TableId.TypeRef, ivt.typeRef), name: ctor, signature: blobs.add(Uint8Array.of(0x20, 0x01, 0x01, 0x0e)) },
+      ],
       [TableId.Assembly]: [{ hashAlgId: 0x8004, majorVersion: 1, name: strings.add('Unsorted') }],
       [TableId.AssemblyRef]: [{ majorVersion: 4, name: strings.add('mscorlib') }],
       [TableId.CustomAttribute]: [
@@ -134,7 +142,13 @@ describe('lazyModuleMetadata', () => {
   test('reads of a large metadata the rows that are asked for, the table that is scanned and the strings and blobs they name', () => {
     const strings = new StringsBuilder();
     const blobs = new BlobsBuilder();
-    const types = Array.from({ length: 20_000 }, (_, i) => ({ flags: 0x100001, typeName: strings.add(`Type${i}WithALongishName`), typeNamespace: strings.add(`Space${i % 50}`), fieldList: 1, methodList: 1 }));
+    const types = Array.from({ length: 20_000 }, (_, i) => ({
+      flags: 0x100001,
+      typeName: strings.add(`Type${i}WithALongishName`),
+      typeNamespace: strings.add(`Space${i % 50}`),
+      fieldList: 1,
+      methodList: 1,
+    }));
     const values = Array.from({ length: 2_000 }, (_, i) => blobs.add(Buffer.from(`value ${i} `.repeat(10))));
     const bytes = withMetadata(
       fixture('assemblies/delay-1024.dll'),

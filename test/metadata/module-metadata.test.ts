@@ -32,7 +32,9 @@ describe('metadata of an mcs library', () => {
 
   test('type names: nesting joined with /, defining scope resolved', () => {
     const names = Array.from({ length: md.tables.rowCount(TableId.TypeDef) }, (_, i) => md.typeDefFullName(i + 1));
-    expect(names).toEqual(expect.arrayContaining(['<Module>', 'SG.Test.Outer', 'SG.Test.Outer/Inner', 'SG.Test.Outer/Inner/Deepest', 'SG.Test.Outer/Inner/MarkAttribute']));
+    expect(names).toEqual(
+      expect.arrayContaining(['<Module>', 'SG.Test.Outer', 'SG.Test.Outer/Inner', 'SG.Test.Outer/Inner/Deepest', 'SG.Test.Outer/Inner/MarkAttribute']),
+    );
     const title = md.assemblyAttributes.find((a) => a.typeName === 'System.Reflection.AssemblyTitleAttribute')!;
     expect(title.origin).toEqual({ kind: 'assembly', name: 'mscorlib', assemblyRef: expect.any(Number) });
     const mark = md.assemblyAttributes.find((a) => a.typeName.endsWith('MarkAttribute'))!;

@@ -15,8 +15,7 @@ import { methodPtrAttributes, sharedAttributeBlob, sharedStringTails } from '../
 const MiB = 1024 * 1024;
 const budgetError = expect.objectContaining({ code: 'SG_ERR_MD_BUDGET' });
 const load = (bytes: Uint8Array, budgets = {}) => new ModuleMetadata(parsePeImage(bytes), { budgets });
-const check = (bytes: Uint8Array) =>
-  runCheck([{ path: 'hostile.dll', uploadName: 'hostile.dll', bytes, explicit: true }], { settings: defaultSettings() });
+const check = (bytes: Uint8Array) => runCheck([{ path: 'hostile.dll', uploadName: 'hostile.dll', bytes, explicit: true }], { settings: defaultSettings() });
 
 describe('shared string tails (600 AssemblyRef and 600 TypeRef names in one 1 MiB run of #Strings)', () => {
   const bytes = sharedStringTails(600, MiB);

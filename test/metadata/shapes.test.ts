@@ -26,9 +26,21 @@ if (process.env.CI && !hasTools) throw new Error('CI is set but ilasm or mcs is 
 function csc(args: readonly string[]): void {
   const sdks = execFileSync('dotnet', ['--list-sdks'], { encoding: 'utf8' }).trim().split('\n');
   const last = /^(\S+) \[(.*)\]$/.exec(sdks.at(-1)!)!;
-  execFileSync('dotnet', [join(last[2]!, last[1]!, 'Roslyn', 'bincore', 'csc.dll'), '-nologo', '-noconfig', '-nostdlib', '-langversion:latest', '-r:/usr/lib/mono/4.5/mscorlib.dll', ...args], {
-    env: { ...process.env, DOTNET_CLI_TELEMETRY_OPTOUT: '1', DOTNET_NOLOGO: '1' },
-  });
+  execFileSync(
+    'dotnet',
+    [
+      join(last[2]!, last[1]!, 'Roslyn', 'bincore', 'csc.dll'),
+      '-nologo',
+      '-noconfig',
+      '-nostdlib',
+      '-langversion:latest',
+      '-r:/usr/lib/mono/4.5/mscorlib.dll',
+      ...args,
+    ],
+    {
+      env: { ...process.env, DOTNET_CLI_TELEMETRY_OPTOUT: '1', DOTNET_NOLOGO: '1' },
+    },
+  );
 }
 
 const IL_REFERENCES = `
@@ -92,7 +104,10 @@ describe.skipIf(!runDotnetTests || !hasTools)('shapes built here, read equal by 
     execFileSync('mcs', ['-nologo', '-target:library', `-out:${join(dir, 'Sha256.Unsigned.dll')}`, join(dir, 'lib.cs')]);
     const unsigned = new Uint8Array(readFileSync(join(dir, 'Sha256.Unsigned.dll')));
     const pair = parseStrongNameKeyFile(fixture('test-keys/other_keypair.snk'));
-    writeFileSync(join(dir, 'Sha256.Delay.dll'), strongNameAssembly(unsigned, { key: parseStrongNameKeyFile(fixture('test-keys/12345_public.snk')), delaySign: true, hash: 'sha256' }).bytes);
+    writeFileSync(
+      join(dir, 'Sha256.Delay.dll'),
+      strongNameAssembly(unsigned, { key: parseStrongNameKeyFile(fixture('test-keys/12345_public.snk')), delaySign: true, hash: 'sha256' }).bytes,
+    );
     writeFileSync(join(dir, 'Sha256.Signed.dll'), strongNameAssembly(unsigned, { key: pair, hash: 'sha256' }).bytes);
     files.push(join(dir, 'Sha256.Delay.dll'), join(dir, 'Sha256.Signed.dll'));
     // An enhanced strong name: identity key, attribute with the signature key and its counter-signature; delay-signed,
@@ -101,7 +116,10 @@ describe.skipIf(!runDotnetTests || !hasTools)('shapes built here, read equal by 
     const signature = parseStrongNameKeyFile(createStrongNameKeyPair(2048));
     writeFileSync(join(dir, 'identity_public.snk'), identity.publicKey.blob);
     const counter = Buffer.from(createSign('sha1').update(signature.publicKey.blob).sign(identity.privateKey!)).reverse().toString('hex');
-    writeFileSync(join(dir, 'esn.cs'), `[assembly: System.Reflection.AssemblySignatureKey("${Buffer.from(signature.publicKey.blob).toString('hex')}", "${counter}")]\npublic class Esn { }`);
+    writeFileSync(
+      join(dir, 'esn.cs'),
+      `[assembly: System.Reflection.AssemblySignatureKey("${Buffer.from(signature.publicKey.blob).toString('hex')}", "${counter}")]\npublic class Esn { }`,
+    );
     esnDelay = join(dir, 'Esn.Delay.dll');
     execFileSync('mcs', ['-nologo', '-target:library', '-delaysign+', `-keyfile:${join(dir, 'identity_public.snk')}`, `-out:${esnDelay}`, join(dir, 'esn.cs')]);
     files.push(esnDelay);

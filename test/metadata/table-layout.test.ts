@@ -28,24 +28,48 @@ function assemblyWithPdbTables(): Uint8Array {
     blobs: new Uint8Array(0),
     rows: {
       [TableId.Module]: [{ name: strings.add('PdbTables.dll'), mvid: 1 }],
-      [TableId.TypeRef]: [{ resolutionScope: coded('ResolutionScope', TableId.AssemblyRef, 1), typeName: strings.add('CompilationRelaxationsAttribute'), typeNamespace: strings.add('System.Runtime.CompilerServices') }],
+      [TableId.TypeRef]: [
+        {
+          resolutionScope: coded('ResolutionScope', TableId.AssemblyRef, 1),
+          typeName: strings.add('CompilationRelaxationsAttribute'),
+          typeNamespace: strings.add('System.Runtime.CompilerServices'),
+        },
+      ],
       [TableId.TypeDef]: [{ typeName: strings.add('<Module>'), fieldList: 1, methodList: 1 }],
       [TableId.MethodDef]: [{ flags: 0x0096, name: strings.add('Main'), signature: blobs.add(Uint8Array.of(0x00, 0x00, 0x01)), paramList: 1 }],
-      [TableId.MemberRef]: [{ class: coded('MemberRefParent', TableId.TypeRef, 1), name: strings.add('.ctor'), signature: blobs.add(Uint8Array.of(0x20, 0x01, 0x01, 0x08)) }],
-      [TableId.CustomAttribute]: [{ parent: coded('HasCustomAttribute', TableId.Assembly, 1), type: coded('CustomAttributeType', TableId.MemberRef, 1), value: blobs.add(Uint8Array.of(1, 0, 8, 0, 0, 0, 0, 0)) }],
+      [TableId.MemberRef]: [
+        { class: coded('MemberRefParent', TableId.TypeRef, 1), name: strings.add('.ctor'), signature: blobs.add(Uint8Array.of(0x20, 0x01, 0x01, 0x08)) },
+      ],
+      [TableId.CustomAttribute]: [
+        {
+          parent: coded('HasCustomAttribute', TableId.Assembly, 1),
+          type: coded('CustomAttributeType', TableId.MemberRef, 1),
+          value: blobs.add(Uint8Array.of(1, 0, 8, 0, 0, 0, 0, 0)),
+        },
+      ],
       [TableId.Assembly]: [{ hashAlgId: 0x8004, majorVersion: 1, minorVersion: 2, name: strings.add('PdbTables') }],
       [TableId.AssemblyRef]: [{ majorVersion: 4, publicKeyOrToken: blobs.add(token), name: strings.add('mscorlib') }],
       [TableId.Document]: [
-        { name: blobs.add(Uint8Array.of(0x2f, ...Buffer.from('src'), ...Buffer.from('Program.cs'))), hashAlgorithm: 1, hash: blobs.add(new Uint8Array(20).fill(7)), language: 1 },
+        {
+          name: blobs.add(Uint8Array.of(0x2f, ...Buffer.from('src'), ...Buffer.from('Program.cs'))),
+          hashAlgorithm: 1,
+          hash: blobs.add(new Uint8Array(20).fill(7)),
+          language: 1,
+        },
         { name: blobs.add(Uint8Array.of(0x2f, ...Buffer.from('Other.cs'))), hashAlgorithm: 1, hash: blobs.add(new Uint8Array(20).fill(9)), language: 1 },
       ],
       [TableId.MethodDebugInformation]: [{ document: 1, sequencePoints: blobs.add(Uint8Array.of(0, 0, 1, 2, 3)) }],
       [TableId.ImportScope]: [{ parent: 0, imports: blobs.add(new Uint8Array(0)) }],
       [TableId.LocalScope]: [{ method: 1, importScope: 1, variableList: 1, constantList: 1, startOffset: 0, length: 10 }],
-      [TableId.LocalVariable]: [{ attributes: 0, index: 0, name: strings.add('count') }, { attributes: 1, index: 1, name: strings.add('hidden') }],
+      [TableId.LocalVariable]: [
+        { attributes: 0, index: 0, name: strings.add('count') },
+        { attributes: 1, index: 1, name: strings.add('hidden') },
+      ],
       [TableId.LocalConstant]: [{ name: strings.add('Answer'), signature: blobs.add(Uint8Array.of(0x08, 42, 0, 0, 0)) }],
       [TableId.StateMachineMethod]: [{ moveNextMethod: 1, kickoffMethod: 1 }],
-      [TableId.CustomDebugInformation]: [{ parent: coded('HasCustomDebugInformation', TableId.Document, 2), kind: 1, value: blobs.add(Uint8Array.of(1, 2, 3)) }],
+      [TableId.CustomDebugInformation]: [
+        { parent: coded('HasCustomDebugInformation', TableId.Document, 2), kind: 1, value: blobs.add(Uint8Array.of(1, 2, 3)) },
+      ],
     },
     heapSizes: 0,
     sorted: SORTED_TABLES,
@@ -107,7 +131,12 @@ describe.skipIf(!runDotnetTests)('the layout as System.Reflection.Metadata compu
     const path = join(dir, 'PdbTables.dll');
     const bytes = assemblyWithPdbTables();
     writeFileSync(path, bytes);
-    const [described] = await srmDescribe<{ error: string | null; identity: { name: string; version: string }; references: { name: string; publicKeyOrToken: string }[]; attributes: string[] }>([path]);
+    const [described] = await srmDescribe<{
+      error: string | null;
+      identity: { name: string; version: string };
+      references: { name: string; publicKeyOrToken: string }[];
+      attributes: string[];
+    }>([path]);
     expect(described!.error).toBeNull();
     const info = inspectAssembly(bytes, path);
     expect(described!.identity).toMatchObject({ name: info.assembly!.name, version: info.assembly!.version });
@@ -141,18 +170,22 @@ describe.skipIf(!runDotnetTests)('the layout as System.Reflection.Metadata compu
     for (const id of inCompressed) {
       const thresholds = new Set<number>();
       for (const def of Object.values(CodedIndex)) if ((def.tables as readonly number[]).includes(id)) thresholds.add(1 << (16 - def.bits));
-      const referenced = inCompressed.some((from) => TableSchemas[from]!.some((c) => (c.type.kind === 'table' || c.type.kind === 'list') && c.type.table === id));
+      const referenced = inCompressed.some((from) =>
+        TableSchemas[from]!.some((c) => (c.type.kind === 'table' || c.type.kind === 'list') && c.type.table === id),
+      );
       if (referenced) thresholds.add(0x10000);
       for (const n of thresholds) {
         pairs.push(files.length);
-        for (const rows of [n - 1, n]) add(`${TableNames[id]} with ${rows} rows`, { rows: {}, zeroRows: { ...oneOfEach, [id]: rows }, heapSizes: 0, sorted: SORTED_TABLES });
+        for (const rows of [n - 1, n])
+          add(`${TableNames[id]} with ${rows} rows`, { rows: {}, zeroRows: { ...oneOfEach, [id]: rows }, heapSizes: 0, sorted: SORTED_TABLES });
       }
     }
     const srm = await srmTables(files.map((f) => f.path));
     const disagreements: string[] = [];
     for (const [i, f] of files.entries()) {
       if (srm[i]!.error) disagreements.push(`${f.what}: SRM: ${srm[i]!.error}`);
-      else if (JSON.stringify(ourTables(f.bytes)) !== JSON.stringify(srm[i]!.tables)) disagreements.push(`${f.what}: ours ${JSON.stringify(ourTables(f.bytes))} SRM ${JSON.stringify(srm[i]!.tables)}`);
+      else if (JSON.stringify(ourTables(f.bytes)) !== JSON.stringify(srm[i]!.tables))
+        disagreements.push(`${f.what}: ours ${JSON.stringify(ourTables(f.bytes))} SRM ${JSON.stringify(srm[i]!.tables)}`);
     }
     expect(disagreements).toEqual([]);
     expect(files.length).toBeGreaterThan(100);

@@ -15,14 +15,21 @@ const NODE22_ONLY = ['content-disposition', 'cookie'];
 test('a consumer install from the packed tarball: the warnings are known, check and serve work', async () => {
   const project = mkdtempSync(join(tmpdir(), 'signgate-consumer-'));
   writeFileSync(join(project, 'package.json'), JSON.stringify({ name: 'my-addin-build', version: '1.0.0', private: true }));
-  const tarball = execFileSync('npm', ['pack', '--ignore-scripts', '--silent', '--pack-destination', project], { cwd: repoRoot, encoding: 'utf8' }).trim().split('\n').at(-1)!;
+  const tarball = execFileSync('npm', ['pack', '--ignore-scripts', '--silent', '--pack-destination', project], { cwd: repoRoot, encoding: 'utf8' })
+    .trim()
+    .split('\n')
+    .at(-1)!;
   const install = spawnSync('npm', ['install', '--save-dev', '--no-audit', '--no-fund', `./${tarball}`], { cwd: project, encoding: 'utf8' });
   expect(install.status, install.stderr).toBe(0);
   const warned = [...new Set([...install.stderr.matchAll(/EBADENGINE\s+package: '(@?[^@']+)@/g)].map((m) => m[1]!))].sort();
   // On Node 20 exactly the packages known to ask for 22 are named; on 22 and later, none.
   expect(warned).toEqual(Number(process.versions.node.split('.')[0]) < 22 ? NODE22_ONLY : []);
   const cli = join(project, 'node_modules', 'signgate', 'bin', 'signgate.js');
-  const check = execFileSync(process.execPath, [cli, 'check', fixturePath('addin'), '--vendor', 'Contoso', '--key', fixturePath('test-keys/12345_public.snk'), '--format', 'json'], { encoding: 'utf8' });
+  const check = execFileSync(
+    process.execPath,
+    [cli, 'check', fixturePath('addin'), '--vendor', 'Contoso', '--key', fixturePath('test-keys/12345_public.snk'), '--format', 'json'],
+    { encoding: 'utf8' },
+  );
   expect(JSON.parse(check).summary.errors).toBe(0);
   // serve with its documentation page (the consumer's @fastify/static and its content-disposition).
   const serveArgs = ['serve', '--config', fixturePath('server/sandbox.json'), '--data-dir', join(project, 'data'), '--port', '0'];

@@ -40,7 +40,8 @@ test('package-lock.json says hasInstallScript exactly for the installed packages
     if (!existsSync(join(folder, 'package.json'))) continue;
     checked++;
     const onDisk = hasInstallScript(folder);
-    if (onDisk !== (entry.hasInstallScript === true)) wrong.push(`${path}: the lock says hasInstallScript ${entry.hasInstallScript === true}, the installed package ${onDisk}`);
+    if (onDisk !== (entry.hasInstallScript === true))
+      wrong.push(`${path}: the lock says hasInstallScript ${entry.hasInstallScript === true}, the installed package ${onDisk}`);
   }
   expect(checked).toBeGreaterThan(100);
   expect(wrong, 'npm install rewrites these entries of package-lock.json; commit the lock as `npm install` writes it').toEqual([]);
@@ -65,9 +66,17 @@ test('npm install leaves package-lock.json as it is, also when npm would write i
     writeFileSync(join(dir, 'package.json'), JSON.stringify(manifest, null, 2));
     // Only the project's own settings: none inherited from an npm that runs this test (npm test sets npm_config_*).
     const env = Object.fromEntries(Object.entries(process.env).filter(([name]) => !/^npm_config_/i.test(name)));
-    const npm = spawnSync('npm', ['install', '--package-lock-only', '--ignore-scripts', '--offline', '--no-audit', '--no-fund'], { cwd: dir, env, encoding: 'utf8', shell: process.platform === 'win32' });
+    const npm = spawnSync('npm', ['install', '--package-lock-only', '--ignore-scripts', '--offline', '--no-audit', '--no-fund'], {
+      cwd: dir,
+      env,
+      encoding: 'utf8',
+      shell: process.platform === 'win32',
+    });
     expect(npm.status, npm.stderr).toBe(0);
-    expect(readFileSync(join(dir, 'package-lock.json'), 'utf8') === readFileSync(join(repoRoot, 'package-lock.json'), 'utf8'), 'npm install rewrote package-lock.json: does .npmrc still say save=false?').toBe(true);
+    expect(
+      readFileSync(join(dir, 'package-lock.json'), 'utf8') === readFileSync(join(repoRoot, 'package-lock.json'), 'utf8'),
+      'npm install rewrote package-lock.json: does .npmrc still say save=false?',
+    ).toBe(true);
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }

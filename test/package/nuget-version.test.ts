@@ -11,7 +11,8 @@ import { packageVersionOf } from '../../scripts/build-nuget.js';
 const version = packageVersionOf as (o: { release?: boolean; now?: number; root?: string }) => string;
 const dir = mkdtempSync(join(tmpdir(), 'signgate-version-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
-const git = (...args: string[]) => execFileSync('git', ['-c', 'user.name=t', '-c', 'user.email=t@example.invalid', ...args], { cwd: dir, encoding: 'utf8' }).trim();
+const git = (...args: string[]) =>
+  execFileSync('git', ['-c', 'user.name=t', '-c', 'user.email=t@example.invalid', ...args], { cwd: dir, encoding: 'utf8' }).trim();
 
 test('outside a git checkout: a local pre-release of its own time; --release: the plain version', () => {
   writeFileSync(join(dir, 'package.json'), JSON.stringify({ version: '1.2.3' }));

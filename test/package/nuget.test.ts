@@ -69,7 +69,10 @@ beforeAll(async () => {
   if (!runDotnetTests) return;
   requireDotnet();
   feed = join(mkdtempSync(join(tmpdir(), 'signgate-feed-')), 'feed');
-  const { stdout } = await promisify(execFile)(process.execPath, [join(repoRoot, 'scripts', 'build-nuget.js'), '--out', feed, '--version', VERSION], { cwd: repoRoot, maxBuffer: 64 << 20 }).catch((e: { stdout: string; stderr: string }) => {
+  const { stdout } = await promisify(execFile)(process.execPath, [join(repoRoot, 'scripts', 'build-nuget.js'), '--out', feed, '--version', VERSION], {
+    cwd: repoRoot,
+    maxBuffer: 64 << 20,
+  }).catch((e: { stdout: string; stderr: string }) => {
     throw new Error(`scripts/build-nuget.js failed:\n${e.stdout}\n${e.stderr}`);
   });
   written = [...stdout.matchAll(/wrote (\S+\.nupkg)/g)].map((m) => m[1]!);
@@ -91,7 +94,10 @@ describe.runIf(runDotnetTests)('Signgate.Build from a package source', () => {
   const solution = (name: string, files: Record<string, string>, source = feed) => {
     const dir = join(root, name);
     mkdirSync(join(dir, 'Addin', 'vendor'), { recursive: true });
-    writeFileSync(join(dir, 'nuget.config'), `<?xml version="1.0" encoding="utf-8"?>\n<configuration>\n  <packageSources>\n    <add key="signgate-local" value="${source}" />\n  </packageSources>\n</configuration>\n`);
+    writeFileSync(
+      join(dir, 'nuget.config'),
+      `<?xml version="1.0" encoding="utf-8"?>\n<configuration>\n  <packageSources>\n    <add key="signgate-local" value="${source}" />\n  </packageSources>\n</configuration>\n`,
+    );
     for (const [path, text] of Object.entries(files)) writeFileSync(join(dir, path), text);
     writeFileSync(join(dir, 'Addin', 'Addin.cs'), SOURCE);
     copyFileSync(fixturePath('vendor/Contoso.AddinApi.dll'), join(dir, 'Addin', 'vendor', 'Contoso.AddinApi.dll'));
@@ -100,15 +106,36 @@ describe.runIf(runDotnetTests)('Signgate.Build from a package source', () => {
     return dir;
   };
   const build = (dir: string, env: Record<string, string>, ...props: string[]) =>
-    run('dotnet', ['build', 'Addin/Addin.csproj', '-c', 'Release', '-nologo', '-tl:off', '--disable-build-servers', `-p:SigngateBaseUrl=${server.baseUrl}`, ...props], {
-      cwd: dir,
-      // No Node on PATH for the build: the package's own executable must do it all.
-      env: { SIGNGATE_CACHE_DIR: join(dir, 'cache'), PATH: pathWithoutNode(root), ...env },
-    });
+    run(
+      'dotnet',
+      ['build', 'Addin/Addin.csproj', '-c', 'Release', '-nologo', '-tl:off', '--disable-build-servers', `-p:SigngateBaseUrl=${server.baseUrl}`, ...props],
+      {
+        cwd: dir,
+        // No Node on PATH for the build: the package's own executable must do it all.
+        env: { SIGNGATE_CACHE_DIR: join(dir, 'cache'), PATH: pathWithoutNode(root), ...env },
+      },
+    );
   /** Signgate.Build alone (no executables to build), as scripts/build-nuget.js packs it, into `out`. */
   const pack = async (out: string, version: string, ...props: string[]) => {
     const obj = join(root, `pack-${basename(out)}`);
-    const r = await run('dotnet', ['pack', join(repoRoot, 'nuget', 'Signgate.Build', 'Signgate.Build.csproj'), '-c', 'Release', '-o', out, '-nologo', '--disable-build-servers', `-p:PackageVersion=${version}`, `-p:BaseIntermediateOutputPath=${obj}/obj/`, `-p:BaseOutputPath=${obj}/bin/`, ...props], { cwd: root, env: {} });
+    const r = await run(
+      'dotnet',
+      [
+        'pack',
+        join(repoRoot, 'nuget', 'Signgate.Build', 'Signgate.Build.csproj'),
+        '-c',
+        'Release',
+        '-o',
+        out,
+        '-nologo',
+        '--disable-build-servers',
+        `-p:PackageVersion=${version}`,
+        `-p:BaseIntermediateOutputPath=${obj}/obj/`,
+        `-p:BaseOutputPath=${obj}/bin/`,
+        ...props,
+      ],
+      { cwd: root, env: {} },
+    );
     expect(r.status, r.output).toBe(0);
   };
 
@@ -121,15 +148,28 @@ describe.runIf(runDotnetTests)('Signgate.Build from a package source', () => {
   afterAll(() => server?.close());
 
   test('the packages: Signgate.Build holds the targets and no executable; each runtime package holds its own executable only', async () => {
-    expect(written.map((p) => p.slice(feed.length + 1))).toEqual(['Signgate.Build', 'Signgate.Build.Runtime.linux-x64', 'Signgate.Build.Runtime.win-x64', 'Signgate.Tool'].map((id) => `${id}.${VERSION}.nupkg`));
+    expect(written.map((p) => p.slice(feed.length + 1))).toEqual(
+      ['Signgate.Build', 'Signgate.Build.Runtime.linux-x64', 'Signgate.Build.Runtime.win-x64', 'Signgate.Tool'].map((id) => `${id}.${VERSION}.nupkg`),
+    );
     expect(readFileSync(nupkg).length).toBeLessThan(1024 * 1024);
     const list = async (file: string) => (await promisify(execFile)('unzip', ['-Z1', file])).stdout.split('\n').filter(Boolean);
     const build = await list(nupkg);
     for (const dir of ['build/', 'buildTransitive/'])
-      for (const file of ['Signgate.Build.targets', 'Signgate.Build.Runtime.targets', 'Signgate.Build.version.targets', 'Signgate.targets', 'Signgate.Runtime.proj', 'Signgate.Stale.proj']) expect(build).toContain(dir + file);
+      for (const file of [
+        'Signgate.Build.targets',
+        'Signgate.Build.Runtime.targets',
+        'Signgate.Build.version.targets',
+        'Signgate.targets',
+        'Signgate.Runtime.proj',
+        'Signgate.Stale.proj',
+      ])
+        expect(build).toContain(dir + file);
     expect(build).toContain('buildMultiTargeting/Signgate.Build.targets');
     expect(build.filter((f) => f.startsWith('tools/'))).toEqual([]);
-    for (const [rid, exe] of [['linux-x64', 'signgate-linux-x64'], ['win-x64', 'signgate-win-x64.exe']]) {
+    for (const [rid, exe] of [
+      ['linux-x64', 'signgate-linux-x64'],
+      ['win-x64', 'signgate-win-x64.exe'],
+    ]) {
       const runtime = written.find((p) => p.includes(`Runtime.${rid}.`))!;
       expect(readFileSync(runtime).length).toBeLessThan(250 * 1024 * 1024);
       expect((await list(runtime)).filter((f) => f.startsWith('tools/'))).toEqual([`tools/${rid}/${exe}`]);
@@ -137,7 +177,9 @@ describe.runIf(runDotnetTests)('Signgate.Build from a package source', () => {
   });
 
   test('one PackageReference: the good add-in is checked, signed and verified for both frameworks; the token never in the log; a second build runs neither target', async () => {
-    const dir = solution('Reference', { 'Addin/Addin.csproj': project(`<PackageReference Include="Signgate.Build" Version="${VERSION}" PrivateAssets="all" />`) });
+    const dir = solution('Reference', {
+      'Addin/Addin.csproj': project(`<PackageReference Include="Signgate.Build" Version="${VERSION}" PrivateAssets="all" />`),
+    });
     const token = server.token();
     const binlog = join(dir, 'build.binlog');
     expect(existsSync(runtimeFolder('linux-x64')), 'no runtime package before the first build').toBe(false);
@@ -148,7 +190,10 @@ describe.runIf(runDotnetTests)('Signgate.Build from a package source', () => {
     expect(existsSync(LINUX_EXECUTABLE)).toBe(true);
     expect(existsSync(runtimeFolder('win-x64'))).toBe(false);
     const signgateFolders = readdirSync(PACKAGES).filter((id) => id.startsWith('signgate.build'));
-    expect(signgateFolders.filter((id) => existsSync(join(PACKAGES, id, VERSION.toLowerCase()))).sort()).toEqual(['signgate.build', 'signgate.build.runtime.linux-x64']);
+    expect(signgateFolders.filter((id) => existsSync(join(PACKAGES, id, VERSION.toLowerCase()))).sort()).toEqual([
+      'signgate.build',
+      'signgate.build.runtime.linux-x64',
+    ]);
     expect(existsSync(join(PACKAGES, 'signgate.build', VERSION.toLowerCase(), 'tools'))).toBe(false);
     expect(findSecret(binlogText(binlog), token)).toBeUndefined();
     expect(r.output).toContain('signgate check, 1 file, 1 needs signing (1 pass, 0 fail), 0 errors');
@@ -210,7 +255,10 @@ describe.runIf(runDotnetTests)('Signgate.Build from a package source', () => {
 </Project>
 `;
     const dir = solution('Fix', { 'Addin/Addin.csproj': fixProject });
-    writeFileSync(join(dir, 'Addin', 'Uses.cs'), 'namespace NuGetAddin { public static class Uses { public static string Name => typeof(Dapper.SqlMapper).Name; } }\n');
+    writeFileSync(
+      join(dir, 'Addin', 'Uses.cs'),
+      'namespace NuGetAddin { public static class Uses { public static string Name => typeof(Dapper.SqlMapper).Name; } }\n',
+    );
     copyFileSync(fixturePath('test-keys/other_keypair.snk'), join(dir, 'Addin', 'own_keypair.snk'));
     const r = await build(dir, {});
     expect(r.status, r.output.slice(-4000)).toBe(0);
@@ -225,16 +273,26 @@ describe.runIf(runDotnetTests)('Signgate.Build from a package source', () => {
   });
 
   test('no executable for the build machine (macOS, Arm64): SGB005 names SigngateExecutable and SigngateCli; with SigngateExecutable set, the build runs it and restores nothing', async () => {
-    const dir = solution('Elsewhere', { 'Addin/Addin.csproj': project(`<PackageReference Include="Signgate.Build" Version="${VERSION}" PrivateAssets="all" />`) });
+    const dir = solution('Elsewhere', {
+      'Addin/Addin.csproj': project(`<PackageReference Include="Signgate.Build" Version="${VERSION}" PrivateAssets="all" />`),
+    });
     const r = await build(dir, { SIGNGATE_ACCESS_TOKEN: server.token() }, '-p:_SigngatePackageRid=osx-arm64', '-p:TargetFramework=net48');
     expect(r.status).not.toBe(0);
-    expect(r.output).toMatch(/error SGB005: signgate: no signgate for this build machine \(.*\): Signgate.Build has executables for win-x64 and linux-x64 only; set SigngateExecutable to a signgate executable that runs here, or install Node.js and the npm package signgate and set SigngateCli/);
+    expect(r.output).toMatch(
+      /error SGB005: signgate: no signgate for this build machine \(.*\): Signgate.Build has executables for win-x64 and linux-x64 only; set SigngateExecutable to a signgate executable that runs here, or install Node.js and the npm package signgate and set SigngateCli/,
+    );
     expect(r.output).not.toContain('signgate: restoring');
     // The user's own executable (here a copy of the Linux one, as a macOS user's own build would be).
     const own = join(dir, 'tools', 'my-signgate');
     mkdirSync(join(dir, 'tools'));
     copyFileSync(LINUX_EXECUTABLE, own);
-    const ok = await build(dir, { SIGNGATE_ACCESS_TOKEN: server.token() }, '-p:_SigngatePackageRid=osx-arm64', '-p:TargetFramework=net48', `-p:SigngateExecutable=${own}`);
+    const ok = await build(
+      dir,
+      { SIGNGATE_ACCESS_TOKEN: server.token() },
+      '-p:_SigngatePackageRid=osx-arm64',
+      '-p:TargetFramework=net48',
+      `-p:SigngateExecutable=${own}`,
+    );
     expect(ok.status, ok.output.slice(-4000)).toBe(0);
     expect(ok.output).toContain('signgate check, 1 file, 1 needs signing (1 pass, 0 fail), 0 errors');
     expect(ok.output).not.toContain('signgate: restoring');
@@ -246,11 +304,17 @@ describe.runIf(runDotnetTests)('Signgate.Build from a package source', () => {
     const version = `${VERSION}.2`;
     mkdirSync(lonely);
     await pack(lonely, version);
-    const dir = solution('Lonely', { 'Addin/Addin.csproj': project(`<PackageReference Include="Signgate.Build" Version="${version}" PrivateAssets="all" />`) }, lonely);
+    const dir = solution(
+      'Lonely',
+      { 'Addin/Addin.csproj': project(`<PackageReference Include="Signgate.Build" Version="${version}" PrivateAssets="all" />`) },
+      lonely,
+    );
     const r = await build(dir, { SIGNGATE_ACCESS_TOKEN: server.token() }, '-p:TargetFramework=net8.0');
     expect(r.status).not.toBe(0);
     expect(r.output).toContain(`signgate: restoring Signgate.Build.Runtime.linux-x64 ${version}`);
-    expect(r.output).toContain(`error SGB015: signgate: the signgate executable for this build machine is not in ${runtimeFolder('linux-x64', version)}/ and restoring Signgate.Build.Runtime.linux-x64 ${version} did not bring it`);
+    expect(r.output).toContain(
+      `error SGB015: signgate: the signgate executable for this build machine is not in ${runtimeFolder('linux-x64', version)}/ and restoring Signgate.Build.Runtime.linux-x64 ${version} did not bring it`,
+    );
     expect(r.output).toContain(`put Signgate.Build.Runtime.linux-x64.${version}.nupkg in a package source beside Signgate.Build.${version}.nupkg`);
     expect(r.output).toContain('or set SigngateExecutable');
     expect(r.output).toMatch(/error NU1101: Unable to find package Signgate\.Build\.Runtime\.linux-x64/);
@@ -261,7 +325,11 @@ describe.runIf(runDotnetTests)('Signgate.Build from a package source', () => {
     const stale = join(root, 'stale-feed');
     mkdirSync(stale);
     copyFileSync(nupkg, join(stale, basename(nupkg)));
-    const dir = solution('Stale', { 'Addin/Addin.csproj': project(`<PackageReference Include="Signgate.Build" Version="${VERSION}*" PrivateAssets="all" />`) }, stale);
+    const dir = solution(
+      'Stale',
+      { 'Addin/Addin.csproj': project(`<PackageReference Include="Signgate.Build" Version="${VERSION}*" PrivateAssets="all" />`) },
+      stale,
+    );
     const first = await build(dir, { SIGNGATE_ACCESS_TOKEN: server.token() }, '-p:TargetFramework=net8.0');
     expect(first.status, first.output.slice(-4000)).toBe(0);
     expect(first.output).not.toContain('SGB016');
@@ -270,10 +338,18 @@ describe.runIf(runDotnetTests)('Signgate.Build from a package source', () => {
     const second = await build(dir, { SIGNGATE_ACCESS_TOKEN: server.token() }, '-p:TargetFramework=net8.0');
     expect(second.status, second.output.slice(-4000)).toBe(0);
     expect(second.output).toContain('All projects are up-to-date for restore');
-    expect(second.output).toContain(`warning SGB016: signgate: this build uses Signgate.Build ${VERSION} from the packages folder ${PACKAGES}/, but the package source ${stale}/ has ${VERSION}.1, newer, which the project's version ${VERSION}* takes`);
+    expect(second.output).toContain(
+      `warning SGB016: signgate: this build uses Signgate.Build ${VERSION} from the packages folder ${PACKAGES}/, but the package source ${stale}/ has ${VERSION}.1, newer, which the project's version ${VERSION}* takes`,
+    );
     expect(second.output).toContain('Run dotnet restore --force-evaluate (or build once with -p:RestoreForceEvaluate=true) to use it.');
     // As the warning says: the newer one is used (its runtime package is not in the source: this machine's executable is named instead).
-    const forced = await build(dir, { SIGNGATE_ACCESS_TOKEN: server.token() }, '-p:TargetFramework=net8.0', '-p:RestoreForceEvaluate=true', `-p:SigngateExecutable=${LINUX_EXECUTABLE}`);
+    const forced = await build(
+      dir,
+      { SIGNGATE_ACCESS_TOKEN: server.token() },
+      '-p:TargetFramework=net8.0',
+      '-p:RestoreForceEvaluate=true',
+      `-p:SigngateExecutable=${LINUX_EXECUTABLE}`,
+    );
     expect(forced.status, forced.output.slice(-4000)).toBe(0);
     expect(forced.output).not.toContain('SGB016');
     expect(readFileSync(join(dir, 'Addin', 'obj', 'project.assets.json'), 'utf8')).toContain(`"Signgate.Build/${VERSION}.1"`);
@@ -282,10 +358,16 @@ describe.runIf(runDotnetTests)('Signgate.Build from a package source', () => {
     const rebuilt = join(root, 'rebuilt-feed');
     mkdirSync(rebuilt);
     await pack(rebuilt, VERSION, '-p:Description=rebuilt');
-    const pinned = solution('Rebuilt', { 'Addin/Addin.csproj': project(`<PackageReference Include="Signgate.Build" Version="${VERSION}" PrivateAssets="all" />`) }, rebuilt);
+    const pinned = solution(
+      'Rebuilt',
+      { 'Addin/Addin.csproj': project(`<PackageReference Include="Signgate.Build" Version="${VERSION}" PrivateAssets="all" />`) },
+      rebuilt,
+    );
     const r = await build(pinned, { SIGNGATE_ACCESS_TOKEN: server.token() }, '-p:TargetFramework=net8.0');
     expect(r.status, r.output.slice(-4000)).toBe(0);
-    expect(r.output).toContain(`warning SGB016: signgate: this build uses Signgate.Build ${VERSION} from the packages folder ${PACKAGES}/, but the package source's ${join(rebuilt, `Signgate.Build.${VERSION}.nupkg`)}, of the same version, has other contents`);
+    expect(r.output).toContain(
+      `warning SGB016: signgate: this build uses Signgate.Build ${VERSION} from the packages folder ${PACKAGES}/, but the package source's ${join(rebuilt, `Signgate.Build.${VERSION}.nupkg`)}, of the same version, has other contents`,
+    );
   }, 600_000);
 });
 
@@ -303,10 +385,18 @@ describe.runIf(runDotnetTests)('Signgate.Tool: signgate as a .NET tool', () => {
     const signgate = join(root, 'tools', 'signgate');
     const version = await run(signgate, ['--version'], { cwd: root });
     expect(version.output.trim()).toBe(JSON.parse(readFileSync(join(repoRoot, 'package.json'), 'utf8')).version);
-    const good = await run(signgate, ['check', fixturePath('sdk/bin/net48'), '--vendor', 'Contoso', '--key', fixturePath('test-keys/12345_public.snk'), '--format', 'json'], { cwd: root });
+    const good = await run(
+      signgate,
+      ['check', fixturePath('sdk/bin/net48'), '--vendor', 'Contoso', '--key', fixturePath('test-keys/12345_public.snk'), '--format', 'json'],
+      { cwd: root },
+    );
     expect(good.status).toBe(0);
     expect(JSON.parse(good.output).summary.files).toBe(3);
-    const broken = await run(signgate, ['check', fixturePath('sdk/bin/wrong-turns/NoAttribute'), '--vendor', 'Contoso', '--key', fixturePath('test-keys/12345_public.snk')], { cwd: root });
+    const broken = await run(
+      signgate,
+      ['check', fixturePath('sdk/bin/wrong-turns/NoAttribute'), '--vendor', 'Contoso', '--key', fixturePath('test-keys/12345_public.snk')],
+      { cwd: root },
+    );
     expect(broken.status).toBe(1);
     expect(broken.output).toContain('SG301');
     expect(broken.output).not.toContain(NO_NODE);
@@ -320,10 +410,15 @@ describe.runIf(runDotnetTests)('Signgate.Tool: signgate as a .NET tool', () => {
     }
     for (const signal of ['SIGTERM', 'SIGINT'] as const) {
       const dataDir = mkdtempSync(join(root, `serve-${signal}-`));
-      const child = spawn(signgate, ['serve', '--config', fixturePath('server/sandbox.json'), '--data-dir', dataDir, '--port', '0', '--host', '127.0.0.1'], { cwd: root, stdio: ['ignore', 'pipe', 'pipe'] });
+      const child = spawn(signgate, ['serve', '--config', fixturePath('server/sandbox.json'), '--data-dir', dataDir, '--port', '0', '--host', '127.0.0.1'], {
+        cwd: root,
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
       let output = '';
       child.stderr.on('data', (d: Buffer) => (output += d.toString()));
-      const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.on('exit', (code, sig) => resolve({ code, signal: sig })));
+      const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+        child.on('exit', (code, sig) => resolve({ code, signal: sig })),
+      );
       const api = await new Promise<string>((resolve, reject) => {
         child.stdout.on('data', (d: Buffer) => {
           output += d.toString();

@@ -13,7 +13,10 @@ let packed: string[];
 
 beforeAll(() => {
   app = mkdtempSync(join(tmpdir(), 'signgate-packed-'));
-  const tarball = execFileSync('npm', ['pack', '--ignore-scripts', '--silent', '--pack-destination', app], { cwd: repoRoot, encoding: 'utf8' }).trim().split('\n').at(-1)!;
+  const tarball = execFileSync('npm', ['pack', '--ignore-scripts', '--silent', '--pack-destination', app], { cwd: repoRoot, encoding: 'utf8' })
+    .trim()
+    .split('\n')
+    .at(-1)!;
   execFileSync('tar', ['xzf', join(app, tarball), '-C', app]);
   mkdirSync(join(app, 'node_modules'));
   renameSync(join(app, 'package'), join(app, 'node_modules', 'signgate'));
@@ -21,7 +24,9 @@ beforeAll(() => {
   for (const dep of readdirSync(join(repoRoot, 'node_modules'))) {
     if (dep !== '.bin' && dep !== 'signgate') symlinkSync(join(repoRoot, 'node_modules', dep), join(app, 'node_modules', dep));
   }
-  packed = execFileSync('tar', ['tzf', join(app, tarball)], { encoding: 'utf8' }).split('\n').filter(Boolean);
+  packed = execFileSync('tar', ['tzf', join(app, tarball)], { encoding: 'utf8' })
+    .split('\n')
+    .filter(Boolean);
 });
 
 describe('the packed package', () => {

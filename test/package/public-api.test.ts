@@ -106,7 +106,10 @@ test("docs/api.md's examples import each name from the entry that exports it", (
   for (const m of text.matchAll(/import\s*\{([^}]*)\}\s*from\s*'(signgate(?:\/[a-z]+)?)'/g)) {
     const entry = m[2] === 'signgate' ? '.' : `.${m[2]!.slice('signgate'.length)}`;
     const surface = listed[entry];
-    for (const name of m[1]!.split(',').map((n) => n.trim().replace(/^type\s+/, '')).filter(Boolean)) {
+    for (const name of m[1]!
+      .split(',')
+      .map((n) => n.trim().replace(/^type\s+/, ''))
+      .filter(Boolean)) {
       imports++;
       if (!surface || ![...surface.values, ...surface.types].includes(name)) wrong.push(`${name} from '${m[2]}'`);
     }

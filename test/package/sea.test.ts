@@ -36,9 +36,11 @@ let buildLog = '';
 beforeAll(async () => {
   out = mkdtempSync(join(tmpdir(), 'signgate-sea-'));
   // The build fetches the Node packages with npm once (then ~/.cache/signgate/node) and injects ~100 MB binaries.
-  const build = await run(process.execPath, [join(repoRoot, 'scripts', 'build-sea.js'), '--out', out], { cwd: repoRoot, maxBuffer: 16 << 20 }).catch((e: { stdout: string; stderr: string }) => {
-    throw new Error(`scripts/build-sea.js failed:\n${e.stdout}\n${e.stderr}`);
-  });
+  const build = await run(process.execPath, [join(repoRoot, 'scripts', 'build-sea.js'), '--out', out], { cwd: repoRoot, maxBuffer: 16 << 20 }).catch(
+    (e: { stdout: string; stderr: string }) => {
+      throw new Error(`scripts/build-sea.js failed:\n${e.stdout}\n${e.stderr}`);
+    },
+  );
   buildLog = build.stdout;
   expect(buildLog).toContain('signgate-win-x64.exe');
 });
@@ -66,12 +68,18 @@ describe('signgate-linux-x64', () => {
   const serve = async (dataDir: string): Promise<{ child: ChildProcess; api: string; origin: string; tmp: string }> => {
     const box = sandbox();
     // Its own TMPDIR, to see that the page's files it writes there are gone when it stops.
-    const child = spawn(join(out, 'signgate-linux-x64'), ['serve', '--config', fixturePath('server/sandbox.json'), '--data-dir', dataDir, '--port', '0', '--host', '127.0.0.1'], { cwd: box.cwd, env: { ...box.env, TMPDIR: box.cwd } });
+    const child = spawn(
+      join(out, 'signgate-linux-x64'),
+      ['serve', '--config', fixturePath('server/sandbox.json'), '--data-dir', dataDir, '--port', '0', '--host', '127.0.0.1'],
+      { cwd: box.cwd, env: { ...box.env, TMPDIR: box.cwd } },
+    );
     let output = '';
     child.stdout!.setEncoding('utf8').on('data', (d: string) => (output += d));
     child.stderr!.setEncoding('utf8').on('data', (d: string) => (output += d));
     const exited = new Promise((resolve) => child.on('exit', (code, signal) => resolve(signal ?? code)));
-    const listening = await waitForOutput('signgate-linux-x64 serve to say where it listens', () => output, /API at (http:\/\/127\.0\.0\.1:\d+\/[^\s,]+)/, { ended: exited }).catch((error: unknown) => {
+    const listening = await waitForOutput('signgate-linux-x64 serve to say where it listens', () => output, /API at (http:\/\/127\.0\.0\.1:\d+\/[^\s,]+)/, {
+      ended: exited,
+    }).catch((error: unknown) => {
       child.kill('SIGKILL');
       throw error;
     });
@@ -95,7 +103,19 @@ describe('signgate-linux-x64', () => {
     const work = mkdtempSync(join(tmpdir(), 'signgate-sea-sign-'));
     const signed = join(work, 'signed');
     const dataDir = join(work, 'service');
-    const created = await runExe(['serve', 'token', 'create', '--config', fixturePath('server/sandbox.json'), '--data-dir', dataDir, '--org', 'sandbox', '--user', 'ci']);
+    const created = await runExe([
+      'serve',
+      'token',
+      'create',
+      '--config',
+      fixturePath('server/sandbox.json'),
+      '--data-dir',
+      dataDir,
+      '--org',
+      'sandbox',
+      '--user',
+      'ci',
+    ]);
     expect(created.status, created.stderr).toBe(0);
     const token = created.stdout.trim();
     const service = await serve(dataDir);
@@ -104,11 +124,33 @@ describe('signgate-linux-x64', () => {
       expect((await fetch(`${service.origin}/docs/`)).status).toBe(200);
       const script = await fetch(`${service.origin}/docs/static/swagger-ui-bundle.js`);
       expect(script.status).toBe(200);
-      expect((await script.arrayBuffer()).byteLength).toBe(readFileSync(join(repoRoot, 'node_modules', '@fastify', 'swagger-ui', 'static', 'swagger-ui-bundle.js')).length);
-      const sign = await runExe(['sign', '--vendor', 'Contoso', '--key', KEY, '--base-url', service.api, '--destination-path', signed, '--poll-interval', '50', folder, '--root', folder, '--delete-afterwards', '--json'], {
-        SIGNGATE_ACCESS_TOKEN: token,
-        SIGNGATE_CACHE_DIR: join(work, 'cache'),
-      });
+      expect((await script.arrayBuffer()).byteLength).toBe(
+        readFileSync(join(repoRoot, 'node_modules', '@fastify', 'swagger-ui', 'static', 'swagger-ui-bundle.js')).length,
+      );
+      const sign = await runExe(
+        [
+          'sign',
+          '--vendor',
+          'Contoso',
+          '--key',
+          KEY,
+          '--base-url',
+          service.api,
+          '--destination-path',
+          signed,
+          '--poll-interval',
+          '50',
+          folder,
+          '--root',
+          folder,
+          '--delete-afterwards',
+          '--json',
+        ],
+        {
+          SIGNGATE_ACCESS_TOKEN: token,
+          SIGNGATE_CACHE_DIR: join(work, 'cache'),
+        },
+      );
       expect(sign.status, sign.stderr).toBe(0);
       expect(sign.stdout + sign.stderr).not.toContain(token);
       expect(JSON.parse(sign.stdout).summary).toMatchObject({ uploaded: 6, signed: 6, verified: 6, failed: 0 });
@@ -154,7 +196,9 @@ describe('signgate-linux-x64 starts from a V8 start-up snapshot and decides at r
   const runIn = (file: string, args: string[], cwd: string, env: Record<string, string>) =>
     new Promise<Run>((resolve) => {
       // Nothing of the test runner's environment: what the output depends on is set here.
-      execFile(file, args, { cwd, env: { PATH: process.env.PATH ?? '', HOME: cwd, ...env } }, (error, stdout, stderr) => resolve({ status: error ? ((error as { code?: number }).code ?? null) : 0, stdout, stderr }));
+      execFile(file, args, { cwd, env: { PATH: process.env.PATH ?? '', HOME: cwd, ...env } }, (error, stdout, stderr) =>
+        resolve({ status: error ? ((error as { code?: number }).code ?? null) : 0, stdout, stderr }),
+      );
     });
   /** The same command through the executable and through the npm route (node bin/signgate.js), in `cwd`. */
   const both = async (args: string[], cwd: string, env: Record<string, string> = {}) => {
@@ -170,8 +214,11 @@ describe('signgate-linux-x64 starts from a V8 start-up snapshot and decides at r
     expect(blobFlagsIn(readFileSync(join(out, 'signgate-win-x64.exe')))).toContain(SEA_FLAGS.disableExperimentalWarning | SEA_FLAGS.includeAssets);
   });
 
-  test('check --json gives the npm route\'s report, with paths relative to the folder it runs in', async () => {
-    for (const [cwd, input] of [[fixturePath('.'), 'addin'], [fixturePath('addin'), '.']] as const) {
+  test("check --json gives the npm route's report, with paths relative to the folder it runs in", async () => {
+    for (const [cwd, input] of [
+      [fixturePath('.'), 'addin'],
+      [fixturePath('addin'), '.'],
+    ] as const) {
       const { sea, npm } = await both(['check', input, '--vendor', 'Contoso', '--key', key, '--json'], cwd);
       expect(sea.status, sea.stderr).toBe(0);
       expect(sea.stdout).toBe(npm.stdout);
@@ -210,7 +257,7 @@ describe('signgate-linux-x64 starts from a V8 start-up snapshot and decides at r
     expect(online.sea.stderr).toContain('check goes online (--online, http://127.0.0.1:9/v1) but no access token is given');
   });
 
-  test('check --threads 2 over a larger set: the same report as the npm route (the executable runs the pool\'s work in its own thread)', async () => {
+  test("check --threads 2 over a larger set: the same report as the npm route (the executable runs the pool's work in its own thread)", async () => {
     const { sea, npm } = await both(['check', 'assemblies', 'addin', '--vendor', 'Contoso', '--key', key, '--json', '--threads', '2'], fixturePath('.'));
     expect(sea.stdout).toBe(npm.stdout);
     expect(JSON.parse(sea.stdout).files.length).toBeGreaterThan(20);
@@ -225,7 +272,7 @@ function readmePostBuildStep(): string {
   return m[1]!;
 }
 
-describe.runIf(runDotnetTests)("the post-build step of docs/executables.md in a real dotnet build, with the Linux executable", () => {
+describe.runIf(runDotnetTests)('the post-build step of docs/executables.md in a real dotnet build, with the Linux executable', () => {
   test('a Release build checks the add-in and leaves it signed in bin/Release/net48/signed', async () => {
     requireDotnet();
     const server = await startServer();
@@ -236,22 +283,40 @@ describe.runIf(runDotnetTests)("the post-build step of docs/executables.md in a 
       const properties = { TargetFramework: 'net48', SignAssembly: 'true', DelaySign: 'true', AssemblyOriginatorKeyFile: '12345_public.snk' };
       const project = [
         '<Project Sdk="Microsoft.NET.Sdk">',
-        `<PropertyGroup>${Object.entries(properties).map(([k, v]) => `<${k}>${v}</${k}>`).join('')}</PropertyGroup>`,
+        `<PropertyGroup>${Object.entries(properties)
+          .map(([k, v]) => `<${k}>${v}</${k}>`)
+          .join('')}</PropertyGroup>`,
         '<ItemGroup><PackageReference Include="Microsoft.NETFramework.ReferenceAssemblies" Version="1.0.3" PrivateAssets="all" />',
         '<Reference Include="Contoso.AddinApi" HintPath="vendor/Contoso.AddinApi.dll" Private="false" /></ItemGroup>',
         readmePostBuildStep(),
         '</Project>',
       ];
       writeFileSync(join(dir, 'ExeAddin.csproj'), project.join('\n'));
-      writeFileSync(join(dir, 'ExeAddin.cs'), '[assembly: Contoso.ContosoSignedAssembly(true)]\nnamespace ExeAddin { public class Entry : Contoso.AddinBase { public override string Name => "exe"; } }\n');
+      writeFileSync(
+        join(dir, 'ExeAddin.cs'),
+        '[assembly: Contoso.ContosoSignedAssembly(true)]\nnamespace ExeAddin { public class Entry : Contoso.AddinBase { public override string Name => "exe"; } }\n',
+      );
       copyFileSync(fixturePath('vendor/Contoso.AddinApi.dll'), join(dir, 'vendor', 'Contoso.AddinApi.dll'));
       copyFileSync(KEY, join(dir, '12345_public.snk'));
       const token = server.token();
       // The step's two properties point at this machine: the Linux executable and the service on loopback.
-      const r = await runProcess('dotnet', ['build', '-c', 'Release', '-nologo', '-tl:off', '--disable-build-servers', `-p:SigngateExe=${join(out, 'signgate-linux-x64')}`, `-p:SigningServiceUrl=${server.baseUrl}`], {
-        cwd: dir,
-        env: { SIGNGATE_ACCESS_TOKEN: token, SIGNGATE_CACHE_DIR: join(dir, 'cache') },
-      });
+      const r = await runProcess(
+        'dotnet',
+        [
+          'build',
+          '-c',
+          'Release',
+          '-nologo',
+          '-tl:off',
+          '--disable-build-servers',
+          `-p:SigngateExe=${join(out, 'signgate-linux-x64')}`,
+          `-p:SigningServiceUrl=${server.baseUrl}`,
+        ],
+        {
+          cwd: dir,
+          env: { SIGNGATE_ACCESS_TOKEN: token, SIGNGATE_CACHE_DIR: join(dir, 'cache') },
+        },
+      );
       expect(r.status, r.output).toBe(0);
       expect(r.output).toContain('1 needs signing (1 pass, 0 fail)');
       expect(r.output).not.toContain(token);
@@ -264,7 +329,7 @@ describe.runIf(runDotnetTests)("the post-build step of docs/executables.md in a 
   });
 });
 
-describe('signgate-win-x64.exe, read with signgate\'s PE reader', () => {
+describe("signgate-win-x64.exe, read with signgate's PE reader", () => {
   test('a PE32+ x64 console executable with the SEA blob as the NODE_SEA_BLOB resource and the fuse set', () => {
     const bytes = readFileSync(join(out, 'signgate-win-x64.exe'));
     const image = parsePeImage(bytes);

@@ -74,7 +74,10 @@ describe.runIf(runWine)('signgate-win-x64.exe under Wine', () => {
     mkdirSync(join(work, 'configured'));
     cpSync(NET48, join(work, 'configured', 'bin', 'Release'), { recursive: true });
     copyFileSync(KEY, join(work, 'configured', '12345_public.snk'));
-    writeFileSync(join(work, 'configured', 'signgate.config.json'), `\uFEFF{\r\n  "vendor": "Contoso",\r\n  "keys": ["12345_public.snk"],\r\n  "paths": ["bin\\\\Release\\\\**\\\\*.dll"]\r\n}\r\n`);
+    writeFileSync(
+      join(work, 'configured', 'signgate.config.json'),
+      `\uFEFF{\r\n  "vendor": "Contoso",\r\n  "keys": ["12345_public.snk"],\r\n  "paths": ["bin\\\\Release\\\\**\\\\*.dll"]\r\n}\r\n`,
+    );
     // Signed on Linux with the key pair (as the service signs), verified on both.
     mkdirSync(join(work, 'signed'));
     for (const name of ['SampleAddin.dll', 'SampleAddin.Helpers.dll']) {
@@ -153,7 +156,11 @@ describe.runIf(runWine)('signgate-win-x64.exe under Wine', () => {
 
   test('verify the files signed on Linux: valid, the same JSON', async () => {
     const signed = join(work, 'signed');
-    const { linux, windows } = await both(work, ['verify', signed, '--key', '12345_public.snk', '--json'], ['verify', zPath(signed), '--key', '12345_public.snk', '--json']);
+    const { linux, windows } = await both(
+      work,
+      ['verify', signed, '--key', '12345_public.snk', '--json'],
+      ['verify', zPath(signed), '--key', '12345_public.snk', '--json'],
+    );
     expect(linux.status, linux.stderr).toBe(0);
     expect(windows.status, windows.stderr).toBe(0);
     expect(JSON.parse(windows.stdout)).toEqual(JSON.parse(linux.stdout));
@@ -184,7 +191,9 @@ describe.runIf(runWine)('signgate-win-x64.exe under Wine', () => {
     expect(w.files.map((f) => f.outcome)).toEqual(['strong-named']);
     // Only where each was written differs.
     expect(w.files.map((f) => ({ ...f, writtenTo: undefined }))).toEqual(l.files.map((f) => ({ ...f, writtenTo: undefined })));
-    expect(readFileSync(join(work, 'Fixed Ünïcode', 'WINDOWS', 'UnsignedLib.dll')).equals(readFileSync(join(work, 'fixed', 'linux', 'UnsignedLib.dll')))).toBe(true);
+    expect(readFileSync(join(work, 'Fixed Ünïcode', 'WINDOWS', 'UnsignedLib.dll')).equals(readFileSync(join(work, 'fixed', 'linux', 'UnsignedLib.dll')))).toBe(
+      true,
+    );
     const verified = runCli(['verify', join(work, 'Fixed Ünïcode', 'WINDOWS', 'UnsignedLib.dll'), '--json']);
     expect(verified.status, verified.stdout).toBe(0);
   });
@@ -221,7 +230,12 @@ describe.runIf(runWine)('the client on Windows APIs against signgate serve on 12
     proxy = await startProxy(origin, pathname, (req, res) => {
       if (!holdStatus || !/\/status$/.test(req.url ?? '')) return false;
       // Answered once released: the request waits as a slow service would.
-      held.push(() => void fetch(new URL(req.url!, origin), { headers: { authorization: req.headers.authorization ?? '' } }).then(async (r) => res.writeHead(r.status, { 'content-type': r.headers.get('content-type') ?? 'application/json' }).end(Buffer.from(await r.arrayBuffer()))));
+      held.push(
+        () =>
+          void fetch(new URL(req.url!, origin), { headers: { authorization: req.headers.authorization ?? '' } }).then(async (r) =>
+            res.writeHead(r.status, { 'content-type': r.headers.get('content-type') ?? 'application/json' }).end(Buffer.from(await r.arrayBuffer())),
+          ),
+      );
       return true;
     });
     work = mkdtempSync(join(tmpdir(), 'signgate-winclient-'));
@@ -238,7 +252,23 @@ describe.runIf(runWine)('the client on Windows APIs against signgate serve on 12
   const env = (cache: string) => ({ SIGNGATE_ACCESS_TOKEN: token, SIGNGATE_CACHE_DIR: zPath(cache) });
   const signArgs = (baseUrl: string, destination: string) => {
     const bin = zPath(join(work, FOLDER, 'bin'));
-    return ['sign', bin, '--root', bin, '--vendor', 'Contoso', '--key', '12345_public.snk', '--base-url', baseUrl, '--destination-path', zPath(destination), '--poll-interval', '50', '--json'];
+    return [
+      'sign',
+      bin,
+      '--root',
+      bin,
+      '--vendor',
+      'Contoso',
+      '--key',
+      '12345_public.snk',
+      '--base-url',
+      baseUrl,
+      '--destination-path',
+      zPath(destination),
+      '--poll-interval',
+      '50',
+      '--json',
+    ];
   };
   interface SignJson {
     jobs: { jobId: unknown }[];
@@ -251,13 +281,21 @@ describe.runIf(runWine)('the client on Windows APIs against signgate serve on 12
   };
   /** Waits until the proxy has seen `what` (a "METHOD path" pattern) `count` times. */
   const seen = async (what: RegExp, count = 1) => {
-    await waitUntil(`${count} request(s) ${what} through the proxy`, () => proxy.seen.filter((s) => what.test(s)).length >= count, () => proxy.seen.join(', '), { intervalMs: 100 });
+    await waitUntil(
+      `${count} request(s) ${what} through the proxy`,
+      () => proxy.seen.filter((s) => what.test(s)).length >= count,
+      () => proxy.seen.join(', '),
+      { intervalMs: 100 },
+    );
   };
 
   test('licenses: the same JSON as on Linux', async () => {
     const cache = mkdtempSync(join(work, 'cache-'));
     const windows = await wine.run(['licenses', '--base-url', server.baseUrl, '--json'], work, env(cache));
-    const linux = await runCliAsync(['licenses', '--base-url', server.baseUrl, '--json'], { cwd: work, env: { SIGNGATE_ACCESS_TOKEN: token, SIGNGATE_CACHE_DIR: cache } });
+    const linux = await runCliAsync(['licenses', '--base-url', server.baseUrl, '--json'], {
+      cwd: work,
+      env: { SIGNGATE_ACCESS_TOKEN: token, SIGNGATE_CACHE_DIR: cache },
+    });
     expect(windows.status, windows.stderr).toBe(0);
     expect(linux.status, linux.stderr).toBe(0);
     expect(JSON.parse(windows.stdout)).toEqual(JSON.parse(linux.stdout));
@@ -275,7 +313,10 @@ describe.runIf(runWine)('the client on Windows APIs against signgate serve on 12
     verifyOnLinux(destination);
     expect(r.stdout + r.stderr).not.toContain(token);
     const windowsJobs = await wine.run(['jobs', 'list', '--base-url', server.baseUrl, '--json'], work, env(cache));
-    const linuxJobs = await runCliAsync(['jobs', 'list', '--base-url', server.baseUrl, '--json'], { cwd: work, env: { SIGNGATE_ACCESS_TOKEN: token, SIGNGATE_CACHE_DIR: cache } });
+    const linuxJobs = await runCliAsync(['jobs', 'list', '--base-url', server.baseUrl, '--json'], {
+      cwd: work,
+      env: { SIGNGATE_ACCESS_TOKEN: token, SIGNGATE_CACHE_DIR: cache },
+    });
     expect(windowsJobs.status, windowsJobs.stderr).toBe(0);
     expect(JSON.parse(windowsJobs.stdout)).toEqual(JSON.parse(linuxJobs.stdout));
     expect(JSON.stringify(JSON.parse(windowsJobs.stdout))).toContain(String(result.jobs[0]!.jobId));

@@ -19,7 +19,10 @@ test('the sources build without the optional pkcs11js', () => {
     const left = readdirSync(join(repoRoot, 'node_modules')).filter((name) => name !== 'pkcs11js' && name !== '.bin');
     for (const name of left) symlinkSync(join(repoRoot, 'node_modules', name), join(dir, 'node_modules', name), 'junction');
     expect(left).toContain('typescript');
-    const tsc = spawnSync(process.execPath, [join(repoRoot, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', join(dir, 'tsconfig.json'), '--noEmit'], { cwd: dir, encoding: 'utf8' });
+    const tsc = spawnSync(process.execPath, [join(repoRoot, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', join(dir, 'tsconfig.json'), '--noEmit'], {
+      cwd: dir,
+      encoding: 'utf8',
+    });
     expect(tsc.stdout + tsc.stderr).toBe('');
     expect(tsc.status).toBe(0);
   } finally {

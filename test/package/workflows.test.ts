@@ -30,7 +30,7 @@ describe('the workflows are valid GitHub workflows', () => {
 });
 
 describe('the release workflow fits the project', () => {
-  test('the version is the tag\'s; a tag that is no version stops the release', () => {
+  test("the version is the tag's; a tag that is no version stops the release", () => {
     const version = (tag: string) => spawnSync(process.execPath, [join(repoRoot, 'scripts', 'release-version.js'), tag], { encoding: 'utf8' });
     expect(version('v1.2.3').stdout.trim()).toBe('1.2.3');
     expect(version('0.2.0-rc.1').stdout.trim()).toBe('0.2.0-rc.1');

@@ -12,7 +12,12 @@ const DATA = Uint8Array.from({ length: 300 }, (_, i) => i & 0xff);
 
 /** Each section's name, RVA and raw bytes: what must not change. */
 const sectionsOf = (image: PeImage) =>
-  image.sections.map((s) => ({ name: s.name, rva: s.virtualAddress, virtualSize: s.virtualSize, raw: Buffer.from(image.bytes.subarray(s.pointerToRawData, s.pointerToRawData + s.sizeOfRawData)).toString('hex') }));
+  image.sections.map((s) => ({
+    name: s.name,
+    rva: s.virtualAddress,
+    virtualSize: s.virtualSize,
+    raw: Buffer.from(image.bytes.subarray(s.pointerToRawData, s.pointerToRawData + s.sizeOfRawData)).toString('hex'),
+  }));
 
 const errorOf = (f: () => unknown) => {
   try {
@@ -117,7 +122,10 @@ describe('growSectionRawData', () => {
     expect(out.length).toBe(input.length + 0x200);
     expect(after.sections[0]!.sizeOfRawData).toBe(text.sizeOfRawData + 0x200);
     expect(after.sections.slice(1).map((s) => s.pointerToRawData)).toEqual(before.sections.slice(1).map((s) => s.pointerToRawData + 0x200));
-    const raw = (image: PeImage, i: number) => Buffer.from(image.bytes.subarray(image.sections[i]!.pointerToRawData, image.sections[i]!.pointerToRawData + before.sections[i]!.sizeOfRawData)).toString('hex');
+    const raw = (image: PeImage, i: number) =>
+      Buffer.from(image.bytes.subarray(image.sections[i]!.pointerToRawData, image.sections[i]!.pointerToRawData + before.sections[i]!.sizeOfRawData)).toString(
+        'hex',
+      );
     for (let i = 0; i < before.sections.length; i++) expect(raw(after, i)).toBe(raw(before, i));
     expect(after.sections.map((s) => [s.virtualAddress, s.virtualSize])).toEqual(before.sections.map((s) => [s.virtualAddress, s.virtualSize]));
     expect(out.subarray(text.pointerToRawData + text.sizeOfRawData, text.pointerToRawData + text.sizeOfRawData + 0x200).every((b) => b === 0)).toBe(true);

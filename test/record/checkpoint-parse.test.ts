@@ -11,7 +11,8 @@ const good = signCheckpoint(head, privateKey);
 const [body, sigLine] = [good.slice(0, good.lastIndexOf('\n\n') + 1), good.slice(good.lastIndexOf('\n\n') + 2)];
 const parse = (text: string) => () => parseCheckpoint(text, verifier, 'the checkpoint');
 /** A signature line by our key over `text` (its id and an Ed25519 signature). */
-const lineFor = (text: string, name = verifier.name) => `\u2014 ${name} ${Buffer.concat([noteKeyId(name, verifier.publicKey), sign(null, Buffer.from(text), privateKey)]).toString('base64')}\n`;
+const lineFor = (text: string, name = verifier.name) =>
+  `\u2014 ${name} ${Buffer.concat([noteKeyId(name, verifier.publicKey), sign(null, Buffer.from(text), privateKey)]).toString('base64')}\n`;
 const other = verifierOf(generateKeyPairSync('ed25519').privateKey);
 const otherLine = `\u2014 ${other.name} ${Buffer.concat([other.keyId, Buffer.alloc(64, 1)]).toString('base64')}\n`;
 
@@ -23,7 +24,11 @@ describe('refused', () => {
   test.each([
     ['a CRLF copy', good.replace(/\n/g, '\r\n'), /control character U\+000D .*Windows line ends/],
     ['a tab in the text', good.replace('\n7\n', '\n7\t\n'), /control character U\+0009/],
-    ['a bad line by the key, then a good one', `${body}\n${sigLine.replace(/[A-Za-z](?==?\n$)/, (c) => (c === 'A' ? 'B' : 'A'))}${sigLine}`, /2 signature lines by the record key/],
+    [
+      'a bad line by the key, then a good one',
+      `${body}\n${sigLine.replace(/[A-Za-z](?==?\n$)/, (c) => (c === 'A' ? 'B' : 'A'))}${sigLine}`,
+      /2 signature lines by the record key/,
+    ],
     ['the good line twice', `${good}${sigLine}`, /2 signature lines by the record key/],
     ['101 signature lines', `${good}${otherLine.repeat(100)}`, /101 signature lines, more than the 100/],
     ['a blank line among the signatures (the text then ends at the last blank line)', `${body}\n${sigLine}\n${otherLine}`, /not signed by the record key/],

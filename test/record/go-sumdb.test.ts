@@ -88,7 +88,10 @@ interface GoCheck {
 
 /** Asks Go every check in one run; the checks it answered otherwise, each named with Go's answer (empty when none). */
 function goDisagrees(checks: readonly GoCheck[], leaves?: readonly string[]): string[] {
-  const answers = askGo(checks.map((c) => c.request), leaves);
+  const answers = askGo(
+    checks.map((c) => c.request),
+    leaves,
+  );
   return checks.flatMap((c, i) => {
     const wrong = c.want(answers[i]!);
     return wrong === undefined ? [] : [`${c.what}: ${wrong} (Go answered ${JSON.stringify(answers[i]).slice(0, 300)})`];
@@ -129,7 +132,10 @@ const event = (n: number): SignatureEvent => ({
   keyToken: '0123456789abcdef',
   keyLocation: n % 2 === 0 ? 'pkcs11:token=signgate;object=key-1' : '../test-keys/12345_keypair.snk',
 });
-const ENTRIES = chainEvents(EMPTY_HEAD, Array.from({ length: 1025 }, (_, i) => event(i + 1)));
+const ENTRIES = chainEvents(
+  EMPTY_HEAD,
+  Array.from({ length: 1025 }, (_, i) => event(i + 1)),
+);
 /** The leaf data Go hashes: the record file's lines, as the file holds them. */
 const LEAF_DATA = ENTRIES.map(entryLine).join('').split('\n').slice(0, -1);
 /** Our leaves of the same entries. */
@@ -159,7 +165,13 @@ function signatureLine(text: string, key: KeyObject, name = verifierOf(key).name
 /** A checkpoint's text (what is signed) and its signature lines. */
 function splitNote(note: string): { text: string; signatures: string[] } {
   const at = note.lastIndexOf('\n\n');
-  return { text: note.slice(0, at + 1), signatures: note.slice(at + 2).split('\n').slice(0, -1) };
+  return {
+    text: note.slice(0, at + 1),
+    signatures: note
+      .slice(at + 2)
+      .split('\n')
+      .slice(0, -1),
+  };
 }
 const joinNote = (text: string, signatures: readonly string[]) => `${text}\n${signatures.map((s) => `${s}\n`).join('')}`;
 
@@ -222,8 +234,8 @@ if (missing && process.env.CI === 'true') {
   });
 }
 
-describe.skipIf(missing !== undefined)('Go\'s sumdb/tlog: the same tree, the same proofs', () => {
-  test('over the same leaf data, tlog\'s root of every size is ours, so is every inclusion and consistency proof, and tlog accepts ours', () => {
+describe.skipIf(missing !== undefined)("Go's sumdb/tlog: the same tree, the same proofs", () => {
+  test("over the same leaf data, tlog's root of every size is ours, so is every inclusion and consistency proof, and tlog accepts ours", () => {
     const checks: GoCheck[] = [];
     for (const size of SIZES) {
       const root = rootOf(size);
@@ -245,7 +257,7 @@ describe.skipIf(missing !== undefined)('Go\'s sumdb/tlog: the same tree, the sam
     expect(goDisagrees(checks, LEAF_DATA)).toEqual([]);
   });
 
-  test('the leaf is the entry\'s line without its newline: with the newline, or another entry\'s line, tlog finds another root', () => {
+  test("the leaf is the entry's line without its newline: with the newline, or another entry's line, tlog finds another root", () => {
     const root = b64(rootOf(3));
     const answers = askGo([{ op: 'root', size: 3 }], [...LEAF_DATA.slice(0, 2), `${LEAF_DATA[2]}\n`]);
     expect(answers[0]!.root).not.toBe(root);
@@ -268,7 +280,14 @@ describe.skipIf(missing !== undefined)('Go\'s sumdb/tlog: the same tree, the sam
         const at = `leaf ${index} of ${size}`;
         proof.forEach((_, j) => {
           for (const bit of [0, 255]) {
-            refuse(`${at}, bit ${bit} of hash ${j} flipped`, proof.map((h, k) => (k === j ? flipped(h, bit) : h)), size, root, index, leaf);
+            refuse(
+              `${at}, bit ${bit} of hash ${j} flipped`,
+              proof.map((h, k) => (k === j ? flipped(h, bit) : h)),
+              size,
+              root,
+              index,
+              leaf,
+            );
           }
         });
         refuse(`${at}, claimed for leaf ${(index + 1) % size}`, proof, size, root, (index + 1) % size, leaf);
@@ -293,7 +312,16 @@ describe.skipIf(missing !== undefined)('Go\'s sumdb/tlog: the same tree, the sam
         const proof = consistencyProof(LEAVES, old, size, CACHE);
         const [oldRoot, root] = [rootOf(old), rootOf(size)];
         const at = `from ${old} to ${size}`;
-        proof.forEach((_, j) => refuse(`${at}, hash ${j} changed`, proof.map((h, k) => (k === j ? flipped(h, 7) : h)), old, oldRoot, size, root));
+        proof.forEach((_, j) =>
+          refuse(
+            `${at}, hash ${j} changed`,
+            proof.map((h, k) => (k === j ? flipped(h, 7) : h)),
+            old,
+            oldRoot,
+            size,
+            root,
+          ),
+        );
         refuse(`${at}, its last hash cut off`, proof.slice(0, -1), old, oldRoot, size, root);
         refuse(`${at}, its first hash cut off`, proof.slice(1), old, oldRoot, size, root);
         // The old tree rewritten: its last leaf replaced.
@@ -306,7 +334,7 @@ describe.skipIf(missing !== undefined)('Go\'s sumdb/tlog: the same tree, the sam
   });
 });
 
-describe.skipIf(missing !== undefined)('Go\'s sumdb/note: our checkpoints', () => {
+describe.skipIf(missing !== undefined)("Go's sumdb/note: our checkpoints", () => {
   test('note.Open accepts our checkpoints with our verifier key and reads the same origin, size and root', () => {
     const named = newKey();
     const sizes = [0, 1, 2, 5, 70, 1000, 1025];
@@ -341,11 +369,11 @@ describe.skipIf(missing !== undefined)('Go\'s sumdb/note: our checkpoints', () =
     }
     const other = newKey();
     tampered.push({ what: 'signed by another key', text: signCheckpoint({ size: 70, root: rootOf(70) }, other), why: NOT_SIGNED });
-    tampered.push({ what: 'signed by another key under our key\'s name', text: joinNote(text, [signatureLine(text, other, VERIFIER.name)]), why: NOT_SIGNED });
+    tampered.push({ what: "signed by another key under our key's name", text: joinNote(text, [signatureLine(text, other, VERIFIER.name)]), why: NOT_SIGNED });
     // Another key's signature given our key id: the key is found, its signature fails.
     const forged = Buffer.from(signatureLine(text, other, VERIFIER.name).split(' ')[2]!, 'base64');
     VERIFIER.keyId.copy(forged, 0);
-    tampered.push({ what: 'another key\'s signature with our key id', text: joinNote(text, [`\u2014 ${VERIFIER.name} ${b64(forged)}`]), why: BAD_SIGNATURE });
+    tampered.push({ what: "another key's signature with our key id", text: joinNote(text, [`\u2014 ${VERIFIER.name} ${b64(forged)}`]), why: BAD_SIGNATURE });
     tampered.push({ what: 'no signature line', text: `${text}\n`, why: MALFORMED });
 
     const checks = tampered.map(({ what, text: t, why }) => openCheck(what, t, refused(why)));
@@ -364,7 +392,7 @@ describe.skipIf(missing !== undefined)('Go\'s sumdb/note: our checkpoints', () =
       { what: 'one signature line', text: joinNote(text, signatures) },
       { what: 'our signature and 99 of other keys (100 lines)', text: joinNote(text, [...signatures, ...otherSignatures(text, 99)]) },
       { what: 'an extension line without a control character', text: joinNote(extended, [signatureLine(extended, KEY)]) },
-      { what: 'our signature, then another key\'s', text: joinNote(text, [...signatures, ...otherSignatures(text, 1)]) },
+      { what: "our signature, then another key's", text: joinNote(text, [...signatures, ...otherSignatures(text, 1)]) },
     ];
     expect(goDisagrees(sound.map(({ what, text: t }) => openCheck(what, t, opens(VERIFIER.name, 70, rootOf(70)))))).toEqual([]);
     for (const { what, text: t } of sound) expect(parseCheckpoint(t, VERIFIER, what).root.equals(rootOf(70)), what).toBe(true);
@@ -389,7 +417,7 @@ describe.skipIf(missing !== undefined)('parser edge cases: ours rejects what Go 
     { what: 'our signature and 100 of other keys (101 lines)', text: joinNote(text, [good, ...otherSignatures(text, 100)]), why: MALFORMED },
     { what: 'a tab in a text line', text: withLine('extension\tline'), why: MALFORMED },
     { what: 'a \\x01 in a text line', text: withLine('extension\x01line'), why: MALFORMED },
-    { what: 'a \\x01 in another key\'s signature line', text: joinNote(text, [good, signatureLine(text, newKey(), 'witness\x01.example')]), why: MALFORMED },
+    { what: "a \\x01 in another key's signature line", text: joinNote(text, [good, signatureLine(text, newKey(), 'witness\x01.example')]), why: MALFORMED },
     // Go signs and checks the text up to the last blank line: the good signature line is then part of the text.
     { what: 'a blank line among the signature lines', text: joinNote(`${text}\n${good}\n`, otherSignatures(text, 1)), why: NOT_SIGNED },
   ];

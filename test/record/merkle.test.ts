@@ -28,7 +28,16 @@ function naiveRoot(leaves: readonly Buffer[]): Buffer {
   let level = [...leaves];
   while (level.length > 1) {
     const next: Buffer[] = [];
-    for (let i = 0; i < level.length; i += 2) next.push(i + 1 < level.length ? createHash('sha256').update(Buffer.of(1)).update(level[i]!).update(level[i + 1]!).digest() : level[i]!);
+    for (let i = 0; i < level.length; i += 2)
+      next.push(
+        i + 1 < level.length
+          ? createHash('sha256')
+              .update(Buffer.of(1))
+              .update(level[i]!)
+              .update(level[i + 1]!)
+              .digest()
+          : level[i]!,
+      );
     level = next;
   }
   return level[0]!;
@@ -39,8 +48,24 @@ describe('the Merkle tree of RFC 9162', () => {
     for (let n = 0; n <= 8; n++) expect(hex(rootHash(CT_LEAVES.slice(0, n))), `size ${n}`).toBe(CT_ROOTS[n]);
     expect(hex(nodeHash(CT_LEAVES[0]!, CT_LEAVES[1]!))).toBe(CT_ROOTS[2]);
     const inclusion: [number, number, string[]][] = [
-      [0, 8, ['96a296d224f285c67bee93c30f8a309157f0daa35dc5b87e410b78630a09cfc7', '5f083f0a1a33ca076a95279832580db3e0ef4584bdff1f54c8a360f50de3031e', '6b47aaf29ee3c2af9af889bc1fb9254dabd31177f16232dd6aab035ca39bf6e4']],
-      [5, 8, ['bc1a0643b12e4d2d7c77918f44e0f4f79a838b6cf9ec5b5c283e1f4d88599e6b', 'ca854ea128ed050b41b35ffc1b87b8eb2bde461e9e3b5596ece6b9d5975a0ae0', 'd37ee418976dd95753c1c73862b9398fa2a2cf9b4ff0fdfe8b30cd95209614b7']],
+      [
+        0,
+        8,
+        [
+          '96a296d224f285c67bee93c30f8a309157f0daa35dc5b87e410b78630a09cfc7',
+          '5f083f0a1a33ca076a95279832580db3e0ef4584bdff1f54c8a360f50de3031e',
+          '6b47aaf29ee3c2af9af889bc1fb9254dabd31177f16232dd6aab035ca39bf6e4',
+        ],
+      ],
+      [
+        5,
+        8,
+        [
+          'bc1a0643b12e4d2d7c77918f44e0f4f79a838b6cf9ec5b5c283e1f4d88599e6b',
+          'ca854ea128ed050b41b35ffc1b87b8eb2bde461e9e3b5596ece6b9d5975a0ae0',
+          'd37ee418976dd95753c1c73862b9398fa2a2cf9b4ff0fdfe8b30cd95209614b7',
+        ],
+      ],
       [2, 3, ['fac54203e7cc696cf0dfcb42c92a1d9dbaf70ad9e621f4bd8d98662f00e3c125']],
     ];
     for (const [index, size, proof] of inclusion) {
@@ -48,8 +73,24 @@ describe('the Merkle tree of RFC 9162', () => {
       expect(verifyInclusion(CT_LEAVES[index]!, index, size, proof.map(unhex), unhex(CT_ROOTS[size]!))).toBe(true);
     }
     const consistency: [number, number, string[]][] = [
-      [1, 8, ['96a296d224f285c67bee93c30f8a309157f0daa35dc5b87e410b78630a09cfc7', '5f083f0a1a33ca076a95279832580db3e0ef4584bdff1f54c8a360f50de3031e', '6b47aaf29ee3c2af9af889bc1fb9254dabd31177f16232dd6aab035ca39bf6e4']],
-      [6, 8, ['0ebc5d3437fbe2db158b9f126a1d118e308181031d0a949f8dededebc558ef6a', 'ca854ea128ed050b41b35ffc1b87b8eb2bde461e9e3b5596ece6b9d5975a0ae0', 'd37ee418976dd95753c1c73862b9398fa2a2cf9b4ff0fdfe8b30cd95209614b7']],
+      [
+        1,
+        8,
+        [
+          '96a296d224f285c67bee93c30f8a309157f0daa35dc5b87e410b78630a09cfc7',
+          '5f083f0a1a33ca076a95279832580db3e0ef4584bdff1f54c8a360f50de3031e',
+          '6b47aaf29ee3c2af9af889bc1fb9254dabd31177f16232dd6aab035ca39bf6e4',
+        ],
+      ],
+      [
+        6,
+        8,
+        [
+          '0ebc5d3437fbe2db158b9f126a1d118e308181031d0a949f8dededebc558ef6a',
+          'ca854ea128ed050b41b35ffc1b87b8eb2bde461e9e3b5596ece6b9d5975a0ae0',
+          'd37ee418976dd95753c1c73862b9398fa2a2cf9b4ff0fdfe8b30cd95209614b7',
+        ],
+      ],
       [2, 5, ['5f083f0a1a33ca076a95279832580db3e0ef4584bdff1f54c8a360f50de3031e', 'bc1a0643b12e4d2d7c77918f44e0f4f79a838b6cf9ec5b5c283e1f4d88599e6b']],
     ];
     for (const [from, to, proof] of consistency) {

@@ -50,7 +50,12 @@ describe('a signature record of 600 MB under a heap of 300 MB', () => {
   test('audit --record --checkpoint: the release file gets its entry, in bounded memory', async () => {
     const rss = join(dir, 'audit.rss');
     const args = ['audit', release, '--key', fixturePath('test-keys/12345_public.snk'), '--vendor', 'Contoso', '--no-timestamp', '--format', 'json'];
-    const r = await runCliWithHeap(HEAP_MB, [...args, '--record', path, '--checkpoint', checkpoint, '--record-key', key.publicKey], { SIGNGATE_CACHE_DIR: join(dir, 'no-cache') }, rss);
+    const r = await runCliWithHeap(
+      HEAP_MB,
+      [...args, '--record', path, '--checkpoint', checkpoint, '--record-key', key.publicKey],
+      { SIGNGATE_CACHE_DIR: join(dir, 'no-cache') },
+      rss,
+    );
     // Exit 1: the fixture is delay-signed (SG701).
     expect(r.code, r.err).toBe(1);
     const report = JSON.parse(r.out) as { signatureRecord: { entries: number }; files: { signature: { seq: number } | null }[] };
@@ -71,7 +76,9 @@ describe('a signature record of 600 MB under a heap of 300 MB', () => {
     truncateSync(path, whole);
     const cut = await runCliWithHeap(HEAP_MB, ['serve', 'record', 'verify', '--file', path, '--checkpoint', checkpoint, '--public-key', key.publicKey]);
     expect(cut.code, cut.err).toBe(1);
-    expect(cut.out).toContain(`NOT A CONTINUATION of the checkpoint ${checkpoint}: ${path} holds 500000 entries, fewer than the ${CHECKPOINT} of the checkpoint`);
+    expect(cut.out).toContain(
+      `NOT A CONTINUATION of the checkpoint ${checkpoint}: ${path} holds 500000 entries, fewer than the ${CHECKPOINT} of the checkpoint`,
+    );
     expect(r.out + r.err + cut.out + cut.err).not.toMatch(NO_CRASH);
   });
 });

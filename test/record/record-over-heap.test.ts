@@ -29,7 +29,10 @@ describe('a record larger than the heap verifies, line by line', () => {
   beforeAll(() => {
     path = join(dir, 'large.jsonl');
     // The release's file was signed twice: the audit names the earlier entry.
-    const plant = new Map([[54_321, { signedSha256: addinSha256, file: 'FindingAddin.dll' }], [99_999, { signedSha256: addinSha256 }]]);
+    const plant = new Map([
+      [54_321, { signedSha256: addinSha256, file: 'FindingAddin.dll' }],
+      [99_999, { signedSha256: addinSha256 }],
+    ]);
     written = writeRecord(path, COUNT, { keepLeaves: CHECKPOINT, plant });
     expect(statSync(path).size).toBeGreaterThan(60e6);
     checkpoint = join(dir, 'large.checkpoint');
@@ -57,7 +60,7 @@ describe('a record larger than the heap verifies, line by line', () => {
     expect(exported.err).not.toMatch(NO_CRASH);
   });
 
-  test('a rewritten entry before the checkpoint\'s size is found from the root computed on the way', async () => {
+  test("a rewritten entry before the checkpoint's size is found from the root computed on the way", async () => {
     const forged = join(dir, 'large-forged.jsonl');
     const again = writeRecord(forged, COUNT, { plant: new Map([[12_345, { user: 'someone-else' }]]) });
     expect(again.head.hash).not.toBe(written.head.hash);

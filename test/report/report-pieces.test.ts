@@ -18,8 +18,12 @@ function printed(pieces: Iterable<string>): { parts: string[]; text: string } {
 }
 
 describe('check reports in pieces', () => {
-  test('every format: the pieces make formatReport\'s text; text and JSON come a line or a file at a time', async () => {
-    const result = await checkPaths(['fixtures/addin', 'fixtures/findings/wrong-key', 'fixtures/findings/passing'], {}, { severities: { 'loads-under-no-license': 'note' } });
+  test("every format: the pieces make formatReport's text; text and JSON come a line or a file at a time", async () => {
+    const result = await checkPaths(
+      ['fixtures/addin', 'fixtures/findings/wrong-key', 'fixtures/findings/passing'],
+      {},
+      { severities: { 'loads-under-no-license': 'note' } },
+    );
     for (const format of ReportFormats) {
       for (const color of [plain, colored]) {
         const pieces = [...formatReportPieces(format, result, { color })];

@@ -41,7 +41,10 @@ describe('under which license it loads', () => {
     const v = verdictOf('SampleAddin.dll', net48);
     expect(v.apiProgram).toBe(true);
     expect(v.runtimeLicense).toEqual({ loads: false, why: 'delay-signed, not signed by the service' });
-    expect(v.netFramework).toEqual({ loads: false, why: 'delay-signed: .NET Framework refuses it unless its key is registered for verification skipping (sn -Vr *,5d004f218731cd20)' });
+    expect(v.netFramework).toEqual({
+      loads: false,
+      why: 'delay-signed: .NET Framework refuses it unless its key is registered for verification skipping (sn -Vr *,5d004f218731cd20)',
+    });
     expect(v.developerLicense.loads).toBe(false);
     expect(loadsUnder(v)).toBe('neither');
   });
@@ -101,20 +104,34 @@ describe('check: a note where a file loads under neither license as built, when 
   });
 
   test('SG801 on the delay-signed net48 build, with the sn -Vr command for its token; none on net8.0', async () => {
-    const framework = await checkPaths(['fixtures/sdk/bin/net48/SampleAddin.dll', 'fixtures/sdk/bin/wrong-turns/VendorCopied/Contoso.AddinApi.dll'], {}, { severities: { 'loads-under-no-license': 'note' } });
+    const framework = await checkPaths(
+      ['fixtures/sdk/bin/net48/SampleAddin.dll', 'fixtures/sdk/bin/wrong-turns/VendorCopied/Contoso.AddinApi.dll'],
+      {},
+      { severities: { 'loads-under-no-license': 'note' } },
+    );
     const note = framework.findings.find((f) => f.ruleId === 'SG801');
     expect(note).toMatchObject({ severity: 'note', rule: 'loads-under-no-license', file: 'fixtures/sdk/bin/net48/SampleAddin.dll' });
     expect(note!.message).toContain('as built it loads under neither license (.NETFramework,Version=v4.8)');
     expect(note!.hint).toContain('sn -Vr *,5d004f218731cd20');
     expect(framework.summary.errors).toBe(0);
-    const core = await checkPaths(['fixtures/sdk/bin/net8.0/SampleAddin.dll', 'fixtures/sdk/bin/wrong-turns/VendorCopied/Contoso.AddinApi.dll'], {}, { severities: { 'loads-under-no-license': 'note' } });
+    const core = await checkPaths(
+      ['fixtures/sdk/bin/net8.0/SampleAddin.dll', 'fixtures/sdk/bin/wrong-turns/VendorCopied/Contoso.AddinApi.dll'],
+      {},
+      { severities: { 'loads-under-no-license': 'note' } },
+    );
     expect(core.findings.filter((f) => f.ruleId === 'SG801')).toEqual([]);
   });
 
   test('no note once the file is signed, and none when the rule is off', async () => {
-    const signed = await runCheck([input('SampleAddin.dll', signAssembly(readModule(net48), pair)), input('Contoso.AddinApi.dll', API)], { settings: defaultSettings(), severities: { 'loads-under-no-license': 'note' } });
+    const signed = await runCheck([input('SampleAddin.dll', signAssembly(readModule(net48), pair)), input('Contoso.AddinApi.dll', API)], {
+      settings: defaultSettings(),
+      severities: { 'loads-under-no-license': 'note' },
+    });
     expect(signed.findings.filter((f) => f.ruleId === 'SG801')).toEqual([]);
-    const off = await runCheck([input('SampleAddin.dll', net48), input('Contoso.AddinApi.dll', API)], { settings: defaultSettings(), severities: { 'loads-under-no-license': 'off' } });
+    const off = await runCheck([input('SampleAddin.dll', net48), input('Contoso.AddinApi.dll', API)], {
+      settings: defaultSettings(),
+      severities: { 'loads-under-no-license': 'off' },
+    });
     expect(off.findings.filter((f) => f.ruleId === 'SG801')).toEqual([]);
   });
 });

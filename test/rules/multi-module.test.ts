@@ -17,7 +17,13 @@ describe('multi-module add-ins (fixtures/modules, built by build-module-fixtures
     const result = await checkPaths([`${M}/passing`]);
     const byPath = Object.fromEntries(result.files.map((f) => [f.path, f]));
     // The vendor API is used only in the netmodule; the manifest holds the attribute: the assembly is "direct".
-    expect(byPath[`${M}/passing/ModuleAddin.dll`]).toMatchObject({ role: 'direct', needsSigning: true, outcome: 'pass', upload: true, reason: 'uses the vendor API directly (Contoso.AddinBase from Contoso.AddinApi)' });
+    expect(byPath[`${M}/passing/ModuleAddin.dll`]).toMatchObject({
+      role: 'direct',
+      needsSigning: true,
+      outcome: 'pass',
+      upload: true,
+      reason: 'uses the vendor API directly (Contoso.AddinBase from Contoso.AddinApi)',
+    });
     expect(byPath[`${M}/passing/AddinCode.netmodule`]).toMatchObject({
       role: 'module',
       manifest: `${M}/passing/ModuleAddin.dll`,
@@ -51,7 +57,9 @@ describe('multi-module add-ins (fixtures/modules, built by build-module-fixtures
   test('a netmodule changed after linking: the File-table hash names both digests', async () => {
     const finding = (await checkPaths([`${M}/changed-module`])).findings.find((f) => f.ruleId === 'SG207');
     expect(finding).toMatchObject({ ruleId: 'SG207', file: `${M}/changed-module/ModuleAddin.dll`, data: { cause: 'hash-mismatch', algorithm: 'sha1' } });
-    expect(finding!.message).toMatch(/^fixtures\/modules\/changed-module\/AddinCode\.netmodule does not match the SHA1 hash File row 1 records for AddinCode\.netmodule \(recorded [0-9a-f]{40}, the file has [0-9a-f]{40}\)/);
+    expect(finding!.message).toMatch(
+      /^fixtures\/modules\/changed-module\/AddinCode\.netmodule does not match the SHA1 hash File row 1 records for AddinCode\.netmodule \(recorded [0-9a-f]{40}, the file has [0-9a-f]{40}\)/,
+    );
     expect(finding!.location!.fileOffset).toBeGreaterThan(0);
   });
 
@@ -73,7 +81,9 @@ describe('multi-module add-ins (fixtures/modules, built by build-module-fixtures
     const result = await checkPaths([`${M}/passing/AddinCode.netmodule`, 'fixtures/findings/passing']);
     const module = result.files.find((f) => f.path.endsWith('.netmodule'))!;
     expect(module).toMatchObject({ role: 'not-required', upload: false });
-    expect(module.reason).toBe('not required: a netmodule (no assembly manifest), and no input assembly lists it in its File table; it belongs to the assembly that does');
+    expect(module.reason).toBe(
+      'not required: a netmodule (no assembly manifest), and no input assembly lists it in its File table; it belongs to the assembly that does',
+    );
     // Named explicitly, it is also not-managed (SG002); the other add-in passes.
     expect(ruleNames(result)).toEqual(['not-managed']);
   });

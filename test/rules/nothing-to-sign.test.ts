@@ -38,7 +38,9 @@ describe('nothing-to-sign', () => {
 
   test('--vendor Contosso on fixtures/addin names the near misses and suggests Contoso', async () => {
     const f = await nothing(['fixtures/addin'], { vendor: 'Contosso', vendorApi: ['Contosso.*'], vendorNamespace: 'Contosso' });
-    expect(f.message).toBe('nothing to sign: none of the 8 assemblies references a vendor API assembly (Contosso.*); close to the vendor name: Contoso.AddinApi, Contoso.Core');
+    expect(f.message).toBe(
+      'nothing to sign: none of the 8 assemblies references a vendor API assembly (Contosso.*); close to the vendor name: Contoso.AddinApi, Contoso.Core',
+    );
     expect(f.hint).toBe('Is the vendor name right? Did you mean --vendor Contoso?');
     expect(f.data).toMatchObject({ cause: 'no-vendor-reference', nearMisses: ['Contoso.AddinApi', 'Contoso.Core'], suggestedVendors: ['Contoso'] });
   });
@@ -81,7 +83,9 @@ describe('nothing-to-sign', () => {
   });
 
   test('edit distance and the nearest word', () => {
-    expect([editDistance('contoso', 'contosso'), editDistance('contoso', 'Contoso'), editDistance('', 'abc'), editDistance('kitten', 'sitting')]).toEqual([1, 0, 3, 3]);
+    expect([editDistance('contoso', 'contosso'), editDistance('contoso', 'Contoso'), editDistance('', 'abc'), editDistance('kitten', 'sitting')]).toEqual([
+      1, 0, 3, 3,
+    ]);
     expect([closest('chek', ['check', 'sign']), closest('zzz', ['check', 'sign'])]).toEqual(['check', undefined]);
   });
 });

@@ -17,8 +17,13 @@ describe('role option-key', () => {
     expect(ruleNames(result)).toEqual([]);
     const helper = result.files.find((f) => f.path === HELPER)!;
     expect(helper).toMatchObject({ role: 'option-key', needsSigning: true, outcome: 'pass', upload: true });
-    expect(helper.reason).toBe("carries the public key of option 12345 (token 5d004f218731cd20), though it uses no vendor API: only the service's signature makes it validly signed");
-    const facts = collectFacts([{ path: HELPER, uploadName: 'delay-1024.dll', bytes: readFileSync(fixturePath('assemblies/delay-1024.dll')), explicit: true }], defaultSettings()).get(HELPER)!;
+    expect(helper.reason).toBe(
+      "carries the public key of option 12345 (token 5d004f218731cd20), though it uses no vendor API: only the service's signature makes it validly signed",
+    );
+    const facts = collectFacts(
+      [{ path: HELPER, uploadName: 'delay-1024.dll', bytes: readFileSync(fixturePath('assemblies/delay-1024.dll')), explicit: true }],
+      defaultSettings(),
+    ).get(HELPER)!;
     expect(loadVerdict(facts, defaultSettings())!.apiProgram).toBe(false);
   });
 
@@ -33,9 +38,15 @@ describe('role option-key', () => {
     const finding = without.findings.find((f) => f.ruleId === 'SG802')!;
     expect(finding.hint).toContain('If token ');
     expect(finding.hint).toContain('pass its <optionId>_public.snk with --key as well');
-    const given = await checkPaths([ADDIN, OTHER_OPTION], { keys: [expectedKey('test-keys/12345_public.snk'), expectedKey('test-keys/67890_public.snk', 67890)] });
+    const given = await checkPaths([ADDIN, OTHER_OPTION], {
+      keys: [expectedKey('test-keys/12345_public.snk'), expectedKey('test-keys/67890_public.snk', 67890)],
+    });
     expect(ruleNames(given)).toEqual([]);
-    expect(given.files.find((f) => f.path === OTHER_OPTION)).toMatchObject({ role: 'option-key', upload: true, reason: expect.stringContaining('option 67890') });
+    expect(given.files.find((f) => f.path === OTHER_OPTION)).toMatchObject({
+      role: 'option-key',
+      upload: true,
+      reason: expect.stringContaining('option 67890'),
+    });
   });
 
   test('SG802 can be turned off like any rule', async () => {

@@ -71,20 +71,48 @@ describe('each finding on its own fixture', () => {
   test('wrong-key shows both tokens and says when only the hash-algorithm header differs', async () => {
     const header = await checkPaths(['fixtures/findings/wrong-key-hash-header']);
     expect(header.findings.find((f) => f.rule === 'wrong-key')!.message).toMatch(/key token [0-9a-f]{16}, expected 5d004f218731cd20/);
-    expect(header.findings.find((f) => f.rule === 'wrong-key')!.message).toContain('the RSA key is the same but the hash-algorithm header differs (sha256 in the assembly, sha1');
+    expect(header.findings.find((f) => f.rule === 'wrong-key')!.message).toContain(
+      'the RSA key is the same but the hash-algorithm header differs (sha256 in the assembly, sha1',
+    );
     const other = await checkPaths(['fixtures/findings/wrong-key']);
     expect(other.findings.find((f) => f.rule === 'wrong-key')!.message).not.toContain('RSA key is the same');
   });
 
   test('with several keys, a file signed with any of them passes the key check', async () => {
-    const result = await checkPaths(['fixtures/findings/wrong-key'], { keys: [expectedKey('test-keys/12345_public.snk'), expectedKey('test-keys/other_public.snk', null)] });
+    const result = await checkPaths(['fixtures/findings/wrong-key'], {
+      keys: [expectedKey('test-keys/12345_public.snk'), expectedKey('test-keys/other_public.snk', null)],
+    });
     expect(ruleNames(result)).toEqual([]);
   });
 
   test('every rule in the registry has a fixture above that makes it fire', () => {
     // netmodule-mismatch fires on fixtures/modules/changed-module (multi-module.test.ts), authenticode-before-strong-name
     // on an add-in Authenticode-signed by osslsigncode (test/authenticode/check-sign-verify.test.ts).
-    const covered = new Set(['netmodule-mismatch', 'authenticode-before-strong-name', 'not-delay-signed', 'public-signed', 'already-signed', 'wrong-key', 'invalid-signature', 'signature-slot-size', 'missing-vendor-attribute', 'vendor-attribute-false', 'vendor-attribute-wrong-type', 'vendor-attribute-look-alike', 'unsigned-reference', 'malformed', 'not-managed', 'vendor-assembly-included', 'duplicate-name', 'upload-too-large', 'reserved-device-name', 'nothing-to-sign', 'option-not-licensed', 'no-license', 'refused-by-net-framework']);
+    const covered = new Set([
+      'netmodule-mismatch',
+      'authenticode-before-strong-name',
+      'not-delay-signed',
+      'public-signed',
+      'already-signed',
+      'wrong-key',
+      'invalid-signature',
+      'signature-slot-size',
+      'missing-vendor-attribute',
+      'vendor-attribute-false',
+      'vendor-attribute-wrong-type',
+      'vendor-attribute-look-alike',
+      'unsigned-reference',
+      'malformed',
+      'not-managed',
+      'vendor-assembly-included',
+      'duplicate-name',
+      'upload-too-large',
+      'reserved-device-name',
+      'nothing-to-sign',
+      'option-not-licensed',
+      'no-license',
+      'refused-by-net-framework',
+    ]);
     // loads-under-no-license fires on the delay-signed net48 build (load.test.ts); reserved-device-name on CON.dll
     // and aux/ (test/cli/input-identity.test.ts).
     covered.add('loads-under-no-license');

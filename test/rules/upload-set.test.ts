@@ -81,7 +81,11 @@ describe('upload size', () => {
   });
 
   test('over the limit with a multi-module assembly: the split keeps the netmodule with its manifest', async () => {
-    const dir = tree({ 'A/FindingAddin.dll': addin, 'M/ModuleAddin.dll': 'modules/passing/ModuleAddin.dll', 'M/AddinCode.netmodule': 'modules/passing/AddinCode.netmodule' });
+    const dir = tree({
+      'A/FindingAddin.dll': addin,
+      'M/ModuleAddin.dll': 'modules/passing/ModuleAddin.dll',
+      'M/AddinCode.netmodule': 'modules/passing/AddinCode.netmodule',
+    });
     const result = await checkPaths([dir], { root: dir, maxUploadBytes: 6000 });
     const jobs = result.findings.find((f) => f.rule === 'upload-too-large')!.data!.jobs as string[][];
     const withModule = jobs.find((j) => j.some((p) => p.endsWith('AddinCode.netmodule')))!;

@@ -56,7 +56,9 @@ describe.runIf(hasMcs || process.env.CI)('SG301 names the declared vendor attrib
   test('with --reference (the file or its folder): the type as declared, with the using line', () => {
     for (const reference of [api, join(dir, 'vendor')]) {
       const f = sg301(addin, '--reference', reference);
-      expect(f?.hint).toBe('Add [assembly: Acme.Starter.AcmeSignedAssembly(true)] to the project (or using Acme.Starter; and [assembly: AcmeSignedAssembly(true)]): Acme.AddinApi declares Acme.Starter.AcmeSignedAssemblyAttribute.');
+      expect(f?.hint).toBe(
+        'Add [assembly: Acme.Starter.AcmeSignedAssembly(true)] to the project (or using Acme.Starter; and [assembly: AcmeSignedAssembly(true)]): Acme.AddinApi declares Acme.Starter.AcmeSignedAssemblyAttribute.',
+      );
     }
   });
 

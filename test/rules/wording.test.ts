@@ -37,13 +37,23 @@ describe('the vendor name as the vendor spells it', () => {
   });
 
   test('--vendor contoso: missing-vendor-attribute suggests Contoso.ContosoSignedAssembly', async () => {
-    const finding = await hintOf('fixtures/findings/missing-vendor-attribute', 'missing-vendor-attribute', { vendor: 'contoso', vendorApi: ['contoso.*'], vendorNamespace: 'contoso' });
+    const finding = await hintOf('fixtures/findings/missing-vendor-attribute', 'missing-vendor-attribute', {
+      vendor: 'contoso',
+      vendorApi: ['contoso.*'],
+      vendorNamespace: 'contoso',
+    });
     expect(finding.message).toBe('no ContosoSignedAssemblyAttribute on the assembly');
-    expect(finding.hint).toMatch(/^Add \[assembly: Contoso\.ContosoSignedAssembly\(true\)\] to the project, with the namespace the vendor declares the attribute in \(Contoso is a guess/);
+    expect(finding.hint).toMatch(
+      /^Add \[assembly: Contoso\.ContosoSignedAssembly\(true\)\] to the project, with the namespace the vendor declares the attribute in \(Contoso is a guess/,
+    );
   });
 
   test('a local look-alike is still reported, and the message is a whole sentence', async () => {
-    const finding = await hintOf('fixtures/findings/vendor-attribute-look-alike', 'vendor-attribute-look-alike', { vendor: 'contoso', vendorApi: ['contoso.*'], vendorNamespace: 'contoso' });
+    const finding = await hintOf('fixtures/findings/vendor-attribute-look-alike', 'vendor-attribute-look-alike', {
+      vendor: 'contoso',
+      vendorApi: ['contoso.*'],
+      vendorNamespace: 'contoso',
+    });
     expect(finding.message).toBe('Contoso.ContosoSignedAssemblyAttribute is declared in this assembly, not referenced from a vendor API assembly (contoso.*)');
   });
 });

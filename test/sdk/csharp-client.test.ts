@@ -48,8 +48,14 @@ describe.runIf(runDotnetTests)('the NSwag-generated C# client', () => {
     work = mkdtempSync(join(tmpdir(), 'signgate-csharp-client-'));
     const generated = join(work, 'SigningServiceClient.cs');
     await dotnet(['build', GENERATOR, '-c', 'Release', '--nologo', '-v', 'q'], 'dotnet build tools/csharp-client/generator');
-    generatorOutput = await dotnet([join(GENERATOR, 'bin', 'Release', 'client-generator.dll'), join(repoRoot, 'schemas', 'openapi.json'), generated], 'client-generator');
-    await dotnet(['build', SMOKE, '-c', 'Release', '--nologo', '-v', 'q', `-p:GeneratedClient=${generated}`], 'dotnet build tools/csharp-client/smoke with the generated client');
+    generatorOutput = await dotnet(
+      [join(GENERATOR, 'bin', 'Release', 'client-generator.dll'), join(repoRoot, 'schemas', 'openapi.json'), generated],
+      'client-generator',
+    );
+    await dotnet(
+      ['build', SMOKE, '-c', 'Release', '--nologo', '-v', 'q', `-p:GeneratedClient=${generated}`],
+      'dotnet build tools/csharp-client/smoke with the generated client',
+    );
   });
   afterAll(() => server.close());
 
@@ -57,10 +63,24 @@ describe.runIf(runDotnetTests)('the NSwag-generated C# client', () => {
     requireDotnet();
     expect(generatorOutput).toContain('(12 operations)');
     const code = readFileSync(join(work, 'SigningServiceClient.cs'), 'utf8');
-    for (const method of ['ListLicensesAsync', 'UploadAssembliesAsync', 'ListJobsAsync', 'GetJobStatusAsync', 'DownloadJobResultAsync', 'DeleteJobAsync', 'UploadArchiveAsync', 'DownloadArchiveResultAsync', 'GetOptionPublicKeyAsync', 'GetRecordCheckpointAsync', 'GetRecordConsistencyAsync', 'GetRecordPublicKeyAsync']) {
+    for (const method of [
+      'ListLicensesAsync',
+      'UploadAssembliesAsync',
+      'ListJobsAsync',
+      'GetJobStatusAsync',
+      'DownloadJobResultAsync',
+      'DeleteJobAsync',
+      'UploadArchiveAsync',
+      'DownloadArchiveResultAsync',
+      'GetOptionPublicKeyAsync',
+      'GetRecordCheckpointAsync',
+      'GetRecordConsistencyAsync',
+      'GetRecordPublicKeyAsync',
+    ]) {
       expect(code).toMatch(new RegExp(`public virtual async System\\.Threading\\.Tasks\\.Task(<[^>]+>+)? ${method}\\(`));
     }
-    for (const type of ['Problem', 'License', 'JobCreated', 'JobSummary', 'JobStatus', 'AssemblyStatus', 'JobMessage']) expect(code).toContain(`public partial class ${type}\n`);
+    for (const type of ['Problem', 'License', 'JobCreated', 'JobSummary', 'JobStatus', 'AssemblyStatus', 'JobMessage'])
+      expect(code).toContain(`public partial class ${type}\n`);
     expect(code).toContain('public enum FileProcessingState');
     expect(code).toContain('throw new ApiException<Problem>(');
   });

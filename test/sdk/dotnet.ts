@@ -69,7 +69,8 @@ function sourceFiles(folder: string): string[] {
 /** The cache key of a build of `project` (a folder of tools/) with `args`: every input that changes its output. */
 export function toolBuildKey(project: string, args: readonly string[]): string {
   const hash = createHash('sha256').update(JSON.stringify([relative(repoRoot, project), args, sdkVersion.stdout.trim()]));
-  for (const file of [...sourceFiles(project), ...sourceFiles(join(repoRoot, 'tools', 'common'))]) hash.update(`\0${file}\0`).update(readFileSync(join(repoRoot, file)));
+  for (const file of [...sourceFiles(project), ...sourceFiles(join(repoRoot, 'tools', 'common'))])
+    hash.update(`\0${file}\0`).update(readFileSync(join(repoRoot, file)));
   return hash.digest('hex').slice(0, 32);
 }
 
@@ -83,7 +84,10 @@ export function toolBuildKey(project: string, args: readonly string[]): string {
  * a tool took 45-55 s, its up-to-date check in a warm clone 10-20 s, the copy takes milliseconds.
  */
 export async function buildOnce(project: string, ...args: string[]): Promise<ProcessResult> {
-  const key = createHash('sha256').update(JSON.stringify([project, args])).digest('hex').slice(0, 16);
+  const key = createHash('sha256')
+    .update(JSON.stringify([project, args]))
+    .digest('hex')
+    .slice(0, 16);
   const done = join(tmpdir(), `dotnet-build-${key}.json`);
   const lock = `${done}.lock`;
   let mine = false;
@@ -112,7 +116,12 @@ export async function buildOnce(project: string, ...args: string[]): Promise<Pro
       rmSync(lock, { recursive: true, force: true });
     }
   } else {
-    await waitUntil(`another test file's dotnet build of ${relative(repoRoot, project)}`, () => existsSync(done), () => (existsSync(lock) ? 'still building' : 'the build ended without a result'), { ceilingMs: 600_000, intervalMs: 200 });
+    await waitUntil(
+      `another test file's dotnet build of ${relative(repoRoot, project)}`,
+      () => existsSync(done),
+      () => (existsSync(lock) ? 'still building' : 'the build ended without a result'),
+      { ceilingMs: 600_000, intervalMs: 200 },
+    );
   }
   return JSON.parse(readFileSync(done, 'utf8')) as ProcessResult;
 }

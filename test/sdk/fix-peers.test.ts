@@ -32,7 +32,9 @@ describe.runIf(runDotnetTests)('the fix peers of the bench', () => {
       if (!hasMono) throw new Error('Mono sn is needed to verify what the peer wrote');
       const out = mkdtempSync(join(tmpdir(), `signgate-fix-peer-${peer}-`));
       const inputs = [join(FOLDER, 'UnsignedLib.dll'), join(FOLDER, 'WrongTurn.UnsignedReference.dll'), SIGNED];
-      const r = await run('dotnet', [join(repoRoot, 'tools', 'fix-peers', peer, 'bin', 'Release', `fix-peer-${peer}.dll`), KEY, out, ...inputs], { cwd: repoRoot });
+      const r = await run('dotnet', [join(repoRoot, 'tools', 'fix-peers', peer, 'bin', 'Release', `fix-peer-${peer}.dll`), KEY, out, ...inputs], {
+        cwd: repoRoot,
+      });
       expect(r.status, r.output).toBe(0);
       expect(r.output).toContain('UnsignedLib.dll: strong-named');
       expect(r.output).toContain('signed-1024.dll: copied');

@@ -83,7 +83,8 @@ describe.runIf(runDotnetTests)('SigngateFixReferences in dotnet build', () => {
     copyFileSync(fixturePath('test-keys/other_keypair.snk'), join(dir, 'own_keypair.snk'));
     return dir;
   }
-  const build = (dir: string, ...props: string[]) => run('dotnet', ['build', '-c', 'Release', '-nologo', '-tl:off', '--disable-build-servers', ...props], { cwd: dir });
+  const build = (dir: string, ...props: string[]) =>
+    run('dotnet', ['build', '-c', 'Release', '-nologo', '-tl:off', '--disable-build-servers', ...props], { cwd: dir });
 
   /** Checks a built output: fixed copies in bin/, the add-in's references with their token, the package untouched. */
   function expectFixedOutput(dir: string, name: string, framework = 'net48'): void {
@@ -114,10 +115,18 @@ describe.runIf(runDotnetTests)('SigngateFixReferences in dotnet build', () => {
     const dir = makeProject('FixedAddin', false);
     const control = await build(dir, '-p:SigngateFixReferences=false');
     expect(control.status, control.output).not.toBe(0);
-    expect(control.output).toMatch(/error CS8002: Referenced assembly 'Dapper, Version=[\d.]+, Culture=neutral, PublicKeyToken=null' does not have a strong name/);
+    expect(control.output).toMatch(
+      /error CS8002: Referenced assembly 'Dapper, Version=[\d.]+, Culture=neutral, PublicKeyToken=null' does not have a strong name/,
+    );
     rmSync(join(dir, 'obj'), { recursive: true, force: true });
     const ok = await build(dir);
-    expect(ok.status, ok.output.split('\n').filter((l) => /error|warn|signgate/i.test(l)).join('\n')).toBe(0);
+    expect(
+      ok.status,
+      ok.output
+        .split('\n')
+        .filter((l) => /error|warn|signgate/i.test(l))
+        .join('\n'),
+    ).toBe(0);
     expect(ok.output).toContain('signgate fix:');
     expectFixedOutput(dir, 'FixedAddin');
 
@@ -137,7 +146,13 @@ describe.runIf(runDotnetTests)('SigngateFixReferences in dotnet build', () => {
     requireDotnet();
     const dir = makeProject('CentralAddin', true);
     const ok = await build(dir);
-    expect(ok.status, ok.output.split('\n').filter((l) => /error|warn|signgate/i.test(l)).join('\n')).toBe(0);
+    expect(
+      ok.status,
+      ok.output
+        .split('\n')
+        .filter((l) => /error|warn|signgate/i.test(l))
+        .join('\n'),
+    ).toBe(0);
     expectFixedOutput(dir, 'CentralAddin');
     expect(existsSync(join(dir, 'obj', 'Release', 'net48', 'signgate-fixed', 'Dapper.dll'))).toBe(true);
   });
@@ -146,12 +161,22 @@ describe.runIf(runDotnetTests)('SigngateFixReferences in dotnet build', () => {
     requireDotnet();
     const dir = makeProject('CoreAddin', false, 'net8.0');
     const ok = await build(dir);
-    expect(ok.status, ok.output.split('\n').filter((l) => /error|warn|signgate/i.test(l)).join('\n')).toBe(0);
+    expect(
+      ok.status,
+      ok.output
+        .split('\n')
+        .filter((l) => /error|warn|signgate/i.test(l))
+        .join('\n'),
+    ).toBe(0);
     expectFixedOutput(dir, 'CoreAddin', 'net8.0');
     // deps.json names Dapper's runtime file by its package path; the runtime looks beside the add-in first, where
     // the strong-named copy is (a library's deps.json never points into the NuGet cache by a full path).
-    const deps = JSON.parse(readFileSync(join(dir, 'bin', 'Release', 'net8.0', 'CoreAddin.deps.json'), 'utf8')) as { targets: Record<string, Record<string, { runtime?: Record<string, unknown> }>> };
-    const runtimeFiles = Object.entries(Object.values(deps.targets)[0]!).filter(([library]) => library.startsWith('Dapper/')).flatMap(([, entry]) => Object.keys(entry.runtime ?? {}));
+    const deps = JSON.parse(readFileSync(join(dir, 'bin', 'Release', 'net8.0', 'CoreAddin.deps.json'), 'utf8')) as {
+      targets: Record<string, Record<string, { runtime?: Record<string, unknown> }>>;
+    };
+    const runtimeFiles = Object.entries(Object.values(deps.targets)[0]!)
+      .filter(([library]) => library.startsWith('Dapper/'))
+      .flatMap(([, entry]) => Object.keys(entry.runtime ?? {}));
     expect(runtimeFiles).toHaveLength(1);
     expect(runtimeFiles[0]).toMatch(/^lib\/[^/]+\/Dapper\.dll$/);
     // The package in the NuGet cache keeps its bytes: only the copy was strong-named.
@@ -164,7 +189,19 @@ describe.runIf(runDotnetTests)('SigngateFixReferences in dotnet build', () => {
     const hostBuild = await buildOnce(join(repoRoot, 'tools', 'fix-host'));
     expect(hostBuild.status, hostBuild.output).toBe(0);
     const bin = join(dir, 'bin', 'Release', 'net8.0');
-    const host = (folder: string) => spawnSync('dotnet', [join(repoRoot, 'tools', 'fix-host', 'bin', 'Release', 'fix-host.dll'), '--plugin', join(folder, 'CoreAddin.dll'), 'FixedAddin.Addin', 'Name', join(dir, 'vendor')], { encoding: 'utf8' });
+    const host = (folder: string) =>
+      spawnSync(
+        'dotnet',
+        [
+          join(repoRoot, 'tools', 'fix-host', 'bin', 'Release', 'fix-host.dll'),
+          '--plugin',
+          join(folder, 'CoreAddin.dll'),
+          'FixedAddin.Addin',
+          'Name',
+          join(dir, 'vendor'),
+        ],
+        { encoding: 'utf8' },
+      );
     const loaded = host(bin);
     expect(loaded.status, loaded.stderr).toBe(0);
     const dapper = loaded.stdout.split('\n').find((line) => line.startsWith('bound Dapper, '));
@@ -178,7 +215,9 @@ describe.runIf(runDotnetTests)('SigngateFixReferences in dotnet build', () => {
     copyFileSync(original, join(control, 'Dapper.dll'));
     const refused = host(control);
     expect(refused.status).toBe(1);
-    expect(refused.stderr).toMatch(/Dapper, Version=[\d.]+, Culture=neutral, PublicKeyToken=[0-9a-f]{16} was asked for, .*Dapper\.dll is Dapper, Version=[\d.]+, Culture=neutral, PublicKeyToken=null/);
+    expect(refused.stderr).toMatch(
+      /Dapper, Version=[\d.]+, Culture=neutral, PublicKeyToken=[0-9a-f]{16} was asked for, .*Dapper\.dll is Dapper, Version=[\d.]+, Culture=neutral, PublicKeyToken=null/,
+    );
   });
 
   test('without SigngateFixKey the build stops with SGB006 and says what to set', async () => {

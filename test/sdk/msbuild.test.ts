@@ -67,7 +67,10 @@ describe.runIf(runDotnetTests)('msbuild/Signgate.targets in dotnet build', () =>
   let dir: string;
   let cache: string;
   const build = (env: Record<string, string>, ...props: string[]) =>
-    run('dotnet', ['build', '-c', 'Release', '-nologo', '-tl:off', '--disable-build-servers', `-p:SigngateBaseUrl=${server.baseUrl}`, ...props], { cwd: dir, env: { SIGNGATE_CACHE_DIR: cache, ...env } });
+    run('dotnet', ['build', '-c', 'Release', '-nologo', '-tl:off', '--disable-build-servers', `-p:SigngateBaseUrl=${server.baseUrl}`, ...props], {
+      cwd: dir,
+      env: { SIGNGATE_CACHE_DIR: cache, ...env },
+    });
 
   beforeAll(async () => {
     if (!hasDotnet) return; // each test then fails on requireDotnet(), as it must in CI
@@ -115,7 +118,13 @@ describe.runIf(runDotnetTests)('msbuild/Signgate.targets in dotnet build', () =>
       expect(verify.status, verify.stdout + verify.stderr).toBe(0);
     }
     // A ship folder inside the output folder, which is signed as a whole, is refused.
-    const inside = await build({ SIGNGATE_ACCESS_TOKEN: server.token() }, '-p:SigngateShip=true', '-p:TargetFramework=net48', '-p:SigngateShipDestination=bin/Release/net48/ship', '--no-restore');
+    const inside = await build(
+      { SIGNGATE_ACCESS_TOKEN: server.token() },
+      '-p:SigngateShip=true',
+      '-p:TargetFramework=net48',
+      '-p:SigngateShipDestination=bin/Release/net48/ship',
+      '--no-restore',
+    );
     expect(inside.status).not.toBe(0);
     expect(inside.output).toContain('error SGB012');
   });
@@ -151,7 +160,8 @@ describe.runIf(runDotnetTests)('msbuild/Signgate.targets in dotnet build', () =>
 
   /** Forgets that the targets ran, so that the next build runs them again. */
   const forget = () => {
-    for (const framework of ['net48', 'net8.0']) for (const stamp of ['signgate-check.stamp', 'signgate-sign.stamp']) rmSync(join(dir, 'obj', 'Release', framework, stamp), { force: true });
+    for (const framework of ['net48', 'net8.0'])
+      for (const stamp of ['signgate-check.stamp', 'signgate-sign.stamp']) rmSync(join(dir, 'obj', 'Release', framework, stamp), { force: true });
   };
 
   // Every log MSBuild writes, at its most verbose: the console at diagnostic verbosity, a file logger at
@@ -165,10 +175,16 @@ describe.runIf(runDotnetTests)('msbuild/Signgate.targets in dotnet build', () =>
     const texts = { console: r.output, 'file logger': readFileSync(join(logs, 'build.log'), 'utf8'), 'binary log': binlogText(join(logs, 'build.binlog')) };
     return { ...r, texts };
   };
-  const errorLines = (output: string) => output.split('\n').filter((l) => /error|warn/i.test(l) && !/Property|Environment|Initial/.test(l)).slice(-20).join('\n');
-  const searched = (texts: Record<string, string>, secret: string) => Object.entries(texts).flatMap(([where, text]) => (findSecret(text, secret) ? [`${where}: ${findSecret(text, secret)}`] : []));
+  const errorLines = (output: string) =>
+    output
+      .split('\n')
+      .filter((l) => /error|warn/i.test(l) && !/Property|Environment|Initial/.test(l))
+      .slice(-20)
+      .join('\n');
+  const searched = (texts: Record<string, string>, secret: string) =>
+    Object.entries(texts).flatMap(([where, text]) => (findSecret(text, secret) ? [`${where}: ${findSecret(text, secret)}`] : []));
 
-  test('SigngateRecordKey: the service\'s record key expected up front; another key stops the signing with SG_ERR_RECORD_PROOF', async () => {
+  test("SigngateRecordKey: the service's record key expected up front; another key stops the signing with SG_ERR_RECORD_PROOF", async () => {
     requireDotnet();
     const token = server.token();
     const right = await build({ SIGNGATE_ACCESS_TOKEN: token }, `-p:SigngateRecordKey=${join(server.dataDir, 'record-key.pub')}`);
@@ -212,7 +228,9 @@ describe.runIf(runDotnetTests)('msbuild/Signgate.targets in dotnet build', () =>
       forget();
       const r = await build({ SIGNGATE_ACCESS_TOKEN: '' }, '--no-restore', verbosity);
       expect(r.status, verbosity).toBe(1);
-      expect(r.output).toMatch(/error SGB003: signgate: SigngateSign is true but the environment variable SIGNGATE_ACCESS_TOKEN is not set; set it from your CI secret/);
+      expect(r.output).toMatch(
+        /error SGB003: signgate: SigngateSign is true but the environment variable SIGNGATE_ACCESS_TOKEN is not set; set it from your CI secret/,
+      );
       expect(r.output).toContain('-p:SigngateSign=false');
       expect(r.output).not.toContain("Property 'SIGNGATE_ACCESS_TOKEN'");
     }
@@ -247,7 +265,9 @@ describe.runIf(runDotnetTests)('msbuild/Signgate.targets in dotnet build', () =>
     expect(r.output).toMatch(new RegExp(`${file} : error SG301: no ContosoSignedAssemblyAttribute on the assembly`));
     expect(r.output).toContain('error SGB002: signgate check failed with exit code 1');
     // The hint names the attribute as the referenced vendor API assembly declares it.
-    expect(r.output).toContain('Add [assembly: Contoso.ContosoSignedAssembly(true)] to the project (or using Contoso; and [assembly: ContosoSignedAssembly(true)]): Contoso.AddinApi declares Contoso.ContosoSignedAssemblyAttribute.');
+    expect(r.output).toContain(
+      'Add [assembly: Contoso.ContosoSignedAssembly(true)] to the project (or using Contoso; and [assembly: ContosoSignedAssembly(true)]): Contoso.AddinApi declares Contoso.ContosoSignedAssemblyAttribute.',
+    );
     // docs/msbuild.md quotes the SGB002 line with the position MSBuild really reports.
     const reported = /Signgate\.targets\((\d+,\d+)\): error SGB002/.exec(r.output)?.[1];
     const quoted = /Signgate\.targets\((\d+,\d+)\): error SGB002/.exec(readFileSync(join(repoRoot, 'docs', 'msbuild.md'), 'utf8'))?.[1];
@@ -316,7 +336,7 @@ describe.runIf(runDotnetTests)('SIGNGATE_BASE_URL exported, no token, no service
     expect(release.output).not.toMatch(/SGB002|SG_ERR_/);
   });
 
-  test('SigngateCheckOnline=true without a token: the CLI\'s error line keeps its hint, and the build fails with SGB002', async () => {
+  test("SigngateCheckOnline=true without a token: the CLI's error line keeps its hint, and the build fails with SGB002", async () => {
     requireDotnet();
     const r = await build('Debug', ['--no-restore', '-p:SigngateCheckOnline=true']);
     expect(r.status).toBe(1);

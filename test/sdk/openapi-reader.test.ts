@@ -39,7 +39,9 @@ describe.runIf(runDotnetTests)('Microsoft.OpenApi reads schemas/openapi.json', (
     expect(report).toMatchObject({ specificationVersion: 'OpenApi3_1', errors: [], warnings: [], validation: [], license: 'MIT' });
     // Every operation of the document, with its id, as .NET sees them.
     const doc = JSON.parse(readFileSync(DOCUMENT, 'utf8')) as { paths: Record<string, Record<string, { operationId: string }>> };
-    const expected = Object.entries(doc.paths).flatMap(([path, item]) => Object.entries(item).map(([method, op]) => ({ method: method.toUpperCase(), path, operationId: op.operationId })));
+    const expected = Object.entries(doc.paths).flatMap(([path, item]) =>
+      Object.entries(item).map(([method, op]) => ({ method: method.toUpperCase(), path, operationId: op.operationId })),
+    );
     expect(report.operations).toEqual(expect.arrayContaining(expected));
     expect(report.operations).toHaveLength(expected.length);
   });

@@ -10,10 +10,20 @@ const WRONG = 'fixtures/sdk/bin/wrong-turns';
 const check = (format: string, ...args: string[]) => runCli(['check', '--vendor', 'Contoso', '--key', KEY, '--format', format, ...args]);
 
 // The pattern of CanonicalError.cs in dotnet/msbuild (origin, subcategory, category, code, text), case-insensitive.
-const CANONICAL = /^\s*(((?<origin>(((\d+>)?[a-zA-Z]?:[^:]*)|([^:]*))):)|())(?<subcategory>(()|([^:]*? )))(?<category>(error|warning))( \s*(?<code>[^: ]*))?\s*:(?<text>.*)$/i;
+const CANONICAL =
+  /^\s*(((?<origin>(((\d+>)?[a-zA-Z]?:[^:]*)|([^:]*))):)|())(?<subcategory>(()|([^:]*? )))(?<category>(error|warning))( \s*(?<code>[^: ]*))?\s*:(?<text>.*)$/i;
 
 describe('--format msbuild', () => {
-  const r = check('msbuild', `${WRONG}/OtherOption`, `${WRONG}/VendorCopied`, `${WRONG}/NoAttribute`, '--max-upload-bytes', '100', '--rule', 'loads-under-no-license=note');
+  const r = check(
+    'msbuild',
+    `${WRONG}/OtherOption`,
+    `${WRONG}/VendorCopied`,
+    `${WRONG}/NoAttribute`,
+    '--max-upload-bytes',
+    '100',
+    '--rule',
+    'loads-under-no-license=note',
+  );
   const all = r.stdout.trimEnd().split('\n');
   // Asked for, the delay-signed net48 files also carry the SG801 note (they load under no license until signed):
   // MSBuild's Exec reads a "note" line as plain output, never as a diagnostic. The errors and warnings are the rest.
@@ -60,7 +70,10 @@ describe('--format github', () => {
     const r = check('github', `${WRONG}/OtherOption`, `${WRONG}/VendorCopied`, '--max-upload-bytes', '100', '--rule', 'loads-under-no-license=note');
     expect(r.status).toBe(1);
     // Without the SG801 notices (asked for) of the delay-signed net48 files (::notice, one per file).
-    const lines = r.stdout.trimEnd().split('\n').filter((l) => !l.startsWith('::notice ') || !l.includes('title=SG801 '));
+    const lines = r.stdout
+      .trimEnd()
+      .split('\n')
+      .filter((l) => !l.startsWith('::notice ') || !l.includes('title=SG801 '));
     expect(r.stdout.split('\n').filter((l) => l.startsWith('::notice ')).length).toBe(2);
     expect(lines[0]).toMatch(
       /^::error file=fixtures\/sdk\/bin\/wrong-turns\/OtherOption\/WrongTurn\.OtherOption\.dll,title=SG205 wrong-key::the assembly has key token [0-9a-f]{16}, expected 5d004f218731cd20 \(fixtures\/test-keys\/12345_public\.snk\)%0AThe assembly is delay-signed with another key: .*%0Ahttps:\/\/\S+\/docs\/rules\.md#sg205$/,
@@ -93,7 +106,10 @@ describe('in a build, cures and notes the build can act on', () => {
       { kind: 'authenticode-removed', message: 'its Authenticode signature was removed' },
       { kind: 'baml', message: 'resource X.g.resources holds compiled XAML (BAML)' },
     ] as const;
-    const result = { files: [{ path: 'obj/Markdig.dll', outcome: 'signed', changes: [], notes, writtenTo: 'obj/signgate-fixed/Markdig.dll' }], missing: [] } as unknown as FixResult;
+    const result = {
+      files: [{ path: 'obj/Markdig.dll', outcome: 'signed', changes: [], notes, writtenTo: 'obj/signgate-fixed/Markdig.dll' }],
+      missing: [],
+    } as unknown as FixResult;
     const lines = formatFixForMsbuild(result).split('\n');
     const noteLines = lines.filter((l) => l.includes(' : note SGB'));
     expect(noteLines.map((l) => /note (SGB\d+)/.exec(l)![1])).toEqual(['SGB008', 'SGB009', 'SGB010']);

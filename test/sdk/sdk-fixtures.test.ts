@@ -21,7 +21,8 @@ interface Report {
 }
 const parse = (stdout: string): Report => JSON.parse(stdout);
 // Without the SG801 note, which every delay-signed net48 file carries until it is signed (checked on its own below).
-const ruleIds = (report: Report) => [...new Set([...report.files.flatMap((f) => f.findings), ...report.uploadSet.findings].map((f) => f.ruleId))].filter((id) => id !== 'SG801').sort();
+const ruleIds = (report: Report) =>
+  [...new Set([...report.files.flatMap((f) => f.findings), ...report.uploadSet.findings].map((f) => f.ruleId))].filter((id) => id !== 'SG801').sort();
 
 /**
  * Rules the .NET SDK cannot produce, and why: the compiler writes well-formed managed images (SG001), sizes the
@@ -90,7 +91,9 @@ describe('the wrong turns users take, one SDK project each', () => {
 
   test('the SHA-256 key header is named as the difference', () => {
     const report = parse(check(`${BIN}/wrong-turns/Sha256Key`).stdout);
-    expect(report.files[0].findings.find((f: { rule: string }) => f.rule === 'wrong-key').message).toContain('the RSA key is the same but the hash-algorithm header differs (sha256 in the assembly, sha1 in');
+    expect(report.files[0].findings.find((f: { rule: string }) => f.rule === 'wrong-key').message).toContain(
+      'the RSA key is the same but the hash-algorithm header differs (sha256 in the assembly, sha1 in',
+    );
   });
 
   test('a netmodule (OutputType Module) named for signing: SG002, and with nothing else there is nothing to sign (SG504)', () => {
@@ -129,7 +132,9 @@ describe('against the reference service on loopback', () => {
   afterAll(() => server.close());
 
   const online = (token: string, ...args: string[]) =>
-    runCliAsync(['check', '--vendor', 'Contoso', '--key', KEY, '--json', `${BIN}/net48`, '--base-url', server.baseUrl, ...args], { env: { SIGNGATE_ACCESS_TOKEN: token } });
+    runCliAsync(['check', '--vendor', 'Contoso', '--key', KEY, '--json', `${BIN}/net48`, '--base-url', server.baseUrl, ...args], {
+      env: { SIGNGATE_ACCESS_TOKEN: token },
+    });
 
   test('licenses: an organization without option 12345 (SG601), one with no license at all (SG602)', async () => {
     const other = await online(server.token('other-org', 'alice'));
@@ -143,7 +148,24 @@ describe('against the reference service on loopback', () => {
 
   test.each(['net48', 'net8.0'])('sign %s: every file uploaded, signed and verified', async (tfm) => {
     const r = await runCliAsync(
-      ['sign', `${BIN}/${tfm}`, '--root', `${BIN}/${tfm}`, '--destination-path', signed(tfm), '--vendor', 'Contoso', '--key', KEY, '--base-url', server.baseUrl, '--poll-interval', '50', '--delete-afterwards', '--json'],
+      [
+        'sign',
+        `${BIN}/${tfm}`,
+        '--root',
+        `${BIN}/${tfm}`,
+        '--destination-path',
+        signed(tfm),
+        '--vendor',
+        'Contoso',
+        '--key',
+        KEY,
+        '--base-url',
+        server.baseUrl,
+        '--poll-interval',
+        '50',
+        '--delete-afterwards',
+        '--json',
+      ],
       { env: { SIGNGATE_ACCESS_TOKEN: server.token(), SIGNGATE_CACHE_DIR: join(work, 'cache') } },
     );
     expect(r.status, r.stderr).toBe(0);
@@ -159,7 +181,9 @@ describe('against the reference service on loopback', () => {
   });
 
   test('audit: the signed release passes; the delay-signed build output is not signed for release (SG701)', () => {
-    const ok = runCli(['audit', signed('net48'), '--key', KEY, '--vendor', 'Contoso', '--format', 'json', '--no-timestamp'], { env: { SIGNGATE_CACHE_DIR: join(work, 'cache') } });
+    const ok = runCli(['audit', signed('net48'), '--key', KEY, '--vendor', 'Contoso', '--format', 'json', '--no-timestamp'], {
+      env: { SIGNGATE_CACHE_DIR: join(work, 'cache') },
+    });
     expect(ok.status, ok.stdout + ok.stderr).toBe(0);
     const raw = runCli(['audit', `${BIN}/net48`, '--key', KEY, '--vendor', 'Contoso', '--format', 'json', '--no-timestamp']);
     expect(raw.status).toBe(1);

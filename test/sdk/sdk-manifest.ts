@@ -5,11 +5,16 @@ import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { fixturePath } from '../helpers/fixtures.js';
 
-export const manifest: { sdk: string; command: string; files: { file: string; sha256: string }[] } = JSON.parse(readFileSync(fixturePath('sdk/manifest.json'), 'utf8'));
+export const manifest: { sdk: string; command: string; files: { file: string; sha256: string }[] } = JSON.parse(
+  readFileSync(fixturePath('sdk/manifest.json'), 'utf8'),
+);
 
 /** Every file under a folder, relative to it, with forward slashes. */
 export function listFiles(root: string): string[] {
-  const walk = (dir: string): string[] => readdirSync(dir).sort().flatMap((n) => (statSync(join(dir, n)).isDirectory() ? walk(join(dir, n)) : [join(dir, n)]));
+  const walk = (dir: string): string[] =>
+    readdirSync(dir)
+      .sort()
+      .flatMap((n) => (statSync(join(dir, n)).isDirectory() ? walk(join(dir, n)) : [join(dir, n)]));
   return walk(root).map((p) => relative(root, p).split('\\').join('/'));
 }
 

@@ -40,7 +40,11 @@ describe('service text never carries the token out', () => {
       case '502 html':
         return send(502, 'text/html', `<html><body><h1>Bad gateway</h1><p>upstream said no to ${auth}</p></body></html>`);
       case '400 ASP.NET errors':
-        return send(400, 'application/problem+json', JSON.stringify({ title: 'One or more validation errors occurred.', errors: { Authorization: [`not valid: ${auth}`] } }));
+        return send(
+          400,
+          'application/problem+json',
+          JSON.stringify({ title: 'One or more validation errors occurred.', errors: { Authorization: [`not valid: ${auth}`] } }),
+        );
       case '200 not JSON':
         return send(200, 'text/plain', `Bearer token ${auth} accepted`);
       case '401 base64':
@@ -73,7 +77,10 @@ describe('service text never carries the token out', () => {
       // Every file message of the status echoes the Authorization header it was asked with.
       status: (real) => ({
         ...real,
-        assemblies: (real.assemblies as Record<string, unknown>[]).map((a) => ({ ...a, messages: [{ dateTime: null, messageType: 'Info', message: `Signed for Bearer ${TOKEN}` }] })),
+        assemblies: (real.assemblies as Record<string, unknown>[]).map((a) => ({
+          ...a,
+          messages: [{ dateTime: null, messageType: 'Info', message: `Signed for Bearer ${TOKEN}` }],
+        })),
       }),
     });
   });
@@ -81,7 +88,20 @@ describe('service text never carries the token out', () => {
 
   const env = () => ({ SIGNGATE_ACCESS_TOKEN: TOKEN, SIGNGATE_CACHE_DIR: join(work, 'cache') });
 
-  test.each(['401 detail', '403 message', '500 text', '502 html', '400 ASP.NET errors', '200 not JSON', '401 base64', '401 base64url', '401 hex', '401 split by a line break', '401 split by a space', '401 base64 of the header'])(
+  test.each([
+    '401 detail',
+    '403 message',
+    '500 text',
+    '502 html',
+    '400 ASP.NET errors',
+    '200 not JSON',
+    '401 base64',
+    '401 base64url',
+    '401 hex',
+    '401 split by a line break',
+    '401 split by a space',
+    '401 base64 of the header',
+  ])(
     'licenses, the service answering %s: the answer is shown with the token masked',
     async (m) => {
       mode = m;
@@ -96,7 +116,10 @@ describe('service text never carries the token out', () => {
 
   test('sign and jobs status: file messages that echo the token are printed and kept in the ledger masked', async () => {
     const out = join(work, 'signed');
-    const r = await runCliAsync(['sign', ADDIN, '--vendor', 'Contoso', '--key', KEY, '--base-url', service.baseUrl, '--destination-path', out, '--poll-interval', '20'], { env: env() });
+    const r = await runCliAsync(
+      ['sign', ADDIN, '--vendor', 'Contoso', '--key', KEY, '--base-url', service.baseUrl, '--destination-path', out, '--poll-interval', '20'],
+      { env: env() },
+    );
     expect(r.status, r.stderr).toBe(0);
     expect(r.stdout).toContain('Signed for Bearer [token]');
     const ledger = readFileSync(join(work, 'cache', 'jobs.json'), 'utf8');
@@ -116,23 +139,52 @@ describe('service text never carries the token out', () => {
 });
 
 describe('credentials in URLs are never shown', () => {
-  test.each([['postgres:signgate:<password>@127.0.0.1:15432/signgate'], ['postgres:/signgate:<password>@127.0.0.1:15432/signgate'], ['postgresql:signgate:<password>@127.0.0.1/signgate']])(
-    'serve token create --database %s: refused by scheme, the rest not shown',
-    (shape) => {
+  test.each([
+    ['postgres:signgate:<password>@127.0.0.1:15432/signgate'],
+    ['postgres:/signgate:<password>@127.0.0.1:15432/signgate'],
+    ['postgresql:signgate:<password>@127.0.0.1/signgate'],
+  ])('serve token create --database %s: refused by scheme, the rest not shown', (shape) => {
     const database = shape.replace('<password>', PASSWORD);
     const dir = mkdtempSync(join(tmpdir(), 'signgate-db-'));
-    const r = runCli(['serve', 'token', 'create', '--config', fixturePath('server/sandbox.json'), '--data-dir', dir, '--org', 'sandbox', '--user', 'ci', '--database', database]);
+    const r = runCli([
+      'serve',
+      'token',
+      'create',
+      '--config',
+      fixturePath('server/sandbox.json'),
+      '--data-dir',
+      dir,
+      '--org',
+      'sandbox',
+      '--user',
+      'ci',
+      '--database',
+      database,
+    ]);
     expect(r.status).toBe(2);
     expect(r.stderr).toMatch(/--database postgres(ql)?: \(rest not shown\) is not a PostgreSQL connection string/);
     expect(outputLeaks('serve token create', r)).toEqual([]);
-    },
-  );
+  });
 
   test('--database-file: the connection string read from a file, out of the process list, and never echoed', () => {
     const dir = mkdtempSync(join(tmpdir(), 'signgate-db-'));
     const file = join(dir, 'database.txt');
     writeFileSync(file, `postgres:signgate:${PASSWORD}@127.0.0.1:15432/signgate\r\n`);
-    const r = runCli(['serve', 'token', 'create', '--config', fixturePath('server/sandbox.json'), '--data-dir', dir, '--org', 'sandbox', '--user', 'ci', '--database-file', file]);
+    const r = runCli([
+      'serve',
+      'token',
+      'create',
+      '--config',
+      fixturePath('server/sandbox.json'),
+      '--data-dir',
+      dir,
+      '--org',
+      'sandbox',
+      '--user',
+      'ci',
+      '--database-file',
+      file,
+    ]);
     expect(r.status).toBe(2);
     expect(r.stderr).toContain('(rest not shown) is not a PostgreSQL connection string');
     expect(outputLeaks('--database-file', r)).toEqual([]);
@@ -142,7 +194,19 @@ describe('credentials in URLs are never shown', () => {
   });
 
   test("serve --blob-store 's3:AK:SECRET@bucket/pre': refused by scheme, the key not shown", () => {
-    const r = runCli(['serve', '--config', fixturePath('server/sandbox.json'), '--data-dir', mkdtempSync(join(tmpdir(), 'signgate-s3-')), '--port', '0', '--database', 'postgres://signgate@127.0.0.1:1/signgate', '--blob-store', `s3:AKIAEXAMPLE:${S3_SECRET}@bucket/pre`]);
+    const r = runCli([
+      'serve',
+      '--config',
+      fixturePath('server/sandbox.json'),
+      '--data-dir',
+      mkdtempSync(join(tmpdir(), 'signgate-s3-')),
+      '--port',
+      '0',
+      '--database',
+      'postgres://signgate@127.0.0.1:1/signgate',
+      '--blob-store',
+      `s3:AKIAEXAMPLE:${S3_SECRET}@bucket/pre`,
+    ]);
     expect(r.status).toBe(2);
     expect(refusal(r.stdout)).toContain('--blob-store s3: (rest not shown) is not an s3://bucket URL');
     expect(outputLeaks('serve --blob-store', r)).toEqual([]);
@@ -167,13 +231,16 @@ describe('credentials in URLs are never shown', () => {
 });
 
 describe('usage errors never echo a value', () => {
-  test.each([['-token:<token>'], ['-Token:<token>'], ['-token=<token>'], ['--comment=<token>'], ['<token>']])('check %s: the option named, the value not', (shape) => {
-    const arg = shape.replace('<token>', TOKEN);
-    const r = runCli(['check', ADDIN, '--vendor', 'Contoso', '--key', KEY, arg]);
-    expect(r.status).toBe(2);
-    expect(outputLeaks('check', r)).toEqual([]);
-    if (arg.startsWith('-t') || arg.startsWith('-T')) expect(r.stderr).toMatch(/-[tT]oken is not an option/);
-  });
+  test.each([['-token:<token>'], ['-Token:<token>'], ['-token=<token>'], ['--comment=<token>'], ['<token>']])(
+    'check %s: the option named, the value not',
+    (shape) => {
+      const arg = shape.replace('<token>', TOKEN);
+      const r = runCli(['check', ADDIN, '--vendor', 'Contoso', '--key', KEY, arg]);
+      expect(r.status).toBe(2);
+      expect(outputLeaks('check', r)).toEqual([]);
+      if (arg.startsWith('-t') || arg.startsWith('-T')) expect(r.stderr).toMatch(/-[tT]oken is not an option/);
+    },
+  );
 });
 
 describe('nothing secret is packed or uploaded', () => {
@@ -230,7 +297,23 @@ describe('nothing secret is packed or uploaded', () => {
       const chunks: Buffer[] = [];
       for await (const c of zip.outputStream as AsyncIterable<Buffer>) chunks.push(c);
       writeFileSync(join(dir, 'with-key.zip'), Buffer.concat(chunks));
-      const r = await runCliAsync(['sign', '--archive', join(dir, 'with-key.zip'), '--vendor', 'Contoso', '--key', KEY, '--base-url', service.baseUrl, '--destination-path', join(dir, 'signed'), '--force'], { env: { SIGNGATE_ACCESS_TOKEN: TOKEN } });
+      const r = await runCliAsync(
+        [
+          'sign',
+          '--archive',
+          join(dir, 'with-key.zip'),
+          '--vendor',
+          'Contoso',
+          '--key',
+          KEY,
+          '--base-url',
+          service.baseUrl,
+          '--destination-path',
+          join(dir, 'signed'),
+          '--force',
+        ],
+        { env: { SIGNGATE_ACCESS_TOKEN: TOKEN } },
+      );
       expect(r.status).toBe(2);
       expect(r.stderr).toContain('keys/12345_keypair.snk is a strong-name key pair');
       expect(service.seen).toEqual([]);
@@ -263,12 +346,13 @@ describe.runIf(POSIX)('nothing secret is readable by others', () => {
     const dir = mkdtempSync(join(tmpdir(), 'signgate-serve-'));
     const config = JSON.parse(readFileSync(fixturePath('server/sandbox.json'), 'utf8'));
     delete config.$schema;
-    for (const org of config.organizations) for (const l of org.licenses) {
-      const copy = join(dir, `${org.id}-${l.optionId}.snk`);
-      copyFileSync(join(fixturePath('server'), l.keyPair), copy);
-      chmodSync(copy, 0o600);
-      l.keyPair = copy;
-    }
+    for (const org of config.organizations)
+      for (const l of org.licenses) {
+        const copy = join(dir, `${org.id}-${l.optionId}.snk`);
+        copyFileSync(join(fixturePath('server'), l.keyPair), copy);
+        chmodSync(copy, 0o600);
+        l.keyPair = copy;
+      }
     writeFileSync(join(dir, 'server.json'), JSON.stringify(config));
     const first = join(dir, `${config.organizations[0].id}-${config.organizations[0].licenses[0].optionId}.snk`);
     chmodSync(first, 0o644);
@@ -276,7 +360,12 @@ describe.runIf(POSIX)('nothing secret is readable by others', () => {
     await stopServiceProcess(service, 'SIGTERM');
     // A line of its JSON log at warn level (40), naming the file and its mode.
     type Line = { level: number; msg: string; keyPair?: string; mode?: string };
-    const warnings = service.stdout().split('\n').filter(Boolean).map((line) => JSON.parse(line) as Line).filter((l) => l.keyPair);
+    const warnings = service
+      .stdout()
+      .split('\n')
+      .filter(Boolean)
+      .map((line) => JSON.parse(line) as Line)
+      .filter((l) => l.keyPair);
     expect(warnings).toEqual([expect.objectContaining({ level: 40, keyPair: first, mode: '0644' })]);
     expect(warnings[0]!.msg).toContain(`the key pair ${first} is readable by other users of this machine (mode 0644)`);
     expect(statSync(join(dir, 'data')).mode & 0o777).toBe(0o700);

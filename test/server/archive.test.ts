@@ -41,7 +41,12 @@ describe('the archive path', () => {
     const status = await waitFinished(server, token, job.id);
     expect(status.processingFinished).toBe(true);
     // Only the assemblies are the job's files.
-    expect(status.assemblies.map((a) => a.fileName).sort()).toEqual(entries.filter((e) => /\.(dll|exe)$/.test(e.name)).map((e) => e.name).sort());
+    expect(status.assemblies.map((a) => a.fileName).sort()).toEqual(
+      entries
+        .filter((e) => /\.(dll|exe)$/.test(e.name))
+        .map((e) => e.name)
+        .sort(),
+    );
     const download = await api(server, `/archives/${job.id}`, token);
     expect(download.status).toBe(200);
     expect(download.headers.get('content-type')).toBe('application/zip');
@@ -49,14 +54,18 @@ describe('the archive path', () => {
     for (const e of entries) expect(back.has(e.name), e.name).toBe(true);
     for (const name of ['SampleAddin.dll', 'SampleAddin.Helpers.dll', 'AddinTool.exe', 'de/SampleAddin.resources.dll']) {
       expect(verifyStrongName(readModule(back.get(name)!), { expectedKey: key }).valid, name).toBe(true);
-      expect(back.get(`signing-logs/${name}.log`)!.toString()).toMatch(new RegExp(`^${name.replace(/[.]/g, '\\.')}: Signed\\r\\n.*Info: Signed with option 12345`, 's'));
+      expect(back.get(`signing-logs/${name}.log`)!.toString()).toMatch(
+        new RegExp(`^${name.replace(/[.]/g, '\\.')}: Signed\\r\\n.*Info: Signed with option 12345`, 's'),
+      );
     }
     // What is not signed comes back byte for byte, with the reason in its log; the nested archive is not opened.
     for (const name of ['README.txt', 'config/settings.json', 'docs/source.zip', 'ThirdParty.Json.dll', 'Contoso.AddinApi.dll']) {
       expect(back.get(name)!.equals(entries.find((e) => e.name === name)!.bytes), name).toBe(true);
     }
     expect(back.get('signing-logs/README.txt.log')!.toString()).toContain('Not an assembly (.dll, .exe, .netmodule): returned as it was uploaded.');
-    expect(back.get('signing-logs/ThirdParty.Json.dll.log')!.toString()).toMatch(/^ThirdParty\.Json\.dll: Error\r\n.*Not signed: not required: uses no vendor API/s);
+    expect(back.get('signing-logs/ThirdParty.Json.dll.log')!.toString()).toMatch(
+      /^ThirdParty\.Json\.dll: Error\r\n.*Not signed: not required: uses no vendor API/s,
+    );
     expect(back.has('docs/source.zip/inner.txt')).toBe(false);
     expect(back.get('signing-log.txt')!.toString()).toContain('(release 1.4.2)');
     expect(back.size).toBe(entries.length * 2 + 1);
@@ -89,25 +98,72 @@ describe('hostile archives are refused with their reason, and nothing is kept', 
   const dll = fixture('addin/SampleAddin.dll');
 
   test('encrypted (password-protected): refused as such', async () => {
-    await refused(encryptedArchive([{ name: 'readme.txt', data: Buffer.from('secret') }]), 400, 'Encrypted archive', /hostile\.zip: the ZIP entry "readme\.txt" is encrypted \(the archive is password-protected\).*without a password/);
+    await refused(
+      encryptedArchive([{ name: 'readme.txt', data: Buffer.from('secret') }]),
+      400,
+      'Encrypted archive',
+      /hostile\.zip: the ZIP entry "readme\.txt" is encrypted \(the archive is password-protected\).*without a password/,
+    );
   });
 
   test('an entry outside the job, an absolute path, a symbolic link', async () => {
-    await refused(buildZip([{ name: 'ok.dll', data: dll }, { name: '../evil.dll', data: dll }]), 400, 'Unsafe archive', /invalid relative path: \.\.\/evil\.dll/);
+    await refused(
+      buildZip([
+        { name: 'ok.dll', data: dll },
+        { name: '../evil.dll', data: dll },
+      ]),
+      400,
+      'Unsafe archive',
+      /invalid relative path: \.\.\/evil\.dll/,
+    );
     await refused(buildZip([{ name: '/etc/evil.dll', data: dll }]), 400, 'Unsafe archive', /absolute path/);
-    await refused(buildZip([{ name: 'SampleAddin.dll', data: dll }, { name: 'link.dll', data: Buffer.from('/etc/passwd'), symlink: true }]), 400, 'Unsafe archive', /"link\.dll" is a symbolic link/);
+    await refused(
+      buildZip([
+        { name: 'SampleAddin.dll', data: dll },
+        { name: 'link.dll', data: Buffer.from('/etc/passwd'), symlink: true },
+      ]),
+      400,
+      'Unsafe archive',
+      /"link\.dll" is a symbolic link/,
+    );
   });
 
   test('a zip bomb (ratio), names Windows cannot hold or that collide, the reserved log folder', async () => {
-    await refused(await zipEntries([{ name: 'SampleAddin.dll', bytes: dll }, { name: 'zeros.bin', bytes: Buffer.alloc(4 * 1024 * 1024) }]), 413, 'Archive refused', /"zeros\.bin" inflates \d+ times/);
-    const names = await refused(buildZip([{ name: 'Addin.dll', data: dll }, { name: 'addin.DLL', data: dll }, { name: 'CON.txt', data: Buffer.from('x') }, { name: 'signing-logs/a.log', data: Buffer.from('x') }]), 400, 'Bad file names', /3 file name/);
+    await refused(
+      await zipEntries([
+        { name: 'SampleAddin.dll', bytes: dll },
+        { name: 'zeros.bin', bytes: Buffer.alloc(4 * 1024 * 1024) },
+      ]),
+      413,
+      'Archive refused',
+      /"zeros\.bin" inflates \d+ times/,
+    );
+    const names = await refused(
+      buildZip([
+        { name: 'Addin.dll', data: dll },
+        { name: 'addin.DLL', data: dll },
+        { name: 'CON.txt', data: Buffer.from('x') },
+        { name: 'signing-logs/a.log', data: Buffer.from('x') },
+      ]),
+      400,
+      'Bad file names',
+      /3 file name/,
+    );
     expect(names.errors.map((e: { fileName: string }) => e.fileName)).toEqual(['addin.DLL', 'CON.txt', 'signing-logs/a.log']);
   });
 
   test('the ratio is checked from 64 KiB on, as the OpenAPI text, the docs and the comments say', async () => {
     expect(ARCHIVE_RATIO_FLOOR_BYTES).toBe(64 * 1024);
     // 100 KiB of zeros inflates about a thousandfold: under 1 MiB, and still refused.
-    await refused(await zipEntries([{ name: 'SampleAddin.dll', bytes: dll }, { name: 'zeros.bin', bytes: Buffer.alloc(100 * 1024) }]), 413, 'Archive refused', /"zeros\.bin" inflates \d+ times/);
+    await refused(
+      await zipEntries([
+        { name: 'SampleAddin.dll', bytes: dll },
+        { name: 'zeros.bin', bytes: Buffer.alloc(100 * 1024) },
+      ]),
+      413,
+      'Archive refused',
+      /"zeros\.bin" inflates \d+ times/,
+    );
     const texts = {
       'schemas/openapi.json': readFileSync(join(repoRoot, 'schemas/openapi.json'), 'utf8'),
       'docs/compatibility.md': readFileSync(join(repoRoot, 'docs/compatibility.md'), 'utf8'),
@@ -122,7 +178,10 @@ describe('hostile archives are refused with their reason, and nothing is kept', 
 
   test('16 archives at once, each of 79 entries of a million zero bytes: every one refused, and the memory stays bounded', async () => {
     // 85 KB each, 79 MB inflated: within the 80 MB expansion limit, but each entry inflates about a thousandfold.
-    const bomb = await zipEntries([{ name: 'SampleAddin.dll', bytes: dll }, ...Array.from({ length: 79 }, (_, i) => ({ name: `data/zeros-${i}.bin`, bytes: Buffer.alloc(1_000_000) }))]);
+    const bomb = await zipEntries([
+      { name: 'SampleAddin.dll', bytes: dll },
+      ...Array.from({ length: 79 }, (_, i) => ({ name: `data/zeros-${i}.bin`, bytes: Buffer.alloc(1_000_000) })),
+    ]);
     expect(bomb.length).toBeLessThan(200_000);
     global.gc?.();
     const before = process.memoryUsage().rss;
@@ -149,7 +208,16 @@ describe('hostile archives are refused with their reason, and nothing is kept', 
   test('the assemblies inside over the upload limit', async () => {
     server.setConfig(sandboxConfig((c) => (c.limits = { maxUploadBytes: 10_000 })));
     try {
-      await refused(await zipEntries([{ name: 'a/SampleAddin.dll', bytes: dll }, { name: 'b/SampleAddin.dll', bytes: dll }, { name: 'c/SampleAddin.dll', bytes: dll }]), 413, 'Archive too large', /exceeds 10000 bytes/);
+      await refused(
+        await zipEntries([
+          { name: 'a/SampleAddin.dll', bytes: dll },
+          { name: 'b/SampleAddin.dll', bytes: dll },
+          { name: 'c/SampleAddin.dll', bytes: dll },
+        ]),
+        413,
+        'Archive too large',
+        /exceeds 10000 bytes/,
+      );
     } finally {
       server.setConfig(sandboxConfig());
     }

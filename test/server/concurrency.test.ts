@@ -24,6 +24,6 @@ describe('concurrent deletes', () => {
       const statuses = (await Promise.all(Array.from({ length: 8 }, () => api(server, `/assemblies/${id}`, token, { method: 'DELETE' })))).map((r) => r.status);
       expect(statuses.sort()).toEqual([204, 404, 404, 404, 404, 404, 404, 404]);
     }
-    expect((await (await api(server, '/assemblies', token)).json())).toEqual([]);
+    expect(await (await api(server, '/assemblies', token)).json()).toEqual([]);
   });
 });

@@ -27,7 +27,10 @@ describe.skipIf(!hasChromium)('Authorize on /docs with an OpenID Connect issuer'
     const port = await freePort();
     origin = `http://127.0.0.1:${port}`;
     issuer = await startIssuer([`${origin}/docs/static/oauth2-redirect.html`, `${origin}/exchange`]);
-    server = await startServer({ port, config: sandboxConfig((c) => (c.oidc = { issuer: issuer.issuer, audience: AUDIENCE, clientId: 'docs', scopes: ['openid', 'sign'] })) });
+    server = await startServer({
+      port,
+      config: sandboxConfig((c) => (c.oidc = { issuer: issuer.issuer, audience: AUDIENCE, clientId: 'docs', scopes: ['openid', 'sign'] })),
+    });
     browser = await launchChromium();
   });
   afterAll(async () => {
@@ -38,7 +41,11 @@ describe.skipIf(!hasChromium)('Authorize on /docs with an OpenID Connect issuer'
 
   test('the OpenAPI document offers the authorization-code flow at the issuer', async () => {
     const doc = await (await fetch(`${server.baseUrl}/openapi.json`)).json();
-    expect(doc.components.securitySchemes.oauth2.flows.authorizationCode).toEqual({ authorizationUrl: `${issuer.issuer}/auth`, tokenUrl: `${issuer.issuer}/token`, scopes: { openid: 'openid', sign: 'sign' } });
+    expect(doc.components.securitySchemes.oauth2.flows.authorizationCode).toEqual({
+      authorizationUrl: `${issuer.issuer}/auth`,
+      tokenUrl: `${issuer.issuer}/token`,
+      scopes: { openid: 'openid', sign: 'sign' },
+    });
   });
 
   test('sign in at the issuer, authorize, run GET /licenses and see the optionIds', async () => {
@@ -56,7 +63,10 @@ describe.skipIf(!hasChromium)('Authorize on /docs with an OpenID Connect issuer'
     await popup.locator('input[name=password]').fill('any password');
     await popup.locator('button[type=submit]').click();
     // Authorize: the provider's consent page lists the scope asked for.
-    await popup.locator('li', { hasText: /^sign$/ }).first().waitFor();
+    await popup
+      .locator('li', { hasText: /^sign$/ })
+      .first()
+      .waitFor();
     await popup.getByRole('button', { name: 'Continue' }).click();
     // The redirect page hands the code back to the docs page, which redeems it with the PKCE verifier.
     await oauth.locator('button', { hasText: 'Logout' }).waitFor({ timeout: WAIT_CEILING_MS });
@@ -85,7 +95,9 @@ describe.skipIf(!hasChromium)('Authorize on /docs with an OpenID Connect issuer'
     await page.locator('input[name=password]').fill('any password');
     await page.locator('button[type=submit]').click();
     await page.getByRole('button', { name: 'Continue' }).click();
-    await expect.poll(() => page.locator('#who').innerText(), { timeout: WAIT_CEILING_MS }).toMatch(new RegExp(`^Signed in at ${issuer.issuer.replace(/[.]/g, '\\.')}\\. License options: 12345`));
+    await expect
+      .poll(() => page.locator('#who').innerText(), { timeout: WAIT_CEILING_MS })
+      .toMatch(new RegExp(`^Signed in at ${issuer.issuer.replace(/[.]/g, '\\.')}\\. License options: 12345`));
     // The code and state are gone from the address bar.
     expect(page.url()).toBe(`${origin}/exchange`);
     const { zip } = await sampleProjectArchive();

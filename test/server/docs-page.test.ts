@@ -8,7 +8,6 @@ import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { repoRoot } from '../helpers/fixtures.js';
 import { startServer, type TestServer } from '../helpers/server.js';
 
-
 describe.skipIf(!hasChromium)('the /docs page in headless Chromium', () => {
   let browser: Browser;
   let server: TestServer;

@@ -76,12 +76,27 @@ describe('restarts', () => {
     const dataDir = mkdtempSync(join(tmpdir(), 'signgate-kill-'));
     const config = fixturePath('server/sandbox.json');
     const token = await new Promise<string>((resolve, reject) => {
-      const p = spawn(process.execPath, [join(repoRoot, 'bin/signgate.js'), 'serve', 'token', 'create', '--config', config, '--data-dir', dataDir, '--org', 'sandbox', '--user', 'ci']);
+      const p = spawn(process.execPath, [
+        join(repoRoot, 'bin/signgate.js'),
+        'serve',
+        'token',
+        'create',
+        '--config',
+        config,
+        '--data-dir',
+        dataDir,
+        '--org',
+        'sandbox',
+        '--user',
+        'ci',
+      ]);
       let out = '';
       p.stdout.on('data', (d) => (out += d));
       p.on('close', (code) => (code === 0 ? resolve(out.trim()) : reject(new Error(`token create exited ${code}`))));
     });
-    const child = spawn(process.execPath, [join(repoRoot, 'bin/signgate.js'), 'serve', '--config', config, '--data-dir', dataDir, '--port', '0'], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [join(repoRoot, 'bin/signgate.js'), 'serve', '--config', config, '--data-dir', dataDir, '--port', '0'], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     // The start line is a line of its JSON log, on stdout.
     const port = await new Promise<number>((resolve) => {
       child.stdout.on('data', (d: Buffer) => {
@@ -92,7 +107,13 @@ describe('restarts', () => {
     // Start a multipart upload and send only part of it, then kill the service.
     const boundary = 'signgateboundary';
     const head = `--${boundary}\r\nContent-Disposition: form-data; name="files[0]"; filename="Half.dll"\r\nContent-Type: application/octet-stream\r\n\r\n`;
-    const req = request({ host: '127.0.0.1', port, method: 'POST', path: '/assembly-signing/v1.0/assemblies', headers: { authorization: `Bearer ${token}`, 'content-type': `multipart/form-data; boundary=${boundary}`, 'content-length': 10_000_000 } });
+    const req = request({
+      host: '127.0.0.1',
+      port,
+      method: 'POST',
+      path: '/assembly-signing/v1.0/assemblies',
+      headers: { authorization: `Bearer ${token}`, 'content-type': `multipart/form-data; boundary=${boundary}`, 'content-length': 10_000_000 },
+    });
     req.on('error', () => {});
     req.write(head);
     req.write(Buffer.alloc(512 * 1024, 7));
@@ -118,26 +139,58 @@ describe('graceful shutdown', () => {
     const dataDir = mkdtempSync(join(tmpdir(), 'signgate-term-'));
     const config = fixturePath('server/sandbox.json');
     const token = await new Promise<string>((resolve) => {
-      const p = spawn(process.execPath, [join(repoRoot, 'bin/signgate.js'), 'serve', 'token', 'create', '--config', config, '--data-dir', dataDir, '--org', 'sandbox', '--user', 'ci']);
+      const p = spawn(process.execPath, [
+        join(repoRoot, 'bin/signgate.js'),
+        'serve',
+        'token',
+        'create',
+        '--config',
+        config,
+        '--data-dir',
+        dataDir,
+        '--org',
+        'sandbox',
+        '--user',
+        'ci',
+      ]);
       let out = '';
       p.stdout.on('data', (d) => (out += d));
       p.on('close', () => resolve(out.trim()));
     });
-    const child = spawn(process.execPath, [join(repoRoot, 'bin/signgate.js'), 'serve', '--config', config, '--data-dir', dataDir, '--port', '0'], { stdio: ['ignore', 'pipe', 'pipe'] });
-    const port = await new Promise<number>((resolve) => child.stdout.on('data', (d: Buffer) => {
-      const m = /127\.0\.0\.1:(\d+)/.exec(d.toString());
-      if (m) resolve(Number(m[1]));
-    }));
+    const child = spawn(process.execPath, [join(repoRoot, 'bin/signgate.js'), 'serve', '--config', config, '--data-dir', dataDir, '--port', '0'], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    const port = await new Promise<number>((resolve) =>
+      child.stdout.on('data', (d: Buffer) => {
+        const m = /127\.0\.0\.1:(\d+)/.exec(d.toString());
+        if (m) resolve(Number(m[1]));
+      }),
+    );
     const boundary = 'signgateboundary';
     const dll = Buffer.from(fixture('findings/passing/FindingAddin.dll'));
-    const head = Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="files[0]"; filename="FindingAddin.dll"\r\nContent-Type: application/octet-stream\r\n\r\n`);
+    const head = Buffer.from(
+      `--${boundary}\r\nContent-Disposition: form-data; name="files[0]"; filename="FindingAddin.dll"\r\nContent-Type: application/octet-stream\r\n\r\n`,
+    );
     const tail = Buffer.from(`\r\n--${boundary}--\r\n`);
     const response = new Promise<{ status: number; body: string }>((resolve, reject) => {
-      const req = request({ host: '127.0.0.1', port, method: 'POST', path: '/assembly-signing/v1.0/assemblies', headers: { authorization: `Bearer ${token}`, 'content-type': `multipart/form-data; boundary=${boundary}`, 'content-length': head.length + dll.length + tail.length } }, (res) => {
-        let body = '';
-        res.on('data', (d) => (body += d));
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
-      });
+      const req = request(
+        {
+          host: '127.0.0.1',
+          port,
+          method: 'POST',
+          path: '/assembly-signing/v1.0/assemblies',
+          headers: {
+            authorization: `Bearer ${token}`,
+            'content-type': `multipart/form-data; boundary=${boundary}`,
+            'content-length': head.length + dll.length + tail.length,
+          },
+        },
+        (res) => {
+          let body = '';
+          res.on('data', (d) => (body += d));
+          res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
+        },
+      );
       req.on('error', reject);
       req.write(head);
       req.write(dll.subarray(0, 1000));
@@ -185,4 +238,3 @@ describe('logs', () => {
     }
   });
 });
-

@@ -63,7 +63,14 @@ describe.skipIf(!hasChromium)('the /exchange page in headless Chromium', () => {
     const [download] = await Promise.all([page.waitForEvent('download'), link.click()]);
     expect(download.suggestedFilename()).toBe('SampleAddin-1.4.2-signed.zip');
     const back = new Map((await readZip(readFileSync((await download.path())!))).map((e) => [e.name, e.bytes]));
-    for (const name of ['SampleAddin.dll', 'SampleAddin.Helpers.dll', 'SampleAddin.XmlSerializers.dll', 'Interop.SampleCom.dll', 'AddinTool.exe', 'de/SampleAddin.resources.dll']) {
+    for (const name of [
+      'SampleAddin.dll',
+      'SampleAddin.Helpers.dll',
+      'SampleAddin.XmlSerializers.dll',
+      'Interop.SampleCom.dll',
+      'AddinTool.exe',
+      'de/SampleAddin.resources.dll',
+    ]) {
       expect(verifyStrongName(readModule(back.get(name)!), { expectedKey: key }).valid, name).toBe(true);
     }
     for (const e of entries) expect(back.has(e.name) && back.has(`signing-logs/${e.name}.log`), e.name).toBe(true);
@@ -75,12 +82,18 @@ describe.skipIf(!hasChromium)('the /exchange page in headless Chromium', () => {
 
   test('a hostile archive dropped on the page shows its refusal', async () => {
     const { page } = await signedIn();
-    const hostile = buildZip([{ name: 'SampleAddin.dll', data: fixture('addin/SampleAddin.dll') }, { name: '../../evil.dll', data: Buffer.from('MZ') }]);
-    const dataTransfer = await page.evaluateHandle((bytes) => {
-      const transfer = new DataTransfer();
-      transfer.items.add(new File([new Uint8Array(bytes)], 'hostile.zip', { type: 'application/zip' }));
-      return transfer;
-    }, [...hostile]);
+    const hostile = buildZip([
+      { name: 'SampleAddin.dll', data: fixture('addin/SampleAddin.dll') },
+      { name: '../../evil.dll', data: Buffer.from('MZ') },
+    ]);
+    const dataTransfer = await page.evaluateHandle(
+      (bytes) => {
+        const transfer = new DataTransfer();
+        transfer.items.add(new File([new Uint8Array(bytes)], 'hostile.zip', { type: 'application/zip' }));
+        return transfer;
+      },
+      [...hostile],
+    );
     await page.locator('#drop').dispatchEvent('drop', { dataTransfer });
     expect(await page.locator('#chosen').innerText()).toBe(`Chosen: hostile.zip (${hostile.length} bytes)`);
     await page.getByRole('button', { name: 'Upload and sign' }).click();

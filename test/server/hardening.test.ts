@@ -22,7 +22,15 @@ function logCapture(): { stream: Writable; lines: () => Record<string, unknown>[
     },
   });
   const text = () => chunks.join('');
-  return { stream, text, lines: () => text().split('\n').filter(Boolean).map((l) => JSON.parse(l)) };
+  return {
+    stream,
+    text,
+    lines: () =>
+      text()
+        .split('\n')
+        .filter(Boolean)
+        .map((l) => JSON.parse(l)),
+  };
 }
 
 describe('stalled uploads', () => {
@@ -37,7 +45,10 @@ describe('stalled uploads', () => {
       const head =
         `POST /assembly-signing/v1.0${route} HTTP/1.1\r\nHost: 127.0.0.1\r\n` +
         `Authorization: Bearer ${token}\r\nContent-Type: multipart/form-data; boundary=${boundary}\r\nContent-Length: 1000000\r\n\r\n`;
-      const part = Buffer.concat([Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="${field}"; filename="${file}"\r\n\r\n`), Buffer.alloc(20_000, 1)]);
+      const part = Buffer.concat([
+        Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="${field}"; filename="${file}"\r\n\r\n`),
+        Buffer.alloc(20_000, 1),
+      ]);
       const stalled = stalledRequest(portOf(server.baseUrl), head, part, 5000);
       const outcome = await stalled.outcome;
       stalled.destroy();
@@ -56,15 +67,30 @@ describe('stalled uploads', () => {
 });
 
 /** Streams `total` bytes of `head` + filler as a chunked body; stops when the answer arrives. */
-function streamBody(url: string, token: string, boundary: string, head: Buffer, filler: Buffer, total: number, tail: Buffer): Promise<{ status: number; sentBytes: number }> {
+function streamBody(
+  url: string,
+  token: string,
+  boundary: string,
+  head: Buffer,
+  filler: Buffer,
+  total: number,
+  tail: Buffer,
+): Promise<{ status: number; sentBytes: number }> {
   return new Promise((resolve, reject) => {
     let sentBytes = 0;
     let answered = false;
-    const req = request(url, { method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': `multipart/form-data; boundary=${boundary}`, 'transfer-encoding': 'chunked' } }, (res) => {
-      answered = true;
-      res.resume();
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, sentBytes }));
-    });
+    const req = request(
+      url,
+      {
+        method: 'POST',
+        headers: { authorization: `Bearer ${token}`, 'content-type': `multipart/form-data; boundary=${boundary}`, 'transfer-encoding': 'chunked' },
+      },
+      (res) => {
+        answered = true;
+        res.resume();
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, sentBytes }));
+      },
+    );
     req.on('error', (error) => (answered ? undefined : reject(error)));
     const pump = () => {
       while (!answered && sentBytes < total) {
@@ -81,7 +107,11 @@ function streamBody(url: string, token: string, boundary: string, head: Buffer, 
 describe('every byte of the body counts toward the upload limit', () => {
   const limitConfig = () => sandboxConfig((c) => (c.limits = { maxUploadBytes: 1_000_000 }));
   const filePart = (boundary: string) =>
-    Buffer.concat([Buffer.from(`\r\n--${boundary}\r\nContent-Disposition: form-data; name="files[0]"; filename="FindingAddin.dll"\r\n\r\n`), Buffer.from(fixture('findings/passing/FindingAddin.dll')), Buffer.from(`\r\n--${boundary}--\r\n`)]);
+    Buffer.concat([
+      Buffer.from(`\r\n--${boundary}\r\nContent-Disposition: form-data; name="files[0]"; filename="FindingAddin.dll"\r\n\r\n`),
+      Buffer.from(fixture('findings/passing/FindingAddin.dll')),
+      Buffer.from(`\r\n--${boundary}--\r\n`),
+    ]);
 
   test.each([
     ['a 40 MB comment field', '/assemblies', (b: string) => Buffer.from(`--${b}\r\nContent-Disposition: form-data; name="comment"\r\n\r\n`)],
@@ -93,7 +123,15 @@ describe('every byte of the body counts toward the upload limit', () => {
     try {
       const token = server.token();
       const boundary = 'limitboundary';
-      const result = await streamBody(`${server.baseUrl}${route}`, token, boundary, head(boundary), Buffer.alloc(64 * 1024, 0x61), 40_000_000, filePart(boundary));
+      const result = await streamBody(
+        `${server.baseUrl}${route}`,
+        token,
+        boundary,
+        head(boundary),
+        Buffer.alloc(64 * 1024, 0x61),
+        40_000_000,
+        filePart(boundary),
+      );
       expect(result.status).toBe(413);
       expect(result.sentBytes).toBeLessThan(20_000_000);
       expect(await (await api(server, '/assemblies', token)).json()).toEqual([]);
@@ -108,10 +146,14 @@ describe('every byte of the body counts toward the upload limit', () => {
     try {
       const token = server.token();
       const result = await new Promise<number>((resolve, reject) => {
-        const req = request(`${server.baseUrl}/assemblies`, { method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'multipart/form-data; boundary=x', 'content-length': 120_000_000 } }, (res) => {
-          res.resume();
-          resolve(res.statusCode ?? 0);
-        });
+        const req = request(
+          `${server.baseUrl}/assemblies`,
+          { method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'multipart/form-data; boundary=x', 'content-length': 120_000_000 } },
+          (res) => {
+            res.resume();
+            resolve(res.statusCode ?? 0);
+          },
+        );
         req.on('error', reject);
         req.write('--x\r\n'); // and nothing more: the answer must not wait for the rest
       });
@@ -152,10 +194,19 @@ describe('logs', () => {
       expect((await api(server, `/assemblies/${unknown}/status`, token)).status).toBe(404);
       const refused = log.lines().slice(before);
       expect(refused).toHaveLength(1);
-      expect(refused[0]).toMatchObject({ msg: 'request completed', req: { method: 'GET', url: `/assembly-signing/v1.0/assemblies/${unknown}/status` }, res: { statusCode: 404 } });
+      expect(refused[0]).toMatchObject({
+        msg: 'request completed',
+        req: { method: 'GET', url: `/assembly-signing/v1.0/assemblies/${unknown}/status` },
+        res: { statusCode: 404 },
+      });
       // Every other request keeps its two lines.
       expect((await api(server, `/assemblies/${id}`, token)).status).toBe(200);
-      expect(log.lines().slice(before + 1).map((l) => l.msg)).toEqual(['incoming request', 'request completed']);
+      expect(
+        log
+          .lines()
+          .slice(before + 1)
+          .map((l) => l.msg),
+      ).toEqual(['incoming request', 'request completed']);
     } finally {
       await server.close();
     }
@@ -188,7 +239,11 @@ describe('proxy headers', () => {
     const server = await startServer({ logger: { level: 'info', stream: log.stream }, build: { trustProxy: '127.0.0.1' } });
     try {
       const token = server.token();
-      const r = await api(server, '/assemblies', token, { method: 'POST', body: uploadForm(addin()), headers: { ...forged, 'x-forwarded-host': 'signing.example.com' } });
+      const r = await api(server, '/assemblies', token, {
+        method: 'POST',
+        body: uploadForm(addin()),
+        headers: { ...forged, 'x-forwarded-host': 'signing.example.com' },
+      });
       const job = await r.json();
       expect(job.links.status).toBe(`https://signing.example.com/assembly-signing/v1.0/assemblies/${job.id}/status`);
       expect(log.lines().some((l) => (l.req as { remoteAddress?: string } | undefined)?.remoteAddress === '203.0.113.9')).toBe(true);

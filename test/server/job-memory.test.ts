@@ -25,7 +25,8 @@ async function signedJob(server: TestServer, count: number): Promise<{ id: strin
   const status = await waitFinished(server, token, id, 120_000);
   expect(status.assemblies.map((a) => a.fileProcessingState)).toEqual(Array(count).fill('Signed'));
   // What was accepted is on disk as it was sent.
-  for (let i = 0; i < count; i++) expect(sha256(readFileSync(join(server.app.signgate.store.jobDir('sandbox', id), 'uploads', 'Addins', `Large${i}.dll`)))).toBe(sha256(LARGE));
+  for (let i = 0; i < count; i++)
+    expect(sha256(readFileSync(join(server.app.signgate.store.jobDir('sandbox', id), 'uploads', 'Addins', `Large${i}.dll`)))).toBe(sha256(LARGE));
   const download = await api(server, `/assemblies/${id}`, token);
   expect(download.status).toBe(200);
   const zip = await readZip(new Uint8Array(await download.arrayBuffer()));
@@ -68,33 +69,37 @@ describe('a job in memory between its steps', () => {
     }
   }, 300_000);
 
-  dataDirOnly('the job file is written when the job starts to finish and when it is finished, not for each file; status shows each file as it is done', async () => {
-    const server = await startServer();
-    try {
-      const store = server.app.signgate.store;
-      const saved: JobRecord[] = [];
-      const save = store.save.bind(store);
-      store.save = async (record, signatures) => {
-        saved.push(structuredClone(record));
-        return save(record, signatures);
-      };
-      const { id } = await signedJob(server, 6);
-      const ofJob = saved.filter((r) => r.id === id);
-      expect(ofJob.map((r) => r.processingFinished)).toEqual([false, true]);
-      expect(ofJob[0]!.assemblies.map((a) => a.fileProcessingState)).toEqual(Array(6).fill('Signed'));
-      // Progress without writing: what a status call sees of a job being processed (the worker is stopped here).
-      await server.app.signgate.worker.stop();
-      const token = server.token();
-      const { id: second } = (await (await api(server, '/assemblies', token, { method: 'POST', body: uploadForm(files(1)) })).json()) as { id: string };
-      const record = (await store.get('sandbox', second))!;
-      record.assemblies[0]!.fileProcessingState = 'Processing';
-      await store.progress!(record);
-      const status = (await (await api(server, `/assemblies/${second}/status`, token)).json()) as JobRecord;
-      expect(status.assemblies[0]!.fileProcessingState).toBe('Processing');
-      const onDisk = JSON.parse(readFileSync(join(store.jobDir('sandbox', second), 'job.json'), 'utf8')) as JobRecord;
-      expect(onDisk.assemblies[0]!.fileProcessingState).toBe('Pending');
-    } finally {
-      await server.close();
-    }
-  }, 180_000);
+  dataDirOnly(
+    'the job file is written when the job starts to finish and when it is finished, not for each file; status shows each file as it is done',
+    async () => {
+      const server = await startServer();
+      try {
+        const store = server.app.signgate.store;
+        const saved: JobRecord[] = [];
+        const save = store.save.bind(store);
+        store.save = async (record, signatures) => {
+          saved.push(structuredClone(record));
+          return save(record, signatures);
+        };
+        const { id } = await signedJob(server, 6);
+        const ofJob = saved.filter((r) => r.id === id);
+        expect(ofJob.map((r) => r.processingFinished)).toEqual([false, true]);
+        expect(ofJob[0]!.assemblies.map((a) => a.fileProcessingState)).toEqual(Array(6).fill('Signed'));
+        // Progress without writing: what a status call sees of a job being processed (the worker is stopped here).
+        await server.app.signgate.worker.stop();
+        const token = server.token();
+        const { id: second } = (await (await api(server, '/assemblies', token, { method: 'POST', body: uploadForm(files(1)) })).json()) as { id: string };
+        const record = (await store.get('sandbox', second))!;
+        record.assemblies[0]!.fileProcessingState = 'Processing';
+        await store.progress!(record);
+        const status = (await (await api(server, `/assemblies/${second}/status`, token)).json()) as JobRecord;
+        expect(status.assemblies[0]!.fileProcessingState).toBe('Processing');
+        const onDisk = JSON.parse(readFileSync(join(store.jobDir('sandbox', second), 'job.json'), 'utf8')) as JobRecord;
+        expect(onDisk.assemblies[0]!.fileProcessingState).toBe('Pending');
+      } finally {
+        await server.close();
+      }
+    },
+    180_000,
+  );
 });

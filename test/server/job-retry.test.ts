@@ -51,8 +51,19 @@ async function oneJob(): Promise<{ store: JobStore; record: JobRecord }> {
   return { store, record };
 }
 
-const quiet = { info() {}, warn() {}, error() {}, debug() {}, trace() {}, fatal() {}, child() { return this; }, level: 'silent', silent() {} } as never;
-
+const quiet = {
+  info() {},
+  warn() {},
+  error() {},
+  debug() {},
+  trace() {},
+  fatal() {},
+  child() {
+    return this;
+  },
+  level: 'silent',
+  silent() {},
+} as never;
 
 describe('a job whose processing fails', () => {
   test('fails twice, then works: queued again after each wait, finished and signed', async () => {
@@ -91,13 +102,22 @@ describe.runIf(STORE_UNDER_TEST === 'postgres')('on the PostgreSQL queue', () =>
       const token = server.token();
       const form = new FormData();
       form.append('files[0]', new Blob([readFileSync(ADDIN)]), 'SampleAddin.dll');
-      const created = (await (await fetch(`${server.baseUrl}/assemblies`, { method: 'POST', headers: { authorization: `Bearer ${token}` }, body: form })).json()) as { id: string };
-      const status = async () => (await (await fetch(`${server.baseUrl}/assemblies/${created.id}/status`, { headers: { authorization: `Bearer ${token}` } })).json()) as { processingFinished: boolean; assemblies: { fileProcessingState: string; messages: { message: string }[] }[] };
+      const created = (await (
+        await fetch(`${server.baseUrl}/assemblies`, { method: 'POST', headers: { authorization: `Bearer ${token}` }, body: form })
+      ).json()) as { id: string };
+      const status = async () =>
+        (await (await fetch(`${server.baseUrl}/assemblies/${created.id}/status`, { headers: { authorization: `Bearer ${token}` } })).json()) as {
+          processingFinished: boolean;
+          assemblies: { fileProcessingState: string; messages: { message: string }[] }[];
+        };
       await waitUntil('the job to finish', async () => (await status()).processingFinished, undefined, { intervalMs: 20 });
       // As after five workers died on it: queued again with every attempt used.
       const db = new pg.Client({ connectionString: await databaseFor(server.dataDir) });
       await db.connect();
-      await db.query(`UPDATE signgate_jobs SET state = 'queued', attempts = $2, lease_owner = NULL, lease_until = NULL WHERE id = $1`, [created.id, MAX_ATTEMPTS]);
+      await db.query(`UPDATE signgate_jobs SET state = 'queued', attempts = $2, lease_owner = NULL, lease_until = NULL WHERE id = $1`, [
+        created.id,
+        MAX_ATTEMPTS,
+      ]);
       await db.query(`SELECT pg_notify('signgate_jobs', '')`);
       await db.end();
       await waitUntil('the job to end in Error', async () => (await status()).assemblies[0]!.fileProcessingState === 'Error', undefined, { intervalMs: 20 });

@@ -42,8 +42,10 @@ describe('key rotation', () => {
       let status = await (await api(server, `/assemblies/${first}/status`, token)).json();
       expect(status.processingFinished).toBe(false);
       server.setConfig(configWith(NEW, [OLD]));
-      const second = (await (await api(server, '/assemblies', token, { method: 'POST', body: uploadForm([{ name: 'New.dll', bytes: newBuild }]) })).json()).id as string;
-      const stale = (await (await api(server, '/assemblies', token, { method: 'POST', body: uploadForm([{ name: 'Stale.dll', bytes: oldBuild }]) })).json()).id as string;
+      const second = (await (await api(server, '/assemblies', token, { method: 'POST', body: uploadForm([{ name: 'New.dll', bytes: newBuild }]) })).json())
+        .id as string;
+      const stale = (await (await api(server, '/assemblies', token, { method: 'POST', body: uploadForm([{ name: 'Stale.dll', bytes: oldBuild }]) })).json())
+        .id as string;
       status = await waitFinished(server, token, first);
       expect(status.assemblies.every((a: { fileProcessingState: string }) => a.fileProcessingState === 'Signed')).toBe(true);
       const secondStatus = await waitFinished(server, token, second);
@@ -52,7 +54,8 @@ describe('key rotation', () => {
       const staleStatus = await waitFinished(server, token, stale);
       expect(staleStatus.assemblies[0]!.fileProcessingState).toBe('Error');
 
-      const signedFile = async (id: string, name: string) => (await readZip(new Uint8Array(await (await api(server, `/assemblies/${id}`, token)).arrayBuffer()))).find((e) => e.name === name)!.bytes;
+      const signedFile = async (id: string, name: string) =>
+        (await readZip(new Uint8Array(await (await api(server, `/assemblies/${id}`, token)).arrayBuffer()))).find((e) => e.name === name)!.bytes;
       const oldSigned = await signedFile(first, 'Old/F59.dll');
       const newSigned = await signedFile(second, 'New.dll');
       const oldKey = parseStrongNameKeyFile(readFileSync(fixturePath('server/../test-keys/12345_keypair.snk'))).publicKey;
@@ -67,7 +70,9 @@ describe('key rotation', () => {
       const ofJob = (id: string) => entries.filter((e) => e.job === id);
       expect(ofJob(first).length).toBe(60);
       expect(new Set(ofJob(first).map((e) => `${e.keyToken} ${e.keyLocation}`))).toEqual(new Set([`${tokenOf(OLD)} ${OLD}`]));
-      expect(ofJob(second).map((e) => [e.keyToken, e.keyLocation, e.signedSha256])).toEqual([[tokenOf(NEW), NEW, createHash('sha256').update(newSigned).digest('hex')]]);
+      expect(ofJob(second).map((e) => [e.keyToken, e.keyLocation, e.signedSha256])).toEqual([
+        [tokenOf(NEW), NEW, createHash('sha256').update(newSigned).digest('hex')],
+      ]);
       expect(ofJob(stale)).toEqual([]);
     } finally {
       await server.close();
@@ -85,7 +90,15 @@ describe('key rotation', () => {
       comment: null,
       createdAt: new Date().toISOString(),
       processingFinished: false,
-      assemblies: [{ fileName: 'FindingAddin.dll', size: oldBuild.length, sha256: createHash('sha256').update(oldBuild).digest('hex'), fileProcessingState: 'Pending', messages: [] }],
+      assemblies: [
+        {
+          fileName: 'FindingAddin.dll',
+          size: oldBuild.length,
+          sha256: createHash('sha256').update(oldBuild).digest('hex'),
+          fileProcessingState: 'Pending',
+          messages: [],
+        },
+      ],
       submittedBy: { user: 'ci', tokenId: null },
       acceptedKeys: [{ optionId: 12345, token: tokenOf(OLD) }],
     };
@@ -105,7 +118,9 @@ describe('key rotation', () => {
     const saved: unknown[] = [];
     await processJob({ jobDir: () => dir, save: async (_r, signatures) => void saved.push(signatures) }, configWith(NEW), record);
     expect(record.assemblies[0]!.fileProcessingState).toBe('Error');
-    expect(record.assemblies[0]!.messages.map((m) => m.message).join('\n')).toContain(`the key of option 12345 this job was accepted with (key token ${tokenOf(OLD)}) is no longer in the service's configuration`);
+    expect(record.assemblies[0]!.messages.map((m) => m.message).join('\n')).toContain(
+      `the key of option 12345 this job was accepted with (key token ${tokenOf(OLD)}) is no longer in the service's configuration`,
+    );
     expect(saved.at(-1)).toEqual([]);
   });
 

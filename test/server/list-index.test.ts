@@ -12,7 +12,15 @@ beforeAll(async () => {
 afterAll(() => server.close());
 
 const list = async (query = '') => (await (await api(server, `/assemblies${query}`, token)).json()) as { id: string; fileCount: number }[];
-const upload = async () => ((await (await api(server, '/assemblies', token, { method: 'POST', body: uploadForm([{ name: 'FindingAddin.dll', bytes: fixture('findings/passing/FindingAddin.dll') }]) })).json()) as { id: string }).id;
+const upload = async () =>
+  (
+    (await (
+      await api(server, '/assemblies', token, {
+        method: 'POST',
+        body: uploadForm([{ name: 'FindingAddin.dll', bytes: fixture('findings/passing/FindingAddin.dll') }]),
+      })
+    ).json()) as { id: string }
+  ).id;
 
 describe('GET /assemblies', () => {
   test('follows uploads and deletes, oldest first; offset and limit page through it', async () => {

@@ -7,7 +7,14 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { request } from 'node:http';
 import {
-  cliToken, editConfig, refusal, runSigngate, sandboxConfigCopy, startServiceProcess, stopServiceProcess, type ServiceProcess,
+  cliToken,
+  editConfig,
+  refusal,
+  runSigngate,
+  sandboxConfigCopy,
+  startServiceProcess,
+  stopServiceProcess,
+  type ServiceProcess,
 } from '../helpers/service-process.js';
 import { waitUntil } from '../helpers/wait.js';
 
@@ -120,7 +127,13 @@ describe('health and readiness', () => {
   test('while the node shuts down (an upload in flight keeps it running) /readyz is never 200', async () => {
     const other = await startServiceProcess(['--config', config, '--data-dir', mkdtempSync(join(tmpdir(), 'signgate-ready-'))]);
     const token = await cliToken(['--config', config, '--data-dir', dataDir]);
-    const upload = request({ host: '127.0.0.1', port: other.port, method: 'POST', path: '/assembly-signing/v1.0/assemblies', headers: { authorization: `Bearer ${token}`, 'content-type': 'multipart/form-data; boundary=b', 'content-length': 100_000 } });
+    const upload = request({
+      host: '127.0.0.1',
+      port: other.port,
+      method: 'POST',
+      path: '/assembly-signing/v1.0/assemblies',
+      headers: { authorization: `Bearer ${token}`, 'content-type': 'multipart/form-data; boundary=b', 'content-length': 100_000 },
+    });
     upload.on('error', () => {});
     upload.write('--b\r\nContent-Disposition: form-data; name="files[0]"; filename="A.dll"\r\n\r\n');
     const origin = `http://127.0.0.1:${other.port}`;
@@ -129,7 +142,10 @@ describe('health and readiness', () => {
     await new Promise((r) => setTimeout(r, 300));
     expect(other.child.exitCode).toBeNull(); // still finishing the upload
     // fastify stops listening at once: a load balancer's new probe is refused; one on an open connection gets 503.
-    const ready = await fetch(`${origin}/readyz`).then((r) => r.status, () => 'refused');
+    const ready = await fetch(`${origin}/readyz`).then(
+      (r) => r.status,
+      () => 'refused',
+    );
     expect(ready === 'refused' || ready === 503).toBe(true);
     upload.destroy();
     await stopServiceProcess(other);
@@ -141,11 +157,33 @@ describe('several-node options without their store', () => {
     const worker = await runSigngate(['serve', '--config', config, '--data-dir', dataDir, '--port', '0', '--role', 'worker'], { SIGNGATE_DATABASE_URL: '' });
     expect(worker.code).toBe(2);
     expect(refusal(worker.out)).toMatch(/--role worker needs --database/);
-    const unreachable = await runSigngate(['serve', '--config', config, '--data-dir', dataDir, '--port', '0', '--database', 'postgres://signgate:Sup3rSecret@127.0.0.1:1/signgate']);
+    const unreachable = await runSigngate([
+      'serve',
+      '--config',
+      config,
+      '--data-dir',
+      dataDir,
+      '--port',
+      '0',
+      '--database',
+      'postgres://signgate:Sup3rSecret@127.0.0.1:1/signgate',
+    ]);
     expect(unreachable.code).toBe(2);
     expect(refusal(unreachable.out)).toContain('cannot use the database postgres://signgate@127.0.0.1:1/signgate');
     expect(unreachable.err + unreachable.out).not.toContain('Sup3rSecret');
-    const notPostgres = await runSigngate(['serve', 'token', 'create', '--config', config, '--org', 'sandbox', '--user', 'ci', '--database', 'mysql://root:Sup3rSecret@db/x']);
+    const notPostgres = await runSigngate([
+      'serve',
+      'token',
+      'create',
+      '--config',
+      config,
+      '--org',
+      'sandbox',
+      '--user',
+      'ci',
+      '--database',
+      'mysql://root:Sup3rSecret@db/x',
+    ]);
     expect(notPostgres.code).toBe(2);
     expect(notPostgres.err).toMatch(/is not a PostgreSQL connection string/);
     expect(notPostgres.err).not.toContain('Sup3rSecret');

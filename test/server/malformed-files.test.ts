@@ -7,7 +7,9 @@ import { afterAll, beforeAll, expect, test } from 'vitest';
 import { fixturePath, runCli } from '../helpers/fixtures.js';
 import { api, startServer, uploadForm, waitFinished, type TestServer } from '../helpers/server.js';
 
-const corrupt = readdirSync(fixturePath('corrupt')).filter((n) => n.endsWith('.dll')).sort();
+const corrupt = readdirSync(fixturePath('corrupt'))
+  .filter((n) => n.endsWith('.dll'))
+  .sort();
 const logLines: string[] = [];
 let server: TestServer;
 beforeAll(async () => {
@@ -52,7 +54,10 @@ test('check never passes a file that inspect reports as malformed, and names the
 
 test('the service ends each malformed file Error (SG001) in the first attempt and signs the good one', async () => {
   const token = server.token();
-  const files = [{ name: 'SampleAddin.dll', bytes: readFileSync(fixturePath('addin/SampleAddin.dll')) }, ...corrupt.map((name) => ({ name, bytes: readFileSync(fixturePath(`corrupt/${name}`)) }))];
+  const files = [
+    { name: 'SampleAddin.dll', bytes: readFileSync(fixturePath('addin/SampleAddin.dll')) },
+    ...corrupt.map((name) => ({ name, bytes: readFileSync(fixturePath(`corrupt/${name}`)) })),
+  ];
   const created = await api(server, '/assemblies', token, { method: 'POST', body: uploadForm(files) });
   expect(created.status, await created.clone().text()).toBe(201);
   const { id } = (await created.json()) as { id: string };

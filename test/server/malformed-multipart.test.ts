@@ -15,11 +15,20 @@ afterAll(() => server?.close());
 function post(path: string, contentType: string, body: string): Promise<{ status: number; detail: string }> {
   const u = new URL(server.baseUrl);
   return new Promise((resolve, reject) => {
-    const req = request({ host: u.hostname, port: u.port, method: 'POST', path: `${u.pathname}${path}`, headers: { authorization: `Bearer ${token}`, 'content-type': contentType } }, (res) => {
-      let text = '';
-      res.setEncoding('utf8').on('data', (d: string) => (text += d));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, detail: (JSON.parse(text) as { detail: string }).detail }));
-    });
+    const req = request(
+      {
+        host: u.hostname,
+        port: u.port,
+        method: 'POST',
+        path: `${u.pathname}${path}`,
+        headers: { authorization: `Bearer ${token}`, 'content-type': contentType },
+      },
+      (res) => {
+        let text = '';
+        res.setEncoding('utf8').on('data', (d: string) => (text += d));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, detail: (JSON.parse(text) as { detail: string }).detail }));
+      },
+    );
     req.on('error', reject);
     req.end(body);
   });
@@ -33,7 +42,11 @@ describe.each([['/assemblies'], ['/archives']])('POST %s', (path) => {
   });
 
   test('a comment with a NUL character: 400 on every store alike (PostgreSQL cannot store it), nothing stored', async () => {
-    const r = await post(path, 'multipart/form-data; boundary=x', '--x\r\nContent-Disposition: form-data; name="comment"\r\n\r\na\u0000b\r\n--x\r\nContent-Disposition: form-data; name="files[0]"; filename="a.dll"\r\n\r\nMZ\r\n--x--\r\n');
+    const r = await post(
+      path,
+      'multipart/form-data; boundary=x',
+      '--x\r\nContent-Disposition: form-data; name="comment"\r\n\r\na\u0000b\r\n--x\r\nContent-Disposition: form-data; name="files[0]"; filename="a.dll"\r\n\r\nMZ\r\n--x--\r\n',
+    );
     expect(r.status).toBe(400);
     expect(r.detail).toContain('NUL character');
   });

@@ -14,7 +14,15 @@ import { fixture, fixturePath } from '../helpers/fixtures.js';
 import { readExposition, scrape, type Scrape } from '../helpers/prometheus.js';
 import { uploadForm } from '../helpers/server.js';
 import {
-  cliToken, editConfig, refusal, runSigngate, sandboxConfigCopy, startServiceProcess, stopServiceProcess, waitJobFinished, type ServiceProcess,
+  cliToken,
+  editConfig,
+  refusal,
+  runSigngate,
+  sandboxConfigCopy,
+  startServiceProcess,
+  stopServiceProcess,
+  waitJobFinished,
+  type ServiceProcess,
 } from '../helpers/service-process.js';
 import { waitFor } from '../helpers/wait.js';
 
@@ -145,9 +153,13 @@ dataDirDescribe('where the metrics are served', () => {
     expect((await fetch(metricsOf(service))).status).toBe(404);
   });
 
-  test('--metrics-listen 127.0.0.1:0: on a listener of its own, which the start line names; the service\'s port has none', async () => {
+  test("--metrics-listen 127.0.0.1:0: on a listener of its own, which the start line names; the service's port has none", async () => {
     const service = await start(['--metrics-listen', '127.0.0.1:0']);
-    const line = service.stdout().split('\n').map((l) => (l ? JSON.parse(l) : {})).find((l: { msg?: string }) => l.msg?.includes('API at'));
+    const line = service
+      .stdout()
+      .split('\n')
+      .map((l) => (l ? JSON.parse(l) : {}))
+      .find((l: { msg?: string }) => l.msg?.includes('API at'));
     expect(line.metrics).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/metrics$/);
     expect(line.metrics).not.toBe(metricsOf(service));
     expect(line.msg).toContain(`metrics at ${line.metrics}`);
@@ -166,7 +178,12 @@ dataDirDescribe('where the metrics are served', () => {
 
   test('a --metrics-listen that is not host:port, or a port in use: the start is refused, naming it', async () => {
     const taken = await start(['--metrics-listen', '127.0.0.1:0']);
-    const line = taken.stdout().split('\n').filter(Boolean).map((l) => JSON.parse(l)).find((l: { metrics?: string }) => l.metrics);
+    const line = taken
+      .stdout()
+      .split('\n')
+      .filter(Boolean)
+      .map((l) => JSON.parse(l))
+      .find((l: { metrics?: string }) => l.metrics);
     const port = new URL(line.metrics).port;
     const config = sandboxConfigCopy();
     const refused = [
@@ -189,14 +206,16 @@ dataDirDescribe('the keys', () => {
     const config = parseServerConfig(
       {
         vendor: 'Contoso',
-        organizations: [{
-          id: 'sandbox',
-          licenses: [
-            { optionId: 12345, keyPair: fixturePath('test-keys/12345_keypair.snk') },
-            { optionId: 67890, keyPair: `pkcs11:token=away;object=option-key?module-path=${join(dir, 'missing-module.so')}`, publicKey: 'token_public.snk' },
-          ],
-          users: [{ id: 'ci', roles: ['User'] }],
-        }],
+        organizations: [
+          {
+            id: 'sandbox',
+            licenses: [
+              { optionId: 12345, keyPair: fixturePath('test-keys/12345_keypair.snk') },
+              { optionId: 67890, keyPair: `pkcs11:token=away;object=option-key?module-path=${join(dir, 'missing-module.so')}`, publicKey: 'token_public.snk' },
+            ],
+            users: [{ id: 'ci', roles: ['User'] }],
+          },
+        ],
       },
       dir,
     );
@@ -232,7 +251,7 @@ describe.skipIf(!requireDatabase())('several processes on PostgreSQL: each serve
     await Promise.all([apiNode, worker].filter((s): s is ServiceProcess => s !== undefined).map((s) => stopServiceProcess(s)));
   });
 
-  test('the API node counts its requests and the deployment\'s queue; the worker counts the job it signed', async () => {
+  test("the API node counts its requests and the deployment's queue; the worker counts the job it signed", async () => {
     const token = await cliToken(['--config', config, '--data-dir', dataDir, '--database', database]);
     const id = await upload(apiNode.baseUrl, token, 'FindingAddin.dll', addin);
     // No worker yet: the job waits in the database's queue, which the API node reports.

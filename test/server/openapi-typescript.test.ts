@@ -21,7 +21,27 @@ function docsExample(): string {
 
 /** tsc --strict over the files; its exit code and its diagnostics ("file(line,col): error TS…"), one a line. */
 function typecheck(files: string[]) {
-  return spawnSync(bin('tsc'), ['--noEmit', '--strict', '--pretty', 'false', '--target', 'es2022', '--module', 'nodenext', '--moduleResolution', 'nodenext', '--types', 'node', '--typeRoots', join(repoRoot, 'node_modules', '@types'), ...files], { encoding: 'utf8' });
+  return spawnSync(
+    bin('tsc'),
+    [
+      '--noEmit',
+      '--strict',
+      '--pretty',
+      'false',
+      '--target',
+      'es2022',
+      '--module',
+      'nodenext',
+      '--moduleResolution',
+      'nodenext',
+      '--types',
+      'node',
+      '--typeRoots',
+      join(repoRoot, 'node_modules', '@types'),
+      ...files,
+    ],
+    { encoding: 'utf8' },
+  );
 }
 
 // The example as written (client.ts) and with a mistake (wrong.ts), type-checked in one tsc run (a run costs
@@ -50,7 +70,10 @@ test('the generated declarations name every operation and the shared Problem sch
 
 test("docs/clients.md's TypeScript example compiles against them under tsc --strict", () => {
   // Every diagnostic of the run is one of wrong.ts's own (none of client.ts, none of the run as a whole).
-  expect(checked.lines.filter((l) => !ofWrong(l)), checked.lines.join('\n')).toEqual([]);
+  expect(
+    checked.lines.filter((l) => !ofWrong(l)),
+    checked.lines.join('\n'),
+  ).toEqual([]);
 });
 
 test('a state the document does not have is a type error (the check above is not vacuous)', () => {

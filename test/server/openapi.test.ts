@@ -58,7 +58,9 @@ test('every request and response body has an example, except the binary result p
   for (const op of operationsOf(readDocument())) {
     const media: [string, Media][] = [
       ...Object.entries(op.requestBody?.content ?? {}).map(([type, m]): [string, Media] => [`${op.operationId} request ${type}`, m]),
-      ...Object.entries(op.responses).flatMap(([status, r]) => Object.entries(r.content ?? {}).map(([type, m]): [string, Media] => [`${op.operationId} ${status} ${type}`, m])),
+      ...Object.entries(op.responses).flatMap(([status, r]) =>
+        Object.entries(r.content ?? {}).map(([type, m]): [string, Media] => [`${op.operationId} ${status} ${type}`, m]),
+      ),
     ];
     for (const [where, m] of media) {
       if (m.schema?.format === 'binary') continue;

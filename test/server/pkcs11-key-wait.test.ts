@@ -33,7 +33,16 @@ describe.skipIf(!hasSoftHsm || !requireDatabase())('signing workers on PostgreSQ
   function config(name: string, pinFile: string): string {
     const path = join(dir, `${name}.json`);
     const uri = `pkcs11:token=${token.label};object=option-key?module-path=${SOFTHSM_MODULE}&pin-source=file:${pinFile}`;
-    writeFileSync(path, JSON.stringify({ vendor: 'Contoso', limits: { keyWaitSeconds: 300 }, organizations: [{ id: 'sandbox', licenses: [{ optionId: OPTION, keyPair: uri, publicKey: 'option_public.snk' }], users: [{ id: 'ci', roles: ['User'] }] }] }));
+    writeFileSync(
+      path,
+      JSON.stringify({
+        vendor: 'Contoso',
+        limits: { keyWaitSeconds: 300 },
+        organizations: [
+          { id: 'sandbox', licenses: [{ optionId: OPTION, keyPair: uri, publicKey: 'option_public.snk' }], users: [{ id: 'ci', roles: ['User'] }] },
+        ],
+      }),
+    );
     return path;
   }
 
@@ -54,11 +63,19 @@ describe.skipIf(!hasSoftHsm || !requireDatabase())('signing workers on PostgreSQ
     const env = { SIGNGATE_DATABASE_URL: database };
     const api = await startServiceProcess(['--config', config('api', token.pinFile), '--data-dir', dataDir, '--role', 'api', '--lease-timeout', '5'], env);
     processes.push(api);
-    const workers = await Promise.all(workerPins.map((pin, i) => startServiceProcess(['--config', config(`worker-${i}`, pin), '--data-dir', dataDir, '--role', 'worker', '--lease-timeout', '5'], env)));
+    const workers = await Promise.all(
+      workerPins.map((pin, i) =>
+        startServiceProcess(['--config', config(`worker-${i}`, pin), '--data-dir', dataDir, '--role', 'worker', '--lease-timeout', '5'], env),
+      ),
+    );
     processes.push(...workers);
     const accessToken = await cliToken(['--config', config('api', token.pinFile), '--data-dir', dataDir, '--database', database]);
     const upload = async () => {
-      const created = await fetch(`${api.baseUrl}/assemblies`, { method: 'POST', headers: { authorization: `Bearer ${accessToken}` }, body: uploadForm([{ name: 'SampleAddin.dll', bytes: addinFor(publicKey) }]) });
+      const created = await fetch(`${api.baseUrl}/assemblies`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${accessToken}` },
+        body: uploadForm([{ name: 'SampleAddin.dll', bytes: addinFor(publicKey) }]),
+      });
       expect(created.status, await created.clone().text()).toBe(201);
       return ((await created.json()) as { id: string }).id;
     };
@@ -72,7 +89,9 @@ describe.skipIf(!hasSoftHsm || !requireDatabase())('signing workers on PostgreSQ
     const ids = await Promise.all(Array.from({ length: 20 }, () => d.upload()));
     const states = [];
     for (const id of ids) states.push(...(await waitJobFinished(d.api.baseUrl, d.accessToken, id)).assemblies.map((a) => a.fileProcessingState));
-    console.log(`20 jobs, one worker with a wrong PIN: ${states.filter((s) => s === 'Signed').length} signed, ${states.filter((s) => s === 'Error').length} Error`);
+    console.log(
+      `20 jobs, one worker with a wrong PIN: ${states.filter((s) => s === 'Signed').length} signed, ${states.filter((s) => s === 'Error').length} Error`,
+    );
     expect(states).toEqual(Array(20).fill('Signed'));
     const log = d.workers.map((w) => w.stdout() + w.stderr()).join('');
     expect(log).not.toContain('job processing failed');
@@ -90,11 +109,21 @@ describe.skipIf(!hasSoftHsm || !requireDatabase())('signing workers on PostgreSQ
     try {
       const ids = await Promise.all(Array.from({ length: 10 }, () => d.upload()));
       await new Promise((r) => setTimeout(r, 30_000));
-      const during = await Promise.all(ids.map(async (id) => (await (await fetch(`${d.api.baseUrl}/assemblies/${id}/status`, { headers: { authorization: `Bearer ${d.accessToken}` } })).json()) as { processingFinished: boolean; assemblies: { messages: { message: string }[] }[] }));
+      const during = await Promise.all(
+        ids.map(
+          async (id) =>
+            (await (await fetch(`${d.api.baseUrl}/assemblies/${id}/status`, { headers: { authorization: `Bearer ${d.accessToken}` } })).json()) as {
+              processingFinished: boolean;
+              assemblies: { messages: { message: string }[] }[];
+            },
+        ),
+      );
       expect(during.filter((s) => s.processingFinished)).toEqual([]);
       expect(during.filter((s) => s.assemblies[0]!.messages.some((m) => m.message.startsWith('Waiting for the signing key'))).length).toBeGreaterThan(0);
       // The API node's /readyz names the option no worker can sign now, and how many jobs wait for it.
-      const ready = (await (await fetch(d.api.baseUrl.replace(/\/assembly-signing\/v1\.0$/, '/readyz'))).json()) as { waitingForKeys?: { option: string; jobs: number }[] };
+      const ready = (await (await fetch(d.api.baseUrl.replace(/\/assembly-signing\/v1\.0$/, '/readyz'))).json()) as {
+        waitingForKeys?: { option: string; jobs: number }[];
+      };
       expect(ready.waitingForKeys?.map((w) => w.option)).toEqual([`sandbox/${OPTION}`]);
       expect(ready.waitingForKeys![0]!.jobs).toBeGreaterThan(0);
       renameSync(join(dir, 'token-away'), join(tokens, folder));

@@ -32,7 +32,14 @@ function serviceConfig(keyPair: string, publicKey: Uint8Array, limits?: { keyWai
   const dir = mkdtempSync(join(tmpdir(), 'signgate-pkcs11-process-'));
   writeFileSync(join(dir, 'option_public.snk'), publicKey);
   const config = join(dir, 'server.json');
-  writeFileSync(config, JSON.stringify({ vendor: 'Contoso', ...(limits ? { limits } : {}), organizations: [{ id: 'sandbox', licenses: [{ optionId: OPTION, keyPair, publicKey: 'option_public.snk' }], users: [{ id: 'ci', roles: ['User'] }] }] }));
+  writeFileSync(
+    config,
+    JSON.stringify({
+      vendor: 'Contoso',
+      ...(limits ? { limits } : {}),
+      organizations: [{ id: 'sandbox', licenses: [{ optionId: OPTION, keyPair, publicKey: 'option_public.snk' }], users: [{ id: 'ci', roles: ['User'] }] }],
+    }),
+  );
   return { config, dataDir: join(dir, 'data') };
 }
 
@@ -67,7 +74,10 @@ async function burst(service: ServiceProcess, token: string, file: Uint8Array, j
 
 /** Starts `signgate serve` with `workers` signing threads, its PKCS#11 calls logged by the spy to `spyLog`. */
 async function startSpied(config: string, dataDir: string, workers: number, spyLog: string): Promise<ServiceProcess> {
-  return startServiceProcess(['--config', config, '--data-dir', dataDir, '--signing-workers', String(workers)], { PKCS11SPY: SOFTHSM_MODULE, PKCS11SPY_OUTPUT: spyLog });
+  return startServiceProcess(['--config', config, '--data-dir', dataDir, '--signing-workers', String(workers)], {
+    PKCS11SPY: SOFTHSM_MODULE,
+    PKCS11SPY_OUTPUT: spyLog,
+  });
 }
 
 describe.skipIf(!hasSoftHsm || !hasSpy)('one PKCS#11 module per service process (SoftHSM2 behind pkcs11-spy)', () => {
@@ -101,7 +111,9 @@ describe.skipIf(!hasSoftHsm || !hasSpy)('one PKCS#11 module per service process 
         const ready = await fetch(service.baseUrl.replace(/\/assembly-signing\/v1\.0$/, '/readyz'));
         const readyText = await ready.text();
         expect(ready.status, readyText).toBe(503);
-        expect(JSON.parse(readyText).tokenKeys).toEqual([{ organization: 'sandbox', optionId: OPTION, pin: 'count-low', ready: false, code: 'SG_ERR_PKCS11_PIN' }]);
+        expect(JSON.parse(readyText).tokenKeys).toEqual([
+          { organization: 'sandbox', optionId: OPTION, pin: 'count-low', ready: false, code: 'SG_ERR_PKCS11_PIN' },
+        ]);
         const log = spyLogOf(spyLog);
         counts[workers] = calls(log, 'C_Login');
         expect(calls(log, 'C_Initialize'), `${workers} threads`).toBe(1);
@@ -111,7 +123,11 @@ describe.skipIf(!hasSoftHsm || !hasSpy)('one PKCS#11 module per service process 
         await stopServiceProcess(service);
       }
     }
-    console.log(`C_Login calls with a wrong PIN, 16 jobs: ${Object.entries(counts).map(([w, n]) => `${w} threads: ${n}`).join(', ')}`);
+    console.log(
+      `C_Login calls with a wrong PIN, 16 jobs: ${Object.entries(counts)
+        .map(([w, n]) => `${w} threads: ${n}`)
+        .join(', ')}`,
+    );
     expect(counts).toEqual({ 1: 1, 8: 1, 16: 1 });
   });
 

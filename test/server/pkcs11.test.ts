@@ -31,13 +31,24 @@ function addinFor(publicKey: Uint8Array): Uint8Array {
 }
 
 function configWith(license: { keyPair: string; publicKey?: string }, dir: string, keyWaitSeconds?: number): ServerConfig {
-  return parseServerConfig({ vendor: 'Contoso', ...(keyWaitSeconds ? { limits: { keyWaitSeconds } } : {}), organizations: [{ id: 'sandbox', licenses: [{ optionId: OPTION, ...license }], users: [{ id: 'ci', roles: ['User'] }] }] }, dir);
+  return parseServerConfig(
+    {
+      vendor: 'Contoso',
+      ...(keyWaitSeconds ? { limits: { keyWaitSeconds } } : {}),
+      organizations: [{ id: 'sandbox', licenses: [{ optionId: OPTION, ...license }], users: [{ id: 'ci', roles: ['User'] }] }],
+    },
+    dir,
+  );
 }
 
 /** Runs one job of `file` on a service with `config`; returns the status, the signed file and what the service logged. */
 async function signJob(config: ServerConfig, file: Uint8Array, signingWorkers: number) {
   const chunks: string[] = [];
-  const server = await startServer({ config, build: { signingWorkers }, logger: { level: 'trace', stream: { write: (line: string) => chunks.push(line) } } as never });
+  const server = await startServer({
+    config,
+    build: { signingWorkers },
+    logger: { level: 'trace', stream: { write: (line: string) => chunks.push(line) } } as never,
+  });
   try {
     const token = server.token();
     const ready = await fetch(`${server.baseUrl.replace(/\/assembly-signing\/v1\.0$/, '')}/readyz`);
@@ -52,7 +63,15 @@ async function signJob(config: ServerConfig, file: Uint8Array, signingWorkers: n
     const entries = new Map(zip.map((e) => [e.name, e.bytes]));
     const record: string[] = [];
     await server.app.signgate.store.signatures.exportTo((lines) => void record.push(lines));
-    return { record: record.join(''), status, seconds, ready: { status: ready.status, text: readyText }, signed: entries.get('SampleAddin.dll')!, log: entries.get('signing-log.txt')!, serverLog: () => chunks.join('') };
+    return {
+      record: record.join(''),
+      status,
+      seconds,
+      ready: { status: ready.status, text: readyText },
+      signed: entries.get('SampleAddin.dll')!,
+      log: entries.get('signing-log.txt')!,
+      serverLog: () => chunks.join(''),
+    };
   } finally {
     await server.close();
   }
@@ -99,7 +118,7 @@ describe.skipIf(!hasSoftHsm)('the service signs with keys in a PKCS#11 token', (
     if (hasMono) expect(runMono('sn', ['-q', '-vf', path]).status).toBe(0);
   });
 
-  test('in the service\'s own thread too, with the public key from a file (the token first asked when it signs)', async () => {
+  test("in the service's own thread too, with the public key from a file (the token first asked when it signs)", async () => {
     const uri = token.uri('option-key');
     const key = openPkcs11Key(uri);
     writeFileSync(join(dir, 'option_public.snk'), key.publicKey.blob);
@@ -123,15 +142,27 @@ describe.skipIf(!hasSoftHsm)('the service signs with keys in a PKCS#11 token', (
     const wrongPin = join(dir, 'wrong.pin');
     writeFileSync(wrongPin, `not-${pinToken.pin}\n`);
     const cases = [
-      { uri: `pkcs11:token=${token.label};object=option-key?module-path=/usr/lib/softhsm/missing-module.so&pin-source=file:${token.pinFile}`, code: 'SG_ERR_PKCS11_MODULE', secret: token.pin },
-      { uri: `pkcs11:token=${pinToken.label};object=option-key?module-path=${SOFTHSM_MODULE}&pin-source=file:${wrongPin}`, code: 'SG_ERR_PKCS11_PIN', secret: pinToken.pin },
+      {
+        uri: `pkcs11:token=${token.label};object=option-key?module-path=/usr/lib/softhsm/missing-module.so&pin-source=file:${token.pinFile}`,
+        code: 'SG_ERR_PKCS11_MODULE',
+        secret: token.pin,
+      },
+      {
+        uri: `pkcs11:token=${pinToken.label};object=option-key?module-path=${SOFTHSM_MODULE}&pin-source=file:${wrongPin}`,
+        code: 'SG_ERR_PKCS11_PIN',
+        secret: pinToken.pin,
+      },
     ];
     for (const c of cases) {
       for (const workers of [0, 2]) {
         const job = await signJob(configWith({ keyPair: c.uri, publicKey: 'option_public.snk' }, dir, 3), addinFor(key.publicKey.blob), workers);
         const file = job.status.assemblies[0]!;
         expect(file.fileProcessingState, `${c.code}, ${workers} workers`).toBe('Error');
-        expect(file.messages.map((m) => m.message).join('\n')).toMatch(new RegExp(`signing key of option ${OPTION} \\(in a PKCS#11 token\\) is not available after 3 s of waiting \\(limits.keyWaitSeconds\\): .*\\(${c.code}\\)`));
+        expect(file.messages.map((m) => m.message).join('\n')).toMatch(
+          new RegExp(
+            `signing key of option ${OPTION} \\(in a PKCS#11 token\\) is not available after 3 s of waiting \\(limits.keyWaitSeconds\\): .*\\(${c.code}\\)`,
+          ),
+        );
         expect(job.seconds).toBeGreaterThanOrEqual(3); // it waited for the key
         expect(job.seconds).toBeLessThan(15); // and then ended, without hanging
         expect(job.serverLog()).toContain('job waits for its signing key');
@@ -145,7 +176,7 @@ describe.skipIf(!hasSoftHsm)('the service signs with keys in a PKCS#11 token', (
     }
   });
 
-  test('a publicKey that is not the token key\'s: /readyz answers 503 naming the option, a log line names it, the file fails saying so', async () => {
+  test("a publicKey that is not the token key's: /readyz answers 503 naming the option, a log line names it, the file fails saying so", async () => {
     const key = openPkcs11Key(token.uri('option-key'));
     const other = openPkcs11Key(token.uri('exported-key'));
     writeFileSync(join(dir, 'other_public.snk'), other.publicKey.blob);
@@ -154,10 +185,14 @@ describe.skipIf(!hasSoftHsm)('the service signs with keys in a PKCS#11 token', (
       const job = await signJob(configWith({ keyPair: token.uri('option-key'), publicKey: 'other_public.snk' }, dir), addinFor(other.publicKey.blob), workers);
       expect(job.ready.status, job.ready.text).toBe(503);
       expect(JSON.parse(job.ready.text).tokenKeys).toEqual([{ organization: 'sandbox', optionId: OPTION, pin: 'ok', ready: false, code: 'SG_ERR_PKCS11_KEY' }]);
-      expect(job.serverLog()).toMatch(new RegExp(`not ready: option ${OPTION} of sandbox: the key with label .{1,2}option-key.{1,2} in token .*is not the configured public key's`));
+      expect(job.serverLog()).toMatch(
+        new RegExp(`not ready: option ${OPTION} of sandbox: the key with label .{1,2}option-key.{1,2} in token .*is not the configured public key's`),
+      );
       const file = job.status.assemblies[0]!;
       expect(file.fileProcessingState).toBe('Error');
-      expect(file.messages.map((m) => m.message).join('\n')).toMatch(new RegExp(`signature made with option ${OPTION}'s key in a PKCS#11 token does not verify with the option's public key`));
+      expect(file.messages.map((m) => m.message).join('\n')).toMatch(
+        new RegExp(`signature made with option ${OPTION}'s key in a PKCS#11 token does not verify with the option's public key`),
+      );
       expect(job.serverLog()).not.toContain(token.pin);
     }
     expect(key.publicKey.bitLength).toBe(other.publicKey.bitLength);
@@ -170,7 +205,11 @@ describe.skipIf(!hasSoftHsm)('the service signs with keys in a PKCS#11 token', (
     const tokens = join(dirname(softHsmConf()), 'tokens');
     const folder = readdirSync(tokens).find((d) => readFileSync(join(tokens, d, 'token.object')).includes(Buffer.from(awayToken.label.padEnd(32))))!;
     const chunks: string[] = [];
-    const server = await startServer({ config: configWith({ keyPair: uri, publicKey: 'away_public.snk' }, dir), build: { signingWorkers: 2 }, logger: { level: 'info', stream: { write: (line: string) => chunks.push(line) } } as never });
+    const server = await startServer({
+      config: configWith({ keyPair: uri, publicKey: 'away_public.snk' }, dir),
+      build: { signingWorkers: 2 },
+      logger: { level: 'info', stream: { write: (line: string) => chunks.push(line) } } as never,
+    });
     const readyz = async () => {
       const r = await fetch(`${server.baseUrl.replace(/\/assembly-signing\/v1\.0$/, '')}/readyz`);
       return { status: r.status, text: await r.text() };
@@ -187,7 +226,10 @@ describe.skipIf(!hasSoftHsm)('the service signs with keys in a PKCS#11 token', (
       expect(JSON.parse(back.text).tokenKeys).toEqual([{ organization: 'sandbox', optionId: OPTION, pin: 'ok', ready: true }]);
       expect(chunks.join('')).toContain('PKCS#11 module initialized again');
       const accessToken = server.token();
-      const created = await api(server, '/assemblies', accessToken, { method: 'POST', body: uploadForm([{ name: 'SampleAddin.dll', bytes: addinFor(key.publicKey.blob) }]) });
+      const created = await api(server, '/assemblies', accessToken, {
+        method: 'POST',
+        body: uploadForm([{ name: 'SampleAddin.dll', bytes: addinFor(key.publicKey.blob) }]),
+      });
       const status = await waitFinished(server, accessToken, ((await created.json()) as { id: string }).id);
       expect(status.assemblies[0]!.fileProcessingState, JSON.stringify(status)).toBe('Signed');
     } finally {
@@ -197,19 +239,38 @@ describe.skipIf(!hasSoftHsm)('the service signs with keys in a PKCS#11 token', (
 
   test('a wrong PIN: the job waits (its status says why and until when) and is signed once the PIN file is mended, without a restart', async () => {
     // The public key read in a process of its own: a login here would log the service's module in too.
-    const blob = execFileSync(process.execPath, ['--input-type=module', '-e', `import { openPkcs11Key } from ${JSON.stringify(new URL('../../dist/reader-api.js', import.meta.url).href)}; process.stdout.write(Buffer.from(openPkcs11Key(process.argv[1]).publicKey.blob).toString('hex'))`, mendToken.uri('option-key')], { env: { ...process.env, SOFTHSM2_CONF: softHsmConf() } }).toString();
+    const blob = execFileSync(
+      process.execPath,
+      [
+        '--input-type=module',
+        '-e',
+        `import { openPkcs11Key } from ${JSON.stringify(new URL('../../dist/reader-api.js', import.meta.url).href)}; process.stdout.write(Buffer.from(openPkcs11Key(process.argv[1]).publicKey.blob).toString('hex'))`,
+        mendToken.uri('option-key'),
+      ],
+      { env: { ...process.env, SOFTHSM2_CONF: softHsmConf() } },
+    ).toString();
     writeFileSync(join(dir, 'mend_public.snk'), Buffer.from(blob, 'hex'));
     const pinFile = join(dir, 'mend.pin');
     writeFileSync(pinFile, `not-${mendToken.pin}\n`, { mode: 0o600 });
     const uri = `pkcs11:token=${mendToken.label};object=option-key?module-path=${SOFTHSM_MODULE}&pin-source=file:${pinFile}`;
     const chunks: string[] = [];
-    const server = await startServer({ config: configWith({ keyPair: uri, publicKey: 'mend_public.snk' }, dir, 600), build: { signingWorkers: 2 }, logger: { level: 'info', stream: { write: (line: string) => chunks.push(line) } } as never });
+    const server = await startServer({
+      config: configWith({ keyPair: uri, publicKey: 'mend_public.snk' }, dir, 600),
+      build: { signingWorkers: 2 },
+      logger: { level: 'info', stream: { write: (line: string) => chunks.push(line) } } as never,
+    });
     try {
       const accessToken = server.token();
-      const created = await api(server, '/assemblies', accessToken, { method: 'POST', body: uploadForm([{ name: 'SampleAddin.dll', bytes: addinFor(Buffer.from(blob, 'hex')) }]) });
+      const created = await api(server, '/assemblies', accessToken, {
+        method: 'POST',
+        body: uploadForm([{ name: 'SampleAddin.dll', bytes: addinFor(Buffer.from(blob, 'hex')) }]),
+      });
       const { id } = (await created.json()) as { id: string };
       const waiting = await waitFor('the job to say it waits for its signing key', async () => {
-        const status = (await (await api(server, `/assemblies/${id}/status`, accessToken)).json()) as { processingFinished: boolean; assemblies: { fileProcessingState: string; messages: { message: string }[] }[] };
+        const status = (await (await api(server, `/assemblies/${id}/status`, accessToken)).json()) as {
+          processingFinished: boolean;
+          assemblies: { fileProcessingState: string; messages: { message: string }[] }[];
+        };
         const text = status.assemblies[0]!.messages.map((m) => m.message).join(' ');
         return text.includes('Waiting for the signing key') ? { done: true, value: { status, text } } : { done: false, seen: status };
       });

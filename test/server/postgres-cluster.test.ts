@@ -14,7 +14,16 @@ import { freshDatabase, requireDatabase } from '../helpers/database.js';
 import { fixture, hasMono, runMono } from '../helpers/fixtures.js';
 import { uploadForm } from '../helpers/server.js';
 import { waitFor, waitUntil } from '../helpers/wait.js';
-import { cliToken, editConfig, runSigngate, sandboxConfigCopy, startServiceProcess, stopServiceProcess, waitJobFinished, type ServiceProcess } from '../helpers/service-process.js';
+import {
+  cliToken,
+  editConfig,
+  runSigngate,
+  sandboxConfigCopy,
+  startServiceProcess,
+  stopServiceProcess,
+  waitJobFinished,
+  type ServiceProcess,
+} from '../helpers/service-process.js';
 
 const LEASE_S = 2;
 const addin = fixture('findings/passing/FindingAddin.dll');
@@ -29,13 +38,18 @@ describe.skipIf(!requireDatabase())('three API and two worker processes on one d
   let token: string;
   const env = () => ({ SIGNGATE_DATABASE_URL: database });
   const nodeArgs = (role: string) => ['--config', config, '--data-dir', dataDir, '--role', role, '--lease-timeout', String(LEASE_S)];
-  const call = (node: ServiceProcess, path: string, init: RequestInit = {}, t = token) => fetch(`${node.baseUrl}${path}`, { ...init, headers: { authorization: `Bearer ${t}` } });
+  const call = (node: ServiceProcess, path: string, init: RequestInit = {}, t = token) =>
+    fetch(`${node.baseUrl}${path}`, { ...init, headers: { authorization: `Bearer ${t}` } });
 
   const waitAllFinished = () =>
-    waitFor('every job in the database to be finished', async () => {
-      const rows = (await db.query(`SELECT id::text, state FROM signgate_jobs WHERE state <> 'finished'`)).rows;
-      return rows.length === 0 ? { done: true, value: undefined } : { done: false, seen: rows };
-    }, { intervalMs: 100 });
+    waitFor(
+      'every job in the database to be finished',
+      async () => {
+        const rows = (await db.query(`SELECT id::text, state FROM signgate_jobs WHERE state <> 'finished'`)).rows;
+        return rows.length === 0 ? { done: true, value: undefined } : { done: false, seen: rows };
+      },
+      { intervalMs: 100 },
+    );
 
   beforeAll(async () => {
     database = await freshDatabase();
@@ -76,11 +90,17 @@ describe.skipIf(!requireDatabase())('three API and two worker processes on one d
         await new Promise((res) => setTimeout(res, 50));
       }
     }
-    expect((await db.query('SELECT hash FROM signgate_tokens')).rows.every((row: { hash: string }) => /^[0-9a-f]{64}$/.test(row.hash) && !t.includes(row.hash))).toBe(true);
+    expect(
+      (await db.query('SELECT hash FROM signgate_tokens')).rows.every((row: { hash: string }) => /^[0-9a-f]{64}$/.test(row.hash) && !t.includes(row.hash)),
+    ).toBe(true);
   });
 
   test('50 concurrent uploads over the API processes against a limit of 20: exactly 20 jobs, 30 refusals; each signed once, sn -vf accepts it', async () => {
-    const responses = await Promise.all(Array.from({ length: 50 }, (_, i) => call(apis[i % 3]!, '/assemblies', { method: 'POST', body: uploadForm([{ name: 'FindingAddin.dll', bytes: addin }]) })));
+    const responses = await Promise.all(
+      Array.from({ length: 50 }, (_, i) =>
+        call(apis[i % 3]!, '/assemblies', { method: 'POST', body: uploadForm([{ name: 'FindingAddin.dll', bytes: addin }]) }),
+      ),
+    );
     const statuses = responses.map((r) => r.status);
     expect(statuses.filter((s) => s === 201).length).toBe(20);
     expect(statuses.filter((s) => s === 409).length).toBe(30);
@@ -100,9 +120,18 @@ describe.skipIf(!requireDatabase())('three API and two worker processes on one d
     const rows = (await db.query(`SELECT id::text, attempts, state, result_file FROM signgate_jobs WHERE organization = 'sandbox'`)).rows;
     expect(rows.length).toBe(20);
     expect(rows.every((r) => r.attempts === 1 && r.state === 'finished')).toBe(true);
-    const processed = workers.map((w) => w.stdout().split('\n').filter((l) => l.includes('"job processed"')).map((l) => JSON.parse(l).job as string));
+    const processed = workers.map((w) =>
+      w
+        .stdout()
+        .split('\n')
+        .filter((l) => l.includes('"job processed"'))
+        .map((l) => JSON.parse(l).job as string),
+    );
     expect(processed.flat().sort()).toEqual([...ids].sort());
-    expect(processed.every((p) => p.length > 0), 'both workers took jobs').toBe(true);
+    expect(
+      processed.every((p) => p.length > 0),
+      'both workers took jobs',
+    ).toBe(true);
     for (const id of ids) expect(readdirSync(join(dataDir, 'jobs', 'sandbox', id)).filter((n) => n.endsWith('.zip')).length).toBe(1);
     const sample = await readZip(new Uint8Array(await (await call(apis[2]!, `/assemblies/${ids[0]}`)).arrayBuffer()));
     const signed = sample.find((e) => e.name === 'FindingAddin.dll')!;
@@ -127,12 +156,22 @@ describe.skipIf(!requireDatabase())('three API and two worker processes on one d
   test('kill -9 an API process during an upload: no visible job, and its files and row are gone after the lease', async () => {
     const victim = apis[2]!;
     const boundary = 'clusterboundary';
-    const req = request({ host: '127.0.0.1', port: victim.port, method: 'POST', path: '/assembly-signing/v1.0/assemblies', headers: { authorization: `Bearer ${token}`, 'content-type': `multipart/form-data; boundary=${boundary}`, 'content-length': 10_000_000 } });
+    const req = request({
+      host: '127.0.0.1',
+      port: victim.port,
+      method: 'POST',
+      path: '/assembly-signing/v1.0/assemblies',
+      headers: { authorization: `Bearer ${token}`, 'content-type': `multipart/form-data; boundary=${boundary}`, 'content-length': 10_000_000 },
+    });
     req.on('error', () => {});
     req.write(`--${boundary}\r\nContent-Disposition: form-data; name="files[0]"; filename="Half.dll"\r\nContent-Type: application/octet-stream\r\n\r\n`);
     req.write(Buffer.alloc(512 * 1024, 7));
     const pending = () => readdirSync(join(dataDir, 'tmp')).filter((n) => n.startsWith('sandbox--'));
-    await waitUntil("the upload's temporary folder in tmp/", () => pending().length > 0, () => readdirSync(join(dataDir, 'tmp')));
+    await waitUntil(
+      "the upload's temporary folder in tmp/",
+      () => pending().length > 0,
+      () => readdirSync(join(dataDir, 'tmp')),
+    );
     expect((await db.query(`SELECT count(*)::int AS n FROM signgate_jobs WHERE state = 'uploading'`)).rows[0].n).toBe(1);
     await stopServiceProcess(victim);
     apis.pop();
@@ -150,13 +189,17 @@ describe.skipIf(!requireDatabase())('three API and two worker processes on one d
     const files = Array.from({ length: 150 }, (_, i) => ({ name: `Addins/F${String(i).padStart(3, '0')}.dll`, bytes: addin }));
     const { id } = await (await call(apis[0]!, '/assemblies', { method: 'POST', body: uploadForm(files) })).json();
     // Wait until a worker is in the middle of it, then kill that worker.
-    const owner: string = await waitFor(`5 files of job ${id} signed`, async () => {
-      const status = await (await call(apis[1]!, `/assemblies/${id}/status`)).json();
-      const signed = status.assemblies.filter((a: { fileProcessingState: string }) => a.fileProcessingState === 'Signed').length;
-      expect(status.processingFinished).toBe(false);
-      if (signed < 5) return { done: false, seen: `${signed} signed` };
-      return { done: true, value: (await db.query('SELECT lease_owner FROM signgate_jobs WHERE id = $1', [id])).rows[0].lease_owner };
-    }, { intervalMs: 20 });
+    const owner: string = await waitFor(
+      `5 files of job ${id} signed`,
+      async () => {
+        const status = await (await call(apis[1]!, `/assemblies/${id}/status`)).json();
+        const signed = status.assemblies.filter((a: { fileProcessingState: string }) => a.fileProcessingState === 'Signed').length;
+        expect(status.processingFinished).toBe(false);
+        if (signed < 5) return { done: false, seen: `${signed} signed` };
+        return { done: true, value: (await db.query('SELECT lease_owner FROM signgate_jobs WHERE id = $1', [id])).rows[0].lease_owner };
+      },
+      { intervalMs: 20 },
+    );
     const victim = workers.find((w) => owner.startsWith(`worker-${w.child.pid}-`))!;
     expect(victim, owner).toBeDefined();
     await stopServiceProcess(victim);
@@ -166,7 +209,11 @@ describe.skipIf(!requireDatabase())('three API and two worker processes on one d
     const row = (await db.query('SELECT attempts, state, result_file FROM signgate_jobs WHERE id = $1', [id])).rows[0];
     expect(row).toMatchObject({ attempts: 2, state: 'finished' });
     // The survivor's log of the job reaches its stdout pipe just after the database says finished: wait, bounded.
-    await waitUntil(`the survivor's log of job ${id}`, () => survivor.stdout().includes(`"job":"${id}"`), () => survivor.stdout());
+    await waitUntil(
+      `the survivor's log of job ${id}`,
+      () => survivor.stdout().includes(`"job":"${id}"`),
+      () => survivor.stdout(),
+    );
     // One result package, the survivor's, and every file in it verifies.
     expect(readdirSync(join(dataDir, 'jobs', 'sandbox', id)).filter((n) => n.endsWith('.zip'))).toEqual([row.result_file]);
     const entries = await readZip(new Uint8Array(await (await call(apis[1]!, `/assemblies/${id}`)).arrayBuffer()));
@@ -184,11 +231,15 @@ describe.skipIf(!requireDatabase())('three API and two worker processes on one d
     expect(live.length).toBe(2);
     const files = Array.from({ length: 150 }, (_, i) => ({ name: `Addins/G${String(i).padStart(3, '0')}.dll`, bytes: addin }));
     const { id } = await (await call(apis[1]!, '/assemblies', { method: 'POST', body: uploadForm(files) })).json();
-    const owner: string = await waitFor(`5 files of job ${id} signed`, async () => {
-      const row = (await db.query(`SELECT lease_owner, files FROM signgate_jobs WHERE id = $1`, [id])).rows[0];
-      const signed = row.files.filter((f: { fileProcessingState: string }) => f.fileProcessingState === 'Signed').length;
-      return signed >= 5 ? { done: true, value: row.lease_owner } : { done: false, seen: `${signed} signed` };
-    }, { intervalMs: 20 });
+    const owner: string = await waitFor(
+      `5 files of job ${id} signed`,
+      async () => {
+        const row = (await db.query(`SELECT lease_owner, files FROM signgate_jobs WHERE id = $1`, [id])).rows[0];
+        const signed = row.files.filter((f: { fileProcessingState: string }) => f.fileProcessingState === 'Signed').length;
+        return signed >= 5 ? { done: true, value: row.lease_owner } : { done: false, seen: `${signed} signed` };
+      },
+      { intervalMs: 20 },
+    );
     const stopping = live.find((w) => owner.startsWith(`worker-${w.child.pid}-`))!;
     const other = live.find((w) => w !== stopping)!;
     await stopServiceProcess(stopping, 'SIGTERM');
@@ -198,10 +249,15 @@ describe.skipIf(!requireDatabase())('three API and two worker processes on one d
     const row = (await db.query('SELECT attempts, state FROM signgate_jobs WHERE id = $1', [id])).rows[0];
     // Given back, not abandoned: the attempt of the stopped worker does not count.
     expect(row).toEqual({ attempts: 1, state: 'finished' });
-    expect(other.stdout().split('\n').some((l) => l.includes('"job processed"') && l.includes(id))).toBe(true);
+    expect(
+      other
+        .stdout()
+        .split('\n')
+        .some((l) => l.includes('"job processed"') && l.includes(id)),
+    ).toBe(true);
   });
 
-  test('the signature record: one chain over every worker\'s appends, without gaps or forks; each signed file of each finished job once; serve record verify accepts it', async () => {
+  test("the signature record: one chain over every worker's appends, without gaps or forks; each signed file of each finished job once; serve record verify accepts it", async () => {
     await waitAllFinished();
     const rows = (await db.query('SELECT seq::int, job, file_name, prev_hash, hash FROM signgate_signatures ORDER BY seq')).rows;
     // 21 jobs of one file, and two of 150 (one taken over after kill -9, one given back on SIGTERM): nothing twice.

@@ -30,13 +30,17 @@ const statuses = async (s: TestServer, token: string | undefined, n: number) => 
 
 describe('rate limits', () => {
   test('by default loopback clients are not counted, however tight the limit', async () => {
-    server = await startServer({ config: sandboxConfig((c) => (c.rateLimits = { perToken: { max: 2, windowSeconds: 60 }, perAddress: { max: 2, windowSeconds: 60 } })) });
+    server = await startServer({
+      config: sandboxConfig((c) => (c.rateLimits = { perToken: { max: 2, windowSeconds: 60 }, perAddress: { max: 2, windowSeconds: 60 } })),
+    });
     const all = await statuses(server, server.token(), 6);
     expect(all.map((r) => r.status)).toEqual([200, 200, 200, 200, 200, 200]);
   });
 
   test('per address: past the limit 429 problem+json with Retry-After; a changed configuration applies at once', async () => {
-    server = await startServer({ config: sandboxConfig((c) => (c.rateLimits = { perToken: false, perAddress: { max: 3, windowSeconds: 30 }, loopback: true })) });
+    server = await startServer({
+      config: sandboxConfig((c) => (c.rateLimits = { perToken: false, perAddress: { max: 3, windowSeconds: 30 }, loopback: true })),
+    });
     const token = server.token();
     const all = await statuses(server, token, 4);
     expect(all.map((r) => r.status)).toEqual([200, 200, 200, 429]);
@@ -55,7 +59,9 @@ describe('rate limits', () => {
   });
 
   test('per token: one token over its limit does not hold back another', async () => {
-    server = await startServer({ config: sandboxConfig((c) => (c.rateLimits = { perToken: { max: 2, windowSeconds: 30 }, perAddress: false, loopback: true })) });
+    server = await startServer({
+      config: sandboxConfig((c) => (c.rateLimits = { perToken: { max: 2, windowSeconds: 30 }, perAddress: false, loopback: true })),
+    });
     const a = server.token();
     const b = server.token();
     expect((await statuses(server, a, 3)).map((r) => r.status)).toEqual([200, 200, 429]);
@@ -66,19 +72,29 @@ describe('rate limits', () => {
   });
 
   test('junk tokens cannot crowd a real token out of the counters: after 5,200 of them it is still at its limit', async () => {
-    server = await startServer({ config: sandboxConfig((c) => (c.rateLimits = { perToken: { max: 2, windowSeconds: 60 }, perAddress: false, loopback: true })) });
+    server = await startServer({
+      config: sandboxConfig((c) => (c.rateLimits = { perToken: { max: 2, windowSeconds: 60 }, perAddress: false, loopback: true })),
+    });
     const real = server.token();
     expect((await statuses(server, real, 3)).map((r) => r.status)).toEqual([200, 200, 429]);
     // Each with a token of its own that authenticates as nothing: counted by address (off here), not per token.
     for (let i = 0; i < 5200; i++) {
-      const r = await server.app.inject({ method: 'GET', url: '/assembly-signing/v1.0/licenses', headers: { authorization: `Bearer sgt_junk${String(i).padStart(40, '0')}` }, remoteAddress: '127.0.0.1' });
+      const r = await server.app.inject({
+        method: 'GET',
+        url: '/assembly-signing/v1.0/licenses',
+        headers: { authorization: `Bearer sgt_junk${String(i).padStart(40, '0')}` },
+        remoteAddress: '127.0.0.1',
+      });
       expect(r.statusCode).toBe(401);
     }
     expect((await api(server, '/licenses', real)).status).toBe(429);
   });
 
   test('options to buildServer win over the configuration', async () => {
-    server = await startServer({ config: sandboxConfig((c) => (c.rateLimits = { perToken: false, perAddress: false })), build: { rateLimits: { perAddress: { max: 1, windowSeconds: 30 }, loopback: true } } });
+    server = await startServer({
+      config: sandboxConfig((c) => (c.rateLimits = { perToken: false, perAddress: false })),
+      build: { rateLimits: { perAddress: { max: 1, windowSeconds: 30 }, loopback: true } },
+    });
     expect((await statuses(server, server.token(), 2)).map((r) => r.status)).toEqual([200, 429]);
   });
 
@@ -94,7 +110,23 @@ describe('rate limits', () => {
     const out = join(dir, 'out');
     const started = Date.now();
     const r = await runCliAsync(
-      ['sign', fixturePath('addin'), '--root', fixturePath('addin'), '--vendor', 'Contoso', '--key', KEY, '--base-url', server.baseUrl, '--destination-path', out, '--poll-interval', '50', '--delete-afterwards'],
+      [
+        'sign',
+        fixturePath('addin'),
+        '--root',
+        fixturePath('addin'),
+        '--vendor',
+        'Contoso',
+        '--key',
+        KEY,
+        '--base-url',
+        server.baseUrl,
+        '--destination-path',
+        out,
+        '--poll-interval',
+        '50',
+        '--delete-afterwards',
+      ],
       { env: { SIGNGATE_CACHE_DIR: join(dir, 'cache'), SIGNGATE_ACCESS_TOKEN: token } },
     );
     expect(r.status, r.stderr).toBe(0);

@@ -10,7 +10,15 @@ import { afterAll, describe, expect, test } from 'vitest';
 import { createRecordKeyFile } from '../../src/server/storage/record-key.js';
 import { parseCheckpoint, parseVerifierKey } from '../../src/record/checkpoint.js';
 import { freshDatabase, requireDatabase } from '../helpers/database.js';
-import { cliToken, editConfig, runSigngate, sandboxConfigCopy, startServiceProcess, stopServiceProcess, type ServiceProcess } from '../helpers/service-process.js';
+import {
+  cliToken,
+  editConfig,
+  runSigngate,
+  sandboxConfigCopy,
+  startServiceProcess,
+  stopServiceProcess,
+  type ServiceProcess,
+} from '../helpers/service-process.js';
 
 const nodes: ServiceProcess[] = [];
 afterAll(async () => {
@@ -72,10 +80,10 @@ describe.skipIf(!requireDatabase())('nodes of one PostgreSQL deployment', () => 
     }
     const refused = await runSigngate(['serve', '--config', config, '--data-dir', b, '--port', '0'], env);
     expect(refused.code).toBe(2);
-    expect((refused.out + refused.err)).toContain(`this node has no record key at ${join(b, 'record-key.pem')}`);
-    expect((refused.out + refused.err)).toContain(readFileSync(join(a, 'record-key.pub'), 'utf8').split('+').slice(0, 2).join('+'));
-    expect((refused.out + refused.err)).toContain('a node never makes a second key');
-    expect((refused.out + refused.err)).not.toMatch(/\n\s+at /); // no stack trace
+    expect(refused.out + refused.err).toContain(`this node has no record key at ${join(b, 'record-key.pem')}`);
+    expect(refused.out + refused.err).toContain(readFileSync(join(a, 'record-key.pub'), 'utf8').split('+').slice(0, 2).join('+'));
+    expect(refused.out + refused.err).toContain('a node never makes a second key');
+    expect(refused.out + refused.err).not.toMatch(/\n\s+at /); // no stack trace
     expect(existsSync(join(b, 'record-key.pem'))).toBe(false);
 
     copyFileSync(join(a, 'record-key.pem'), join(b, 'record-key.pem'));
@@ -96,9 +104,9 @@ describe.skipIf(!requireDatabase())('nodes of one PostgreSQL deployment', () => 
     nodes.push(await startServiceProcess(['--config', config, '--data-dir', a], env));
     const refused = await runSigngate(['serve', '--config', config, '--data-dir', b, '--port', '0'], env);
     expect(refused.code).toBe(2);
-    expect((refused.out + refused.err)).toContain(`this node's record key ${idOf(b)}`);
-    expect((refused.out + refused.err)).toContain(`records ${idOf(a)}`);
-    expect((refused.out + refused.err)).toContain('One record key per deployment');
+    expect(refused.out + refused.err).toContain(`this node's record key ${idOf(b)}`);
+    expect(refused.out + refused.err).toContain(`records ${idOf(a)}`);
+    expect(refused.out + refused.err).toContain('One record key per deployment');
     expect(existsSync(join(b, 'record-key.pem'))).toBe(true); // its own key is the operator's to retire, not ours
   });
 
@@ -124,13 +132,13 @@ describe.skipIf(!requireDatabase())('nodes of one PostgreSQL deployment', () => 
     editConfig(missing, (raw) => ((raw as Record<string, unknown>).recordKey = nowhere));
     const refused = await runSigngate(['serve', '--config', missing, '--data-dir', dir(), '--port', '0'], env);
     expect(refused.code).toBe(2);
-    expect((refused.out + refused.err)).toContain(`this node has no record key at ${nowhere}`);
+    expect(refused.out + refused.err).toContain(`this node has no record key at ${nowhere}`);
     expect(refused.out + refused.err).toMatch(/or name it with \\?"recordKey\\?" in server\.json/);
     expect(existsSync(nowhere)).toBe(false);
     // Without a database, the same: named, and how to make one.
     const alone = await runSigngate(['serve', '--config', missing, '--data-dir', dir(), '--port', '0']);
     expect(alone.code).toBe(2);
-    expect((alone.out + alone.err)).toContain(`there is no record key at ${nowhere}`);
-    expect((alone.out + alone.err)).toContain('serve record key create');
+    expect(alone.out + alone.err).toContain(`there is no record key at ${nowhere}`);
+    expect(alone.out + alone.err).toContain('serve record key create');
   });
 });

@@ -71,7 +71,7 @@ describe('record-key.pub is written only by the start that makes the key', () =>
     expect(statSync(k.pub).mtimeMs).toBe(before.mtimeMs);
   });
 
-  test('the service: its first start makes both files; one with a .pem copied in writes the .pub; one with another key\'s .pub is refused', async () => {
+  test("the service: its first start makes both files; one with a .pem copied in writes the .pub; one with another key's .pub is refused", async () => {
     const config = sandboxConfigCopy();
     const fresh = mkdtempSync(join(tmpdir(), 'signgate-record-key-'));
     const first = await startServiceProcess(['--config', config, '--data-dir', fresh]);

@@ -16,7 +16,14 @@ import { fixture, hasMono, runMono } from '../helpers/fixtures.js';
 import { uploadForm } from '../helpers/server.js';
 import { sampleProjectArchive } from '../helpers/archives.js';
 import {
-  cliToken, refusal, runSigngate, sandboxConfigCopy, startServiceProcess, stopServiceProcess, waitJobFinished, type ServiceProcess,
+  cliToken,
+  refusal,
+  runSigngate,
+  sandboxConfigCopy,
+  startServiceProcess,
+  stopServiceProcess,
+  waitJobFinished,
+  type ServiceProcess,
 } from '../helpers/service-process.js';
 import { waitUntil } from '../helpers/wait.js';
 
@@ -37,10 +44,17 @@ describe.skipIf(!requireDatabase())('object storage (s3rver) for job files', () 
   const workerDir = mkdtempSync(join(tmpdir(), 'signgate-s3-worker-'));
   const call = (path: string, init: RequestInit = {}) => fetch(`${api.baseUrl}${path}`, { ...init, headers: { authorization: `Bearer ${token}` } });
   const finished = (id: string) => waitJobFinished(api.baseUrl, token, id);
-  const keys = async (prefix = 'prod/') => ((await client.send(new ListObjectsV2Command({ Bucket: 'signgate', Prefix: prefix }))).Contents ?? []).map((o) => o.Key!).sort();
+  const keys = async (prefix = 'prod/') =>
+    ((await client.send(new ListObjectsV2Command({ Bucket: 'signgate', Prefix: prefix }))).Contents ?? []).map((o) => o.Key!).sort();
 
   beforeAll(async () => {
-    s3rver = new S3rver({ port: 0, address: '127.0.0.1', silent: true, directory: mkdtempSync(join(tmpdir(), 'signgate-s3rver-')), configureBuckets: [{ name: 'signgate' }] });
+    s3rver = new S3rver({
+      port: 0,
+      address: '127.0.0.1',
+      silent: true,
+      directory: mkdtempSync(join(tmpdir(), 'signgate-s3rver-')),
+      configureBuckets: [{ name: 'signgate' }],
+    });
     const { port } = await s3rver.run();
     endpoint = `http://127.0.0.1:${port}`;
     client = new S3Client({ region: 'us-east-1', endpoint, forcePathStyle: true, credentials: { accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER' } });
@@ -50,7 +64,10 @@ describe.skipIf(!requireDatabase())('object storage (s3rver) for job files', () 
     const blobStore = `s3://signgate/prod?endpoint=${encodeURIComponent(endpoint)}`;
     apiArgs = ['--config', config, '--data-dir', apiDir, '--role', 'api', '--blob-store', blobStore, '--lease-timeout', '2'];
     api = await startServiceProcess(apiArgs, env);
-    worker = await startServiceProcess(['--config', config, '--data-dir', workerDir, '--role', 'worker', '--blob-store', blobStore, '--lease-timeout', '2'], env);
+    worker = await startServiceProcess(
+      ['--config', config, '--data-dir', workerDir, '--role', 'worker', '--blob-store', blobStore, '--lease-timeout', '2'],
+      env,
+    );
     token = await cliToken(['--config', config, '--database', database]);
   });
 
@@ -69,7 +86,10 @@ describe.skipIf(!requireDatabase())('object storage (s3rver) for job files', () 
     const upload = await call('/assemblies', { method: 'POST', body: uploadForm(files) });
     expect(upload.status).toBe(201);
     const { id } = await upload.json();
-    expect(await keys(`prod/jobs/sandbox/${id}/`)).toEqual([`prod/jobs/sandbox/${id}/uploads/Addins/de/FindingAddin.dll`, `prod/jobs/sandbox/${id}/uploads/FindingAddin.dll`]);
+    expect(await keys(`prod/jobs/sandbox/${id}/`)).toEqual([
+      `prod/jobs/sandbox/${id}/uploads/Addins/de/FindingAddin.dll`,
+      `prod/jobs/sandbox/${id}/uploads/FindingAddin.dll`,
+    ]);
     const status = await finished(id);
     expect(status.assemblies.map((a: { fileProcessingState: string }) => a.fileProcessingState)).toEqual(['Signed', 'Signed']);
     const objects = await keys(`prod/jobs/sandbox/${id}/`);
@@ -115,7 +135,7 @@ describe.skipIf(!requireDatabase())('object storage (s3rver) for job files', () 
     expect(await keys(`prod/jobs/sandbox/${id}/`)).toEqual([]);
   });
 
-  test('every line either node wrote is one JSON object: the AWS SDK\'s multi-line notice about Node versions is not among them', () => {
+  test("every line either node wrote is one JSON object: the AWS SDK's multi-line notice about Node versions is not among them", () => {
     for (const node of [api, worker]) {
       expect(node.stderr()).toBe('');
       const lines = node.stdout().split('\n').filter(Boolean);
@@ -127,7 +147,13 @@ describe.skipIf(!requireDatabase())('object storage (s3rver) for job files', () 
 
   test('kill -9 the API node during an upload: nothing reaches the bucket; restarted, the node removes the half upload', async () => {
     const boundary = 'b0undary';
-    const req = request({ host: '127.0.0.1', port: api.port, method: 'POST', path: '/assembly-signing/v1.0/assemblies', headers: { authorization: `Bearer ${token}`, 'content-type': `multipart/form-data; boundary=${boundary}`, 'content-length': 10_000_000 } });
+    const req = request({
+      host: '127.0.0.1',
+      port: api.port,
+      method: 'POST',
+      path: '/assembly-signing/v1.0/assemblies',
+      headers: { authorization: `Bearer ${token}`, 'content-type': `multipart/form-data; boundary=${boundary}`, 'content-length': 10_000_000 },
+    });
     req.on('error', () => {});
     req.write(`--${boundary}\r\nContent-Disposition: form-data; name="files[0]"; filename="Half.dll"\r\nContent-Type: application/octet-stream\r\n\r\n`);
     req.write(Buffer.alloc(256 * 1024, 7));
@@ -136,7 +162,11 @@ describe.skipIf(!requireDatabase())('object storage (s3rver) for job files', () 
     try {
       // The job's row, and the upload's folder in tmp/: both exist before the node is killed.
       const tmpEntries = () => (existsSync(join(apiDir, 'tmp')) ? readdirSync(join(apiDir, 'tmp')).length : 0);
-      await waitUntil("the upload's row and its folder in tmp/", async () => (await uploading()) > 0 && tmpEntries() > 0, () => `${tmpEntries()} entries in tmp/`);
+      await waitUntil(
+        "the upload's row and its folder in tmp/",
+        async () => (await uploading()) > 0 && tmpEntries() > 0,
+        () => `${tmpEntries()} entries in tmp/`,
+      );
       await stopServiceProcess(api);
       expect(readdirSync(join(apiDir, 'tmp')).length).toBe(1);
       expect(await keys()).toEqual([]);
@@ -152,7 +182,9 @@ describe.skipIf(!requireDatabase())('object storage (s3rver) for job files', () 
 
   test('--blob-store without --database, and a URL that is not s3://: clear refusals', async () => {
     const config = sandboxConfigCopy();
-    const alone = await runSigngate(['serve', '--config', config, '--data-dir', apiDir, '--port', '0', '--blob-store', 's3://signgate'], { SIGNGATE_DATABASE_URL: '' });
+    const alone = await runSigngate(['serve', '--config', config, '--data-dir', apiDir, '--port', '0', '--blob-store', 's3://signgate'], {
+      SIGNGATE_DATABASE_URL: '',
+    });
     expect(alone.code).toBe(2);
     expect(refusal(alone.out)).toMatch(/--blob-store needs --database/);
     const wrong = await runSigngate(['serve', '--config', config, '--data-dir', apiDir, '--port', '0', '--blob-store', 'https://bucket.example'], {});
@@ -160,7 +192,10 @@ describe.skipIf(!requireDatabase())('object storage (s3rver) for job files', () 
     expect(refusal(wrong.out)).toMatch(/is not an s3:\/\/bucket URL/);
     // A key in the URL is refused and never echoed, on the command line or in the error.
     const secret = 'wJalrXUtnFEMIK7MDENGbPxRfiCYEXAMPLEKEY';
-    const keyed = await runSigngate(['serve', '--config', config, '--data-dir', apiDir, '--port', '0', '--database', database, '--blob-store', `s3://AKIAEXAMPLE:${secret}@signgate/jobs`], {});
+    const keyed = await runSigngate(
+      ['serve', '--config', config, '--data-dir', apiDir, '--port', '0', '--database', database, '--blob-store', `s3://AKIAEXAMPLE:${secret}@signgate/jobs`],
+      {},
+    );
     expect(keyed.code).toBe(2);
     expect(refusal(keyed.out)).toMatch(/names a user or key before the bucket/);
     expect(keyed.err + keyed.out).not.toContain(secret);

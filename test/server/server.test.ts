@@ -28,7 +28,7 @@ const problemOf = async (r: Response) => {
 };
 
 describe('authentication', () => {
-  test('GET /licenses lists the organization\'s options', async () => {
+  test("GET /licenses lists the organization's options", async () => {
     const r = await api(server, '/licenses', token);
     expect(r.status).toBe(200);
     expect(await r.json()).toEqual([
@@ -120,7 +120,14 @@ describe('the signing flow', () => {
     const byName = new Map(entries.map((e) => [e.name, e.bytes]));
     for (const f of files) {
       const out = byName.get(f.name)!;
-      const signed = ['AddinTool.exe', 'Interop.SampleCom.dll', 'SampleAddin.Helpers.dll', 'SampleAddin.XmlSerializers.dll', 'SampleAddin.dll', 'de/SampleAddin.resources.dll'].includes(f.name);
+      const signed = [
+        'AddinTool.exe',
+        'Interop.SampleCom.dll',
+        'SampleAddin.Helpers.dll',
+        'SampleAddin.XmlSerializers.dll',
+        'SampleAddin.dll',
+        'de/SampleAddin.resources.dll',
+      ].includes(f.name);
       if (signed) {
         expect(verifyStrongName(load(out), { expectedKey: key12345 }).valid, f.name).toBe(true);
         expect(compareIgnoringSignature(load(f.bytes), out).onlySignatureDiffers, f.name).toBe(true);
@@ -218,11 +225,18 @@ describe('refused uploads store nothing', () => {
 
 describe('organization isolation', () => {
   test("another organization's job is 404 on every endpoint and missing from its list", async () => {
-    const r = await api(server, '/assemblies', token, { method: 'POST', body: uploadForm([{ name: 'FindingAddin.dll', bytes: fixture('findings/passing/FindingAddin.dll') }]) });
+    const r = await api(server, '/assemblies', token, {
+      method: 'POST',
+      body: uploadForm([{ name: 'FindingAddin.dll', bytes: fixture('findings/passing/FindingAddin.dll') }]),
+    });
     const { id } = await r.json();
     await waitFinished(server, token, id);
     const alice = server.token('other-org', 'alice');
-    for (const [method, path] of [['GET', `/assemblies/${id}/status`], ['GET', `/assemblies/${id}`], ['DELETE', `/assemblies/${id}`]] as const) {
+    for (const [method, path] of [
+      ['GET', `/assemblies/${id}/status`],
+      ['GET', `/assemblies/${id}`],
+      ['DELETE', `/assemblies/${id}`],
+    ] as const) {
       const res = await api(server, path, alice, { method });
       expect(res.status, `${method} ${path}`).toBe(404);
       expect((await problemOf(res)).detail).toBe(`There is no job ${id}.`);
@@ -244,7 +258,10 @@ describe('results not ready', () => {
     try {
       const t = paused.token();
       await paused.app.signgate.worker.stop(); // nothing gets processed
-      const r = await api(paused, '/assemblies', t, { method: 'POST', body: uploadForm([{ name: 'FindingAddin.dll', bytes: fixture('findings/passing/FindingAddin.dll') }]) });
+      const r = await api(paused, '/assemblies', t, {
+        method: 'POST',
+        body: uploadForm([{ name: 'FindingAddin.dll', bytes: fixture('findings/passing/FindingAddin.dll') }]),
+      });
       const { id } = await r.json();
       const status = await (await api(paused, `/assemblies/${id}/status`, t)).json();
       expect(status.processingFinished).toBe(false);
@@ -262,7 +279,18 @@ describe('documents', () => {
     const doc = await (await fetch(`${server.baseUrl}/openapi.json`)).json();
     expect(doc.openapi).toBe('3.1.0');
     const paths = Object.keys(doc.paths).sort();
-    expect(paths).toEqual(['/assembly-signing/v1.0/archives', '/assembly-signing/v1.0/archives/{id}', '/assembly-signing/v1.0/assemblies', '/assembly-signing/v1.0/assemblies/{id}', '/assembly-signing/v1.0/assemblies/{id}/status', '/assembly-signing/v1.0/licenses', '/assembly-signing/v1.0/licenses/{optionId}/public-key', '/assembly-signing/v1.0/record/checkpoint', '/assembly-signing/v1.0/record/consistency', '/assembly-signing/v1.0/record/public-key']);
+    expect(paths).toEqual([
+      '/assembly-signing/v1.0/archives',
+      '/assembly-signing/v1.0/archives/{id}',
+      '/assembly-signing/v1.0/assemblies',
+      '/assembly-signing/v1.0/assemblies/{id}',
+      '/assembly-signing/v1.0/assemblies/{id}/status',
+      '/assembly-signing/v1.0/licenses',
+      '/assembly-signing/v1.0/licenses/{optionId}/public-key',
+      '/assembly-signing/v1.0/record/checkpoint',
+      '/assembly-signing/v1.0/record/consistency',
+      '/assembly-signing/v1.0/record/public-key',
+    ]);
     expect(Object.keys(doc.paths['/assembly-signing/v1.0/assemblies/{id}']).sort()).toEqual(['delete', 'get']);
     const { readFileSync } = await import('node:fs');
     expect(doc).toEqual(JSON.parse(readFileSync(fixturePath('../schemas/openapi.json'), 'utf8')));

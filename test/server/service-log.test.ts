@@ -41,12 +41,15 @@ async function freePort(): Promise<number> {
 
 /** Every line of a service's output, each of which must be a JSON object. */
 function parseLines(output: string, stream: string): LogLine[] {
-  return output.split('\n').filter((l, i, all) => l !== '' || i < all.length - 1).map((line) => {
-    let parsed: unknown;
-    expect(() => (parsed = JSON.parse(line)), `a line of ${stream} that is not JSON: ${line}`).not.toThrow();
-    expect(parsed, line).toMatchObject({ level: expect.any(Number), time: expect.any(Number), msg: expect.any(String) });
-    return parsed as LogLine;
-  });
+  return output
+    .split('\n')
+    .filter((l, i, all) => l !== '' || i < all.length - 1)
+    .map((line) => {
+      let parsed: unknown;
+      expect(() => (parsed = JSON.parse(line)), `a line of ${stream} that is not JSON: ${line}`).not.toThrow();
+      expect(parsed, line).toMatchObject({ level: expect.any(Number), time: expect.any(Number), msg: expect.any(String) });
+      return parsed as LogLine;
+    });
 }
 
 /** `signgate serve …args` as a child process, its output collected; SIGNGATE_LOG_LEVEL unset unless `env` sets it. */
@@ -69,11 +72,18 @@ async function runService(args: string[], env: NodeJS.ProcessEnv, work: (origin:
   const { child, output, exited } = spawnServe(['--port', String(port), ...args], env);
   const origin = `http://127.0.0.1:${port}`;
   try {
-    await waitFor('the service to answer /healthz', async () => {
-      if (child.exitCode !== null) throw new Error(`serve ended (${child.exitCode}):\n${output.stdout}${output.stderr}`);
-      const ok = await fetch(`${origin}/healthz`).then((r) => r.ok, () => false);
-      return ok ? { done: true, value: undefined } : { done: false, seen: output.stdout.slice(-500) };
-    }, { intervalMs: 30 });
+    await waitFor(
+      'the service to answer /healthz',
+      async () => {
+        if (child.exitCode !== null) throw new Error(`serve ended (${child.exitCode}):\n${output.stdout}${output.stderr}`);
+        const ok = await fetch(`${origin}/healthz`).then(
+          (r) => r.ok,
+          () => false,
+        );
+        return ok ? { done: true, value: undefined } : { done: false, seen: output.stdout.slice(-500) };
+      },
+      { intervalMs: 30 },
+    );
     await work(origin);
   } finally {
     if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
@@ -147,7 +157,7 @@ dataDirDescribe('every line is one JSON object', () => {
     expect(JSON.stringify(lines)).not.toContain(s.token);
   });
 
-  test('a process warning and a crash: log lines too, never Node\'s text on stderr', async () => {
+  test("a process warning and a crash: log lines too, never Node's text on stderr", async () => {
     const s = await service();
     // Loaded before signgate: on SIGUSR2 the process emits a warning, then throws where nothing catches it.
     const preload = join(mkdtempSync(join(tmpdir(), 'signgate-log-preload-')), 'trouble.cjs');
@@ -193,7 +203,7 @@ dataDirDescribe('the level', () => {
     expect(polls.every((l) => l.level === 20 && (l.req as { url: string }).url.endsWith('/status'))).toBe(true);
   });
 
-  test('--log-level trace: the multipart parser\'s own lines too, still without the token', async () => {
+  test("--log-level trace: the multipart parser's own lines too, still without the token", async () => {
     const s = await service();
     const run = await runService(['--config', s.config, '--data-dir', s.dataDir, '--log-level', 'trace'], {}, async (origin) => {
       await waitJobFinished(`${origin}${API}`, s.token, await upload(origin, s.token, 'FindingAddin.dll', addin));
@@ -204,7 +214,7 @@ dataDirDescribe('the level', () => {
     expect(text).not.toContain(s.token);
   });
 
-  test('SIGNGATE_LOG_LEVEL=warn: no info line (not even the start), the failed job\'s line and the key pair warning remain', async () => {
+  test("SIGNGATE_LOG_LEVEL=warn: no info line (not even the start), the failed job's line and the key pair warning remain", async () => {
     const s = await service();
     const run = await runService(['--config', s.config, '--data-dir', s.dataDir], { SIGNGATE_LOG_LEVEL: 'warn' }, async (origin) => {
       await waitJobFinished(`${origin}${API}`, s.token, await upload(origin, s.token, 'FindingAddin.dll', addin));
@@ -216,7 +226,7 @@ dataDirDescribe('the level', () => {
     expect(run.lines[1]).toMatchObject({ signed: 0, failed: 1 });
   });
 
-  test('server.json\'s logLevel applies; SIGNGATE_LOG_LEVEL wins over it, and --log-level over both', async () => {
+  test("server.json's logLevel applies; SIGNGATE_LOG_LEVEL wins over it, and --log-level over both", async () => {
     const s = await service((raw) => (raw.logLevel = 'warn'));
     const args = ['--config', s.config, '--data-dir', s.dataDir];
     const nothing = async () => {};

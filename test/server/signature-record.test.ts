@@ -44,7 +44,12 @@ async function fileRecord(count = 6): Promise<{ record: FileSignatureRecord; pat
   const record = new FileSignatureRecord(dir);
   for (let i = 0; i < count; i += 3) await record.append(events(i + 1, Math.min(3, count - i)));
   const path = join(dir, RECORD_FILE);
-  return { record, path, lines: () => readFileSync(path, 'utf8').split('\n').slice(0, -1), write: (lines) => writeFileSync(path, lines.map((l) => `${l}\n`).join('')) };
+  return {
+    record,
+    path,
+    lines: () => readFileSync(path, 'utf8').split('\n').slice(0, -1),
+    write: (lines) => writeFileSync(path, lines.map((l) => `${l}\n`).join('')),
+  };
 }
 
 describe('the signature record in the data directory', () => {
@@ -54,7 +59,10 @@ describe('the signature record in the data directory', () => {
     // Ten appends at once: one chain, sequence numbers 1..30.
     await Promise.all(Array.from({ length: 10 }, (_, i) => record.append(events(i * 3 + 1, 3))));
     const text = readFileSync(join(dir, RECORD_FILE), 'utf8');
-    const lines = text.split('\n').slice(0, -1).map((l) => JSON.parse(l));
+    const lines = text
+      .split('\n')
+      .slice(0, -1)
+      .map((l) => JSON.parse(l));
     expect(lines.map((l) => l.seq)).toEqual(Array.from({ length: 30 }, (_, i) => i + 1));
     for (let i = 1; i < lines.length; i++) expect(lines[i].prev).toBe(lines[i - 1].hash);
     expect(lines[0].prev).toBe(EMPTY_HEAD.hash);
@@ -113,7 +121,9 @@ describe('the signature record in the data directory', () => {
     writeFileSync(join(r.record.dataDir, RECORD_HEAD_FILE), '{"seq":');
     const broken = await runSigngate(['serve', 'record', 'verify', '--data-dir', r.record.dataDir]);
     expect(broken.code, broken.err).toBe(1);
-    expect(broken.out).toContain(`BROKEN after 0 verified entries: ${join(r.record.dataDir, RECORD_HEAD_FILE)} is not the head of a signature record (no JSON)`);
+    expect(broken.out).toContain(
+      `BROKEN after 0 verified entries: ${join(r.record.dataDir, RECORD_HEAD_FILE)} is not the head of a signature record (no JSON)`,
+    );
   });
 
   test('a removed entry, and a reordered pair', async () => {
@@ -215,7 +225,11 @@ describe('signed checkpoints of the record (C2SP signed notes over its RFC 9162 
     const [, name, keyId, keyB64] = /^([^+]+)\+([0-9a-f]{8})\+(.+)$/.exec(pub.out.trim())!;
     const raw = Buffer.from(keyB64!, 'base64');
     expect(raw[0]).toBe(1);
-    expect(h(Buffer.from(`${name}\n`), Buffer.of(1), raw.subarray(1)).subarray(0, 4).toString('hex')).toBe(keyId);
+    expect(
+      h(Buffer.from(`${name}\n`), Buffer.of(1), raw.subarray(1))
+        .subarray(0, 4)
+        .toString('hex'),
+    ).toBe(keyId);
     const sig = Buffer.from(m![4]!, 'base64');
     expect(sig.subarray(0, 4).toString('hex')).toBe(keyId);
     const publicKey = createPublicKey({ key: Buffer.concat([Buffer.from('302a300506032b6570032100', 'hex'), raw.subarray(1)]), format: 'der', type: 'spki' });
@@ -238,9 +252,14 @@ describe('signed checkpoints of the record (C2SP signed notes over its RFC 9162 
     expect((await r.verify()).code).toBe(0);
     const rolledBack = await r.verify('--checkpoint', saved.path);
     expect(rolledBack.code).toBe(1);
-    expect(rolledBack.out).toContain(`NOT A CONTINUATION of the checkpoint ${saved.path}: ${r.path} holds 4 entries, fewer than the 6 of the checkpoint ${saved.path}: entries were removed from its end since (rolled back or truncated)`);
+    expect(rolledBack.out).toContain(
+      `NOT A CONTINUATION of the checkpoint ${saved.path}: ${r.path} holds 4 entries, fewer than the 6 of the checkpoint ${saved.path}: entries were removed from its end since (rolled back or truncated)`,
+    );
     // Rewritten: entry 2 changed and the whole chain and head computed again.
-    const forged = chainEvents(EMPTY_HEAD, original.map((l, i) => ({ ...JSON.parse(l), ...(i === 1 ? { file: 'Forged.dll' } : {}) })));
+    const forged = chainEvents(
+      EMPTY_HEAD,
+      original.map((l, i) => ({ ...JSON.parse(l), ...(i === 1 ? { file: 'Forged.dll' } : {}) })),
+    );
     r.write(forged.map((e) => entryLine(e).trim()));
     writeFileSync(join(r.record.dataDir, RECORD_HEAD_FILE), JSON.stringify({ seq: 9, hash: forged[8]!.hash }));
     expect((await r.verify()).code).toBe(0);
@@ -255,7 +274,9 @@ describe('signed checkpoints of the record (C2SP signed notes over its RFC 9162 
     const foreign = await other.checkpoint();
     const refused = await r.verify('--checkpoint', foreign.path);
     expect(refused.code).toBe(2);
-    expect(refused.err).toContain(`${foreign.path} is not signed by the record key ${r.key.verifier.name} (key id ${r.key.verifier.keyId.toString('hex')}); it is signed by ${other.key.verifier.name} (key id ${other.key.verifier.keyId.toString('hex')})`);
+    expect(refused.err).toContain(
+      `${foreign.path} is not signed by the record key ${r.key.verifier.name} (key id ${r.key.verifier.keyId.toString('hex')}); it is signed by ${other.key.verifier.name} (key id ${other.key.verifier.keyId.toString('hex')})`,
+    );
     const saved = await r.checkpoint();
     writeFileSync(saved.path, saved.text.replace(/\n3\n/, '\n2\n'));
     const changed = await r.verify('--checkpoint', saved.path);
@@ -267,10 +288,30 @@ describe('signed checkpoints of the record (C2SP signed notes over its RFC 9162 
     const noKey = await runSigngate(['serve', 'record', 'verify', '--file', out, '--checkpoint', saved.path]);
     expect(noKey.code).toBe(2);
     expect(noKey.err).toContain('--checkpoint with --file needs --public-key');
-    const ok = await runSigngate(['serve', 'record', 'verify', '--file', out, '--checkpoint', saved.path, '--public-key', join(r.record.dataDir, RECORD_PUBLIC_KEY_FILE)]);
+    const ok = await runSigngate([
+      'serve',
+      'record',
+      'verify',
+      '--file',
+      out,
+      '--checkpoint',
+      saved.path,
+      '--public-key',
+      join(r.record.dataDir, RECORD_PUBLIC_KEY_FILE),
+    ]);
     expect(ok.code, ok.err).toBe(0);
     writeFileSync(out, readFileSync(out, 'utf8').split('\n').slice(0, 2).join('\n') + '\n');
-    const cut = await runSigngate(['serve', 'record', 'verify', '--file', out, '--checkpoint', saved.path, '--public-key', readFileSync(join(r.record.dataDir, RECORD_PUBLIC_KEY_FILE), 'utf8').trim()]);
+    const cut = await runSigngate([
+      'serve',
+      'record',
+      'verify',
+      '--file',
+      out,
+      '--checkpoint',
+      saved.path,
+      '--public-key',
+      readFileSync(join(r.record.dataDir, RECORD_PUBLIC_KEY_FILE), 'utf8').trim(),
+    ]);
     expect(cut.code).toBe(1);
     expect(cut.out).toContain('holds 2 entries, fewer than the 3 of the checkpoint');
   });
@@ -291,7 +332,10 @@ describe('the service appends an entry for every file it signs', () => {
       const status = await waitFinished(server, token, id);
       expect(status.assemblies.map((a: { fileProcessingState: string }) => a.fileProcessingState)).toEqual(['Signed', 'Signed', 'Error']);
       const zip = await readZip(new Uint8Array(await (await api(server, `/assemblies/${id}`, token)).arrayBuffer()));
-      const returned = (name: string) => createHash('sha256').update(zip.find((e) => e.name === name)!.bytes).digest('hex');
+      const returned = (name: string) =>
+        createHash('sha256')
+          .update(zip.find((e) => e.name === name)!.bytes)
+          .digest('hex');
       const lines: string[] = [];
       const count = await server.app.signgate.store.signatures.exportTo((l) => void lines.push(l));
       expect(count).toBe(2);
@@ -320,8 +364,8 @@ describe('the service appends an entry for every file it signs', () => {
   });
 });
 
-describe('a finished job\'s status carries its entries with inclusion proofs in a signed checkpoint; GET /record/consistency proves the next one continues it', () => {
-  test('inclusion per entry, a checkpoint signed by the key of GET /record/public-key, consistency between two jobs\' checkpoints', async () => {
+describe("a finished job's status carries its entries with inclusion proofs in a signed checkpoint; GET /record/consistency proves the next one continues it", () => {
+  test("inclusion per entry, a checkpoint signed by the key of GET /record/public-key, consistency between two jobs' checkpoints", async () => {
     const server = await startServer();
     try {
       const token = server.token();
@@ -341,10 +385,24 @@ describe('a finished job\'s status carries its entries with inclusion proofs in 
       const cp1 = parseCheckpoint(proof1.checkpoint, verifier, 'the status');
       for (const { entry, leafIndex, inclusionProof } of proof1.entries) {
         expect(entry.job).toBe(first.id);
-        expect(entry.signedSha256).toBe(createHash('sha256').update(first.zip.find((z) => z.name === entry.file)!.bytes).digest('hex'));
+        expect(entry.signedSha256).toBe(
+          createHash('sha256')
+            .update(first.zip.find((z) => z.name === entry.file)!.bytes)
+            .digest('hex'),
+        );
         const leaf = leafHash(Buffer.from(JSON.stringify(entry)));
-        expect(verifyInclusion(leaf, leafIndex, cp1.size, inclusionProof.map((p: string) => Buffer.from(p, 'base64')), cp1.root)).toBe(true);
-        expect(verifyInclusion(leaf, leafIndex, cp1.size, inclusionProof.map((p: string) => Buffer.from(p, 'base64')).reverse(), cp1.root)).toBe(inclusionProof.length < 2);
+        expect(
+          verifyInclusion(
+            leaf,
+            leafIndex,
+            cp1.size,
+            inclusionProof.map((p: string) => Buffer.from(p, 'base64')),
+            cp1.root,
+          ),
+        ).toBe(true);
+        expect(verifyInclusion(leaf, leafIndex, cp1.size, inclusionProof.map((p: string) => Buffer.from(p, 'base64')).reverse(), cp1.root)).toBe(
+          inclusionProof.length < 2,
+        );
       }
       const second = await sign(['C.dll', 'D.dll', 'E.dll']);
       const cp2 = parseCheckpoint(second.status.signatureRecord.checkpoint, verifier, 'the status');
@@ -360,7 +418,12 @@ describe('a finished job\'s status carries its entries with inclusion proofs in 
       expect(beyond.status).toBe(400);
       expect((await beyond.json()).detail).toContain(`the record holds ${cp2.size}`);
       // A job with nothing signed carries no signatureRecord.
-      const { id } = await (await api(server, '/assemblies', token, { method: 'POST', body: uploadForm([{ name: 'Wrong.dll', bytes: fixture('findings/wrong-key/FindingAddin.dll') }]) })).json();
+      const { id } = await (
+        await api(server, '/assemblies', token, {
+          method: 'POST',
+          body: uploadForm([{ name: 'Wrong.dll', bytes: fixture('findings/wrong-key/FindingAddin.dll') }]),
+        })
+      ).json();
       expect((await waitFinished(server, token, id)) as object).not.toHaveProperty('signatureRecord');
     } finally {
       await server.close();
@@ -411,11 +474,24 @@ describe.skipIf(!requireDatabase())('the signature record in PostgreSQL', () => 
       // Reordered with their sequence numbers and hashes computed again: the links break.
       const rows = (await pool.query('SELECT * FROM signgate_signatures ORDER BY seq')).rows;
       const [r2, r3] = [rows[1], rows[2]];
-      const swapped = chainEvents({ seq: 1, hash: rows[0].hash }, [3, 2].map((n) => event(n)));
-      await pool.query('UPDATE signgate_signatures SET file_name = $2, uploaded_sha256 = $3, signed_sha256 = $4, time = $5, prev_hash = $6, hash = $7 WHERE seq = $1', [2, swapped[0]!.file, swapped[0]!.uploadedSha256, swapped[0]!.signedSha256, swapped[0]!.time, swapped[0]!.prev, swapped[0]!.hash]);
-      await pool.query('UPDATE signgate_signatures SET file_name = $2, uploaded_sha256 = $3, signed_sha256 = $4, time = $5, prev_hash = $6, hash = $7 WHERE seq = $1', [3, swapped[1]!.file, swapped[1]!.uploadedSha256, swapped[1]!.signedSha256, swapped[1]!.time, swapped[1]!.prev, swapped[1]!.hash]);
+      const swapped = chainEvents(
+        { seq: 1, hash: rows[0].hash },
+        [3, 2].map((n) => event(n)),
+      );
+      await pool.query(
+        'UPDATE signgate_signatures SET file_name = $2, uploaded_sha256 = $3, signed_sha256 = $4, time = $5, prev_hash = $6, hash = $7 WHERE seq = $1',
+        [2, swapped[0]!.file, swapped[0]!.uploadedSha256, swapped[0]!.signedSha256, swapped[0]!.time, swapped[0]!.prev, swapped[0]!.hash],
+      );
+      await pool.query(
+        'UPDATE signgate_signatures SET file_name = $2, uploaded_sha256 = $3, signed_sha256 = $4, time = $5, prev_hash = $6, hash = $7 WHERE seq = $1',
+        [3, swapped[1]!.file, swapped[1]!.uploadedSha256, swapped[1]!.signedSha256, swapped[1]!.time, swapped[1]!.prev, swapped[1]!.hash],
+      );
       expect((await record.verify()).break).toMatchObject({ kind: 'unlinked', seq: 4 });
-      for (const r of [r2, r3]) await pool.query('UPDATE signgate_signatures SET file_name = $2, uploaded_sha256 = $3, signed_sha256 = $4, time = $5, prev_hash = $6, hash = $7 WHERE seq = $1', [r.seq, r.file_name, r.uploaded_sha256, r.signed_sha256, r.time, r.prev_hash, r.hash]);
+      for (const r of [r2, r3])
+        await pool.query(
+          'UPDATE signgate_signatures SET file_name = $2, uploaded_sha256 = $3, signed_sha256 = $4, time = $5, prev_hash = $6, hash = $7 WHERE seq = $1',
+          [r.seq, r.file_name, r.uploaded_sha256, r.signed_sha256, r.time, r.prev_hash, r.hash],
+        );
       expect((await record.verify()).break).toBeUndefined();
       // Removed rows: in the middle, and the last one (the head still names it).
       await pool.query('DELETE FROM signgate_signatures WHERE seq = 6');

@@ -88,12 +88,27 @@ async function checkUpgraded(store: OldStore, service: ServiceProcess, config: s
   expect(oldPins.map((p) => p.checkpoint)).toEqual([readFileSync(oldCheckpoint, 'utf8')]);
   writeFileSync(join(cache, 'jobs.json'), oldLedger.replaceAll(new URL(store.baseUrl).origin, `http://127.0.0.1:${service.port}`), { mode: 0o600 });
   const signed = await runSigngate(
-    ['sign', fixturePath('addin/SampleAddin.dll'), '--vendor', 'Contoso', '--key', fixturePath('test-keys/12345_public.snk'), '--base-url', service.baseUrl, '--destination-path', join(cache, 'signed'), '--poll-interval', '100'],
+    [
+      'sign',
+      fixturePath('addin/SampleAddin.dll'),
+      '--vendor',
+      'Contoso',
+      '--key',
+      fixturePath('test-keys/12345_public.snk'),
+      '--base-url',
+      service.baseUrl,
+      '--destination-path',
+      join(cache, 'signed'),
+      '--poll-interval',
+      '100',
+    ],
     { SIGNGATE_ACCESS_TOKEN: token, SIGNGATE_CACHE_DIR: cache },
   );
   expect(signed.code, `${signed.out}${signed.err}`).toBe(0);
   expect(`${signed.out}${signed.err}`).toContain(`were signed before in job ${store.jobs[0]!.id}`); // the old ledger was read
-  const pins = Object.values((JSON.parse(readFileSync(join(cache, 'jobs.json'), 'utf8')) as { recordCheckpoints: Record<string, RecordPin> }).recordCheckpoints);
+  const pins = Object.values(
+    (JSON.parse(readFileSync(join(cache, 'jobs.json'), 'utf8')) as { recordCheckpoints: Record<string, RecordPin> }).recordCheckpoints,
+  );
   expect(pins.map((p) => [p.publicKey, p.size])).toEqual([[oldPins[0]!.publicKey, oldSize + 1]]);
 
   const after = await verify();

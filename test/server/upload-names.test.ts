@@ -62,7 +62,13 @@ describe('names compared as Windows compares them', () => {
   });
 
   test('ß.dll and SS.dll are two names (NTFS does not fold ß): accepted', async () => {
-    const r = await api(server, '/assemblies', token, { method: 'POST', body: uploadForm([{ name: 'ß/FindingAddin.dll', bytes: addin }, { name: 'SS/FindingAddin.dll', bytes: addin }]) });
+    const r = await api(server, '/assemblies', token, {
+      method: 'POST',
+      body: uploadForm([
+        { name: 'ß/FindingAddin.dll', bytes: addin },
+        { name: 'SS/FindingAddin.dll', bytes: addin },
+      ]),
+    });
     expect(r.status).toBe(201);
     await waitFinished(server, token, (await r.json()).id);
   });
@@ -89,24 +95,47 @@ describe('names as .NET HttpClient and PowerShell send them', () => {
     const boundary = randomUUID();
     const fileParts: MultipartPart[] = [
       // MultipartFormDataContent.Add(content, name, fileName): filename plus filename*.
-      { headers: [`Content-Disposition: form-data; name="files[0]"; filename=${dotnetQuote('Addins\\FindingAddin.dll')}; filename*=${dotnetStar('Addins\\FindingAddin.dll')}`], body: addin },
-      { headers: [`Content-Disposition: form-data; name="files[1]"; filename=${dotnetQuote('Addins\\Ünïcødé\\FindingAddin.dll')}; filename*=${dotnetStar('Addins\\Ünïcødé\\FindingAddin.dll')}`], body: addin },
+      {
+        headers: [
+          `Content-Disposition: form-data; name="files[0]"; filename=${dotnetQuote('Addins\\FindingAddin.dll')}; filename*=${dotnetStar('Addins\\FindingAddin.dll')}`,
+        ],
+        body: addin,
+      },
+      {
+        headers: [
+          `Content-Disposition: form-data; name="files[1]"; filename=${dotnetQuote('Addins\\Ünïcødé\\FindingAddin.dll')}; filename*=${dotnetStar('Addins\\Ünïcødé\\FindingAddin.dll')}`,
+        ],
+        body: addin,
+      },
       // A script that sets only ContentDispositionHeaderValue.FileName: the RFC 2047 word alone (here Q-encoded).
-      { headers: ['Content-Type: application/octet-stream', 'Content-Disposition: form-data; name="files[2]"; filename="=?utf-8?Q?Zweig_=C3=A4\\FindingAddin.dll?="'], body: addin },
+      {
+        headers: [
+          'Content-Type: application/octet-stream',
+          'Content-Disposition: form-data; name="files[2]"; filename="=?utf-8?Q?Zweig_=C3=A4\\FindingAddin.dll?="',
+        ],
+        body: addin,
+      },
       { headers: [`Content-Disposition: form-data; name="files[3]"; filename=${dotnetQuote('Ω\\FindingAddin.dll')}`], body: addin },
       { headers: ['Content-Type: text/plain; charset=utf-8', 'Content-Disposition: form-data; name=comment'], body: Buffer.from('nightly ä 1.4.2', 'utf8') },
     ];
     const body = multipartBytes(boundary, fileParts);
-    const r = await sendRaw(`${server.baseUrl}/assemblies`, 'POST', {
-      authorization: `Bearer ${token}`,
-      'content-type': `multipart/form-data; boundary="${boundary}"`,
-      'content-length': body.length,
-    }, body);
+    const r = await sendRaw(
+      `${server.baseUrl}/assemblies`,
+      'POST',
+      {
+        authorization: `Bearer ${token}`,
+        'content-type': `multipart/form-data; boundary="${boundary}"`,
+        'content-length': body.length,
+      },
+      body,
+    );
     expect(r.status, r.body).toBe(201);
     const job = JSON.parse(r.body);
     expect(job.comment).toBe('nightly ä 1.4.2');
     const status = await waitFinished(server, token, job.id);
-    expect(Object.fromEntries(status.assemblies.map((a) => [a.fileName, a.fileProcessingState]))).toEqual(Object.fromEntries(signedNames.map((n) => [n, 'Signed'])));
+    expect(Object.fromEntries(status.assemblies.map((a) => [a.fileName, a.fileProcessingState]))).toEqual(
+      Object.fromEntries(signedNames.map((n) => [n, 'Signed'])),
+    );
     const zip = await readZip(new Uint8Array(await (await api(server, `/assemblies/${job.id}`, token)).arrayBuffer()));
     expect(zip.map((e) => e.name).sort()).toEqual([...signedNames, 'signing-log.txt'].sort());
     for (const entry of zip.filter((e) => e.name !== 'signing-log.txt')) {
@@ -122,11 +151,20 @@ describe('names as .NET HttpClient and PowerShell send them', () => {
   test.each([
     ['filename* alone (RFC 5987)', `form-data; name="files[0]"; filename*=UTF-8''${encodeURIComponent('Ünï/FindingAddin.dll')}`, 'Ünï/FindingAddin.dll'],
     ['raw UTF-8', 'form-data; name="files[0]"; filename="Ünï/FindingAddin.dll"', 'Ünï/FindingAddin.dll'],
-    ['RFC 2047 split in two words', `form-data; name="files[0]"; filename="=?utf-8?B?${Buffer.from('Ünï/').toString('base64')}?= =?UTF-8?B?${Buffer.from('FindingAddin.dll').toString('base64')}?="`, 'Ünï/FindingAddin.dll'],
+    [
+      'RFC 2047 split in two words',
+      `form-data; name="files[0]"; filename="=?utf-8?B?${Buffer.from('Ünï/').toString('base64')}?= =?UTF-8?B?${Buffer.from('FindingAddin.dll').toString('base64')}?="`,
+      'Ünï/FindingAddin.dll',
+    ],
   ])('%s: accepted under its decoded name', async (_how, disposition, expected) => {
     const boundary = randomUUID();
     const body = multipartBytes(boundary, [{ headers: [`Content-Disposition: ${disposition}`], body: addin }]);
-    const r = await sendRaw(`${server.baseUrl}/assemblies`, 'POST', { authorization: `Bearer ${token}`, 'content-type': `multipart/form-data; boundary=${boundary}`, 'content-length': body.length }, body);
+    const r = await sendRaw(
+      `${server.baseUrl}/assemblies`,
+      'POST',
+      { authorization: `Bearer ${token}`, 'content-type': `multipart/form-data; boundary=${boundary}`, 'content-length': body.length },
+      body,
+    );
     expect(r.status, r.body).toBe(201);
     const status = await waitFinished(server, token, JSON.parse(r.body).id);
     expect(status.assemblies.map((a) => a.fileName)).toEqual([expected]);
@@ -135,7 +173,12 @@ describe('names as .NET HttpClient and PowerShell send them', () => {
   test('an encoded-word that is not valid: 400, not a crash', async () => {
     const boundary = randomUUID();
     const body = multipartBytes(boundary, [{ headers: ['Content-Disposition: form-data; name="files[0]"; filename="=?utf-8?B?%%%?="'], body: addin }]);
-    const r = await sendRaw(`${server.baseUrl}/assemblies`, 'POST', { authorization: `Bearer ${token}`, 'content-type': `multipart/form-data; boundary=${boundary}`, 'content-length': body.length }, body);
+    const r = await sendRaw(
+      `${server.baseUrl}/assemblies`,
+      'POST',
+      { authorization: `Bearer ${token}`, 'content-type': `multipart/form-data; boundary=${boundary}`, 'content-length': body.length },
+      body,
+    );
     expect(r.status).toBe(400);
     expect(JSON.parse(r.body).errors[0].detail).toContain('characters Windows does not allow');
   });

@@ -18,9 +18,17 @@ import { parsePeImage } from '../../src/pe/pe-image.js';
 import { fixturePath, has } from '../helpers/fixtures.js';
 
 // Restored by `dotnet restore fixtures/sdk/SdkFixtures.sln` (.ci/run), which builds net48 against them.
-const REFERENCE_ASSEMBLIES = join(process.env.NUGET_PACKAGES ?? join(homedir(), '.nuget', 'packages'), 'microsoft.netframework.referenceassemblies.net48', '1.0.3', 'build', '.NETFramework', 'v4.8');
+const REFERENCE_ASSEMBLIES = join(
+  process.env.NUGET_PACKAGES ?? join(homedir(), '.nuget', 'packages'),
+  'microsoft.netframework.referenceassemblies.net48',
+  '1.0.3',
+  'build',
+  '.NETFramework',
+  'v4.8',
+);
 const hasReferenceAssemblies = existsSync(REFERENCE_ASSEMBLIES);
-if (process.env.CI && !hasReferenceAssemblies) throw new Error(`CI is set but ${REFERENCE_ASSEMBLIES} is missing; .ci/run restores fixtures/sdk, which brings it`);
+if (process.env.CI && !hasReferenceAssemblies)
+  throw new Error(`CI is set but ${REFERENCE_ASSEMBLIES} is missing; .ci/run restores fixtures/sdk, which brings it`);
 
 describe.runIf(hasReferenceAssemblies || process.env.CI)('Microsoft.NETFramework.ReferenceAssemblies.net48 1.0.3 (build/.NETFramework/v4.8)', () => {
   test.each([['System.AddIn.dll'], ['System.Transactions.dll']])('%s: ECMA key, enhanced strong name: signed with the attribute key', (name) => {
@@ -80,7 +88,10 @@ describe.runIf(hasMcs || process.env.CI)('enhanced strong names built here', () 
   let dir: string;
   const build = (name: string, counterBy: StrongNameKeyFile) => {
     const source = join(dir, `${name}.cs`);
-    writeFileSync(source, `[assembly: System.Reflection.AssemblySignatureKey("${Buffer.from(signature.publicKey.blob).toString('hex')}", "${counterSignature(signature, counterBy)}")]\npublic class ${name} { }\n`);
+    writeFileSync(
+      source,
+      `[assembly: System.Reflection.AssemblySignatureKey("${Buffer.from(signature.publicKey.blob).toString('hex')}", "${counterSignature(signature, counterBy)}")]\npublic class ${name} { }\n`,
+    );
     const out = join(dir, `${name}.dll`);
     execFileSync('mcs', ['-target:library', '-delaysign+', `-keyfile:${join(dir, 'identity_public.snk')}`, `-out:${out}`, source]);
     return readFileSync(out);

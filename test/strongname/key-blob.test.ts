@@ -95,7 +95,10 @@ describe('special keys and bad blobs', () => {
   test.each([
     ['empty', []],
     ['short', [0x06, 0x02]],
-    ['cbPublicKey lies', [...Buffer.from(fixture('test-keys/12345_public.snk')).subarray(0, 8), 0xff, 0, 0, 0, ...Buffer.from(fixture('test-keys/12345_public.snk')).subarray(12)]],
+    [
+      'cbPublicKey lies',
+      [...Buffer.from(fixture('test-keys/12345_public.snk')).subarray(0, 8), 0xff, 0, 0, 0, ...Buffer.from(fixture('test-keys/12345_public.snk')).subarray(12)],
+    ],
     ['truncated key pair', [...Buffer.from(fixture('test-keys/12345_keypair.snk')).subarray(0, 300)]],
   ])('%s is refused with SG_ERR_KEY_BAD_BLOB', (_name, bytes) => {
     expect(() => parseStrongNameKeyFile(Uint8Array.from(bytes))).toThrowError(expect.objectContaining({ code: 'SG_ERR_KEY_BAD_BLOB' }));

@@ -46,14 +46,22 @@ describe('known keys', () => {
     const at = module.root.fileOffset + 4; // inside the metadata, covered by the signature
     expect(at < slot.fileOffset || at >= slot.fileOffset + slot.size).toBe(true);
     tampered[at] ^= 0x01;
-    expect(verifyAssemblyBytes(tampered, 'b.dll')).toMatchObject({ valid: false, state: 'invalid-signature', reason: expect.stringContaining('does not match') });
+    expect(verifyAssemblyBytes(tampered, 'b.dll')).toMatchObject({
+      valid: false,
+      state: 'invalid-signature',
+      reason: expect.stringContaining('does not match'),
+    });
     expect(verifyAssemblyBytes(bytes, 'a.dll')).toMatchObject({ valid: true, state: 'signed' });
   });
 });
 
 describe('verify reads what it prints', () => {
   const dirs = ['assemblies', 'variants', 'corrupt', 'modules'];
-  const files = dirs.flatMap((d) => readdirSync(join(fixturesDir, d)).filter((n) => /\.(dll|exe|netmodule)$/i.test(n)).map((n) => `${d}/${n}`));
+  const files = dirs.flatMap((d) =>
+    readdirSync(join(fixturesDir, d))
+      .filter((n) => /\.(dll|exe|netmodule)$/i.test(n))
+      .map((n) => `${d}/${n}`),
+  );
 
   test('there are fixtures of every kind', () => {
     expect(files.length).toBeGreaterThan(40);

@@ -22,7 +22,13 @@ function rng(seed: number) {
   };
 }
 
-const sources = ['assemblies/delay-1024.dll', 'assemblies/signed-2048.dll', 'assemblies/pe32plus-signed.dll', 'assemblies/al-delay.dll', 'addin/SampleAddin.dll'];
+const sources = [
+  'assemblies/delay-1024.dll',
+  'assemblies/signed-2048.dll',
+  'assemblies/pe32plus-signed.dll',
+  'assemblies/al-delay.dll',
+  'addin/SampleAddin.dll',
+];
 const VARIANTS_PER_SOURCE = 1000;
 const pair = parseStrongNameKeyFile(fixture('test-keys/12345_keypair.snk'));
 
@@ -94,7 +100,9 @@ describe.skipIf(!hasOsslsigncode)('mutated Authenticode certificate tables', () 
       } else {
         // One byte the image hash covers (not the checksum, not the certificate directory entry, not the table).
         const image = parsePeImage(original);
-        const skip = (at: number) => (at >= image.checkSumFileOffset && at < image.checkSumFileOffset + 4) || (at >= image.dataDirectories[4]!.entryFileOffset && at < image.dataDirectories[4]!.entryFileOffset + 8);
+        const skip = (at: number) =>
+          (at >= image.checkSumFileOffset && at < image.checkSumFileOffset + 4) ||
+          (at >= image.dataDirectories[4]!.entryFileOffset && at < image.dataDirectories[4]!.entryFileOffset + 8);
         let at = Math.floor(random() * table.fileOffset);
         while (skip(at)) at = Math.floor(random() * table.fileOffset);
         bytes[at] = (bytes[at]! + 1 + Math.floor(random() * 255)) & 0xff;

@@ -145,7 +145,7 @@ describe.skipIf(!hasSoftHsm)('pkcs11: keys in SoftHSM2', () => {
     }
   });
 
-  test('fix strong-names through the module (the identity key\'s SHA-256 blob) and the result verifies', () => {
+  test("fix strong-names through the module (the identity key's SHA-256 blob) and the result verifies", () => {
     const key = openPkcs11Key(token.uri('sn-key'));
     const r = strongNameAssembly(fixture('assemblies/unsigned.dll'), { key, hash: 'sha256' });
     expect(r.outcome).toBe('strong-named');
@@ -159,7 +159,10 @@ describe.skipIf(!hasSoftHsm)('pkcs11: keys in SoftHSM2', () => {
       try {
         fn();
       } catch (error) {
-        return { code: (error as { code: string }).code, text: `${(error as Error).message} ${String((error as Error).stack)} ${JSON.stringify(error)} ${String((error as Error).cause ?? '')}` };
+        return {
+          code: (error as { code: string }).code,
+          text: `${(error as Error).message} ${String((error as Error).stack)} ${JSON.stringify(error)} ${String((error as Error).cause ?? '')}`,
+        };
       }
       throw new Error('no error');
     };
@@ -167,11 +170,31 @@ describe.skipIf(!hasSoftHsm)('pkcs11: keys in SoftHSM2', () => {
     writeFileSync(wrongPinFile, `wrong-${locked.pin}\n`);
     const cases = [
       { uri: token.uri('no-such-key'), code: 'SG_ERR_PKCS11_KEY', message: /no private key with label "no-such-key" in token "signgate-unit".*--list-objects/ },
-      { uri: `pkcs11:token=nope;object=sn-key?module-path=${SOFTHSM_MODULE}&pin-source=file:${token.pinFile}`, code: 'SG_ERR_PKCS11_TOKEN', message: /no token "nope" in the PKCS#11 module .*tokens present: .*"signgate-unit"/ },
-      { uri: `pkcs11:token=${token.label};object=sn-key?module-path=/usr/lib/none/libnothing.so&pin-source=file:${token.pinFile}`, code: 'SG_ERR_PKCS11_MODULE', message: /module \/usr\/lib\/none\/libnothing.so cannot be loaded/ },
-      { uri: `pkcs11:token=${token.label};object=sn-key?pin-source=file:${token.pinFile}`, code: 'SG_ERR_PKCS11_MODULE', message: /names no module.*SIGNGATE_PKCS11_MODULE/ },
-      { uri: `pkcs11:token=${locked.label};object=sn-key?module-path=${SOFTHSM_MODULE}&pin-source=file:${wrongPinFile}`, code: 'SG_ERR_PKCS11_PIN', message: /the token refused the PIN .*it is not shown/ },
-      { uri: `pkcs11:token=${locked.label};object=sn-key?module-path=${SOFTHSM_MODULE}&pin-source=file:${wrongPinFile}`, code: 'SG_ERR_PKCS11_PIN', message: /refused this PIN before; it is not tried again/ },
+      {
+        uri: `pkcs11:token=nope;object=sn-key?module-path=${SOFTHSM_MODULE}&pin-source=file:${token.pinFile}`,
+        code: 'SG_ERR_PKCS11_TOKEN',
+        message: /no token "nope" in the PKCS#11 module .*tokens present: .*"signgate-unit"/,
+      },
+      {
+        uri: `pkcs11:token=${token.label};object=sn-key?module-path=/usr/lib/none/libnothing.so&pin-source=file:${token.pinFile}`,
+        code: 'SG_ERR_PKCS11_MODULE',
+        message: /module \/usr\/lib\/none\/libnothing.so cannot be loaded/,
+      },
+      {
+        uri: `pkcs11:token=${token.label};object=sn-key?pin-source=file:${token.pinFile}`,
+        code: 'SG_ERR_PKCS11_MODULE',
+        message: /names no module.*SIGNGATE_PKCS11_MODULE/,
+      },
+      {
+        uri: `pkcs11:token=${locked.label};object=sn-key?module-path=${SOFTHSM_MODULE}&pin-source=file:${wrongPinFile}`,
+        code: 'SG_ERR_PKCS11_PIN',
+        message: /the token refused the PIN .*it is not shown/,
+      },
+      {
+        uri: `pkcs11:token=${locked.label};object=sn-key?module-path=${SOFTHSM_MODULE}&pin-source=file:${wrongPinFile}`,
+        code: 'SG_ERR_PKCS11_PIN',
+        message: /refused this PIN before; it is not tried again/,
+      },
     ];
     for (const c of cases) {
       const e = errorOf(() => openPkcs11Key(c.uri, {}));
@@ -200,7 +223,7 @@ describe.skipIf(!hasSoftHsm)('pkcs11: keys in SoftHSM2', () => {
     expect(JSON.stringify(events)).not.toContain(corrected.pin);
   });
 
-  test('a session closed behind the key\'s back is tried again with a fresh session (and a new login), and the file signs', async () => {
+  test("a session closed behind the key's back is tried again with a fresh session (and a new login), and the file signs", async () => {
     const uri = token.uri('sn-key');
     const key = openPkcs11Key(uri);
     const input = readModule(delaySigned(key));
@@ -227,7 +250,10 @@ describe.skipIf(!hasSoftHsm)('pkcs11: keys in SoftHSM2', () => {
     const uri = token.uri('sn-key');
     await expect(probePkcs11Key(uri, openPkcs11Key(uri).publicKey)).resolves.toBeUndefined();
     const other = openPkcs11Key(token.uri('export-key')).publicKey;
-    await expect(probePkcs11Key(uri, other)).rejects.toMatchObject({ code: 'SG_ERR_PKCS11_KEY', message: expect.stringMatching(/is not the configured public key's .*does not verify/) });
+    await expect(probePkcs11Key(uri, other)).rejects.toMatchObject({
+      code: 'SG_ERR_PKCS11_KEY',
+      message: expect.stringMatching(/is not the configured public key's .*does not verify/),
+    });
     expect(signWithPkcs11(uri, [Buffer.from('x')], 'sha256')).toHaveLength(256);
   });
 });

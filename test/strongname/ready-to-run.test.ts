@@ -13,7 +13,9 @@ import { hasDotnet, requireDotnet, runDotnetTests } from '../sdk/dotnet.js';
 
 /** The folder of the newest installed Microsoft.AspNetCore.App shared framework. */
 function aspNetCoreFolder(): string {
-  const lines = execFileSync('dotnet', ['--list-runtimes'], { encoding: 'utf8' }).split('\n').filter((l) => l.startsWith('Microsoft.AspNetCore.App '));
+  const lines = execFileSync('dotnet', ['--list-runtimes'], { encoding: 'utf8' })
+    .split('\n')
+    .filter((l) => l.startsWith('Microsoft.AspNetCore.App '));
   const m = /^(\S+) (\S+) \[(.*)\]$/.exec(lines.at(-1)!.trim())!;
   return join(m[3]!, m[2]!);
 }
@@ -67,6 +69,8 @@ describe.skipIf(!runDotnetTests)('the installed shared framework', () => {
     const file = report.files.find((f) => f.path.endsWith(stale))!;
     expect(file.outcome).toBe('not-required');
     expect(file.findings).toEqual([]);
-    expect(file.verdict).toMatch(/precompiled \(ReadyToRun\) after signing, so no strong-name signature covers it: its Authenticode signature by .*Microsoft Corporation.* is valid/);
+    expect(file.verdict).toMatch(
+      /precompiled \(ReadyToRun\) after signing, so no strong-name signature covers it: its Authenticode signature by .*Microsoft Corporation.* is valid/,
+    );
   });
 });

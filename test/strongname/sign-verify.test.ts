@@ -89,8 +89,12 @@ describe('signing', () => {
   });
 
   test('unsigned and slot-size-mismatch inputs are refused', () => {
-    expect(() => signAssembly(load(fixture('assemblies/unsigned.dll')), pair1024)).toThrowError(expect.objectContaining({ code: 'SG_ERR_SN_NOT_STRONG_NAMED' }));
-    expect(() => signAssembly(load(fixture('variants/slot-size-mismatch.dll')), pair1024)).toThrowError(expect.objectContaining({ code: 'SG_ERR_SN_BAD_SLOT' }));
+    expect(() => signAssembly(load(fixture('assemblies/unsigned.dll')), pair1024)).toThrowError(
+      expect.objectContaining({ code: 'SG_ERR_SN_NOT_STRONG_NAMED' }),
+    );
+    expect(() => signAssembly(load(fixture('variants/slot-size-mismatch.dll')), pair1024)).toThrowError(
+      expect.objectContaining({ code: 'SG_ERR_SN_BAD_SLOT' }),
+    );
   });
 
   test('SHA-256 key headers sign with SHA-256 and verify', () => {

@@ -28,7 +28,10 @@ const { dir, save } = scratchFolder('strong-name-layout-');
 
 describe.skipIf(!runDotnetTests || !hasMcs)('where the rewritten metadata goes: at the old metadata, the rest of .text moved behind it', () => {
   const host = (folder: string, name: string) =>
-    spawnSync('dotnet', [join(repoRoot, 'tools', 'fix-host', 'bin', 'Release', 'fix-host.dll'), folder, name], { encoding: 'utf8', env: { ...process.env, DOTNET_CLI_TELEMETRY_OPTOUT: '1' } });
+    spawnSync('dotnet', [join(repoRoot, 'tools', 'fix-host', 'bin', 'Release', 'fix-host.dll'), folder, name], {
+      encoding: 'utf8',
+      env: { ...process.env, DOTNET_CLI_TELEMETRY_OPTOUT: '1' },
+    });
   beforeAll(async () => {
     requireDotnet();
     await buildSrmOracle();
@@ -37,7 +40,8 @@ describe.skipIf(!runDotnetTests || !hasMcs)('where the rewritten metadata goes: 
   });
 
   /** The hello program with a string constant of `n` characters, which pads the #US heap by 2n bytes. */
-  const padded = (n: number) => `public static class Program { public static int Main() { System.Console.WriteLine("foo!" + "${'x'.repeat(n)}".Length); return 0; } }`;
+  const padded = (n: number) =>
+    `public static class Program { public static int Main() { System.Console.WriteLine("foo!" + "${'x'.repeat(n)}".Length); return 0; } }`;
   /** What `build` makes of `padded(n)` for the n whose .text data ends `target` bytes past a multiple of `modulo` (within 16). */
   const sized = (build: (source: string) => Uint8Array, modulo: number, target: number): Uint8Array => {
     let n = 0;
@@ -45,13 +49,15 @@ describe.skipIf(!runDotnetTests || !hasMcs)('where the rewritten metadata goes: 
       const bytes = build(padded(n));
       const end = parsePeImage(bytes).sections[0]!.virtualSize % modulo;
       if (end >= target && end < target + 16) return bytes;
-      n += Math.ceil((((target - end) % modulo) + modulo) % modulo / 2);
+      n += Math.ceil(((((target - end) % modulo) + modulo) % modulo) / 2);
     }
     throw new Error(`no build ends at ${target} modulo ${modulo}`);
   };
   const mcsSized = (platform: 'anycpu' | 'x64', modulo: number, target: number) => sized((source) => mcsBuild(platform, { source }), modulo, target);
 
-  test('mcs exes: in place (the output has the input size) when the padding has room, else the tail in a new section; sn -vf, SRM, Mono and .NET agree', { timeout: 240_000 }, async () => {
+  test('mcs exes: in place (the output has the input size) when the padding has room, else the tail in a new section; sn -vf, SRM, Mono and .NET agree', {
+    timeout: 240_000,
+  }, async () => {
     const shapes: [string, Uint8Array, 'in-place' | 'tail-moved'][] = [];
     for (const platform of ['anycpu', 'x64'] as const) {
       // .text's data ends 0x60 bytes into a 512-byte unit: 416 bytes of padding hold the 300 it grows by.
@@ -69,10 +75,16 @@ describe.skipIf(!runDotnetTests || !hasMcs)('where the rewritten metadata goes: 
       expect(module.corHeader.metadata.rva, name).toBe(readModule(bytes).corHeader.metadata.rva);
       if (path === 'in-place') {
         expect(result.bytes.length, name).toBe(bytes.length);
-        expect(after.sections.map((s) => s.name), name).toEqual(before.sections.map((s) => s.name));
+        expect(
+          after.sections.map((s) => s.name),
+          name,
+        ).toEqual(before.sections.map((s) => s.name));
       } else {
         // The headers grow by 512 bytes for the new section header, the section holds the tail (imports, the stub).
-        expect(after.sections.map((s) => s.name), name).toEqual([...before.sections.map((s) => s.name), STRONG_NAME_TAIL_SECTION]);
+        expect(
+          after.sections.map((s) => s.name),
+          name,
+        ).toEqual([...before.sections.map((s) => s.name), STRONG_NAME_TAIL_SECTION]);
         expect(result.bytes.length, name).toBe(bytes.length + 512 + 512);
         const tail = after.sections.at(-1)!;
         expect(tail.characteristics, name).toBe(before.sections[0]!.characteristics);
@@ -95,7 +107,9 @@ describe.skipIf(!runDotnetTests || !hasMcs)('where the rewritten metadata goes: 
     }
   });
 
-  test('a Roslyn exe with a resource, field data and a portable PDB: .text grows by one unit at most; the resource, the array and the PDB still match', { timeout: 240_000 }, async () => {
+  test('a Roslyn exe with a resource, field data and a portable PDB: .text grows by one unit at most; the resource, the array and the PDB still match', {
+    timeout: 240_000,
+  }, async () => {
     const folder = join(dir, 'roslyn');
     mkdirSync(folder, { recursive: true });
     writeFileSync(join(folder, 'greeting.txt'), 'hello from the resource');
@@ -204,14 +218,14 @@ describe.skipIf(!runDotnetTests || !hasMcs)('where the rewritten metadata goes: 
     // The image rule .NET holds each section to (CoreCLR refused such outputs as "Bad IL format" when .text's
     // VirtualSize shrank below its raw data): raw data within VirtualSize rounded up to FileAlignment.
     const fileAlignment = new DataView(result.bytes.buffer, result.bytes.byteOffset).getUint32(after.optionalHeaderFileOffset + 36, true);
-    for (const section of after.sections) expect(section.sizeOfRawData, section.name).toBeLessThanOrEqual(Math.ceil(section.virtualSize / fileAlignment) * fileAlignment);
+    for (const section of after.sections)
+      expect(section.sizeOfRawData, section.name).toBeLessThanOrEqual(Math.ceil(section.virtualSize / fileAlignment) * fileAlignment);
     expect(after.sections[0]!.virtualSize).toBe(before.sections[0]!.virtualSize);
     const fixed = save('pdb-moved/fixed/Moved.exe', result.bytes);
     expect(runMono('sn', ['-q', '-vf', fixed]).status).toBe(0);
     const ran = host(join(folder, 'fixed'), 'Moved.exe');
     expect(ran.stdout, ran.stderr).toContain('foo!');
   });
-
 });
 
 /** The debug directory entries of a PE image: type, stamp and the data at PointerToRawData. */

@@ -217,7 +217,17 @@ describe('bad input: a clear error and nothing written', () => {
   });
 
   test('every corrupt fixture ends in a typed error, never a crash', () => {
-    const names = ['absurd-row-count.dll', 'bad-compressed-length.dll', 'duplicate-stream.dll', 'no-table-stream.dll', 'random-bytes.dll', 'zero-byte.dll', 'section-beyond-eof.dll', 'public-key-blob-index-outside.dll', 'assembly-name-index-outside.dll'];
+    const names = [
+      'absurd-row-count.dll',
+      'bad-compressed-length.dll',
+      'duplicate-stream.dll',
+      'no-table-stream.dll',
+      'random-bytes.dll',
+      'zero-byte.dll',
+      'section-beyond-eof.dll',
+      'public-key-blob-index-outside.dll',
+      'assembly-name-index-outside.dll',
+    ];
     for (const name of names) {
       const code = errorCode(() => strongNameAssembly(fixture(`corrupt/${name}`), { key: pair }));
       expect(code, name).toMatch(/^SG_ERR_/);
@@ -252,7 +262,9 @@ describe.skipIf(!runDotnetTests)('System.Reflection.Metadata reads only the inte
       ['k2048.dll', { key: pair2048 }],
       ['delay.dll', { key: publicOnly, delaySign: true }],
     ];
-    const pairs = cases.map(([name, options]) => [original, save(`srm/${name}`, strongNameAssembly(fixture('assemblies/unsigned.dll'), options).bytes)] as const);
+    const pairs = cases.map(
+      ([name, options]) => [original, save(`srm/${name}`, strongNameAssembly(fixture('assemblies/unsigned.dll'), options).bytes)] as const,
+    );
     const results = await srmCompare(pairs);
     for (const [i, r] of results.entries()) {
       expect(r.error, r.rewritten).toBeNull();
@@ -295,8 +307,13 @@ describe.skipIf(!runDotnetTests)('System.Reflection.Metadata reads only the inte
 
   test('an add-in and its dependencies: references get tokens, a friend gets its key, the add-in keeps its identity', async () => {
     const built = sharedAddin();
-    const identities = new Map([['Lib', identityPublicKey(pair)], ['Lib.Friend', identityPublicKey(pair)]]);
-    const fixed = Object.fromEntries(Object.entries(built).map(([k, path]) => [k, strongNameAssembly(new Uint8Array(readFileSync(path)), { key: pair, identities })]));
+    const identities = new Map([
+      ['Lib', identityPublicKey(pair)],
+      ['Lib.Friend', identityPublicKey(pair)],
+    ]);
+    const fixed = Object.fromEntries(
+      Object.entries(built).map(([k, path]) => [k, strongNameAssembly(new Uint8Array(readFileSync(path)), { key: pair, identities })]),
+    );
     expect(fixed.lib!.outcome).toBe('strong-named');
     expect(fixed.friend!.outcome).toBe('strong-named');
     expect(fixed.addin!.outcome).toBe('references-updated');
@@ -311,9 +328,16 @@ describe.skipIf(!runDotnetTests)('System.Reflection.Metadata reads only the inte
       expect(r.differences, r.original).toEqual([]);
     }
     expect(results[1]!.references).toContain(`Lib, Version=2.1.0.0, Culture=neutral, PublicKeyToken=${token}`);
-    expect(results[2]!.references).toEqual(expect.arrayContaining([`Lib, Version=2.1.0.0, Culture=neutral, PublicKeyToken=${token}`, `Lib.Friend, Version=1.0.0.0, Culture=neutral, PublicKeyToken=${token}`]));
+    expect(results[2]!.references).toEqual(
+      expect.arrayContaining([
+        `Lib, Version=2.1.0.0, Culture=neutral, PublicKeyToken=${token}`,
+        `Lib.Friend, Version=1.0.0.0, Culture=neutral, PublicKeyToken=${token}`,
+      ]),
+    );
     expect(results[2]!.identity).toBe(`Addin, Version=3.0.0.0, Culture=neutral, PublicKeyToken=${token}`);
-    expect(results[0]!.changes!.some((c) => c.startsWith(`InternalsVisibleTo Lib.Friend, PublicKey=${Buffer.from(pair.publicKey.blob).toString('hex')}`))).toBe(true);
+    expect(results[0]!.changes!.some((c) => c.startsWith(`InternalsVisibleTo Lib.Friend, PublicKey=${Buffer.from(pair.publicKey.blob).toString('hex')}`))).toBe(
+      true,
+    );
   });
 });
 
@@ -321,15 +345,25 @@ describe.skipIf(!runDotnetTests || !hasMcs)('the fixed assemblies run', () => {
   test('Mono and .NET run the strong-named add-in with its fixed dependencies, internals included, bound by their exact full names; not the unfixed ones', async () => {
     const folder = join(dir, 'addin-run');
     const built = sharedAddin();
-    const identities = new Map([['lib', identityPublicKey(pair)], ['lib.friend', identityPublicKey(pair)]]);
+    const identities = new Map([
+      ['lib', identityPublicKey(pair)],
+      ['lib.friend', identityPublicKey(pair)],
+    ]);
     const out = join(folder, 'fixed');
     const unfixed = join(folder, 'unfixed');
     mkdirSync(out, { recursive: true });
     mkdirSync(unfixed, { recursive: true });
-    for (const [name, path] of [['Lib.dll', built.lib], ['Lib.Friend.dll', built.friend], ['Addin.exe', built.addin]] as const) {
+    for (const [name, path] of [
+      ['Lib.dll', built.lib],
+      ['Lib.Friend.dll', built.friend],
+      ['Addin.exe', built.addin],
+    ] as const) {
       const result = strongNameAssembly(new Uint8Array(readFileSync(path)), { key: pair, identities });
       // The metadata is written where it was (the add-in's signature slot moves behind it): no section is added.
-      expect(parsePeImage(result.bytes).sections.map((s) => s.name), name).toEqual(parsePeImage(readFileSync(path)).sections.map((s) => s.name));
+      expect(
+        parsePeImage(result.bytes).sections.map((s) => s.name),
+        name,
+      ).toEqual(parsePeImage(readFileSync(path)).sections.map((s) => s.name));
       writeFileSync(join(out, name), result.bytes);
       if (name === 'Addin.exe') writeFileSync(join(unfixed, name), result.bytes);
       else copyFileSync(path, join(unfixed, name));
@@ -341,20 +375,40 @@ describe.skipIf(!runDotnetTests || !hasMcs)('the fixed assemblies run', () => {
       const r = spawnSync('mono', [join(folder, 'Addin.exe')], { encoding: 'utf8' });
       expect(r.status, r.stderr).toBe(0);
       const out = r.stdout.trimEnd().split('\n');
-      return { first: out[0], loaded: out.filter((l) => l.startsWith('loaded ')).map((l) => l.slice(7)).sort(), wanted: out.filter((l) => l.startsWith('wanted ')).map((l) => l.slice(7)).sort() };
+      return {
+        first: out[0],
+        loaded: out
+          .filter((l) => l.startsWith('loaded '))
+          .map((l) => l.slice(7))
+          .sort(),
+        wanted: out
+          .filter((l) => l.startsWith('wanted '))
+          .map((l) => l.slice(7))
+          .sort(),
+      };
     };
     const ok = lines(out);
     expect(ok.first).toBe('hello add-in 42');
-    expect(ok.loaded).toEqual([`Lib, Version=2.1.0.0, Culture=neutral, PublicKeyToken=${token}`, `Lib.Friend, Version=1.0.0.0, Culture=neutral, PublicKeyToken=${token}`]);
+    expect(ok.loaded).toEqual([
+      `Lib, Version=2.1.0.0, Culture=neutral, PublicKeyToken=${token}`,
+      `Lib.Friend, Version=1.0.0.0, Culture=neutral, PublicKeyToken=${token}`,
+    ]);
     expect(ok.wanted).toEqual(ok.loaded);
     const control = lines(unfixed);
-    expect(control.loaded).toEqual(['Lib, Version=2.1.0.0, Culture=neutral, PublicKeyToken=null', 'Lib.Friend, Version=1.0.0.0, Culture=neutral, PublicKeyToken=null']);
+    expect(control.loaded).toEqual([
+      'Lib, Version=2.1.0.0, Culture=neutral, PublicKeyToken=null',
+      'Lib.Friend, Version=1.0.0.0, Culture=neutral, PublicKeyToken=null',
+    ]);
     expect(control.wanted).not.toEqual(control.loaded);
 
     // .NET (tools/fix-host, net8.0) binds as .NET Framework does, by exact full name, and runs the add-in.
     const build = await buildOnce(join(repoRoot, 'tools', 'fix-host'));
     expect(build.status, build.output).toBe(0);
-    const host = (folder: string) => spawnSync('dotnet', [join(repoRoot, 'tools', 'fix-host', 'bin', 'Release', 'fix-host.dll'), folder, 'Addin.exe'], { encoding: 'utf8', env: { ...process.env, DOTNET_CLI_TELEMETRY_OPTOUT: '1' } });
+    const host = (folder: string) =>
+      spawnSync('dotnet', [join(repoRoot, 'tools', 'fix-host', 'bin', 'Release', 'fix-host.dll'), folder, 'Addin.exe'], {
+        encoding: 'utf8',
+        env: { ...process.env, DOTNET_CLI_TELEMETRY_OPTOUT: '1' },
+      });
     const ran = host(out);
     expect(ran.status, ran.stderr).toBe(0);
     expect(ran.stdout).toContain(`bound Lib, Version=2.1.0.0, Culture=neutral, PublicKeyToken=${token}`);
@@ -390,7 +444,10 @@ describe.skipIf(!runDotnetTests || !hasMcs)('the shapes of old x64 and IA64 comp
       expect(image.machine).toBe(parsePeImage(bytes).machine);
       // The metadata stays in .text (which grows in the file when its padding has no room); the overlay stays last.
       expect(result.notes).toEqual([]);
-      expect(image.sections.map((s) => s.name), name).toEqual(parsePeImage(bytes).sections.map((s) => s.name));
+      expect(
+        image.sections.map((s) => s.name),
+        name,
+      ).toEqual(parsePeImage(bytes).sections.map((s) => s.name));
       expect([bytes.length, bytes.length + 512], name).toContain(result.bytes.length);
       if (name === 'hello.textonly.x64.exe') expect(Buffer.from(result.bytes.subarray(-12)).equals(Buffer.from(bytes.subarray(-12)))).toBe(true);
       const fixed = save(`shapes/fixed/${name}`, result.bytes);
@@ -409,7 +466,10 @@ describe.skipIf(!runDotnetTests || !hasMcs)('the shapes of old x64 and IA64 comp
     expect(build.status, build.output).toBe(0);
     // .NET on x64 loads the x64 ones (IA64 and x86 images are refused there before and after, as they should be).
     for (const name of ['hello.x64.exe', 'hello.textonly.x64.exe']) {
-      const ran = spawnSync('dotnet', [join(repoRoot, 'tools', 'fix-host', 'bin', 'Release', 'fix-host.dll'), join(dir, 'shapes', 'fixed'), name], { encoding: 'utf8', env: { ...process.env, DOTNET_CLI_TELEMETRY_OPTOUT: '1' } });
+      const ran = spawnSync('dotnet', [join(repoRoot, 'tools', 'fix-host', 'bin', 'Release', 'fix-host.dll'), join(dir, 'shapes', 'fixed'), name], {
+        encoding: 'utf8',
+        env: { ...process.env, DOTNET_CLI_TELEMETRY_OPTOUT: '1' },
+      });
       expect(ran.stdout, `${name}: ${ran.stderr}`).toContain('foo!');
       expect(ran.status, name).toBe(0);
     }
@@ -446,11 +506,17 @@ describe('hostile and fuzzed inputs end in a typed error or a valid output', () 
 
   test('the hostile shapes of the reader budgets, their references strong-named too', async () => {
     const { methodPtrAttributes, sharedAttributeBlob, sharedStringTails } = await import('../helpers/hostile-assemblies.js');
-    for (const [name, bytes] of [['shared string tails', sharedStringTails(200, 64 * 1024)], ['MethodPtr attributes', methodPtrAttributes(3_000)], ['shared attribute blob', sharedAttributeBlob(300, 64 * 1024)]] as const) {
+    for (const [name, bytes] of [
+      ['shared string tails', sharedStringTails(200, 64 * 1024)],
+      ['MethodPtr attributes', methodPtrAttributes(3_000)],
+      ['shared attribute blob', sharedAttributeBlob(300, 64 * 1024)],
+    ] as const) {
       // The reader's budgets may refuse the names themselves; then the writer must refuse the file as well.
       let names: string[] = [];
       try {
-        names = readModule(bytes).assemblyReferences.slice(0, 50).map((r) => r.name);
+        names = readModule(bytes)
+          .assemblyReferences.slice(0, 50)
+          .map((r) => r.name);
       } catch (error) {
         expect(isSignGateError(error), name).toBe(true);
       }
@@ -464,7 +530,11 @@ describe('hostile and fuzzed inputs end in a typed error or a valid output', () 
 
   test('2,000 mutated copies of real assemblies; SRM reads every output whose input it reads', async () => {
     const next = random(20261124);
-    const bases = [fixture('assemblies/unsigned.dll'), fixture('sdk/bin/wrong-turns/UnsignedReference/UnsignedLib.dll'), fixture('sdk/bin/wrong-turns/UnsignedReference/WrongTurn.UnsignedReference.dll')];
+    const bases = [
+      fixture('assemblies/unsigned.dll'),
+      fixture('sdk/bin/wrong-turns/UnsignedReference/UnsignedLib.dll'),
+      fixture('sdk/bin/wrong-turns/UnsignedReference/WrongTurn.UnsignedReference.dll'),
+    ];
     const identities = new Map([['UnsignedLib', identityPublicKey(pair)]]);
     const tally = { error: 0, written: 0 };
     const written: [string, string][] = [];
@@ -480,7 +550,9 @@ describe('hostile and fuzzed inputs end in a typed error or a valid output', () 
       requireDotnet();
       await buildSrmOracle();
       const read = await srmDescribe<{ path: string; error: string | null }>(written.flat());
-      const refused = written.filter((_, i) => read[2 * i]!.error === null && read[2 * i + 1]!.error !== null).map(([, out], i) => `${out}: ${read[2 * i + 1]!.error}`);
+      const refused = written
+        .filter((_, i) => read[2 * i]!.error === null && read[2 * i + 1]!.error !== null)
+        .map(([, out], i) => `${out}: ${read[2 * i + 1]!.error}`);
       expect(refused).toEqual([]);
     }
     // Most mutations land in code or padding and leave a file that can be strong-named; some break the headers.

@@ -69,7 +69,7 @@ afterEach(() => {
 });
 
 describe('fix plans from headers and metadata', () => {
-  test('another publisher\'s large assembly that stays as it is is not read whole, and its signature is not checked', async () => {
+  test("another publisher's large assembly that stays as it is is not read whole, and its signature is not checked", async () => {
     const folder = mkdtempSync(join(tmpdir(), 'signgate-fix-plan-'));
     const big = join(folder, 'LargeAddin.dll');
     writeFileSync(big, withGarbageInIl(largeSigned('test-keys/12345_keypair.snk')));
@@ -118,7 +118,10 @@ describe('fix plans from headers and metadata', () => {
         whole = { code: (error as { code: string }).code, message: (error as Error).message };
       }
       expect(whole, name).toBeDefined();
-      expect(result.files.find((f) => f.path === name), name).toMatchObject({ outcome: 'refused', reason: whole });
+      expect(
+        result.files.find((f) => f.path === name),
+        name,
+      ).toMatchObject({ outcome: 'refused', reason: whole });
     }
   });
 

@@ -32,7 +32,14 @@ function readBack(path: string): Promise<ReadBack[]> {
           const parts: Buffer[] = [];
           stream.on('data', (d: Buffer) => parts.push(d));
           stream.on('end', () => {
-            out.push({ name: entry.fileName, method: entry.compressionMethod, crc32: entry.crc32, externalAttributes: entry.externalFileAttributes, date: entry.getLastModDate(), bytes: Buffer.concat(parts) });
+            out.push({
+              name: entry.fileName,
+              method: entry.compressionMethod,
+              crc32: entry.crc32,
+              externalAttributes: entry.externalFileAttributes,
+              date: entry.getLastModDate(),
+              bytes: Buffer.concat(parts),
+            });
             zip.readEntry();
           });
         });
@@ -95,13 +102,22 @@ describe('writeZip', () => {
   test('the same entries give the same bytes, whichever way they were prepared', async () => {
     const a = join(dir, 'a.zip');
     const b = join(dir, 'b.zip');
-    await writeZipFile(a, [{ name: 'x.dll', source: { bytes: assembly } }, { name: 'r.bin', source: { bytes: random } }]);
-    await writeZipFile(b, [{ name: 'x.dll', source: { prepared: await prepareZipEntryAsync(assembly) } }, { name: 'r.bin', source: { prepared: prepareZipEntry(random) } }]);
+    await writeZipFile(a, [
+      { name: 'x.dll', source: { bytes: assembly } },
+      { name: 'r.bin', source: { bytes: random } },
+    ]);
+    await writeZipFile(b, [
+      { name: 'x.dll', source: { prepared: await prepareZipEntryAsync(assembly) } },
+      { name: 'r.bin', source: { prepared: prepareZipEntry(random) } },
+    ]);
     expect(readFileSync(a).equals(readFileSync(b))).toBe(true);
   });
 
   test('the package goes to any output, a batch of chunks at a time: in memory it is the bytes of the file', async () => {
-    const entries = [{ name: 'x.dll', source: { bytes: assembly } }, { name: 'r.bin', source: { read: async () => random } }];
+    const entries = [
+      { name: 'x.dll', source: { bytes: assembly } },
+      { name: 'r.bin', source: { read: async () => random } },
+    ];
     const written: Uint8Array[] = [];
     const kept: Uint8Array[] = [];
     await writeZip({ name: 'in memory', write: async (chunks) => void written.push(...chunks) }, entries, kept);
@@ -112,7 +128,9 @@ describe('writeZip', () => {
 
   test('a file that cannot be read fails the package, and neither the package nor a temporary file is left', async () => {
     const target = join(dir, 'broken.zip');
-    await expect(writeZipFile(target, [{ name: 'a.dll', source: { bytes: assembly } }, zipEntryOfFile('gone.dll', join(dir, 'no-such-file.dll'))])).rejects.toThrow(/no-such-file/);
+    await expect(
+      writeZipFile(target, [{ name: 'a.dll', source: { bytes: assembly } }, zipEntryOfFile('gone.dll', join(dir, 'no-such-file.dll'))]),
+    ).rejects.toThrow(/no-such-file/);
     expect(readdirSync(dir).filter((n) => n.startsWith('.') || n === 'broken.zip')).toEqual([]);
   });
 

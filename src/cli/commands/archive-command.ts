@@ -32,7 +32,9 @@ export async function runSignArchive(args: SignArgs & { archive: string }, io: I
       retry: (r) => io.err(retryLine(r)),
       checkFailed: (check, errors) => {
         io.out(formatReport('text', check, { color: io.color }));
-        io.err(`signgate sign: the pre-flight check of the assemblies in ${displayPath(args.archive)} found ${errors} error(s); nothing was uploaded. Fix them, or pass --no-check to upload anyway.`);
+        io.err(
+          `signgate sign: the pre-flight check of the assemblies in ${displayPath(args.archive)} found ${errors} error(s); nothing was uploaded. Fix them, or pass --no-check to upload anyway.`,
+        );
       },
     },
   );
@@ -41,11 +43,15 @@ export async function runSignArchive(args: SignArgs & { archive: string }, io: I
   else {
     for (const f of result.files) {
       const mark = f.verified ? c.green('ok  ') : f.failed ? c.red('FAIL') : c.dim('keep');
-      io.out(`${mark} ${f.name}  ${f.verified ? 'signed and verified' : (f.reason ?? (f.state === 'not an assembly' ? 'not an assembly: returned as it was' : `returned as it was (${f.state})`))}`);
+      io.out(
+        `${mark} ${f.name}  ${f.verified ? 'signed and verified' : (f.reason ?? (f.state === 'not an assembly' ? 'not an assembly: returned as it was' : `returned as it was (${f.state})`))}`,
+      );
     }
     for (const extra of result.extras ?? []) io.out(`${c.red('FAIL')} ${extra}  sent back by the service but never uploaded: left out of the result archive`);
     const s = result.summary;
-    io.out(`\n${s.files} files, ${s.assemblies} assemblies: ${s.verified} signed and verified, ${s.failed ? c.red(`${s.failed} failed`) : '0 failed'}. Result archive ${displayPath(result.output!)} (with signing-log.txt and signing-logs/ per file)${result.deleted ? '; the job was deleted' : ''}`);
+    io.out(
+      `\n${s.files} files, ${s.assemblies} assemblies: ${s.verified} signed and verified, ${s.failed ? c.red(`${s.failed} failed`) : '0 failed'}. Result archive ${displayPath(result.output!)} (with signing-log.txt and signing-logs/ per file)${result.deleted ? '; the job was deleted' : ''}`,
+    );
   }
   return result.summary.failed === 0 ? ExitCode.Ok : ExitCode.Findings;
 }
@@ -60,7 +66,12 @@ export const packCommand = (io: Io, setExit: (code: ExitCodeValue) => void): Com
   describe: 'Pre-flight check, then write the ZIP archive of the build output for the archive path (sign --archive, /exchange)',
   builder: (y: Argv) =>
     y
-      .positional('paths', { type: 'string', array: true, default: undefined, describe: 'Build output folders or files: every file below a folder goes into the archive' })
+      .positional('paths', {
+        type: 'string',
+        array: true,
+        default: undefined,
+        describe: 'Build output folders or files: every file below a folder goes into the archive',
+      })
       .option('output', { alias: 'o', type: 'string', demandOption: true, describe: 'The archive to write (.zip)' })
       .option('key', optionKeyOption)
       .option('vendor', vendorOption)
@@ -70,17 +81,24 @@ export const packCommand = (io: Io, setExit: (code: ExitCodeValue) => void): Com
       .option('check', { type: 'boolean', default: true, describe: 'Write nothing when the pre-flight check finds errors (--no-check writes anyway)' })
       .option('force', { type: 'boolean', default: false, describe: 'Pack files that look like access tokens anyway (a key pair or private key never)' })
       .option('config', { type: 'string', describe: 'Config file (default: signgate.config.json from the working directory upward)' })
-      .example('$0 pack bin/Release -o MyAddin-1.4.zip --key 12345_public.snk --vendor Contoso', 'check, then zip the build output') as unknown as Argv<PackArgs>,
+      .example(
+        '$0 pack bin/Release -o MyAddin-1.4.zip --key 12345_public.snk --vendor Contoso',
+        'check, then zip the build output',
+      ) as unknown as Argv<PackArgs>,
   handler: async (args: ArgumentsCamelCase<PackArgs>) => {
     const { output: _report, format: _format, ...options } = checkOptionsFrom({ ...args, paths: strings(args.paths) ?? [] });
     const result = await pack({ ...options, archive: args.output!, check: args.check, force: args.force });
     if (result.stoppedByCheck) {
       io.out(formatReport('text', result.check, { color: io.color }));
-      io.err(`signgate pack: the pre-flight check found ${result.check.summary.errors} error(s); ${displayPath(result.archive)} was not written. Fix them, or pass --no-check.`);
+      io.err(
+        `signgate pack: the pre-flight check found ${result.check.summary.errors} error(s); ${displayPath(result.archive)} was not written. Fix them, or pass --no-check.`,
+      );
       return setExit(ExitCode.Findings);
     }
     io.out(displayPath(result.archive));
-    io.err(`signgate pack: ${result.files.length} files in ${displayPath(result.archive)} (${result.check.summary.needsSigning} need signing, ${result.check.summary.warnings} warnings); upload it with 'signgate sign --archive ${displayPath(result.archive)}' or on the service's /exchange page`);
+    io.err(
+      `signgate pack: ${result.files.length} files in ${displayPath(result.archive)} (${result.check.summary.needsSigning} need signing, ${result.check.summary.warnings} warnings); upload it with 'signgate sign --archive ${displayPath(result.archive)}' or on the service's /exchange page`,
+    );
     setExit(ExitCode.Ok);
   },
 });

@@ -46,7 +46,11 @@ export function ruleSettings(values: readonly string[] | undefined): Record<stri
   const out: Record<string, SeveritySetting> = {};
   for (const value of values) {
     const m = /^([A-Za-z0-9-]+)=(error|warning|note|off)$/.exec(value);
-    if (!m || !findRule(m[1]!)) throw new UsageError(`--rule ${JSON.stringify(value)} is not <rule>=<error|warning|note|off>`, 'Name a rule by its id or name (docs/rules.md), for example --rule loads-under-no-license=note.');
+    if (!m || !findRule(m[1]!))
+      throw new UsageError(
+        `--rule ${JSON.stringify(value)} is not <rule>=<error|warning|note|off>`,
+        'Name a rule by its id or name (docs/rules.md), for example --rule loads-under-no-license=note.',
+      );
     out[m[1]!] = m[2] as SeveritySetting;
   }
   return out;
@@ -112,18 +116,35 @@ export const checkCommand = (io: Io, setExit: (code: ExitCodeValue) => void): Co
   describe: 'Pre-flight gate: will the signing service accept every file, and will the signed result load?',
   builder: (y: Argv<CommonArgs>) =>
     y
-      .positional('paths', { type: 'string', array: true, default: undefined, describe: 'Build output folders, files or glob patterns (default: "paths" in the config)' })
+      .positional('paths', {
+        type: 'string',
+        array: true,
+        default: undefined,
+        describe: 'Build output folders, files or glob patterns (default: "paths" in the config)',
+      })
       .option('key', optionKeyOption)
       .option('vendor', vendorOption)
       .option('vendor-api', vendorApiOption)
-      .option('rule', { type: 'string', array: true, describe: 'A rule\'s severity for this run, <rule>=<error|warning|note|off> (as "rules" in signgate.config.json); e.g. loads-under-no-license=note' })
-      .option('reference', { type: 'string', array: true, describe: 'A vendor API assembly (or its folder) the add-in compiles against: read only to name the vendor attribute exactly' })
+      .option('rule', {
+        type: 'string',
+        array: true,
+        describe: 'A rule\'s severity for this run, <rule>=<error|warning|note|off> (as "rules" in signgate.config.json); e.g. loads-under-no-license=note',
+      })
+      .option('reference', {
+        type: 'string',
+        array: true,
+        describe: 'A vendor API assembly (or its folder) the add-in compiles against: read only to name the vendor attribute exactly',
+      })
       .option('vendor-namespace', vendorNamespaceOption)
       .option('root', rootOption('Upload names are paths relative to this folder (the relative folders then count for duplicates)'))
       .option('format', { type: 'string', choices: ReportFormats, describe: 'Report format (default text)' })
       .option('json', { type: 'boolean', describe: 'The same as --format json' })
       .option('output', { alias: 'o', type: 'string', describe: 'Write the report to this file (a text summary still goes to stdout)' })
-      .option('max-upload-bytes', { type: 'number', coerce: numberOption('max-upload-bytes', { integer: true, min: 1 }), describe: `Size limit of one upload job (default ${DEFAULT_MAX_UPLOAD_BYTES})` })
+      .option('max-upload-bytes', {
+        type: 'number',
+        coerce: numberOption('max-upload-bytes', { integer: true, min: 1 }),
+        describe: `Size limit of one upload job (default ${DEFAULT_MAX_UPLOAD_BYTES})`,
+      })
       .option('base-url', {
         alias: 'baseUrl',
         type: 'string',
@@ -135,15 +156,23 @@ export const checkCommand = (io: Io, setExit: (code: ExitCodeValue) => void): Co
           'Go online: cross-check the licenses (GET /licenses) at --base-url, "baseUrl" in the config or SIGNGATE_BASE_URL (alone, ' +
           'they leave the check offline); needs a token; --no-online: offline, whatever the config says',
       })
-      .option('access-token', { alias: 'accessToken', type: 'string', describe: 'Personal access token (prefer --access-token-file or the SIGNGATE_ACCESS_TOKEN variable: a value here shows in process lists)' })
+      .option('access-token', {
+        alias: 'accessToken',
+        type: 'string',
+        describe: 'Personal access token (prefer --access-token-file or the SIGNGATE_ACCESS_TOKEN variable: a value here shows in process lists)',
+      })
       .option('access-token-file', { type: 'string', describe: 'File whose first line is the access token' })
       .option('config', { type: 'string', describe: `Config file (default: ${CONFIG_FILE_NAME} from the working directory upward)` })
       .option('threads', checkThreadsOption)
       .example('$0 check bin/Release --key 12345_public.snk --vendor Contoso', 'check a build output folder')
       .example('$0 check --format sarif -o signgate.sarif', 'settings from signgate.config.json, SARIF for code scanning')
       .example('$0 check bin/Release --online', 'with SIGNGATE_BASE_URL and SIGNGATE_ACCESS_TOKEN exported: the license cross-check too')
-      .example('$0 check obj/Release/net48/MyAddin.dll --reference ../sdk/Contoso.AddinApi.dll --rule loads-under-no-license=note', 'name the vendor attribute from its API assembly; report SG801 too')
-      .epilog('Exit codes: 0 no error findings, 1 error findings, 2 usage or configuration error, 3 unreadable input, network or service error.') as unknown as Argv<CheckArgs>,
+      .example(
+        '$0 check obj/Release/net48/MyAddin.dll --reference ../sdk/Contoso.AddinApi.dll --rule loads-under-no-license=note',
+        'name the vendor attribute from its API assembly; report SG801 too',
+      )
+      .epilog(
+        'Exit codes: 0 no error findings, 1 error findings, 2 usage or configuration error, 3 unreadable input, network or service error.',
+      ) as unknown as Argv<CheckArgs>,
   handler: async (args: ArgumentsCamelCase<CheckArgs>) => setExit(await runCheckCommand(args, io)),
 });
-

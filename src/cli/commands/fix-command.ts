@@ -35,7 +35,12 @@ export function formatFixReport(result: FixResult, io: Pick<Io, 'color'>): strin
   const c = io.color;
   const lines: string[] = [];
   for (const f of result.files) {
-    const verb = f.outcome === 'refused' ? c.red(VERB[f.outcome]) : f.outcome === 'skipped' || f.outcome === 'unchanged' ? c.dim(VERB[f.outcome]) : c.green(VERB[f.outcome]);
+    const verb =
+      f.outcome === 'refused'
+        ? c.red(VERB[f.outcome])
+        : f.outcome === 'skipped' || f.outcome === 'unchanged'
+          ? c.dim(VERB[f.outcome])
+          : c.green(VERB[f.outcome]);
     const where = f.writtenTo && f.writtenTo !== f.path ? ` -> ${f.writtenTo}` : '';
     lines.push(`${f.path}: ${verb}${where}`);
     if (f.reason) lines.push(`  ${f.outcome === 'refused' ? `error ${f.reason.code}` : 'because'}: ${f.reason.message}`);
@@ -70,14 +75,22 @@ const NOT_TO_FIX = new Set(['SG_ERR_FIX_NOT_MANAGED', 'SG_ERR_FIX_NETMODULE', 'S
  * The build's code for each kind of note (docs/msbuild.md): SGB008 a friend outside the set, SGB009 an Authenticode
  * signature removed, SGB010 compiled XAML, SGB013 overlay bytes kept, SGB014 a satellite's key.
  */
-const MSBUILD_NOTE_CODE: Record<FixFileResult['notes'][number]['kind'], string> = { 'friend-without-key': 'SGB008', 'authenticode-removed': 'SGB009', baml: 'SGB010', 'overlay-kept': 'SGB013', satellite: 'SGB014' };
+const MSBUILD_NOTE_CODE: Record<FixFileResult['notes'][number]['kind'], string> = {
+  'friend-without-key': 'SGB008',
+  'authenticode-removed': 'SGB009',
+  baml: 'SGB010',
+  'overlay-kept': 'SGB013',
+  satellite: 'SGB014',
+};
 
 export function formatFixForMsbuild(result: FixResult): string {
   const lines: string[] = [];
   for (const f of result.files) {
     if (f.outcome === 'refused') lines.push(`${f.path} : error ${f.reason!.code} : signgate fix: ${f.reason!.message}`);
-    else if (f.outcome === 'skipped' && f.reason && !NOT_TO_FIX.has(f.reason.code)) lines.push(`${f.path} : warning ${f.reason.code} : signgate fix: skipped: ${f.reason.message}`);
-    else if (f.outcome !== 'skipped' && f.outcome !== 'unchanged') lines.push(`signgate fix: ${f.path}: ${VERB[f.outcome]}${f.writtenTo ? ` -> ${f.writtenTo}` : ''}`);
+    else if (f.outcome === 'skipped' && f.reason && !NOT_TO_FIX.has(f.reason.code))
+      lines.push(`${f.path} : warning ${f.reason.code} : signgate fix: skipped: ${f.reason.message}`);
+    else if (f.outcome !== 'skipped' && f.outcome !== 'unchanged')
+      lines.push(`signgate fix: ${f.path}: ${VERB[f.outcome]}${f.writtenTo ? ` -> ${f.writtenTo}` : ''}`);
     // What fix could not rewrite, or removed, is told as a message (MSBuild's categories are only error and
     // warning: `note` keeps the line out of both), one code per kind: nothing here is for the build to fail on.
     for (const note of f.notes) lines.push(`${f.path} : note ${MSBUILD_NOTE_CODE[note.kind]} : signgate fix: ${note.message}`);
@@ -108,22 +121,40 @@ export const fixCommand = (io: Io, setExit: (code: ExitCodeValue) => void): Comm
   describe: 'Strong-name the assemblies that have none (the cure for SG401) and point every assembly of the set at them',
   builder: (y: Argv<CommonArgs>) =>
     y
-      .positional('paths', { type: 'string', array: true, default: undefined, describe: 'The add-in and its dependencies: folders, files or glob patterns (default: the working directory)' })
-      .option('key', { type: 'string', describe: 'Your key pair (.snk from sn -k), or a pkcs11: URI of a key in a token (docs/deploy.md): signs each assembly that has no strong name' })
-      .option('delay-sign', { type: 'string', describe: 'Instead of --key: the option public key file <optionId>_public.snk, to delay-sign for the vendor\'s service' })
-      .option('hash', { type: 'string', choices: ['sha1', 'sha256'] as const, describe: 'Signature hash algorithm (default sha1, which every runtime verifies)' })
+      .positional('paths', {
+        type: 'string',
+        array: true,
+        default: undefined,
+        describe: 'The add-in and its dependencies: folders, files or glob patterns (default: the working directory)',
+      })
+      .option('key', {
+        type: 'string',
+        describe: 'Your key pair (.snk from sn -k), or a pkcs11: URI of a key in a token (docs/deploy.md): signs each assembly that has no strong name',
+      })
+      .option('delay-sign', {
+        type: 'string',
+        describe: "Instead of --key: the option public key file <optionId>_public.snk, to delay-sign for the vendor's service",
+      })
+      .option('hash', {
+        type: 'string',
+        choices: ['sha1', 'sha256'] as const,
+        describe: 'Signature hash algorithm (default sha1, which every runtime verifies)',
+      })
       .option('in-place', { type: 'boolean', describe: 'Replace each changed file where it is (a temporary file, then a rename)' })
-      .option('out', { type: 'string', describe: 'Write the changed files below this folder, at their paths relative to the inputs\' common folder' })
+      .option('out', { type: 'string', describe: "Write the changed files below this folder, at their paths relative to the inputs' common folder" })
       .option('dry-run', { type: 'boolean', describe: 'Report what would change; write nothing' })
-      .option('force', { type: 'boolean', describe: 'Re-sign another publisher\'s assembly that references a fixed one' })
+      .option('force', { type: 'boolean', describe: "Re-sign another publisher's assembly that references a fixed one" })
       .option('json', { type: 'boolean', describe: 'Print the result as JSON' })
-      .option('list', { type: 'string', describe: 'A file listing more inputs, one path per line; a listed file that cannot be fixed (native, a reference assembly, a refusal) is skipped' })
+      .option('list', {
+        type: 'string',
+        describe: 'A file listing more inputs, one path per line; a listed file that cannot be fixed (native, a reference assembly, a refusal) is skipped',
+      })
       .option('flat', { type: 'boolean', describe: 'With --out: write each changed file directly into the folder, under its own name' })
       .option('from-msbuild', { type: 'boolean', hidden: true })
-      .example('$0 fix bin/Release --key mykey.snk --in-place', 'strong-name the unsigned dependencies in a build output; the add-in\'s references follow')
-      .example('$0 fix bin/Release --delay-sign 12345_public.snk --out upload', 'delay-sign them for the vendor\'s service instead')
+      .example('$0 fix bin/Release --key mykey.snk --in-place', "strong-name the unsigned dependencies in a build output; the add-in's references follow")
+      .example('$0 fix bin/Release --delay-sign 12345_public.snk --out upload', "delay-sign them for the vendor's service instead")
       .epilog(
-        'A refused file is left as it was, with every file tied to it by a reference, a friend or a satellite\'s key; the rest is fixed. ' +
+        "A refused file is left as it was, with every file tied to it by a reference, a friend or a satellite's key; the rest is fixed. " +
           'Exit codes: 0 done, 1 a file was refused or a referenced library without a strong name is not among the inputs, ' +
           '2 usage error, 3 unreadable input or key.',
       ) as unknown as Argv<FixArgs>,

@@ -36,13 +36,23 @@ export function formatInspectText(info: AssemblyInfo, io: Io): string {
     row('error', c.red(`${info.error.code}: ${info.error.message}`));
     return lines.join('\n');
   }
-  if (info.pe) row('pe', `${info.pe.format} ${info.pe.machine} ${info.pe.kind}${info.pe.authenticode ? ', Authenticode' : ''}${info.pe.overlayBytes ? `, ${info.pe.overlayBytes} overlay bytes` : ''}`);
+  if (info.pe)
+    row(
+      'pe',
+      `${info.pe.format} ${info.pe.machine} ${info.pe.kind}${info.pe.authenticode ? ', Authenticode' : ''}${info.pe.overlayBytes ? `, ${info.pe.overlayBytes} overlay bytes` : ''}`,
+    );
   if (!info.managed) {
     row('managed', 'no: a native PE image without a CLI header');
     return lines.join('\n');
   }
   if (info.cli) {
-    const flags = [info.cli.ilOnly && 'ILONLY', info.cli.requires32Bit && '32BITREQUIRED', info.cli.prefers32Bit && '32BITPREFERRED', info.cli.ilLibrary && 'IL_LIBRARY', info.cli.strongNameSignedFlag && 'STRONGNAMESIGNED']
+    const flags = [
+      info.cli.ilOnly && 'ILONLY',
+      info.cli.requires32Bit && '32BITREQUIRED',
+      info.cli.prefers32Bit && '32BITPREFERRED',
+      info.cli.ilLibrary && 'IL_LIBRARY',
+      info.cli.strongNameSignedFlag && 'STRONGNAMESIGNED',
+    ]
       .filter(Boolean)
       .join(' ');
     row('cli', `runtime ${info.cli.runtimeVersion}, metadata ${info.cli.metadataVersion}, flags 0x${info.cli.flags.toString(16)} ${flags}`);
@@ -71,21 +81,34 @@ export function formatInspectText(info: AssemblyInfo, io: Io): string {
     const a = info.authenticode;
     row('authenticode', (a.state === 'valid' ? c.green : c.red)(describeAuthenticodeVerdict(authenticodeVerdict(a))));
   }
-  for (const r of info.references) row('reference', `${r.name}, Version=${r.version}, Culture=${r.culture || 'neutral'}, PublicKeyToken=${r.publicKeyToken ?? 'null'}`);
+  for (const r of info.references)
+    row('reference', `${r.name}, Version=${r.version}, Culture=${r.culture || 'neutral'}, PublicKeyToken=${r.publicKeyToken ?? 'null'}`);
   if (info.error) row('error', c.red(`${info.error.code}: ${info.error.message}`));
   return lines.join('\n');
 }
 
 /** Prints in chunks (buffered-io.ts): one write per record costs more than the text for thousands of files. */
-export async function runInspect(args: Pick<InspectArgs, 'inputs' | 'json' | 'verify' | 'keyMap' | 'threads' | 'trustStore'> & { authenticode?: boolean }, io: Io): Promise<ExitCodeValue> {
+export async function runInspect(
+  args: Pick<InspectArgs, 'inputs' | 'json' | 'verify' | 'keyMap' | 'threads' | 'trustStore'> & { authenticode?: boolean },
+  io: Io,
+): Promise<ExitCodeValue> {
   return withBufferedOutput(io, (buffered) => runInspectBuffered(args, buffered));
 }
 
-async function runInspectBuffered(args: Pick<InspectArgs, 'inputs' | 'json' | 'verify' | 'keyMap' | 'threads' | 'trustStore'> & { authenticode?: boolean }, io: Io): Promise<ExitCodeValue> {
+async function runInspectBuffered(
+  args: Pick<InspectArgs, 'inputs' | 'json' | 'verify' | 'keyMap' | 'threads' | 'trustStore'> & { authenticode?: boolean },
+  io: Io,
+): Promise<ExitCodeValue> {
   const files = await expandInputs(args.inputs);
   const keyMap = loadKeyMap(args.keyMap);
   const trustStore = loadTrustStoreText(args.trustStore);
-  const options = { verify: args.verify, ...(args.authenticode === false ? { authenticode: false } : {}), ...(keyMap ? { keyMap } : {}), ...(trustStore ? { trustStore } : {}), ...(args.threads === undefined ? {} : { threads: args.threads }) };
+  const options = {
+    verify: args.verify,
+    ...(args.authenticode === false ? { authenticode: false } : {}),
+    ...(keyMap ? { keyMap } : {}),
+    ...(trustStore ? { trustStore } : {}),
+    ...(args.threads === undefined ? {} : { threads: args.threads }),
+  };
   let unreadable = false;
   // Printed record by record, exactly as one JSON.stringify(records, null, 2) or one joined text would print.
   let i = 0;
@@ -114,10 +137,21 @@ export const inspectCommand = (io: Io, setExit: (code: ExitCodeValue) => void): 
       .positional('inputs', { type: 'string', default: undefined, describe: 'Files, folders (all *.dll and *.exe below) or glob patterns' })
       .option('json', { type: 'boolean', default: false, describe: 'Print one JSON array (schemas/inspect.schema.json)' })
       .option('format', { type: 'string', choices: ['text', 'json'], describe: 'Output format (json is the same as --json)' })
-      .option('verify', { type: 'boolean', default: true, describe: 'Verify signatures cryptographically (--no-verify reports a non-empty slot as signed, not-verified)' })
+      .option('verify', {
+        type: 'boolean',
+        default: true,
+        describe: 'Verify signatures cryptographically (--no-verify reports a non-empty slot as signed, not-verified)',
+      })
       .option('key-map', { type: 'string', describe: "Mono machine.config whose <pubTokenMapping> substitutes keys by token, as Mono's sn does" })
-      .option('authenticode', { type: 'boolean', default: true, describe: 'Read and verify the Authenticode signatures (--no-authenticode skips them: faster on signed packages)' })
-      .option('trust-store', { type: 'string', describe: 'PEM file of trusted root/intermediate certificates: report whether each Authenticode chain reaches one' })
+      .option('authenticode', {
+        type: 'boolean',
+        default: true,
+        describe: 'Read and verify the Authenticode signatures (--no-authenticode skips them: faster on signed packages)',
+      })
+      .option('trust-store', {
+        type: 'string',
+        describe: 'PEM file of trusted root/intermediate certificates: report whether each Authenticode chain reaches one',
+      })
       .option('threads', threadsOption)
       .example('$0 inspect bin/Release', 'every assembly below bin/Release')
       .example('$0 inspect "out/**/*.dll" --json', 'JSON for a glob') as unknown as Argv<InspectArgs>,

@@ -36,11 +36,15 @@ function clientFrom(args: ServiceArgs, io: Io): ServiceClient {
 const serviceOptions = <T>(y: Argv<T>) =>
   y
     .option('base-url', { alias: 'baseUrl', type: 'string', describe: 'Signing service base URL (…/<service-name>/v1.0); or SIGNGATE_BASE_URL' })
-    .option('access-token', { alias: 'accessToken', type: 'string', describe: 'Personal access token (prefer --access-token-file or the SIGNGATE_ACCESS_TOKEN variable: a value here shows in process lists)' })
+    .option('access-token', {
+      alias: 'accessToken',
+      type: 'string',
+      describe: 'Personal access token (prefer --access-token-file or the SIGNGATE_ACCESS_TOKEN variable: a value here shows in process lists)',
+    })
     .option('access-token-file', { type: 'string', describe: 'File whose first line is the access token' })
     .option('config', { type: 'string', describe: 'Config file with "baseUrl"' })
     .option('json', { type: 'boolean', default: false, describe: 'Print JSON' })
-      .option('format', { type: 'string', choices: ['text', 'json'], describe: 'Output format (json is the same as --json)' });
+    .option('format', { type: 'string', choices: ['text', 'json'], describe: 'Output format (json is the same as --json)' });
 
 async function confirm(question: string, io: Io): Promise<boolean> {
   if (!process.stdin.isTTY) throw new UsageError('prune deletes jobs and needs a confirmation', 'Pass --yes when there is no terminal to answer on (CI).');
@@ -66,12 +70,19 @@ export async function runLicenses(args: LicensesArgs, io: Io): Promise<ExitCodeV
     else io.out(`wrote ${saved.path}: the public key of option ${saved.optionId} (${saved.bitLength}-bit, key token ${saved.token})`);
     return ExitCode.Ok;
   }
-  if (args.out !== undefined) throw new UsageError('--out goes with --public-key <optionId>', 'Pass --public-key <optionId> --out <optionId>_public.snk to write an option\'s public key file.');
+  if (args.out !== undefined)
+    throw new UsageError(
+      '--out goes with --public-key <optionId>',
+      "Pass --public-key <optionId> --out <optionId>_public.snk to write an option's public key file.",
+    );
   const entries = await client.licenseEntries();
   if (args.json) io.out(JSON.stringify(entries.map((e) => ({ optionId: e.optionId, publicKeyToken: e.publicKeyToken }))));
   else if (!entries.length) io.out('The organization holds no license option: nothing can be signed.');
   else {
-    const token = (e: LicenseEntry) => (e.publicKeyToken ? `key token ${e.publicKeyToken}` : `key token not reported by the service${e.publicKeyTokenProblem ? ` (${e.publicKeyTokenProblem})` : ''}`);
+    const token = (e: LicenseEntry) =>
+      e.publicKeyToken
+        ? `key token ${e.publicKeyToken}`
+        : `key token not reported by the service${e.publicKeyTokenProblem ? ` (${e.publicKeyTokenProblem})` : ''}`;
     io.out(entries.map((e) => `option ${e.optionId}: key file ${e.optionId}_public.snk, ${token(e)}`).join('\n'));
   }
   return ExitCode.Ok;
@@ -82,9 +93,16 @@ export const licensesCommand = (io: Io, setExit: (code: ExitCodeValue) => void):
   describe: "List the organization's license options (the <optionId>_public.snk it may use, with its key token); --public-key writes one",
   builder: (y: Argv) =>
     serviceOptions(y)
-      .option('public-key', { type: 'number', coerce: numberOption('public-key', { integer: true, min: 0 }), describe: "Write this option's public key file <optionId>_public.snk from the service" })
+      .option('public-key', {
+        type: 'number',
+        coerce: numberOption('public-key', { integer: true, min: 0 }),
+        describe: "Write this option's public key file <optionId>_public.snk from the service",
+      })
       .option('out', { type: 'string', describe: 'Where --public-key writes the file (default <optionId>_public.snk in the working directory)' })
-      .example('$0 licenses --public-key 12345 --out keys/12345_public.snk', "the option's public key file, to delay-sign with") as unknown as Argv<LicensesArgs>,
+      .example(
+        '$0 licenses --public-key 12345 --out keys/12345_public.snk',
+        "the option's public key file, to delay-sign with",
+      ) as unknown as Argv<LicensesArgs>,
   handler: async (args: ArgumentsCamelCase<LicensesArgs>) => setExit(await runLicenses(args, io)),
 });
 
@@ -120,7 +138,9 @@ export async function runJobs(args: JobsArgs, io: Io): Promise<ExitCodeValue> {
           io.out(`${j.id}  ${j.createdAt ?? '(no date)'}  ${state}  ${j.comment ?? ''}`.trimEnd());
         }
         const untallied = jobs.filter((j) => j.processingFinished === true && !tallies.has(j.id)).length;
-        io.out(`${jobs.length} job(s)${untallied ? `; ${untallied} finished job(s) without their files' outcome (the newest ${MAX_TALLIED_JOBS} are shown): 'signgate jobs status <id>'` : ''}`);
+        io.out(
+          `${jobs.length} job(s)${untallied ? `; ${untallied} finished job(s) without their files' outcome (the newest ${MAX_TALLIED_JOBS} are shown): 'signgate jobs status <id>'` : ''}`,
+        );
       }
       return ExitCode.Ok;
     }
@@ -135,7 +155,9 @@ export async function runJobs(args: JobsArgs, io: Io): Promise<ExitCodeValue> {
           for (const m of a.messages) io.out(`             ${m.messageType}: ${m.message}`);
         }
       }
-      return status.processingFinished && status.assemblies.every((a) => !FAILED_STATES.has(a.fileProcessingState.toLowerCase())) ? ExitCode.Ok : ExitCode.Findings;
+      return status.processingFinished && status.assemblies.every((a) => !FAILED_STATES.has(a.fileProcessingState.toLowerCase()))
+        ? ExitCode.Ok
+        : ExitCode.Findings;
     }
     case 'download': {
       needId();
@@ -159,14 +181,24 @@ export async function runJobs(args: JobsArgs, io: Io): Promise<ExitCodeValue> {
       return ExitCode.Ok;
     }
     case 'prune': {
-      if ((args.olderThan === undefined) === (args.keep === undefined)) throw new UsageError('prune needs exactly one of --older-than <duration> and --keep <n>', 'For example: signgate jobs prune --older-than 30d');
+      if ((args.olderThan === undefined) === (args.keep === undefined))
+        throw new UsageError('prune needs exactly one of --older-than <duration> and --keep <n>', 'For example: signgate jobs prune --older-than 30d');
       const plan = planPrune(await client.list(), args.keep !== undefined ? { keep: args.keep } : { olderThanMs: parseDuration(args.olderThan!) });
       const doomed = plan.doomed;
       if (plan.undated.length && args.keep === undefined) {
-        io.err(`${plan.undated.length} job(s) have no date the service gave (${plan.undated.slice(0, 5).map((j) => j.id).join(', ')}${plan.undated.length > 5 ? ', …' : ''}): not pruned by age; delete them with 'signgate jobs delete <id..>' or prune with --keep`);
+        io.err(
+          `${plan.undated.length} job(s) have no date the service gave (${plan.undated
+            .slice(0, 5)
+            .map((j) => j.id)
+            .join(', ')}${plan.undated.length > 5 ? ', …' : ''}): not pruned by age; delete them with 'signgate jobs delete <id..>' or prune with --keep`,
+        );
       }
       if (doomed.length === 0) {
-        io.out(plan.undated.length && args.keep === undefined ? `no dated job is older than ${args.olderThan}; ${plan.undated.length} undated job(s) left as they are` : 'nothing to prune');
+        io.out(
+          plan.undated.length && args.keep === undefined
+            ? `no dated job is older than ${args.olderThan}; ${plan.undated.length} undated job(s) left as they are`
+            : 'nothing to prune',
+        );
         return plan.undated.length && args.keep === undefined ? ExitCode.Findings : ExitCode.Ok;
       }
       if (!args.yes && !(await confirm(`Delete ${doomed.length} job(s) on ${client.baseUrl}?`, io))) {
@@ -193,7 +225,9 @@ function unpinRecord(args: JobsArgs, io: Io): ExitCodeValue {
   const removed = ledger.removeRecordCheckpoint(identity);
   if (!removed) io.out(`the job ledger ${ledger.path} holds no record pin for ${identity}: nothing removed`);
   else {
-    io.out(`removed the record pin of ${identity} from ${ledger.path}: the record key ${removed.publicKey.split('+').slice(0, 2).join('+')} and its checkpoint of ${removed.size} entries, saved on ${removed.savedAt}`);
+    io.out(
+      `removed the record pin of ${identity} from ${ledger.path}: the record key ${removed.publicKey.split('+').slice(0, 2).join('+')} and its checkpoint of ${removed.size} entries, saved on ${removed.savedAt}`,
+    );
     io.out('The next sign pins the key the service shows then; pass --record-key to name the one you expect.');
   }
   return ExitCode.Ok;

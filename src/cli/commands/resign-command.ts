@@ -51,9 +51,18 @@ export const resignCommand = (io: Io, setExit: (code: ExitCodeValue) => void): C
   builder: (y: Argv<CommonArgs>) =>
     y
       .positional('assembly', { type: 'string', demandOption: true, describe: 'The delay-signed assembly' })
-      .option('key-pair', { alias: 'key', type: 'string', demandOption: true, describe: 'The key pair (.snk from sn -k) whose public key the assembly carries, or a pkcs11: URI of that key in a PKCS#11 token (the PIN from pin-source or SIGNGATE_PKCS11_PIN, never the command line)' })
+      .option('key-pair', {
+        alias: 'key',
+        type: 'string',
+        demandOption: true,
+        describe:
+          'The key pair (.snk from sn -k) whose public key the assembly carries, or a pkcs11: URI of that key in a PKCS#11 token (the PIN from pin-source or SIGNGATE_PKCS11_PIN, never the command line)',
+      })
       .option('output', { alias: 'o', type: 'string', describe: 'Write here instead of replacing the input (written to a temporary file, then renamed)' })
       .example('$0 resign Addin.dll --key-pair 12345.snk -o signed/Addin.dll', 'sign into another folder')
-      .example('$0 resign Addin.dll --key "pkcs11:token=signing;object=option-12345?module-path=/usr/lib/softhsm/libsofthsm2.so&pin-source=file:/etc/signgate/token.pin"', 'sign with a key in a token') as unknown as Argv<ResignArgs>,
+      .example(
+        '$0 resign Addin.dll --key "pkcs11:token=signing;object=option-12345?module-path=/usr/lib/softhsm/libsofthsm2.so&pin-source=file:/etc/signgate/token.pin"',
+        'sign with a key in a token',
+      ) as unknown as Argv<ResignArgs>,
   handler: async (args: ArgumentsCamelCase<ResignArgs>) => setExit(await runResign(args, io)),
 });

@@ -15,7 +15,6 @@ import type { SignArgs } from './sign-args.js';
 
 export type { SignArgs } from './sign-args.js';
 
-
 /** The SGB003 build error of msbuild/Signgate.targets: decided here, where the environment is, never by MSBuild. */
 export const MSBUILD_NO_TOKEN =
   'error SGB003: signgate: SigngateSign is true but the environment variable SIGNGATE_ACCESS_TOKEN is not set; set it from your CI secret (or name a file that holds the token with -p:SigngateAccessTokenFile=<path>), or build with -p:SigngateSign=false to leave the output delay-signed. A token given as an MSBuild property is never read: MSBuild logs properties.';
@@ -32,7 +31,9 @@ export function interruptMessage(phase: InterruptPhase, finished: readonly strin
   const earlier = finished.length ? `; finished before: job ${finished.join(', job ')}` : '';
   switch (phase.kind) {
     case 'before':
-      return finished.length ? `interrupted before the next upload: nothing of it was sent to the service${earlier}` : 'interrupted before any upload: nothing was sent to the service';
+      return finished.length
+        ? `interrupted before the next upload: nothing of it was sent to the service${earlier}`
+        : 'interrupted before any upload: nothing was sent to the service';
     case 'uploading':
       return (
         `interrupted during the upload of ${phase.files} file(s): the service may have made the job already (it does once the whole upload arrived). ` +
@@ -52,7 +53,13 @@ export async function runSign(args: SignArgs, io: Io): Promise<ExitCodeValue> {
     return ExitCode.Usage;
   }
   if (args.archive !== undefined) return (await import('./archive-command.js')).runSignArchive({ ...args, archive: args.archive }, io);
-  const paths = [...(strings(args.files) ?? []), ...(strings(args.assemblies) ?? []).flatMap((a) => a.split(',')).map((s) => s.trim()).filter(Boolean)];
+  const paths = [
+    ...(strings(args.files) ?? []),
+    ...(strings(args.assemblies) ?? [])
+      .flatMap((a) => a.split(','))
+      .map((s) => s.trim())
+      .filter(Boolean),
+  ];
   const root = args.rootDirectory ?? args.root;
   // Ctrl-C says what is true at that moment: what the service holds, what the ledger holds, and how to go on.
   let phase: InterruptPhase = { kind: 'before' };
@@ -109,22 +116,32 @@ function printResult(result: SignResult, io: Io): void {
   const c = io.color;
   for (const f of result.files) {
     const mark = !f.uploaded ? c.dim('skip') : f.verified ? c.green('ok  ') : c.red('FAIL');
-    const verdict = f.uploaded ? (f.verified ? `signed and verified${['Signed', 'Success'].includes(f.state) ? '' : ` (the service says ${f.state})`}` : (f.reason ?? f.state)) : c.dim(f.reason ?? f.state);
+    const verdict = f.uploaded
+      ? f.verified
+        ? `signed and verified${['Signed', 'Success'].includes(f.state) ? '' : ` (the service says ${f.state})`}`
+        : (f.reason ?? f.state)
+      : c.dim(f.reason ?? f.state);
     io.out(`${mark} ${f.path}${f.output ? ` -> ${f.output}` : ''}  ${verdict}`);
     for (const m of f.messages) io.out(`       ${m.messageType === 'Error' ? c.red(m.messageType) : m.messageType}: ${m.message}`);
-    if (f.authenticode && f.authenticode.state !== 'absent') io.out(`       ${c.yellow('Authenticode')}: ${describeAuthenticodeVerdict(f.authenticode)}${f.authenticode.state === 'valid' ? '' : '; sign with signtool after this step'}`);
+    if (f.authenticode && f.authenticode.state !== 'absent')
+      io.out(
+        `       ${c.yellow('Authenticode')}: ${describeAuthenticodeVerdict(f.authenticode)}${f.authenticode.state === 'valid' ? '' : '; sign with signtool after this step'}`,
+      );
   }
   const authenticode = result.files.filter((f) => f.authenticode && f.authenticode.state !== 'absent').length;
   const returned = result.files.filter((f) => f.authenticode).length;
   // The advice to Authenticode-sign now is for files that came back signed; with none, there is nothing to sign yet.
   if (authenticode) io.out(`${c.yellow('note')} ${authenticode} of ${returned} returned files carry an Authenticode signature (see above)`);
-  else if (result.summary.verified > 0) io.out(`Authenticode: none of the ${returned} returned files carries a signature; Authenticode-sign the signed ones now if you ship it (docs/msbuild.md)`);
+  else if (result.summary.verified > 0)
+    io.out(`Authenticode: none of the ${returned} returned files carries a signature; Authenticode-sign the signed ones now if you ship it (docs/msbuild.md)`);
   for (const extra of result.extras) io.out(`${c.yellow('note')} ${extra}  sent by the service but not uploaded: kept apart, not verified`);
   const s = result.summary;
   const already = result.files.filter((f) => f.state === 'already-signed').length;
   // The output folder is named only when a job's results were written there.
   const where = result.jobs.length ? `Output in ${result.destination}` : 'Nothing was written.';
-  io.out(`\n${s.uploaded} uploaded in ${result.jobs.length} job(s): ${s.verified} signed and verified, ${s.failed ? c.red(`${s.failed} failed`) : '0 failed'}; ${s.notUploaded} not uploaded${already ? ` (${already} already signed)` : ''}. ${where}`);
+  io.out(
+    `\n${s.uploaded} uploaded in ${result.jobs.length} job(s): ${s.verified} signed and verified, ${s.failed ? c.red(`${s.failed} failed`) : '0 failed'}; ${s.notUploaded} not uploaded${already ? ` (${already} already signed)` : ''}. ${where}`,
+  );
 }
 
 export const signCommand = (io: Io, setExit: (code: ExitCodeValue) => void): CommandModule<Record<string, unknown>, SignArgs> => ({
@@ -133,35 +150,83 @@ export const signCommand = (io: Io, setExit: (code: ExitCodeValue) => void): Com
   builder: (y: Argv) =>
     y
       .positional('files', { type: 'string', array: true, default: undefined, describe: 'Assemblies, folders or quoted globs (or --assemblies a.dll,b.dll)' })
-      .option('assemblies', { type: 'string', array: true, describe: 'Comma-separated assemblies (the vendor script\'s parameter)' })
+      .option('assemblies', { type: 'string', array: true, describe: "Comma-separated assemblies (the vendor script's parameter)" })
       .option('key', optionKeyOption)
       .option('vendor', vendorOption)
       .option('vendor-api', vendorApiOption)
       .option('vendor-namespace', vendorNamespaceOption)
       .option('root-directory', { alias: ['rootDirectory', 'root'], ...rootOption('Upload names are paths relative to this folder') })
       .option('destination-path', { alias: 'destinationPath', type: 'string', describe: 'Where the signed files go (default ./signed; created if missing)' })
-      .option('delete-afterwards', { alias: 'deleteAfterwards', type: 'boolean', default: false, describe: 'Delete the job on the service once its results are saved locally' })
+      .option('delete-afterwards', {
+        alias: 'deleteAfterwards',
+        type: 'boolean',
+        default: false,
+        describe: 'Delete the job on the service once its results are saved locally',
+      })
       .option('comment', { type: 'string', describe: 'Comment stored with the job' })
       .option('base-url', { alias: 'baseUrl', type: 'string', describe: 'Signing service base URL (…/<service-name>/v1.0); or SIGNGATE_BASE_URL' })
-      .option('access-token', { alias: 'accessToken', type: 'string', describe: 'Personal access token (prefer --access-token-file or the SIGNGATE_ACCESS_TOKEN variable: a value here shows in process lists)' })
+      .option('access-token', {
+        alias: 'accessToken',
+        type: 'string',
+        describe: 'Personal access token (prefer --access-token-file or the SIGNGATE_ACCESS_TOKEN variable: a value here shows in process lists)',
+      })
       .option('access-token-file', { type: 'string', describe: 'File whose first line is the access token' })
       .option('check', { type: 'boolean', default: true, describe: 'Run the pre-flight check first and stop on errors (--no-check uploads anyway)' })
       .option('split', { type: 'boolean', default: false, describe: 'Upload several jobs when the files exceed the size limit or share names' })
       .option('force', { type: 'boolean', default: false, describe: 'Overwrite files in the destination that are not among the files being signed' })
-      .option('timeout', { type: 'number', default: 600, coerce: numberOption('timeout', { min: 1 }), describe: 'Seconds to wait for the service to finish a job' })
-      .option('poll-interval', { type: 'number', default: 1000, coerce: numberOption('poll-interval', { integer: true, min: 10 }), hidden: true, describe: 'First status poll interval in ms (grows by 1.5x up to 10 s)' })
-      .option('max-upload-bytes', { type: 'number', coerce: numberOption('max-upload-bytes', { integer: true, min: 1 }), describe: 'Size limit of one job (default 40000000)' })
-      .option('max-download-bytes', { type: 'number', coerce: numberOption('max-download-bytes', { integer: true, min: 1 }), describe: 'Most bytes a result package may have (default twice the upload plus 16 MiB)' })
-      .option('record-key', { alias: 'recordKey', type: 'string', describe: "The service's record public key, expected up front (its record-key.pub, or the key's text name+keyid+key): every job's checkpoint must be signed by it; without it the key is pinned on first use" })
-      .option('name-separator', { type: 'string', choices: ['\\', '/'], describe: "Folder separator in uploaded names (default \\ as the vendor's script sends them)" })
-      .option('archive', { type: 'string', describe: 'Upload this ZIP archive of the project (the archive path; signgate pack writes one); the result archive goes to --destination-path' })
+      .option('timeout', {
+        type: 'number',
+        default: 600,
+        coerce: numberOption('timeout', { min: 1 }),
+        describe: 'Seconds to wait for the service to finish a job',
+      })
+      .option('poll-interval', {
+        type: 'number',
+        default: 1000,
+        coerce: numberOption('poll-interval', { integer: true, min: 10 }),
+        hidden: true,
+        describe: 'First status poll interval in ms (grows by 1.5x up to 10 s)',
+      })
+      .option('max-upload-bytes', {
+        type: 'number',
+        coerce: numberOption('max-upload-bytes', { integer: true, min: 1 }),
+        describe: 'Size limit of one job (default 40000000)',
+      })
+      .option('max-download-bytes', {
+        type: 'number',
+        coerce: numberOption('max-download-bytes', { integer: true, min: 1 }),
+        describe: 'Most bytes a result package may have (default twice the upload plus 16 MiB)',
+      })
+      .option('record-key', {
+        alias: 'recordKey',
+        type: 'string',
+        describe:
+          "The service's record public key, expected up front (its record-key.pub, or the key's text name+keyid+key): every job's checkpoint must be signed by it; without it the key is pinned on first use",
+      })
+      .option('name-separator', {
+        type: 'string',
+        choices: ['\\', '/'],
+        describe: "Folder separator in uploaded names (default \\ as the vendor's script sends them)",
+      })
+      .option('archive', {
+        type: 'string',
+        describe: 'Upload this ZIP archive of the project (the archive path; signgate pack writes one); the result archive goes to --destination-path',
+      })
       .option('json', { type: 'boolean', default: false, describe: 'Print the result as JSON (schemas/sign-result.schema.json)' })
       .option('format', { type: 'string', choices: ['text', 'json'], describe: 'Output format (json is the same as --json)' })
       .option('config', { type: 'string', describe: 'Config file (default: signgate.config.json from the working directory upward)' })
-      .option('from-msbuild', { type: 'boolean', hidden: true, describe: 'Run by msbuild/Signgate.targets: a missing token is the SGB003 build error, and no token may be on the command line' })
-      .example('$0 sign bin/Release --root bin/Release --destination-path signed --delete-afterwards', 'settings from signgate.config.json, token from SIGNGATE_ACCESS_TOKEN')
+      .option('from-msbuild', {
+        type: 'boolean',
+        hidden: true,
+        describe: 'Run by msbuild/Signgate.targets: a missing token is the SGB003 build error, and no token may be on the command line',
+      })
+      .example(
+        '$0 sign bin/Release --root bin/Release --destination-path signed --delete-afterwards',
+        'settings from signgate.config.json, token from SIGNGATE_ACCESS_TOKEN',
+      )
       .example('$0 sign --baseUrl https://… --accessToken $TOKEN --assemblies A.dll,B.dll --destinationPath out', "the vendor script's parameter names")
-      .epilog(`Exit codes: 0 every file signed and verified, 1 findings or files not signed, 2 usage error, 3 unreadable input, network or service error.\nThe job ledger is ${ledgerPath()} (SIGNGATE_CACHE_DIR moves it); a run interrupted after the upload resumes that job.`) as unknown as Argv<SignArgs>,
+      .epilog(
+        `Exit codes: 0 every file signed and verified, 1 findings or files not signed, 2 usage error, 3 unreadable input, network or service error.\nThe job ledger is ${ledgerPath()} (SIGNGATE_CACHE_DIR moves it); a run interrupted after the upload resumes that job.`,
+      ) as unknown as Argv<SignArgs>,
   handler: async (args: ArgumentsCamelCase<SignArgs>) => setExit(await runSign(args, io)),
 });
-

@@ -38,9 +38,27 @@ export async function runToken(args: Pick<TokenArgs, 'file' | 'publicKey' | 'jso
   const info = parsePublicKeyBlob(blob);
   const token = publicKeyToken(blob);
   if (args.json) {
-    io.out(JSON.stringify({ path: shown, kind, publicKeyToken: token, publicKey: publicKeyHex(info), keyBits: info.isEcmaKey ? null : info.bitLength, hashAlgorithm: info.hashAlgorithm }, null, 2));
+    io.out(
+      JSON.stringify(
+        {
+          path: shown,
+          kind,
+          publicKeyToken: token,
+          publicKey: publicKeyHex(info),
+          keyBits: info.isEcmaKey ? null : info.bitLength,
+          hashAlgorithm: info.hashAlgorithm,
+        },
+        null,
+        2,
+      ),
+    );
   } else {
-    if (args.publicKey) io.out(`Public key (hash algorithm: ${info.hashAlgorithm}):\n${publicKeyHex(info).replace(/(.{64})/g, '$1\n').trim()}\n`);
+    if (args.publicKey)
+      io.out(
+        `Public key (hash algorithm: ${info.hashAlgorithm}):\n${publicKeyHex(info)
+          .replace(/(.{64})/g, '$1\n')
+          .trim()}\n`,
+      );
     io.out(`Public key token is ${token}`);
   }
   return ExitCode.Ok;

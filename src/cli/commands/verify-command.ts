@@ -25,19 +25,32 @@ interface VerifyArgs extends CommonArgs {
 export type { VerifyRecord } from '../../workflows/scan.js';
 
 /** Prints in chunks (buffered-io.ts): one write per record costs more than the text for thousands of files. */
-export async function runVerify(args: Pick<VerifyArgs, 'inputs' | 'key' | 'json' | 'keyMap' | 'threads' | 'authenticode' | 'trustStore'>, io: Io): Promise<ExitCodeValue> {
+export async function runVerify(
+  args: Pick<VerifyArgs, 'inputs' | 'key' | 'json' | 'keyMap' | 'threads' | 'authenticode' | 'trustStore'>,
+  io: Io,
+): Promise<ExitCodeValue> {
   return withBufferedOutput(io, (buffered) => runVerifyBuffered(args, buffered));
 }
 
-async function runVerifyBuffered(args: Pick<VerifyArgs, 'inputs' | 'key' | 'json' | 'keyMap' | 'threads' | 'authenticode' | 'trustStore'>, io: Io): Promise<ExitCodeValue> {
+async function runVerifyBuffered(
+  args: Pick<VerifyArgs, 'inputs' | 'key' | 'json' | 'keyMap' | 'threads' | 'authenticode' | 'trustStore'>,
+  io: Io,
+): Promise<ExitCodeValue> {
   const files = await expandInputs(args.inputs);
   const expected = args.key ? loadKeyFile(args.key).publicKey : undefined;
   const keyMap = loadKeyMap(args.keyMap);
   const trustStore = loadTrustStoreText(args.trustStore);
   const withAuthenticode = args.authenticode === true || trustStore !== undefined;
-  const options = { ...(expected ? { expectedKey: expected } : {}), ...(keyMap ? { keyMap } : {}), ...(withAuthenticode ? { authenticode: true } : {}), ...(trustStore ? { trustStore } : {}), ...(args.threads === undefined ? {} : { threads: args.threads }) };
+  const options = {
+    ...(expected ? { expectedKey: expected } : {}),
+    ...(keyMap ? { keyMap } : {}),
+    ...(withAuthenticode ? { authenticode: true } : {}),
+    ...(trustStore ? { trustStore } : {}),
+    ...(args.threads === undefined ? {} : { threads: args.threads }),
+  };
   const codes: ExitCodeValue[] = [];
-  const code = (r: { valid: boolean; error: unknown }, authenticodeOk: boolean) => (r.error ? ExitCode.Unreadable : r.valid && authenticodeOk ? ExitCode.Ok : ExitCode.Findings);
+  const code = (r: { valid: boolean; error: unknown }, authenticodeOk: boolean) =>
+    r.error ? ExitCode.Unreadable : r.valid && authenticodeOk ? ExitCode.Ok : ExitCode.Findings;
   // Printed record by record, exactly as one JSON.stringify(records, null, 2) would print.
   if (args.json) {
     io.out(files.length ? '[' : '[]');
@@ -65,7 +78,8 @@ async function runVerifyBuffered(args: Pick<VerifyArgs, 'inputs' | 'key' | 'json
     if (ac) io.out(`     authenticode: ${describeAuthenticodeVerdict(ac)}`);
   }
   io.out(`${valid} of ${files.length} files validly signed${expected ? ` with key token ${publicKeyToken(expected.blob)}` : ''}`);
-  if (withAuthenticode) io.out(`${withValidAuthenticode} of ${files.length} files with a valid Authenticode signature${trustStore ? `, ${trusted} trusted` : ''}`);
+  if (withAuthenticode)
+    io.out(`${withValidAuthenticode} of ${files.length} files with a valid Authenticode signature${trustStore ? `, ${trusted} trusted` : ''}`);
   return worstExitCode(codes);
 }
 
@@ -79,7 +93,11 @@ export const verifyCommand = (io: Io, setExit: (code: ExitCodeValue) => void): C
       .option('json', { type: 'boolean', default: false, describe: 'Print one JSON array' })
       .option('format', { type: 'string', choices: ['text', 'json'], describe: 'Output format (json is the same as --json)' })
       .option('key-map', { type: 'string', describe: "Mono machine.config whose <pubTokenMapping> substitutes keys by token, as Mono's sn does" })
-      .option('authenticode', { type: 'boolean', default: false, describe: 'Also verify the Authenticode signature (image hash and PKCS#7 signature); a file passes only when both are valid' })
+      .option('authenticode', {
+        type: 'boolean',
+        default: false,
+        describe: 'Also verify the Authenticode signature (image hash and PKCS#7 signature); a file passes only when both are valid',
+      })
       .option('trust-store', { type: 'string', describe: 'PEM file of trusted certificates: the Authenticode chain must reach one (implies --authenticode)' })
       .option('threads', threadsOption)
       .example('$0 verify signed/*.dll --authenticode --trust-store roots.pem', 'strong name and Authenticode, chained to your roots')

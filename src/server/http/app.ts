@@ -32,7 +32,6 @@ import { registerRecordRoutes } from './routes/record-routes.js';
 import { registerResultRoutes } from './routes/results-routes.js';
 import { wholeNumbersOnly } from './whole-numbers.js';
 
-
 export interface BuildServerOptions {
   /** The configuration, or a function that returns the current one (re-read when the file changes). */
   readonly config: ServerConfig | (() => ServerConfig);
@@ -142,9 +141,17 @@ export async function buildServer(options: BuildServerOptions): Promise<FastifyI
     frameworkErrors: (error, request, reply) => {
       const code = (error as { code?: string }).code;
       const status = code === 'FST_ERR_MAX_PARAM_LENGTH' ? 414 : 400;
-      const detail = code === 'FST_ERR_MAX_PARAM_LENGTH' ? 'A part of the address is longer than the service reads.' : code === 'FST_ERR_BAD_URL' ? 'The address has a malformed percent-encoding.' : 'The request cannot be read.';
+      const detail =
+        code === 'FST_ERR_MAX_PARAM_LENGTH'
+          ? 'A part of the address is longer than the service reads.'
+          : code === 'FST_ERR_BAD_URL'
+            ? 'The address has a malformed percent-encoding.'
+            : 'The request cannot be read.';
       const plain = reply as unknown as { status(code: number): { type(t: string): { send(body: unknown): void } } };
-      plain.status(status).type('application/problem+json').send(problem(status, status === 414 ? 'URI Too Long' : 'Bad Request', detail, withoutQuery(request.url).slice(0, 200)));
+      plain
+        .status(status)
+        .type('application/problem+json')
+        .send(problem(status, status === 414 ? 'URI Too Long' : 'Bad Request', detail, withoutQuery(request.url).slice(0, 200)));
     },
   });
   const role = options.role ?? 'all';
@@ -153,7 +160,17 @@ export async function buildServer(options: BuildServerOptions): Promise<FastifyI
   const memory = role === 'api' ? undefined : new JobMemory(options.jobMemoryBytes ?? DEFAULT_JOB_MEMORY_BYTES);
   const metrics = options.metrics ? nodeMetrics(app.log, role, config, () => ({ store, worker, recordLog })) : undefined;
   const signing = role === 'api' ? undefined : { ...signingOptions(options.signingWorkers ?? config().signingWorkers), memory, observer: metrics };
-  const stores = await openStores({ dataDir: options.dataDir, database: options.database, blobStore: options.blobStore, leaseMs: options.leaseMs, role, config, log: app.log, signing, recordKeyFile: options.recordKeyFile ?? config().recordKeyFile });
+  const stores = await openStores({
+    dataDir: options.dataDir,
+    database: options.database,
+    blobStore: options.blobStore,
+    leaseMs: options.leaseMs,
+    role,
+    config,
+    log: app.log,
+    signing,
+    recordKeyFile: options.recordKeyFile ?? config().recordKeyFile,
+  });
   const { jobs: store, tokens, worker } = stores;
   app.decorate('signgate', { store, worker, tokens, apiPrefix, role, memory, metrics });
   if (metrics) metrics.observeRequests(app);
@@ -173,18 +190,27 @@ export async function buildServer(options: BuildServerOptions): Promise<FastifyI
   app.setErrorHandler(async (error, request, reply) => {
     const { status, body } = errorResponse(error, request.url);
     if (status >= 500) {
-      const what = status === 507 ? 'storage full: free space on the data disk (answered 507)' : status === 503 ? 'storage does not answer (answered 503 with Retry-After)' : 'request failed';
+      const what =
+        status === 507
+          ? 'storage full: free space on the data disk (answered 507)'
+          : status === 503
+            ? 'storage does not answer (answered 503 with Retry-After)'
+            : 'request failed';
       request.log.error({ err: { message: (error as Error).message, code: (error as { code?: string }).code } }, what);
     }
     if (status === 503) reply.header('retry-after', String(OUTAGE_RETRY_AFTER_S));
-    if (status === 413 || status === 408) reply.header('connection', 'close'); // stop reading the rest of an oversized or stalled upload
+    if (status === 413 || status === 408)
+      reply.header('connection', 'close'); // stop reading the rest of an oversized or stalled upload
     // Any other refusal (401, 403, 409, 400) reads and drops what the client is still sending, so that the client
     // sees the answer instead of a broken pipe; past the upload limit it gives up and closes the connection.
     else if (!(await discardBody(request.raw, config().maxUploadBytes + UPLOAD_ENVELOPE_BYTES, idleMs))) reply.header('connection', 'close');
     return reply.status(status).type('application/problem+json').send(body);
   });
   app.setNotFoundHandler((request, reply) =>
-    reply.status(404).type('application/problem+json').send(problem(404, 'Not Found', `There is no ${request.method} ${withoutQuery(request.url)}.`, request.url)),
+    reply
+      .status(404)
+      .type('application/problem+json')
+      .send(problem(404, 'Not Found', `There is no ${request.method} ${withoutQuery(request.url)}.`, request.url)),
   );
 
   // Whole numbers in paths and queries are written one way only (the schemas' type coercion would take "12345.0").
@@ -207,14 +233,27 @@ export async function buildServer(options: BuildServerOptions): Promise<FastifyI
   const authenticate = authenticator({ config, now, tokens, limitToken });
   const routes: RouteContext = { config, now, apiPrefix, store, worker, memory, recordLog, idleMs };
   // A worker node answers only health and readiness.
-  if (role !== 'worker') await app.register(async (api) => {
-    api.addHook('onRequest', authenticate);
-    registerLicenseRoutes(api);
-    registerJobRoutes(api, routes);
-    registerRecordRoutes(api, routes);
-    registerResultRoutes(api, routes);
-    registerArchiveRoutes(api, { config, store, worker, now, apiPrefix, envelopeBytes: UPLOAD_ENVELOPE_BYTES, idleMs, jobOf: (request) => jobOf(routes, request) });
-  }, { prefix: apiPrefix });
+  if (role !== 'worker')
+    await app.register(
+      async (api) => {
+        api.addHook('onRequest', authenticate);
+        registerLicenseRoutes(api);
+        registerJobRoutes(api, routes);
+        registerRecordRoutes(api, routes);
+        registerResultRoutes(api, routes);
+        registerArchiveRoutes(api, {
+          config,
+          store,
+          worker,
+          now,
+          apiPrefix,
+          envelopeBytes: UPLOAD_ENVELOPE_BYTES,
+          idleMs,
+          jobOf: (request) => jobOf(routes, request),
+        });
+      },
+      { prefix: apiPrefix },
+    );
 
   await app.ready();
   for (const record of await store.unfinished()) worker.enqueue(record.organization, record.id);

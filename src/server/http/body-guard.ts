@@ -19,7 +19,10 @@ export function guardBody(request: FastifyRequest, maxBodyBytes: number, idleMs:
     // @fastify/multipart listens for 'error' on the request: it unpipes busboy and the iteration throws this.
     raw.emit('error', error);
   };
-  const idle = setTimeout(() => stop(new HttpProblem(408, 'Request Timeout', `The upload sent nothing for ${Math.round(idleMs / 1000)} s and was abandoned; send it again.`)), idleMs);
+  const idle = setTimeout(
+    () => stop(new HttpProblem(408, 'Request Timeout', `The upload sent nothing for ${Math.round(idleMs / 1000)} s and was abandoned; send it again.`)),
+    idleMs,
+  );
   const onData = (chunk: Buffer) => {
     seen += chunk.length;
     idle.refresh();

@@ -60,25 +60,51 @@ export async function openStores(options: StoreOptions): Promise<Stores> {
     blobs = new s3.S3Blobs(s3.parseBlobStoreUrl(options.blobStore));
   }
   if (!options.database) {
-    if (role !== 'all') throw new UsageError(`--role ${role} needs --database`, 'Separate API and worker nodes share their jobs through PostgreSQL: pass --database postgres://…, or run --role all.');
-    if (options.blobStore) throw new UsageError('--blob-store needs --database', 'Object storage is for several nodes, which share their jobs through PostgreSQL: pass --database postgres://… as well.');
+    if (role !== 'all')
+      throw new UsageError(
+        `--role ${role} needs --database`,
+        'Separate API and worker nodes share their jobs through PostgreSQL: pass --database postgres://…, or run --role all.',
+      );
+    if (options.blobStore)
+      throw new UsageError(
+        '--blob-store needs --database',
+        'Object storage is for several nodes, which share their jobs through PostgreSQL: pass --database postgres://… as well.',
+      );
     // The key that signs the record's checkpoints: the one configured, else the data directory's, made at the first start.
     const recordKey = options.recordKeyFile ? readRecordKeyFile(options.recordKeyFile, keyHint) : loadRecordKey(options.dataDir, true);
     const jobs = new JobStore(options.dataDir);
     // A record that does not end where its head says refuses the start; a torn last line is moved aside.
     const torn = jobs.signatures.openForAppend();
     if (torn) options.log.warn(torn);
-    return { jobs, tokens: new TokenStore(options.dataDir), worker: new SigningWorker(jobs, options.config, options.log, options.signing), recordKey, close: async () => {} };
+    return {
+      jobs,
+      tokens: new TokenStore(options.dataDir),
+      worker: new SigningWorker(jobs, options.config, options.log, options.signing),
+      recordKey,
+      close: async () => {},
+    };
   }
   const pool = await openDatabase(options.database);
   let recordKey: RecordKey | undefined;
   try {
-    if (role !== 'worker') recordKey = await agreeOnRecordKey(pool, options.recordKeyFile ?? dataDirRecordKeyPath(options.dataDir), !options.recordKeyFile, describeDatabase(options.database));
+    if (role !== 'worker')
+      recordKey = await agreeOnRecordKey(
+        pool,
+        options.recordKeyFile ?? dataDirRecordKeyPath(options.dataDir),
+        !options.recordKeyFile,
+        describeDatabase(options.database),
+      );
   } catch (error) {
     await pool.end().catch(() => {});
     throw error;
   }
-  const jobs = new PgJobStore(pool, { dataDir: options.dataDir, leaseMs: options.leaseMs ?? DEFAULT_LEASE_MS, log: options.log, blobs, where: describeDatabase(options.database) });
+  const jobs = new PgJobStore(pool, {
+    dataDir: options.dataDir,
+    leaseMs: options.leaseMs ?? DEFAULT_LEASE_MS,
+    log: options.log,
+    blobs,
+    where: describeDatabase(options.database),
+  });
   jobs.start(role !== 'worker');
   let worker: JobWorker = NO_WORKER;
   if (role !== 'api') {

@@ -33,7 +33,14 @@ export interface ReceivedUpload {
  * Names are checked as they arrive; all name problems are reported together (400, one entry per file).
  * Each file is written once; while `memory` has room its bytes are also kept (taken from it into `reserved`).
  */
-export async function receiveUpload(request: FastifyRequest, pending: PendingJob, maxBytes: number, idleMs: number, memory: JobMemory | undefined, reserved: { bytes: number }): Promise<ReceivedUpload> {
+export async function receiveUpload(
+  request: FastifyRequest,
+  pending: PendingJob,
+  maxBytes: number,
+  idleMs: number,
+  memory: JobMemory | undefined,
+  reserved: { bytes: number },
+): Promise<ReceivedUpload> {
   let total = 0;
   let comment: string | null = null;
   const files: ReceivedUpload['files'] = [];
@@ -129,7 +136,9 @@ class FileSink extends Writable {
       callback();
       return;
     }
-    this.toDisk().then((file) => file.writeFile(chunk)).then(() => callback(), callback);
+    this.toDisk()
+      .then((file) => file.writeFile(chunk))
+      .then(() => callback(), callback);
   }
 
   override _final(callback: (error?: Error | null) => void): void {
@@ -154,7 +163,9 @@ class FileSink extends Writable {
     const file = this.file;
     this.file = undefined;
     if (!file) return callback(error);
-    file.close().then(() => callback(error), () => callback(error));
+    file.close().then(
+      () => callback(error),
+      () => callback(error),
+    );
   }
 }
-

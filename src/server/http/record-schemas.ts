@@ -25,8 +25,24 @@ export const signatureRecordProof = {
           entry: {
             title: 'SignatureRecordEntry',
             type: 'object',
-            description: 'The entry as the record holds it; its leaf hash is SHA-256(0x00 || the entry as one JSON line, fields in this order, without the newline)',
-            required: ['seq', 'time', 'organization', 'user', 'tokenId', 'job', 'file', 'uploadedSha256', 'signedSha256', 'optionId', 'keyToken', 'keyLocation', 'prev', 'hash'],
+            description:
+              'The entry as the record holds it; its leaf hash is SHA-256(0x00 || the entry as one JSON line, fields in this order, without the newline)',
+            required: [
+              'seq',
+              'time',
+              'organization',
+              'user',
+              'tokenId',
+              'job',
+              'file',
+              'uploadedSha256',
+              'signedSha256',
+              'optionId',
+              'keyToken',
+              'keyLocation',
+              'prev',
+              'hash',
+            ],
             properties: {
               seq: { type: 'integer' },
               time: { type: 'string' },
@@ -84,7 +100,17 @@ export const consistencyRouteBase = {
       type: 'object',
       required: ['from', 'to', 'proof'],
       properties: { from: { type: 'integer' }, to: { type: 'integer' }, proof: { type: 'array', items: base64Hash } },
-      examples: [{ from: 6, to: 8, proof: ['DrxdNDf74tsVi58Sah0RjjCBgQMdCpSfje3t68VY72o=', 'yoVOoSjtBQtBs1/8G4e46yveRh6eO1WW7Oa51ZdaCuA=', '037kGJdt2VdTwcc4Yrk5j6Kiz5tP8P3+izDNlSCWFLc='] }],
+      examples: [
+        {
+          from: 6,
+          to: 8,
+          proof: [
+            'DrxdNDf74tsVi58Sah0RjjCBgQMdCpSfje3t68VY72o=',
+            'yoVOoSjtBQtBs1/8G4e46yveRh6eO1WW7Oa51ZdaCuA=',
+            '037kGJdt2VdTwcc4Yrk5j6Kiz5tP8P3+izDNlSCWFLc=',
+          ],
+        },
+      ],
     },
   },
 } as const;

@@ -28,7 +28,12 @@ export const problemResponse = (status: number, description: string, example: Re
 
 // Every route may answer 429 (rate-limit.ts).
 const problems = (...codes: number[]) =>
-  Object.fromEntries([...codes, 429].map((c) => [c, { description: DESCRIPTIONS[c], content: { 'application/problem+json': { schema: { $ref: 'Problem#' }, example: PROBLEM_EXAMPLES[c] } } }]));
+  Object.fromEntries(
+    [...codes, 429].map((c) => [
+      c,
+      { description: DESCRIPTIONS[c], content: { 'application/problem+json': { schema: { $ref: 'Problem#' }, example: PROBLEM_EXAMPLES[c] } } },
+    ]),
+  );
 
 // The signature record's routes and the status's extension field: record-schemas.ts.
 import { checkpointRouteBase, consistencyRouteBase, recordPublicKeyRouteBase, signatureRecordProof } from './record-schemas.js';
@@ -60,8 +65,18 @@ const PROBLEM_EXAMPLES: Record<number, Record<string, unknown>> = {
   403: { type: 'about:blank', title: 'Forbidden', status: 403, detail: 'The organization contoso holds no license option, so nothing can be signed.' },
   404: { type: 'about:blank', title: 'Not Found', status: 404, detail: `There is no job ${EXAMPLE_JOB_ID}.` },
   408: { type: 'about:blank', title: 'Request Timeout', status: 408, detail: 'The upload sent nothing for 30 s and was abandoned; send it again.' },
-  409: { type: 'about:blank', title: 'Conflict', status: 409, detail: `Job ${EXAMPLE_JOB_ID} is still being processed; download its result when processingFinished is true.` },
-  413: { type: 'about:blank', title: 'Upload too large', status: 413, detail: 'The upload exceeds 40000000 bytes, the most one job may hold. Split the files into several jobs.' },
+  409: {
+    type: 'about:blank',
+    title: 'Conflict',
+    status: 409,
+    detail: `Job ${EXAMPLE_JOB_ID} is still being processed; download its result when processingFinished is true.`,
+  },
+  413: {
+    type: 'about:blank',
+    title: 'Upload too large',
+    status: 413,
+    detail: 'The upload exceeds 40000000 bytes, the most one job may hold. Split the files into several jobs.',
+  },
   429: { type: 'about:blank', title: 'Too Many Requests', status: 429, detail: 'Rate limit exceeded, retry in 12 seconds' },
 };
 
@@ -70,7 +85,11 @@ const message = {
   title: 'JobMessage',
   type: 'object',
   required: ['dateTime', 'messageType', 'message'],
-  properties: { dateTime: { type: 'string', format: 'date-time' }, messageType: { title: 'MessageType', type: 'string', enum: ['Info', 'Warning', 'Error'] }, message: { type: 'string' } },
+  properties: {
+    dateTime: { type: 'string', format: 'date-time' },
+    messageType: { title: 'MessageType', type: 'string', enum: ['Info', 'Warning', 'Error'] },
+    message: { type: 'string' },
+  },
 } as const;
 
 export const licensesRoute = {
@@ -78,7 +97,7 @@ export const licensesRoute = {
   tags: ['licenses'],
   summary: "The license options of the caller's organization",
   description:
-    'Each optionId names the key file `<optionId>_public.snk` the organization may delay-sign with. An empty list means nothing can be signed. `publicKeyToken` is an extension of this service (the vendor\'s service does not send it): a client compares its key files with it before it uploads.',
+    "Each optionId names the key file `<optionId>_public.snk` the organization may delay-sign with. An empty list means nothing can be signed. `publicKeyToken` is an extension of this service (the vendor's service does not send it): a client compares its key files with it before it uploads.",
   response: {
     200: {
       description: 'License entries',
@@ -92,7 +111,8 @@ export const licensesRoute = {
           publicKeyToken: {
             type: 'string',
             pattern: '^[0-9a-f]{16}$',
-            description: "Extension of this service: the public key token of the option's current key (16 lower-case hex digits), the token of `<optionId>_public.snk`",
+            description:
+              "Extension of this service: the public key token of the option's current key (16 lower-case hex digits), the token of `<optionId>_public.snk`",
           },
         },
       },
@@ -102,7 +122,11 @@ export const licensesRoute = {
   },
 } as const;
 
-const optionId = { type: 'object', required: ['optionId'], properties: { optionId: { type: 'integer', minimum: 0, description: 'License option id' } } } as const;
+const optionId = {
+  type: 'object',
+  required: ['optionId'],
+  properties: { optionId: { type: 'integer', minimum: 0, description: 'License option id' } },
+} as const;
 
 export const publicKeyRoute = {
   operationId: 'getOptionPublicKey',
@@ -113,9 +137,17 @@ export const publicKeyRoute = {
   params: optionId,
   produces: ['application/octet-stream'],
   response: {
-    200: { description: 'The public key file (.snk public key blob)', content: { 'application/octet-stream': { schema: { type: 'string', format: 'binary' } } } },
+    200: {
+      description: 'The public key file (.snk public key blob)',
+      content: { 'application/octet-stream': { schema: { type: 'string', format: 'binary' } } },
+    },
     ...problems(401, 403),
-    404: problemResponse(404, 'The organization holds no such license option', { type: 'about:blank', title: 'Not Found', status: 404, detail: 'The organization contoso holds no license option 99999; it holds 12345.' }),
+    404: problemResponse(404, 'The organization holds no such license option', {
+      type: 'about:blank',
+      title: 'Not Found',
+      status: 404,
+      detail: 'The organization contoso holds no license option 99999; it holds 12345.',
+    }),
   },
 } as const;
 
@@ -141,7 +173,11 @@ export function jobCreatedExample(download: 'assemblies' | 'archives') {
   return {
     id: EXAMPLE_JOB_ID,
     comment: 'Release 1.4.0',
-    links: { status: `${api}/assemblies/${EXAMPLE_JOB_ID}/status`, download: `${api}/${download}/${EXAMPLE_JOB_ID}`, delete: `${api}/assemblies/${EXAMPLE_JOB_ID}` },
+    links: {
+      status: `${api}/assemblies/${EXAMPLE_JOB_ID}/status`,
+      download: `${api}/${download}/${EXAMPLE_JOB_ID}`,
+      delete: `${api}/assemblies/${EXAMPLE_JOB_ID}`,
+    },
   };
 }
 
@@ -171,7 +207,7 @@ export const listRoute = {
   operationId: 'listJobs',
   tags: ['assemblies'],
   summary: "The organization's kept jobs",
-  description: 'Without parameters every kept job, as the vendor\'s contract says; `offset` and `limit` page through them (an addition of this service).',
+  description: "Without parameters every kept job, as the vendor's contract says; `offset` and `limit` page through them (an addition of this service).",
   querystring: {
     type: 'object',
     additionalProperties: false,
@@ -188,7 +224,13 @@ export const listRoute = {
         title: 'JobSummary',
         type: 'object',
         required: ['id', 'createdAt', 'processingFinished', 'fileCount'],
-        properties: { id: { type: 'string' }, comment: { type: ['string', 'null'] }, createdAt: { type: 'string', format: 'date-time' }, processingFinished: { type: 'boolean' }, fileCount: { type: 'integer' } },
+        properties: {
+          id: { type: 'string' },
+          comment: { type: ['string', 'null'] },
+          createdAt: { type: 'string', format: 'date-time' },
+          processingFinished: { type: 'boolean' },
+          fileCount: { type: 'integer' },
+        },
       },
       examples: [[{ id: EXAMPLE_JOB_ID, comment: 'Release 1.4.0', createdAt: EXAMPLE_CREATED_AT, processingFinished: true, fileCount: 2 }]],
     },
@@ -219,7 +261,11 @@ export const statusRoute = {
             title: 'AssemblyStatus',
             type: 'object',
             required: ['fileName', 'fileProcessingState', 'messages'],
-            properties: { fileName: { type: 'string' }, fileProcessingState: { title: 'FileProcessingState', type: 'string', enum: ['Pending', 'Processing', 'Signed', 'Error'] }, messages: { type: 'array', items: message } },
+            properties: {
+              fileName: { type: 'string' },
+              fileProcessingState: { title: 'FileProcessingState', type: 'string', enum: ['Pending', 'Processing', 'Signed', 'Error'] },
+              messages: { type: 'array', items: message },
+            },
           },
         },
       },
@@ -230,7 +276,17 @@ export const statusRoute = {
           createdAt: EXAMPLE_CREATED_AT,
           processingFinished: true,
           assemblies: [
-            { fileName: 'Contoso.Addin.dll', fileProcessingState: 'Signed', messages: [{ dateTime: '2026-11-23T09:41:08.020Z', messageType: 'Info', message: 'Signed with option 12345 (Contoso.Addin 1.4.0.0, key token 0c3a5c8f71d2e9b4).' }] },
+            {
+              fileName: 'Contoso.Addin.dll',
+              fileProcessingState: 'Signed',
+              messages: [
+                {
+                  dateTime: '2026-11-23T09:41:08.020Z',
+                  messageType: 'Info',
+                  message: 'Signed with option 12345 (Contoso.Addin 1.4.0.0, key token 0c3a5c8f71d2e9b4).',
+                },
+              ],
+            },
             { fileName: 'Addins/Contoso.Addin.Helpers.dll', fileProcessingState: 'Signed', messages: [] },
           ],
         },

@@ -23,7 +23,8 @@ async function discoverIssuer(issuer: string): Promise<IssuerMetadata> {
   const response = await fetch(url, { signal: AbortSignal.timeout(10_000), headers: { accept: 'application/json' } });
   if (!response.ok) throw new Error(`${url} answered ${response.status}`);
   const metadata = (await response.json()) as IssuerMetadata;
-  if (metadata.issuer !== issuer || typeof metadata.jwks_uri !== 'string') throw new Error(`${url} describes the issuer ${JSON.stringify(metadata.issuer)}, not ${JSON.stringify(issuer)}`);
+  if (metadata.issuer !== issuer || typeof metadata.jwks_uri !== 'string')
+    throw new Error(`${url} describes the issuer ${JSON.stringify(metadata.issuer)}, not ${JSON.stringify(issuer)}`);
   return metadata;
 }
 
@@ -69,22 +70,34 @@ export class OidcAuthenticator {
       // `exp` is required: a token without one would never expire.
       ({ payload } = await jwtVerify(token, keys, { issuer: oidc.issuer, audience: oidc.audience, currentDate: now, requiredClaims: ['exp'] }));
     } catch (error) {
-      if (error instanceof errors.JWTExpired) throw unauthorized(`The access token expired at ${new Date(Number(error.payload.exp) * 1000).toISOString()}. Sign in again.`);
-      if (error instanceof errors.JWTClaimValidationFailed && error.reason === 'missing') throw unauthorized(`The access token has no "${error.claim}" claim; this service accepts only tokens that expire.`);
-      if (error instanceof errors.JWTClaimValidationFailed) throw unauthorized(`The access token's "${error.claim}" claim is not what this service accepts (issuer ${oidc.issuer}, audience ${oidc.audience}).`);
+      if (error instanceof errors.JWTExpired)
+        throw unauthorized(`The access token expired at ${new Date(Number(error.payload.exp) * 1000).toISOString()}. Sign in again.`);
+      if (error instanceof errors.JWTClaimValidationFailed && error.reason === 'missing')
+        throw unauthorized(`The access token has no "${error.claim}" claim; this service accepts only tokens that expire.`);
+      if (error instanceof errors.JWTClaimValidationFailed)
+        throw unauthorized(`The access token's "${error.claim}" claim is not what this service accepts (issuer ${oidc.issuer}, audience ${oidc.audience}).`);
       if (error instanceof errors.JOSEError) throw unauthorized(`The access token was not issued by ${oidc.issuer} (${error.code}).`);
       throw unauthorized(`The keys of ${oidc.issuer} could not be read (${(error as Error).message}); try again later.`);
     }
     const left = Number(payload.exp) - now.getTime() / 1000;
-    if (left > oidc.maxTokenLifetimeS) throw unauthorized(`The access token is valid for ${Math.round(left)} s more; this service accepts tokens that expire within ${oidc.maxTokenLifetimeS} s (oidc.maxTokenLifetime). Ask the issuer for a shorter-lived token.`);
+    if (left > oidc.maxTokenLifetimeS)
+      throw unauthorized(
+        `The access token is valid for ${Math.round(left)} s more; this service accepts tokens that expire within ${oidc.maxTokenLifetimeS} s (oidc.maxTokenLifetime). Ask the issuer for a shorter-lived token.`,
+      );
     const user = payload[oidc.userClaim];
     const orgId = payload[oidc.organizationClaim];
     const raw = payload[oidc.rolesClaim];
     const roles = Array.isArray(raw) ? raw.map(String) : typeof raw === 'string' ? raw.split(' ') : [];
     if (typeof user !== 'string' || !user) throw unauthorized(`The access token has no "${oidc.userClaim}" claim naming the user.`);
-    if (!roles.includes(USER_ROLE)) throw new HttpProblem(403, 'Forbidden', `The user ${user} does not hold the role ${USER_ROLE} on the signing application (claim "${oidc.rolesClaim}").`);
+    if (!roles.includes(USER_ROLE))
+      throw new HttpProblem(403, 'Forbidden', `The user ${user} does not hold the role ${USER_ROLE} on the signing application (claim "${oidc.rolesClaim}").`);
     const organization = typeof orgId === 'string' ? config.organizations.get(orgId) : undefined;
-    if (!organization) throw new HttpProblem(403, 'Forbidden', `The access token is for the organization ${JSON.stringify(orgId ?? null)} (claim "${oidc.organizationClaim}"), which this service does not serve.`);
+    if (!organization)
+      throw new HttpProblem(
+        403,
+        'Forbidden',
+        `The access token is for the organization ${JSON.stringify(orgId ?? null)} (claim "${oidc.organizationClaim}"), which this service does not serve.`,
+      );
     return { organization, user };
   }
 }
@@ -119,7 +132,10 @@ export async function docsOAuth(
   try {
     metadata = await discoverIssuer(oidc.issuer);
   } catch (error) {
-    log.warn({ issuer: oidc.issuer, err: { message: (error as Error).message } }, 'the OpenID Connect issuer cannot be reached: the documentation page offers personal access tokens only');
+    log.warn(
+      { issuer: oidc.issuer, err: { message: (error as Error).message } },
+      'the OpenID Connect issuer cannot be reached: the documentation page offers personal access tokens only',
+    );
     return undefined;
   }
   if (!metadata.authorization_endpoint || !metadata.token_endpoint) return undefined;
@@ -128,10 +144,22 @@ export async function docsOAuth(
     scheme: {
       type: 'oauth2' as const,
       description: `Sign in at ${oidc.issuer} (authorization code with PKCE)`,
-      flows: { authorizationCode: { authorizationUrl: metadata.authorization_endpoint, tokenUrl: metadata.token_endpoint, scopes: Object.fromEntries(scopes.map((s) => [s, s])) } },
+      flows: {
+        authorizationCode: {
+          authorizationUrl: metadata.authorization_endpoint,
+          tokenUrl: metadata.token_endpoint,
+          scopes: Object.fromEntries(scopes.map((s) => [s, s])),
+        },
+      },
     },
     scopes,
     initOAuth: { clientId: oidc.clientId, usePkceWithAuthorizationCodeGrant: true, scopes },
-    signIn: { issuer: oidc.issuer, clientId: oidc.clientId, scopes, authorizationEndpoint: metadata.authorization_endpoint, tokenEndpoint: metadata.token_endpoint },
+    signIn: {
+      issuer: oidc.issuer,
+      clientId: oidc.clientId,
+      scopes,
+      authorizationEndpoint: metadata.authorization_endpoint,
+      tokenEndpoint: metadata.token_endpoint,
+    },
   };
 }

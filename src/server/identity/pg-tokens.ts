@@ -12,7 +12,13 @@ export class PgTokenStore implements TokenKeeper {
   create(organization: string, user: string, days: number, now = new Date()): CreatedToken {
     const made = newToken(days, now);
     const stored = this.pool
-      .query('INSERT INTO signgate_tokens (hash, organization, user_id, created_at, expires_at) VALUES ($1, $2, $3, $4, $5)', [made.hash, organization, user, made.createdAt, made.expiresAt])
+      .query('INSERT INTO signgate_tokens (hash, organization, user_id, created_at, expires_at) VALUES ($1, $2, $3, $4, $5)', [
+        made.hash,
+        organization,
+        user,
+        made.createdAt,
+        made.expiresAt,
+      ])
       .then(() => {});
     this.inFlight.add(stored);
     void stored.catch(() => {}).finally(() => this.inFlight.delete(stored));
@@ -21,10 +27,14 @@ export class PgTokenStore implements TokenKeeper {
 
   async find(token: string): Promise<StoredToken | undefined> {
     if (this.inFlight.size) await Promise.allSettled([...this.inFlight]);
-    const { rows } = await this.pool.query<{ hash: string; organization: string; user_id: string; created_at: Date; expires_at: Date; revoked_at: Date | null }>(
-      'SELECT * FROM signgate_tokens WHERE hash = $1',
-      [hashToken(token)],
-    );
+    const { rows } = await this.pool.query<{
+      hash: string;
+      organization: string;
+      user_id: string;
+      created_at: Date;
+      expires_at: Date;
+      revoked_at: Date | null;
+    }>('SELECT * FROM signgate_tokens WHERE hash = $1', [hashToken(token)]);
     const r = rows[0];
     if (!r) return undefined;
     return {
@@ -40,8 +50,15 @@ export class PgTokenStore implements TokenKeeper {
   async revoke(selector: RevokeSelector, now = new Date()): Promise<number> {
     const { rowCount } =
       'token' in selector
-        ? await this.pool.query('UPDATE signgate_tokens SET revoked_at = $2 WHERE hash = $1 AND revoked_at IS NULL', [hashToken(selector.token), now.toISOString()])
-        : await this.pool.query('UPDATE signgate_tokens SET revoked_at = $3 WHERE organization = $1 AND user_id = $2 AND revoked_at IS NULL', [selector.organization, selector.user, now.toISOString()]);
+        ? await this.pool.query('UPDATE signgate_tokens SET revoked_at = $2 WHERE hash = $1 AND revoked_at IS NULL', [
+            hashToken(selector.token),
+            now.toISOString(),
+          ])
+        : await this.pool.query('UPDATE signgate_tokens SET revoked_at = $3 WHERE organization = $1 AND user_id = $2 AND revoked_at IS NULL', [
+            selector.organization,
+            selector.user,
+            now.toISOString(),
+          ]);
     return rowCount ?? 0;
   }
 }

@@ -21,7 +21,10 @@ function bearerKey(request: FastifyRequest): string | undefined {
  * counted by its address alone, so that junk tokens cannot crowd real tokens' counters out of the store.
  * `settings` is called per request.
  */
-export async function registerRateLimits(app: FastifyInstance, settings: () => RateLimitSettings): Promise<(request: FastifyRequest, reply: FastifyReply) => Promise<void>> {
+export async function registerRateLimits(
+  app: FastifyInstance,
+  settings: () => RateLimitSettings,
+): Promise<(request: FastifyRequest, reply: FastifyReply) => Promise<void>> {
   await app.register(rateLimit, { global: false });
   type Check = (request: FastifyRequest) => Promise<{ isAllowed: boolean; isExceeded?: boolean; max?: number; ttlInSeconds?: number; remaining?: number }>;
   const create = (app as unknown as { createRateLimit(options: object): Check }).createRateLimit.bind(app);
@@ -40,7 +43,11 @@ export async function registerRateLimits(app: FastifyInstance, settings: () => R
     reply.header('retry-after', String(seconds));
     reply.header('x-ratelimit-limit', String(result.max));
     reply.header('x-ratelimit-remaining', '0');
-    throw new HttpProblem(429, 'Too Many Requests', `More than ${result.max} requests from this ${what} in the current window. Wait ${seconds} s (Retry-After), then try again.`);
+    throw new HttpProblem(
+      429,
+      'Too Many Requests',
+      `More than ${result.max} requests from this ${what} in the current window. Wait ${seconds} s (Retry-After), then try again.`,
+    );
   };
   const perAddress = limiter('perAddress', (r) => `ip:${r.ip}`);
   const perToken = limiter('perToken', bearerKey);
@@ -65,13 +72,21 @@ export function parseRateLimit(text: string): RateLimit | null | undefined {
  * The overrides `signgate serve` options give: each value `<max>/<seconds>` or `off`; absent ones are left out.
  * @throws UsageError naming the option and the value
  */
-export function rateLimitOverrides(options: { perToken?: string | undefined; perAddress?: string | undefined; loopback?: boolean | undefined }): Partial<RateLimitSettings> {
+export function rateLimitOverrides(options: {
+  perToken?: string | undefined;
+  perAddress?: string | undefined;
+  loopback?: boolean | undefined;
+}): Partial<RateLimitSettings> {
   const out: { -readonly [K in keyof RateLimitSettings]?: RateLimitSettings[K] } = {};
-  for (const [kind, option] of [['perToken', '--rate-limit-per-token'], ['perAddress', '--rate-limit-per-address']] as const) {
+  for (const [kind, option] of [
+    ['perToken', '--rate-limit-per-token'],
+    ['perAddress', '--rate-limit-per-address'],
+  ] as const) {
     const text = options[kind];
     if (text === undefined) continue;
     const parsed = parseRateLimit(text);
-    if (parsed === undefined) throw new UsageError(`${option} ${JSON.stringify(text)} is not <max>/<seconds> or off`, `For example ${option} 120/60 (120 requests a minute).`);
+    if (parsed === undefined)
+      throw new UsageError(`${option} ${JSON.stringify(text)} is not <max>/<seconds> or off`, `For example ${option} 120/60 (120 requests a minute).`);
     out[kind] = parsed;
   }
   if (options.loopback !== undefined) out.loopback = options.loopback;

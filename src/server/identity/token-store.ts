@@ -133,7 +133,10 @@ export class TokenStore implements TokenKeeper {
     const hash = 'token' in selector ? hashToken(selector.token) : undefined;
     let count = 0;
     this.tokens = this.tokens.map((t) => {
-      const hit = hash !== undefined ? t.hash === hash : t.organization === (selector as { organization: string }).organization && t.user === (selector as { user: string }).user;
+      const hit =
+        hash !== undefined
+          ? t.hash === hash
+          : t.organization === (selector as { organization: string }).organization && t.user === (selector as { user: string }).user;
       if (!hit || t.revokedAt) return t;
       count++;
       return { ...t, revokedAt: now.toISOString() };

@@ -8,7 +8,11 @@ import type { JobRecord } from '../storage/store.js';
  * What a job records when it is accepted: who uploaded it (the user and the access token's id, never the token) and
  * the keys of the organization's options at that moment.
  */
-export function acceptance(principal: { readonly organization: Organization; readonly user: string; readonly tokenId: string | null }): Pick<JobRecord, 'submittedBy' | 'acceptedKeys'> {
+export function acceptance(principal: {
+  readonly organization: Organization;
+  readonly user: string;
+  readonly tokenId: string | null;
+}): Pick<JobRecord, 'submittedBy' | 'acceptedKeys'> {
   return { submittedBy: { user: principal.user, tokenId: principal.tokenId }, acceptedKeys: acceptedKeysOf(principal.organization) };
 }
 
@@ -41,7 +45,18 @@ export function keysForJob(org: Organization, accepted: JobRecord['acceptedKeys'
       retired.set(token, optionId);
       continue;
     }
-    licenses.push(key === license ? license : { optionId, previous: license.previous, key: key.key, token: key.token, keyLocation: key.keyLocation, ...(key.keyPairPath ? { keyPairPath: key.keyPairPath } : {}) });
+    licenses.push(
+      key === license
+        ? license
+        : {
+            optionId,
+            previous: license.previous,
+            key: key.key,
+            token: key.token,
+            keyLocation: key.keyLocation,
+            ...(key.keyPairPath ? { keyPairPath: key.keyPairPath } : {}),
+          },
+    );
   }
   return { organization: { ...org, licenses }, retired };
 }

@@ -14,9 +14,7 @@ export const optionKeyName = (organization: string, optionId: number) => `${orga
 
 /** Thrown out of processJob: the job cannot be signed now, for want of these keys. */
 export class KeyWait extends Error {
-  constructor(
-    readonly keys: readonly { readonly name: string; readonly license: License; readonly error: SignGateError }[],
-  ) {
+  constructor(readonly keys: readonly { readonly name: string; readonly license: License; readonly error: SignGateError }[]) {
     super(`waiting for the signing key of ${keys.map((k) => `option ${k.name}`).join(', ')}: ${keys.map((k) => k.error.code).join(', ')}`);
   }
 }
@@ -33,7 +31,14 @@ export function keyWaitOver(record: JobRecord, keyWaitSeconds: number, now = Dat
 export function noteWaiting(log: FastifyBaseLogger, record: JobRecord, wait: KeyWait, keyWaitSeconds: number, fields: Record<string, unknown> = {}): void {
   const first = record.keyWait === undefined;
   markWaiting(record, wait, keyWaitSeconds);
-  const line = { job: record.id, organization: record.organization, options: record.keyWait!.options, codes: wait.keys.map((k) => k.error.code), since: record.keyWait!.since, ...fields };
+  const line = {
+    job: record.id,
+    organization: record.organization,
+    options: record.keyWait!.options,
+    codes: wait.keys.map((k) => k.error.code),
+    since: record.keyWait!.since,
+    ...fields,
+  };
   if (first) log.warn(line, 'job waits for its signing key; it is queued again for a worker that can use it, not failed');
   else log.debug(line, 'job still waits for its signing key');
 }

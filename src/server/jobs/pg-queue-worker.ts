@@ -124,14 +124,17 @@ export class PgQueueWorker implements JobWorker {
     let settle!: () => void;
     const done = new Promise<void>((resolve) => (settle = resolve));
     this.current = { organization: record.organization, id: record.id, controller, done };
-    const heartbeat = setInterval(() => {
-      this.store.heartbeat(record.organization, record.id, this.owner).then(
-        (held) => {
-          if (!held) controller.abort();
-        },
-        (error: Error) => this.log.warn({ job: record.id, err: { message: error.message } }, 'lease renewal failed'),
-      );
-    }, Math.max(50, Math.floor(this.store.leaseMs / 3)));
+    const heartbeat = setInterval(
+      () => {
+        this.store.heartbeat(record.organization, record.id, this.owner).then(
+          (held) => {
+            if (!held) controller.abort();
+          },
+          (error: Error) => this.log.warn({ job: record.id, err: { message: error.message } }, 'lease renewal failed'),
+        );
+      },
+      Math.max(50, Math.floor(this.store.leaseMs / 3)),
+    );
     let sink: Awaited<ReturnType<PgJobStore['workOn']>> | undefined;
     // A file name of its own: two workers that both believed they held the job never write the same file.
     const resultFile = `result-${randomUUID()}.zip`;
@@ -139,8 +142,16 @@ export class PgQueueWorker implements JobWorker {
       sink = await this.store.workOn(record, this.owner);
       if (record.attempts > MAX_ATTEMPTS) {
         // Its workers died or failed this often: finished with an error on every file, never left unfinished.
-        await finishUnsigned(sink, record, `the service failed to process the job ${MAX_ATTEMPTS} times; nothing in this job was signed: upload the files again.`, resultFile);
-        this.log.error({ job: record.id, organization: record.organization, attempts: record.attempts - 1 }, 'job finished with an error on every file after its attempts ran out');
+        await finishUnsigned(
+          sink,
+          record,
+          `the service failed to process the job ${MAX_ATTEMPTS} times; nothing in this job was signed: upload the files again.`,
+          resultFile,
+        );
+        this.log.error(
+          { job: record.id, organization: record.organization, attempts: record.attempts - 1 },
+          'job finished with an error on every file after its attempts ran out',
+        );
         this.options.observer?.jobFinished(record);
         return;
       }
@@ -154,12 +165,25 @@ export class PgQueueWorker implements JobWorker {
         // Back to the queue at once for a worker that can use the key; this one leaves it until its key works again.
         for (const k of error.keys) this.unusable.set(k.name, { license: k.license, triedAt: Date.now() });
         noteWaiting(this.log, record, error, this.config().keyWaitSeconds, { worker: this.owner });
-        await this.store.waitForKey(record, this.owner).catch((e: Error) => this.log.warn({ job: record.id, err: { message: e.message } }, 'the waiting job could not be put back; its lease runs out instead'));
+        await this.store
+          .waitForKey(record, this.owner)
+          .catch((e: Error) =>
+            this.log.warn({ job: record.id, err: { message: e.message } }, 'the waiting job could not be put back; its lease runs out instead'),
+          );
       } else {
         // Taken again after a wait that grows with the attempts, not after the whole lease (a database that was
         // away for a second is back by then); the release itself is tried a few times.
         const delay = JOB_RETRY_DELAYS_MS[Math.min(record.attempts, JOB_RETRY_DELAYS_MS.length) - 1]!;
-        this.log.warn({ job: record.id, organization: record.organization, attempt: record.attempts, retryInMs: delay, err: { message: (error as Error).message, code: (error as NodeJS.ErrnoException).code } }, 'job processing failed; it is queued again');
+        this.log.warn(
+          {
+            job: record.id,
+            organization: record.organization,
+            attempt: record.attempts,
+            retryInMs: delay,
+            err: { message: (error as Error).message, code: (error as NodeJS.ErrnoException).code },
+          },
+          'job processing failed; it is queued again',
+        );
         for (let i = 0; i < 3; i++) {
           try {
             await this.store.retryLater(record.organization, record.id, this.owner, delay);

@@ -33,7 +33,14 @@ export type SignTaskResult = SignedFile | PreparedZipData | SignTaskFailure | un
  */
 function moving<T>(value: T, buffers: readonly Uint8Array[]): T {
   const transfer = [...new Set(buffers.filter(ownsItsMemory).map((b) => b.buffer))];
-  const transferable = { get [Piscina.transferableSymbol]() { return transfer; }, get [Piscina.valueSymbol]() { return value; } };
+  const transferable = {
+    get [Piscina.transferableSymbol]() {
+      return transfer;
+    },
+    get [Piscina.valueSymbol]() {
+      return value;
+    },
+  };
   return Piscina.move(transferable as unknown as Parameters<typeof Piscina.move>[0]) as unknown as T;
 }
 

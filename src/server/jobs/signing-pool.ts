@@ -39,7 +39,10 @@ export const MAX_SIGNING_WORKERS = 256;
  */
 function checkSigningWorkers(value: number, shownAs: string): number {
   if (!Number.isInteger(value) || value < 0 || value > MAX_SIGNING_WORKERS) {
-    throw new UsageError(`${shownAs} ${value} is not a whole number from 0 to ${MAX_SIGNING_WORKERS}`, `Give the number of signing threads, for example ${defaultSigningWorkers()} (one per core); 0 signs in the service's own thread.`);
+    throw new UsageError(
+      `${shownAs} ${value} is not a whole number from 0 to ${MAX_SIGNING_WORKERS}`,
+      `Give the number of signing threads, for example ${defaultSigningWorkers()} (one per core); 0 signs in the service's own thread.`,
+    );
   }
   return value;
 }
@@ -52,7 +55,12 @@ export class SigningPool implements FileSigner {
   constructor(readonly threads: number) {
     if (!Number.isInteger(threads) || threads < 1) throw new RangeError(`a signing pool needs at least one thread, not ${threads}`);
     // Threads start at once and stay: the first job should not wait for a thread to load its code.
-    this.pool = new Piscina({ ...piscinaTask(workerModulePath('server/jobs/signing-pool-task')), minThreads: threads, maxThreads: threads, idleTimeout: Number.POSITIVE_INFINITY });
+    this.pool = new Piscina({
+      ...piscinaTask(workerModulePath('server/jobs/signing-pool-task')),
+      minThreads: threads,
+      maxThreads: threads,
+      idleTimeout: Number.POSITIVE_INFINITY,
+    });
     // Enough files of a job in the queue to keep every thread busy, and no more: a deleted job wastes little.
     this.ahead = threads;
   }

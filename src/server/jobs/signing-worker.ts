@@ -127,7 +127,11 @@ async function processJobSteps(
       })),
     );
     // The service signs what it is given: whether the upload as built would load (SG801) is not its concern.
-    const check = await runEngine(checkProduct({ settings: organizationSettings(config, org), severities: { 'loads-under-no-license': 'off' } }), inputs, inThisThread());
+    const check = await runEngine(
+      checkProduct({ settings: organizationSettings(config, org), severities: { 'loads-under-no-license': 'off' } }),
+      inputs,
+      inThisThread(),
+    );
     const byPath = new Map(check.files.map((f) => [f.path, f]));
     // Decided up front on copies, shown in the job file one file at a time as each is finished; up to
     // signer.ahead files are handed to the signer before the one being finished, so that every thread works.
@@ -268,7 +272,12 @@ export function fileFault(error: unknown): error is SignGateError {
 /** Ends a file as Error with SG001 and the format error, as `check` says it. */
 function malformed(file: JobFile, error: SignGateError): void {
   file.fileProcessingState = 'Error';
-  file.messages = [message('Error', `SG001 malformed: ${error.code}: ${error.message}. Rebuild the file or remove it from the upload; a damaged file cannot be signed or loaded.`)];
+  file.messages = [
+    message(
+      'Error',
+      `SG001 malformed: ${error.code}: ${error.message}. Rebuild the file or remove it from the upload; a damaged file cannot be signed or loaded.`,
+    ),
+  ];
 }
 
 /** An error of a key in a PKCS#11 token (module, token, PIN, key or signing), which fails the file, not the job. */
@@ -323,7 +332,10 @@ export async function probeTokenKeys(config: ServerConfig, timeoutMs = 5_000): P
   const failures: { code: SignGateError['code']; message: string }[] = [];
   for (const org of config.organizations.values()) {
     // Each option's key, and the keys it had before (previousKeys): jobs accepted before a rotation still need them.
-    const keys = org.licenses.flatMap((license) => [{ license, key: license.key, previous: false }, ...license.previous.map((p) => ({ license, key: p.key, previous: true }))]);
+    const keys = org.licenses.flatMap((license) => [
+      { license, key: license.key, previous: false },
+      ...license.previous.map((p) => ({ license, key: p.key, previous: true })),
+    ]);
     for (const { license, key, previous } of keys) {
       if (!isPkcs11Key(key)) continue;
       let timer: NodeJS.Timeout | undefined;
@@ -357,7 +369,14 @@ export function logPkcs11Event(log: FastifyBaseLogger, event: Pkcs11Event): void
   switch (event.kind) {
     case 'pin-state': {
       const level = event.state === 'ok' ? 'info' : event.state === 'count-low' ? 'warn' : 'error';
-      log[level]({ pkcs11: event.uri, token: event.token, pin: event.state }, event.state === 'ok' ? 'logging in to the PKCS#11 token' : event.state === 'count-low' ? 'the PKCS#11 token counted a wrong PIN: logging in with the configured PIN once' : `the PKCS#11 token's user PIN is ${event.state === 'locked' ? 'locked' : 'on its final try'}: not logging in`);
+      log[level](
+        { pkcs11: event.uri, token: event.token, pin: event.state },
+        event.state === 'ok'
+          ? 'logging in to the PKCS#11 token'
+          : event.state === 'count-low'
+            ? 'the PKCS#11 token counted a wrong PIN: logging in with the configured PIN once'
+            : `the PKCS#11 token's user PIN is ${event.state === 'locked' ? 'locked' : 'on its final try'}: not logging in`,
+      );
       return;
     }
     case 'retry':
@@ -381,7 +400,13 @@ function whereThePublicKeyIs(org: Organization): string {
 /** Decides a file's state and messages from its check result; returns the license to sign with, if any. */
 function decide(
   file: JobFile,
-  result: { needsSigning: boolean; role: string; outcome: string; reason: string; findings: readonly { severity: string; ruleId: string; rule: string; message: string; hint: string }[] },
+  result: {
+    needsSigning: boolean;
+    role: string;
+    outcome: string;
+    reason: string;
+    findings: readonly { severity: string; ruleId: string; rule: string; message: string; hint: string }[];
+  },
   bytes: Uint8Array,
   org: Organization,
   retired: ReadonlyMap<string, number>,
@@ -392,12 +417,18 @@ function decide(
   const retiredOption = token !== undefined && !org.licenses.some((l) => l.token === token) ? retired.get(token) : undefined;
   if (retiredOption !== undefined) {
     file.fileProcessingState = 'Error';
-    file.messages.push(message('Error', `Not signed: the key of option ${retiredOption} this job was accepted with (key token ${token}) is no longer in the service's configuration (the option's key was changed and the old one removed from previousKeys). Build against the option's current public key and upload again.`));
+    file.messages.push(
+      message(
+        'Error',
+        `Not signed: the key of option ${retiredOption} this job was accepted with (key token ${token}) is no longer in the service's configuration (the option's key was changed and the old one removed from previousKeys). Build against the option's current public key and upload again.`,
+      ),
+    );
     return undefined;
   }
   if (errors.length) {
     file.fileProcessingState = 'Error';
-    for (const e of errors) file.messages.push(message('Error', `${e.ruleId} ${e.rule}: ${e.message}. ${e.hint}${e.ruleId === 'SG205' ? ` ${whereThePublicKeyIs(org)}` : ''}`));
+    for (const e of errors)
+      file.messages.push(message('Error', `${e.ruleId} ${e.rule}: ${e.message}. ${e.hint}${e.ruleId === 'SG205' ? ` ${whereThePublicKeyIs(org)}` : ''}`));
     file.messages.push(message('Info', 'The file was not signed; the package holds it as uploaded.'));
     return undefined;
   }
@@ -410,7 +441,12 @@ function decide(
   }
   if (!result.needsSigning) {
     file.fileProcessingState = 'Error';
-    file.messages.push(message('Error', `Not signed: ${result.reason}. Only API programs (assemblies that use the vendor API or carry the vendor attribute), their generated companions and assemblies that carry the public key of one of the organization's options are signed.`));
+    file.messages.push(
+      message(
+        'Error',
+        `Not signed: ${result.reason}. Only API programs (assemblies that use the vendor API or carry the vendor attribute), their generated companions and assemblies that carry the public key of one of the organization's options are signed.`,
+      ),
+    );
     return undefined;
   }
   // No error finding means the key is one of the organization's, byte for byte.
@@ -418,7 +454,12 @@ function decide(
   const license = org.licenses.find((l) => Buffer.compare(Buffer.from(l.key.publicKey.blob), Buffer.from(assembly.publicKey)) === 0);
   if (!license) {
     file.fileProcessingState = 'Error';
-    file.messages.push(message('Error', `Not signed: the file's public key (token ${publicKeyToken(assembly.publicKey)}) is not the key of any option this job was accepted with. Build against the option's current public key and upload again.`));
+    file.messages.push(
+      message(
+        'Error',
+        `Not signed: the file's public key (token ${publicKeyToken(assembly.publicKey)}) is not the key of any option this job was accepted with. Build against the option's current public key and upload again.`,
+      ),
+    );
     return undefined;
   }
   file.fileProcessingState = 'Signed';
@@ -426,7 +467,9 @@ function decide(
     file.messages.push(message('Info', `Already signed with option ${license.optionId}; returned unchanged.`));
     return undefined;
   }
-  file.messages.push(message('Info', `Signed with option ${license.optionId} (${assembly.name} ${formatVersion(assembly.version)}, key token ${license.token}).`));
+  file.messages.push(
+    message('Info', `Signed with option ${license.optionId} (${assembly.name} ${formatVersion(assembly.version)}, key token ${license.token}).`),
+  );
   for (const w of result.findings) file.messages.push(message('Warning', `${w.ruleId} ${w.rule}: ${w.message}`));
   return license;
 }
@@ -572,10 +615,13 @@ export class SigningWorker implements JobWorker {
       this.log.warn({ job: id, organization, err: { message: (again as Error).message } }, 'the failed job could not be finished; trying again later');
       this.retries.set(
         key,
-        setTimeout(() => {
-          this.retries.delete(key);
-          void this.failed(organization, id, error);
-        }, this.retryDelays[this.retryDelays.length - 1] ?? 60_000).unref(),
+        setTimeout(
+          () => {
+            this.retries.delete(key);
+            void this.failed(organization, id, error);
+          },
+          this.retryDelays[this.retryDelays.length - 1] ?? 60_000,
+        ).unref(),
       );
     }
   }

@@ -33,7 +33,13 @@ export async function moveToTrash(tmpDir: string, dir: string, id: string): Prom
   }
 }
 
-const summaryOf = (r: JobRecord): JobSummary => ({ id: r.id, comment: r.comment, createdAt: r.createdAt, processingFinished: r.processingFinished, fileCount: r.assemblies.length });
+const summaryOf = (r: JobRecord): JobSummary => ({
+  id: r.id,
+  comment: r.comment,
+  createdAt: r.createdAt,
+  processingFinished: r.processingFinished,
+  fileCount: r.assemblies.length,
+});
 const byCreation = (a: JobSummary, b: JobSummary) => (a.createdAt < b.createdAt ? -1 : a.createdAt > b.createdAt ? 1 : a.id < b.id ? -1 : 1);
 
 export class JobStore implements JobStateStore {
@@ -275,7 +281,10 @@ export class JobStore implements JobStateStore {
     let jobs = this.index.get(organization);
     if (!jobs) {
       const records = await Promise.all(this.jobIds(organization).map((id) => this.get(organization, id)));
-      const summaries = records.filter((r): r is JobRecord => r !== undefined).map(summaryOf).sort(byCreation);
+      const summaries = records
+        .filter((r): r is JobRecord => r !== undefined)
+        .map(summaryOf)
+        .sort(byCreation);
       // Another list or a commit may have built it meanwhile: the first one wins, later changes go into it.
       jobs = this.index.get(organization) ?? new Map(summaries.map((j) => [j.id, j]));
       this.index.set(organization, jobs);

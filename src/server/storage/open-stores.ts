@@ -24,14 +24,19 @@ export function describeDatabase(url: string): string {
 
 /** A pool on the database with the schema migrated; a clear error when it cannot be reached. */
 export async function openDatabase(database: string): Promise<pg.Pool> {
-  if (!/^postgres(ql)?:\/\//.test(database)) throw new UsageError(`--database ${describeDatabase(database)} is not a PostgreSQL connection string`, 'Pass postgres://user:password@host:5432/database.');
+  if (!/^postgres(ql)?:\/\//.test(database))
+    throw new UsageError(`--database ${describeDatabase(database)} is not a PostgreSQL connection string`, 'Pass postgres://user:password@host:5432/database.');
   const pool = new pg.Pool({ connectionString: database, max: 10 });
   pool.on('error', () => {}); // an idle client's lost connection: the next query opens another
   try {
     await migrate(pool);
   } catch (error) {
     await pool.end().catch(() => {});
-    throw new UsageError(`cannot use the database ${describeDatabase(database)}: ${(error as Error).message}`, 'Check --database (or SIGNGATE_DATABASE_URL): the server must run and the role must be allowed to create tables.', 'SG_ERR_CONFIG');
+    throw new UsageError(
+      `cannot use the database ${describeDatabase(database)}: ${(error as Error).message}`,
+      'Check --database (or SIGNGATE_DATABASE_URL): the server must run and the role must be allowed to create tables.',
+      'SG_ERR_CONFIG',
+    );
   }
   return pool;
 }
@@ -40,7 +45,10 @@ export async function openDatabase(database: string): Promise<pg.Pool> {
  * The signature record of a deployment, for `serve record verify` and `serve record export`: in the database when
  * one is given, else in the data directory. `close` ends the database connection.
  */
-export async function openSignatureRecord(options: { readonly dataDir: string; readonly database?: string | undefined }): Promise<{ record: SignatureRecordReader; close: () => Promise<void> }> {
+export async function openSignatureRecord(options: {
+  readonly dataDir: string;
+  readonly database?: string | undefined;
+}): Promise<{ record: SignatureRecordReader; close: () => Promise<void> }> {
   if (!options.database) return { record: new FileSignatureRecord(options.dataDir), close: async () => {} };
   const pool = await openDatabase(options.database);
   return { record: new PgSignatureRecord(pool, describeDatabase(options.database)), close: () => pool.end() };

@@ -11,7 +11,11 @@ import type { RecordKey } from './record-key.js';
 /** The record's verification; throws naming the first break. */
 async function verifiedRecord(record: SignatureRecordReader): Promise<RecordVerification> {
   const verification = await record.verify();
-  if (verification.break) throw new UsageError(`the signature record ${record.where} does not verify: ${verification.break.message}`, 'Run `signgate serve record verify` for the details; restore the record from a backup.');
+  if (verification.break)
+    throw new UsageError(
+      `the signature record ${record.where} does not verify: ${verification.break.message}`,
+      'Run `signgate serve record verify` for the details; restore the record from a backup.',
+    );
   return verification;
 }
 
@@ -105,7 +109,12 @@ export class RecordLog {
       try {
         for await (const entry of this.record.entriesAfter(this.leaves.length)) {
           const broken = this.checker.add(entry, null);
-          if (broken) throw new UsageError(`the signature record ${this.record.where} does not verify: ${broken.message}`, 'Run `signgate serve record verify`; the service signs no checkpoint of a broken record.', 'SG_ERR_CONFIG');
+          if (broken)
+            throw new UsageError(
+              `the signature record ${this.record.where} does not verify: ${broken.message}`,
+              'Run `signgate serve record verify`; the service signs no checkpoint of a broken record.',
+              'SG_ERR_CONFIG',
+            );
           this.leaves.push(entryLeaf(entry));
           const list = this.byJob.get(entry.job);
           if (list) list.push(entry);
@@ -125,7 +134,14 @@ export class RecordLog {
   /** The signed checkpoint of the tree as read (signed once per size). */
   checkpoint(): string {
     if (this.signed?.size !== this.leaves.length) {
-      this.signed = { size: this.leaves.length, text: signCheckpoint({ size: this.leaves.length, root: rootHash(this.leaves, 0, this.leaves.length, this.cache) }, this.key.privateKey, this.key.verifier.name) };
+      this.signed = {
+        size: this.leaves.length,
+        text: signCheckpoint(
+          { size: this.leaves.length, root: rootHash(this.leaves, 0, this.leaves.length, this.cache) },
+          this.key.privateKey,
+          this.key.verifier.name,
+        ),
+      };
     }
     return this.signed.text;
   }
@@ -145,7 +161,11 @@ export class RecordLog {
     const size = this.leaves.length;
     return {
       checkpoint,
-      entries: entries.map((entry) => ({ entry, leafIndex: entry.seq - 1, inclusionProof: inclusionProof(this.leaves, entry.seq - 1, size, this.cache).map((h) => h.toString('base64')) })),
+      entries: entries.map((entry) => ({
+        entry,
+        leafIndex: entry.seq - 1,
+        inclusionProof: inclusionProof(this.leaves, entry.seq - 1, size, this.cache).map((h) => h.toString('base64')),
+      })),
     };
   }
 }

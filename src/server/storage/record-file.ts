@@ -38,10 +38,18 @@ export function readRecordHead(path: string): ChainHead | undefined {
   try {
     head = JSON.parse(text) as ChainHead;
   } catch {
-    throw new UsageError(`${path} is not the head of a signature record (no JSON)`, 'Run `signgate serve record verify` and restore the data directory from its backup if the record was tampered with.', 'SG_ERR_CONFIG');
+    throw new UsageError(
+      `${path} is not the head of a signature record (no JSON)`,
+      'Run `signgate serve record verify` and restore the data directory from its backup if the record was tampered with.',
+      'SG_ERR_CONFIG',
+    );
   }
   if (!Number.isSafeInteger(head?.seq) || head.seq < 0 || typeof head.hash !== 'string' || !/^[0-9a-f]{64}$/.test(head.hash)) {
-    throw new UsageError(`${path} is not the head of a signature record (it needs "seq" and "hash")`, 'Run `signgate serve record verify` and restore the data directory from its backup if the record was tampered with.', 'SG_ERR_CONFIG');
+    throw new UsageError(
+      `${path} is not the head of a signature record (it needs "seq" and "hash")`,
+      'Run `signgate serve record verify` and restore the data directory from its backup if the record was tampered with.',
+      'SG_ERR_CONFIG',
+    );
   }
   return { seq: head.seq, hash: head.hash };
 }
@@ -132,17 +140,29 @@ export class FileSignatureRecord implements SignatureRecordReader {
           entry = undefined;
         }
         if (!entry || !Number.isSafeInteger(entry.seq) || typeof entry.hash !== 'string') {
-          throw new UsageError(`the signature record ${this.path} ends in a line that is no entry`, 'Run `signgate serve record verify --data-dir …` to see where it breaks; restore the file from a backup, or move it aside to start a new record.', 'SG_ERR_CONFIG');
+          throw new UsageError(
+            `the signature record ${this.path} ends in a line that is no entry`,
+            'Run `signgate serve record verify --data-dir …` to see where it breaks; restore the file from a backup, or move it aside to start a new record.',
+            'SG_ERR_CONFIG',
+          );
         }
         last = { seq: entry.seq, hash: entry.hash };
       }
       this.size = tail.wholeSize;
     }
     if (head && (last.seq < head.seq || (last.seq === head.seq && last.hash !== head.hash))) {
-      throw new UsageError(`the signature record ${this.path} ends at entry ${last.seq}, but its head ${this.headPath} names entry ${head.seq}: entries were cut off or replaced`, 'Run `signgate serve record verify --data-dir …`; restore the record from a backup, or move both files aside to start a new record.', 'SG_ERR_CONFIG');
+      throw new UsageError(
+        `the signature record ${this.path} ends at entry ${last.seq}, but its head ${this.headPath} names entry ${head.seq}: entries were cut off or replaced`,
+        'Run `signgate serve record verify --data-dir …`; restore the record from a backup, or move both files aside to start a new record.',
+        'SG_ERR_CONFIG',
+      );
     }
     if (!head && last.seq > 0) {
-      throw new UsageError(`the signature record ${this.path} has entries but its head ${this.headPath} is missing`, 'Restore the head from a backup (or move both files aside to start a new record); without it entries cut off the end would go unnoticed.', 'SG_ERR_CONFIG');
+      throw new UsageError(
+        `the signature record ${this.path} has entries but its head ${this.headPath} is missing`,
+        'Restore the head from a backup (or move both files aside to start a new record); without it entries cut off the end would go unnoticed.',
+        'SG_ERR_CONFIG',
+      );
     }
     // An entry after the head: a crash between the append and the head's update. It is whole and linked: the head follows.
     if (head && last.seq > head.seq) writeHeadDurably(this.headPath, last);

@@ -52,7 +52,11 @@ export function createRecordKeyFile(path: string): boolean {
     return true;
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'EEXIST') return false;
-    throw new UsageError(`cannot write the record key ${path} (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`, 'Choose a folder the service\'s user may write.', 'SG_ERR_CONFIG');
+    throw new UsageError(
+      `cannot write the record key ${path} (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`,
+      "Choose a folder the service's user may write.",
+      'SG_ERR_CONFIG',
+    );
   } finally {
     rmSync(temp, { force: true });
   }
@@ -68,9 +72,18 @@ export function readRecordKeyFile(path: string, missingHint: string): RecordKey 
   try {
     privateKey = recordPrivateKey(readFileSync(path));
   } catch (error) {
-    throw new UsageError(`${path} is not a private key (${(error as Error).message})`, 'Restore the record key from its backup; without it the service cannot sign checkpoints.', 'SG_ERR_CONFIG');
+    throw new UsageError(
+      `${path} is not a private key (${(error as Error).message})`,
+      'Restore the record key from its backup; without it the service cannot sign checkpoints.',
+      'SG_ERR_CONFIG',
+    );
   }
-  if (privateKey.asymmetricKeyType !== 'ed25519') throw new UsageError(`${path} is an ${privateKey.asymmetricKeyType} key, not Ed25519`, 'The record key is an Ed25519 key (signgate serve record key create makes one); restore it from its backup.', 'SG_ERR_CONFIG');
+  if (privateKey.asymmetricKeyType !== 'ed25519')
+    throw new UsageError(
+      `${path} is an ${privateKey.asymmetricKeyType} key, not Ed25519`,
+      'The record key is an Ed25519 key (signgate serve record key create makes one); restore it from its backup.',
+      'SG_ERR_CONFIG',
+    );
   return { privateKey, verifier: verifierOf(privateKey), path };
 }
 
@@ -94,7 +107,10 @@ export function dataDirRecordKeyPath(dataDir: string): string {
 export function loadRecordKey(dataDir: string, create = false): RecordKey {
   const path = dataDirRecordKeyPath(dataDir);
   const made = create && !existsSync(path) && createRecordKeyFile(path);
-  const key = readRecordKeyFile(path, 'The service makes it at its first start on this data directory; pass the data directory the service uses (--data-dir), or the record key file its configuration names (--record-key).');
+  const key = readRecordKeyFile(
+    path,
+    'The service makes it at its first start on this data directory; pass the data directory the service uses (--data-dir), or the record key file its configuration names (--record-key).',
+  );
   const pub = join(dataDir, RECORD_PUBLIC_KEY_FILE);
   const expected = formatVerifierKey(key.verifier);
   const found = existsSync(pub) ? readFileSync(pub, 'utf8').trim() : undefined;

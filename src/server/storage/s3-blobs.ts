@@ -26,7 +26,8 @@ export interface S3BlobOptions {
 
 /** Reads `s3://bucket[/prefix][?endpoint=URL&region=NAME]`; a user or key in the URL is refused, and never shown. */
 export function parseBlobStoreUrl(url: string): S3BlobOptions {
-  const hint = 'Pass s3://bucket/prefix?endpoint=https://s3.example.com&region=eu-central-1; credentials come from the AWS environment (AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, a profile or a role), never from the URL.';
+  const hint =
+    'Pass s3://bucket/prefix?endpoint=https://s3.example.com&region=eu-central-1; credentials come from the AWS environment (AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, a profile or a role), never from the URL.';
   let u: URL;
   try {
     u = new URL(url);
@@ -34,13 +35,19 @@ export function parseBlobStoreUrl(url: string): S3BlobOptions {
     // Not echoed: a malformed URL may still hold a key.
     throw new UsageError('--blob-store is not a URL', hint);
   }
-  if (u.username || u.password) throw new UsageError(`--blob-store s3://${u.hostname}${u.pathname} names a user or key before the bucket; it was ignored and is not shown`, hint);
+  if (u.username || u.password)
+    throw new UsageError(`--blob-store s3://${u.hostname}${u.pathname} names a user or key before the bucket; it was ignored and is not shown`, hint);
   // Without a host (`s3:AK:SECRET@bucket/pre`) the whole rest may be credentials: the scheme alone is shown.
   if (!u.hostname) throw new UsageError(`--blob-store ${u.protocol} (rest not shown) is not an s3://bucket URL`, hint);
   if (u.protocol !== 's3:') throw new UsageError(`--blob-store ${u.protocol}//${u.hostname}${u.pathname} is not an s3://bucket URL`, hint);
   const path = u.pathname.replace(/^\/+/, '');
   const endpoint = u.searchParams.get('endpoint') ?? undefined;
-  return { bucket: u.hostname, prefix: path && !path.endsWith('/') ? `${path}/` : path, ...(endpoint ? { endpoint } : {}), region: u.searchParams.get('region') ?? process.env.AWS_REGION ?? 'us-east-1' };
+  return {
+    bucket: u.hostname,
+    prefix: path && !path.endsWith('/') ? `${path}/` : path,
+    ...(endpoint ? { endpoint } : {}),
+    region: u.searchParams.get('region') ?? process.env.AWS_REGION ?? 'us-east-1',
+  };
 }
 
 /** Every file below `dir`, as `/`-separated paths relative to it. */
@@ -127,7 +134,9 @@ export class S3Blobs {
   async removePrefix(keyPrefix: string): Promise<void> {
     const keys = await this.keys(keyPrefix);
     for (let i = 0; i < keys.length; i += 1000) {
-      await this.client.send(new DeleteObjectsCommand({ Bucket: this.options.bucket, Delete: { Objects: keys.slice(i, i + 1000).map((Key) => ({ Key })), Quiet: true } }));
+      await this.client.send(
+        new DeleteObjectsCommand({ Bucket: this.options.bucket, Delete: { Objects: keys.slice(i, i + 1000).map((Key) => ({ Key })), Quiet: true } }),
+      );
     }
   }
 
@@ -139,4 +148,3 @@ export class S3Blobs {
     this.client.destroy();
   }
 }
-

@@ -48,11 +48,19 @@ export function readPkcs11Pin(uri: Pkcs11Uri, env: Env = process.env, readFile: 
   const origin = pinOrigin(uri);
   if (origin.kind === 'env') {
     const pin = env[origin.name];
-    if (!pin) throw pinError(`no PIN for ${showUri(uri.text)}: ${origin.name} is not set`, `Set ${origin.name} to the token's user PIN, or add pin-source=file:/path to the URI (a file only the service's user can read).`);
+    if (!pin)
+      throw pinError(
+        `no PIN for ${showUri(uri.text)}: ${origin.name} is not set`,
+        `Set ${origin.name} to the token's user PIN, or add pin-source=file:/path to the URI (a file only the service's user can read).`,
+      );
     return pin;
   }
-  const hint = 'Write the user PIN on its first line and let the service\'s user read it (chmod 600).';
-  if (!readFile) throw pinError(`the PIN file ${origin.path} of ${showUri(uri.text)} cannot be read (this process gave no reader of PIN files: readPkcs11PinFilesWith)`, hint);
+  const hint = "Write the user PIN on its first line and let the service's user read it (chmod 600).";
+  if (!readFile)
+    throw pinError(
+      `the PIN file ${origin.path} of ${showUri(uri.text)} cannot be read (this process gave no reader of PIN files: readPkcs11PinFilesWith)`,
+      hint,
+    );
   let text: string;
   try {
     text = readFile(origin.path);

@@ -23,12 +23,19 @@ let binding: Pkcs11Module | undefined;
 export function loadBinding(): Pkcs11Module {
   if (binding) return binding;
   if (isSea()) {
-    throw new KeyError('SG_ERR_PKCS11_MODULE', 'pkcs11: keys need the pkcs11js native binding, which the one-file executable cannot carry. Run signgate installed from npm (Node.js 20 or later) to sign with a key in a token.');
+    throw new KeyError(
+      'SG_ERR_PKCS11_MODULE',
+      'pkcs11: keys need the pkcs11js native binding, which the one-file executable cannot carry. Run signgate installed from npm (Node.js 20 or later) to sign with a key in a token.',
+    );
   }
   try {
     binding = createRequire(import.meta.url)('pkcs11js') as Pkcs11Module;
   } catch (cause) {
-    throw new KeyError('SG_ERR_PKCS11_MODULE', `pkcs11: keys need the optional dependency pkcs11js, which could not be loaded (${(cause as Error).message.split('\n')[0]}). Install it (npm install pkcs11js; it builds a native addon, which needs a C++ compiler and Node's headers).`, { cause });
+    throw new KeyError(
+      'SG_ERR_PKCS11_MODULE',
+      `pkcs11: keys need the optional dependency pkcs11js, which could not be loaded (${(cause as Error).message.split('\n')[0]}). Install it (npm install pkcs11js; it builds a native addon, which needs a C++ compiler and Node's headers).`,
+      { cause },
+    );
   }
   return binding;
 }
@@ -75,7 +82,11 @@ function initialize(pkcs11js: Pkcs11Module, module: Pkcs11Js.PKCS11, path: strin
   } catch (cause) {
     // Initialized by other code of this process (its own PKCS11 object): the module is the same.
     if (ckr(cause) !== 'CKR_CRYPTOKI_ALREADY_INITIALIZED') {
-      throw pkcs11Error('SG_ERR_PKCS11_MODULE', `the PKCS#11 module ${path} failed to initialize (${ckr(cause)}). Check its configuration (SoftHSM: SOFTHSM2_CONF and its tokendir).`, cause);
+      throw pkcs11Error(
+        'SG_ERR_PKCS11_MODULE',
+        `the PKCS#11 module ${path} failed to initialize (${ckr(cause)}). Check its configuration (SoftHSM: SOFTHSM2_CONF and its tokendir).`,
+        cause,
+      );
     }
   }
 }
@@ -88,7 +99,10 @@ function openModule(path: string): ModuleEntry {
   try {
     module.load(path);
   } catch (cause) {
-    throw pkcs11Error('SG_ERR_PKCS11_MODULE', `the PKCS#11 module ${path} cannot be loaded (${String((cause as Error).message).split('\n')[0]}). Check the path (module-path= or ${PKCS11_MODULE_ENV}) and that the module's package is installed.`);
+    throw pkcs11Error(
+      'SG_ERR_PKCS11_MODULE',
+      `the PKCS#11 module ${path} cannot be loaded (${String((cause as Error).message).split('\n')[0]}). Check the path (module-path= or ${PKCS11_MODULE_ENV}) and that the module's package is installed.`,
+    );
   }
   initialize(pkcs11js, module, path);
   const entry: ModuleEntry = { path, module, generation: 1, inFlight: 0 };
@@ -162,9 +176,13 @@ function findSlot(module: Pkcs11Js.PKCS11, uri: Pkcs11Uri, modulePath: string): 
     );
   });
   if (matches.length === 0) {
-    throw new TokenMissing('SG_ERR_PKCS11_TOKEN', `no ${describeToken(uri)} in the PKCS#11 module ${modulePath} (tokens present: ${labels.length ? labels.join(', ') : 'none'}). Check the token= label (pkcs11-tool --module ${modulePath} --list-slots), or that the token is plugged in.`);
+    throw new TokenMissing(
+      'SG_ERR_PKCS11_TOKEN',
+      `no ${describeToken(uri)} in the PKCS#11 module ${modulePath} (tokens present: ${labels.length ? labels.join(', ') : 'none'}). Check the token= label (pkcs11-tool --module ${modulePath} --list-slots), or that the token is plugged in.`,
+    );
   }
-  if (matches.length > 1) throw new KeyError('SG_ERR_PKCS11_TOKEN', `${matches.length} tokens match ${describeToken(uri)} in ${modulePath}. Name one by token= and serial=.`);
+  if (matches.length > 1)
+    throw new KeyError('SG_ERR_PKCS11_TOKEN', `${matches.length} tokens match ${describeToken(uri)} in ${modulePath}. Name one by token= and serial=.`);
   return matches[0]!;
 }
 
@@ -179,18 +197,29 @@ const CKS_RW_USER_FUNCTIONS = 3;
 function logIn(pkcs11js: Pkcs11Module, module: Pkcs11Js.PKCS11, slot: Pkcs11Js.Handle, session: Pkcs11Js.Handle, uri: Pkcs11Uri, pin: string): void {
   const state = module.C_GetSessionInfo(session).state;
   if (state === CKS_RO_USER_FUNCTIONS || state === CKS_RW_USER_FUNCTIONS) return; // the process is logged in to the token
-  const refusal = createHash('sha256').update(`${uri.text}\0${uri.modulePath ?? ''}\0${pin}`).digest('hex');
+  const refusal = createHash('sha256')
+    .update(`${uri.text}\0${uri.modulePath ?? ''}\0${pin}`)
+    .digest('hex');
   if (refusedPins.has(refusal)) {
-    throw new KeyError('SG_ERR_PKCS11_PIN', `the token (${describeToken(uri)}) refused this PIN before; it is not tried again, since tokens lock after a few wrong PINs. Correct the PIN (${pinPlace(uri)}): a changed PIN is tried at the next signature.`);
+    throw new KeyError(
+      'SG_ERR_PKCS11_PIN',
+      `the token (${describeToken(uri)}) refused this PIN before; it is not tried again, since tokens lock after a few wrong PINs. Correct the PIN (${pinPlace(uri)}): a changed PIN is tried at the next signature.`,
+    );
   }
   const info = module.C_GetTokenInfo(slot);
   const pinState = pinStateOf(info.flags);
   emit({ kind: 'pin-state', uri: showUri(uri.text), token: trimmed(info.label), state: pinState });
   if (pinState === 'locked') {
-    throw new KeyError('SG_ERR_PKCS11_PIN', `the token's user PIN is locked (${describeToken(uri)}); nothing is signed with it. Unlock it with the security officer PIN (pkcs11-tool --init-pin --login --login-type so).`);
+    throw new KeyError(
+      'SG_ERR_PKCS11_PIN',
+      `the token's user PIN is locked (${describeToken(uri)}); nothing is signed with it. Unlock it with the security officer PIN (pkcs11-tool --init-pin --login --login-type so).`,
+    );
   }
   if (pinState === 'final-try') {
-    throw new KeyError('SG_ERR_PKCS11_PIN', `the token (${describeToken(uri)}) has one PIN try left before it locks; the service does not log in to it by itself. Check the PIN (${pinPlace(uri)}), then log in once by hand (pkcs11-tool --login --test), which resets the counter.`);
+    throw new KeyError(
+      'SG_ERR_PKCS11_PIN',
+      `the token (${describeToken(uri)}) has one PIN try left before it locks; the service does not log in to it by itself. Check the PIN (${pinPlace(uri)}), then log in once by hand (pkcs11-tool --login --test), which resets the counter.`,
+    );
   }
   try {
     module.C_Login(session, pkcs11js.CKU_USER, pin);
@@ -198,8 +227,16 @@ function logIn(pkcs11js: Pkcs11Module, module: Pkcs11Js.PKCS11, slot: Pkcs11Js.H
     const name = ckr(cause);
     if (name === 'CKR_USER_ALREADY_LOGGED_IN') return; // logged in meanwhile by other code of this process
     if (name === 'CKR_PIN_INCORRECT' || name === 'CKR_PIN_INVALID' || name === 'CKR_PIN_LEN_RANGE') refusedPins.add(refusal);
-    const what = name === 'CKR_PIN_LOCKED' ? 'the token\'s user PIN is locked' : name === 'CKR_PIN_INCORRECT' ? 'the token refused the PIN' : `logging in to the token failed (${name})`;
-    throw new KeyError('SG_ERR_PKCS11_PIN', `${what} (${describeToken(uri)}, PIN from ${pinPlace(uri)}). ${name === 'CKR_PIN_LOCKED' ? 'Unlock it with the security officer PIN.' : 'Check the PIN; it is not shown, and it is not offered again until it changes.'}`);
+    const what =
+      name === 'CKR_PIN_LOCKED'
+        ? "the token's user PIN is locked"
+        : name === 'CKR_PIN_INCORRECT'
+          ? 'the token refused the PIN'
+          : `logging in to the token failed (${name})`;
+    throw new KeyError(
+      'SG_ERR_PKCS11_PIN',
+      `${what} (${describeToken(uri)}, PIN from ${pinPlace(uri)}). ${name === 'CKR_PIN_LOCKED' ? 'Unlock it with the security officer PIN.' : 'Check the PIN; it is not shown, and it is not offered again until it changes.'}`,
+    );
   }
 }
 
@@ -209,7 +246,11 @@ function attributeNumber(bytes: Buffer): number {
 
 function modulePathOf(uri: Pkcs11Uri, env: Env): string {
   const modulePath = uri.modulePath ?? env[PKCS11_MODULE_ENV];
-  if (!modulePath) throw new KeyError('SG_ERR_PKCS11_MODULE', `${showUri(uri.text)} names no module. Add module-path=/path/to/module.so to the URI (SoftHSM: /usr/lib/softhsm/libsofthsm2.so), or set ${PKCS11_MODULE_ENV}.`);
+  if (!modulePath)
+    throw new KeyError(
+      'SG_ERR_PKCS11_MODULE',
+      `${showUri(uri.text)} names no module. Add module-path=/path/to/module.so to the URI (SoftHSM: /usr/lib/softhsm/libsofthsm2.so), or set ${PKCS11_MODULE_ENV}.`,
+    );
   return modulePath;
 }
 
@@ -249,12 +290,19 @@ function openKey(uri: Pkcs11Uri, env: Env): KeyEntry {
     module.C_FindObjectsFinal(session);
     const where = `${describeToken(full)} of ${modulePath}`;
     if (found.length === 0) {
-      throw new KeyError('SG_ERR_PKCS11_KEY', `no private key with ${describeKey(full)} in ${where}. List the keys: pkcs11-tool --module ${modulePath} --login --list-objects --type privkey.`);
+      throw new KeyError(
+        'SG_ERR_PKCS11_KEY',
+        `no private key with ${describeKey(full)} in ${where}. List the keys: pkcs11-tool --module ${modulePath} --login --list-objects --type privkey.`,
+      );
     }
-    if (found.length > 1) throw new KeyError('SG_ERR_PKCS11_KEY', `more than one private key with ${describeKey(full)} in ${where}. Name one by object= and id=.`);
+    if (found.length > 1)
+      throw new KeyError('SG_ERR_PKCS11_KEY', `more than one private key with ${describeKey(full)} in ${where}. Name one by object= and id=.`);
     const key = found[0]!;
-    const [type, modulus, exponent] = module.C_GetAttributeValue(session, key, [{ type: pkcs11js.CKA_KEY_TYPE }, { type: pkcs11js.CKA_MODULUS }, { type: pkcs11js.CKA_PUBLIC_EXPONENT }]).map((a: Pkcs11Js.Attribute) => a.value as Buffer);
-    if (attributeNumber(type!) !== pkcs11js.CKK_RSA) throw new KeyError('SG_ERR_PKCS11_KEY', `the key with ${describeKey(full)} in ${where} is not an RSA key; strong names are RSA signatures.`);
+    const [type, modulus, exponent] = module
+      .C_GetAttributeValue(session, key, [{ type: pkcs11js.CKA_KEY_TYPE }, { type: pkcs11js.CKA_MODULUS }, { type: pkcs11js.CKA_PUBLIC_EXPONENT }])
+      .map((a: Pkcs11Js.Attribute) => a.value as Buffer);
+    if (attributeNumber(type!) !== pkcs11js.CKK_RSA)
+      throw new KeyError('SG_ERR_PKCS11_KEY', `the key with ${describeKey(full)} in ${where} is not an RSA key; strong names are RSA signatures.`);
     const publicKey = parsePublicKeyBlob(rsaPublicKeyBlob(modulus!, attributeNumber(exponent!)));
     return { uri: full, host, generation: host.generation, slot, key, publicKey, where, idle: [session] };
   } catch (error) {
@@ -266,7 +314,11 @@ function openKey(uri: Pkcs11Uri, env: Env): KeyEntry {
       }
     }
     if (error instanceof KeyError || TRANSIENT.has(ckr(error))) throw error;
-    throw pkcs11Error('SG_ERR_PKCS11_TOKEN', `the PKCS#11 module ${modulePath} failed while opening ${describeKey(full)} in ${describeToken(full)} (${ckr(error)}). Check that the token is present and the module's configuration.`, error);
+    throw pkcs11Error(
+      'SG_ERR_PKCS11_TOKEN',
+      `the PKCS#11 module ${modulePath} failed while opening ${describeKey(full)} in ${describeToken(full)} (${ckr(error)}). Check that the token is present and the module's configuration.`,
+      error,
+    );
   }
 }
 

@@ -93,7 +93,9 @@ export function servePkcs11Broker(port: MessagePort, env: Env = process.env): vo
     pending.then(
       ({ signature }) => answer(request.answer, ANSWER_SIGNATURE, signature),
       (error: unknown) => {
-        const failed = isSignGateError(error) ? { code: error.code, message: error.message } : { code: 'SG_ERR_PKCS11_SIGN', message: `signing through the PKCS#11 module failed (${ckr(error)})` };
+        const failed = isSignGateError(error)
+          ? { code: error.code, message: error.message }
+          : { code: 'SG_ERR_PKCS11_SIGN', message: `signing through the PKCS#11 module failed (${ckr(error)})` };
         const text = JSON.stringify({ code: failed.code, message: failed.message.slice(0, ANSWER_BYTES / 4) });
         answer(request.answer, ANSWER_ERROR, Buffer.from(text, 'utf8'));
       },
@@ -196,7 +198,10 @@ export async function probePkcs11Key(uri: string, publicKey?: PublicKeyInfo, env
   const { signature, entry } = await signDigestInfoAsync(parsed, digestInfoOf([data], 'sha256'), env);
   const expected = publicKey ?? entry.publicKey;
   if (!verify('sha256', data, toPublicKeyObject(expected), signature)) {
-    const error = new KeyError('SG_ERR_PKCS11_KEY', `the key with ${describeKey(parsed)} in ${entry.where} is not the configured public key's (a ${entry.publicKey.bitLength}-bit key; its signature does not verify with the ${expected.bitLength}-bit public key configured): every file it signed would fail. Give publicKey the file of this key (what serve init --pkcs11 writes), or correct the URI.`);
+    const error = new KeyError(
+      'SG_ERR_PKCS11_KEY',
+      `the key with ${describeKey(parsed)} in ${entry.where} is not the configured public key's (a ${entry.publicKey.bitLength}-bit key; its signature does not verify with the ${expected.bitLength}-bit public key configured): every file it signed would fail. Give publicKey the file of this key (what serve init --pkcs11 writes), or correct the URI.`,
+    );
     emit({ kind: 'failed', uri: showUri(uri), code: error.code, message: error.message });
     throw error;
   }

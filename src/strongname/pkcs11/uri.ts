@@ -31,7 +31,21 @@ export interface Pkcs11Uri {
   readonly pinSource?: string;
 }
 
-const PATH_ATTRIBUTES = new Set(['token', 'manufacturer', 'serial', 'model', 'slot-id', 'object', 'id', 'type', 'library-manufacturer', 'library-description', 'library-version', 'slot-description', 'slot-manufacturer']);
+const PATH_ATTRIBUTES = new Set([
+  'token',
+  'manufacturer',
+  'serial',
+  'model',
+  'slot-id',
+  'object',
+  'id',
+  'type',
+  'library-manufacturer',
+  'library-description',
+  'library-version',
+  'slot-description',
+  'slot-manufacturer',
+]);
 const QUERY_ATTRIBUTES = new Set(['module-path', 'module-name', 'pin-source', 'pin-value']);
 
 export function uriError(text: string, problem: string, hint = ''): KeyError {
@@ -88,13 +102,18 @@ export function parsePkcs11Uri(text: string): Pkcs11Uri {
   for (const part of path.split(';')) take(part, PATH_ATTRIBUTES, 'path');
   for (const part of (query ?? '').split('&')) take(part, QUERY_ATTRIBUTES, 'query');
   if (attributes.has('pin-value')) {
-    throw uriError(text, 'the URI carries the PIN (pin-value)', `A URI shows in configuration files, process lists and logs: put the PIN in a file only the service's user can read (pin-source=file:/path) or in ${PKCS11_PIN_ENV}.`);
+    throw uriError(
+      text,
+      'the URI carries the PIN (pin-value)',
+      `A URI shows in configuration files, process lists and logs: put the PIN in a file only the service's user can read (pin-source=file:/path) or in ${PKCS11_PIN_ENV}.`,
+    );
   }
   if (attributes.has('module-name') && !attributes.has('module-path')) {
     throw uriError(text, 'module-name is not looked up', `Name the module file: module-path=/usr/lib/softhsm/libsofthsm2.so (or set ${PKCS11_MODULE_ENV}).`);
   }
   const type = attributes.get('type');
-  if (type !== undefined && type !== 'private') throw uriError(text, `type=${type} names no private key`, 'Sign with the private key: leave type out or write type=private.');
+  if (type !== undefined && type !== 'private')
+    throw uriError(text, `type=${type} names no private key`, 'Sign with the private key: leave type out or write type=private.');
   const string = (name: string) => {
     const value = attributes.get(name);
     return value === undefined ? undefined : Buffer.from(decodeValue(text, name, value)).toString('utf8');
@@ -116,15 +135,22 @@ export function parsePkcs11Uri(text: string): Pkcs11Uri {
     ...(string('module-path') !== undefined ? { modulePath: string('module-path')! } : {}),
     ...(string('pin-source') !== undefined ? { pinSource: string('pin-source')! } : {}),
   };
-  if (parsed.modulePath !== undefined && !isAbsolute(parsed.modulePath)) throw uriError(text, `module-path ${parsed.modulePath} is not an absolute path`, 'Name the module file by its absolute path.');
+  if (parsed.modulePath !== undefined && !isAbsolute(parsed.modulePath))
+    throw uriError(text, `module-path ${parsed.modulePath} is not an absolute path`, 'Name the module file by its absolute path.');
   return parsed;
 }
 
 export function describeToken(uri: Pkcs11Uri): string {
-  const parts = [uri.token !== undefined ? `token "${uri.token}"` : '', uri.serial !== undefined ? `serial ${uri.serial}` : '', uri.slotId !== undefined ? `slot ${uri.slotId}` : ''].filter(Boolean);
+  const parts = [
+    uri.token !== undefined ? `token "${uri.token}"` : '',
+    uri.serial !== undefined ? `serial ${uri.serial}` : '',
+    uri.slotId !== undefined ? `slot ${uri.slotId}` : '',
+  ].filter(Boolean);
   return parts.length ? parts.join(', ') : 'any token';
 }
 
 export function describeKey(uri: Pkcs11Uri): string {
-  return [uri.object !== undefined ? `label "${uri.object}"` : '', uri.id !== undefined ? `id ${Buffer.from(uri.id).toString('hex')}` : ''].filter(Boolean).join(' and ');
+  return [uri.object !== undefined ? `label "${uri.object}"` : '', uri.id !== undefined ? `id ${Buffer.from(uri.id).toString('hex')}` : '']
+    .filter(Boolean)
+    .join(' and ');
 }

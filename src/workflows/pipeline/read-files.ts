@@ -59,4 +59,3 @@ export async function readFiles(source: FileSource, read: ReadChoice = {}, prepa
   const settings = { ...withDeclaredVendorAttributes(prepared.settings, inputs, prepared.references), inputFolders: buildFolders(files) };
   return { ...prepared, ...filesRead, settings };
 }
-

@@ -14,7 +14,6 @@ import { loadExpectedKey } from '../keys.js';
 /** Default size limit of one upload job (the service's documented limit: about 40 MB). */
 export const DEFAULT_MAX_UPLOAD_BYTES = 40_000_000;
 
-
 export interface CheckOptions extends AccessTokenOptions {
   /** Build output folders, files or glob patterns (default: "paths" in the config file). */
   readonly paths?: readonly string[];
@@ -99,9 +98,11 @@ export function prepareSettings(options: CheckOptions, needsPaths = false): Prep
     throw new UsageError('no files to check', `Name the build output folder, files or globs, or set "paths" in ${CONFIG_FILE_NAME}.`);
   }
   const vendor = options.vendor ?? config.vendor;
-  if (!vendor) throw new UsageError('no vendor name', `Pass --vendor <Name> (the attribute is <Name>SignedAssemblyAttribute) or set "vendor" in ${CONFIG_FILE_NAME}.`);
+  if (!vendor)
+    throw new UsageError('no vendor name', `Pass --vendor <Name> (the attribute is <Name>SignedAssemblyAttribute) or set "vendor" in ${CONFIG_FILE_NAME}.`);
   const keyPaths = options.keys?.length ? options.keys : (config.keys ?? []);
-  if (keyPaths.length === 0) throw new UsageError('no key file', `Pass --key <optionId>_public.snk (several are allowed) or set "keys" in ${CONFIG_FILE_NAME}.`);
+  if (keyPaths.length === 0)
+    throw new UsageError('no key file', `Pass --key <optionId>_public.snk (several are allowed) or set "keys" in ${CONFIG_FILE_NAME}.`);
   const rootArg = options.root ?? config.root;
   const root = rootArg ? resolve(rootArg) : null;
   const environment = (options.env ?? process.env).SIGNGATE_BASE_URL || undefined;
@@ -119,7 +120,9 @@ export function prepareSettings(options: CheckOptions, needsPaths = false): Prep
   };
   return {
     settings,
-    severities: options.rules ? { ...(config.rules as Record<string, SeveritySetting> | undefined), ...options.rules } : (config.rules as Record<string, SeveritySetting> | undefined),
+    severities: options.rules
+      ? { ...(config.rules as Record<string, SeveritySetting> | undefined), ...options.rules }
+      : (config.rules as Record<string, SeveritySetting> | undefined),
     format: options.format ?? config.format ?? 'text',
     output: options.output ?? config.output,
     configPath,

@@ -20,9 +20,20 @@ export function withDeclaredVendorAttributes(settings: CheckSettings, inputs: re
   const vendorApi = (path: string) => /\.dll$/i.test(path) && isVendorApi(basename(path).replace(/\.dll$/i, ''));
   const referenced = references.flatMap((r) => {
     const path = resolve(r);
-    if (!existsSync(path)) throw new UsageError(`the reference ${displayPath(path)} does not exist`, 'Name the vendor API assembly (or its folder) that the add-in compiles against.');
-    return statSync(path).isDirectory() ? readdirSync(path).filter(vendorApi).map((n) => join(path, n)) : [path];
+    if (!existsSync(path))
+      throw new UsageError(
+        `the reference ${displayPath(path)} does not exist`,
+        'Name the vendor API assembly (or its folder) that the add-in compiles against.',
+      );
+    return statSync(path).isDirectory()
+      ? readdirSync(path)
+          .filter(vendorApi)
+          .map((n) => join(path, n))
+      : [path];
   });
-  const declared = [...inputs.filter((i) => vendorApi(i.path)).flatMap((i) => declaredInAssembly(() => readInput(i), settings)), ...referenced.flatMap((file) => declaredInAssembly(() => readFileSync(file), settings))];
+  const declared = [
+    ...inputs.filter((i) => vendorApi(i.path)).flatMap((i) => declaredInAssembly(() => readInput(i), settings)),
+    ...referenced.flatMap((file) => declaredInAssembly(() => readFileSync(file), settings)),
+  ];
   return declared.length ? { ...settings, declaredVendorAttributes: declared } : settings;
 }

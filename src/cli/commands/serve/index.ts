@@ -23,18 +23,29 @@ export const serveCommand = (io: Io, setExit: (code: ExitCodeValue) => void): Co
       .command({
         command: 'token',
         describe: 'Create or revoke personal access tokens (serve token create, serve token revoke)',
-        builder: (t: Argv<CommonArgs>) => t.command(tokenCreateCommand(io, setExit)).command(tokenRevokeCommand(io, setExit)).demandCommand(1, 'Name a token command: create or revoke.'),
+        builder: (t: Argv<CommonArgs>) =>
+          t.command(tokenCreateCommand(io, setExit)).command(tokenRevokeCommand(io, setExit)).demandCommand(1, 'Name a token command: create or revoke.'),
         handler: () => {},
       })
       .command({
         command: 'record',
         describe: 'The signature record: an entry for every file the service signed (serve record verify, serve record export)',
-        builder: (t: Argv<CommonArgs>) => t.command(recordVerifyCommand(io, setExit)).command(recordExportCommand(io, setExit)).command(recordCheckpointCommand(io, setExit)).command(recordPublicKeyCommand(io, setExit)).command(recordKeyCommand(io, setExit)).demandCommand(1, 'Name a record command: verify, export, checkpoint, public-key or key.'),
+        builder: (t: Argv<CommonArgs>) =>
+          t
+            .command(recordVerifyCommand(io, setExit))
+            .command(recordExportCommand(io, setExit))
+            .command(recordCheckpointCommand(io, setExit))
+            .command(recordPublicKeyCommand(io, setExit))
+            .command(recordKeyCommand(io, setExit))
+            .demandCommand(1, 'Name a record command: verify, export, checkpoint, public-key or key.'),
         handler: () => {},
       })
       .command(runCommand(io, setExit))
       .example('$0 serve init --dir service', 'a first configuration with a fresh sandbox key pair')
-      .example('$0 serve token create --config service/server.json --data-dir service/data --org sandbox --user ci --days 30', 'make a token (the same --data-dir as the service)')
+      .example(
+        '$0 serve token create --config service/server.json --data-dir service/data --org sandbox --user ci --days 30',
+        'make a token (the same --data-dir as the service)',
+      )
       .example('$0 serve token revoke --org sandbox --user ci', "revoke all of a user's tokens")
       .example('$0 serve record verify --data-dir service/data', 'check the signature record') as unknown as Argv<ServeArgs>,
   handler: () => {},

@@ -87,12 +87,21 @@ export const initCommand = (io: Io, setExit: (code: ExitCodeValue) => void): Com
     y
       .option('dir', { type: 'string', default: '.', describe: 'Folder for server.json, the key pair and its <optionId>_public.snk' })
       .option('vendor', { ...vendorOption, default: 'Contoso' })
-      .option('option-id', { type: 'number', default: 12345, coerce: numberOption('option-id', { integer: true, min: 1 }), describe: 'License option id of the sandbox key' })
+      .option('option-id', {
+        type: 'number',
+        default: 12345,
+        coerce: numberOption('option-id', { integer: true, min: 1 }),
+        describe: 'License option id of the sandbox key',
+      })
       .option('force', { type: 'boolean', default: false, describe: 'Replace existing files' })
       .option('pkcs11', {
         type: 'string',
-        describe: 'Sign with this key in a PKCS#11 token instead of a new key pair: pkcs11:token=<label>;object=<key label>?module-path=<module.so>&pin-source=file:<pin file> (the PIN never on the command line); writes <optionId>_public.snk from the token',
+        describe:
+          'Sign with this key in a PKCS#11 token instead of a new key pair: pkcs11:token=<label>;object=<key label>?module-path=<module.so>&pin-source=file:<pin file> (the PIN never on the command line); writes <optionId>_public.snk from the token',
       })
-      .example('$0 serve init --dir service --pkcs11 "pkcs11:token=signing;object=option-12345?module-path=/usr/lib/softhsm/libsofthsm2.so&pin-source=file:/etc/signgate/token.pin"', 'a configuration whose option signs in a token') as unknown as Argv<InitArgs>,
+      .example(
+        '$0 serve init --dir service --pkcs11 "pkcs11:token=signing;object=option-12345?module-path=/usr/lib/softhsm/libsofthsm2.so&pin-source=file:/etc/signgate/token.pin"',
+        'a configuration whose option signs in a token',
+      ) as unknown as Argv<InitArgs>,
   handler: (args: ArgumentsCamelCase<InitArgs>) => setExit(runServeInit(args, io)),
 });

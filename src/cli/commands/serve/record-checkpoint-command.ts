@@ -34,6 +34,9 @@ export const recordCheckpointCommand = (io: Io, setExit: (code: ExitCodeValue) =
   builder: (y: Argv<CommonArgs>) =>
     recordKeyOptions(recordOptions(y))
       .option('output', { alias: 'o', type: 'string', describe: 'Write to this file (atomically) instead of stdout' })
-      .example('$0 serve record checkpoint --data-dir /var/lib/signgate -o 2025-06.checkpoint', 'then later: serve record verify --checkpoint 2025-06.checkpoint') as unknown as Argv<RecordArgs>,
+      .example(
+        '$0 serve record checkpoint --data-dir /var/lib/signgate -o 2025-06.checkpoint',
+        'then later: serve record verify --checkpoint 2025-06.checkpoint',
+      ) as unknown as Argv<RecordArgs>,
   handler: async (args: ArgumentsCamelCase<RecordArgs>) => setExit(await runRecordCheckpoint(args, io)),
 });

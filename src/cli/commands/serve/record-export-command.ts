@@ -21,7 +21,11 @@ export async function runRecordExport(args: RecordArgs, io: Io): Promise<ExitCod
     output = args.output === undefined ? undefined : new AtomicFileWriter(resolve(args.output));
     // Only a record that verifies is exported: an auditor must not be handed a broken chain as if it were whole.
     const verified = await record.verify();
-    if (verified.break) throw new UsageError(`the signature record ${record.where} does not verify: ${verified.break.message}`, 'Run `signgate serve record verify` for the details; restore the record from a backup before exporting it.');
+    if (verified.break)
+      throw new UsageError(
+        `the signature record ${record.where} does not verify: ${verified.break.message}`,
+        'Run `signgate serve record verify` for the details; restore the record from a backup before exporting it.',
+      );
     count = await record.exportTo((lines) => {
       if (output) output.write(lines);
       else io.out(lines.replace(/\n$/, ''));
@@ -45,6 +49,9 @@ export const recordExportCommand = (io: Io, setExit: (code: ExitCodeValue) => vo
   builder: (y: Argv<CommonArgs>) =>
     recordOptions(y)
       .option('output', { alias: 'o', type: 'string', describe: 'Write to this file (atomically) instead of stdout' })
-      .example('$0 serve record export --data-dir /var/lib/signgate -o record.jsonl', 'then: signgate audit release/ --record record.jsonl') as unknown as Argv<RecordArgs>,
+      .example(
+        '$0 serve record export --data-dir /var/lib/signgate -o record.jsonl',
+        'then: signgate audit release/ --record record.jsonl',
+      ) as unknown as Argv<RecordArgs>,
   handler: async (args: ArgumentsCamelCase<RecordArgs>) => setExit(await runRecordExport(args, io)),
 });

@@ -18,11 +18,17 @@ interface RecordKeyCreateArgs extends CommonArgs {
 /** Makes a record key file and its verifier key beside it; an existing file is never replaced. */
 export function runRecordKeyCreate(args: RecordKeyCreateArgs, io: Io): ExitCodeValue {
   const path = resolve(args.out);
-  if (existsSync(path)) throw new UsageError(`${displayPath(path)} exists: a record key is never replaced`, 'Choose another --out; a deployment keeps its record key for good (clients pin it). To retire one, read docs/deploy.md, "One record key per deployment".');
+  if (existsSync(path))
+    throw new UsageError(
+      `${displayPath(path)} exists: a record key is never replaced`,
+      'Choose another --out; a deployment keeps its record key for good (clients pin it). To retire one, read docs/deploy.md, "One record key per deployment".',
+    );
   if (!createRecordKeyFile(path)) throw new UsageError(`${displayPath(path)} was made by another process meanwhile`, 'Use that file, or choose another --out.');
   const key = readRecordKeyFile(path, '');
   writeRecordPublicKey(key);
-  io.err(`record key written to ${displayPath(path)} (private: keep it like the signing keys, and back it up), its public half to ${displayPath(publicKeyPathFor(path))}`);
+  io.err(
+    `record key written to ${displayPath(path)} (private: keep it like the signing keys, and back it up), its public half to ${displayPath(publicKeyPathFor(path))}`,
+  );
   io.err('Give every node of the deployment this file: "recordKey" in server.json, or serve --record-key. Clients may pin the public half: sign --record-key.');
   io.out(formatVerifierKey(key.verifier));
   return ExitCode.Ok;
@@ -39,7 +45,10 @@ export const recordKeyCommand = (io: Io, setExit: (code: ExitCodeValue) => void)
         builder: (c: Argv<CommonArgs>) =>
           c
             .option('out', { type: 'string', demandOption: true, describe: 'The key file to make (never replaced), e.g. /etc/signgate/record-key.pem' })
-            .example('$0 serve record key create --out /etc/signgate/record-key.pem', 'then "recordKey": "/etc/signgate/record-key.pem" in every node\'s server.json') as unknown as Argv<RecordKeyCreateArgs>,
+            .example(
+              '$0 serve record key create --out /etc/signgate/record-key.pem',
+              'then "recordKey": "/etc/signgate/record-key.pem" in every node\'s server.json',
+            ) as unknown as Argv<RecordKeyCreateArgs>,
         handler: (args: ArgumentsCamelCase<RecordKeyCreateArgs>) => setExit(runRecordKeyCreate(args, io)),
       })
       .demandCommand(1, 'Name a record key command: create.'),

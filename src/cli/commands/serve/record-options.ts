@@ -24,7 +24,8 @@ export interface RecordArgs extends CommonArgs {
  * else the data directory's. Only read: never made or rewritten here.
  */
 export function recordKeyOf(args: RecordArgs) {
-  const hint = 'Pass the record key file the service signs with (--record-key, or --config with the server.json that names it as "recordKey"), or the data directory the service uses (--data-dir).';
+  const hint =
+    'Pass the record key file the service signs with (--record-key, or --config with the server.json that names it as "recordKey"), or the data directory the service uses (--data-dir).';
   if (args.recordKey) return readRecordKeyFile(resolve(args.recordKey), hint);
   const configured = args.config ? watchServerConfigFile(args.config).current().recordKeyFile : undefined;
   return configured ? readRecordKeyFile(configured, hint) : loadRecordKey(resolve(args.dataDir));
@@ -39,5 +40,8 @@ export const recordOptions = (y: Argv<CommonArgs>) =>
 /** The options that name the record key of record verify, checkpoint and public-key. */
 export const recordKeyOptions = <T>(y: Argv<T>) =>
   y
-    .option('record-key', { type: 'string', describe: 'The record key file the service signs with (its "recordKey"); default: the one --config names, else the data directory\'s record-key.pem' })
+    .option('record-key', {
+      type: 'string',
+      describe: 'The record key file the service signs with (its "recordKey"); default: the one --config names, else the data directory\'s record-key.pem',
+    })
     .option('config', { type: 'string', describe: 'The service\'s server.json: its "recordKey" names the record key file' });

@@ -81,12 +81,20 @@ async function serve(args: ServeArgs, log: ServiceLog, levelFromConfig: boolean)
     const what = `the key pair ${path} is readable by other users of this machine (mode ${mode})`;
     log.warn({ keyPair: path, mode }, `${what}; anyone who can read it can sign as the vendor: chmod 600 it (or restrict its ACL)`);
   }
-  for (const [option, seconds] of [['--idle-timeout', args.idleTimeout], ['--request-timeout', args.requestTimeout]] as const) {
-    if (!Number.isFinite(seconds) || seconds <= 0) throw new UsageError(`${option} ${seconds} is not a positive number of seconds`, 'Pass a timeout in seconds, for example 30.');
+  for (const [option, seconds] of [
+    ['--idle-timeout', args.idleTimeout],
+    ['--request-timeout', args.requestTimeout],
+  ] as const) {
+    if (!Number.isFinite(seconds) || seconds <= 0)
+      throw new UsageError(`${option} ${seconds} is not a positive number of seconds`, 'Pass a timeout in seconds, for example 30.');
   }
-  const trustProxy = args.trustProxy?.split(',').map((a) => a.trim()).filter(Boolean);
+  const trustProxy = args.trustProxy
+    ?.split(',')
+    .map((a) => a.trim())
+    .filter(Boolean);
   const database = databaseOf(args);
-  if (!Number.isFinite(args.leaseTimeout) || args.leaseTimeout <= 0) throw new UsageError(`--lease-timeout ${args.leaseTimeout} is not a positive number of seconds`, 'Pass a lease in seconds, for example 30.');
+  if (!Number.isFinite(args.leaseTimeout) || args.leaseTimeout <= 0)
+    throw new UsageError(`--lease-timeout ${args.leaseTimeout} is not a positive number of seconds`, 'Pass a lease in seconds, for example 30.');
   const metrics = metricsOf(args, watched.current());
   const app = await buildServer({
     ...(database ? { database } : {}),
@@ -196,24 +204,79 @@ export const runCommand = (io: Io, setExit: (code: ExitCodeValue) => void): Comm
   describe: 'Run the reference signing service',
   builder: (y: Argv<CommonArgs>) =>
     y
-      .option('config', { type: 'string', demandOption: true, describe: 'Server configuration (schemas/server-config.schema.json; `signgate serve init` writes one)' })
+      .option('config', {
+        type: 'string',
+        demandOption: true,
+        describe: 'Server configuration (schemas/server-config.schema.json; `signgate serve init` writes one)',
+      })
       .option('data-dir', { type: 'string', default: DEFAULT_DATA_DIR, describe: 'Where jobs and token hashes are kept' })
-      .option('port', { type: 'number', default: 8080, coerce: numberOption('port', { integer: true, min: 0, max: 65535 }), describe: 'TCP port (0 picks a free one)' })
+      .option('port', {
+        type: 'number',
+        default: 8080,
+        coerce: numberOption('port', { integer: true, min: 0, max: 65535 }),
+        describe: 'TCP port (0 picks a free one)',
+      })
       .option('host', { type: 'string', default: '127.0.0.1', describe: 'Address to listen on (0.0.0.0 for every interface; put TLS in front)' })
-      .option('shutdown-timeout', { type: 'number', default: DEFAULT_SHUTDOWN_TIMEOUT_S, coerce: numberOption('shutdown-timeout', { min: 0 }), describe: 'Seconds to wait for uploads in flight on SIGTERM/SIGINT' })
-      .option('trust-proxy', { type: 'string', describe: 'Addresses or CIDR ranges of the reverse proxy, comma-separated, whose X-Forwarded-For/-Host/-Proto are believed (default: none)' })
-      .option('idle-timeout', { type: 'number', default: DEFAULT_IDLE_TIMEOUT_MS / 1000, coerce: numberOption('idle-timeout', { min: 0.001 }), describe: 'Seconds an upload may send nothing before it is answered 408 and closed' })
-      .option('request-timeout', { type: 'number', default: DEFAULT_REQUEST_TIMEOUT_MS / 1000, coerce: numberOption('request-timeout', { min: 0.001 }), describe: 'Seconds a whole request may take to arrive' })
-      .option('rate-limit-per-token', { type: 'string', describe: 'Requests per access token as <max>/<seconds>, or off (default: the configuration\'s rateLimits, else 300/60)' })
-      .option('rate-limit-per-address', { type: 'string', describe: 'Requests per client address as <max>/<seconds>, or off (default: the configuration\'s, else 600/60)' })
+      .option('shutdown-timeout', {
+        type: 'number',
+        default: DEFAULT_SHUTDOWN_TIMEOUT_S,
+        coerce: numberOption('shutdown-timeout', { min: 0 }),
+        describe: 'Seconds to wait for uploads in flight on SIGTERM/SIGINT',
+      })
+      .option('trust-proxy', {
+        type: 'string',
+        describe: 'Addresses or CIDR ranges of the reverse proxy, comma-separated, whose X-Forwarded-For/-Host/-Proto are believed (default: none)',
+      })
+      .option('idle-timeout', {
+        type: 'number',
+        default: DEFAULT_IDLE_TIMEOUT_MS / 1000,
+        coerce: numberOption('idle-timeout', { min: 0.001 }),
+        describe: 'Seconds an upload may send nothing before it is answered 408 and closed',
+      })
+      .option('request-timeout', {
+        type: 'number',
+        default: DEFAULT_REQUEST_TIMEOUT_MS / 1000,
+        coerce: numberOption('request-timeout', { min: 0.001 }),
+        describe: 'Seconds a whole request may take to arrive',
+      })
+      .option('rate-limit-per-token', {
+        type: 'string',
+        describe: "Requests per access token as <max>/<seconds>, or off (default: the configuration's rateLimits, else 300/60)",
+      })
+      .option('rate-limit-per-address', {
+        type: 'string',
+        describe: "Requests per client address as <max>/<seconds>, or off (default: the configuration's, else 600/60)",
+      })
       .option('rate-limit-loopback', { type: 'boolean', describe: 'Count requests from 127.0.0.0/8 and ::1 too (default: not counted)' })
       .option('database', databaseOption)
       .option('database-file', databaseFileOption)
-      .option('blob-store', { type: 'string', describe: 'With --database: job files in S3-compatible object storage, s3://bucket/prefix?endpoint=URL&region=NAME (credentials: AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY or a profile)' })
-      .option('role', { type: 'string', choices: NODE_ROLES, default: 'all', describe: 'api: accept, list and serve jobs; worker: sign queued jobs; all: both (api and worker need --database)' })
-      .option('lease-timeout', { type: 'number', default: DEFAULT_LEASE_MS / 1000, coerce: numberOption('lease-timeout', { min: 0.1 }), describe: 'With --database: seconds after which the job of a worker (or the upload of an API node) that stopped answering is taken over' })
-      .option('signing-workers', { type: 'number', coerce: numberOption('signing-workers', { integer: true, min: 0, max: 256 }), describe: 'Threads that sign, as many jobs at once (default: signingWorkers of the configuration, else one per core; 0: in the service thread)' })
-      .option('record-key', { type: 'string', describe: 'The record key file every node of the deployment signs checkpoints with (serve record key create makes it); default: "recordKey" of the configuration, else the data directory\'s record-key.pem' })
+      .option('blob-store', {
+        type: 'string',
+        describe:
+          'With --database: job files in S3-compatible object storage, s3://bucket/prefix?endpoint=URL&region=NAME (credentials: AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY or a profile)',
+      })
+      .option('role', {
+        type: 'string',
+        choices: NODE_ROLES,
+        default: 'all',
+        describe: 'api: accept, list and serve jobs; worker: sign queued jobs; all: both (api and worker need --database)',
+      })
+      .option('lease-timeout', {
+        type: 'number',
+        default: DEFAULT_LEASE_MS / 1000,
+        coerce: numberOption('lease-timeout', { min: 0.1 }),
+        describe: 'With --database: seconds after which the job of a worker (or the upload of an API node) that stopped answering is taken over',
+      })
+      .option('signing-workers', {
+        type: 'number',
+        coerce: numberOption('signing-workers', { integer: true, min: 0, max: 256 }),
+        describe: 'Threads that sign, as many jobs at once (default: signingWorkers of the configuration, else one per core; 0: in the service thread)',
+      })
+      .option('record-key', {
+        type: 'string',
+        describe:
+          'The record key file every node of the deployment signs checkpoints with (serve record key create makes it); default: "recordKey" of the configuration, else the data directory\'s record-key.pem',
+      })
       .option('log-level', {
         type: 'string',
         choices: LOG_LEVELS,
@@ -229,7 +292,10 @@ export const runCommand = (io: Io, setExit: (code: ExitCodeValue) => void): Comm
       })
       .example('$0 serve --config server.json --data-dir /var/lib/signgate --port 8443', 'run the service')
       .example('$0 serve --config server.json --trust-proxy 127.0.0.1', 'run it behind a reverse proxy on this machine')
-      .example('SIGNGATE_DATABASE_URL=postgres://signgate@db/signgate $0 serve --config server.json --data-dir /mnt/shared --role api', 'an API node of several (docs/deploy.md)')
+      .example(
+        'SIGNGATE_DATABASE_URL=postgres://signgate@db/signgate $0 serve --config server.json --data-dir /mnt/shared --role api',
+        'an API node of several (docs/deploy.md)',
+      )
       .example(
         '$0 serve --config server.json --data-dir /var/lib/signgate --database-file /etc/signgate/database.txt',
         'the connection string from a file, out of process lists',

@@ -29,18 +29,30 @@ export async function tokenKeeper(args: { dataDir: string; database?: string }):
 /** --database, with --database-file and SIGNGATE_DATABASE_URL beside it (a password stays out of the process list). */
 export const databaseOption = {
   type: 'string',
-  describe: 'PostgreSQL connection string: jobs, queue and tokens in the database for several nodes (a password here shows in process lists: prefer --database-file or $SIGNGATE_DATABASE_URL)',
+  describe:
+    'PostgreSQL connection string: jobs, queue and tokens in the database for several nodes (a password here shows in process lists: prefer --database-file or $SIGNGATE_DATABASE_URL)',
 } as const;
-export const databaseFileOption = { type: 'string', describe: 'A file whose first line is the PostgreSQL connection string (keep it readable by the service only)' } as const;
+export const databaseFileOption = {
+  type: 'string',
+  describe: 'A file whose first line is the PostgreSQL connection string (keep it readable by the service only)',
+} as const;
 
 /**
  * The connection string from --database, the first line of --database-file, or SIGNGATE_DATABASE_URL.
  * @throws UsageError for both options at once, or a file that cannot be read or is empty (its content never shown)
  */
 export function databaseOf(args: { database?: string; databaseFile?: string }): string | undefined {
-  if (args.database !== undefined && args.databaseFile !== undefined) throw new UsageError('--database and --database-file are both given', 'Pass one of them (prefer --database-file: a password on the command line shows in process lists).');
+  if (args.database !== undefined && args.databaseFile !== undefined)
+    throw new UsageError(
+      '--database and --database-file are both given',
+      'Pass one of them (prefer --database-file: a password on the command line shows in process lists).',
+    );
   if (args.databaseFile !== undefined) {
-    return readFirstLine(resolve(args.databaseFile), displayPath(resolve(args.databaseFile)), 'Put the connection string (postgres://user:password@host:5432/database) on the first line of the file.');
+    return readFirstLine(
+      resolve(args.databaseFile),
+      displayPath(resolve(args.databaseFile)),
+      'Put the connection string (postgres://user:password@host:5432/database) on the first line of the file.',
+    );
   }
   return args.database ?? (process.env.SIGNGATE_DATABASE_URL || undefined);
 }

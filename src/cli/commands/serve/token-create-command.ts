@@ -23,10 +23,19 @@ export interface TokenCreateArgs extends CommonArgs {
 export async function runTokenCreate(args: TokenCreateArgs, io: Io): Promise<ExitCodeValue> {
   const config = watchServerConfigFile(args.config).current();
   const org = config.organizations.get(args.org);
-  if (!org) throw new UsageError(`no organization ${JSON.stringify(args.org)} in ${args.config}`, `Known organizations: ${[...config.organizations.keys()].join(', ')}.`);
+  if (!org)
+    throw new UsageError(
+      `no organization ${JSON.stringify(args.org)} in ${args.config}`,
+      `Known organizations: ${[...config.organizations.keys()].join(', ')}.`,
+    );
   const roles = org.users.get(args.user);
-  if (!roles) throw new UsageError(`no user ${JSON.stringify(args.user)} in organization ${args.org}`, `Add the user to the organization's "users" in ${args.config} first.`);
-  if (!Number.isInteger(args.days) || args.days < 1 || args.days > 366) throw new UsageError(`--days ${args.days} is not a whole number of days from 1 to 366`, 'Tokens have a fixed lifetime; make a new one when it expires.');
+  if (!roles)
+    throw new UsageError(
+      `no user ${JSON.stringify(args.user)} in organization ${args.org}`,
+      `Add the user to the organization's "users" in ${args.config} first.`,
+    );
+  if (!Number.isInteger(args.days) || args.days < 1 || args.days > 366)
+    throw new UsageError(`--days ${args.days} is not a whole number of days from 1 to 366`, 'Tokens have a fixed lifetime; make a new one when it expires.');
   const database = databaseOf(args);
   const dataDir = resolve(args.dataDir);
   const newFolder = !database && !existsSync(dataDir);
@@ -60,6 +69,11 @@ export const tokenCreateCommand = (io: Io, setExit: (code: ExitCodeValue) => voi
       .option('database-file', databaseFileOption)
       .option('org', { type: 'string', demandOption: true, describe: 'Organization id' })
       .option('user', { type: 'string', demandOption: true, describe: 'User id' })
-      .option('days', { type: 'number', default: 30, coerce: numberOption('days', { integer: true, min: 1, max: 366 }), describe: 'Lifetime in days (tokens cannot be prolonged)' }) as unknown as Argv<TokenCreateArgs>,
+      .option('days', {
+        type: 'number',
+        default: 30,
+        coerce: numberOption('days', { integer: true, min: 1, max: 366 }),
+        describe: 'Lifetime in days (tokens cannot be prolonged)',
+      }) as unknown as Argv<TokenCreateArgs>,
   handler: async (args: ArgumentsCamelCase<TokenCreateArgs>) => setExit(await runTokenCreate(args, io)),
 });

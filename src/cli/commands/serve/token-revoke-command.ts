@@ -28,13 +28,20 @@ export async function runTokenRevoke(args: TokenRevokeArgs, io: Io): Promise<Exi
   // From a file, read as --access-token-file is: the token stays out of the process list and the shell history.
   const token = args.token ?? (args.tokenFile === undefined ? undefined : resolveAccessToken({ accessTokenFile: args.tokenFile, env: {} }));
   if (token === undefined && (args.org === undefined || args.user === undefined)) {
-    throw new UsageError('serve token revoke needs --token-file (or --token), or --org and --user', 'Pass a file holding the token to revoke, or --org and --user to revoke every token of that user.');
+    throw new UsageError(
+      'serve token revoke needs --token-file (or --token), or --org and --user',
+      'Pass a file holding the token to revoke, or --org and --user to revoke every token of that user.',
+    );
   }
   const selector = token !== undefined ? { token } : { organization: args.org!, user: args.user! };
   // The service is named as `token create` names it: --config (checked when given), --data-dir or --database.
   if (args.config !== undefined) {
     const config = watchServerConfigFile(args.config).current();
-    if (args.org !== undefined && !config.organizations.has(args.org)) throw new UsageError(`no organization ${JSON.stringify(args.org)} in ${args.config}`, `Known organizations: ${[...config.organizations.keys()].join(', ')}.`);
+    if (args.org !== undefined && !config.organizations.has(args.org))
+      throw new UsageError(
+        `no organization ${JSON.stringify(args.org)} in ${args.config}`,
+        `Known organizations: ${[...config.organizations.keys()].join(', ')}.`,
+      );
   }
   const database = databaseOf(args);
   // A data directory without a token store is not the service's: say so, and make nothing there.
@@ -54,7 +61,11 @@ export async function runTokenRevoke(args: TokenRevokeArgs, io: Io): Promise<Exi
   }
   const what = 'token' in selector ? 'the token' : `the tokens of ${args.user} in ${args.org}`;
   const where = database ? describeDatabase(database) : displayPath(resolve(args.dataDir));
-  io.err(count ? `Revoked ${count} token(s): ${what}. Running services refuse them within seconds.` : `Nothing to revoke: ${what} is not known in ${where} or is already revoked; is it the --data-dir (or --database) the service runs with?`);
+  io.err(
+    count
+      ? `Revoked ${count} token(s): ${what}. Running services refuse them within seconds.`
+      : `Nothing to revoke: ${what} is not known in ${where} or is already revoked; is it the --data-dir (or --database) the service runs with?`,
+  );
   return count ? ExitCode.Ok : ExitCode.Usage;
 }
 
@@ -70,10 +81,16 @@ export const tokenRevokeCommand = (io: Io, setExit: (code: ExitCodeValue) => voi
       .option('token-file', { type: 'string', describe: 'A file whose first line is the token to revoke' })
       .option('token', { type: 'string', describe: 'The token to revoke (shows in process lists: prefer --token-file)' })
       .conflicts('token', 'token-file')
-      .option('org', { type: 'string', describe: 'Organization id (with --user: revoke all of the user\'s tokens)' })
+      .option('org', { type: 'string', describe: "Organization id (with --user: revoke all of the user's tokens)" })
       .option('user', { type: 'string', describe: 'User id' })
-      .example('$0 serve token revoke --config service/server.json --data-dir service/data --token-file token.txt', 'one token, naming the service as token create did')
-      .example('$0 serve token revoke --data-dir /var/lib/signgate --org sandbox --user ci', "every token of user ci")
-      .example('$0 serve token revoke --database postgres://signgate@db/signgate --token-file old-token.txt', 'one token, on every node of a PostgreSQL deployment') as unknown as Argv<TokenRevokeArgs>,
+      .example(
+        '$0 serve token revoke --config service/server.json --data-dir service/data --token-file token.txt',
+        'one token, naming the service as token create did',
+      )
+      .example('$0 serve token revoke --data-dir /var/lib/signgate --org sandbox --user ci', 'every token of user ci')
+      .example(
+        '$0 serve token revoke --database postgres://signgate@db/signgate --token-file old-token.txt',
+        'one token, on every node of a PostgreSQL deployment',
+      ) as unknown as Argv<TokenRevokeArgs>,
   handler: async (args: ArgumentsCamelCase<TokenRevokeArgs>) => setExit(await runTokenRevoke(args, io)),
 });

@@ -49,7 +49,8 @@ export interface ArchiveContext {
   readonly jobOf: (request: FastifyRequest<{ Params: { id: string } }>) => Promise<JobRecord>;
 }
 
-const tooLarge = (what: string, max: number) => new HttpProblem(413, 'Archive too large', `${what} exceeds ${max} bytes, the most one job may hold. Split the project into several archives.`);
+const tooLarge = (what: string, max: number) =>
+  new HttpProblem(413, 'Archive too large', `${what} exceeds ${max} bytes, the most one job may hold. Split the project into several archives.`);
 
 /** The problem a refused archive is answered with: the reason in the title, the entry in the detail. */
 function refusal(error: ZipRefusal, file: string): HttpProblem {
@@ -72,7 +73,12 @@ function refusal(error: ZipRefusal, file: string): HttpProblem {
  * Reads the archive part of a multipart upload into memory, counting bytes; the comment may come before or after it.
  * The whole body is guarded as on POST /assemblies: every byte counts toward the limit, and a stalled body gets 408.
  */
-async function receiveArchive(request: FastifyRequest, maxBytes: number, envelopeBytes: number, idleMs: number): Promise<{ bytes: Buffer; fileName: string; comment: string | null }> {
+async function receiveArchive(
+  request: FastifyRequest,
+  maxBytes: number,
+  envelopeBytes: number,
+  idleMs: number,
+): Promise<{ bytes: Buffer; fileName: string; comment: string | null }> {
   let archive: { bytes: Buffer; fileName: string } | undefined;
   let comment: string | null = null;
   const parts = request.parts()[Symbol.asyncIterator]();
@@ -129,7 +135,11 @@ async function oneOfFewExtractions<T>(work: () => Promise<T>): Promise<T> {
 }
 
 /** Extracts and checks the archive, and writes its files into the pending job; returns what the job record needs. */
-async function unpack(archive: { bytes: Buffer; fileName: string }, pending: PendingJob, config: ServerConfig): Promise<{ assemblies: { fileName: string; size: number; sha256: string }[] }> {
+async function unpack(
+  archive: { bytes: Buffer; fileName: string },
+  pending: PendingJob,
+  config: ServerConfig,
+): Promise<{ assemblies: { fileName: string; size: number; sha256: string }[] }> {
   let entries: ZipFileEntry[];
   try {
     entries = await readZip(archive.bytes, archiveZipLimits(config.maxUploadBytes));
@@ -138,16 +148,33 @@ async function unpack(archive: { bytes: Buffer; fileName: string }, pending: Pen
     throw error;
   }
   const nameErrors = archiveNameProblems(entries);
-  if (nameErrors.length) throw new HttpProblem(400, 'Bad file names', `${nameErrors.length} file name(s) in ${archive.fileName} cannot be accepted; nothing was stored.`, nameErrors);
+  if (nameErrors.length)
+    throw new HttpProblem(
+      400,
+      'Bad file names',
+      `${nameErrors.length} file name(s) in ${archive.fileName} cannot be accepted; nothing was stored.`,
+      nameErrors,
+    );
   const names = entries.map((e) => e.name.replace(/\\/g, '/'));
   const isAssembly = names.map((n) => ARCHIVE_ASSEMBLY.test(n));
   const assemblyCount = isAssembly.filter(Boolean).length;
-  if (assemblyCount === 0) throw new HttpProblem(400, 'No assemblies', `${archive.fileName} holds no .dll, .exe or .netmodule file, so there is nothing to sign.`);
-  if (assemblyCount > config.maxFilesPerJob) throw new HttpProblem(413, 'Archive too large', `${archive.fileName} holds ${assemblyCount} assemblies, more than the ${config.maxFilesPerJob} one job may hold. Split it.`);
+  if (assemblyCount === 0)
+    throw new HttpProblem(400, 'No assemblies', `${archive.fileName} holds no .dll, .exe or .netmodule file, so there is nothing to sign.`);
+  if (assemblyCount > config.maxFilesPerJob)
+    throw new HttpProblem(
+      413,
+      'Archive too large',
+      `${archive.fileName} holds ${assemblyCount} assemblies, more than the ${config.maxFilesPerJob} one job may hold. Split it.`,
+    );
   const assemblyBytes = entries.reduce((n, e, i) => n + (isAssembly[i] ? e.bytes.length : 0), 0);
   if (assemblyBytes > config.maxUploadBytes) throw tooLarge(`The assemblies in ${archive.fileName} (${assemblyBytes} bytes)`, config.maxUploadBytes);
   const manifest: ArchiveManifest = {
-    files: entries.map((e, i) => ({ name: names[i]!, assembly: isAssembly[i]!, size: e.bytes.length, sha256: createHash('sha256').update(e.bytes).digest('hex') })),
+    files: entries.map((e, i) => ({
+      name: names[i]!,
+      assembly: isAssembly[i]!,
+      size: e.bytes.length,
+      sha256: createHash('sha256').update(e.bytes).digest('hex'),
+    })),
   };
   for (const [i, e] of entries.entries()) {
     // The pending folder is the service's own temporary folder; every name was checked above.
@@ -204,7 +231,6 @@ export const archiveBody = {
   examples: [{ archive: 'MyAddin-1.4.zip', comment: 'Release 1.4.0' }],
 } as const;
 
-
 const archiveUploadRoute = {
   operationId: 'uploadArchive',
   tags: ['archives'],
@@ -220,11 +246,25 @@ const archiveUploadRoute = {
       properties: { id: { type: 'string' }, comment: { type: ['string', 'null'] }, links: jobLinks },
       examples: [jobCreatedExample('archives')],
     },
-    400: problemResponse(400, 'Not a ZIP, encrypted (title "Encrypted archive"), unsafe entries (paths outside the job, links), bad or reserved names, or no assembly inside', { type: 'about:blank', title: 'Encrypted archive', status: 400, detail: 'The entry bin/Contoso.Addin.dll is password-protected. Zip the files again without a password.' }),
+    400: problemResponse(
+      400,
+      'Not a ZIP, encrypted (title "Encrypted archive"), unsafe entries (paths outside the job, links), bad or reserved names, or no assembly inside',
+      {
+        type: 'about:blank',
+        title: 'Encrypted archive',
+        status: 400,
+        detail: 'The entry bin/Contoso.Addin.dll is password-protected. Zip the files again without a password.',
+      },
+    ),
     401: problemResponse(401, 'No valid token'),
     403: problemResponse(403, 'The user lacks the role User, or the organization holds no license'),
     409: problemResponse(409, 'Job limit reached'),
-    413: problemResponse(413, 'The archive, its expanded size, its entry count, an entry\'s compression ratio, or the assemblies inside exceed the limits', { type: 'about:blank', title: 'Archive too large', status: 413, detail: 'The archive expands to more than 80000000 bytes, twice the upload limit. Split the project into several archives.' }),
+    413: problemResponse(413, "The archive, its expanded size, its entry count, an entry's compression ratio, or the assemblies inside exceed the limits", {
+      type: 'about:blank',
+      title: 'Archive too large',
+      status: 413,
+      detail: 'The archive expands to more than 80000000 bytes, twice the upload limit. Split the project into several archives.',
+    }),
     429: problemResponse(429, 'Too many requests; wait the seconds given in Retry-After'),
   },
 } as const;
@@ -238,7 +278,12 @@ const archiveDownloadRoute = {
     200: { description: 'The result archive', content: { 'application/zip': { schema: { type: 'string', format: 'binary' } } } },
     401: problemResponse(401, 'No valid token'),
     403: problemResponse(403, 'The user lacks the role User'),
-    404: problemResponse(404, 'No such job in your organization, or the job was not uploaded as an archive', { type: 'about:blank', title: 'Not an archive job', status: 404, detail: `Job ${EXAMPLE_JOB_ID} was uploaded as files, not as an archive; download it from /assemblies/${EXAMPLE_JOB_ID}.` }),
+    404: problemResponse(404, 'No such job in your organization, or the job was not uploaded as an archive', {
+      type: 'about:blank',
+      title: 'Not an archive job',
+      status: 404,
+      detail: `Job ${EXAMPLE_JOB_ID} was uploaded as files, not as an archive; download it from /assemblies/${EXAMPLE_JOB_ID}.`,
+    }),
     409: problemResponse(409, 'The job is still being processed'),
     429: problemResponse(429, 'Too many requests; wait the seconds given in Retry-After'),
   },
@@ -254,7 +299,11 @@ export function registerArchiveRoutes(api: FastifyInstance, ctx: ArchiveContext)
     if (Number(request.headers['content-length'] ?? 0) > config.maxUploadBytes + ctx.envelopeBytes) throw tooLarge('The archive', config.maxUploadBytes);
     const pending: PendingJob | undefined = await ctx.store.reserve(org.id, config.maxJobsPerOrganization);
     if (!pending) {
-      throw new HttpProblem(409, 'Job limit reached', `The organization keeps ${config.maxJobsPerOrganization} jobs, the most it may keep. Delete finished jobs, then upload again.`);
+      throw new HttpProblem(
+        409,
+        'Job limit reached',
+        `The organization keeps ${config.maxJobsPerOrganization} jobs, the most it may keep. Delete finished jobs, then upload again.`,
+      );
     }
     try {
       const archive = await receiveArchive(request, config.maxUploadBytes, ctx.envelopeBytes, ctx.idleMs);
@@ -272,7 +321,11 @@ export function registerArchiveRoutes(api: FastifyInstance, ctx: ArchiveContext)
       request.log.info({ job: record.id, organization: org.id, files: assemblies.length, bytes: archive.bytes.length }, 'archive job accepted');
       ctx.worker.enqueue(org.id, record.id);
       const base = `${request.protocol}://${request.host}${ctx.apiPrefix}`;
-      return reply.status(201).send({ id: record.id, comment: record.comment, links: { status: `${base}/assemblies/${record.id}/status`, download: `${base}/archives/${record.id}`, delete: `${base}/assemblies/${record.id}` } });
+      return reply.status(201).send({
+        id: record.id,
+        comment: record.comment,
+        links: { status: `${base}/assemblies/${record.id}/status`, download: `${base}/archives/${record.id}`, delete: `${base}/assemblies/${record.id}` },
+      });
     } catch (error) {
       await ctx.store.abandon(pending);
       throw error;
@@ -285,7 +338,8 @@ export function registerArchiveRoutes(api: FastifyInstance, ctx: ArchiveContext)
     if (!manifestBytes) {
       throw new HttpProblem(404, 'Not an archive job', `Job ${record.id} was uploaded as files, not as an archive; download it from /assemblies/${record.id}.`);
     }
-    if (!record.processingFinished) throw new HttpProblem(409, 'Not ready', `Job ${record.id} is still being processed; poll its status until processingFinished is true.`);
+    if (!record.processingFinished)
+      throw new HttpProblem(409, 'Not ready', `Job ${record.id} is still being processed; poll its status until processingFinished is true.`);
     const path = await resultArchive(ctx.store, record, JSON.parse(manifestBytes.toString('utf8')) as ArchiveManifest);
     return reply.type('application/zip').header('content-disposition', `attachment; filename="${record.id}.zip"`).send(createReadStream(path));
   });

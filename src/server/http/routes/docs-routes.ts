@@ -22,7 +22,9 @@ export async function registerDocs(app: FastifyInstance, apiPrefix: string, oaut
         license: { name: 'MIT', identifier: 'MIT' },
       },
       servers: [{ url: '/' }],
-      components: { securitySchemes: { bearerAuth: { type: 'http', scheme: 'bearer', description: 'Personal access token' }, ...(oauth ? { oauth2: oauth.scheme } : {}) } },
+      components: {
+        securitySchemes: { bearerAuth: { type: 'http', scheme: 'bearer', description: 'Personal access token' }, ...(oauth ? { oauth2: oauth.scheme } : {}) },
+      },
       security: [{ bearerAuth: [] }, ...(oauth ? [{ oauth2: oauth.scopes }] : [])],
       tags: [
         { name: 'licenses', description: "The organization's license options: which `<optionId>_public.snk` it may delay-sign with" },

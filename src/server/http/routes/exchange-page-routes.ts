@@ -244,7 +244,13 @@ function html(apiPrefix: string, signIn?: InteractiveSignIn): string {
 export function registerExchangePage(app: FastifyInstance, apiPrefix: string, signIn?: InteractiveSignIn): void {
   const policy = csp(signIn?.tokenEndpoint);
   const send = (reply: FastifyReply, type: string, body: string) =>
-    reply.type(type).header('content-security-policy', policy).header('x-content-type-options', 'nosniff').header('referrer-policy', 'no-referrer').header('cache-control', 'no-store').send(body);
+    reply
+      .type(type)
+      .header('content-security-policy', policy)
+      .header('x-content-type-options', 'nosniff')
+      .header('referrer-policy', 'no-referrer')
+      .header('cache-control', 'no-store')
+      .send(body);
   const page = html(apiPrefix, signIn);
   app.get('/exchange', { schema: { hide: true } }, (_request, reply) => send(reply, 'text/html; charset=utf-8', page));
   app.get('/exchange/exchange.js', { schema: { hide: true } }, (_request, reply) => send(reply, 'text/javascript; charset=utf-8', SCRIPT));

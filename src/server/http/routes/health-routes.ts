@@ -32,7 +32,18 @@ export function registerHealth(app: FastifyInstance, options: HealthOptions): vo
     } catch (error) {
       request.log.warn({ err: { message: (error as Error).message, code: (error as { code?: string }).code } }, `not ready: ${(error as Error).message}`);
       const more = (error as { details?: Record<string, unknown> }).details;
-      return reply.status(503).type('application/problem+json').send({ ...problem(503, 'Not ready', 'A store of this node does not answer, its data folder is full, or a signing key in a PKCS#11 token cannot sign or is not the key its option is configured with; see its log.', request.url), ...more });
+      return reply
+        .status(503)
+        .type('application/problem+json')
+        .send({
+          ...problem(
+            503,
+            'Not ready',
+            'A store of this node does not answer, its data folder is full, or a signing key in a PKCS#11 token cannot sign or is not the key its option is configured with; see its log.',
+            request.url,
+          ),
+          ...more,
+        });
     }
     return { status: 'ready', role: options.role, ...details };
   });
@@ -42,7 +53,12 @@ export function registerHealth(app: FastifyInstance, options: HealthOptions): vo
  * Whether this node can serve (GET /readyz): its store answers, its data folder has room for a job, and, on a node
  * that signs, each key in a PKCS#11 token signs a probe; the answer names the jobs that wait for a key.
  */
-export function readiness(node: { readonly store: JobStateStore; readonly dataDir: string; readonly config: () => ServerConfig; readonly signs: boolean }): HealthOptions['ready'] {
+export function readiness(node: {
+  readonly store: JobStateStore;
+  readonly dataDir: string;
+  readonly config: () => ServerConfig;
+  readonly signs: boolean;
+}): HealthOptions['ready'] {
   const { store, config } = node;
   return async () => {
     await store.ping();
@@ -69,5 +85,6 @@ export function readiness(node: { readonly store: JobStateStore; readonly dataDi
 async function assertRoom(dataDir: string, bytes: number): Promise<void> {
   const fs = await statfs(dataDir);
   const free = Number(fs.bavail) * Number(fs.bsize);
-  if (free < bytes) throw new Error(`the data folder has ${(free / 1e6).toFixed(1)} MB free; a job may need ${(bytes / 1e6).toFixed(1)} MB (an upload and its result package)`);
+  if (free < bytes)
+    throw new Error(`the data folder has ${(free / 1e6).toFixed(1)} MB free; a job may need ${(bytes / 1e6).toFixed(1)} MB (an upload and its result package)`);
 }

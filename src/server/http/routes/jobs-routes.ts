@@ -27,11 +27,18 @@ export function registerJobRoutes(api: FastifyInstance, ctx: RouteContext): void
     if (earlier) {
       await discardBody(request.raw, maxBodyBytes, idleMs);
       request.log.info({ job: earlier.id, organization: org.id }, 'upload repeated with its Idempotency-Key: the same job');
-      return reply.status(201).header('idempotent-replayed', 'true').send({ id: earlier.id, comment: earlier.comment, links: links(request, earlier.id) });
+      return reply
+        .status(201)
+        .header('idempotent-replayed', 'true')
+        .send({ id: earlier.id, comment: earlier.comment, links: links(request, earlier.id) });
     }
     const pending = await store.reserve(org.id, limits.maxJobsPerOrganization);
     if (!pending) {
-      throw new HttpProblem(409, 'Job limit reached', `The organization keeps ${limits.maxJobsPerOrganization} jobs, the most it may keep. Delete finished jobs, then upload again.`);
+      throw new HttpProblem(
+        409,
+        'Job limit reached',
+        `The organization keeps ${limits.maxJobsPerOrganization} jobs, the most it may keep. Delete finished jobs, then upload again.`,
+      );
     }
     // Memory the upload's files take while they arrive (kept for the signing once the job is accepted).
     const reserved = { bytes: 0 };
@@ -85,7 +92,8 @@ export function registerJobRoutes(api: FastifyInstance, ctx: RouteContext): void
 function idempotencyKeyOf(header: string | string[] | undefined): string | undefined {
   if (header === undefined) return undefined;
   const key = Array.isArray(header) ? header[0] : header;
-  if (key === undefined || !/^[A-Za-z0-9._:-]{1,128}$/.test(key)) throw new HttpProblem(400, 'Bad Request', 'The Idempotency-Key header must be 1 to 128 letters, digits, dots, underscores, colons or hyphens.');
+  if (key === undefined || !/^[A-Za-z0-9._:-]{1,128}$/.test(key))
+    throw new HttpProblem(400, 'Bad Request', 'The Idempotency-Key header must be 1 to 128 letters, digits, dots, underscores, colons or hyphens.');
   return key;
 }
 
@@ -99,4 +107,3 @@ async function recordProofOf(log: RecordLog, jobId: string, logger: FastifyBaseL
     return {};
   }
 }
-

@@ -5,7 +5,9 @@ import * as S from '../schemas.js';
 
 export function registerLicenseRoutes(api: FastifyInstance): void {
   // The current key of each option (after a key rotation, the key new jobs are signed with).
-  api.get('/licenses', { schema: S.licensesRoute }, async (request) => request.principal!.organization.licenses.map((l) => ({ optionId: l.optionId, publicKeyToken: l.token })));
+  api.get('/licenses', { schema: S.licensesRoute }, async (request) =>
+    request.principal!.organization.licenses.map((l) => ({ optionId: l.optionId, publicKeyToken: l.token })),
+  );
 
   api.get<{ Params: { optionId: number } }>('/licenses/:optionId/public-key', { schema: S.publicKeyRoute }, async (request, reply) => {
     const org = request.principal!.organization;

@@ -16,7 +16,11 @@ export function registerRecordRoutes(api: FastifyInstance, ctx: Pick<RouteContex
     const { from, to } = request.query;
     if (to > recordLog!.size) await recordLog!.refresh();
     if (from > to || to > recordLog!.size) {
-      throw new HttpProblem(400, 'Bad Request', `No consistency proof from ${from} to ${to} entries: the record holds ${recordLog!.size}, and from must not exceed to.`);
+      throw new HttpProblem(
+        400,
+        'Bad Request',
+        `No consistency proof from ${from} to ${to} entries: the record holds ${recordLog!.size}, and from must not exceed to.`,
+      );
     }
     return { from, to, proof: await recordLog!.consistency(from, to) };
   });

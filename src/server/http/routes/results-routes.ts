@@ -10,15 +10,13 @@ export function registerResultRoutes(api: FastifyInstance, ctx: RouteContext): v
   const { store, worker, memory } = ctx;
   api.get<{ Params: { id: string } }>('/assemblies/:id', { schema: S.downloadRoute }, async (request, reply) => {
     const r = await jobOf(ctx, request);
-    if (!r.processingFinished) throw new HttpProblem(409, 'Not ready', `Job ${r.id} is still being processed; poll its status until processingFinished is true.`);
+    if (!r.processingFinished)
+      throw new HttpProblem(409, 'Not ready', `Job ${r.id} is still being processed; poll its status until processingFinished is true.`);
     // The package as it was written, when this process still has it; else from the store.
     const kept = memory?.package(r.organization, r.id, r.resultFile ?? DEFAULT_RESULT_FILE);
     if (kept) reply.header('content-length', kept.bytes);
     const result = kept ? Readable.from(kept.chunks, { objectMode: false }) : await store.openResult(r);
-    return reply
-      .type('application/zip')
-      .header('content-disposition', `attachment; filename="${r.id}.zip"`)
-      .send(result);
+    return reply.type('application/zip').header('content-disposition', `attachment; filename="${r.id}.zip"`).send(result);
   });
 
   api.delete<{ Params: { id: string } }>('/assemblies/:id', { schema: S.deleteRoute }, async (request, reply) => {

@@ -101,7 +101,7 @@ export const MIGRATIONS: readonly Migration[] = [
   },
   {
     version: 5,
-    name: 'the deployment\'s record key',
+    name: "the deployment's record key",
     // The public half of the key every node signs checkpoints with, recorded by the first node (pg-record-key.ts).
     sql: `
       CREATE TABLE signgate_record_key (
@@ -131,7 +131,9 @@ export async function migrate(pool: Pool): Promise<number[]> {
   const client = await pool.connect();
   try {
     await client.query('SELECT pg_advisory_lock($1)', [MIGRATION_LOCK]);
-    await client.query('CREATE TABLE IF NOT EXISTS signgate_migrations (version integer PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())');
+    await client.query(
+      'CREATE TABLE IF NOT EXISTS signgate_migrations (version integer PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())',
+    );
     const done = new Set((await client.query<{ version: number }>('SELECT version FROM signgate_migrations')).rows.map((r) => r.version));
     const applied: number[] = [];
     for (const m of MIGRATIONS) {

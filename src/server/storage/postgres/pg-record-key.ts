@@ -17,7 +17,9 @@ export interface DeploymentRecordKey {
 }
 
 export async function deploymentRecordKey(pool: Pool): Promise<DeploymentRecordKey | undefined> {
-  const { rows } = await pool.query<{ public_key: string; recorded_at: Date; recorded_by: string }>('SELECT public_key, recorded_at, recorded_by FROM signgate_record_key WHERE id = 1');
+  const { rows } = await pool.query<{ public_key: string; recorded_at: Date; recorded_by: string }>(
+    'SELECT public_key, recorded_at, recorded_by FROM signgate_record_key WHERE id = 1',
+  );
   const row = rows[0];
   return row && { publicKey: row.public_key, recordedAt: row.recorded_at.toISOString(), recordedBy: row.recorded_by };
 }
@@ -38,7 +40,12 @@ export async function agreeOnRecordKey(pool: Pool, keyFile: string, mayCreate: b
     key = readRecordKeyFile(keyFile, cure);
   } catch (error) {
     if (!mayCreate || recorded) {
-      if (recorded) throw new UsageError(`this node has no record key at ${keyFile}, and the database ${where} records the deployment's, ${recorded.publicKey.split('+').slice(0, 2).join('+')} (recorded by ${recorded.recordedBy} on ${recorded.recordedAt}); a node never makes a second key`, cure, 'SG_ERR_CONFIG');
+      if (recorded)
+        throw new UsageError(
+          `this node has no record key at ${keyFile}, and the database ${where} records the deployment's, ${recorded.publicKey.split('+').slice(0, 2).join('+')} (recorded by ${recorded.recordedBy} on ${recorded.recordedAt}); a node never makes a second key`,
+          cure,
+          'SG_ERR_CONFIG',
+        );
       throw error;
     }
     made = createRecordKeyFile(keyFile);
@@ -46,7 +53,10 @@ export async function agreeOnRecordKey(pool: Pool, keyFile: string, mayCreate: b
   }
   const mine = formatVerifierKey(key.verifier);
   if (!recorded) {
-    await pool.query('INSERT INTO signgate_record_key (id, public_key, recorded_by) VALUES (1, $1, $2) ON CONFLICT (id) DO NOTHING', [mine, `${hostname()} (${keyFile})`]);
+    await pool.query('INSERT INTO signgate_record_key (id, public_key, recorded_by) VALUES (1, $1, $2) ON CONFLICT (id) DO NOTHING', [
+      mine,
+      `${hostname()} (${keyFile})`,
+    ]);
     recorded = (await deploymentRecordKey(pool))!;
   }
   if (recorded.publicKey !== mine) {
@@ -57,7 +67,7 @@ export async function agreeOnRecordKey(pool: Pool, keyFile: string, mayCreate: b
     }
     const theirs = recorded.publicKey.split('+').slice(0, 2).join('+');
     throw new UsageError(
-      `${made ? 'another node recorded the deployment\'s record key first' : `this node's record key ${recordKeyId(key.verifier)} (${keyFile}) is not the deployment's`}: the database ${where} records ${theirs} (recorded by ${recorded.recordedBy} on ${recorded.recordedAt}); every node of a deployment signs the record's checkpoints with one key, or clients refuse them as a key change`,
+      `${made ? "another node recorded the deployment's record key first" : `this node's record key ${recordKeyId(key.verifier)} (${keyFile}) is not the deployment's`}: the database ${where} records ${theirs} (recorded by ${recorded.recordedBy} on ${recorded.recordedAt}); every node of a deployment signs the record's checkpoints with one key, or clients refuse them as a key change`,
       cure,
       'SG_ERR_CONFIG',
     );

@@ -5,7 +5,16 @@
 // entries exist exactly when the job they belong to finished. The entries and their hashes are the same as in the
 // data directory's record (record/signature-record.ts), so `serve record export` writes the same lines.
 import type { Pool, PoolClient } from 'pg';
-import { chainEvents, ChainChecker, EMPTY_HEAD, entryLine, type ChainHead, type RecordVerification, type SignatureEntry, type SignatureEvent } from '../../../record/signature-record.js';
+import {
+  chainEvents,
+  ChainChecker,
+  EMPTY_HEAD,
+  entryLine,
+  type ChainHead,
+  type RecordVerification,
+  type SignatureEntry,
+  type SignatureEvent,
+} from '../../../record/signature-record.js';
 import type { SignatureRecordReader } from '../store.js';
 
 interface SignatureRow {
@@ -45,7 +54,8 @@ function entryOf(row: SignatureRow): SignatureEntry {
   };
 }
 
-const COLUMNS = 'seq, time, organization, user_id, token_id, job, file_name, uploaded_sha256, signed_sha256, option_id, key_token, key_location, prev_hash, hash';
+const COLUMNS =
+  'seq, time, organization, user_id, token_id, job, file_name, uploaded_sha256, signed_sha256, option_id, key_token, key_location, prev_hash, hash';
 
 /**
  * Appends entries for `events` inside the caller's transaction on `client`: locks the head's row until the
@@ -58,7 +68,22 @@ export async function appendSignatures(client: PoolClient, events: readonly Sign
   const entries = chainEvents({ seq: Number(rows[0].seq), hash: rows[0].hash }, events);
   const values: unknown[] = [];
   const tuples = entries.map((e, i) => {
-    values.push(e.seq, e.time, e.organization, e.user, e.tokenId, e.job, e.file, e.uploadedSha256, e.signedSha256, e.optionId, e.keyToken, e.keyLocation, e.prev, e.hash);
+    values.push(
+      e.seq,
+      e.time,
+      e.organization,
+      e.user,
+      e.tokenId,
+      e.job,
+      e.file,
+      e.uploadedSha256,
+      e.signedSha256,
+      e.optionId,
+      e.keyToken,
+      e.keyLocation,
+      e.prev,
+      e.hash,
+    );
     return `(${Array.from({ length: 14 }, (_, j) => `$${i * 14 + j + 1}`).join(', ')})`;
   });
   await client.query(`INSERT INTO signgate_signatures (${COLUMNS}) VALUES ${tuples.join(', ')}`, values);
@@ -104,7 +129,17 @@ export class PgSignatureRecord implements SignatureRecordReader {
     // The head first: entries committed after it was read are accepted when they link.
     const checker = new ChainChecker(`the signature record in ${this.where}`);
     const { rows } = await this.pool.query<{ seq: string; hash: string }>('SELECT seq, hash FROM signgate_signature_head WHERE id = 1');
-    if (!rows[0]) return { entries: 0, head: EMPTY_HEAD, break: { line: null, seq: null, kind: 'head', message: `the signature record in ${this.where} has no head row (signgate_signature_head): the end of the record cannot be checked` } };
+    if (!rows[0])
+      return {
+        entries: 0,
+        head: EMPTY_HEAD,
+        break: {
+          line: null,
+          seq: null,
+          kind: 'head',
+          message: `the signature record in ${this.where} has no head row (signgate_signature_head): the end of the record cannot be checked`,
+        },
+      };
     checker.expectHead({ seq: Number(rows[0].seq), hash: rows[0].hash });
     for await (const entry of this.entries()) if (checker.add(entry, null)) break;
     return checker.finish();

@@ -114,7 +114,10 @@ export class PgJobStore implements JobStateStore {
     const renew = setInterval(() => {
       if (this.uploads.size === 0) return;
       this.pool
-        .query(`UPDATE signgate_jobs SET lease_until = now() + $2 * interval '1 millisecond' WHERE state = 'uploading' AND lease_owner = $1`, [this.node, this.options.leaseMs])
+        .query(`UPDATE signgate_jobs SET lease_until = now() + $2 * interval '1 millisecond' WHERE state = 'uploading' AND lease_owner = $1`, [
+          this.node,
+          this.options.leaseMs,
+        ])
         .catch((error: Error) => this.options.log.warn({ err: { message: error.message } }, 'renewing upload leases failed'));
     }, every);
     this.timers.push(renew);
@@ -136,7 +139,10 @@ export class PgJobStore implements JobStateStore {
       await this.options.blobs?.removePrefix(this.options.blobs.key(r.organization, r.id));
       await rm(this.pendingDir(r.organization, r.id), { recursive: true, force: true });
       await rm(this.jobDir(r.organization, r.id), { recursive: true, force: true });
-      await this.pool.query(`DELETE FROM signgate_jobs WHERE organization = $1 AND id = $2 AND state = 'uploading' AND lease_until < now()`, [r.organization, r.id]);
+      await this.pool.query(`DELETE FROM signgate_jobs WHERE organization = $1 AND id = $2 AND state = 'uploading' AND lease_until < now()`, [
+        r.organization,
+        r.id,
+      ]);
       this.options.log.info({ job: r.id, organization: r.organization }, 'abandoned upload removed');
     }
     return rows.length;
@@ -213,7 +219,17 @@ export class PgJobStore implements JobStateStore {
       `UPDATE signgate_jobs SET state = 'queued', created_at = $3, comment = $4, files = $5, file_count = jsonb_array_length($5), lease_owner = NULL, lease_until = NULL, idempotency_key = $7,
          submitted_by = $8, accepted_keys = $9
        WHERE organization = $1 AND id = $2 AND state = 'uploading' AND lease_owner = $6`,
-      [pending.organization, pending.id, record.createdAt, record.comment, JSON.stringify(record.assemblies), this.node, record.idempotencyKey ?? null, record.submittedBy ? JSON.stringify(record.submittedBy) : null, record.acceptedKeys ? JSON.stringify(record.acceptedKeys) : null],
+      [
+        pending.organization,
+        pending.id,
+        record.createdAt,
+        record.comment,
+        JSON.stringify(record.assemblies),
+        this.node,
+        record.idempotencyKey ?? null,
+        record.submittedBy ? JSON.stringify(record.submittedBy) : null,
+        record.acceptedKeys ? JSON.stringify(record.acceptedKeys) : null,
+      ],
     );
     if (rowCount !== 1) {
       await rm(target, { recursive: true, force: true });
@@ -236,7 +252,10 @@ export class PgJobStore implements JobStateStore {
 
   async get(organization: string, id: string): Promise<JobRecord | undefined> {
     if (!JOB_ID.test(id)) return undefined;
-    const { rows } = await this.pool.query<JobRow>(`SELECT * FROM signgate_jobs WHERE organization = $1 AND id = $2 AND state <> 'uploading'`, [organization, id]);
+    const { rows } = await this.pool.query<JobRow>(`SELECT * FROM signgate_jobs WHERE organization = $1 AND id = $2 AND state <> 'uploading'`, [
+      organization,
+      id,
+    ]);
     return rows[0] ? recordOf(rows[0]) : undefined;
   }
 
@@ -287,7 +306,10 @@ export class PgJobStore implements JobStateStore {
    * Leases the oldest queued job, or one whose worker's lease ran out, to `owner`; undefined when there is none.
    * `attempts` counts this one: past MAX_ATTEMPTS the worker finishes the job instead of processing it.
    */
-  async claim(owner: string, waitFor: { readonly unusable: readonly string[]; readonly keyWaitSeconds: number } = { unusable: [], keyWaitSeconds: 0 }): Promise<(JobRecord & { readonly attempts: number }) | undefined> {
+  async claim(
+    owner: string,
+    waitFor: { readonly unusable: readonly string[]; readonly keyWaitSeconds: number } = { unusable: [], keyWaitSeconds: 0 },
+  ): Promise<(JobRecord & { readonly attempts: number }) | undefined> {
     // A job that waits for a key this worker found unusable is left to the others, until its wait is over (then any
     // worker takes it, to end its files with an error).
     const { rows } = await this.pool.query<JobRow & { attempts: number }>(
@@ -339,7 +361,10 @@ export class PgJobStore implements JobStateStore {
 
   /** Gives the jobs `owner` holds back to the queue (a worker that stops), for the next worker to take at once. */
   async release(owner: string): Promise<void> {
-    await this.pool.query(`UPDATE signgate_jobs SET state = 'queued', lease_owner = NULL, lease_until = NULL, attempts = attempts - 1 WHERE state = 'processing' AND lease_owner = $1`, [owner]);
+    await this.pool.query(
+      `UPDATE signgate_jobs SET state = 'queued', lease_owner = NULL, lease_until = NULL, attempts = attempts - 1 WHERE state = 'processing' AND lease_owner = $1`,
+      [owner],
+    );
     await this.pool.query(`SELECT pg_notify('signgate_jobs', '')`);
   }
 
@@ -374,7 +399,9 @@ export class PgJobStore implements JobStateStore {
 
   async readJobFile(record: JobRecord, name: string): Promise<Buffer | undefined> {
     const blobs = this.options.blobs;
-    return blobs ? blobs.get(blobs.key(record.organization, record.id, name)) : readIfPresent(join(this.jobDir(record.organization, record.id), ...name.split('/')));
+    return blobs
+      ? blobs.get(blobs.key(record.organization, record.id, name))
+      : readIfPresent(join(this.jobDir(record.organization, record.id), ...name.split('/')));
   }
 
   async openResult(record: JobRecord): Promise<Readable> {
