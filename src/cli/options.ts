@@ -40,6 +40,23 @@ export const vendorApiOption = { type: 'string', array: true, describe: 'Vendor 
 /** --vendor-namespace: the namespace of the vendor attribute. */
 export const vendorNamespaceOption = { type: 'string', describe: 'Namespace of the vendor attribute (default the vendor name)' } as const;
 
+// The options of the commands that talk to the signing service (check online, sign, pack's sign --archive, jobs).
+
+/** --base-url: the service's address; `describe` says what the command does with it. */
+export function baseUrlOption(describe = 'Signing service base URL (…/<service-name>/v1.0); or SIGNGATE_BASE_URL') {
+  return { alias: 'baseUrl', type: 'string', describe } as const;
+}
+
+/** --access-token: the token on the command line (shown in process lists: the help says so). */
+export const accessTokenOption = {
+  alias: 'accessToken',
+  type: 'string',
+  describe: 'Personal access token (prefer --access-token-file or the SIGNGATE_ACCESS_TOKEN variable: a value here shows in process lists)',
+} as const;
+
+/** --access-token-file: a file whose first line is the token. */
+export const accessTokenFileOption = { type: 'string', describe: 'File whose first line is the access token' } as const;
+
 /**
  * --root: the folder names are relative to. What the names are (upload names, names in an archive, paths in an audit
  * manifest) and the default differ by command: each says them in `describe`.

@@ -11,7 +11,17 @@ import { check, DEFAULT_MAX_UPLOAD_BYTES, keepHeapSmall, type CheckOptions } fro
 import { CONFIG_FILE_NAME } from '../../workflows/config.js';
 import { displayPath, lineBatches, writeFileAtomic } from '../../workflows/files.js';
 import { ExitCode, type ExitCodeValue } from '../exit-codes.js';
-import { numberOption, optionKeyOption, rootOption, vendorApiOption, vendorNamespaceOption, vendorOption } from '../options.js';
+import {
+  accessTokenFileOption,
+  accessTokenOption,
+  baseUrlOption,
+  numberOption,
+  optionKeyOption,
+  rootOption,
+  vendorApiOption,
+  vendorNamespaceOption,
+  vendorOption,
+} from '../options.js';
 import type { Io } from '../output.js';
 import { checkThreadsOption, strings, type CommonArgs } from './common.js';
 
@@ -145,23 +155,15 @@ export const checkCommand = (io: Io, setExit: (code: ExitCodeValue) => void): Co
         coerce: numberOption('max-upload-bytes', { integer: true, min: 1 }),
         describe: `Size limit of one upload job (default ${DEFAULT_MAX_UPLOAD_BYTES})`,
       })
-      .option('base-url', {
-        alias: 'baseUrl',
-        type: 'string',
-        describe: 'Signing service base URL (…/<service-name>/v1.0): the check goes online with it (the license cross-check)',
-      })
+      .option('base-url', baseUrlOption('Signing service base URL (…/<service-name>/v1.0): the check goes online with it (the license cross-check)'))
       .option('online', {
         type: 'boolean',
         describe:
           'Go online: cross-check the licenses (GET /licenses) at --base-url, "baseUrl" in the config or SIGNGATE_BASE_URL (alone, ' +
           'they leave the check offline); needs a token; --no-online: offline, whatever the config says',
       })
-      .option('access-token', {
-        alias: 'accessToken',
-        type: 'string',
-        describe: 'Personal access token (prefer --access-token-file or the SIGNGATE_ACCESS_TOKEN variable: a value here shows in process lists)',
-      })
-      .option('access-token-file', { type: 'string', describe: 'File whose first line is the access token' })
+      .option('access-token', accessTokenOption)
+      .option('access-token-file', accessTokenFileOption)
       .option('config', { type: 'string', describe: `Config file (default: ${CONFIG_FILE_NAME} from the working directory upward)` })
       .option('threads', checkThreadsOption)
       .example('$0 check bin/Release --key 12345_public.snk --vendor Contoso', 'check a build output folder')

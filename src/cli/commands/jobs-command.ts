@@ -11,7 +11,7 @@ import { savePublicKey } from '../../workflows/licenses.js';
 import { Ledger, recordIdentity } from '../../workflows/ledger.js';
 import { connect } from '../../workflows/service.js';
 import { ExitCode, type ExitCodeValue } from '../exit-codes.js';
-import { numberOption } from '../options.js';
+import { accessTokenFileOption, accessTokenOption, baseUrlOption, numberOption } from '../options.js';
 import type { Io } from '../output.js';
 import { createProgress, retryLine } from '../progress.js';
 
@@ -35,13 +35,9 @@ function clientFrom(args: ServiceArgs, io: Io): ServiceClient {
 
 const serviceOptions = <T>(y: Argv<T>) =>
   y
-    .option('base-url', { alias: 'baseUrl', type: 'string', describe: 'Signing service base URL (…/<service-name>/v1.0); or SIGNGATE_BASE_URL' })
-    .option('access-token', {
-      alias: 'accessToken',
-      type: 'string',
-      describe: 'Personal access token (prefer --access-token-file or the SIGNGATE_ACCESS_TOKEN variable: a value here shows in process lists)',
-    })
-    .option('access-token-file', { type: 'string', describe: 'File whose first line is the access token' })
+    .option('base-url', baseUrlOption())
+    .option('access-token', accessTokenOption)
+    .option('access-token-file', accessTokenFileOption)
     .option('config', { type: 'string', describe: 'Config file with "baseUrl"' })
     .option('json', { type: 'boolean', default: false, describe: 'Print JSON' })
     .option('format', { type: 'string', choices: ['text', 'json'], describe: 'Output format (json is the same as --json)' });

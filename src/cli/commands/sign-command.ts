@@ -8,7 +8,17 @@ import { ledgerPath } from '../../workflows/ledger.js';
 import { sign, type SignResult } from '../../workflows/sign.js';
 import { ExitCode, type ExitCodeValue } from '../exit-codes.js';
 import type { Io } from '../output.js';
-import { numberOption, optionKeyOption, rootOption, vendorApiOption, vendorNamespaceOption, vendorOption } from '../options.js';
+import {
+  accessTokenFileOption,
+  accessTokenOption,
+  baseUrlOption,
+  numberOption,
+  optionKeyOption,
+  rootOption,
+  vendorApiOption,
+  vendorNamespaceOption,
+  vendorOption,
+} from '../options.js';
 import { createProgress, retryLine } from '../progress.js';
 import { checkOptionsFrom, strings } from './check-command.js';
 import type { SignArgs } from './sign-args.js';
@@ -164,13 +174,9 @@ export const signCommand = (io: Io, setExit: (code: ExitCodeValue) => void): Com
         describe: 'Delete the job on the service once its results are saved locally',
       })
       .option('comment', { type: 'string', describe: 'Comment stored with the job' })
-      .option('base-url', { alias: 'baseUrl', type: 'string', describe: 'Signing service base URL (…/<service-name>/v1.0); or SIGNGATE_BASE_URL' })
-      .option('access-token', {
-        alias: 'accessToken',
-        type: 'string',
-        describe: 'Personal access token (prefer --access-token-file or the SIGNGATE_ACCESS_TOKEN variable: a value here shows in process lists)',
-      })
-      .option('access-token-file', { type: 'string', describe: 'File whose first line is the access token' })
+      .option('base-url', baseUrlOption())
+      .option('access-token', accessTokenOption)
+      .option('access-token-file', accessTokenFileOption)
       .option('check', { type: 'boolean', default: true, describe: 'Run the pre-flight check first and stop on errors (--no-check uploads anyway)' })
       .option('split', { type: 'boolean', default: false, describe: 'Upload several jobs when the files exceed the size limit or share names' })
       .option('force', { type: 'boolean', default: false, describe: 'Overwrite files in the destination that are not among the files being signed' })
