@@ -51,7 +51,8 @@ export const EMPTY_HEAD: ChainHead = { seq: 0, hash: GENESIS_HASH };
 /** Prefixed to what an entry's hash covers: another format version would hash differently. */
 const HASH_DOMAIN = 'signgate signature record 1\n';
 
-const FIELDS = [
+/** An entry's fields in the order its hash covers them (and its line lists them, `hash` last). */
+export const ENTRY_FIELDS = [
   'seq',
   'time',
   'organization',
@@ -67,10 +68,10 @@ const FIELDS = [
   'prev',
 ] as const;
 
-/** The hash of an entry: SHA-256 over HASH_DOMAIN and the JSON array of its fields in FIELDS order. */
+/** The hash of an entry: SHA-256 over HASH_DOMAIN and the JSON array of its fields in ENTRY_FIELDS order. */
 export function entryHash(entry: Omit<SignatureEntry, 'hash'>): string {
   return createHash('sha256')
-    .update(HASH_DOMAIN + JSON.stringify(FIELDS.map((f) => entry[f])))
+    .update(HASH_DOMAIN + JSON.stringify(ENTRY_FIELDS.map((f) => entry[f])))
     .digest('hex');
 }
 
@@ -106,7 +107,7 @@ function pick(e: SignatureEvent): SignatureEvent {
 
 /** An entry as its line of the record (JSON, fields in a fixed order, with the newline). */
 export function entryLine(entry: SignatureEntry): string {
-  return `${JSON.stringify(Object.fromEntries([...FIELDS, 'hash'].map((f) => [f, entry[f as keyof SignatureEntry]])))}\n`;
+  return `${JSON.stringify(Object.fromEntries([...ENTRY_FIELDS, 'hash'].map((f) => [f, entry[f as keyof SignatureEntry]])))}\n`;
 }
 
 /** Where and why a record stops being trustworthy. */
@@ -129,7 +130,7 @@ export interface RecordVerification {
 }
 
 const HEX64 = /^[0-9a-f]{64}$/;
-const ENTRY_KEYS: ReadonlySet<string> = new Set([...FIELDS, 'hash']);
+const ENTRY_KEYS: ReadonlySet<string> = new Set([...ENTRY_FIELDS, 'hash']);
 
 /** The fields of a parsed line that are not what an entry holds, named; empty when it is an entry. */
 function shapeProblems(value: unknown): string[] {

@@ -2,6 +2,8 @@
 // `signatureRecord`, the extension field of a finished job's status: the checkpoint that holds the job's entries and
 // an RFC 9162 inclusion proof per entry (deploy.md, "Checkpoints").
 
+import { ENTRY_FIELDS } from '../../record/signature-record.js';
+
 const base64Hash = { type: 'string', pattern: '^[A-Za-z0-9+/]{43}=$', description: 'A SHA-256 hash, base64' } as const;
 
 const EXAMPLE_CHECKPOINT = 'signgate-record-3f9a61c2\n1234\n7PBHL/kW3mfqbYtcnqWd1ZCq6GKwjxMBjrP7o7ACVIc=\n\n\u2014 signgate-record-3f9a61c2 Mjq1c0…\n';
@@ -27,22 +29,7 @@ export const signatureRecordProof = {
             type: 'object',
             description:
               'The entry as the record holds it; its leaf hash is SHA-256(0x00 || the entry as one JSON line, fields in this order, without the newline)',
-            required: [
-              'seq',
-              'time',
-              'organization',
-              'user',
-              'tokenId',
-              'job',
-              'file',
-              'uploadedSha256',
-              'signedSha256',
-              'optionId',
-              'keyToken',
-              'keyLocation',
-              'prev',
-              'hash',
-            ],
+            required: [...ENTRY_FIELDS, 'hash'],
             properties: {
               seq: { type: 'integer' },
               time: { type: 'string' },
