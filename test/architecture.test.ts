@@ -94,7 +94,8 @@ const PACKAGES: Record<string, readonly string[]> = {
  * inputs, the settings, the two rounds, the pool), or is an exception below.
  */
 const WORKFLOW_LEAVES: Record<string, string> = {
-  'files.ts': 'paths and bytes: inputs expanded, files read (held, shared or as files the engine reads) and written atomically',
+  'input-paths.ts': 'the files that paths, folders and globs name, each known by what it is on disk and shown relative to the working directory',
+  'files.ts': 'bytes: files read (held, shared or as files the engine reads) with errors that name them, and written atomically',
   'config.ts': 'signgate.config.json: a leaf, not in the pipeline, because service.ts (jobs, licenses) reads it too',
   'keys.ts': 'key files: public keys for the pipeline, key pairs for fix',
   'access-token.ts': 'the access token from the options, a file or the environment (the pipeline, service.ts)',

@@ -3,7 +3,8 @@
 import { resolve } from 'node:path';
 import { UsageError } from '../core/errors.js';
 import { rememberSecret } from '../core/secrets.js';
-import { displayPath, readFirstLine } from './files.js';
+import { readFirstLine } from './files.js';
+import { displayPath } from './input-paths.js';
 
 export interface AccessTokenOptions {
   /** The token itself (shows in process lists: prefer a file or the environment). */

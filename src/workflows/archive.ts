@@ -17,7 +17,8 @@ import { ARCHIVE_ASSEMBLY, archiveNameProblems, archiveZipLimits, PER_FILE_LOGS 
 import { readZip, ZipRefusal, type ZipFileEntry, type ZipLimits } from '../zip/read-zip.js';
 import { readRecordPublicKey } from './keys.js';
 import { prepareCheck, prepareSettings, withDeclaredVendorAttributes, type CheckOptions } from './pipeline/index.js';
-import { displayPath, downloadTo, expandInputs, fileIdentity, readInputFile, writeZipFile, zipEntryOfFile } from './files.js';
+import { downloadTo, readInputFile, writeZipFile, zipEntryOfFile } from './files.js';
+import { displayPath, expandInputs, fileIdentity } from './input-paths.js';
 import { windowsPathKey } from '../core/windows-names.js';
 import { checkReturnedFile } from './returned-file.js';
 import { pollJob, type SignEvents } from './sign-job.js';

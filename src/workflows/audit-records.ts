@@ -2,6 +2,7 @@
 // and the service's signature record (its chain, and that it continues a checkpoint saved earlier), each read and
 // checked before the engine runs.
 import { createHash } from 'node:crypto';
+import { closeSync, openSync, readFileSync, readSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { basename, relative, resolve, sep } from 'node:path';
 import { UsageError } from '../core/errors.js';
@@ -11,7 +12,7 @@ import { parseCheckpoint } from '../record/checkpoint.js';
 import { CheckpointContinuation } from '../record/record-continuation.js';
 import { recordFileLines, verifyRecordFileLines, type SignatureEntry } from '../record/signature-record.js';
 import type { CheckSettings } from '../rules/types.js';
-import { displayPath, readerOf, readInputFile, withInputFile } from './files.js';
+import { readError } from './files.js';
 import { readRecordPublicKey } from './keys.js';
 import { Ledger, ledgerPath } from './ledger.js';
 
@@ -78,44 +79,71 @@ export function jobSourceOf(ledger: Ledger | undefined, env: NodeJS.ProcessEnv =
 }
 
 /**
+ * A file the audit reads whole besides the release (a checkpoint, the manifest, the previous report), without a
+ * byte-order mark. Its path is shown as the user gave it.
+ * @throws SignGateError SG_ERR_IO_READ naming the file; UsageError when `what` is given and the file is empty
+ */
+function readAuditFile(path: string, what?: string): string {
+  let text: string;
+  try {
+    text = readFileSync(resolve(path), 'utf8').replace(/^\uFEFF/, '');
+  } catch (cause) {
+    throw readError(cause, path);
+  }
+  if (what !== undefined && !text.trim()) throw new UsageError(`${path}: the ${what} is empty`);
+  return text;
+}
+
+/**
  * Reads a signature record exported by the service, a line at a time (never whole: see MAX_RECORD_LINE_BYTES), and
  * verifies its chain, and with `saved` that it continues the checkpoint saved earlier. Of its entries it keeps,
  * by the SHA-256 of the bytes they returned, those of `wanted` (the release's files; every entry without it), the
- * earliest where the same bytes were signed twice: the audit looks up no other.
+ * earliest where the same bytes were signed twice: the audit looks up no other. Paths are shown as the user gave them.
  * @throws UsageError naming the file and its first break when the chain does not verify, or what is wrong with the
- * checkpoint
+ * checkpoint; SignGateError SG_ERR_IO_READ when a file cannot be read
  */
 export function readSignatureRecord(path: string, saved?: SavedCheckpoint, wanted?: ReadonlySet<string>): NonNullable<AuditEngineOptions['record']> {
-  const absolute = resolve(path);
-  const shown = displayPath(absolute);
   // The checkpoint first: its size says which first entries its root covers, to hash them as they are read.
-  const cpShown = saved && displayPath(resolve(saved.checkpoint));
-  const checkpointText = saved && readInputFile(resolve(saved.checkpoint), cpShown).toString('utf8');
-  const key = saved && readRecordPublicKey(saved.key);
-  const checkpoint = saved && parseCheckpoint(checkpointText!, key!, cpShown!);
-  const continuation = checkpoint && new CheckpointContinuation(checkpoint);
-  const bySignedSha256 = new Map<string, AuditSignature>();
-  const keep = (entry: SignatureEntry) => {
-    continuation?.add(entry);
-    if ((wanted && !wanted.has(entry.signedSha256)) || bySignedSha256.has(entry.signedSha256)) return;
-    const { prev: _prev, ...signature } = entry;
-    bySignedSha256.set(entry.signedSha256, signature);
-  };
-  const result = withInputFile(absolute, shown, (fd) => verifyRecordFileLines(recordFileLines(readerOf(fd)), shown, undefined, keep));
-  if (result.break) {
-    throw new UsageError(
-      `${shown} is not a signature record that verifies: ${result.break.message}`,
-      'Pass the record as `signgate serve record export` writes it (JSON lines); `signgate serve record verify --file` checks it. A record that does not verify vouches for no file.',
-    );
+  const checkpointText = saved && readAuditFile(saved.checkpoint);
+  let fd: number;
+  try {
+    fd = openSync(resolve(path), 'r');
+  } catch (cause) {
+    throw readError(cause, path);
   }
-  const problem = continuation?.problem(shown, cpShown!);
-  if (problem) {
-    const hint =
-      "The record you hold is not the one the checkpoint was signed over, continued: ask the service's operator for the record as it is, " +
-      'and find out who changed it.';
-    throw new UsageError(`${shown} is not a continuation of the checkpoint ${cpShown}: ${problem}`, hint);
+  try {
+    const key = saved && readRecordPublicKey(saved.key);
+    const checkpoint = saved && parseCheckpoint(checkpointText!, key!, saved.checkpoint);
+    const continuation = checkpoint && new CheckpointContinuation(checkpoint);
+    const bySignedSha256 = new Map<string, AuditSignature>();
+    const keep = (entry: SignatureEntry) => {
+      continuation?.add(entry);
+      if ((wanted && !wanted.has(entry.signedSha256)) || bySignedSha256.has(entry.signedSha256)) return;
+      const { prev: _prev, ...signature } = entry;
+      bySignedSha256.set(entry.signedSha256, signature);
+    };
+    const lines = recordFileLines((into: Buffer) => readSync(fd, into, 0, into.length, null));
+    const result = verifyRecordFileLines(lines, path, undefined, keep);
+    if (result.break) {
+      throw new UsageError(
+        `${path} is not a signature record that verifies: ${result.break.message}`,
+        'Pass the record as `signgate serve record export` writes it (JSON lines); `signgate serve record verify --file` checks it. A record that does not verify vouches for no file.',
+      );
+    }
+    const problem = continuation?.problem(path, saved!.checkpoint);
+    if (problem) {
+      const hint =
+        "The record you hold is not the one the checkpoint was signed over, continued: ask the service's operator for the record as it is, " +
+        'and find out who changed it.';
+      throw new UsageError(`${path} is not a continuation of the checkpoint ${saved!.checkpoint}: ${problem}`, hint);
+    }
+    return { source: { file: basename(path), entries: result.entries, lastSeq: result.head.seq, lastHash: result.head.hash }, bySignedSha256 };
+  } catch (cause) {
+    // An error of the file system while the record is read names the record.
+    throw (cause as NodeJS.ErrnoException).syscall === undefined ? cause : readError(cause, path);
+  } finally {
+    closeSync(fd);
   }
-  return { source: { file: basename(absolute), entries: result.entries, lastSeq: result.head.seq, lastHash: result.head.hash }, bySignedSha256 };
 }
 
 /**
@@ -148,17 +176,10 @@ export function auditRecords(
 ): AuditEngineOptions {
   // The files' hashes first: the record's entries kept are those of these bytes.
   const wanted = options.record ? inputHashes(inputs) : undefined;
-  const read = (file: string, what: string) => {
-    const text = readInputFile(resolve(file), displayPath(resolve(file)))
-      .toString('utf8')
-      .replace(/^\uFEFF/, '');
-    if (!text.trim()) throw new UsageError(`${file}: the ${what} is empty`);
-    return text;
-  };
   let previous: AuditReport | undefined;
   if (options.compare) {
     try {
-      previous = JSON.parse(read(options.compare, 'previous report')) as AuditReport;
+      previous = JSON.parse(readAuditFile(options.compare, 'previous report')) as AuditReport;
     } catch (error) {
       if (error instanceof UsageError) throw error;
       throw new UsageError(
@@ -177,7 +198,7 @@ export function auditRecords(
     settings,
     jobs: jobsFromLedger(ledger),
     jobSource: jobSourceOf(ledger),
-    ...(options.manifest ? { manifest: parseManifest(read(options.manifest, 'manifest')) } : {}),
+    ...(options.manifest ? { manifest: parseManifest(readAuditFile(options.manifest, 'manifest')) } : {}),
     ...(previous ? { previous } : {}),
     ...(options.record ? { record: readSignatureRecord(options.record, saved, wanted) } : {}),
   };

@@ -17,7 +17,8 @@ import { inThisThread, runEngine, type EngineInput, type Runner } from '../engin
 import { parsePublicKeyBlob } from '../strongname/key-blob.js';
 import { publicKeyToken } from '../strongname/key-token.js';
 import { auditRecords, inputHashes, jobsFromLedger, jobSourceOf, readSignatureRecord, type SavedCheckpoint } from './audit-records.js';
-import { displayPath, noAssembliesError, readInputFile } from './files.js';
+import { readInputFile } from './files.js';
+import { displayPath, noAssembliesError } from './input-paths.js';
 import { Ledger } from './ledger.js';
 
 export { jobsFromLedger, readSignatureRecord } from './audit-records.js';

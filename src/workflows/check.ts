@@ -7,7 +7,7 @@ import type { CheckSettings } from '../rules/types.js';
 import { UsageError } from '../core/errors.js';
 import { resolveAccessToken } from './access-token.js';
 import { CONFIG_FILE_NAME } from './config.js';
-import { displayPath } from './files.js';
+import { displayPath } from './input-paths.js';
 import { onlineLicenses } from './licenses.js';
 import { BOUNDED, engineRunner, prepareCheck, type CheckOptions, type PreparedCheck, type PreparedSettings } from './pipeline/index.js';
 

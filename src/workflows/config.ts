@@ -9,7 +9,7 @@ import { UsageError } from '../core/errors.js';
 import { closest } from '../core/words.js';
 import { findRule, rules } from '../rules/index.js';
 import type { ReportFormat } from '../report/index.js';
-import { displayPath } from './files.js';
+import { displayPath } from './input-paths.js';
 
 export const CONFIG_FILE_NAME = 'signgate.config.json';
 

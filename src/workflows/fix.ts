@@ -24,7 +24,8 @@ import {
 import { publicKeyToken } from '../strongname/key-token.js';
 import { readAssemblyParts, type AssemblyParts } from './assembly-parts.js';
 import { buildFolders } from './build-folders.js';
-import { displayPath, expandInputs, noAssembliesError, readInputFile, writeFileAtomic, type InputFile } from './files.js';
+import { readInputFile, writeFileAtomic } from './files.js';
+import { displayPath, expandInputs, noAssembliesError, type InputFile } from './input-paths.js';
 import { loadSigningKey } from './keys.js';
 import { canSign } from '../strongname/pkcs11/signer.js';
 

@@ -10,7 +10,8 @@ import { readPkcs11PinFilesWith } from '../strongname/pkcs11/pin.js';
 import { openPkcs11Key, type Pkcs11KeyPair } from '../strongname/pkcs11/signer.js';
 import { parseMonoKeyMap } from '../strongname/key-map.js';
 import { publicKeyToken } from '../strongname/key-token.js';
-import { displayPath, readInputFile } from './files.js';
+import { readInputFile } from './files.js';
+import { displayPath } from './input-paths.js';
 
 /** The service's record public key: the verifier key's text itself, or a file that holds it. */
 export function readRecordPublicKey(fileOrKey: string): RecordVerifier {

@@ -8,7 +8,8 @@ import type { LicenseEntry } from '../service-client/license-requests.js';
 import type { ServiceClient } from '../service-client/client.js';
 import { parsePublicKeyBlob } from '../strongname/key-blob.js';
 import { publicKeyToken } from '../strongname/key-token.js';
-import { displayPath, writeFileAtomic } from './files.js';
+import { writeFileAtomic } from './files.js';
+import { displayPath } from './input-paths.js';
 
 /** What an online check takes from GET /licenses, and what the user should know of it that is not a finding. */
 export interface OnlineLicenses {

@@ -10,7 +10,7 @@ import type { CheckInput, CheckSettings } from '../rules/types.js';
 import { createServiceClient } from '../service-client/client.js';
 import { resolveAccessToken } from './access-token.js';
 import { readRecordPublicKey } from './keys.js';
-import { displayPath, noAssembliesError } from './files.js';
+import { displayPath, noAssembliesError } from './input-paths.js';
 import { Ledger, ledgerPath, makeCacheDir } from './ledger.js';
 import { onlineLicenses } from './licenses.js';
 import { prepareCheck, type CheckOptions, type PreparedCheck } from './pipeline/index.js';

@@ -1,7 +1,8 @@
 // Authenticode for the commands: the trust store from disk (--trust-store).
 import { resolve } from 'node:path';
 import { parseTrustStore } from '../authenticode/authenticode.js';
-import { displayPath, readInputFile } from './files.js';
+import { readInputFile } from './files.js';
+import { displayPath } from './input-paths.js';
 
 /** The text of a PEM trust store and how messages name it; undefined when no path is given. */
 function readTrustStore(path: string | undefined): { pem: string; shown: string } | undefined {

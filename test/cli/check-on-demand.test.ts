@@ -11,7 +11,8 @@ import { jsonPieces } from '../../src/report/json-pieces.js';
 import { audit, renderAudit, verifyAuditReport } from '../../src/workflows/audit.js';
 import { check, inputReading, prepareCheck } from '../../src/workflows/check.js';
 import { isFileToRead, readInput, ReadBuffers } from '../../src/engine/index.js';
-import { expandInputs, lineBatches, writeFileAtomic } from '../../src/workflows/files.js';
+import { lineBatches, writeFileAtomic } from '../../src/workflows/files.js';
+import { expandInputs } from '../../src/workflows/input-paths.js';
 import { Ledger } from '../../src/workflows/ledger.js';
 import { fixturePath, runCli } from '../helpers/fixtures.js';
 

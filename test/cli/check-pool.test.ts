@@ -12,7 +12,7 @@ import { buildAudit } from '../../src/workflows/audit.js';
 import { runCheck } from '../../src/workflows/check.js';
 import { checkThreads, CHECK_POOL_THRESHOLD } from '../../src/workflows/pipeline/index.js';
 import { FormatError, isSignGateError, KeyError, UsageError } from '../../src/core/errors.js';
-import { expandInputs } from '../../src/workflows/files.js';
+import { expandInputs } from '../../src/workflows/input-paths.js';
 import { defaultSettings } from '../helpers/check.js';
 import { fixturePath, repoRoot, runCli } from '../helpers/fixtures.js';
 

@@ -2,7 +2,7 @@
 // path.relative gives, for every shape of path.
 import { basename, isAbsolute, relative, sep } from 'node:path';
 import { describe, expect, test } from 'vitest';
-import { displayPath } from '../../src/workflows/files.js';
+import { displayPath } from '../../src/workflows/input-paths.js';
 
 /** What displayPath answered before its shortcut: path.relative, then absolute for anything outside. */
 function reference(absolutePath: string, cwd: string): string {

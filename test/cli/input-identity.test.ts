@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, test } from 'vitest';
 import { windowsDeviceName } from '../../src/core/windows-names.js';
-import { expandInputs } from '../../src/workflows/files.js';
+import { expandInputs } from '../../src/workflows/input-paths.js';
 import { fixturePath, runCli } from '../helpers/fixtures.js';
 
 const ADDIN = fixturePath('addin/SampleAddin.dll');

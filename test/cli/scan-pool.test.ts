@@ -2,7 +2,7 @@
 // JSON.stringify (or one joined text) of the records made in this thread, and the same exit code.
 import { availableParallelism } from 'node:os';
 import { describe, expect, test } from 'vitest';
-import { expandInputs } from '../../src/workflows/files.js';
+import { expandInputs } from '../../src/workflows/input-paths.js';
 import { idleCores, idleCoresNow, inspectFile, scanFiles, scanFilesAsJson, scanThreads, SCAN_POOL_THRESHOLD, verifyFile } from '../../src/workflows/scan.js';
 import { fixturePath, repoRoot, runCli } from '../helpers/fixtures.js';
 

@@ -1,7 +1,7 @@
 // Runs the pre-flight rules over fixture folders, as `signgate check` would.
 import { readFileSync } from 'node:fs';
 import { basename, relative } from 'node:path';
-import { expandInputs } from '../../src/workflows/files.js';
+import { expandInputs } from '../../src/workflows/input-paths.js';
 import { parseStrongNameKeyFile } from '../../src/strongname/key-blob.js';
 import { publicKeyToken } from '../../src/strongname/key-token.js';
 import type { CheckOptions, CheckResult } from '../../src/rules/rule-runner.js';

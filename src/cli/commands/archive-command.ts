@@ -2,7 +2,7 @@
 import type { ArgumentsCamelCase, Argv, CommandModule } from 'yargs';
 import { formatReport } from '../../report/index.js';
 import { pack, signArchive } from '../../workflows/archive.js';
-import { displayPath } from '../../workflows/files.js';
+import { displayPath } from '../../workflows/input-paths.js';
 import { ExitCode, type ExitCodeValue } from '../exit-codes.js';
 import type { Io } from '../output.js';
 import { retryLine } from '../progress.js';

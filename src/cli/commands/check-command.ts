@@ -9,7 +9,8 @@ import type { SeveritySetting } from '../../core/diagnostic.js';
 import { UsageError } from '../../core/errors.js';
 import { check, DEFAULT_MAX_UPLOAD_BYTES, keepHeapSmall, type CheckOptions } from '../../workflows/check.js';
 import { CONFIG_FILE_NAME } from '../../workflows/config.js';
-import { displayPath, lineBatches, writeFileAtomic } from '../../workflows/files.js';
+import { lineBatches, writeFileAtomic } from '../../workflows/files.js';
+import { displayPath } from '../../workflows/input-paths.js';
 import { ExitCode, type ExitCodeValue } from '../exit-codes.js';
 import {
   accessTokenFileOption,

@@ -3,7 +3,7 @@ import type { ArgumentsCamelCase, Argv, CommandModule } from 'yargs';
 import type { AssemblyInfo } from '../../strongname/assembly-info.js';
 import type { AttributeValue } from '../../metadata/custom-attribute-value.js';
 import { ExitCode, type ExitCodeValue } from '../exit-codes.js';
-import { expandInputs } from '../../workflows/files.js';
+import { expandInputs } from '../../workflows/input-paths.js';
 import { scanFiles, scanFilesAsJson } from '../../workflows/scan.js';
 import type { Io } from '../output.js';
 import { withBufferedOutput } from '../buffered-io.js';

@@ -4,7 +4,7 @@ import { createInterface } from 'node:readline/promises';
 import type { ArgumentsCamelCase, Argv, CommandModule } from 'yargs';
 import { UsageError } from '../../core/errors.js';
 import { FAILED_STATES, type ServiceClient } from '../../service-client/client.js';
-import { displayPath } from '../../workflows/files.js';
+import { displayPath } from '../../workflows/input-paths.js';
 import type { LicenseEntry } from '../../service-client/license-requests.js';
 import { downloadJob, MAX_TALLIED_JOBS, parseDuration, planPrune, tallyJobs } from '../../workflows/jobs.js';
 import { savePublicKey } from '../../workflows/licenses.js';

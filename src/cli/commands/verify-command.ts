@@ -2,7 +2,7 @@
 import type { ArgumentsCamelCase, Argv, CommandModule } from 'yargs';
 import { publicKeyToken } from '../../strongname/key-token.js';
 import { ExitCode, worstExitCode, type ExitCodeValue } from '../exit-codes.js';
-import { expandInputs } from '../../workflows/files.js';
+import { expandInputs } from '../../workflows/input-paths.js';
 import { scanFiles, scanFilesAsJson } from '../../workflows/scan.js';
 import type { Io } from '../output.js';
 import { withBufferedOutput } from '../buffered-io.js';

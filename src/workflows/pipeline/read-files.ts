@@ -4,7 +4,8 @@
 // vendor API assemblies among them and the references declare.
 import type { EngineInput } from '../../engine/index.js';
 import { buildFolders } from '../build-folders.js';
-import { expandInputs, readInputs } from '../files.js';
+import { readInputs } from '../files.js';
+import { expandInputs } from '../input-paths.js';
 import { checkThreads } from '../pool-thresholds.js';
 import type { PreparedSettings } from './settings.js';
 import { withDeclaredVendorAttributes } from './vendor-attributes.js';

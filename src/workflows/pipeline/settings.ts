@@ -8,7 +8,7 @@ import type { ReportFormat } from '../../report/index.js';
 import type { CheckSettings } from '../../rules/types.js';
 import type { AccessTokenOptions } from '../access-token.js';
 import { CONFIG_FILE_NAME, loadConfig, type CheckConfig } from '../config.js';
-import { displayPath } from '../files.js';
+import { displayPath } from '../input-paths.js';
 import { loadExpectedKey } from '../keys.js';
 
 /** Default size limit of one upload job (the service's documented limit: about 40 MB). */

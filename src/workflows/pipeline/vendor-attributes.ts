@@ -7,7 +7,7 @@ import { readInput, type EngineInput } from '../../engine/index.js';
 import { compileNamePatterns } from '../../rules/name-pattern.js';
 import type { CheckSettings } from '../../rules/types.js';
 import { declaredInAssembly } from '../../rules/vendor-attribute.js';
-import { displayPath } from '../files.js';
+import { displayPath } from '../input-paths.js';
 
 /**
  * The settings with the vendor attribute types that vendor API assemblies declare, so messages name it exactly: those

@@ -6,7 +6,7 @@ import type { ArgumentsCamelCase, Argv, CommandModule } from 'yargs';
 import { UsageError } from '../../../core/errors.js';
 import { formatVerifierKey } from '../../../record/checkpoint.js';
 import { createRecordKeyFile, publicKeyPathFor, readRecordKeyFile, writeRecordPublicKey } from '../../../server/storage/record-key.js';
-import { displayPath } from '../../../workflows/files.js';
+import { displayPath } from '../../../workflows/input-paths.js';
 import { ExitCode, type ExitCodeValue } from '../../exit-codes.js';
 import type { Io } from '../../output.js';
 import type { CommonArgs } from '../common.js';

@@ -5,7 +5,8 @@ import { UsageError } from '../../../core/errors.js';
 import { TokenStore, type TokenKeeper } from '../../../server/identity/token-store.js';
 import { openDatabase } from '../../../server/storage/open-stores.js';
 import { PgTokenStore } from '../../../server/identity/pg-tokens.js';
-import { displayPath, readFirstLine } from '../../../workflows/files.js';
+import { readFirstLine } from '../../../workflows/files.js';
+import { displayPath } from '../../../workflows/input-paths.js';
 
 /**
  * The data folder of every serve command that takes --data-dir (serve, token create and revoke, record): one default,

@@ -5,7 +5,7 @@ import type { ArgumentsCamelCase, Argv, CommandModule } from 'yargs';
 import { UsageError } from '../../../core/errors.js';
 import { watchServerConfigFile } from '../../../server/server-config.js';
 import { describeDatabase } from '../../../server/storage/open-stores.js';
-import { displayPath } from '../../../workflows/files.js';
+import { displayPath } from '../../../workflows/input-paths.js';
 import { resolveAccessToken } from '../../../workflows/access-token.js';
 import { ExitCode, type ExitCodeValue } from '../../exit-codes.js';
 import type { Io } from '../../output.js';
