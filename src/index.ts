@@ -53,7 +53,7 @@ export {
 } from './service-client/client.js';
 /** Where client.download puts a package: a file written through a part beside it, renamed when complete. */
 export { downloadTo } from './workflows/files.js';
-export type { LicenseEntry } from './service-client/license-requests.js';
+export type { LicenseEntry } from './service-client/answers.js';
 /** The archive path: pack a build output after the pre-flight check; sign a project archive through POST /archives. */
 export {
   pack,

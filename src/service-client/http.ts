@@ -1,9 +1,9 @@
 // The HTTP layer of the service client: base URL rules, a timeout on every request, retries with backoff for
 // idempotent requests, and problem+json errors turned into advice. Never prints or logs the token.
 import { ServiceError } from '../core/errors.js';
-import { urlForMessage } from '../core/secrets.js';
+import { maskSecrets, rememberSecret, urlForMessage } from '../core/secrets.js';
+import type { AnswerReader } from './answers.js';
 import { cleanServiceText } from './text.js';
-import { DEFAULT_RETRY, isRetryableStatus, parseRetryAfter, retryDelayMs, type RetryPolicy } from './retry-timing.js';
 
 /** What the client says before it retries a request. */
 export interface RetryInfo {
@@ -31,6 +31,37 @@ export interface ServiceClientOptions {
 }
 
 const DEFAULT_TIMEOUT_MS = 60_000;
+
+// When to retry, and how long to wait: capped exponential backoff that honours Retry-After.
+
+export interface RetryPolicy {
+  /** Attempts after the first one. */
+  readonly retries: number;
+  readonly baseDelayMs: number;
+  readonly maxDelayMs: number;
+}
+
+export const DEFAULT_RETRY: RetryPolicy = { retries: 4, baseDelayMs: 500, maxDelayMs: 30_000 };
+
+/** Statuses worth another try for idempotent requests. */
+export function isRetryableStatus(status: number): boolean {
+  return status === 408 || status === 429 || status >= 500;
+}
+
+/** Seconds or an HTTP date, as Retry-After allows; undefined when absent or unreadable. */
+export function parseRetryAfter(value: string | null, now = Date.now()): number | undefined {
+  if (!value) return undefined;
+  if (/^\d+$/.test(value.trim())) return Number(value.trim()) * 1000;
+  const date = Date.parse(value);
+  return Number.isNaN(date) ? undefined : Math.max(0, date - now);
+}
+
+/** The wait before attempt `attempt` (1 = the first retry). */
+export function retryDelayMs(attempt: number, policy: RetryPolicy, retryAfterMs?: number): number {
+  if (retryAfterMs !== undefined) return Math.min(retryAfterMs, policy.maxDelayMs);
+  return Math.min(policy.baseDelayMs * 2 ** (attempt - 1), policy.maxDelayMs);
+}
+
 const LOOPBACK = /^(localhost|127(?:\.\d{1,3}){3}|\[::1\])$/i;
 
 /**
@@ -40,30 +71,26 @@ const LOOPBACK = /^(localhost|127(?:\.\d{1,3}){3}|\[::1\])$/i;
  */
 export function assertSafeBaseUrl(baseUrl: string): URL {
   let url: URL;
-  const shown = urlForMessage(baseUrl);
   try {
     url = new URL(baseUrl);
   } catch {
-    throw new ServiceError('SG_ERR_HTTP_INSECURE', `the base URL ${shown} is not a URL (expected https://host/<service-name>/v1.0)`, {
-      method: '',
-      url: shown,
-    });
+    throw insecureBaseUrl(urlForMessage(baseUrl), 'is not a URL (expected https://host/<service-name>/v1.0)');
   }
-  if (!url.host)
-    throw new ServiceError('SG_ERR_HTTP_INSECURE', `the base URL ${shown} has no host (expected https://host/<service-name>/v1.0)`, { method: '', url: shown });
+  if (!url.host) throw insecureBaseUrl(urlForMessage(baseUrl), 'has no host (expected https://host/<service-name>/v1.0)');
   if (url.username || url.password) {
-    throw new ServiceError(
-      'SG_ERR_HTTP_INSECURE',
-      `the base URL ${shown} has a user or password part (not shown); the signing service takes a bearer token, not credentials in the URL: remove "user:password@" and pass the token with SIGNGATE_ACCESS_TOKEN or --access-token-file`,
-      { method: '', url: shown },
+    throw insecureBaseUrl(
+      urlForMessage(baseUrl),
+      'has a user or password part (not shown); the signing service takes a bearer token, not credentials in the URL: remove "user:password@" and pass the token with SIGNGATE_ACCESS_TOKEN or --access-token-file',
     );
   }
   if (url.protocol === 'https:') return url;
   if (url.protocol === 'http:' && LOOPBACK.test(url.hostname)) return url;
-  throw new ServiceError('SG_ERR_HTTP_INSECURE', `the base URL ${url.origin} is not HTTPS; plain HTTP is allowed only to this machine (localhost)`, {
-    method: '',
-    url: url.origin,
-  });
+  throw insecureBaseUrl(url.origin, 'is not HTTPS; plain HTTP is allowed only to this machine (localhost)');
+}
+
+/** SG_ERR_HTTP_INSECURE for a base URL, `shown` without its user and password. */
+function insecureBaseUrl(shown: string, what: string): ServiceError {
+  return new ServiceError('SG_ERR_HTTP_INSECURE', `the base URL ${shown} ${what}`, { method: '', url: shown });
 }
 
 /** Joins the base URL and an API path. */
@@ -351,30 +378,81 @@ export async function send(options: ServiceClientOptions, method: string, url: s
   }
 }
 
+function notJson(status: number, request: { method: string; url: string }, start: string, cause: unknown): ServiceError {
+  return new ServiceError(
+    'SG_ERR_HTTP_BAD_RESPONSE',
+    `${request.method} ${request.url} answered ${status} with a body that is not JSON${start ? ` (it starts "${start}")` : ''}`,
+    { ...request, status },
+    { cause },
+  );
+}
+
 /** Parses a JSON answer of at most `maxBytes` (MAX_JSON_BODY_BYTES unless a smaller bound is known). */
 export async function readJson(response: Response, request: { method: string; url: string }, maxBytes = MAX_JSON_BODY_BYTES): Promise<unknown> {
   const bytes = await readBodyCapped(response, maxBytes, request);
   try {
     return JSON.parse(new TextDecoder().decode(bytes));
   } catch (cause) {
-    const start = cleanServiceText(new TextDecoder().decode(bytes.subarray(0, 200)), 80);
-    throw new ServiceError(
-      'SG_ERR_HTTP_BAD_RESPONSE',
-      `${request.method} ${request.url} answered ${response.status} with a body that is not JSON${start ? ` (it starts "${start}")` : ''}`,
-      { ...request, status: response.status },
-      { cause },
-    );
+    throw notJson(response.status, request, cleanServiceText(new TextDecoder().decode(bytes.subarray(0, 200)), 80), cause);
   }
 }
 
-/** A GET or DELETE with retries that parses a JSON answer. */
-export async function requestJson(
-  options: ServiceClientOptions,
-  method: 'GET' | 'DELETE',
-  pathOrUrl: string,
-  maxBytes = MAX_JSON_BODY_BYTES,
-): Promise<{ url: string; body: unknown }> {
-  const url = /^https?:/.test(pathOrUrl) ? pathOrUrl : apiUrl(options.baseUrl, pathOrUrl);
-  const response = await send(options, method, url, { idempotent: true, headers: { accept: 'application/json' } });
-  return { url, body: await readJson(response, { method, url }, maxBytes) };
+/** The one path of every request to the service, over a base URL checked once and a token remembered once. */
+export interface ServiceConnection {
+  readonly baseUrl: string;
+  /** An API path joined to the base URL. */
+  url(path: string): string;
+  /**
+   * A link from the service, when it is on the base URL's origin; foreign links are ignored, and so are links that
+   * carry a secret (a gateway's `?access_token=…`): they would be kept in the job ledger.
+   */
+  ownLink(link: string | undefined): string | undefined;
+  /** One request with the retry policy (see send): the successful response, its body unread. */
+  exchange(method: string, url: string, opts: SendOptions): Promise<Response>;
+  /** A GET of at most `maxBytes`, the bytes as the service sent them. */
+  bytes(url: string, maxBytes: number, accept: string): Promise<Uint8Array>;
+  /**
+   * A request whose JSON answer, of at most `maxBytes` (MAX_JSON_BODY_BYTES by default), `read` checks and
+   * normalises (answers.ts); an idempotent GET unless `opts` says otherwise.
+   */
+  json<T>(method: string, url: string, read: AnswerReader<T>, opts?: JsonRequestOptions): Promise<T>;
+}
+
+export interface JsonRequestOptions extends Partial<SendOptions> {
+  readonly maxBytes?: number | undefined;
+}
+
+/**
+ * Checks the base URL (see assertSafeBaseUrl) and remembers the token (masked wherever text leaves the process),
+ * once, and gives the connection every request of a client goes through.
+ * @throws ServiceError SG_ERR_HTTP_INSECURE
+ */
+export function openConnection(options: ServiceClientOptions): ServiceConnection {
+  const base = assertSafeBaseUrl(options.baseUrl);
+  const connection: ServiceConnection = {
+    baseUrl: options.baseUrl,
+    url: (path) => apiUrl(options.baseUrl, path),
+    ownLink(link) {
+      if (!link || maskSecrets(link) !== link) return undefined;
+      try {
+        const u = new URL(link, options.baseUrl);
+        return u.origin === base.origin ? u.href : undefined;
+      } catch {
+        return undefined;
+      }
+    },
+    exchange: (method, url, opts) => send(options, method, url, opts),
+    async bytes(url, maxBytes, accept) {
+      const response = await send(options, 'GET', url, { idempotent: true, headers: { accept } });
+      return readBodyCapped(response, maxBytes, { method: 'GET', url });
+    },
+    async json(method, url, read, opts = {}) {
+      const { maxBytes, ...sendOptions } = opts;
+      const response = await send(options, method, url, { idempotent: true, headers: { accept: 'application/json' }, ...sendOptions });
+      return read(await readJson(response, { method, url }, maxBytes), { method, url });
+    },
+  };
+  // The token is masked wherever text leaves the process, from before the first request.
+  rememberSecret(options.accessToken);
+  return connection;
 }

@@ -325,11 +325,11 @@ export interface SignatureOnlyDiff {
  */
 export function compareIgnoringSignature(before: ModuleMetadata, after: Uint8Array): SignatureOnlyDiff {
   const a = before.image.bytes;
+  const where = (i: number): string => describeOffset(before, i);
   const slot = getSignatureSlot(before.image, before.corHeader);
   const checksumAt = before.image.checkSumFileOffset;
   const flagsAt = before.corHeader.flagsFileOffset;
   const ignored = (i: number): boolean => (slot !== null && i >= slot.fileOffset && i < slot.fileOffset + slot.size) || (i >= checksumAt && i < checksumAt + 4);
-  const where = (i: number): string => describeOffset(before, i);
   let identical = a.length === after.length;
   const common = Math.min(a.length, after.length);
   for (let i = 0; i < common; i++) {

@@ -1,10 +1,11 @@
 // The personal access token from an option, a file or the environment: apart from the service client, so that
-// an offline check does not load the client.
+// an offline check does not load the client. A secret kept in a file (the token, the service's connection string)
+// is the file's first line: out of process lists and shell histories.
+import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { UsageError } from '../core/errors.js';
 import { rememberSecret } from '../core/secrets.js';
-import { readFirstLine } from './files.js';
-import { displayPath } from './input-paths.js';
+import { readError } from './files.js';
 
 export interface AccessTokenOptions {
   /** The token itself (shows in process lists: prefer a file or the environment). */
@@ -36,9 +37,31 @@ export function resolveAccessToken(options: AccessTokenOptions): string | undefi
   };
   if (options.accessToken) return check(options.accessToken.trim(), '--access-token');
   if (options.accessTokenFile) {
-    const shown = displayPath(resolve(options.accessTokenFile));
-    return check(readFirstLine(resolve(options.accessTokenFile), shown, 'Put the personal access token on the first line of the file.'), shown);
+    const file = options.accessTokenFile;
+    return check(readFirstLine(file, 'Put the personal access token on the first line of the file.'), file);
   }
   const fromEnv = (options.env ?? process.env).SIGNGATE_ACCESS_TOKEN?.trim();
   return fromEnv ? check(fromEnv, 'SIGNGATE_ACCESS_TOKEN') : undefined;
+}
+
+/**
+ * The first line of a file that is not blank, trimmed (a byte-order mark and CRLF allowed): how a token or a
+ * connection string is read from a file that keeps it out of process lists. The file is shown as the user named it
+ * (`path`, relative to the working directory); its content never is.
+ * @throws UsageError when the file holds no such line (`hint` says what belongs there); SignGateError SG_ERR_IO_READ
+ */
+export function readFirstLine(path: string, hint: string): string {
+  let text: string;
+  try {
+    text = readFileSync(resolve(path), 'utf8');
+  } catch (cause) {
+    throw readError(cause, path);
+  }
+  const first = text
+    .replace(/^\uFEFF/, '')
+    .split(/\r?\n/)
+    .find((line) => line.trim() !== '')
+    ?.trim();
+  if (!first) throw new UsageError(`${path} is empty`, hint);
+  return first;
 }

@@ -66,7 +66,7 @@ export function runCheck(inputs: readonly EngineInput[], options: RuleCheckOptio
 async function licensesWhenOnline(request: OnlineRequest | undefined, keys: CheckSettings['keys']): Promise<ReturnType<typeof onlineLicenses> | undefined> {
   const service = request && checkService(request);
   if (!service) return undefined;
-  return onlineLicenses(await (await import('../service-client/license-requests.js')).getLicenseEntries(service), keys);
+  return onlineLicenses(await (await import('../service-client/client.js')).createServiceClient(service).licenseEntries(), keys);
 }
 
 /**

@@ -10,23 +10,6 @@ import type { DownloadSink } from '../service-client/client.js';
 import type { ZipEntry } from '../zip/write-zip.js';
 import { displayPath, type InputFile } from './input-paths.js';
 
-/**
- * The first line of a file that is not blank, trimmed (a byte-order mark and CRLF allowed): how a token or a
- * connection string is read from a file that keeps it out of process lists.
- * @throws UsageError when the file holds no such line (`hint` says what belongs there); SignGateError SG_ERR_IO_READ
- */
-export function readFirstLine(absolutePath: string, shownAs: string, hint: string): string {
-  const text = readInputFile(absolutePath, shownAs)
-    .toString('utf8')
-    .replace(/^\uFEFF/, '');
-  const first = text
-    .split(/\r?\n/)
-    .find((line) => line.trim() !== '')
-    ?.trim();
-  if (!first) throw new UsageError(`${shownAs} is empty`, hint);
-  return first;
-}
-
 /** Reads a whole file, turning fs errors into SG_ERR_IO_READ with the file name; `shared`: into a SharedArrayBuffer. */
 export function readInputFile(absolutePath: string, shownAs = absolutePath, shared = false): Buffer {
   try {

@@ -4,7 +4,7 @@ import { existsSync, mkdirSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { ServiceError, UsageError } from '../core/errors.js';
 import type { CheckSettings, ExpectedKey, LicensedKeyToken } from '../rules/types.js';
-import type { LicenseEntry } from '../service-client/license-requests.js';
+import type { LicenseEntry } from '../service-client/answers.js';
 import type { ServiceClient } from '../service-client/client.js';
 import { parsePublicKeyBlob } from '../strongname/key-blob.js';
 import { publicKeyToken } from '../strongname/key-token.js';

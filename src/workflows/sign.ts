@@ -2,18 +2,17 @@
 // function: prepare, the licenses, the engine's check, then each job (sign-job.ts). Never loses a result: the local
 // ledger lets an interrupted run resume the same job, and the job is deleted (when asked) only once everything is
 // saved locally.
-import { isAbsolute, relative, resolve } from 'node:path';
-import { UsageError } from '../core/errors.js';
-import { inHand, inThisThread, runEngine } from '../engine/index.js';
+import { resolve } from 'node:path';
+import { inThisThread, runEngine } from '../engine/index.js';
 import { checkProduct } from '../rules/check-product.js';
-import type { CheckInput, CheckSettings } from '../rules/types.js';
+import type { CheckSettings } from '../rules/types.js';
 import { createServiceClient } from '../service-client/client.js';
-import { resolveAccessToken } from './access-token.js';
 import { readRecordPublicKey } from './keys.js';
-import { displayPath, noAssembliesError } from './input-paths.js';
+import { displayPath } from './input-paths.js';
 import { Ledger, ledgerPath, makeCacheDir } from './ledger.js';
 import { onlineLicenses } from './licenses.js';
-import { prepareCheck, type CheckOptions, type PreparedCheck } from './pipeline/index.js';
+import { prepareCheck, type CheckOptions } from './pipeline/index.js';
+import { signInputs } from './sign-inputs.js';
 import { planJobs, signJob, withSummary, type JobOptions, type JobRun, type SignEvents, type SignResult } from './sign-job.js';
 
 export type { JobOptions, ProgressReporter, SignedFileResult, SignEvents, SignResult } from './sign-job.js';
@@ -89,38 +88,4 @@ export async function sign(options: SignOptions, events: SignEvents = {}): Promi
     result.extras.push(...done.extras);
   }
   return withSummary(result);
-}
-
-/**
- * The inputs to sign (those outside the destination), and the service's address and token.
- * @throws UsageError when nothing is left to sign, or the address or token is missing
- */
-function signInputs(
-  read: PreparedCheck,
-  options: SignOptions,
-  destination: string,
-  log: (line: string) => void,
-): { inputs: CheckInput[]; baseUrl: string; token: string } {
-  for (const note of read.notes) log(`note: ${note}`);
-  if (read.inputs.length === 0) throw noAssembliesError(read.paths);
-  // The destination is often inside the build output (bin/Release/signed): earlier results there are not inputs.
-  const inDestination = (p: string) => {
-    const rel = relative(destination, resolve(p));
-    return rel === '' || (!rel.startsWith('..') && !isAbsolute(rel));
-  };
-  // Held inputs: their bytes are in hand (prepareCheck with no reading choice reads into memory).
-  const inputs = read.inputs.map((i) => inHand(i)).filter((i) => !inDestination(i.path));
-  if (inputs.length === 0)
-    throw new UsageError(
-      'no files to sign outside the destination folder',
-      'Point signgate at the build output, and --destination-path somewhere else or below it.',
-    );
-  const { baseUrl } = read;
-  const token = resolveAccessToken(options);
-  if (!baseUrl || !token)
-    throw new UsageError(
-      'sign needs the service address and an access token',
-      'Pass --base-url (or "baseUrl" in signgate.config.json) and --access-token-file, or set SIGNGATE_BASE_URL and SIGNGATE_ACCESS_TOKEN.',
-    );
-  return { inputs, baseUrl, token };
 }

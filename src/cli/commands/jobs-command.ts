@@ -5,7 +5,7 @@ import type { ArgumentsCamelCase, Argv, CommandModule } from 'yargs';
 import { UsageError } from '../../core/errors.js';
 import { FAILED_STATES, type ServiceClient } from '../../service-client/client.js';
 import { displayPath } from '../../workflows/input-paths.js';
-import type { LicenseEntry } from '../../service-client/license-requests.js';
+import type { LicenseEntry } from '../../service-client/answers.js';
 import { downloadJob, MAX_TALLIED_JOBS, parseDuration, planPrune, tallyJobs } from '../../workflows/jobs.js';
 import { savePublicKey } from '../../workflows/licenses.js';
 import { Ledger, recordIdentity } from '../../workflows/ledger.js';

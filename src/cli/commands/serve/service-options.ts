@@ -5,8 +5,7 @@ import { UsageError } from '../../../core/errors.js';
 import { TokenStore, type TokenKeeper } from '../../../server/identity/token-store.js';
 import { openDatabase } from '../../../server/storage/open-stores.js';
 import { PgTokenStore } from '../../../server/identity/pg-tokens.js';
-import { readFirstLine } from '../../../workflows/files.js';
-import { displayPath } from '../../../workflows/input-paths.js';
+import { readFirstLine } from '../../../workflows/access-token.js';
 
 /**
  * The data folder of every serve command that takes --data-dir (serve, token create and revoke, record): one default,
@@ -49,11 +48,7 @@ export function databaseOf(args: { database?: string; databaseFile?: string }): 
       'Pass one of them (prefer --database-file: a password on the command line shows in process lists).',
     );
   if (args.databaseFile !== undefined) {
-    return readFirstLine(
-      resolve(args.databaseFile),
-      displayPath(resolve(args.databaseFile)),
-      'Put the connection string (postgres://user:password@host:5432/database) on the first line of the file.',
-    );
+    return readFirstLine(args.databaseFile, 'Put the connection string (postgres://user:password@host:5432/database) on the first line of the file.');
   }
   return args.database ?? (process.env.SIGNGATE_DATABASE_URL || undefined);
 }

@@ -1,0 +1,50 @@
+// What sign uploads, and where to: the inputs outside the destination folder, the service's address and the access
+// token, each checked before the service is asked anything.
+import { isAbsolute, relative, resolve } from 'node:path';
+import { UsageError } from '../core/errors.js';
+import { inHand, type EngineInput } from '../engine/index.js';
+import type { CheckInput } from '../rules/types.js';
+import { resolveAccessToken, type AccessTokenOptions } from './access-token.js';
+import { noAssembliesError } from './input-paths.js';
+
+/** What sign takes of the prepared check (pipeline/index.ts: prepareCheck). */
+export interface PreparedToSign {
+  readonly notes: readonly string[];
+  readonly inputs: readonly EngineInput[];
+  readonly paths: readonly string[];
+  readonly baseUrl: string | undefined;
+}
+
+/**
+ * The inputs to sign (those outside the destination), and the service's address and token.
+ * @throws UsageError when nothing is left to sign, or the address or token is missing
+ */
+export function signInputs(
+  read: PreparedToSign,
+  options: AccessTokenOptions,
+  destination: string,
+  log: (line: string) => void,
+): { inputs: CheckInput[]; baseUrl: string; token: string } {
+  for (const note of read.notes) log(`note: ${note}`);
+  if (read.inputs.length === 0) throw noAssembliesError(read.paths);
+  // The destination is often inside the build output (bin/Release/signed): earlier results there are not inputs.
+  const inDestination = (p: string) => {
+    const rel = relative(destination, resolve(p));
+    return rel === '' || (!rel.startsWith('..') && !isAbsolute(rel));
+  };
+  // Held inputs: their bytes are in hand (prepareCheck with no reading choice reads into memory).
+  const inputs = read.inputs.map((i) => inHand(i)).filter((i) => !inDestination(i.path));
+  if (inputs.length === 0)
+    throw new UsageError(
+      'no files to sign outside the destination folder',
+      'Point signgate at the build output, and --destination-path somewhere else or below it.',
+    );
+  const { baseUrl } = read;
+  const token = resolveAccessToken(options);
+  if (!baseUrl || !token)
+    throw new UsageError(
+      'sign needs the service address and an access token',
+      'Pass --base-url (or "baseUrl" in signgate.config.json) and --access-token-file, or set SIGNGATE_BASE_URL and SIGNGATE_ACCESS_TOKEN.',
+    );
+  return { inputs, baseUrl, token };
+}
