@@ -1,5 +1,6 @@
 // The signing service client (service-api.md): licenses, upload with progress, status, list, download to a
-// file with progress, delete. Every response body is checked before it is used.
+// file with progress, delete. Each request is named here and sent through the one connection (http.ts); every
+// answer is checked by its reader (answers.ts) before it is used.
 import { ServiceError } from '../core/errors.js';
 import { MAX_CHECKPOINT_BYTES } from '../record/checkpoint.js';
 import {
