@@ -86,7 +86,7 @@ export function withoutNulls(value: unknown): unknown {
  * body without its null fields.
  * @throws ServiceError SG_ERR_HTTP_BAD_RESPONSE naming the request and the first thing that was wrong
  */
-export function assertAnswer(kind: AnswerKind, raw: unknown, request: { method: string; url: string }): unknown {
+function assertAnswer(kind: AnswerKind, raw: unknown, request: { method: string; url: string }): unknown {
   const body = withoutNulls(raw);
   let validate = compiled.get(kind);
   if (!validate) {
@@ -105,12 +105,12 @@ export function assertAnswer(kind: AnswerKind, raw: unknown, request: { method: 
 }
 
 /** A job id as text, whatever JSON type the service used. */
-export function idText(value: unknown): string {
+function idText(value: unknown): string {
   return typeof value === 'number' ? String(value) : String(value ?? '');
 }
 
 /** A file name as the service reported it, with `/` as separator and control characters removed. */
-export function fileNameText(value: string): string {
+function fileNameText(value: string): string {
   return cleanServiceText(value, 1000).replace(/\\/g, '/');
 }
 

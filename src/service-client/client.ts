@@ -10,6 +10,7 @@ import {
   listAnswer,
   recordKeyAnswer,
   statusAnswer,
+  type CreatedAnswer,
   type JobStatus,
   type JobSummary,
   type LicenseEntry,
@@ -18,8 +19,8 @@ import { MAX_JSON_BODY_BYTES, openConnection, type ServiceClientOptions } from '
 import { multipartBody, type Progress, type UploadFile } from './multipart.js';
 import { cleanServiceText } from './text.js';
 
-export type { JobFileStatus, JobMessage, JobStatus, JobSummary, LicenseEntry } from './answers.js';
-export { dispositionFileName, multipartBody, type MultipartOptions, type Progress, type UploadFile } from './multipart.js';
+export type { JobStatus, JobSummary, LicenseEntry } from './answers.js';
+export type { Progress, UploadFile } from './multipart.js';
 
 /** Where a job's status, result and deletion live: the URLs the service gave, or built from the id. */
 export interface JobRef {
@@ -115,7 +116,7 @@ export function createServiceClient(options: ClientOptions) {
      * extension: the bytes as the service sent them, at most 64 KiB (the caller checks them). 404 means the
      * organization does not hold the option, or the service does not offer the endpoint.
      */
-    publicKey(optionId: number): Promise<Uint8Array> {
+    async publicKey(optionId: number): Promise<Uint8Array> {
       if (!Number.isSafeInteger(optionId) || optionId < 0) throw new RangeError(`optionId must be a whole number of at least 0, not ${optionId}`);
       return http.bytes(http.url(`/licenses/${optionId}/public-key`), MAX_PUBLIC_KEY_BYTES, 'application/octet-stream');
     },
@@ -151,6 +152,28 @@ export function createServiceClient(options: ClientOptions) {
         comment: created.comment,
         links: { status: links.status ?? byId(id, '/status'), download: links.download ?? byId(id), delete: links.delete ?? links.download ?? byId(id) },
       };
+    },
+
+    /**
+     * Uploads a project archive (a ZIP of the build output) as one job: POST /archives, signgate's extension. Retried
+     * only when the service refused it with 429 or 503 before accepting it. The answer is an upload's: the job's
+     * id (as text) and its links as the service gave them (the caller holds them against the base URL).
+     * @throws ServiceError with advice for 400, 401, 403, 409 (job limit), 413 (too large); SG_ERR_HTTP_BAD_RESPONSE
+     *   for an answer with no job id
+     */
+    async uploadArchive(bytes: Uint8Array, fileName: string, comment?: string): Promise<{ id: string; links: CreatedAnswer['links'] }> {
+      const target = http.url('/archives');
+      // A Blob takes no view of shared memory: such bytes are copied once.
+      const part = (bytes.buffer instanceof SharedArrayBuffer ? Uint8Array.from(bytes) : bytes) as Uint8Array<ArrayBuffer>;
+      const makeBody = () => {
+        const form = new FormData();
+        form.append('archive', new Blob([part]), fileName);
+        if (comment !== undefined) form.append('comment', comment);
+        return form;
+      };
+      const created = await http.json('POST', target, createdAnswer, { idempotent: false, retryStatuses: [429, 503], makeBody });
+      if (created.id === undefined) throw bad('POST', target, 'the answer has no job id');
+      return { id: created.id, links: created.links };
     },
 
     /**

@@ -41,10 +41,10 @@ export interface RetryPolicy {
   readonly maxDelayMs: number;
 }
 
-export const DEFAULT_RETRY: RetryPolicy = { retries: 4, baseDelayMs: 500, maxDelayMs: 30_000 };
+const DEFAULT_RETRY: RetryPolicy = { retries: 4, baseDelayMs: 500, maxDelayMs: 30_000 };
 
 /** Statuses worth another try for idempotent requests. */
-export function isRetryableStatus(status: number): boolean {
+function isRetryableStatus(status: number): boolean {
   return status === 408 || status === 429 || status >= 500;
 }
 
@@ -69,7 +69,7 @@ const LOOPBACK = /^(localhost|127(?:\.\d{1,3}){3}|\[::1\])$/i;
  * in the URL is refused (the service takes a bearer token) and never shown.
  * @throws ServiceError SG_ERR_HTTP_INSECURE
  */
-export function assertSafeBaseUrl(baseUrl: string): URL {
+function assertSafeBaseUrl(baseUrl: string): URL {
   let url: URL;
   try {
     url = new URL(baseUrl);
@@ -94,7 +94,7 @@ function insecureBaseUrl(shown: string, what: string): ServiceError {
 }
 
 /** Joins the base URL and an API path. */
-export function apiUrl(baseUrl: string, path: string): string {
+function apiUrl(baseUrl: string, path: string): string {
   return `${baseUrl.replace(/\/+$/, '')}${path}`;
 }
 
@@ -116,7 +116,7 @@ export const MAX_JSON_BODY_BYTES = 8 * 1024 * 1024;
  * Reads a response body up to `maxBytes`, cancelling the stream beyond it.
  * @throws ServiceError SG_ERR_HTTP_BAD_RESPONSE when the body is longer
  */
-export async function readBodyCapped(response: Response, maxBytes: number, request: { method: string; url: string }): Promise<Uint8Array> {
+async function readBodyCapped(response: Response, maxBytes: number, request: { method: string; url: string }): Promise<Uint8Array> {
   const declared = Number(response.headers.get('content-length') ?? NaN);
   const tooLong = () =>
     new ServiceError('SG_ERR_HTTP_BAD_RESPONSE', `${request.method} ${request.url} answered a body of more than ${maxBytes} bytes; the answer was dropped`, {

@@ -44,10 +44,14 @@ export function resolveAccessToken(options: AccessTokenOptions): string | undefi
   return fromEnv ? check(fromEnv, 'SIGNGATE_ACCESS_TOKEN') : undefined;
 }
 
+/** A scheme of two letters or more and a colon (`postgres:`), not a drive letter (`C:`). */
+const URL_LIKE = /^([a-z][a-z0-9+.-]+):/i;
+
 /**
  * The first line of a file that is not blank, trimmed (a byte-order mark and CRLF allowed): how a token or a
  * connection string is read from a file that keeps it out of process lists. The file is shown as the user named it
- * (`path`, relative to the working directory); its content never is.
+ * (`path`, relative to the working directory), or, when `path` looks like a URL, by its scheme alone; its content
+ * never is.
  * @throws UsageError when the file holds no such line (`hint` says what belongs there); SignGateError SG_ERR_IO_READ
  */
 export function readFirstLine(path: string, hint: string): string {
@@ -55,7 +59,9 @@ export function readFirstLine(path: string, hint: string): string {
   try {
     text = readFileSync(resolve(path), 'utf8');
   } catch (cause) {
-    throw readError(cause, path);
+    // A connection string given where its file belongs is no file name to repeat: only its scheme is shown.
+    const scheme = URL_LIKE.exec(path)?.[1];
+    throw readError(cause, scheme ? `a ${scheme}: URL where a file name belongs (not shown)` : path);
   }
   const first = text
     .replace(/^\uFEFF/, '')

@@ -11,8 +11,7 @@ import type { CheckResult } from '../rules/rule-runner.js';
 import { inThisThread, runEngine } from '../engine/index.js';
 import { checkProduct } from '../rules/check-product.js';
 import type { CheckInput } from '../rules/types.js';
-import { createServiceClient, type CreatedJob } from '../service-client/client.js';
-import { readJson, send } from '../service-client/http.js';
+import { createServiceClient } from '../service-client/client.js';
 import { ARCHIVE_ASSEMBLY, archiveNameProblems, archiveZipLimits, PER_FILE_LOGS } from '../zip/archive-rules.js';
 import { readZip, ZipRefusal, type ZipFileEntry, type ZipLimits } from '../zip/read-zip.js';
 import { readRecordPublicKey } from './keys.js';
@@ -199,27 +198,11 @@ export async function signArchive(options: SignArchiveOptions, events: SignEvent
   const output = /\.zip$/i.test(destination) ? destination : join(destination, `${basename(archive).replace(/\.zip$/i, '')}-signed.zip`);
   const clientOptions = { baseUrl, accessToken: token, ...(events.retry ? { onRetry: events.retry } : {}) };
   const client = createServiceClient(clientOptions);
-  const url = `${baseUrl.replace(/\/+$/, '')}/archives`;
-  const makeBody = () => {
-    const form = new FormData();
-    form.append('archive', new Blob([bytes as Uint8Array<ArrayBuffer>]), basename(archive)); // read into an ArrayBuffer, not shared memory
-    if (options.comment !== undefined) form.append('comment', options.comment);
-    return form;
-  };
-  const response = await send(clientOptions, 'POST', url, { idempotent: false, retryStatuses: [429, 503], makeBody });
-  const job = (await readJson(response, { method: 'POST', url })) as CreatedJob;
-  if (!job || typeof job !== 'object' || job.id === undefined)
-    throw new ServiceError('SG_ERR_HTTP_BAD_RESPONSE', `POST ${url} answered without a job id`, { method: 'POST', url });
-  const jobId = String(job.id);
+  const job = await client.uploadArchive(bytes, basename(archive), options.comment);
+  const jobId = job.id;
   events.jobStarted?.({ jobId, resumed: false });
   events.log?.(`uploaded ${basename(archive)} (${bytes.length} bytes, ${inputs.length} assemblies) as job ${jobId}`);
-  const status = await pollJob(
-    client,
-    { id: jobId, ...(job.links ? { links: job.links } : {}) },
-    options.timeoutS ?? 600,
-    options.pollIntervalMs ?? 1000,
-    entries.length,
-  );
+  const status = await pollJob(client, { id: jobId, links: job.links }, options.timeoutS ?? 600, options.pollIntervalMs ?? 1000, entries.length);
   // The signature record, as for `sign` of files: checked before the download, tied to the bytes after it.
   const ledger = new Ledger();
   const recorded = await checkRecordProof({ client, ledger, baseUrl, jobId, proof: status.signatureRecord, ...(expectedKey ? { expectedKey } : {}) });
@@ -227,7 +210,7 @@ export async function signArchive(options: SignArchiveOptions, events: SignEvent
   // The service's link when it leads to the base URL's origin; else the archive's own route (the client's fallback
   // for a foreign link is the assemblies package, which lacks the archive's other files).
   const archiveUrl = `${baseUrl.replace(/\/+$/, '')}/archives/${encodeURIComponent(jobId)}`;
-  const offered = job.links?.download;
+  const offered = job.links.download;
   const download = offered && sameOrigin(offered, baseUrl) ? offered : archiveUrl;
   await client.download({ id: jobId, links: { download } }, downloadTo(output), { maxBytes: 2 * bytes.length + 16 * 1024 * 1024 + 2 * entries.length * 4096 });
   // A refused result is not left where a result belongs: it goes to the cache folder, named in the error.

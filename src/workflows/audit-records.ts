@@ -79,14 +79,14 @@ export function jobSourceOf(ledger: Ledger | undefined, env: NodeJS.ProcessEnv =
 }
 
 /**
- * A file the audit reads whole besides the release (a checkpoint, the manifest, the previous report), without a
- * byte-order mark. Its path is shown as the user gave it.
+ * A file the audit reads whole besides the release (a checkpoint, the manifest, the previous report), as text. Its
+ * path is shown as the user gave it.
  * @throws SignGateError SG_ERR_IO_READ naming the file; UsageError when `what` is given and the file is empty
  */
 function readAuditFile(path: string, what?: string): string {
   let text: string;
   try {
-    text = readFileSync(resolve(path), 'utf8').replace(/^\uFEFF/, '');
+    text = readFileSync(resolve(path), 'utf8');
   } catch (cause) {
     throw readError(cause, path);
   }
@@ -178,10 +178,11 @@ export function auditRecords(
   const wanted = options.record ? inputHashes(inputs) : undefined;
   let previous: AuditReport | undefined;
   if (options.compare) {
+    // Read first: a file that cannot be read is SG_ERR_IO_READ, not a report that does not parse.
+    const text = readAuditFile(options.compare, 'previous report').replace(/^\uFEFF/, '');
     try {
-      previous = JSON.parse(readAuditFile(options.compare, 'previous report')) as AuditReport;
+      previous = JSON.parse(text) as AuditReport;
     } catch (error) {
-      if (error instanceof UsageError) throw error;
       throw new UsageError(
         `${options.compare} is not an audit JSON report (${(error as Error).message})`,
         'Pass the JSON written by `signgate audit --format json` for the previous release.',
