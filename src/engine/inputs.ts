@@ -38,8 +38,8 @@ export function inHand(input: EngineInput, buffers?: ReadBuffers): CheckInput {
 
 /**
  * A check input that names a file read when needed, without its bytes: what the facts on the calling thread hold
- * for it (the set rules and the result read its names and size, never its bytes; every read of the bytes is an
- * explicit readInput in a task).
+ * for it (the set rules and the result read its names and size, never its bytes; its bytes are read only
+ * through readInput).
  */
 export function named(input: EngineInput): CheckInput {
   if (!isFileToRead(input)) return input;
@@ -75,6 +75,8 @@ export class ReadBuffers {
    * @throws Error when it does: a bug, that would otherwise show as another file's bytes
    */
   release<T>(result: T): T {
+    // No buffer was handed out since the last release: the item read none, so nothing of it can be a view of one.
+    if (this.used === 0) return result;
     const owned = new Set<ArrayBufferLike>(this.buffers.map((b) => b.buffer));
     const seen = new Set<object>();
     const visit = (value: unknown): void => {

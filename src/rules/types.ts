@@ -119,8 +119,8 @@ export interface CheckInput {
   /** The path relative to the upload root with `/`, when a root is set. */
   readonly uploadName: string;
   /**
-   * The file's bytes. An input read on demand (see `readCheckInputs`) reads the file each time they are asked for
-   * and holds nothing: take them once into a variable for as long as they are needed.
+   * The file's bytes. A file the engine reads when it needs it (engine/inputs.ts: FileToRead) stands here with no
+   * bytes on the calling thread (see `named`); a task gets them read through `readInput`.
    */
   readonly bytes: Uint8Array;
   readonly explicit: boolean;

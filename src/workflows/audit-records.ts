@@ -95,6 +95,22 @@ function readAuditFile(path: string, what?: string): string {
 }
 
 /**
+ * An audit JSON report the user names (`--compare`, `--verify-report`), parsed; a byte-order mark allowed. The fields
+ * are the caller's to check.
+ * @throws SignGateError SG_ERR_IO_READ when it cannot be read; UsageError when it is empty or not JSON (`hint` says
+ *   what to pass)
+ */
+export function readAuditJson(path: string, hint: string): AuditReport & { tool?: { version?: string } } {
+  // Read first: a file that cannot be read is SG_ERR_IO_READ, not a report that does not parse.
+  const text = readAuditFile(path, 'audit report').replace(/^\uFEFF/, '');
+  try {
+    return JSON.parse(text) as AuditReport;
+  } catch (error) {
+    throw new UsageError(`${path} is not an audit JSON report (${(error as Error).message})`, hint);
+  }
+}
+
+/**
  * Reads a signature record exported by the service, a line at a time (never whole: see MAX_RECORD_LINE_BYTES), and
  * verifies its chain, and with `saved` that it continues the checkpoint saved earlier. Of its entries it keeps,
  * by the SHA-256 of the bytes they returned, those of `wanted` (the release's files; every entry without it), the
@@ -176,24 +192,15 @@ export function auditRecords(
 ): AuditEngineOptions {
   // The files' hashes first: the record's entries kept are those of these bytes.
   const wanted = options.record ? inputHashes(inputs) : undefined;
-  let previous: AuditReport | undefined;
-  if (options.compare) {
-    // Read first: a file that cannot be read is SG_ERR_IO_READ, not a report that does not parse.
-    const text = readAuditFile(options.compare, 'previous report').replace(/^\uFEFF/, '');
-    try {
-      previous = JSON.parse(text) as AuditReport;
-    } catch (error) {
-      throw new UsageError(
-        `${options.compare} is not an audit JSON report (${(error as Error).message})`,
-        'Pass the JSON written by `signgate audit --format json` for the previous release.',
-      );
-    }
-    if (!Array.isArray(previous?.files))
-      throw new UsageError(
-        `${options.compare} is not an audit JSON report (no "files" list)`,
-        'Pass the JSON written by `signgate audit --format json` for the previous release.',
-      );
-  }
+  const previous =
+    options.compare === undefined
+      ? undefined
+      : readAuditJson(options.compare, 'Pass the JSON written by `signgate audit --format json` for the previous release.');
+  if (previous && !Array.isArray(previous.files))
+    throw new UsageError(
+      `${options.compare} is not an audit JSON report (no "files" list)`,
+      'Pass the JSON written by `signgate audit --format json` for the previous release.',
+    );
   const ledger = options.ledger ?? new Ledger();
   return {
     settings,

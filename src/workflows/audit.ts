@@ -16,8 +16,7 @@ import { auditProduct } from '../audit/audit-product.js';
 import { inThisThread, runEngine, type EngineInput, type Runner } from '../engine/index.js';
 import { parsePublicKeyBlob } from '../strongname/key-blob.js';
 import { publicKeyToken } from '../strongname/key-token.js';
-import { auditRecords, inputHashes, jobsFromLedger, jobSourceOf, readSignatureRecord, type SavedCheckpoint } from './audit-records.js';
-import { readInputFile } from './files.js';
+import { auditRecords, readAuditJson, type SavedCheckpoint } from './audit-records.js';
 import { displayPath, noAssembliesError } from './input-paths.js';
 import { Ledger } from './ledger.js';
 
@@ -136,17 +135,7 @@ export async function verifyAuditReport(options: {
   readonly record?: string;
 }): Promise<VerifyReportResult> {
   const hint = 'Pass the JSON written by `signgate audit --format json` (signgate 0.1 or later writes format 2).';
-  let stored: AuditReport & { tool?: { version?: string } };
-  try {
-    stored = JSON.parse(
-      readInputFile(resolve(options.report), displayPath(resolve(options.report)))
-        .toString('utf8')
-        .replace(/^\uFEFF/, ''),
-    ) as typeof stored;
-  } catch (error) {
-    if (error instanceof SyntaxError) throw new UsageError(`${options.report} is not an audit JSON report (${error.message})`, hint);
-    throw error;
-  }
+  const stored = readAuditJson(options.report, hint);
   if (!Array.isArray(stored?.files) || !Array.isArray(stored.settings?.keys) || !stored.settings.keys.every((k) => typeof k.publicKey === 'string')) {
     throw new UsageError(`${options.report} is not an audit JSON report that records its inputs (format ${String(stored?.formatVersion)})`, hint);
   }
@@ -176,13 +165,8 @@ export async function verifyAuditReport(options: {
     maxUploadBytes: DEFAULT_MAX_UPLOAD_BYTES,
     root: root ? displayPath(root) : null,
   };
-  const ledger = options.ledger ?? new Ledger();
-  const record = options.record ? { record: readSignatureRecord(options.record, undefined, inputHashes(read.inputs)) } : {};
-  const report = await runEngine(
-    auditProduct({ settings, jobs: jobsFromLedger(ledger), jobSource: jobSourceOf(ledger), ...record }),
-    read.inputs,
-    await engineRunner(read),
-  );
+  const records = auditRecords({ ledger: options.ledger, record: options.record }, settings, undefined, read.inputs);
+  const report = await runEngine(auditProduct(records), read.inputs, await engineRunner(read));
   const notes = stored.tool?.version && stored.tool.version !== VERSION ? [`the report was made by signgate ${stored.tool.version}; this is ${VERSION}`] : [];
   return { differences: diffAuditReports(stored, report), notes, report };
 }

@@ -63,8 +63,8 @@ export function runCheck(inputs: readonly EngineInput[], options: RuleCheckOptio
 }
 
 /** The licenses (and notes) of the service, when the check goes online (see checkService); the client loads only then. */
-async function licensesWhenOnline(request: OnlineRequest | undefined, keys: CheckSettings['keys']): Promise<ReturnType<typeof onlineLicenses> | undefined> {
-  const service = request && checkService(request);
+async function licensesWhenOnline(request: OnlineRequest, keys: CheckSettings['keys']): Promise<ReturnType<typeof onlineLicenses> | undefined> {
+  const service = checkService(request);
   if (!service) return undefined;
   return onlineLicenses(await (await import('../service-client/client.js')).createServiceClient(service).licenseEntries(), keys);
 }

@@ -168,10 +168,7 @@ export async function runJobs(args: JobsArgs, io: Io): Promise<ExitCodeValue> {
         await client.delete(id);
         const ledger = new Ledger();
         const entry = ledger.find(id);
-        if (entry) {
-          entry.state = 'deleted';
-          ledger.upsert(entry);
-        }
+        if (entry) ledger.deleted(entry);
         io.out(`deleted ${id}`);
       }
       return ExitCode.Ok;

@@ -14,7 +14,7 @@ import { generateKeyPairSync, type KeyObject } from 'node:crypto';
 import { existsSync, linkSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { UsageError } from '../../core/errors.js';
-import { formatVerifierKey, parseVerifierKey, recordPrivateKey, recordPublicKey, verifierOf, type RecordVerifier } from '../../record/checkpoint.js';
+import { formatVerifierKey, parseVerifierKey, recordPrivateKey, verifierOf, type RecordVerifier } from '../../record/checkpoint.js';
 import { mkdirPrivateSync, PRIVATE_FILE, writeFileAtomicSync } from './fs-atomic.js';
 
 export const RECORD_KEY_FILE = 'record-key.pem';
@@ -25,11 +25,6 @@ export interface RecordKey {
   readonly verifier: RecordVerifier;
   /** Where the private key is, for messages. */
   readonly path: string;
-}
-
-/** A record public key: the verifier key's text itself, or a file that holds it (record-key.pub). */
-export function readRecordPublicKey(fileOrKey: string): RecordVerifier {
-  return recordPublicKey(fileOrKey, (file) => readFileSync(file, 'utf8'));
 }
 
 /** Where the verifier key of a record key file is written: beside it, `.pem` replaced by `.pub`. */

@@ -33,7 +33,7 @@ let pinFileReader: PinFileReader | undefined;
 /**
  * Gives this process's keys in tokens the reader of their `pin-source` files. PKCS#11 state is the process's (one
  * login for every session), and so is this: the command line and the service set it before they open a key, and
- * the library's entry (src/index.ts) when it is loaded. Without it a `pin-source` file cannot be read.
+ * the library's reader entry (src/reader-api.ts) when it is loaded. Without it a `pin-source` file cannot be read.
  */
 export function readPkcs11PinFilesWith(read: PinFileReader): void {
   pinFileReader = read;

@@ -1,11 +1,10 @@
 // What check, audit (and `audit --verify-report`), sign and pack prepare before the engine (src/engine/) runs, and
 // the runner the engine runs on. Each workflow reads as a sequence: prepare (this) → licenses → engine → report.
 //
-// settings.ts   the options over signgate.config.json, the keys, the service address and token
-// inputs.ts     the inputs expanded into files and read with their upload names (held, shared with worker threads,
-//               or read when the engine needs them), and the vendor attribute types that vendor API assemblies
-//               among them and the references declare
-// heap.ts       V8's heap held small for a process that checks a large set and exits (the command line)
+// settings.ts           the options over signgate.config.json, the keys, the service address
+// read-files.ts         the inputs expanded (../input-paths.ts) and read (../files.ts) with their upload names: held,
+//                       shared with worker threads, or read when the engine needs them
+// vendor-attributes.ts  the vendor attribute types that vendor API assemblies among them and the references declare
 import { inPool, inThisThread, type Runner } from '../../engine/index.js';
 import { readFiles, type PreparedCheck, type ReadChoice, type ReadFiles } from './read-files.js';
 import { prepareSettings, type CheckOptions } from './settings.js';

@@ -32,7 +32,7 @@ export interface ReadFiles {
   readonly inputs: EngineInput[];
   /** Worker threads for the per-file work, decided once for these inputs (see checkThreads). */
   readonly threads: number;
-  /** True when the inputs are read on demand (see CheckOptions.readAtOnceBytes): check them in rounds. */
+  /** True when the inputs are files the engine reads when it needs them (see CheckOptions.readAtOnceBytes). */
   readonly onDemand: boolean;
   readonly root: string | null;
 }

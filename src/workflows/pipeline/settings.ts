@@ -1,6 +1,6 @@
 // The settings the pipeline runs with: the options over signgate.config.json (the vendor, the key files, the rule
 // severities, the report choices, the service address; the access token is read by the commands that go online). The vendor attribute types that the vendor API
-// assemblies declare are read with the inputs (inputs.ts).
+// assemblies declare are read with the inputs (read-files.ts, vendor-attributes.ts).
 import { resolve } from 'node:path';
 import type { SeveritySetting } from '../../core/diagnostic.js';
 import { UsageError } from '../../core/errors.js';

@@ -8,7 +8,7 @@ import { displayPath } from '../../../workflows/input-paths.js';
 import { ExitCode, type ExitCodeValue } from '../../exit-codes.js';
 import type { Io } from '../../output.js';
 import type { CommonArgs } from '../common.js';
-import { recordKeyOf, recordKeyOptions, recordOptions, type RecordArgs } from './record-options.js';
+import { recordKeyOf, recordKeyOptions, recordOptions, recordOutputOption, type RecordArgs } from './record-options.js';
 import { databaseOf } from './service-options.js';
 
 /** `serve record checkpoint`: the record's checkpoint now, signed by the record key (made at the service's first start). */
@@ -34,7 +34,7 @@ export const recordCheckpointCommand = (io: Io, setExit: (code: ExitCodeValue) =
   describe: 'Print the signed checkpoint of the signature record (its size and Merkle root): save it, and verify later records against it',
   builder: (y: Argv<CommonArgs>) =>
     recordKeyOptions(recordOptions(y))
-      .option('output', { alias: 'o', type: 'string', describe: 'Write to this file (atomically) instead of stdout' })
+      .option('output', recordOutputOption)
       .example(
         '$0 serve record checkpoint --data-dir /var/lib/signgate -o 2025-06.checkpoint',
         'then later: serve record verify --checkpoint 2025-06.checkpoint',

@@ -8,7 +8,7 @@ import { displayPath } from '../../../workflows/input-paths.js';
 import { ExitCode, type ExitCodeValue } from '../../exit-codes.js';
 import type { Io } from '../../output.js';
 import type { CommonArgs } from '../common.js';
-import { recordOptions, type RecordArgs } from './record-options.js';
+import { recordOptions, recordOutputOption, type RecordArgs } from './record-options.js';
 import { databaseOf } from './service-options.js';
 
 /** `serve record export`: every entry of the record as JSON lines, to stdout or --output (atomically), for `audit --record`. */
@@ -49,7 +49,7 @@ export const recordExportCommand = (io: Io, setExit: (code: ExitCodeValue) => vo
   describe: 'Write the signature record as JSON lines (for signgate audit --record), after checking its chain',
   builder: (y: Argv<CommonArgs>) =>
     recordOptions(y)
-      .option('output', { alias: 'o', type: 'string', describe: 'Write to this file (atomically) instead of stdout' })
+      .option('output', recordOutputOption)
       .example(
         '$0 serve record export --data-dir /var/lib/signgate -o record.jsonl',
         'then: signgate audit release/ --record record.jsonl',

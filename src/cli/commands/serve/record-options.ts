@@ -37,6 +37,9 @@ export const recordOptions = (y: Argv<CommonArgs>) =>
     .option('database', databaseOption)
     .option('database-file', databaseFileOption);
 
+/** --output of record export and checkpoint: a file written atomically instead of stdout. */
+export const recordOutputOption = { alias: 'o', type: 'string', describe: 'Write to this file (atomically) instead of stdout' } as const;
+
 /** The options that name the record key of record verify, checkpoint and public-key. */
 export const recordKeyOptions = <T>(y: Argv<T>) =>
   y
