@@ -1,5 +1,6 @@
 // Option values checked while the command line is parsed, before any work starts.
 import { UsageError } from '../core/errors.js';
+import { CONFIG_FILE_NAME } from '../workflows/config.js';
 
 /**
  * A yargs `coerce` for a numeric option: one finite number (given once), optionally a whole number within bounds.
@@ -64,3 +65,9 @@ export const accessTokenFileOption = { type: 'string', describe: 'File whose fir
 export function rootOption(describe: string) {
   return { type: 'string', describe } as const;
 }
+
+/** --config: the config file of check, sign, pack and audit. */
+export const configOption = { type: 'string', describe: `Config file (default: ${CONFIG_FILE_NAME} from the working directory upward)` } as const;
+
+/** --format of the commands that print text or JSON (beside their --json). */
+export const textOrJsonFormatOption = { type: 'string', choices: ['text', 'json'], describe: 'Output format (json is the same as --json)' } as const;

@@ -15,7 +15,7 @@ import {
   type JobSummary,
   type LicenseEntry,
 } from './answers.js';
-import { MAX_JSON_BODY_BYTES, openConnection, type ServiceClientOptions } from './http.js';
+import { DEFAULT_RETRY, MAX_JSON_BODY_BYTES, openConnection, type ServiceClientOptions } from './http.js';
 import { multipartBody, type Progress, type UploadFile } from './multipart.js';
 import { cleanServiceText } from './text.js';
 
@@ -205,7 +205,7 @@ export function createServiceClient(options: ClientOptions) {
     async download(job: JobRef | string, into: DownloadSink, downloadOptions: DownloadOptions = {}): Promise<number> {
       const u = downloadUrl(refOf(job));
       const maxBytes = downloadOptions.maxBytes ?? DEFAULT_MAX_DOWNLOAD_BYTES;
-      const attempts = (options.retry?.retries ?? 4) + 1;
+      const attempts = (options.retry ?? DEFAULT_RETRY).retries + 1;
       for (let attempt = 1; ; attempt++) {
         const response = await http.exchange('GET', u, { idempotent: true, headers: { accept: 'application/zip' } });
         const total = Number(response.headers.get('content-length') ?? 0);

@@ -41,7 +41,7 @@ export interface RetryPolicy {
   readonly maxDelayMs: number;
 }
 
-const DEFAULT_RETRY: RetryPolicy = { retries: 4, baseDelayMs: 500, maxDelayMs: 30_000 };
+export const DEFAULT_RETRY: RetryPolicy = { retries: 4, baseDelayMs: 500, maxDelayMs: 30_000 };
 
 /** Statuses worth another try for idempotent requests. */
 function isRetryableStatus(status: number): boolean {
@@ -154,7 +154,7 @@ const MAX_ERROR_BODY_BYTES = 64 * 1024;
  * The service's own words in an error body, whatever its shape: problem+json (with `errors` as a list per file
  * or as ASP.NET's object of field -> messages), JSON with `message` or `error`, or plain text.
  */
-export async function readServiceWords(response: Response, request: { method: string; url: string }): Promise<ServiceWords> {
+async function readServiceWords(response: Response, request: { method: string; url: string }): Promise<ServiceWords> {
   let text: string;
   try {
     text = new TextDecoder().decode(await readBodyCapped(response, MAX_ERROR_BODY_BYTES, request));
@@ -207,7 +207,7 @@ export async function readServiceWords(response: Response, request: { method: st
 }
 
 /** Turns an error status into a ServiceError whose message says what the service said and what to do. */
-export async function statusError(method: string, url: string, response: Response): Promise<ServiceError> {
+async function statusError(method: string, url: string, response: Response): Promise<ServiceError> {
   const words = await readServiceWords(response, { method, url });
   const wrongBase = response.status === 404 && !/\/assemblies\/[^/]+/.test(new URL(url).pathname);
   const advice = wrongBase
@@ -254,7 +254,7 @@ const TLS_CODE = /^(?:ERR_TLS_|ERR_SSL_|EPROTO$|CERT_|UNABLE_TO_|DEPTH_ZERO_SELF
  * Why a request never got an answer, from the error's cause chain (fetch itself says only "fetch failed"): the
  * cause by name with its code, the service's origin, and what to do.
  */
-export function describeNetworkFailure(url: string, error: unknown, origin = new URL(url).origin): string {
+function describeNetworkFailure(url: string, error: unknown, origin = new URL(url).origin): string {
   const target = new URL(url);
   const chain = causeChain(error);
   const coded = chain.find((e) => e.code && e.code !== 'ERR_INVALID_ARG_TYPE');
@@ -388,7 +388,7 @@ function notJson(status: number, request: { method: string; url: string }, start
 }
 
 /** Parses a JSON answer of at most `maxBytes` (MAX_JSON_BODY_BYTES unless a smaller bound is known). */
-export async function readJson(response: Response, request: { method: string; url: string }, maxBytes = MAX_JSON_BODY_BYTES): Promise<unknown> {
+async function readJson(response: Response, request: { method: string; url: string }, maxBytes = MAX_JSON_BODY_BYTES): Promise<unknown> {
   const bytes = await readBodyCapped(response, maxBytes, request);
   try {
     return JSON.parse(new TextDecoder().decode(bytes));

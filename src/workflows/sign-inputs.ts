@@ -41,10 +41,15 @@ export function signInputs(
     );
   const { baseUrl } = read;
   const token = resolveAccessToken(options);
-  if (!baseUrl || !token)
+  if (!baseUrl)
     throw new UsageError(
-      'sign needs the service address and an access token',
-      'Pass --base-url (or "baseUrl" in signgate.config.json) and --access-token-file, or set SIGNGATE_BASE_URL and SIGNGATE_ACCESS_TOKEN.',
+      `sign needs the service's address${token ? '' : ' and an access token'}: no --base-url is given`,
+      'Pass --base-url <…/<service-name>/v1.0> (or "baseUrl" in signgate.config.json, or SIGNGATE_BASE_URL).',
+    );
+  if (!token)
+    throw new UsageError(
+      'sign needs an access token: none is given',
+      'Pass --access-token-file <file> or set SIGNGATE_ACCESS_TOKEN (avoid --access-token: it shows in process lists).',
     );
   return { inputs, baseUrl, token };
 }

@@ -32,6 +32,9 @@ const COMMANDS: [string, string[]][] = [
   ['serve --config', ['serve', '--config', 'PATH', '--port', '0']],
   ['serve token create --config', ['serve', 'token', 'create', '--config', 'PATH', '--org', 'sandbox', '--user', 'ci', '--data-dir', join(dir, 'data')]],
   ['serve --database-file', ['serve', '--config', CONFIG, '--database-file', 'PATH', '--port', '0']],
+  // A data directory is a folder: only a missing one is a mistake (an empty one is a new service's record).
+  ['serve record verify --data-dir <input>', ['serve', 'record', 'verify', '--data-dir', 'PATH']],
+  ['serve record export --data-dir <input>', ['serve', 'record', 'export', '--data-dir', 'PATH']],
 ];
 
 describe.each([

@@ -8,7 +8,7 @@ import type { Io } from '../output.js';
 import { retryLine } from '../progress.js';
 import { checkOptionsFrom, strings, type CheckArgs } from './check-command.js';
 import type { SignArgs } from './sign-args.js';
-import { optionKeyOption, rootOption, vendorApiOption, vendorNamespaceOption, vendorOption } from '../options.js';
+import { configOption, optionKeyOption, rootOption, vendorApiOption, vendorNamespaceOption, vendorOption } from '../options.js';
 
 /** `sign --archive <zip>`: upload the archive to POST /archives, wait, download the result archive, verify. */
 export async function runSignArchive(args: SignArgs & { archive: string }, io: Io): Promise<ExitCodeValue> {
@@ -80,7 +80,7 @@ export const packCommand = (io: Io, setExit: (code: ExitCodeValue) => void): Com
       .option('root', rootOption('Names in the archive are paths relative to this folder (default: each folder named)'))
       .option('check', { type: 'boolean', default: true, describe: 'Write nothing when the pre-flight check finds errors (--no-check writes anyway)' })
       .option('force', { type: 'boolean', default: false, describe: 'Pack files that look like access tokens anyway (a key pair or private key never)' })
-      .option('config', { type: 'string', describe: 'Config file (default: signgate.config.json from the working directory upward)' })
+      .option('config', configOption)
       .example(
         '$0 pack bin/Release -o MyAddin-1.4.zip --key 12345_public.snk --vendor Contoso',
         'check, then zip the build output',

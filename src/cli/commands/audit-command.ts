@@ -11,7 +11,7 @@ import { ExitCode, type ExitCodeValue } from '../exit-codes.js';
 import type { Io } from '../output.js';
 import { checkOptionsFrom, printPieces, type CheckArgs } from './check-command.js';
 import { checkThreadsOption } from './common.js';
-import { optionKeyOption, rootOption, vendorApiOption, vendorNamespaceOption, vendorOption } from '../options.js';
+import { configOption, optionKeyOption, rootOption, vendorApiOption, vendorNamespaceOption, vendorOption } from '../options.js';
 
 /** The check settings plus the audit's own options; `format` is the audit's, not the check report's. */
 interface AuditArgs extends Omit<CheckArgs, 'format'> {
@@ -139,7 +139,7 @@ export const auditCommand = (io: Io, setExit: (code: ExitCodeValue) => void): Co
         type: 'string',
         describe: 'Re-check a stored audit JSON against the release folder and name every difference (exit 0 identical, 1 differences)',
       })
-      .option('config', { type: 'string', describe: 'Config file (default: signgate.config.json from the working directory upward)' })
+      .option('config', configOption)
       .option('threads', checkThreadsOption)
       .example('$0 audit release/ --key 12345_public.snk --vendor Contoso -o audit.html', 'the HTML report for auditors')
       .example('$0 audit release/ --format json -o audit-1.5.json --compare audit-1.4.json --no-timestamp', 'what changed since 1.4')

@@ -8,7 +8,6 @@ import { findRule } from '../../rules/index.js';
 import type { SeveritySetting } from '../../core/diagnostic.js';
 import { UsageError } from '../../core/errors.js';
 import { check, DEFAULT_MAX_UPLOAD_BYTES, keepHeapSmall, type CheckOptions } from '../../workflows/check.js';
-import { CONFIG_FILE_NAME } from '../../workflows/config.js';
 import { lineBatches, writeFileAtomic } from '../../workflows/files.js';
 import { displayPath } from '../../workflows/input-paths.js';
 import { ExitCode, type ExitCodeValue } from '../exit-codes.js';
@@ -16,6 +15,7 @@ import {
   accessTokenFileOption,
   accessTokenOption,
   baseUrlOption,
+  configOption,
   numberOption,
   optionKeyOption,
   rootOption,
@@ -165,7 +165,7 @@ export const checkCommand = (io: Io, setExit: (code: ExitCodeValue) => void): Co
       })
       .option('access-token', accessTokenOption)
       .option('access-token-file', accessTokenFileOption)
-      .option('config', { type: 'string', describe: `Config file (default: ${CONFIG_FILE_NAME} from the working directory upward)` })
+      .option('config', configOption)
       .option('threads', checkThreadsOption)
       .example('$0 check bin/Release --key 12345_public.snk --vendor Contoso', 'check a build output folder')
       .example('$0 check --format sarif -o signgate.sarif', 'settings from signgate.config.json, SARIF for code scanning')

@@ -11,6 +11,7 @@ import { loadKeyMap } from '../../workflows/keys.js';
 import { authenticodeVerdict, describeAuthenticodeVerdict } from '../../authenticode/verdict.js';
 import { loadTrustStoreText } from '../../workflows/trust-store.js';
 import { threadsOption, type CommonArgs } from './common.js';
+import { textOrJsonFormatOption } from '../options.js';
 
 interface InspectArgs extends CommonArgs {
   inputs: string[];
@@ -136,7 +137,7 @@ export const inspectCommand = (io: Io, setExit: (code: ExitCodeValue) => void): 
     y
       .positional('inputs', { type: 'string', default: undefined, describe: 'Files, folders (all *.dll and *.exe below) or glob patterns' })
       .option('json', { type: 'boolean', default: false, describe: 'Print one JSON array (schemas/inspect.schema.json)' })
-      .option('format', { type: 'string', choices: ['text', 'json'], describe: 'Output format (json is the same as --json)' })
+      .option('format', textOrJsonFormatOption)
       .option('verify', {
         type: 'boolean',
         default: true,

@@ -11,7 +11,7 @@ import { savePublicKey } from '../../workflows/licenses.js';
 import { Ledger, recordIdentity } from '../../workflows/ledger.js';
 import { connect } from '../../workflows/service.js';
 import { ExitCode, type ExitCodeValue } from '../exit-codes.js';
-import { accessTokenFileOption, accessTokenOption, baseUrlOption, numberOption } from '../options.js';
+import { accessTokenFileOption, accessTokenOption, baseUrlOption, numberOption, textOrJsonFormatOption } from '../options.js';
 import type { Io } from '../output.js';
 import { createProgress, retryLine } from '../progress.js';
 
@@ -40,7 +40,7 @@ const serviceOptions = <T>(y: Argv<T>) =>
     .option('access-token-file', accessTokenFileOption)
     .option('config', { type: 'string', describe: 'Config file with "baseUrl"' })
     .option('json', { type: 'boolean', default: false, describe: 'Print JSON' })
-    .option('format', { type: 'string', choices: ['text', 'json'], describe: 'Output format (json is the same as --json)' });
+    .option('format', textOrJsonFormatOption);
 
 async function confirm(question: string, io: Io): Promise<boolean> {
   if (!process.stdin.isTTY) throw new UsageError('prune deletes jobs and needs a confirmation', 'Pass --yes when there is no terminal to answer on (CI).');
@@ -238,6 +238,9 @@ export const jobsCommand = (io: Io, setExit: (code: ExitCodeValue) => void): Com
       .option('older-than', { type: 'string', describe: 'prune: jobs older than this (7d, 12h, 30m)' })
       .option('keep', { type: 'number', coerce: numberOption('keep', { integer: true, min: 0 }), describe: 'prune: keep the newest n jobs' })
       .option('yes', { alias: 'y', type: 'boolean', default: false, describe: 'prune: do not ask for confirmation' })
+      .example('$0 jobs list', "the organization's jobs, newest first")
+      .example('$0 jobs status 42', 'what the service says of job 42, file by file')
+      .example('$0 jobs download 42 --destination-path signed', "job 42's result package, extracted and verified")
       .example('$0 jobs prune --older-than 30d --yes', 'stay under the kept-jobs limit from CI') as unknown as Argv<JobsArgs>,
   handler: async (args: ArgumentsCamelCase<JobsArgs>) => setExit(await runJobs(args, io)),
 });

@@ -12,9 +12,11 @@ import {
   accessTokenFileOption,
   accessTokenOption,
   baseUrlOption,
+  configOption,
   numberOption,
   optionKeyOption,
   rootOption,
+  textOrJsonFormatOption,
   vendorApiOption,
   vendorNamespaceOption,
   vendorOption,
@@ -219,8 +221,8 @@ export const signCommand = (io: Io, setExit: (code: ExitCodeValue) => void): Com
         describe: 'Upload this ZIP archive of the project (the archive path; signgate pack writes one); the result archive goes to --destination-path',
       })
       .option('json', { type: 'boolean', default: false, describe: 'Print the result as JSON (schemas/sign-result.schema.json)' })
-      .option('format', { type: 'string', choices: ['text', 'json'], describe: 'Output format (json is the same as --json)' })
-      .option('config', { type: 'string', describe: 'Config file (default: signgate.config.json from the working directory upward)' })
+      .option('format', textOrJsonFormatOption)
+      .option('config', configOption)
       .option('from-msbuild', {
         type: 'boolean',
         hidden: true,

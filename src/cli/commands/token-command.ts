@@ -10,6 +10,7 @@ import { displayPath } from '../../workflows/input-paths.js';
 import type { Io } from '../output.js';
 import { loadKeyFile } from '../../workflows/keys.js';
 import { type CommonArgs } from './common.js';
+import { textOrJsonFormatOption } from '../options.js';
 
 interface TokenArgs extends CommonArgs {
   file: string;
@@ -73,7 +74,7 @@ export const tokenCommand = (io: Io, setExit: (code: ExitCodeValue) => void): Co
       .positional('file', { type: 'string', demandOption: true, describe: 'A .snk key pair, a public key file (sn -p) or an assembly' })
       .option('public-key', { alias: 'p', type: 'boolean', default: false, describe: 'Also print the public key (never the private key)' })
       .option('json', { type: 'boolean', default: false, describe: 'Print JSON' })
-      .option('format', { type: 'string', choices: ['text', 'json'], describe: 'Output format (json is the same as --json)' })
+      .option('format', textOrJsonFormatOption)
       .example('$0 token 12345_public.snk', 'token of the key of option 12345') as unknown as Argv<TokenArgs>,
   handler: async (args: ArgumentsCamelCase<TokenArgs>) => setExit(await runToken(args, io)),
 });

@@ -11,6 +11,7 @@ import { threadsOption, type CommonArgs } from './common.js';
 import { describeAuthenticodeVerdict } from '../../authenticode/verdict.js';
 import { loadTrustStoreText } from '../../workflows/trust-store.js';
 import { authenticodePasses } from '../../workflows/scan-file.js';
+import { textOrJsonFormatOption } from '../options.js';
 
 interface VerifyArgs extends CommonArgs {
   inputs: string[];
@@ -91,7 +92,7 @@ export const verifyCommand = (io: Io, setExit: (code: ExitCodeValue) => void): C
       .positional('inputs', { type: 'string', array: true, default: undefined, describe: 'Files, folders or glob patterns' })
       .option('key', { type: 'string', describe: 'Expected public key (.snk from sn -p, or a key pair): the signature must be by this key' })
       .option('json', { type: 'boolean', default: false, describe: 'Print one JSON array' })
-      .option('format', { type: 'string', choices: ['text', 'json'], describe: 'Output format (json is the same as --json)' })
+      .option('format', textOrJsonFormatOption)
       .option('key-map', { type: 'string', describe: "Mono machine.config whose <pubTokenMapping> substitutes keys by token, as Mono's sn does" })
       .option('authenticode', {
         type: 'boolean',

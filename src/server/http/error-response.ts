@@ -2,7 +2,6 @@
 // refusals and HttpProblems each mapped to a status and a body, and the upload's comment checked.
 import { HttpProblem, problem, type Problem } from '../problem.js';
 
-/** Maps any error a route can throw to a status and a problem body; internal details never leak. */
 /** Seconds a client is asked to wait after a storage outage (503). */
 export const OUTAGE_RETRY_AFTER_S = 5;
 
@@ -46,6 +45,7 @@ export function storageFault(error: unknown): 'full' | 'outage' | undefined {
   return undefined;
 }
 
+/** Maps any error a route can throw to a status and a problem body; internal details never leak. */
 export function errorResponse(error: unknown, instance: string): { status: number; body: Problem } {
   const fault = storageFault(error);
   if (fault === 'full')

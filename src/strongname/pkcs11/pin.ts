@@ -44,7 +44,7 @@ export function readPkcs11PinFilesWith(read: PinFileReader): void {
  * SIGNGATE_PKCS11_PIN. Errors name where it was looked for, never what was found.
  * @throws KeyError SG_ERR_PKCS11_PIN, SG_ERR_PKCS11_URI
  */
-export function readPkcs11Pin(uri: Pkcs11Uri, env: Env = process.env, readFile: PinFileReader | undefined = pinFileReader): string {
+export function readPkcs11Pin(uri: Pkcs11Uri, env: Env = process.env): string {
   const origin = pinOrigin(uri);
   if (origin.kind === 'env') {
     const pin = env[origin.name];
@@ -56,6 +56,7 @@ export function readPkcs11Pin(uri: Pkcs11Uri, env: Env = process.env, readFile: 
     return pin;
   }
   const hint = "Write the user PIN on its first line and let the service's user read it (chmod 600).";
+  const readFile = pinFileReader;
   if (!readFile)
     throw pinError(
       `the PIN file ${origin.path} of ${showUri(uri.text)} cannot be read (this process gave no reader of PIN files: readPkcs11PinFilesWith)`,

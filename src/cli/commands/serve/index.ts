@@ -1,4 +1,4 @@
-// `signgate serve` and its subcommands, one file each: the service itself (run.ts), `serve init`, `serve token create`
+// `signgate serve` and its subcommands, one file each: the service itself (run-command.ts), `serve init`, `serve token create`
 // and `revoke`, `serve record verify`, `export`, `checkpoint`, `public-key` and `key create`.
 import type { Argv, CommandModule } from 'yargs';
 import type { ExitCodeValue } from '../../exit-codes.js';

@@ -24,7 +24,7 @@ export interface InitArgs extends CommonArgs {
 }
 
 /** Writes server.json and a fresh key pair for one sandbox organization: a service that runs at once. */
-export function runServeInit(args: InitArgs, io: Io): ExitCodeValue {
+function runServeInit(args: InitArgs, io: Io): ExitCodeValue {
   const dir = resolve(args.dir);
   const configPath = join(dir, 'server.json');
   const keyName = args.pkcs11 === undefined ? `${args.optionId}_keypair.snk` : `${args.optionId}_public.snk`;

@@ -1,21 +1,20 @@
 // `signgate serve record checkpoint`: the signature record's signed checkpoint now.
 import { resolve } from 'node:path';
 import type { ArgumentsCamelCase, Argv, CommandModule } from 'yargs';
-import { openSignatureRecord } from '../../../server/storage/open-stores.js';
 import { recordCheckpoint } from '../../../server/storage/record-checkpoint.js';
 import { writeFileAtomic } from '../../../workflows/files.js';
 import { displayPath } from '../../../workflows/input-paths.js';
 import { ExitCode, type ExitCodeValue } from '../../exit-codes.js';
 import type { Io } from '../../output.js';
 import type { CommonArgs } from '../common.js';
-import { recordKeyOf, recordKeyOptions, recordOptions, recordOutputOption, type RecordArgs } from './record-options.js';
+import { openRecordOf, type RecordArgs, recordKeyOf, recordKeyOptions, recordOptions, recordOutputOption } from './record-options.js';
 import { databaseOf } from './service-options.js';
 
 /** `serve record checkpoint`: the record's checkpoint now, signed by the record key (made at the service's first start). */
-export async function runRecordCheckpoint(args: RecordArgs, io: Io): Promise<ExitCodeValue> {
+async function runRecordCheckpoint(args: RecordArgs, io: Io): Promise<ExitCodeValue> {
   const database = databaseOf(args);
   const key = recordKeyOf(args);
-  const { record, close } = await openSignatureRecord({ dataDir: resolve(args.dataDir), ...(database ? { database } : {}) });
+  const { record, close } = await openRecordOf(args, database);
   let text: string;
   try {
     text = await recordCheckpoint(record, key);

@@ -2,19 +2,18 @@
 import { resolve } from 'node:path';
 import type { ArgumentsCamelCase, Argv, CommandModule } from 'yargs';
 import { UsageError } from '../../../core/errors.js';
-import { openSignatureRecord } from '../../../server/storage/open-stores.js';
 import { AtomicFileWriter } from '../../../workflows/files.js';
 import { displayPath } from '../../../workflows/input-paths.js';
 import { ExitCode, type ExitCodeValue } from '../../exit-codes.js';
 import type { Io } from '../../output.js';
 import type { CommonArgs } from '../common.js';
-import { recordOptions, recordOutputOption, type RecordArgs } from './record-options.js';
+import { openRecordOf, type RecordArgs, recordOptions, recordOutputOption } from './record-options.js';
 import { databaseOf } from './service-options.js';
 
 /** `serve record export`: every entry of the record as JSON lines, to stdout or --output (atomically), for `audit --record`. */
-export async function runRecordExport(args: RecordArgs, io: Io): Promise<ExitCodeValue> {
+async function runRecordExport(args: RecordArgs, io: Io): Promise<ExitCodeValue> {
   const database = databaseOf(args);
-  const { record, close } = await openSignatureRecord({ dataDir: resolve(args.dataDir), ...(database ? { database } : {}) });
+  const { record, close } = await openRecordOf(args, database);
   let output: AtomicFileWriter | undefined;
   let count: number;
   try {

@@ -16,7 +16,7 @@ interface RecordKeyCreateArgs extends CommonArgs {
 }
 
 /** Makes a record key file and its verifier key beside it; an existing file is never replaced. */
-export function runRecordKeyCreate(args: RecordKeyCreateArgs, io: Io): ExitCodeValue {
+function runRecordKeyCreate(args: RecordKeyCreateArgs, io: Io): ExitCodeValue {
   const path = resolve(args.out);
   if (existsSync(path))
     throw new UsageError(

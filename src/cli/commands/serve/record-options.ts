@@ -1,8 +1,12 @@
 // What the `serve record` commands share: their arguments, the record they name (--data-dir, --database) and the
 // record key (--record-key, --config).
+import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 import type { Argv } from 'yargs';
+import { UsageError } from '../../../core/errors.js';
 import { watchServerConfigFile } from '../../../server/server-config.js';
+import { openSignatureRecord } from '../../../server/storage/open-stores.js';
+import { displayPath } from '../../../workflows/input-paths.js';
 import { loadRecordKey, readRecordKeyFile } from '../../../server/storage/record-key.js';
 import type { CommonArgs } from '../common.js';
 import { databaseFileOption, databaseOption, DEFAULT_DATA_DIR } from './service-options.js';
@@ -48,3 +52,18 @@ export const recordKeyOptions = <T>(y: Argv<T>) =>
       describe: 'The record key file the service signs with (its "recordKey"); default: the one --config names, else the data directory\'s record-key.pem',
     })
     .option('config', { type: 'string', describe: 'The service\'s server.json: its "recordKey" names the record key file' });
+
+/**
+ * The service's record that a record command reads: in the database when one is given, else in the data directory,
+ * which must exist (a mistyped folder is no record of 0 entries that verifies).
+ * @throws UsageError for a data directory that does not exist
+ */
+export async function openRecordOf(args: RecordArgs, database: string | undefined) {
+  const dataDir = resolve(args.dataDir);
+  if (!database && !existsSync(dataDir))
+    throw new UsageError(
+      `the data directory ${displayPath(dataDir)} does not exist: it holds no signature record`,
+      `Pass the --data-dir the service runs with (default ${DEFAULT_DATA_DIR}), or --database for a PostgreSQL deployment.`,
+    );
+  return openSignatureRecord({ dataDir, ...(database ? { database } : {}) });
+}

@@ -6,7 +6,6 @@ import { recordFileLines, verifyRecordFileLines, type RecordVerification, type S
 import { parseCheckpoint } from '../../../record/checkpoint.js';
 import { CheckpointContinuation } from '../../../record/record-continuation.js';
 import { watchServerConfigFile } from '../../../server/server-config.js';
-import { openSignatureRecord } from '../../../server/storage/open-stores.js';
 import { recordContinuation } from '../../../server/storage/record-checkpoint.js';
 import { RECORD_PUBLIC_KEY_FILE } from '../../../server/storage/record-key.js';
 import { readRecordPublicKey } from '../../../workflows/keys.js';
@@ -15,14 +14,14 @@ import { displayPath } from '../../../workflows/input-paths.js';
 import { ExitCode, type ExitCodeValue } from '../../exit-codes.js';
 import type { Io } from '../../output.js';
 import type { CommonArgs } from '../common.js';
-import { recordKeyOf, recordKeyOptions, recordOptions, type RecordArgs } from './record-options.js';
+import { openRecordOf, type RecordArgs, recordKeyOf, recordKeyOptions, recordOptions } from './record-options.js';
 import { databaseOf } from './service-options.js';
 
 /**
  * `serve record verify`: checks the signature record's chain (in the database, the data directory, or an exported
  * file) and prints how many entries verified and the head, or the first break; exit 0 intact, 1 broken.
  */
-export async function runRecordVerify(args: RecordArgs, io: Io): Promise<ExitCodeValue> {
+async function runRecordVerify(args: RecordArgs, io: Io): Promise<ExitCodeValue> {
   const database = databaseOf(args);
   // With --checkpoint: the checkpoint saved earlier, and the record key's public half that signed it.
   const saved =
@@ -63,7 +62,7 @@ export async function runRecordVerify(args: RecordArgs, io: Io): Promise<ExitCod
       saved && { path: saved.path, problem },
     );
   }
-  const { record, close } = await openSignatureRecord({ dataDir: resolve(args.dataDir), ...(database ? { database } : {}) });
+  const { record, close } = await openRecordOf(args, database);
   try {
     const result = await record.verify();
     if (!saved || result.break) return printVerification(record.where, result, io);

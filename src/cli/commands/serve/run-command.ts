@@ -50,7 +50,7 @@ const DEFAULT_SHUTDOWN_TIMEOUT_S = 30;
  * `signgate serve`. From its first line to its last, everything it writes is a JSON object a line on standard output
  * (src/server/service-log.ts): the start, its warnings, the log of requests and jobs, and a start it refuses.
  */
-export async function runServe(args: ServeArgs): Promise<ExitCodeValue> {
+async function runServe(args: ServeArgs): Promise<ExitCodeValue> {
   const fromEnvironment = process.env.SIGNGATE_LOG_LEVEL || undefined;
   const log = createServiceLog(args.logLevel ?? (isLogLevel(fromEnvironment) ? fromEnvironment : 'info'));
   logProcessWarnings(log);

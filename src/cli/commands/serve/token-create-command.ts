@@ -20,7 +20,7 @@ export interface TokenCreateArgs extends CommonArgs {
   days: number;
 }
 
-export async function runTokenCreate(args: TokenCreateArgs, io: Io): Promise<ExitCodeValue> {
+async function runTokenCreate(args: TokenCreateArgs, io: Io): Promise<ExitCodeValue> {
   const config = watchServerConfigFile(args.config).current();
   const org = config.organizations.get(args.org);
   if (!org)
@@ -74,6 +74,11 @@ export const tokenCreateCommand = (io: Io, setExit: (code: ExitCodeValue) => voi
         default: 30,
         coerce: numberOption('days', { integer: true, min: 1, max: 366 }),
         describe: 'Lifetime in days (tokens cannot be prolonged)',
-      }) as unknown as Argv<TokenCreateArgs>,
+      })
+      .example('$0 serve token create --config server.json --data-dir /var/lib/signgate --org sandbox --user ci --days 30', 'a token for CI, printed once')
+      .example(
+        '$0 serve token create --config server.json --database-file db-url.txt --org sandbox --user ci',
+        'the same, for every node of a PostgreSQL deployment',
+      ) as unknown as Argv<TokenCreateArgs>,
   handler: async (args: ArgumentsCamelCase<TokenCreateArgs>) => setExit(await runTokenCreate(args, io)),
 });

@@ -24,7 +24,7 @@ export interface TokenRevokeArgs extends CommonArgs {
 }
 
 /** Revokes one token (--token, --token-file) or every token of a user (--org and --user); running services refuse it within seconds. */
-export async function runTokenRevoke(args: TokenRevokeArgs, io: Io): Promise<ExitCodeValue> {
+async function runTokenRevoke(args: TokenRevokeArgs, io: Io): Promise<ExitCodeValue> {
   // From a file, read as --access-token-file is: the token stays out of the process list and the shell history.
   const token = args.token ?? (args.tokenFile === undefined ? undefined : resolveAccessToken({ accessTokenFile: args.tokenFile, env: {} }));
   if (token === undefined && (args.org === undefined || args.user === undefined)) {
