@@ -10,10 +10,10 @@ import { formatAuditHtml } from '../report/audit-html.js';
 import { formatAuditJson, formatAuditJsonPieces } from '../report/audit-json.js';
 import { formatAuditMarkdown } from '../report/audit-markdown.js';
 import { diffAuditReports } from '../audit/compare.js';
-import type { AuditOptions as AuditEngineOptions, AuditReport } from '../audit/model.js';
+import type { AuditReport } from '../audit/model.js';
 import type { CheckSettings } from '../rules/types.js';
 import { auditProduct } from '../audit/audit-product.js';
-import { inThisThread, runEngine, type EngineInput, type Runner } from '../engine/index.js';
+import { runEngine } from '../engine/index.js';
 import { parsePublicKeyBlob } from '../strongname/key-blob.js';
 import { publicKeyToken } from '../strongname/key-token.js';
 import { auditRecords, readAuditJson, type SavedCheckpoint } from './audit-records.js';
@@ -88,11 +88,6 @@ export async function audit(options: AuditOptions): Promise<AuditReport> {
   // A release with no assembly is no release to vouch for: never a report of 0 files that passes.
   if (read.inputs.length === 0) throw noAssembliesError(read.paths);
   return runEngine(auditProduct(auditRecords(options, read.settings, saved, read.inputs)), read.inputs, await engineRunner(read));
-}
-
-/** Audits inputs already read with the settings and records given whole, in this thread (or on `runner`). */
-export function buildAudit(inputs: readonly EngineInput[], options: AuditEngineOptions, runner: Runner = inThisThread()): Promise<AuditReport> {
-  return runEngine(auditProduct(options), inputs, runner);
 }
 
 /** The report as HTML (one self-contained page), Markdown or JSON; `generatedAt` null leaves the time out. */

@@ -1,8 +1,8 @@
 // check(): the pre-flight gate as a library function: prepare (pipeline/index.ts: settings from the options over
 // signgate.config.json, the inputs read) → the licenses when online → the engine with the check's product.
-import { inThisThread, runEngine, type EngineInput, type Runner } from '../engine/index.js';
+import { runEngine } from '../engine/index.js';
 import { checkProduct } from '../rules/check-product.js';
-import type { CheckOptions as RuleCheckOptions, CheckResult } from '../rules/rule-runner.js';
+import type { CheckResult } from '../rules/rule-runner.js';
 import type { CheckSettings } from '../rules/types.js';
 import { UsageError } from '../core/errors.js';
 import { resolveAccessToken } from './access-token.js';
@@ -52,14 +52,6 @@ export async function check(options: CheckOptions): Promise<CheckRun> {
   const result = await runEngine(checkProduct({ settings, severities: read.severities }), read.inputs, await engineRunner(read));
   const notes = [...read.notes, ...(offlineNote ? [offlineNote] : []), ...(online?.notes ?? [])];
   return { result, prepared: { ...read, settings, notes } };
-}
-
-/**
- * Checks inputs already read with the settings given whole, in this thread (or on `runner`): the engine with the
- * check's product, as check() runs it after its preparation.
- */
-export function runCheck(inputs: readonly EngineInput[], options: RuleCheckOptions, runner: Runner = inThisThread()): Promise<CheckResult> {
-  return runEngine(checkProduct(options), inputs, runner);
 }
 
 /** The licenses (and notes) of the service, when the check goes online (see checkService); the client loads only then. */

@@ -18,9 +18,8 @@ import { readModule } from '../../src/strongname/assembly-info.js';
 import { signAssembly } from '../../src/strongname/strong-name.js';
 import { writeFileAtomic } from '../../src/workflows/files.js';
 import { loadDetails } from '../../src/report/audit-load.js';
-import { buildAudit } from '../../src/workflows/audit.js';
 import { renderAudit } from '../../src/workflows/audit.js';
-import { defaultSettings } from '../helpers/check.js';
+import { defaultSettings, buildAudit } from '../helpers/check.js';
 import type { AuditLoad } from '../../src/audit/model.js';
 
 const COLUMNS = [

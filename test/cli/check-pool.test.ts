@@ -8,12 +8,10 @@ import { perFile as auditStep, type AuditedFile } from '../../src/audit/audit-pr
 import { answer, inPool, runTask, settleTask, type TaskAnswer } from '../../src/engine/index.js';
 import engineThreadTask from '../../src/engine/thread.js';
 import type { CheckInput } from '../../src/rules/types.js';
-import { buildAudit } from '../../src/workflows/audit.js';
-import { runCheck } from '../../src/workflows/check.js';
 import { checkThreads, CHECK_POOL_THRESHOLD } from '../../src/workflows/pipeline/index.js';
 import { FormatError, isSignGateError, KeyError, UsageError } from '../../src/core/errors.js';
 import { expandInputs } from '../../src/workflows/input-paths.js';
-import { defaultSettings } from '../helpers/check.js';
+import { defaultSettings, runCheck, buildAudit } from '../helpers/check.js';
 import { fixturePath, repoRoot, runCli } from '../helpers/fixtures.js';
 
 const key = fixturePath('test-keys/12345_public.snk');

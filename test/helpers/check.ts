@@ -4,8 +4,11 @@ import { basename, relative } from 'node:path';
 import { expandInputs } from '../../src/workflows/input-paths.js';
 import { parseStrongNameKeyFile } from '../../src/strongname/key-blob.js';
 import { publicKeyToken } from '../../src/strongname/key-token.js';
+import { auditProduct } from '../../src/audit/audit-product.js';
+import type { AuditOptions, AuditReport } from '../../src/audit/model.js';
+import { inThisThread, runEngine, type EngineInput, type Runner } from '../../src/engine/index.js';
+import { checkProduct } from '../../src/rules/check-product.js';
 import type { CheckOptions, CheckResult } from '../../src/rules/rule-runner.js';
-import { runCheck } from '../../src/workflows/check.js';
 import type { CheckSettings, ExpectedKey } from '../../src/rules/types.js';
 import { fixturePath, repoRoot } from './fixtures.js';
 
@@ -45,3 +48,13 @@ export const ruleNames = (result: CheckResult) =>
     .filter((f) => f.ruleId !== 'SG801')
     .map((f) => f.rule)
     .sort();
+
+/** Checks inputs already read with the settings given whole: the engine with the check's product, in this thread or on `runner`. */
+export function runCheck(inputs: readonly EngineInput[], options: CheckOptions, runner: Runner = inThisThread()): Promise<CheckResult> {
+  return runEngine(checkProduct(options), inputs, runner);
+}
+
+/** Audits inputs already read with the settings and records given whole, in this thread or on `runner`. */
+export function buildAudit(inputs: readonly EngineInput[], options: AuditOptions, runner: Runner = inThisThread()): Promise<AuditReport> {
+  return runEngine(auditProduct(options), inputs, runner);
+}

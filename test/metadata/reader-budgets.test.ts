@@ -4,11 +4,10 @@ import { describe, expect, test } from 'vitest';
 import { DEFAULT_READER_BUDGETS } from '../../src/metadata/budget.js';
 import { ModuleMetadata } from '../../src/metadata/module-metadata.js';
 import { parsePeImage } from '../../src/pe/pe-image.js';
-import { runCheck } from '../../src/workflows/check.js';
 import { describeAttributes, inspectAssembly, readModule } from '../../src/strongname/assembly-info.js';
 import { parseStrongNameKeyFile } from '../../src/strongname/key-blob.js';
 import { classifyStrongName, signAssembly, verifyStrongName } from '../../src/strongname/strong-name.js';
-import { defaultSettings } from '../helpers/check.js';
+import { defaultSettings, runCheck } from '../helpers/check.js';
 import { fixture } from '../helpers/fixtures.js';
 import { methodPtrAttributes, sharedAttributeBlob, sharedStringTails } from '../helpers/hostile-assemblies.js';
 

@@ -4,15 +4,13 @@
 import { beforeAll, describe, expect, test } from 'vitest';
 import { formatAuditHtml } from '../../src/report/audit-html.js';
 import { formatAuditMarkdown } from '../../src/report/audit-markdown.js';
-import { buildAudit } from '../../src/workflows/audit.js';
 import { collectFacts } from '../../src/rules/facts.js';
 import { loadsUnder, loadVerdict, targetFramework } from '../../src/rules/load.js';
-import { runCheck } from '../../src/workflows/check.js';
 import type { CheckInput } from '../../src/rules/types.js';
 import { readModule } from '../../src/strongname/assembly-info.js';
 import { parseStrongNameKeyFile } from '../../src/strongname/key-blob.js';
 import { signAssembly } from '../../src/strongname/strong-name.js';
-import { checkPaths, defaultSettings } from '../helpers/check.js';
+import { checkPaths, defaultSettings, runCheck, buildAudit } from '../helpers/check.js';
 import { fixture } from '../helpers/fixtures.js';
 
 const pair = parseStrongNameKeyFile(fixture('test-keys/12345_keypair.snk'));
