@@ -18,11 +18,12 @@ const repo = fileURLToPath(new URL('..', import.meta.url));
 // The build measured: its bin/signgate.js and dist/ (the fixtures are this checkout's).
 const root = option('--build') ? resolvePath(option('--build')) : repo;
 const dist = (path) => import(pathToFileURL(join(root, 'dist', path)).href);
-const { runCheck } = await dist('workflows/check.js');
+const { inThisThread, runEngine } = await dist('engine/index.js');
+const { checkProduct } = await dist('rules/check-product.js');
 const { signAndPack } = await dist('server/jobs/sign-file.js');
 const { organizationSettings } = await dist('server/jobs/signing-worker.js');
 const { parseServerConfig } = await dist('server/server-config.js');
-const { writeZip } = await dist('zip/write-zip.js');
+const { writeZipFile } = await dist('server/storage/zip-file.js');
 const jobsPerRun = Number(option('--jobs') || 24);
 const bytes = readFileSync(join(repo, 'fixtures/bench/LargeAddin.dll'));
 const files = Array.from({ length: 10 }, (_, i) => ({ name: `Addins/LargeAddin${String(i + 1).padStart(2, '0')}.dll`, bytes }));
@@ -72,14 +73,16 @@ async function floor(repeats = 10) {
   for (let r = 0; r < repeats; r++) {
     const start = process.hrtime.bigint();
     for (const f of files) createHash('sha256').update(f.bytes).digest();
-    const check = await runCheck(
+    // As the signing worker checks a job: the engine with the check's product, in this thread.
+    const check = await runEngine(
+      checkProduct({ settings }),
       files.map((f) => ({ path: f.name, uploadName: f.name, bytes: f.bytes, explicit: true })),
-      { settings },
+      inThisThread(),
     );
     const key = org.licenses.find((l) => l.optionId === 12345).key;
     // As the service does: sign, verify the signature, prepare the package entry (CRC-32, deflate or store).
     const signed = check.files.map((f, i) => ({ name: f.path, source: { prepared: signAndPack(files[i].bytes, key).entry } }));
-    await writeZip(join(dir, `r${r}.zip`), signed);
+    await writeZipFile(join(dir, `r${r}.zip`), signed);
     times.push(Number(process.hrtime.bigint() - start) / 1e6);
   }
   const cpu = process.cpuUsage(cpuBefore);

@@ -28,7 +28,8 @@ import { fileURLToPath } from 'node:url';
 import { idleCoresNow } from '../dist/runtime/worker-module.js';
 import { inspectAssembly, parseStrongNameKeyFile, publicKeyToken, verifyAssemblyBytes } from '../dist/reader-api.js';
 import { CHECK_POOL_THRESHOLD } from '../dist/workflows/pool-thresholds.js';
-import { runCheck } from '../dist/workflows/check.js';
+import { inThisThread, runEngine } from '../dist/engine/index.js';
+import { checkProduct } from '../dist/rules/check-product.js';
 
 const args = process.argv.slice(2);
 const opt = (name, fallback) => {
@@ -351,7 +352,7 @@ if (args.includes('--startup')) {
       // The set matters for check: read every file, then run the rules over all of them at once.
       const inputs = files.map((f) => ({ path: f, uploadName: f.slice(f.lastIndexOf('/') + 1), bytes: readFileSync(f), explicit: false }));
       bytesTotal = inputs.reduce((n, i) => n + i.bytes.length, 0);
-      sink = (await runCheck(inputs, { settings: checkSettings })).findings.length;
+      sink = (await runEngine(checkProduct({ settings: checkSettings }), inputs, inThisThread())).findings.length;
     } else {
       for (const f of files) {
         const bytes = readFileSync(f);
