@@ -1,18 +1,36 @@
 // The error hierarchy: one base class with a stable code, a few subclasses split by who can act on them.
 import type { ErrorCode } from './error-codes.js';
 
+/**
+ * Whose fault an error is, decided where it is thrown:
+ * - `input`: the bytes of one input file (its PE, metadata, key blob, signature, Authenticode table, or an archive
+ *   member) are not what signgate reads or signs. That file gets the error as its finding (SG001, or Error in the
+ *   service); every other file is still judged, and no attempt again changes it.
+ * - `environment`: what the run stands on (the user's key file, a configuration, a read or a write, the service):
+ *   the run stops and says what to fix.
+ */
+export type ErrorFault = 'input' | 'environment';
+
 /** Base of every error signgate throws on purpose. `code` is stable and listed in docs/errors.md. */
 export class SignGateError extends Error {
   readonly code: ErrorCode;
+  /** Whose fault it is (see ErrorFault); `environment` unless the thrower says otherwise. */
+  readonly fault: ErrorFault;
   /** The file the error is about, when known (filled in by callers that read from disk). */
   file: string | undefined;
 
-  constructor(code: ErrorCode, message: string, options?: { cause?: unknown; file?: string }) {
+  constructor(code: ErrorCode, message: string, options?: { cause?: unknown; file?: string; fault?: ErrorFault }) {
     super(message, options?.cause === undefined ? undefined : { cause: options.cause });
     this.name = 'SignGateError';
     this.code = code;
+    this.fault = options?.fault ?? 'environment';
     this.file = options?.file;
   }
+}
+
+/** True for an error that is one input file's own fault (see ErrorFault): a finding on that file, never a stopped run. */
+export function isInputFault(error: unknown): error is SignGateError {
+  return isSignGateError(error) && (error as SignGateError).fault === 'input';
 }
 
 /** Details of where a binary structure was malformed. */
@@ -27,7 +45,7 @@ export interface FormatErrorDetails {
   available?: number;
 }
 
-/** The input bytes are not what the format requires. */
+/** The input bytes are not what the format requires: always the input's fault. */
 export class FormatError extends SignGateError {
   readonly structure: string;
   readonly fileOffset: number;
@@ -35,7 +53,7 @@ export class FormatError extends SignGateError {
   readonly available: number | undefined;
 
   constructor(code: ErrorCode, message: string, details: FormatErrorDetails, options?: { cause?: unknown }) {
-    super(code, message, options);
+    super(code, message, { ...options, fault: 'input' });
     this.name = 'FormatError';
     this.structure = details.structure;
     this.fileOffset = details.fileOffset;
@@ -46,7 +64,7 @@ export class FormatError extends SignGateError {
 
 /** A key file or key does not fit the operation. */
 export class KeyError extends SignGateError {
-  constructor(code: ErrorCode, message: string, options?: { cause?: unknown; file?: string }) {
+  constructor(code: ErrorCode, message: string, options?: { cause?: unknown; file?: string; fault?: ErrorFault }) {
     super(code, message, options);
     this.name = 'KeyError';
   }

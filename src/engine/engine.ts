@@ -8,7 +8,7 @@ import { fileFacts, fileParser, fromParsedData, placeFiles, type ParsedFileData 
 import { ruleNeighbourhood } from '../rules/rule-runner.js';
 import type { FileFacts } from '../rules/types.js';
 import { inHand, named, type EngineInput } from './inputs.js';
-import type { FileStep, Product } from './product.js';
+import { perFileOf, type FileStep, type Product } from './product.js';
 import type { Runner } from './runner.js';
 import { settleTask, type PlacedFile, type TaskAnswer, type TaskItem } from './task.js';
 
@@ -45,7 +45,7 @@ export async function runEngine<O, F, R>(product: Product<O, F, R>, inputs: read
     const perFile = new Map<string, F>(results.flat().map((r, i) => [items[i]!.input.path, r]));
     // The files no task took (native, unreadable: their rules read only what the parse returned).
     for (const f of facts.values())
-      if (!perFile.has(f.input.path)) perFile.set(f.input.path, product.perFile(f, ruleNeighbourhood(f, facts), settings, product.options));
+      if (!perFile.has(f.input.path)) perFile.set(f.input.path, perFileOf(product, f, ruleNeighbourhood(f, facts), settings, product.options));
     return product.assemble(facts, perFile);
   } finally {
     await runner.close();

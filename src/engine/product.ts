@@ -2,6 +2,8 @@
 // audit's evidence: audit/audit-product.ts), so the engine knows neither. A product has two halves: the per-file
 // step, which runs wherever the runner runs tasks (a worker thread loads it from `module`), and the assembly of the
 // result from every file, on the calling thread.
+import { isInputFault } from '../core/errors.js';
+import { unreadableFacts } from '../rules/facts.js';
 import type { CheckSettings, FileFacts } from '../rules/types.js';
 
 /** The per-file half of a product: what a task computes for one file, from its facts and its netmodules' facts. */
@@ -31,4 +33,19 @@ export interface Product<O, F, R> extends FileStep<O, F> {
   readonly everyFile: boolean;
   /** The result, on the calling thread, from every file's facts and per-file result, keyed by display path. */
   readonly assemble: (facts: ReadonlyMap<string, FileFacts>, perFile: ReadonlyMap<string, F>) => R;
+}
+
+/**
+ * Runs the per-file step on one file. A fault of that file's own bytes that the step meets (past the verdict of its
+ * parse) makes it a file that cannot be read, and the step runs again on it as such: the file gets SG001, the run
+ * and every other file go on. Any other error stops the run.
+ */
+export function perFileOf<O, F>(step: FileStep<O, F>, facts: FileFacts, near: ReadonlyMap<string, FileFacts>, settings: CheckSettings, options: O): F {
+  try {
+    return step.perFile(facts, near, settings, options);
+  } catch (error) {
+    if (!isInputFault(error)) throw error;
+    const unreadable = unreadableFacts(facts, error);
+    return step.perFile(unreadable, new Map([[facts.input.path, unreadable]]), settings, options);
+  }
 }

@@ -3,11 +3,11 @@
 // thread worked out. Everything that comes back is plain data; a SignGateError comes back as data too, and is thrown
 // again on the calling thread as the class it was (answer, settleTask).
 import type { ErrorCode } from '../core/error-codes.js';
-import { FormatError, isSignGateError, KeyError, SignGateError, UsageError, type FormatErrorDetails } from '../core/errors.js';
+import { FormatError, isSignGateError, KeyError, SignGateError, UsageError, type ErrorFault, type FormatErrorDetails } from '../core/errors.js';
 import { fileFacts, fileParser, fromParsedData, parsedData, type ParsedFileData, type Placement } from '../rules/facts.js';
 import type { CheckSettings, FileFacts } from '../rules/types.js';
 import { inHand, isFileToRead, type EngineInput, type ReadBuffers } from './inputs.js';
-import type { FileStep } from './product.js';
+import { perFileOf, type FileStep } from './product.js';
 
 /** One file with what the calling thread knows of it. */
 export interface PlacedFile {
@@ -31,6 +31,7 @@ export interface FailedAnswer {
   readonly code: string;
   readonly message: string;
   readonly kind?: 'format' | 'usage' | 'key';
+  readonly fault: ErrorFault;
   readonly file?: string;
   readonly hint?: string;
   readonly format?: FormatErrorDetails;
@@ -39,7 +40,7 @@ export interface FailedAnswer {
 /**
  * A task's answer. A SignGateError crosses as data: a structured clone keeps only an Error's name and message, and
  * the calling thread must report the error a single thread would (see settleTask): its class, code, message, a
- * UsageError's hint and a FormatError's structure and offsets.
+ * UsageError's hint, a FormatError's structure and offsets, and whose fault it is.
  */
 export type TaskAnswer<T> = { readonly done: T } | { readonly failed: FailedAnswer };
 
@@ -49,7 +50,7 @@ export function answer<T>(work: () => T): TaskAnswer<T> {
     return { done: work() };
   } catch (error) {
     if (!isSignGateError(error)) throw error;
-    const file = error.file === undefined ? {} : { file: error.file };
+    const file = { fault: error.fault, ...(error.file === undefined ? {} : { file: error.file }) };
     if (error instanceof FormatError) {
       const { structure, fileOffset, needed, available } = error;
       const format = { structure, fileOffset, ...(needed === undefined ? {} : { needed }), ...(available === undefined ? {} : { available }) };
@@ -65,15 +66,15 @@ export function answer<T>(work: () => T): TaskAnswer<T> {
 /** The result of an answer, or the SignGateError it carries, thrown again as the class it was, with what it carried. */
 export function settleTask<T>(a: TaskAnswer<T>): T {
   if (!('failed' in a)) return a.done;
-  const { code, message, kind, file, hint, format } = a.failed;
+  const { code, message, kind, fault, file, hint, format } = a.failed;
   const error =
     kind === 'format' && format
       ? new FormatError(code as ErrorCode, message, format)
       : kind === 'usage'
         ? new UsageError(message, hint, code as ErrorCode)
         : kind === 'key'
-          ? new KeyError(code as ErrorCode, message)
-          : new SignGateError(code as ErrorCode, message);
+          ? new KeyError(code as ErrorCode, message, { fault })
+          : new SignGateError(code as ErrorCode, message, { fault });
   if (file !== undefined) error.file = file;
   throw error;
 }
@@ -118,6 +119,6 @@ export function runTask(
       [item.input.path, facts],
       ...item.netmodules.map((m): [string, FileFacts] => [m.input.path, factsInHand(m, parse, buffers, kept)]),
     ]);
-    return released(step!.perFile(facts, near, task.settings, task.options));
+    return released(perFileOf(step!, facts, near, task.settings, task.options));
   });
 }

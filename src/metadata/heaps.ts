@@ -86,6 +86,17 @@ export class BlobHeap extends Heap {
     return this.bytes.subarray(c.start, c.end);
   }
 
+  /**
+   * Checks the blob at `index` as `cursor` reads it, without making the cursor.
+   * @throws FormatError SG_ERR_MD_BAD_HEAP_INDEX, SG_ERR_MD_TRUNCATED, SG_ERR_MD_BAD_COMPRESSED_INT
+   */
+  checkIndex(index: number): void {
+    const at = this.start + index;
+    // One-byte prefixes whose blob ends inside the heap (nearly every blob) need no more than this.
+    if (index > 0 && index < this.size && (this.bytes[at]! & 0x80) === 0 && at + 1 + this.bytes[at]! <= this.start + this.size) return;
+    this.cursor(index);
+  }
+
   /** A cursor over the blob content at `index`. */
   cursor(index: number): ByteCursor {
     if (index === 0) return new ByteCursor(this.bytes, { structure: '#Blob heap', errorCode: 'SG_ERR_MD_TRUNCATED', start: this.start, end: this.start });

@@ -302,6 +302,28 @@ export class ModuleMetadata {
   }
 
   /**
+   * Every index in the type-system tables points inside its heap or table (MetadataTables.checkIndexes), and the
+   * #Strings heap ends with the NUL of its last string: after this, no read of a cell or a heap entry can fail.
+   * @throws FormatError SG_ERR_MD_BAD_INDEX, SG_ERR_MD_BAD_HEAP_INDEX, SG_ERR_MD_TRUNCATED
+   */
+  checkIndexes(): void {
+    const strings = this.root.strings;
+    if (strings && strings.size > 0 && this.image.bytes[strings.fileOffset + strings.size - 1] !== 0) {
+      throw new FormatError('SG_ERR_MD_BAD_HEAP_INDEX', `the #Strings heap at ${hex(strings.fileOffset)} does not end with a NUL: its last string has no end`, {
+        structure: '#Strings heap',
+        fileOffset: strings.fileOffset + strings.size - 1,
+      });
+    }
+    this.tables.checkIndexes({
+      stringsSize: this.strings.size,
+      blobStart: this.root.blob?.fileOffset ?? 0,
+      blobSize: this.blobs.size,
+      guidCount: Math.floor(this.guids.size / 16),
+      checkBlob: (index) => this.blobs.checkIndex(index),
+    });
+  }
+
+  /**
    * The structural checks a full read makes and a check's lazy reads may skip, so that a check and the service judge
    * a damaged file as `inspect` does: every TypeDef nesting chain and TypeRef scope chain ends (no cycle, at most
    * MAX_NESTING deep), and every custom attribute's constructor is a method of a type. Integer reads only, no names.

@@ -228,6 +228,101 @@ export class MetadataTables {
     return { table, rid: value >>> def.bits };
   }
 
+  /**
+   * Every cell of the type-system tables (0x00-0x2C) that indexes something points inside it: heap indexes inside
+   * their heap (`heaps` checks a blob's length prefix too), simple and coded indexes at a row that exists (0 is null),
+   * coded indexes with a tag that names a table, and member lists that start inside their table and never go back.
+   * Integer reads only. The Portable PDB tables index another file's tables and are left out.
+   * @throws FormatError SG_ERR_MD_BAD_INDEX, SG_ERR_MD_BAD_HEAP_INDEX, SG_ERR_MD_TRUNCATED: the first bad cell, in
+   *   the order of the tables, then their columns, then their rows
+   */
+  checkIndexes(heaps: CellHeaps): void {
+    const bytes = this.bytes;
+    for (let id = 0; id <= LAST_TYPE_SYSTEM_TABLE; id++) {
+      const info = this.info[id];
+      if (!info) continue;
+      const schema = TableSchemas[id]!;
+      for (let col = 0; col < schema.length; col++) {
+        const type = schema[col]!.type;
+        if (type.kind === 'u1' || type.kind === 'u2' || type.kind === 'u4') continue;
+        const column = { first: info.fileOffset + info.columnOffsets[col]!, rowSize: info.rowSize, rowCount: info.rowCount, wide: info.columnSizes[col] === 4 };
+        const cellAt = (rid: number) => ({ table: id, rid, column: schema[col]!.name, fileOffset: column.first + (rid - 1) * column.rowSize });
+        const valueAt = (rid: number) => (column.wide ? peekU32 : peekU16)(bytes, cellAt(rid).fileOffset);
+        switch (type.kind) {
+          case 'string': {
+            const bad = firstOver(bytes, column, heaps.stringsSize - 1);
+            if (bad) throw heapCellError(cellAt(bad), '#Strings', valueAt(bad), heaps.stringsSize);
+            break;
+          }
+          case 'guid': {
+            const bad = firstOver(bytes, column, heaps.guidCount);
+            if (bad) throw heapCellError(cellAt(bad), '#GUID', valueAt(bad), heaps.guidCount * 16);
+            break;
+          }
+          case 'blob': {
+            const bad = firstOver(bytes, column, heaps.blobSize - 1);
+            if (bad) throw heapCellError(cellAt(bad), '#Blob', valueAt(bad), heaps.blobSize);
+            // Blobs whose one-byte length prefix keeps them inside the heap pass here; the rest are read as a reader would.
+            for (
+              let rid = firstLongBlob(bytes, column, heaps.blobStart, heaps.blobSize, 1);
+              rid;
+              rid = firstLongBlob(bytes, column, heaps.blobStart, heaps.blobSize, rid + 1)
+            )
+              heaps.checkBlob(valueAt(rid));
+            break;
+          }
+          case 'table': {
+            const bad = firstOver(bytes, column, this.rowCount(type.table));
+            if (bad) throw this.badCell(cellAt(bad), type.table, valueAt(bad));
+            break;
+          }
+          case 'list': {
+            const target = this.uncompressed && this.rowCount(type.ptrTable) > 0 ? type.ptrTable : type.table;
+            // A list runs from its row's start to the next row's: one past the last row ends it.
+            const bad = firstOver(bytes, column, this.rowCount(target) + 1);
+            if (bad) throw this.badCell(cellAt(bad), target, valueAt(bad));
+            const back = firstDescending(bytes, column);
+            if (back) {
+              throw new FormatError(
+                'SG_ERR_MD_BAD_INDEX',
+                `${where(cellAt(back))}: the ${TableNames[target]} list starts at row ${valueAt(back)}, before the start of the row above`,
+                { structure: `${TableNames[id]} table`, fileOffset: cellAt(back).fileOffset },
+              );
+            }
+            break;
+          }
+          case 'coded': {
+            const def = CodedIndex[type.coded];
+            const tables = def.tables as readonly number[];
+            // Rows per tag; -1 for a tag that names no table.
+            const limits = Int32Array.from({ length: 1 << def.bits }, (_, tag) =>
+              tag < tables.length && tables[tag]! >= 0 ? this.rowCount(tables[tag]!) : -1,
+            );
+            const bad = firstBadCoded(bytes, column, def.bits, limits);
+            if (!bad) break;
+            const value = valueAt(bad);
+            const table = tables[value & ((1 << def.bits) - 1)] ?? -1;
+            if (table < 0) {
+              throw new FormatError('SG_ERR_MD_BAD_INDEX', `${where(cellAt(bad))}: the ${type.coded} tag of ${hex(value)} names no table`, {
+                structure: `${TableNames[id]} table`,
+                fileOffset: cellAt(bad).fileOffset,
+              });
+            }
+            throw this.badCell(cellAt(bad), table, value >>> def.bits);
+          }
+        }
+      }
+    }
+  }
+
+  private badCell(cell: Cell, target: number, rid: number): FormatError {
+    return new FormatError(
+      'SG_ERR_MD_BAD_INDEX',
+      `${where(cell)} points at ${TableNames[target]} row ${rid}, but the table has ${this.rowCount(target)} rows`,
+      { structure: `${TableNames[cell.table]} table`, fileOffset: cell.fileOffset },
+    );
+  }
+
   badRow(table: number, rid: number): FormatError {
     const name = TableNames[table] ?? `table ${hex(table)}`;
     const fileOffset = this.info[table]?.fileOffset ?? -1;
@@ -237,4 +332,101 @@ export class MetadataTables {
       fileOffset,
     });
   }
+}
+
+/** The last table of the type system (GenericParamConstraint); 0x30-0x37 are the Portable PDB tables. */
+const LAST_TYPE_SYSTEM_TABLE = TableId.GenericParamConstraint;
+
+/** What MetadataTables.checkIndexes needs of the heaps. */
+export interface CellHeaps {
+  readonly stringsSize: number;
+  /** The #Blob heap's file offset and size. */
+  readonly blobStart: number;
+  readonly blobSize: number;
+  readonly guidCount: number;
+  /** Throws when the blob at `index` (inside the heap) has a bad length prefix or runs past the heap. */
+  readonly checkBlob: (index: number) => void;
+}
+
+interface Cell {
+  readonly table: number;
+  readonly rid: number;
+  readonly column: string;
+  readonly fileOffset: number;
+}
+
+function where(cell: Cell): string {
+  return `${TableNames[cell.table]} row ${cell.rid} (${cell.column}, at ${hex(cell.fileOffset)})`;
+}
+
+function heapCellError(cell: Cell, heap: string, index: number, size: number): FormatError {
+  const what = size === 0 ? `the module has no ${heap} stream (stream names are case-sensitive)` : `the ${heap} heap is ${size} bytes`;
+  return new FormatError('SG_ERR_MD_BAD_HEAP_INDEX', `${where(cell)} holds ${heap} index ${hex(index)}, but ${what}`, {
+    structure: `${heap} heap`,
+    fileOffset: cell.fileOffset,
+    needed: index,
+    available: size,
+  });
+}
+
+/** One column of a table: where its first cell is, the row stride, the rows and the cell width. */
+interface ColumnCells {
+  readonly first: number;
+  readonly rowSize: number;
+  readonly rowCount: number;
+  readonly wide: boolean;
+}
+
+// The scans below read every cell of a column: each is a loop over integers with no allocation, the bulk of the
+// verdict's cost (about 20 million cells in Mono's 2,800 assemblies).
+
+/** The first row whose cell is over `limit` (0 is always allowed), or 0. */
+function firstOver(bytes: Uint8Array, c: ColumnCells, limit: number): number {
+  let at = c.first;
+  if (c.wide) {
+    for (let rid = 1; rid <= c.rowCount; rid++, at += c.rowSize) {
+      const value = (bytes[at]! | (bytes[at + 1]! << 8) | (bytes[at + 2]! << 16) | (bytes[at + 3]! << 24)) >>> 0;
+      if (value > limit && value !== 0) return rid;
+    }
+  } else {
+    for (let rid = 1; rid <= c.rowCount; rid++, at += c.rowSize) {
+      const value = bytes[at]! | (bytes[at + 1]! << 8);
+      if (value > limit && value !== 0) return rid;
+    }
+  }
+  return 0;
+}
+
+/** The first row from `from` on whose blob is not a short one inside the heap (1-byte length prefix), or 0. */
+function firstLongBlob(bytes: Uint8Array, c: ColumnCells, heapStart: number, heapSize: number, from: number): number {
+  const end = heapStart + heapSize;
+  for (let rid = from, at = c.first + (from - 1) * c.rowSize; rid <= c.rowCount; rid++, at += c.rowSize) {
+    const value = c.wide ? (bytes[at]! | (bytes[at + 1]! << 8) | (bytes[at + 2]! << 16) | (bytes[at + 3]! << 24)) >>> 0 : bytes[at]! | (bytes[at + 1]! << 8);
+    if (value === 0) continue;
+    const prefix = bytes[heapStart + value]!;
+    if ((prefix & 0x80) !== 0 || heapStart + value + 1 + prefix > end) return rid;
+  }
+  return 0;
+}
+
+/** The first row whose list start (not 0) is below the one of the row above, or 0. */
+function firstDescending(bytes: Uint8Array, c: ColumnCells): number {
+  let previous = 0;
+  for (let rid = 1, at = c.first; rid <= c.rowCount; rid++, at += c.rowSize) {
+    const value = c.wide ? (bytes[at]! | (bytes[at + 1]! << 8) | (bytes[at + 2]! << 16) | (bytes[at + 3]! << 24)) >>> 0 : bytes[at]! | (bytes[at + 1]! << 8);
+    if (value === 0) continue;
+    if (value < previous) return rid;
+    previous = value;
+  }
+  return 0;
+}
+
+/** The first row whose coded index (not 0) has a tag naming no table or a row past that table, or 0. */
+function firstBadCoded(bytes: Uint8Array, c: ColumnCells, bits: number, limits: Int32Array): number {
+  const mask = (1 << bits) - 1;
+  for (let rid = 1, at = c.first; rid <= c.rowCount; rid++, at += c.rowSize) {
+    const value = c.wide ? (bytes[at]! | (bytes[at + 1]! << 8) | (bytes[at + 2]! << 16) | (bytes[at + 3]! << 24)) >>> 0 : bytes[at]! | (bytes[at + 1]! << 8);
+    if (value !== 0 && value >>> bits > limits[value & mask]!) return rid;
+  }
+  return 0;
 }

@@ -1,11 +1,11 @@
 // Reads every input once and decides which files must be uploaded and why (the set matters:
 // use of the vendor API is transitive, and generated companions go with the assembly they serve).
-import { isSignGateError } from '../core/errors.js';
-import { ModuleMetadata } from '../metadata/module-metadata.js';
-import { hasCorHeader } from '../pe/cor-header.js';
-import { parsePeImage } from '../pe/pe-image.js';
+import { isInputFault, isSignGateError, type SignGateError } from '../core/errors.js';
+import { formatVersion, type ModuleMetadata } from '../metadata/module-metadata.js';
 import { readAuthenticode, type AuthenticodeInfo } from '../authenticode/authenticode.js';
 import { classifyStrongName, type StrongNameStatus } from '../strongname/strong-name.js';
+import { knownKey } from '../strongname/known-keys.js';
+import { readWellFormed } from '../strongname/well-formed.js';
 import { compileNamePatterns, type NameMatcher } from './name-pattern.js';
 import { TableId } from '../metadata/schema.js';
 import type { FileRow } from '../metadata/module-metadata.js';
@@ -28,6 +28,8 @@ export interface ParsedFile {
   /** True when the file has .NET metadata (an assembly or a netmodule). */
   readonly managed: boolean;
   readonly assemblyName: string | undefined;
+  readonly assemblyVersion: string | undefined;
+  readonly publicKeyToken: string | null;
   readonly culture: string;
   readonly referenceNames: readonly string[];
   /**
@@ -124,6 +126,12 @@ function optionKeyOf(publicKey: Uint8Array | undefined, keys: readonly ExpectedK
   return key ? { optionId: key.optionId, token: key.token } : null;
 }
 
+/** A file's own fault as the facts carry it: the code, the message and where in the file, for SG001. */
+export function readErrorOf(error: SignGateError): NonNullable<FileFacts['readError']> {
+  const fileOffset = (error as { fileOffset?: number }).fileOffset;
+  return { code: error.code, message: error.message, ...(fileOffset !== undefined && fileOffset >= 0 ? { fileOffset } : {}) };
+}
+
 /**
  * Parses one file: the per-file half of collectFacts (the roles need the whole set). A file that cannot be read
  * gets its error, never an exception; the module is returned beside the plain facts for the rules to read.
@@ -139,6 +147,8 @@ function parseFile(
     native: false,
     managed: false,
     assemblyName: undefined,
+    assemblyVersion: undefined,
+    publicKeyToken: null,
     culture: '',
     referenceNames: [],
     interop: () => false,
@@ -148,11 +158,10 @@ function parseFile(
     optionKey: null,
   };
   try {
-    const image = parsePeImage(input.bytes);
-    if (!hasCorHeader(image)) return { parsed: { ...base, native: true }, module: undefined };
-    const module = new ModuleMetadata(image);
-    // What a full read (inspect, the service's signer) refuses, a check refuses too: SG001 for the same files.
-    module.checkStructure();
+    // The one verdict (strongname/well-formed.ts): what inspect, audit, fix and the service refuse, SG001 refuses.
+    const file = readWellFormed(input.bytes);
+    if (file.native) return { parsed: { ...base, native: true }, module: undefined };
+    const module = file.module;
     const assembly = module.assembly;
     // Decoded once: every name is a #Strings read charged to the module's reader budget.
     const referenceNames = module.assemblyReferences.map((r) => r.name);
@@ -160,6 +169,9 @@ function parseFile(
       ...base,
       managed: true,
       assemblyName: assembly?.name,
+      assemblyVersion: assembly ? formatVersion(assembly.version) : undefined,
+      // The verdict parsed this key: its token comes from the same cache.
+      publicKeyToken: assembly?.publicKey.length ? knownKey(assembly.publicKey).token : null,
       culture: assembly?.culture ?? '',
       referenceNames,
       fileRows: assembly ? module.files.filter((f) => (f.flags & FILE_CONTAINS_NO_METADATA) === 0) : [],
@@ -178,12 +190,8 @@ function parseFile(
     };
     return { parsed, module };
   } catch (error) {
-    if (!isSignGateError(error)) throw error;
-    const fileOffset = (error as { fileOffset?: number }).fileOffset;
-    return {
-      parsed: { ...base, readError: { code: error.code, message: error.message, ...(fileOffset !== undefined && fileOffset >= 0 ? { fileOffset } : {}) } },
-      module: undefined,
-    };
+    if (!isInputFault(error)) throw error;
+    return { parsed: { ...base, readError: readErrorOf(error) }, module: undefined };
   }
 }
 
@@ -313,6 +321,9 @@ export function fileFacts(
     readError: parsed.readError,
     native: parsed.native,
     assemblyName: parsed.assemblyName,
+    assemblyVersion: parsed.assemblyVersion,
+    publicKeyToken: parsed.publicKeyToken,
+    optionKey: parsed.optionKey,
     culture: parsed.culture,
     referenceNames: parsed.referenceNames,
     netmodules: placement.netmodules,
@@ -321,6 +332,26 @@ export function fileFacts(
     authenticode: () => (authenticode ??= readAuthenticode(facts.module!.image)),
   };
   return facts;
+}
+
+/**
+ * The facts of a file whose own fault (`error`) surfaced past its parse: the file judged as one that cannot be read,
+ * so that its finding is SG001 with that error and no rule reads it again.
+ */
+export function unreadableFacts(facts: FileFacts, error: SignGateError): FileFacts {
+  return {
+    ...facts,
+    module: undefined,
+    readError: readErrorOf(error),
+    native: false,
+    role: { kind: 'unreadable' },
+    status: () => {
+      throw error;
+    },
+    authenticode: () => {
+      throw error;
+    },
+  };
 }
 
 /**

@@ -19,6 +19,12 @@ export interface FileResult {
   readonly path: string;
   readonly size: number;
   readonly assemblyName: string | null;
+  /** The assembly's version (Major.Minor.Build.Revision); null without an assembly manifest. */
+  readonly assemblyVersion: string | null;
+  /** The token of the public key the assembly carries; null when it carries none. */
+  readonly publicKeyToken: string | null;
+  /** The option whose public key the assembly carries, byte for byte (null: a key given without an option id); absent when none. */
+  readonly optionId?: number | null;
   readonly needsSigning: boolean;
   readonly role: FileRole['kind'];
   /** For a netmodule (role `module`): the path of its assembly's manifest module, with which it is uploaded. */
@@ -193,6 +199,9 @@ export function assembleCheck(all: ReadonlyMap<string, FileFacts>, outcomes: Rea
         path: facts.input.path,
         size: inputSize(facts.input),
         assemblyName: facts.assemblyName ?? null,
+        assemblyVersion: facts.assemblyVersion ?? null,
+        publicKeyToken: facts.publicKeyToken,
+        ...(facts.optionKey ? { optionId: facts.optionKey.optionId } : {}),
         needsSigning: signing,
         role: facts.role.kind,
         ...(role.kind === 'module' ? { manifest: role.manifest } : {}),

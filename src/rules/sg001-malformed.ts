@@ -1,4 +1,4 @@
-// SG001 malformed: the file could not be read as a PE image with valid metadata.
+// SG001 malformed: the one well-formedness verdict (strongname/well-formed.ts) refused the file: its error and offset.
 import { defineRule } from './types.js';
 
 export default defineRule({
@@ -7,8 +7,8 @@ export default defineRule({
   scope: 'file',
   allFiles: true,
   defaultSeverity: 'error',
-  summary: 'The file cannot be read as a PE image with valid .NET metadata.',
-  hint: 'Rebuild the file or remove it from the output; a damaged file cannot be signed or loaded.',
+  summary: 'The file is outside what signgate reads and signs: its PE, metadata, key blob or signature structures are not well formed.',
+  hint: 'signgate checks and signs only files whose structures it reads whole (the runtime may still load this one): rebuild it with the standard compiler and tools, or leave it out of the upload',
   check: ({ facts }) =>
     facts.readError
       ? [

@@ -143,6 +143,12 @@ export interface FileFacts {
   /** True for a PE image without a CLI header. */
   readonly native: boolean;
   readonly assemblyName: string | undefined;
+  /** The assembly's version (Major.Minor.Build.Revision), undefined without an assembly manifest. */
+  readonly assemblyVersion: string | undefined;
+  /** The token of the public key the assembly carries, null when it carries none. */
+  readonly publicKeyToken: string | null;
+  /** The configured key the assembly carries, byte for byte (any strong-name state), with its option id; else null. */
+  readonly optionKey: { readonly optionId: number | null; readonly token: string } | null;
   readonly culture: string;
   readonly referenceNames: readonly string[];
   /**

@@ -1,6 +1,6 @@
 // Everything `signgate inspect` reports about one file, built from the PE, metadata and strong-name layers.
 // Never throws for bad bytes: a file that cannot be read yields `error` with a stable code.
-import { SignGateError, isSignGateError } from '../core/errors.js';
+import { SignGateError, isInputFault, isSignGateError } from '../core/errors.js';
 import type { AttributeArgument, NamedAttributeArgument } from '../metadata/custom-attribute-value.js';
 import type { ReaderBudgets } from '../metadata/budget.js';
 import { formatVersion, ModuleMetadata } from '../metadata/module-metadata.js';
@@ -10,6 +10,7 @@ import { getCertificateTable, getOverlay, parsePeImage, type PeImage } from '../
 import { classifyStrongName, type StrongNameDetail, type StrongNameState, type VerifyOptions } from './strong-name.js';
 import { referenceToken } from './key-token.js';
 import { knownKey } from './known-keys.js';
+import { checkWellFormed, readWellFormed } from './well-formed.js';
 import type { HashAlgorithm } from './key-blob.js';
 import { toHex } from '../binary/byte-cursor.js';
 import { TableId } from '../metadata/schema.js';
@@ -172,14 +173,27 @@ export function inspectAssembly(bytes: Uint8Array, path: string, options: Inspec
   }
   const empty = { ...none, authenticode: options.readAuthenticode === false ? null : readAuthenticode(image, options.authenticode) };
   const pe = peInfo(image);
-  if (!hasCorHeader(image)) return { ...empty, pe, managed: false, error: null };
+  const verdictOptions = { ...(options.budgets === undefined ? {} : { budgets: options.budgets }), authenticodeLimits: options.authenticode?.limits };
+  // The one verdict (well-formed.ts): inspect refuses exactly the files check refuses with SG001, with the same error.
+  const verdict = (check: () => void) => {
+    try {
+      check();
+      return null;
+    } catch (error) {
+      if (!isInputFault(error)) throw error;
+      return errorInfo(error);
+    }
+  };
+  if (!hasCorHeader(image)) return { ...empty, pe, managed: false, error: verdict(() => readWellFormed(bytes, verdictOptions)) };
   let module: ModuleMetadata;
   try {
     module = new ModuleMetadata(image, options.budgets === undefined ? {} : { budgets: options.budgets });
   } catch (error) {
     return { ...empty, pe, managed: true, error: errorInfo(error) };
   }
-  const partial: Record<string, unknown> = { ...empty, pe, managed: true, error: null };
+  const refused = verdict(() => checkWellFormed(module, verdictOptions));
+  // What can still be shown of a refused file is shown; its error is the verdict's.
+  const partial: Record<string, unknown> = { ...empty, pe, managed: true, error: refused };
   try {
     const cor = module.corHeader;
     partial.cli = {
@@ -227,16 +241,9 @@ export function inspectAssembly(bytes: Uint8Array, path: string, options: Inspec
       signatureValid: status.signatureValid,
     };
   } catch (error) {
-    partial.error = errorInfo(error);
+    partial.error = refused ?? errorInfo(error);
   }
   return partial as unknown as AssemblyInfo;
 }
 
-/** Parses a file into ModuleMetadata, or throws the typed error (for callers that need the metadata). */
-export function readModule(bytes: Uint8Array): ModuleMetadata {
-  const image = parsePeImage(bytes);
-  if (!hasCorHeader(image)) {
-    throw new SignGateError('SG_ERR_CLI_BAD_HEADER', 'the file is a native PE image with no CLI header, not a .NET assembly');
-  }
-  return new ModuleMetadata(image);
-}
+export { readModule } from './well-formed.js';

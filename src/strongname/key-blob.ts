@@ -2,7 +2,7 @@
 // (strong-naming.md sections 5 and 6). Keys become node:crypto KeyObjects through JWK.
 import { createPrivateKey, createPublicKey, generateKeyPairSync, type KeyObject } from 'node:crypto';
 import { ByteCursor, peekU32, toHex } from '../binary/byte-cursor.js';
-import { KeyError } from '../core/errors.js';
+import { KeyError, type ErrorFault } from '../core/errors.js';
 
 /** ALG_IDs used in key blob headers. */
 export const AlgId = {
@@ -54,8 +54,8 @@ export interface PublicKeyInfo {
   readonly modulus: Uint8Array;
 }
 
-function keyError(message: string): KeyError {
-  return new KeyError('SG_ERR_KEY_BAD_BLOB', message);
+function keyError(message: string, fault: ErrorFault = 'environment'): KeyError {
+  return new KeyError('SG_ERR_KEY_BAD_BLOB', message, { fault });
 }
 
 function bigEndian(le: Uint8Array): Uint8Array {
@@ -75,28 +75,36 @@ function exponentBytes(e: number): Uint8Array {
 /**
  * Parses a PublicKeyBlob as stored in Assembly.PublicKey or written by `sn -p`.
  * The ECMA neutral key is accepted and marked; it is not an RSA key.
+ * @param fault whose fault a bad blob is: `input` for a key read from a file being checked, `environment` (the default)
+ *   for a key the user or the configuration gives
  * @throws KeyError SG_ERR_KEY_BAD_BLOB
  */
-export function parsePublicKeyBlob(blob: Uint8Array): PublicKeyInfo {
+export function parsePublicKeyBlob(blob: Uint8Array, fault: ErrorFault = 'environment'): PublicKeyInfo {
   if (blob.length === ECMA_KEY.length && blob.every((b, i) => b === ECMA_KEY[i])) {
     return { blob, isEcmaKey: true, sigAlgId: 0, hashAlgId: 0, hashAlgorithm: 'sha1', bitLength: 0, exponent: 0, modulus: new Uint8Array(0) };
   }
-  if (blob.length < 12 + 20) throw keyError(`public key blob is ${blob.length} bytes, shorter than the 32-byte header`);
+  if (blob.length < 12 + 20) throw keyError(`public key blob is ${blob.length} bytes, shorter than the 32-byte header`, fault);
   const c = new ByteCursor(blob, { structure: 'public key blob', errorCode: 'SG_ERR_KEY_BAD_BLOB' });
   const sigAlgId = c.u32();
   const hashAlgId = c.u32();
   const cbPublicKey = c.u32();
-  if (cbPublicKey !== blob.length - 12) throw keyError(`public key blob says cbPublicKey = ${cbPublicKey}, but ${blob.length - 12} bytes follow the header`);
-  if (sigAlgId !== 0 && ((sigAlgId >>> 13) & 7) !== 1) throw keyError(`public key SigAlgID 0x${sigAlgId.toString(16)} is not a signature algorithm`);
+  if (cbPublicKey !== blob.length - 12)
+    throw keyError(`public key blob says cbPublicKey = ${cbPublicKey}, but ${blob.length - 12} bytes follow the header`, fault);
+  if (sigAlgId !== 0 && ((sigAlgId >>> 13) & 7) !== 1) throw keyError(`public key SigAlgID 0x${sigAlgId.toString(16)} is not a signature algorithm`, fault);
   const hashAlgorithm = HASH_BY_ALG[hashAlgId];
-  if (!hashAlgorithm) throw keyError(`public key HashAlgID 0x${hashAlgId.toString(16)} is not SHA-1, SHA-256, SHA-384 or SHA-512`);
-  const rsa = parseRsaHeader(c, PUBLICKEYBLOB, RSA1);
-  if (cbPublicKey !== 20 + rsa.bitLength / 8) throw keyError(`public key is ${cbPublicKey - 20} bytes of modulus for a ${rsa.bitLength}-bit key`);
+  if (!hashAlgorithm) throw keyError(`public key HashAlgID 0x${hashAlgId.toString(16)} is not SHA-1, SHA-256, SHA-384 or SHA-512`, fault);
+  const rsa = parseRsaHeader(c, PUBLICKEYBLOB, RSA1, fault);
+  if (cbPublicKey !== 20 + rsa.bitLength / 8) throw keyError(`public key is ${cbPublicKey - 20} bytes of modulus for a ${rsa.bitLength}-bit key`, fault);
   const modulus = bigEndian(c.bytesView(rsa.bitLength / 8));
   return { blob, isEcmaKey: false, sigAlgId, hashAlgId, hashAlgorithm, bitLength: rsa.bitLength, exponent: rsa.exponent, modulus };
 }
 
-function parseRsaHeader(c: ByteCursor, expectedType: number, expectedMagic: number): { bitLength: number; exponent: number; aiKeyAlg: number } {
+function parseRsaHeader(
+  c: ByteCursor,
+  expectedType: number,
+  expectedMagic: number,
+  fault: ErrorFault = 'environment',
+): { bitLength: number; exponent: number; aiKeyAlg: number } {
   const bType = c.u8();
   c.u8(); // bVersion
   c.u16(); // reserved
@@ -104,11 +112,11 @@ function parseRsaHeader(c: ByteCursor, expectedType: number, expectedMagic: numb
   const magic = c.u32();
   const bitLength = c.u32();
   const exponent = c.u32();
-  if (bType !== expectedType) throw keyError(`key blob type is 0x${bType.toString(16)}, expected 0x0${expectedType}`);
-  if (magic !== expectedMagic) throw keyError(`RSA key magic is 0x${magic.toString(16)}, expected ${expectedMagic === RSA1 ? 'RSA1' : 'RSA2'}`);
+  if (bType !== expectedType) throw keyError(`key blob type is 0x${bType.toString(16)}, expected 0x0${expectedType}`, fault);
+  if (magic !== expectedMagic) throw keyError(`RSA key magic is 0x${magic.toString(16)}, expected ${expectedMagic === RSA1 ? 'RSA1' : 'RSA2'}`, fault);
   if (bitLength === 0 || bitLength % 8 !== 0 || bitLength > MAX_KEY_BITS)
-    throw keyError(`RSA key length ${bitLength} bits is not a multiple of 8 up to ${MAX_KEY_BITS}`);
-  if (exponent === 0) throw keyError('RSA public exponent is 0');
+    throw keyError(`RSA key length ${bitLength} bits is not a multiple of 8 up to ${MAX_KEY_BITS}`, fault);
+  if (exponent === 0) throw keyError('RSA public exponent is 0', fault);
   return { bitLength, exponent, aiKeyAlg };
 }
 

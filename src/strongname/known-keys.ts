@@ -29,8 +29,9 @@ function entryOf(blob: Uint8Array): Entry {
   let entry = known.get(id);
   if (!entry) {
     const copy = Uint8Array.from(blob);
-    // Throws KeyError for a bad blob: nothing is kept, and the next file with that blob gets the same error.
-    const key = parsePublicKeyBlob(copy);
+    // Throws KeyError for a bad blob (the fault of the file that holds it): nothing is kept, and the next file with
+    // that blob gets the same error.
+    const key = parsePublicKeyBlob(copy, 'input');
     if (known.size >= MAX_KNOWN_KEYS) known.clear();
     entry = { key, token: publicKeyToken(copy), hex: toHex(copy), keyObject: undefined };
     known.set(id, entry);

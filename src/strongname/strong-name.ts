@@ -266,12 +266,16 @@ export function signAssembly(module: ModuleMetadata, keyPair: StrongNameKeyFile,
   }
   const assembly = module.assembly;
   if (!assembly || assembly.publicKey.length === 0) {
-    throw new SignGateError('SG_ERR_SN_NOT_STRONG_NAMED', 'the assembly has no public key; build it delay-signed with the public key first');
+    throw new SignGateError('SG_ERR_SN_NOT_STRONG_NAMED', 'the assembly has no public key; build it delay-signed with the public key first', {
+      fault: 'input',
+    });
   }
-  const identity = parsePublicKeyBlob(assembly.publicKey);
-  if (identity.isEcmaKey) throw new KeyError('SG_ERR_KEY_ECMA', 'the assembly uses the ECMA neutral key; only Microsoft can sign it');
+  const identity = parsePublicKeyBlob(assembly.publicKey, 'input');
+  if (identity.isEcmaKey) throw new KeyError('SG_ERR_KEY_ECMA', 'the assembly uses the ECMA neutral key; only Microsoft can sign it', { fault: 'input' });
   if (module.assemblyAttributes.some((a) => a.typeName === SIGNATURE_KEY_ATTRIBUTE)) {
-    throw new KeyError('SG_ERR_KEY_MISMATCH', `the assembly carries ${SIGNATURE_KEY_ATTRIBUTE}; signing with a migrated signature key is not supported`);
+    throw new KeyError('SG_ERR_KEY_MISMATCH', `the assembly carries ${SIGNATURE_KEY_ATTRIBUTE}; signing with a migrated signature key is not supported`, {
+      fault: 'input',
+    });
   }
   if (!sameRsaKey(identity, keyPair.publicKey)) {
     throw new KeyError(
@@ -282,11 +286,13 @@ export function signAssembly(module: ModuleMetadata, keyPair: StrongNameKeyFile,
   // Before any work: the checksum written after signing must lie outside the signed bytes.
   assertHeadersOutsideSections(module.image);
   const slot = getSignatureSlot(module.image, module.corHeader);
-  if (!slot) throw new SignGateError('SG_ERR_SN_BAD_SLOT', 'the CLI header reserves no strong-name signature slot; build the assembly delay-signed');
+  if (!slot)
+    throw new SignGateError('SG_ERR_SN_BAD_SLOT', 'the CLI header reserves no strong-name signature slot; build the assembly delay-signed', { fault: 'input' });
   if (slot.size !== identity.bitLength / 8) {
     throw new SignGateError(
       'SG_ERR_SN_BAD_SLOT',
       `the signature slot is ${slot.size} bytes but a ${identity.bitLength}-bit key needs ${identity.bitLength / 8}`,
+      { fault: 'input' },
     );
   }
   const out = Uint8Array.from(module.image.bytes);

@@ -9,6 +9,8 @@ import { beforeAll, describe, expect, test } from 'vitest';
 import { isSignGateError } from '../../src/core/errors.js';
 import { CodedIndex, PTR_TABLES, TABLE_COUNT, TableId, TableNames, TableSchemas, UNUSED_TABLE_IDS } from '../../src/metadata/schema.js';
 import { inspectAssembly, readModule } from '../../src/strongname/assembly-info.js';
+import { ModuleMetadata } from '../../src/metadata/module-metadata.js';
+import { parsePeImage } from '../../src/pe/pe-image.js';
 import { fixture } from '../helpers/fixtures.js';
 import { BlobsBuilder, SORTED_TABLES, StringsBuilder, buildMetadata, coded, withMetadata, type MetadataSpec } from '../helpers/metadata-image.js';
 import { buildSrmOracle, srmDescribe, srmTables } from '../helpers/srm-oracle.js';
@@ -79,7 +81,8 @@ function assemblyWithPdbTables(): Uint8Array {
 
 /** Our layout of a file as SRM's oracle reports it: present tables with rows, row size and offset in the metadata. */
 function ourTables(bytes: Uint8Array): { id: number; rows: number; rowSize: number; offset: number }[] {
-  const module = readModule(bytes);
+  // The layout alone: the rows of these images are zeros, which the well-formedness verdict (readModule) refuses.
+  const module = new ModuleMetadata(parsePeImage(bytes));
   return KNOWN_TABLES.flatMap((id) => {
     const info = module.tables.tableInfo(id);
     return info ? [{ id, rows: info.rowCount, rowSize: info.rowSize, offset: info.fileOffset - module.root.fileOffset }] : [];

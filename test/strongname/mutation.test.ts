@@ -52,7 +52,7 @@ describe('mutated assemblies', () => {
       }
       const info = inspectAssembly(bytes, `variant-${i}`);
       if (info.error) {
-        expect(info.error.code).toMatch(/^SG_ERR_(PE|CLI|MD|KEY|SN)_/);
+        expect(info.error.code).toMatch(/^SG_ERR_(PE|CLI|MD|KEY|SN|AC)_/);
         codes.set(info.error.code, (codes.get(info.error.code) ?? 0) + 1);
       }
       for (const a of info.attributes) if (a.error) expect(a.error.code).toMatch(/^SG_ERR_MD_/);

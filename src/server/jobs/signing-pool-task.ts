@@ -3,7 +3,7 @@
 // the module (one C_Initialize and one login per process). What it makes is moved back to the service's thread, not copied.
 import type { MessagePort } from 'node:worker_threads';
 import { Piscina } from 'piscina';
-import { isSignGateError } from '../../core/errors.js';
+import { isSignGateError, type ErrorFault } from '../../core/errors.js';
 import type { StrongNameKeyFile } from '../../strongname/key-blob.js';
 import { prepareZipEntry, type PreparedZipData } from '../../zip/write-zip.js';
 import { withPkcs11Broker } from '../../strongname/pkcs11/signer.js';
@@ -22,7 +22,7 @@ export interface SignTask {
 
 /** An error of ours, as it crosses back to the service's thread (an Error loses its code on the way). */
 export interface SignTaskFailure {
-  readonly failed: { readonly code: string; readonly message: string };
+  readonly failed: { readonly code: string; readonly message: string; readonly fault: ErrorFault };
 }
 
 export type SignTaskResult = SignedFile | PreparedZipData | SignTaskFailure | undefined;
@@ -48,7 +48,7 @@ export default function signTask(task: SignTask): SignTaskResult {
   try {
     return run(task);
   } catch (error) {
-    if (isSignGateError(error)) return { failed: { code: error.code, message: error.message } };
+    if (isSignGateError(error)) return { failed: { code: error.code, message: error.message, fault: error.fault } };
     throw error;
   }
 }

@@ -17,10 +17,10 @@ function transferring(bytes: Uint8Array): { transferList?: ArrayBuffer[] } {
   return ownsItsMemory(bytes) ? { transferList: [bytes.buffer as ArrayBuffer] } : {};
 }
 
-/** A thread's result, or the error of ours it reported (a key in a token that cannot sign) thrown again here. */
+/** A thread's result, or the error of ours it reported (a key in a token that cannot sign, a file's own fault) thrown again here. */
 function rethrown(result: SignTaskResult): SignTaskResult {
   const failed = (result as SignTaskFailure | undefined)?.failed;
-  if (failed) throw new KeyError(failed.code as ErrorCode, failed.message);
+  if (failed) throw new KeyError(failed.code as ErrorCode, failed.message, { fault: failed.fault });
   return result;
 }
 

@@ -1,22 +1,21 @@
-// Processes jobs after their upload was acknowledged, as many at once as the signer has threads: the pre-flight
-// rules decide (the same code as `signgate check`), files that pass are signed with the matching key pair (in
-// the service's thread or a pool of worker threads, see signing-pool.ts), every file gets a state and messages,
-// and the result package holds every file plus signing-log.txt.
+// Processes jobs after their upload was acknowledged, as many at once as the signer has threads: the check's
+// verdict (the engine product `signgate check` runs) and one decision per file (signing-decision.ts) say what is
+// signed, files to sign are signed with the matching key pair (in the service's thread or a pool of worker threads,
+// see signing-pool.ts), every file gets a state and messages, and the result package holds every file plus
+// signing-log.txt.
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { FastifyBaseLogger } from 'fastify';
 import { ErrorCodes } from '../../core/error-codes.js';
-import { isSignGateError, KeyError, type SignGateError } from '../../core/errors.js';
+import { isInputFault, isSignGateError, KeyError, type SignGateError } from '../../core/errors.js';
 import { SIGNING_LOG } from '../../core/upload-names.js';
 import type { TokenPinState } from '../../strongname/pkcs11/pin.js';
 import { pkcs11PinState, type Pkcs11Event } from '../../strongname/pkcs11/session.js';
 import { isPkcs11Key, probePkcs11Key, type Pkcs11KeyPair } from '../../strongname/pkcs11/signer.js';
-import { formatVersion } from '../../metadata/module-metadata.js';
-import { publicKeyCommand } from '../../rules/key-match.js';
 import { inThisThread, runEngine } from '../../engine/index.js';
 import { checkProduct } from '../../rules/check-product.js';
+import { decideSigning, malformedMessages, SERVICE_SEVERITIES } from './signing-decision.js';
 import type { CheckSettings } from '../../rules/types.js';
-import { readModule } from '../../strongname/assembly-info.js';
 import type { PreparedZipData, ZipEntry } from '../../zip/write-zip.js';
 import { writeZipFile, zipEntryOfFile } from '../storage/zip-file.js';
 import type { JobFile, JobMessage, JobRecord } from '../storage/store.js';
@@ -26,7 +25,6 @@ import type { License, Organization, ServerConfig } from '../server-config.js';
 import { inProcessSigner, type FileSigner } from './sign-file.js';
 import { keysForJob } from './key-rotation.js';
 import { KeyWait, keyWaitOver, noteWaiting, optionKeyName } from './key-wait.js';
-import { publicKeyToken } from '../../strongname/key-token.js';
 import type { SignatureEvent } from '../../record/signature-record.js';
 import type { JobMemory } from './job-memory.js';
 
@@ -126,26 +124,20 @@ async function processJobSteps(
         explicit: true,
       })),
     );
-    // The service signs what it is given: whether the upload as built would load (SG801) is not its concern.
-    const check = await runEngine(
-      checkProduct({ settings: organizationSettings(config, org), severities: { 'loads-under-no-license': 'off' } }),
-      inputs,
-      inThisThread(),
-    );
+    // The check's verdict on every file, as `signgate check` gives it, then one decision per file (signing-decision.ts).
+    const check = await runEngine(checkProduct({ settings: organizationSettings(config, org), severities: SERVICE_SEVERITIES }), inputs, inThisThread());
     const byPath = new Map(check.files.map((f) => [f.path, f]));
-    // Decided up front on copies, shown in the job file one file at a time as each is finished; up to
-    // signer.ahead files are handed to the signer before the one being finished, so that every thread works.
-    // From the hand-over on, a file's bytes may belong to a pool thread: nothing here reads them again.
-    const decisions = record.assemblies.map((file, i) => {
-      const decided: JobFile = { ...file, messages: [] };
-      try {
-        return { decided, signWith: decide(decided, byPath.get(file.fileName)!, inputs[i]!.bytes, org, jobKeys!.retired) };
-      } catch (error) {
-        // The file's own fault, decided once: that file ends Error, the job goes on (never retried for it).
-        if (!fileFault(error)) throw error;
-        malformed(decided, error);
-        return { decided, signWith: undefined };
-      }
+    // Decided up front, shown in the job file one file at a time as each is finished; up to signer.ahead files are
+    // handed to the signer before the one being finished, so that every thread works. From the hand-over on, a
+    // file's bytes may belong to a pool thread: nothing here reads them again.
+    const decisions = record.assemblies.map((file) => {
+      const decision = decideSigning(byPath.get(file.fileName)!, org, jobKeys!.retired);
+      const decided: JobFile = {
+        ...file,
+        fileProcessingState: decision.action === 'error' ? 'Error' : 'Signed',
+        messages: decision.messages.map((m) => message(m.messageType, m.message)),
+      };
+      return { decided, signWith: decision.action === 'sign' ? decision.license : undefined };
     });
     // Each file's package entry (with the signed bytes' SHA-256): of the signed file, of the file as uploaded, or none
     // when the signature did not verify.
@@ -170,7 +162,8 @@ async function processJobSteps(
       try {
         done = await handedOver[i]!;
       } catch (error) {
-        if (fileFault(error)) malformed(file, error);
+        // The file's own fault met while signing it (isInputFault): that file ends Error, the job goes on.
+        if (isInputFault(error)) malformed(file, error);
         else if (!tokenUnavailable(error)) throw error;
         else if (!keyWaitOver(record, config.keyWaitSeconds)) {
           // The key cannot be used now: the job waits for it (the worker puts it back in the queue), it is not failed.
@@ -261,23 +254,10 @@ export async function finishUnsigned(store: JobProgressSink, record: JobRecord, 
   await store.save(record);
 }
 
-/**
- * A format error of the uploaded file itself (PE, CLI header, metadata, its strong-name blob): the file's fault, the
- * same every attempt, so it ends that file as Error (SG001) and is never a reason to process the job again.
- */
-export function fileFault(error: unknown): error is SignGateError {
-  return isSignGateError(error) && (/^SG_ERR_(PE|CLI|MD)_/.test(error.code) || (error.code.startsWith('SG_ERR_SN_') && error.code !== 'SG_ERR_SN_CRYPTO'));
-}
-
-/** Ends a file as Error with SG001 and the format error, as `check` says it. */
+/** Ends a file as Error with SG001 and its own fault, as `check` says it. */
 function malformed(file: JobFile, error: SignGateError): void {
   file.fileProcessingState = 'Error';
-  file.messages = [
-    message(
-      'Error',
-      `SG001 malformed: ${error.code}: ${error.message}. Rebuild the file or remove it from the upload; a damaged file cannot be signed or loaded.`,
-    ),
-  ];
+  file.messages = malformedMessages(error).map((m) => message(m.messageType, m.message));
 }
 
 /** An error of a key in a PKCS#11 token (module, token, PIN, key or signing), which fails the file, not the job. */
@@ -387,100 +367,6 @@ export function logPkcs11Event(log: FastifyBaseLogger, event: Pkcs11Event): void
       return;
     case 'failed':
       log.error({ pkcs11: event.uri, code: event.code, err: { message: event.message } }, `PKCS#11 operation failed: ${event.code}`);
-  }
-}
-
-/** Where an add-in developer gets the right public key file of each of the organization's options. */
-function whereThePublicKeyIs(org: Organization): string {
-  const ids = org.licenses.map((l) => l.optionId);
-  const each = ids.map((id) => publicKeyCommand(id)).join(' or ');
-  return `Get the option's public key file from this service: ${each} (GET /licenses/${ids.length === 1 ? ids[0] : '{optionId}'}/public-key; \`signgate licenses\` lists each option's key token).`;
-}
-
-/** Decides a file's state and messages from its check result; returns the license to sign with, if any. */
-function decide(
-  file: JobFile,
-  result: {
-    needsSigning: boolean;
-    role: string;
-    outcome: string;
-    reason: string;
-    findings: readonly { severity: string; ruleId: string; rule: string; message: string; hint: string }[];
-  },
-  bytes: Uint8Array,
-  org: Organization,
-  retired: ReadonlyMap<string, number>,
-): License | undefined {
-  const errors = result.findings.filter((f) => f.severity === 'error');
-  // A key the job was accepted with that the configuration no longer holds (rotated, and gone from previousKeys).
-  const token = retired.size ? assemblyKeyToken(bytes) : undefined;
-  const retiredOption = token !== undefined && !org.licenses.some((l) => l.token === token) ? retired.get(token) : undefined;
-  if (retiredOption !== undefined) {
-    file.fileProcessingState = 'Error';
-    file.messages.push(
-      message(
-        'Error',
-        `Not signed: the key of option ${retiredOption} this job was accepted with (key token ${token}) is no longer in the service's configuration (the option's key was changed and the old one removed from previousKeys). Build against the option's current public key and upload again.`,
-      ),
-    );
-    return undefined;
-  }
-  if (errors.length) {
-    file.fileProcessingState = 'Error';
-    for (const e of errors)
-      file.messages.push(message('Error', `${e.ruleId} ${e.rule}: ${e.message}. ${e.hint}${e.ruleId === 'SG205' ? ` ${whereThePublicKeyIs(org)}` : ''}`));
-    file.messages.push(message('Info', 'The file was not signed; the package holds it as uploaded.'));
-    return undefined;
-  }
-  if (result.role === 'module' && result.outcome === 'pass') {
-    // Part of a multi-module assembly uploaded with its manifest: the manifest is signed, its File table binds
-    // the netmodule by hash, so the netmodule comes back byte for byte as it went in.
-    file.fileProcessingState = 'Signed';
-    file.messages.push(message('Info', `Returned unchanged: ${result.reason}.`));
-    return undefined;
-  }
-  if (!result.needsSigning) {
-    file.fileProcessingState = 'Error';
-    file.messages.push(
-      message(
-        'Error',
-        `Not signed: ${result.reason}. Only API programs (assemblies that use the vendor API or carry the vendor attribute), their generated companions and assemblies that carry the public key of one of the organization's options are signed.`,
-      ),
-    );
-    return undefined;
-  }
-  // No error finding means the key is one of the organization's, byte for byte.
-  const assembly = readModule(bytes).assembly!;
-  const license = org.licenses.find((l) => Buffer.compare(Buffer.from(l.key.publicKey.blob), Buffer.from(assembly.publicKey)) === 0);
-  if (!license) {
-    file.fileProcessingState = 'Error';
-    file.messages.push(
-      message(
-        'Error',
-        `Not signed: the file's public key (token ${publicKeyToken(assembly.publicKey)}) is not the key of any option this job was accepted with. Build against the option's current public key and upload again.`,
-      ),
-    );
-    return undefined;
-  }
-  file.fileProcessingState = 'Signed';
-  if (result.findings.some((f) => f.rule === 'already-signed')) {
-    file.messages.push(message('Info', `Already signed with option ${license.optionId}; returned unchanged.`));
-    return undefined;
-  }
-  file.messages.push(
-    message('Info', `Signed with option ${license.optionId} (${assembly.name} ${formatVersion(assembly.version)}, key token ${license.token}).`),
-  );
-  for (const w of result.findings) file.messages.push(message('Warning', `${w.ruleId} ${w.rule}: ${w.message}`));
-  return license;
-}
-
-/** The public key token of the assembly's public key, or undefined when the file is no assembly with one. */
-function assemblyKeyToken(bytes: Uint8Array): string | undefined {
-  try {
-    const key = readModule(bytes).assembly?.publicKey;
-    return key?.length ? publicKeyToken(key) : undefined;
-  } catch {
-    return undefined;
   }
 }
 
