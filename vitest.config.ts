@@ -12,6 +12,7 @@ import SummaryReporter from './test/helpers/summary-reporter.js';
  * flight). `npm run test:heavy` runs them.
  */
 export const HEAVY = [
+  'test/strongname/well-formed-differential-heavy.test.ts',
   'test/package/sea.test.ts',
   'test/package/wine.test.ts',
   'test/package/nuget.test.ts',

@@ -4,7 +4,7 @@
 // held no longer than their parse or their step) or a pool of worker threads (files in shared memory). The result
 // is the same, byte for byte.
 import { taskRunSize } from '../runtime/worker-module.js';
-import { fileFacts, fileParser, fromParsedData, placeFiles, type ParsedFileData } from '../rules/facts.js';
+import { fileFacts, fileParser, fromParsedData, placeFiles, withInputDeclarations, type ParsedFileData } from '../rules/facts.js';
 import { ruleNeighbourhood } from '../rules/rule-runner.js';
 import type { FileFacts } from '../rules/types.js';
 import { inHand, named, type EngineInput } from './inputs.js';
@@ -20,10 +20,13 @@ import { settleTask, type PlacedFile, type TaskAnswer, type TaskItem } from './t
  */
 export async function runEngine<O, F, R>(product: Product<O, F, R>, inputs: readonly EngineInput[], runner: Runner): Promise<R> {
   const step = product as FileStep<unknown, unknown>;
-  const { settings } = product;
   try {
     const runs = <T>(items: readonly T[]) => runsOf(items, runner.threads);
-    const parsed = (await settled(runs(inputs).map((run) => runner.run<ParsedFileData[]>({ kind: 'parse', settings, inputs: run }, step)))).flat();
+    const parsed = (
+      await settled(runs(inputs).map((run) => runner.run<ParsedFileData[]>({ kind: 'parse', settings: product.settings, inputs: run }, step)))
+    ).flat();
+    // The per-file round's settings: with the vendor attribute types that the vendor API inputs declare (their parse read them).
+    const settings = withInputDeclarations(product.settings, parsed);
     const placements = placeFiles(inputs.map(named), parsed.map(fromParsedData), settings);
     const placed = new Map<string, PlacedFile>(inputs.map((input, i) => [input.path, { input, parsed: parsed[i]!, placement: placements[i]! }]));
     const parse = fileParser(settings);

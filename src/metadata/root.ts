@@ -38,7 +38,8 @@ const KNOWN_STREAMS = new Set(['#~', '#-', '#Strings', '#US', '#Blob', '#GUID', 
 
 /**
  * Reads the metadata root at `fileOffset` (`size` bytes, already mapped from the CLI header).
- * Duplicate stream names are an error: readers disagree on which copy wins (SRM takes the first, dnfile the last).
+ * Duplicate stream names are an error: readers disagree on which copy wins (System.Reflection.Metadata takes the
+ * last, other readers the first).
  * @throws FormatError SG_ERR_MD_*
  */
 export function parseMetadataRoot(bytes: Uint8Array, fileOffset: number, size: number): MetadataRoot {

@@ -7,9 +7,10 @@ import { classifyStrongName, type StrongNameStatus } from '../strongname/strong-
 import { knownKey } from '../strongname/known-keys.js';
 import { readWellFormed } from '../strongname/well-formed.js';
 import { compileNamePatterns, type NameMatcher } from './name-pattern.js';
+import { declaredIn } from './vendor-attribute.js';
 import { TableId } from '../metadata/schema.js';
 import type { FileRow } from '../metadata/module-metadata.js';
-import type { CheckInput, CheckSettings, ExpectedKey, FileFacts, FileRole, LinkedModule } from './types.js';
+import type { CheckInput, CheckSettings, DeclaredVendorAttribute, ExpectedKey, FileFacts, FileRole, LinkedModule } from './types.js';
 import { needsSigning } from './types.js';
 
 const INTEROP_ATTRIBUTES = new Set([
@@ -45,6 +46,8 @@ export interface ParsedFile {
   readonly fileRows: readonly FileRow[];
   /** The configured option whose public key the assembly carries, byte for byte (any strong-name state); else null. */
   readonly optionKey: { readonly optionId: number | null; readonly token: string } | null;
+  /** For a vendor API assembly: the vendor attribute types it declares (messages name the type exactly). */
+  readonly declaredVendorAttributes: readonly DeclaredVendorAttribute[];
 }
 
 /** A ParsedFile as it crosses between threads: `interop` computed, byte arrays copied out of the file's buffer. */
@@ -112,11 +115,30 @@ function readsAsInterop(module: ModuleMetadata): boolean {
   }
 }
 
+/** The vendor attribute types a vendor API assembly declares; none when they cannot be read (they only sharpen a hint). */
+function declarations(module: ModuleMetadata, name: string, settings: CheckSettings): DeclaredVendorAttribute[] {
+  try {
+    return declaredIn(module, name, settings);
+  } catch (error) {
+    if (isSignGateError(error)) return [];
+    throw error;
+  }
+}
+
 /** Reads the vendor settings a parse needs once per set. */
 export function fileParser(settings: CheckSettings): (input: CheckInput) => { parsed: ParsedFile; module: ModuleMetadata | undefined } {
   const isVendorApi = compileNamePatterns(settings.vendorApi);
   const attributeName = `${settings.vendor}SignedAssemblyAttribute`;
-  return (input) => parseFile(input, isVendorApi, attributeName, settings.keys);
+  return (input) => parseFile(input, isVendorApi, attributeName, settings);
+}
+
+/**
+ * The settings of the per-file round: the vendor attribute types that the vendor API assemblies among the inputs
+ * declare (read by their parse), before those of the references the settings bring (`--reference`).
+ */
+export function withInputDeclarations(settings: CheckSettings, parsed: readonly Pick<ParsedFile, 'declaredVendorAttributes'>[]): CheckSettings {
+  const declared = parsed.flatMap((p) => p.declaredVendorAttributes);
+  return declared.length ? { ...settings, declaredVendorAttributes: [...declared, ...(settings.declaredVendorAttributes ?? [])] } : settings;
 }
 
 /** The configured key whose blob is the assembly's public key, header included (as SG205 compares). */
@@ -140,7 +162,7 @@ function parseFile(
   input: CheckInput,
   isVendorApi: NameMatcher,
   attributeName: string,
-  keys: readonly ExpectedKey[],
+  settings: CheckSettings,
 ): { parsed: ParsedFile; module: ModuleMetadata | undefined } {
   const base = {
     readError: undefined,
@@ -156,6 +178,7 @@ function parseFile(
     marked: false,
     fileRows: [],
     optionKey: null,
+    declaredVendorAttributes: [],
   };
   try {
     // The one verdict (strongname/well-formed.ts): what inspect, audit, fix and the service refuse, SG001 refuses.
@@ -175,7 +198,8 @@ function parseFile(
       culture: assembly?.culture ?? '',
       referenceNames,
       fileRows: assembly ? module.files.filter((f) => (f.flags & FILE_CONTAINS_NO_METADATA) === 0) : [],
-      optionKey: optionKeyOf(assembly?.publicKey, keys),
+      optionKey: optionKeyOf(assembly?.publicKey, settings.keys),
+      declaredVendorAttributes: assembly && isVendorApi(assembly.name) ? declarations(module, assembly.name, settings) : [],
       interop: (() => {
         let interop: boolean | undefined;
         return () => (interop ??= readsAsInterop(module));
@@ -393,6 +417,6 @@ export function describeRole(role: FileRole): string {
     case 'not-required':
       return `not required: ${role.why}`;
     case 'unreadable':
-      return 'could not be read';
+      return 'refused: outside what signgate reads and signs (SG001)';
   }
 }

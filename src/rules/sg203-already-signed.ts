@@ -2,6 +2,12 @@
 import { sameKeyBlob } from './key-match.js';
 import { defineRule } from './types.js';
 
+/** Which key SG203 found, from its finding's data: the check's message and sign's reason for not uploading say it so. */
+export function signedWithKey(data: Readonly<Record<string, unknown>> | undefined): string {
+  const optionId = data?.optionId;
+  return `with key token ${String(data?.token)}${typeof optionId === 'number' ? ` (option ${optionId})` : ''}`;
+}
+
 export default defineRule({
   id: 'SG203',
   name: 'already-signed',
@@ -14,11 +20,12 @@ export default defineRule({
     if (status.state !== 'signed' || !status.publicKey) return [];
     const key = settings.keys.find((k) => sameKeyBlob(k.publicKey, status.publicKey!));
     if (!key) return []; // signed with another key: wrong-key reports it
+    const data = { token: key.token, optionId: key.optionId };
     return [
       {
-        message: `already signed with key token ${key.token}${key.optionId !== null ? ` (option ${key.optionId})` : ''}`,
+        message: `already signed ${signedWithKey(data)}`,
         ...(status.slot ? { location: { fileOffset: status.slot.fileOffset, length: status.slot.size } } : {}),
-        data: { token: key.token },
+        data,
       },
     ];
   },

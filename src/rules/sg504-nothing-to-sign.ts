@@ -47,13 +47,15 @@ function report(all: readonly FileFacts[], settings: CheckSettings): RuleReport 
     const what =
       all.length === 1
         ? unreadable
-          ? 'it could not be read'
+          ? 'SG001 refuses it'
           : 'it is native code or a netmodule'
-        : [...(unreadable ? [`${unreadable} could not be read`] : []), ...(other ? [`${other} native code or netmodule${other === 1 ? '' : 's'}`] : [])].join(
+        : [...(unreadable ? [`${unreadable} refused (SG001)`] : []), ...(other ? [`${other} native code or netmodule${other === 1 ? '' : 's'}`] : [])].join(
             ', ',
           );
+    // A file SG001 refuses may well be an assembly the runtime loads: it is outside what signgate reads, not "not .NET".
+    const noun = unreadable ? 'a .NET assembly signgate can read' : 'a .NET assembly';
     return {
-      message: `nothing to sign: ${all.length === 1 ? 'the one input file is not' : `none of the ${all.length} input files is`} a .NET assembly (${what})`,
+      message: `nothing to sign: ${all.length === 1 ? 'the one input file is not' : `none of the ${all.length} input files is`} ${noun} (${what})`,
       hint: "Point signgate at the add-in's build output: the .NET assemblies that reference the vendor's API.",
       data: { cause: 'no-assemblies', files: all.length, unreadable },
     };

@@ -34,11 +34,8 @@ export interface CreatedJob extends JobRef {
   readonly links: { readonly status: string; readonly download: string; readonly delete: string };
 }
 
-/** States in which the service says a file was not signed. */
-export const FAILED_STATES: ReadonlySet<string> = new Set(['error', 'failed', 'failure', 'rejected']);
-
-/** States that are not final yet. */
-export const PENDING_STATES: ReadonlySet<string> = new Set(['pending', 'processing', 'queued', 'inprogress', 'in progress', 'running']);
+// A file's state words and how a service's word is read: core/file-states.ts.
+export { FAILED_STATES, PENDING_STATES } from '../core/file-states.js';
 
 function bad(method: string, url: string, what: string): ServiceError {
   return new ServiceError('SG_ERR_HTTP_BAD_RESPONSE', `${method} ${url}: ${what}`, { method, url });

@@ -10,6 +10,7 @@
 // - the signature (or, delay-signed, an empty slot), the STRONGNAMESIGNED flag and the PE checksum.
 // IL, the CLI header, Win32 resources and every table row but those above (and FieldRVA rows of field data that
 // moved) keep their bytes and their addresses; what moved keeps its bytes.
+import { checkWellFormed } from './well-formed.js';
 import { KeyError, SignGateError } from '../core/errors.js';
 import { encodeCompressedU32, MetadataEditor } from '../metadata/metadata-writer.js';
 import { TableId } from '../metadata/schema.js';
@@ -141,6 +142,8 @@ export function strongNameAssembly(bytes: Uint8Array, options: StrongNameAssembl
     );
   }
   const module = new Module(image);
+  // The one verdict: fix rewrites only what every other command reads (well-formed.ts).
+  checkWellFormed(module);
   const unfixable = unfixableReason(module);
   if (unfixable) throw new SignGateError(unfixable.code, unfixable.message);
   if (!options.delaySign && !canSign(options.key)) {

@@ -2,6 +2,7 @@
 // the pre-flight check; signArchive() checks the assemblies inside, uploads the archive to POST /archives, waits,
 // downloads the result archive (every file at its path, signing-log.txt, signing-logs/<path>.log) and verifies
 // every assembly the service says it signed.
+import { ClientFileState, isSignedState } from '../core/file-states.js';
 import { closeSync, mkdirSync, openSync, readFileSync, readSync, renameSync, statSync } from 'node:fs';
 import { basename, dirname, join, relative, resolve, sep } from 'node:path';
 import { ServiceError, UsageError } from '../core/errors.js';
@@ -160,7 +161,7 @@ export async function signArchive(options: SignArchiveOptions, events: SignEvent
   const prepared = prepareSettings(options);
   const { baseUrl } = prepared;
   const token = resolveAccessToken(options);
-  const settings = withDeclaredVendorAttributes(prepared.settings, [], prepared.references);
+  const settings = withDeclaredVendorAttributes(prepared.settings, prepared.references);
   if (!baseUrl || !token)
     throw new UsageError(
       'sign --archive needs the service address and an access token',
@@ -245,11 +246,11 @@ export async function signArchive(options: SignArchiveOptions, events: SignEvent
   // A file to sign must come back signed; any file may come back only as sent or signed: else the run fails.
   const needed = new Set(check.files.filter((f) => f.needsSigning && f.role !== 'module').map((f) => f.path));
   const files = entries.map((e): ArchiveFileResult => {
-    const state = stateOf.get(e.name) ?? (ARCHIVE_ASSEMBLY.test(e.name) ? 'Missing' : 'not an assembly');
+    const state = stateOf.get(e.name) ?? (ARCHIVE_ASSEMBLY.test(e.name) ? ClientFileState.Missing : 'not an assembly');
     const back = returned.get(e.name);
     if (!back) return { name: e.name, state, verified: false, reason: 'the result archive does not contain the file', failed: true };
     // What the service did not sign must come back as it went up: a changed file is somebody else's work.
-    if (state !== 'Signed') {
+    if (!isSignedState(state)) {
       if (!Buffer.from(back).equals(e.bytes))
         return {
           name: e.name,
@@ -288,7 +289,7 @@ export async function signArchive(options: SignArchiveOptions, events: SignEvent
     deleted = true;
   }
   events.jobDone?.({ jobId });
-  const signed = files.filter((f) => f.state === 'Signed' && ARCHIVE_ASSEMBLY.test(f.name)).length;
+  const signed = files.filter((f) => isSignedState(f.state) && ARCHIVE_ASSEMBLY.test(f.name)).length;
   const verified = files.filter((f) => f.verified).length;
   const failed = files.filter((f) => f.failed).length + extras.length;
   return {

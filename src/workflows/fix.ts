@@ -2,6 +2,7 @@
 // point every assembly of the set at them. All files are decided before any is written: when one must be refused,
 // so is every file tied to it (a fixed dependency beside an add-in that still names it without a token, or a fixed
 // add-in naming a dependency by a token it does not carry); the rest of the set is fixed.
+import { checkWellFormed } from '../strongname/well-formed.js';
 import { basename, dirname, isAbsolute, join, parse, relative, resolve } from 'node:path';
 import { mkdirSync } from 'node:fs';
 import { isSignGateError, KeyError, UsageError } from '../core/errors.js';
@@ -540,6 +541,8 @@ export function planFix(inputs: readonly InputFile[], force: boolean, listed?: R
         continue;
       }
       module = parts.metadata(image);
+      // The one verdict where the file was read whole; a file read in parts gets it when it is read whole to be fixed.
+      if (parts.whole) checkWellFormed(module);
       const unfixable = unfixableReason(module);
       if (unfixable) {
         skipOrRefuse(unfixable.code, unfixable.message);

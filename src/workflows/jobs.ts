@@ -2,7 +2,8 @@
 import { rmSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { UsageError } from '../core/errors.js';
-import { FAILED_STATES, PENDING_STATES, type JobSummary, type ServiceClient } from '../service-client/client.js';
+import { isFailedState, isPendingState } from '../core/file-states.js';
+import type { JobSummary, ServiceClient } from '../service-client/client.js';
 import { extractPackage, SERVICE_LOG_NAME, type ExtractResult } from './extract.js';
 import { downloadTo } from './files.js';
 import { cacheDir, downloadName, Ledger, makeCacheDir, sweepStaleDownloads } from './ledger.js';
@@ -95,9 +96,9 @@ export async function tallyJobs(
     while (next < finished.length) {
       const job = finished[next++]!;
       try {
-        const states = (await client.status(job.id)).assemblies.map((a) => a.fileProcessingState.toLowerCase());
-        const failed = states.filter((s) => FAILED_STATES.has(s)).length;
-        const pending = states.filter((s) => PENDING_STATES.has(s)).length;
+        const states = (await client.status(job.id)).assemblies.map((a) => a.fileProcessingState);
+        const failed = states.filter(isFailedState).length;
+        const pending = states.filter(isPendingState).length;
         tallies.set(job.id, { files: states.length, signed: states.length - failed - pending, failed, pending });
       } catch {
         // gone meanwhile, or the service refuses: the list still shows the job

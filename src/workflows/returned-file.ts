@@ -2,7 +2,7 @@
 // signature, flag and checksum (a netmodule: byte for byte). sign and sign --archive judge every file with it.
 import { formatVersion } from '../metadata/module-metadata.js';
 import type { ExpectedKey } from '../rules/types.js';
-import { FAILED_STATES } from '../service-client/client.js';
+import { ClientFileState, isFailedState } from '../core/file-states.js';
 import { readModule } from '../strongname/assembly-info.js';
 import { compareIgnoringSignature, verifyStrongName } from '../strongname/strong-name.js';
 
@@ -47,12 +47,12 @@ export function fileVerdict(
   keys: readonly ExpectedKey[],
   netmodule = false,
 ): string | null {
-  if (FAILED_STATES.has(state.toLowerCase())) return `the service reports ${state}`;
+  if (isFailedState(state)) return `the service reports ${state}`;
   if (!returned) return 'the result package does not contain the file';
   const reason = netmodule
     ? Buffer.compare(Buffer.from(uploaded), Buffer.from(returned)) === 0
       ? null
       : "the netmodule came back changed; the hash its assembly's File table records no longer matches"
     : checkReturnedFile(uploaded, returned, keys);
-  return reason === null ? null : state === 'Missing' ? `the service did not report the file, and ${reason}` : reason;
+  return reason === null ? null : state === ClientFileState.Missing ? `the service did not report the file, and ${reason}` : reason;
 }

@@ -2,6 +2,7 @@
 // uploaded (or resumed from the ledger), polled until finished, its record proof checked, its package downloaded,
 // tied to the record and written, each file verified, deleted on the service when asked. Each transition is saved in
 // the ledger as it happens. sign --archive polls and verifies through the same functions.
+import { signedWithKey } from '../rules/sg203-already-signed.js';
 import { createHash } from 'node:crypto';
 import { rmSync } from 'node:fs';
 import { join } from 'node:path';
@@ -12,7 +13,8 @@ import type { RecordVerifier } from '../record/checkpoint.js';
 import type { CheckResult } from '../rules/rule-runner.js';
 import { describeTooLarge, proposeSplit } from '../rules/split.js';
 import type { CheckInput, ExpectedKey } from '../rules/types.js';
-import { FAILED_STATES, PENDING_STATES, type JobRef, type JobStatus, type ServiceClient } from '../service-client/client.js';
+import { ClientFileState, isFailedState, isPendingState } from '../core/file-states.js';
+import type { JobRef, JobStatus, ServiceClient } from '../service-client/client.js';
 import type { RetryInfo } from '../service-client/http.js';
 import { readPackage, SERVICE_LOG_NAME, writePackage } from './extract.js';
 import { downloadTo } from './files.js';
@@ -126,7 +128,7 @@ export async function pollJob(
     const last = await client.status(job, files === undefined ? {} : { files });
     if (last.processingFinished) return last;
     // What a queued file's message says while it waits (the service waits for its signing key): said once.
-    for (const m of last.assemblies.flatMap((a) => (PENDING_STATES.has(a.fileProcessingState.toLowerCase()) ? a.messages : []))) {
+    for (const m of last.assemblies.flatMap((a) => (isPendingState(a.fileProcessingState) ? a.messages : []))) {
       const text = m.message.replace(/\d{4}-\d\d-\d\dT[\d:.]+Z/g, '');
       if (log && !told.has(text)) {
         told.add(text);
@@ -134,7 +136,7 @@ export async function pollJob(
       }
     }
     if (Date.now() + wait > deadline) {
-      const pending = last.assemblies.filter((a) => PENDING_STATES.has(a.fileProcessingState.toLowerCase())).length;
+      const pending = last.assemblies.filter((a) => isPendingState(a.fileProcessingState)).length;
       throw new ServiceError(
         'SG_ERR_HTTP_TIMEOUT',
         `job ${job.id} is still being processed after ${timeoutS} s (${pending} of ${last.assemblies.length} files not final); it is kept on the service: run the same command again to resume it, or raise --timeout`,
@@ -173,16 +175,14 @@ export function planJobs(check: CheckResult, inputs: readonly CheckInput[], maxU
     .filter((f) => !uploadPaths.has(f.path))
     .map((f): SignedFileResult => {
       const already = f.findings.find((x) => x.rule === 'already-signed');
-      // "already signed with key token … (option …)" from SG203, said as the reason it is not uploaded.
-      const reason = already
-        ? `already signed (${already.ruleId}) ${already.message.replace(/^already signed\s*/, '')}; nothing to upload`.replace(/\s+;/, ';')
-        : f.reason;
+      // SG203's token and option, said as the reason it is not uploaded.
+      const reason = already ? `already signed (${already.ruleId}) ${signedWithKey(already.data)}; nothing to upload` : f.reason;
       return {
         path: f.path,
         uploadName: inputs.find((i) => i.path === f.path)!.uploadName,
         uploaded: false,
         jobId: null,
-        state: already ? 'already-signed' : 'not-uploaded',
+        state: already ? ClientFileState.AlreadySigned : ClientFileState.NotUploaded,
         verified: false,
         reason,
         output: null,
@@ -301,7 +301,7 @@ export async function signJob(
     const key = windowsPathKey(input.uploadName);
     const fileStatus = status.assemblies.find((a) => windowsPathKey(a.fileName) === key);
     const returned = extracted.files.find((e) => windowsPathKey(e.name) === key);
-    const state = fileStatus?.fileProcessingState ?? 'Missing';
+    const state = fileStatus?.fileProcessingState ?? ClientFileState.Missing;
     const reason = fileVerdict(state, input.bytes, returned?.bytes, run.keys, run.manifests.has(input.path));
     const verified = reason === null;
     const messages = [...(fileStatus?.messages ?? [])];
@@ -366,7 +366,7 @@ export function withSummary(result: SignResult): SignResult {
   result.summary = {
     files: result.files.length,
     uploaded: uploaded.length,
-    signed: uploaded.filter((f) => f.output !== null && !FAILED_STATES.has(f.state.toLowerCase())).length,
+    signed: uploaded.filter((f) => f.output !== null && !isFailedState(f.state)).length,
     verified: uploaded.filter((f) => f.verified).length,
     failed: uploaded.filter((f) => !f.verified).length,
     notUploaded: result.files.length - uploaded.length,

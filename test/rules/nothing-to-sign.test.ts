@@ -32,7 +32,7 @@ describe('nothing-to-sign', () => {
 
   test('only files that are not .NET assemblies: unreadable, native, netmodule', async () => {
     const f = await nothing(['fixtures/corrupt/zero-byte.dll', 'fixtures/variants/native.dll', 'fixtures/assemblies/part.netmodule']);
-    expect(f.message).toBe('nothing to sign: none of the 3 input files is a .NET assembly (1 could not be read, 2 native code or netmodules)');
+    expect(f.message).toBe('nothing to sign: none of the 3 input files is a .NET assembly signgate can read (1 refused (SG001), 2 native code or netmodules)');
     expect(f.data).toMatchObject({ cause: 'no-assemblies' });
   });
 

@@ -1,9 +1,12 @@
-// A section whose raw data covers the PE headers puts the CheckSum inside the signed bytes: signing must refuse.
+// A section whose raw data covers the PE headers puts the CheckSum inside the signed bytes: signing must refuse, and
+// so the one verdict (well-formed.ts) refuses the file for every command, with the same error.
 import { describe, expect, test } from 'vitest';
 import { parsePeImage } from '../../src/pe/pe-image.js';
-import { readModule } from '../../src/strongname/assembly-info.js';
+import { ModuleMetadata } from '../../src/metadata/module-metadata.js';
+import { inspectAssembly, readModule } from '../../src/strongname/assembly-info.js';
 import { parseStrongNameKeyFile } from '../../src/strongname/key-blob.js';
 import { signAssembly } from '../../src/strongname/strong-name.js';
+import { defaultSettings, runCheck } from '../helpers/check.js';
 import { fixture } from '../helpers/fixtures.js';
 
 const pair = parseStrongNameKeyFile(fixture('test-keys/12345_keypair.snk'));
@@ -23,11 +26,17 @@ function textCoversHeaders(): Uint8Array {
 }
 
 describe('signing an image whose section covers the PE headers', () => {
-  test('the image is still readable', () => {
-    expect(readModule(textCoversHeaders()).assembly?.name).toBe('delay-1024');
+  test('the metadata is still readable, but the verdict refuses the file: inspect, readModule and check say why', async () => {
+    const bytes = textCoversHeaders();
+    expect(new ModuleMetadata(parsePeImage(bytes)).assembly?.name).toBe('delay-1024');
+    expect(inspectAssembly(bytes, 'headers.dll').error?.code).toBe('SG_ERR_SN_HEADERS_IN_SECTION');
+    expect(() => readModule(bytes)).toThrowError(expect.objectContaining({ code: 'SG_ERR_SN_HEADERS_IN_SECTION', fault: 'input' }));
+    const result = await runCheck([{ path: 'headers.dll', uploadName: 'headers.dll', bytes, explicit: true }], { settings: defaultSettings() });
+    expect(result.files[0]!.findings.find((f) => f.ruleId === 'SG001')?.data?.code).toBe('SG_ERR_SN_HEADERS_IN_SECTION');
   });
 
   test('signAssembly refuses it with a typed error', () => {
-    expect(() => signAssembly(readModule(textCoversHeaders()), pair)).toThrowError(expect.objectContaining({ code: 'SG_ERR_SN_HEADERS_IN_SECTION' }));
+    const module = new ModuleMetadata(parsePeImage(textCoversHeaders()));
+    expect(() => signAssembly(module, pair)).toThrowError(expect.objectContaining({ code: 'SG_ERR_SN_HEADERS_IN_SECTION' }));
   });
 });

@@ -62,7 +62,7 @@ export function formatInspectText(info: AssemblyInfo, io: Io): string {
     const a = info.assembly;
     row('assembly', `${a.name}, Version=${a.version}, Culture=${a.culture || 'neutral'}, PublicKeyToken=${a.publicKeyToken ?? 'null'}`);
   } else if (info.module) {
-    row('module', `${info.module.name} (netmodule: no assembly manifest)`);
+    row('module', `${info.module.name} (${info.module.hasManifest ? 'the assembly manifest was not read: see the error' : 'netmodule: no assembly manifest'})`);
   }
   if (info.strongName) {
     const s = info.strongName;

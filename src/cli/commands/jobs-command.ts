@@ -3,7 +3,8 @@ import { resolve } from 'node:path';
 import { createInterface } from 'node:readline/promises';
 import type { ArgumentsCamelCase, Argv, CommandModule } from 'yargs';
 import { UsageError } from '../../core/errors.js';
-import { FAILED_STATES, type ServiceClient } from '../../service-client/client.js';
+import { isFailedState } from '../../core/file-states.js';
+import type { ServiceClient } from '../../service-client/client.js';
 import { displayPath } from '../../workflows/input-paths.js';
 import type { LicenseEntry } from '../../service-client/answers.js';
 import { downloadJob, MAX_TALLIED_JOBS, parseDuration, planPrune, tallyJobs } from '../../workflows/jobs.js';
@@ -151,9 +152,7 @@ export async function runJobs(args: JobsArgs, io: Io): Promise<ExitCodeValue> {
           for (const m of a.messages) io.out(`             ${m.messageType}: ${m.message}`);
         }
       }
-      return status.processingFinished && status.assemblies.every((a) => !FAILED_STATES.has(a.fileProcessingState.toLowerCase()))
-        ? ExitCode.Ok
-        : ExitCode.Findings;
+      return status.processingFinished && status.assemblies.every((a) => !isFailedState(a.fileProcessingState)) ? ExitCode.Ok : ExitCode.Findings;
     }
     case 'download': {
       needId();

@@ -1,5 +1,6 @@
 // `signgate sign`: parses the options, runs sign() and prints each file's result. Replaces the vendor's
 // post-build script (its parameter names work too).
+import { ClientFileState, isSignedState } from '../../core/file-states.js';
 import { describeAuthenticodeVerdict } from '../../authenticode/verdict.js';
 import type { ArgumentsCamelCase, Argv, CommandModule } from 'yargs';
 import { formatReport } from '../../report/index.js';
@@ -130,7 +131,7 @@ function printResult(result: SignResult, io: Io): void {
     const mark = !f.uploaded ? c.dim('skip') : f.verified ? c.green('ok  ') : c.red('FAIL');
     const verdict = f.uploaded
       ? f.verified
-        ? `signed and verified${['Signed', 'Success'].includes(f.state) ? '' : ` (the service says ${f.state})`}`
+        ? `signed and verified${isSignedState(f.state) ? '' : ` (the service says ${f.state})`}`
         : (f.reason ?? f.state)
       : c.dim(f.reason ?? f.state);
     io.out(`${mark} ${f.path}${f.output ? ` -> ${f.output}` : ''}  ${verdict}`);
@@ -148,7 +149,7 @@ function printResult(result: SignResult, io: Io): void {
     io.out(`Authenticode: none of the ${returned} returned files carries a signature; Authenticode-sign the signed ones now if you ship it (docs/msbuild.md)`);
   for (const extra of result.extras) io.out(`${c.yellow('note')} ${extra}  sent by the service but not uploaded: kept apart, not verified`);
   const s = result.summary;
-  const already = result.files.filter((f) => f.state === 'already-signed').length;
+  const already = result.files.filter((f) => f.state === ClientFileState.AlreadySigned).length;
   // The output folder is named only when a job's results were written there.
   const where = result.jobs.length ? `Output in ${result.destination}` : 'Nothing was written.';
   io.out(

@@ -4,6 +4,7 @@
 // them. Each process counts what it did itself (a PostgreSQL deployment is scraped node by node); the queue's depth
 // on PostgreSQL is the deployment's. No metric names a token, a user, a job id or a URL: routes are their
 // patterns (`/assembly-signing/v1.0/assemblies/:id/status`), labels are closed sets or the configuration's ids.
+import { FileState } from '../../core/file-states.js';
 import { createServer, type Server } from 'node:http';
 import type { FastifyBaseLogger, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
@@ -53,7 +54,7 @@ export class ServiceMetrics implements JobObserver {
     const filesHelp = 'Files of the jobs this process finished, by state (Signed, Error)';
     this.files = new Counter({ name: 'signgate_files_finished_total', help: filesHelp, labelNames: ['state'], registers });
     for (const outcome of ['signed', 'partial', 'failed']) this.jobs.inc({ outcome }, 0);
-    for (const state of ['Signed', 'Error']) this.files.inc({ state }, 0);
+    for (const state of [FileState.Signed, FileState.Error]) this.files.inc({ state }, 0);
     const signingHelp = 'Seconds this process took to process a job, from its first file to its result package';
     this.signing = new Histogram({ name: 'signgate_job_signing_seconds', help: signingHelp, buckets: JOB_BUCKETS, registers });
     this.requests = new Histogram({
@@ -114,8 +115,8 @@ export class ServiceMetrics implements JobObserver {
   jobFinished(record: JobRecord, seconds?: number): void {
     const { signed, failed } = fileCounts(record);
     this.jobs.inc({ outcome: failed === 0 ? 'signed' : signed === 0 ? 'failed' : 'partial' });
-    if (signed) this.files.inc({ state: 'Signed' }, signed);
-    if (failed) this.files.inc({ state: 'Error' }, failed);
+    if (signed) this.files.inc({ state: FileState.Signed }, signed);
+    if (failed) this.files.inc({ state: FileState.Error }, failed);
     if (seconds !== undefined) this.signing.observe(seconds);
   }
 

@@ -36,6 +36,7 @@ const problems = (...codes: number[]) =>
   );
 
 // The signature record's routes and the status's extension field: record-schemas.ts.
+import { FILE_STATES } from '../../core/file-states.js';
 import { checkpointRouteBase, consistencyRouteBase, recordPublicKeyRouteBase, signatureRecordProof } from './record-schemas.js';
 
 export const EXAMPLE_JOB_ID = '3f1c2a9e-8b7d-4c55-9a0e-2d6f4b1e7c30';
@@ -263,7 +264,7 @@ export const statusRoute = {
             required: ['fileName', 'fileProcessingState', 'messages'],
             properties: {
               fileName: { type: 'string' },
-              fileProcessingState: { title: 'FileProcessingState', type: 'string', enum: ['Pending', 'Processing', 'Signed', 'Error'] },
+              fileProcessingState: { title: 'FileProcessingState', type: 'string', enum: [...FILE_STATES] },
               messages: { type: 'array', items: message },
             },
           },

@@ -3,6 +3,7 @@
 // same process, once the token is back or the PIN mended, without a restart). Only after limits.keyWaitSeconds of
 // waiting do its files end Error. A worker that found a key unusable takes no job waiting for that key until the key
 // proves usable again (pg-queue-worker.ts), so that a worker that can sign takes it.
+import { FileState } from '../../core/file-states.js';
 import type { FastifyBaseLogger } from 'fastify';
 import { ErrorCodes } from '../../core/error-codes.js';
 import type { SignGateError } from '../../core/errors.js';
@@ -54,7 +55,7 @@ export function markWaiting(record: JobRecord, wait: KeyWait, keyWaitSeconds: nu
   const why = wait.keys.map((k) => `option ${k.license.optionId}: ${ErrorCodes[k.error.code]} (${k.error.code})`).join('; ');
   const text = `Waiting for the signing key (${why}). The service's operator has been told (/readyz); the job is kept and signed as soon as the key can be used, or its files end with an error at ${until} (limits.keyWaitSeconds).`;
   for (const f of record.assemblies as JobFile[]) {
-    f.fileProcessingState = 'Pending';
+    f.fileProcessingState = FileState.Pending;
     f.messages = [{ dateTime: now.toISOString(), messageType: 'Info', message: text }];
   }
 }

@@ -7,6 +7,7 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { FastifyBaseLogger } from 'fastify';
 import { ErrorCodes } from '../../core/error-codes.js';
+import { FileState } from '../../core/file-states.js';
 import { isInputFault, isSignGateError, KeyError, type SignGateError } from '../../core/errors.js';
 import { SIGNING_LOG } from '../../core/upload-names.js';
 import type { TokenPinState } from '../../strongname/pkcs11/pin.js';
@@ -106,13 +107,13 @@ async function processJobSteps(
   // directory), it is not made durable: after a crash the job is processed again from here.
   const show = (r: JobRecord) => (store.progress ? store.progress(r) : store.save(r));
   for (const f of record.assemblies) {
-    f.fileProcessingState = 'Processing';
+    f.fileProcessingState = FileState.Processing;
     f.messages = [];
   }
   await show(record);
   if (!org) {
     for (const f of record.assemblies) {
-      f.fileProcessingState = 'Error';
+      f.fileProcessingState = FileState.Error;
       f.messages.push(message('Error', `The organization ${record.organization} is no longer configured; nothing was signed.`));
     }
   } else {
@@ -134,7 +135,7 @@ async function processJobSteps(
       const decision = decideSigning(byPath.get(file.fileName)!, org, jobKeys!.retired);
       const decided: JobFile = {
         ...file,
-        fileProcessingState: decision.action === 'error' ? 'Error' : 'Signed',
+        fileProcessingState: decision.action === 'error' ? FileState.Error : FileState.Signed,
         messages: decision.messages.map((m) => message(m.messageType, m.message)),
       };
       return { decided, signWith: decision.action === 'sign' ? decision.license : undefined };
@@ -170,7 +171,7 @@ async function processJobSteps(
           const license = decisions[i]!.signWith!;
           throw new KeyWait([{ name: optionKeyName(record.organization, license.optionId), license, error }]);
         } else {
-          file.fileProcessingState = 'Error';
+          file.fileProcessingState = FileState.Error;
           file.messages = [message('Error', keyUnavailableText(decisions[i]!.signWith!, error, config.keyWaitSeconds))];
         }
       }
@@ -179,8 +180,8 @@ async function processJobSteps(
       if (done) {
         packed.set(file.fileName, done.entry);
         if (signWith && done.signedSha256) signatures.push(signatureEvent(record, file, signWith, done.signedSha256));
-      } else if (file.fileProcessingState !== 'Error') {
-        file.fileProcessingState = 'Error';
+      } else if (file.fileProcessingState !== FileState.Error) {
+        file.fileProcessingState = FileState.Error;
         file.messages = [
           message(
             'Error',
@@ -242,7 +243,7 @@ function signatureEvent(record: JobRecord, file: JobFile, license: License, sign
 export async function finishUnsigned(store: JobProgressSink, record: JobRecord, text: string, resultFile = RESULT_ZIP): Promise<void> {
   const dir = store.jobDir(record.organization, record.id);
   for (const f of record.assemblies) {
-    f.fileProcessingState = 'Error';
+    f.fileProcessingState = FileState.Error;
     f.messages = [message('Error', `Not signed: ${text}`), message('Info', 'The package holds the file as uploaded.')];
   }
   record.processingFinished = true;
@@ -256,7 +257,7 @@ export async function finishUnsigned(store: JobProgressSink, record: JobRecord, 
 
 /** Ends a file as Error with SG001 and its own fault, as `check` says it. */
 function malformed(file: JobFile, error: SignGateError): void {
-  file.fileProcessingState = 'Error';
+  file.fileProcessingState = FileState.Error;
   file.messages = malformedMessages(error).map((m) => message(m.messageType, m.message));
 }
 
@@ -398,8 +399,8 @@ export interface JobObserver {
 
 /** How many of a finished job's files came back signed (or unchanged as part of a signed assembly), and how many failed. */
 export function fileCounts(record: JobRecord): { signed: number; failed: number } {
-  const signed = record.assemblies.filter((f) => f.fileProcessingState === 'Signed').length;
-  return { signed, failed: record.assemblies.filter((f) => f.fileProcessingState === 'Error').length };
+  const signed = record.assemblies.filter((f) => f.fileProcessingState === FileState.Signed).length;
+  return { signed, failed: record.assemblies.filter((f) => f.fileProcessingState === FileState.Error).length };
 }
 
 /**

@@ -7,7 +7,8 @@ import type { Readable } from 'node:stream';
 import type { RecordVerification, SignatureEntry, SignatureEvent } from '../../record/signature-record.js';
 
 // The records every store keeps, whatever keeps them.
-export type FileProcessingState = 'Pending' | 'Processing' | 'Signed' | 'Error';
+export type { FileProcessingState } from '../../core/file-states.js';
+import type { FileProcessingState } from '../../core/file-states.js';
 
 export interface JobMessage {
   readonly dateTime: string;

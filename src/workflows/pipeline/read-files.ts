@@ -57,6 +57,6 @@ export async function readFiles(source: FileSource, read: ReadChoice = {}, prepa
   const { inputs, onDemand } = readInputs(files, source.root, { ...read, threads, readAtOnceBytes: source.readAtOnceBytes });
   const filesRead = { inputs, threads, onDemand, root: source.root };
   if (!prepared) return filesRead;
-  const settings = { ...withDeclaredVendorAttributes(prepared.settings, inputs, prepared.references), inputFolders: buildFolders(files) };
+  const settings = { ...withDeclaredVendorAttributes(prepared.settings, prepared.references), inputFolders: buildFolders(files) };
   return { ...prepared, ...filesRead, settings };
 }

@@ -1,21 +1,21 @@
-// The vendor attribute types that the vendor API assemblies declare, so that messages name the type exactly: those
-// among the inputs, then those of the references (`--reference`: files, or folders to take the vendor API DLLs from).
+// The vendor attribute types that the vendor API references declare (`--reference`: files, or folders to take the
+// vendor API DLLs from), so that messages name the type exactly. Those of the vendor API assemblies among the inputs
+// come from their parse in the engine (withInputDeclarations), which reads each input once.
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { basename, join, resolve } from 'node:path';
 import { UsageError } from '../../core/errors.js';
-import { readInput, type EngineInput } from '../../engine/index.js';
 import { compileNamePatterns } from '../../rules/name-pattern.js';
 import type { CheckSettings } from '../../rules/types.js';
 import { declaredInAssembly } from '../../rules/vendor-attribute.js';
 import { displayPath } from '../input-paths.js';
 
 /**
- * The settings with the vendor attribute types that vendor API assemblies declare, so messages name it exactly: those
- * among the inputs, then those of `references` (files, or folders to take the DLLs whose names match the vendor API
- * patterns from), read only for that. A reference that cannot be read is passed over: it only sharpens a hint.
+ * The settings with the vendor attribute types that `references` declare (files, or folders to take the DLLs whose
+ * names match the vendor API patterns from), read only for that. A reference that cannot be read is passed over: it
+ * only sharpens a hint.
  * @throws UsageError SG_ERR_USAGE for a reference that does not exist
  */
-export function withDeclaredVendorAttributes(settings: CheckSettings, inputs: readonly EngineInput[], references: readonly string[]): CheckSettings {
+export function withDeclaredVendorAttributes(settings: CheckSettings, references: readonly string[]): CheckSettings {
   const isVendorApi = compileNamePatterns(settings.vendorApi);
   const vendorApi = (path: string) => /\.dll$/i.test(path) && isVendorApi(basename(path).replace(/\.dll$/i, ''));
   const referenced = references.flatMap((r) => {
@@ -31,9 +31,6 @@ export function withDeclaredVendorAttributes(settings: CheckSettings, inputs: re
           .map((n) => join(path, n))
       : [path];
   });
-  const declared = [
-    ...inputs.filter((i) => vendorApi(i.path)).flatMap((i) => declaredInAssembly(() => readInput(i), settings)),
-    ...referenced.flatMap((file) => declaredInAssembly(() => readFileSync(file), settings)),
-  ];
+  const declared = referenced.flatMap((file) => declaredInAssembly(() => readFileSync(file), settings));
   return declared.length ? { ...settings, declaredVendorAttributes: declared } : settings;
 }
