@@ -12,16 +12,25 @@ import { formatAuditMarkdown } from '../report/audit-markdown.js';
 import { diffAuditReports } from '../audit/compare.js';
 import type { AuditReport } from '../audit/model.js';
 import type { CheckSettings } from '../rules/types.js';
-import { auditProduct } from '../audit/audit-product.js';
+import { auditProduct, auditWithSbomProduct } from '../audit/audit-product.js';
+import { parseDepsJson, type DepsFile } from '../audit/nuget.js';
+import { fileDigests } from '../audit/sbom-evidence.js';
+import { buildInventory, type OtherFileEvidence, type ReleaseInventory } from '../audit/sbom-inventory.js';
+import type { SbomOptions } from '../report/audit-sbom-options.js';
+
+export { SbomSpecVersions, type SbomOptions, type SbomSpecVersion } from '../report/audit-sbom-options.js';
+import { readInput } from '../engine/index.js';
 import { runEngine } from '../engine/index.js';
 import { parsePublicKeyBlob } from '../strongname/key-blob.js';
 import { publicKeyToken } from '../strongname/key-token.js';
 import { auditRecords, readAuditJson, type SavedCheckpoint } from './audit-records.js';
-import { displayPath, noAssembliesError } from './input-paths.js';
+import { displayPath, expandInputs, noAssembliesError } from './input-paths.js';
+import { readInputs } from './files.js';
+import { nugetPackageFolder, readPackages } from './nuget-packages.js';
 import { Ledger } from './ledger.js';
 
 export { jobsFromLedger, readSignatureRecord } from './audit-records.js';
-import { BOUNDED, DEFAULT_MAX_UPLOAD_BYTES, engineRunner, prepareCheck, readFiles, type CheckOptions } from './pipeline/index.js';
+import { BOUNDED, DEFAULT_MAX_UPLOAD_BYTES, engineRunner, prepareCheck, readFiles, type CheckOptions, type PreparedCheck } from './pipeline/index.js';
 
 export const AuditFormats = ['html', 'markdown', 'json'] as const;
 export type AuditFormat = (typeof AuditFormats)[number];
@@ -78,6 +87,12 @@ function statSafe(path: string) {
  *   when the inputs hold no assembly
  */
 export async function audit(options: AuditOptions): Promise<AuditReport> {
+  const { read, records } = await prepareAudit(options);
+  return runEngine(auditProduct(records), read.inputs, await engineRunner(read));
+}
+
+/** What an audit runs the engine with: the release read, and the records beside it (jobs, manifest, previous report, record). */
+async function prepareAudit(options: AuditOptions, beforeReading: (config: PreparedCheck['config']) => void = () => {}) {
   const paths = options.paths ?? [];
   // With one folder, names in the manifest and comparisons are relative to it.
   const single = paths.length === 1 && statSafe(paths[0]!)?.isDirectory() ? paths[0] : undefined;
@@ -85,9 +100,104 @@ export async function audit(options: AuditOptions): Promise<AuditReport> {
   // The checkpoint options are checked before the release is read.
   const saved = savedCheckpoint(options);
   const read = await prepareCheck({ ...options, ...(root ? { root } : {}) }, BOUNDED);
+  beforeReading(read.config);
   // A release with no assembly is no release to vouch for: never a report of 0 files that passes.
   if (read.inputs.length === 0) throw noAssembliesError(read.paths);
-  return runEngine(auditProduct(auditRecords(options, read.settings, saved, read.inputs)), read.inputs, await engineRunner(read));
+  return { read, records: auditRecords(options, read.settings, saved, read.inputs) };
+}
+
+export interface AuditSbomOptions extends AuditOptions {
+  /** The SBOM's creator (required: an e-mail address or a URL), the primary component and the licence of the vendor's own files. */
+  readonly sbom: SbomOptions;
+  /** The NuGet package folder the packages' .nuspec files are read from (default: NUGET_PACKAGES, else ~/.nuget/packages). */
+  readonly nugetPackages?: string;
+}
+
+/** An audit with the release's bill of materials: the report, the inventory the SBOM is written from, and its options. */
+export interface AuditWithSbom {
+  readonly report: AuditReport;
+  readonly inventory: ReleaseInventory;
+  readonly sbom: SbomOptions;
+}
+
+const MODULE_FILE = /\.(dll|exe|netmodule)$/i;
+
+/**
+ * The SBOM options with the creator from signgate.config.json when the options do not name one.
+ * @throws UsageError when neither names an e-mail address or a URL (BSI TR-03183-2 requires the SBOM's creator)
+ */
+function sbomCreator(sbom: SbomOptions, config: { sbomCreatorUrl?: string; sbomCreatorEmail?: string }): SbomOptions {
+  const creatorUrl = sbom.creatorUrl ?? (sbom.creatorEmail ? undefined : config.sbomCreatorUrl);
+  const creatorEmail = sbom.creatorEmail ?? (sbom.creatorUrl ? undefined : config.sbomCreatorEmail);
+  if (!creatorUrl && !creatorEmail) {
+    throw new UsageError(
+      'the SBOM needs its creator: --sbom-creator-url or --sbom-creator-email (BSI TR-03183-2 requires an e-mail address or a URL of who made it)',
+      'Pass --sbom-creator-url https://contoso.example or --sbom-creator-email release@contoso.example, or put "sbomCreatorUrl" or "sbomCreatorEmail" in signgate.config.json.',
+    );
+  }
+  if (creatorUrl && !/^https?:\/\/\S+$/i.test(creatorUrl))
+    throw new UsageError(`--sbom-creator-url ${creatorUrl} is not an http(s) URL`, 'Pass the URL of your organization, such as https://contoso.example.');
+  if (creatorEmail && !/^[^\s@]+@[^\s@]+\.[^\s@]+$/.test(creatorEmail))
+    throw new UsageError(`--sbom-creator-email ${creatorEmail} is not an e-mail address`, 'Pass an address such as release@contoso.example.');
+  return { ...sbom, ...(creatorUrl ? { creatorUrl } : {}), ...(creatorEmail ? { creatorEmail } : {}) };
+}
+
+/**
+ * The release audit and its bill of materials from the same evidence: the engine reads each assembly once for both
+ * (the SHA-512 and the references in the audit's per-file step), the files that are no assemblies are read once for
+ * their hashes (and a `*.deps.json` parsed from those bytes), and the NuGet package folder gives each package's
+ * `.nuspec`. renderSbom writes it.
+ * @throws UsageError as audit(), and when the SBOM's creator is missing or --nuget-packages is no folder
+ */
+export async function auditWithSbom(options: AuditSbomOptions): Promise<AuditWithSbom> {
+  let sbom = options.sbom;
+  let packageFolder: string | null = null;
+  // The creator and the package folder are checked before the engine runs.
+  const { read, records } = await prepareAudit(options, (config) => {
+    sbom = sbomCreator(options.sbom, config);
+    packageFolder = nugetPackageFolder(options.nugetPackages);
+  });
+  const { report, sbom: evidence } = await runEngine(auditWithSbomProduct(records), read.inputs, await engineRunner(read));
+  // The files that are no assemblies, read one at a time for their hashes (a deps.json parsed from the same bytes).
+  const audited = new Set(read.inputs.map((i) => i.path));
+  const rest = (await expandInputs(read.paths, process.cwd(), { everyFile: true })).filter(
+    (f) => !audited.has(f.displayPath) && !MODULE_FILE.test(f.absolutePath),
+  );
+  const others: OtherFileEvidence[] = [];
+  const deps: (DepsFile | { name: string; path: string; error: string })[] = [];
+  for (const input of readInputs(rest, read.root, { onDemand: true, threads: 0, readAtOnceBytes: 0 }).inputs) {
+    const bytes = readInput(input);
+    others.push({ path: input.path, name: input.uploadName, size: bytes.length, ...fileDigests(bytes) });
+    if (/\.deps\.json$/i.test(input.uploadName)) {
+      try {
+        deps.push(parseDepsJson(input.uploadName, Buffer.from(bytes).toString('utf8')));
+      } catch (error) {
+        deps.push({ name: input.uploadName, path: input.path, error: (error as Error).message });
+      }
+    }
+  }
+  const parsed = deps.filter((d): d is DepsFile => !('error' in d));
+  const modified = new Map<string, string>();
+  for (const f of rest) modified.set(displayPath(f.absolutePath), modifiedOf(f.absolutePath));
+  for (const f of report.files) if (!f.assembly) modified.set(f.path, modifiedOf(f.path));
+  const inventory = buildInventory({ report, evidence, others, deps, packages: packageFolder ? readPackages(parsed, packageFolder) : null, modified });
+  return { report, inventory, sbom: { creatorName: read.settings.vendor, ...sbom } };
+}
+
+/** A file's modification time, ISO 8601 UTC (the guideline's version of a file that has none), or '' when unknown. */
+function modifiedOf(path: string): string {
+  const m = statSafe(path)?.mtime;
+  return m ? m.toISOString() : '';
+}
+
+/**
+ * The SBOM of an audit as CycloneDX JSON (see report/audit-sbom.ts); `timestamp` null leaves the time out, so the
+ * same release gives the same bytes. The CycloneDX library is loaded here, when an SBOM is written. (Its strict
+ * schema validator, which the tests run over every SBOM, takes about 2 s to compile the schema: not on every run.)
+ */
+export async function renderSbom(result: AuditWithSbom, timestamp: string | null): Promise<string> {
+  const { formatAuditSbom } = await import('../report/audit-sbom.js');
+  return formatAuditSbom(result.inventory, result.report.settings.vendor, result.sbom, timestamp);
 }
 
 /** The report as HTML (one self-contained page), Markdown or JSON; `generatedAt` null leaves the time out. */
