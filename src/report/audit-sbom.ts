@@ -7,6 +7,7 @@
 import { createHash } from 'node:crypto';
 import CDX from '@cyclonedx/cyclonedx-library';
 import { VERSION } from '../runtime/version.js';
+import type { AuditReport } from '../audit/model.js';
 import type { InventoryFile, ReleaseInventory } from '../audit/sbom-inventory.js';
 import type { SbomReference } from '../audit/sbom-evidence.js';
 import type { SbomOptions } from './audit-sbom-options.js';
@@ -265,7 +266,8 @@ class SbomSerializer extends Serialize.JsonSerializer {
  * The SBOM of the release as CycloneDX JSON text. `timestamp` null leaves `metadata.timestamp` out: the same inputs
  * then give the same bytes (the serial number is derived from the content and the timestamp).
  */
-export function formatAuditSbom(inventory: ReleaseInventory, vendor: string, options: SbomOptions, timestamp: string | null): string {
+export function formatAuditSbom(inventory: ReleaseInventory, settings: AuditReport['settings'], options: SbomOptions, timestamp: string | null): string {
+  const vendor = settings.vendor;
   const spec = options.specVersion === '1.7' ? Spec.Spec1dot7 : Spec.Spec1dot6;
   const primary = primaryOf(inventory, options);
   const creator = creatorEntity({ creatorName: vendor, ...options });
@@ -276,6 +278,9 @@ export function formatAuditSbom(inventory: ReleaseInventory, vendor: string, opt
   );
   const bom = new Models.Bom({ serialNumber: `urn:uuid:${serial}`, version: 1 });
   if (timestamp) bom.metadata.timestamp = new Date(timestamp);
+  // What `audit --verify-report` takes from the SBOM to audit the folder again.
+  bom.metadata.properties.add(new Models.Property('signgate:vendor', vendor));
+  for (const k of settings.keys) bom.metadata.properties.add(new Models.Property('signgate:key', `${k.optionId ?? 'none'}:${k.token}:${k.publicKey}`));
   bom.metadata.tools.components.add(
     new Models.Component(Enums.ComponentType.Application, 'signgate', {
       version: VERSION,

@@ -10,7 +10,7 @@ import { formatAuditHtml } from '../report/audit-html.js';
 import { formatAuditJson, formatAuditJsonPieces } from '../report/audit-json.js';
 import { formatAuditMarkdown } from '../report/audit-markdown.js';
 import { diffAuditReports } from '../audit/compare.js';
-import type { AuditReport } from '../audit/model.js';
+import type { AuditOptions as AuditEngineOptions, AuditReport } from '../audit/model.js';
 import type { CheckSettings } from '../rules/types.js';
 import { auditProduct, auditWithSbomProduct } from '../audit/audit-product.js';
 import { parseDepsJson, type DepsFile } from '../audit/nuget.js';
@@ -30,7 +30,16 @@ import { nugetPackageFolder, readPackages } from './nuget-packages.js';
 import { Ledger } from './ledger.js';
 
 export { jobsFromLedger, readSignatureRecord } from './audit-records.js';
-import { BOUNDED, DEFAULT_MAX_UPLOAD_BYTES, engineRunner, prepareCheck, readFiles, type CheckOptions, type PreparedCheck } from './pipeline/index.js';
+import {
+  BOUNDED,
+  DEFAULT_MAX_UPLOAD_BYTES,
+  engineRunner,
+  prepareCheck,
+  readFiles,
+  type CheckOptions,
+  type PreparedCheck,
+  type ReadFiles,
+} from './pipeline/index.js';
 
 export const AuditFormats = ['html', 'markdown', 'json'] as const;
 export type AuditFormat = (typeof AuditFormats)[number];
@@ -157,12 +166,20 @@ export async function auditWithSbom(options: AuditSbomOptions): Promise<AuditWit
     sbom = sbomCreator(options.sbom, config);
     packageFolder = nugetPackageFolder(options.nugetPackages);
   });
+  const { report, inventory } = await inventoryOf(read.paths, read, records, packageFolder);
+  return { report, inventory, sbom: { creatorName: read.settings.vendor, ...sbom } };
+}
+
+/**
+ * The audit and the inventory of the release read as `read` (from `paths`): the engine's run with the SBOM's evidence,
+ * then the files that are no assemblies, read one at a time for their hashes (a deps.json parsed from the same
+ * bytes), and the packages of the deps.json files in `packageFolder`.
+ */
+async function inventoryOf(paths: readonly string[], read: ReadFiles, records: AuditEngineOptions, packageFolder: string | null) {
   const { report, sbom: evidence } = await runEngine(auditWithSbomProduct(records), read.inputs, await engineRunner(read));
   // The files that are no assemblies, read one at a time for their hashes (a deps.json parsed from the same bytes).
   const audited = new Set(read.inputs.map((i) => i.path));
-  const rest = (await expandInputs(read.paths, process.cwd(), { everyFile: true })).filter(
-    (f) => !audited.has(f.displayPath) && !MODULE_FILE.test(f.absolutePath),
-  );
+  const rest = (await expandInputs(paths, process.cwd(), { everyFile: true })).filter((f) => !audited.has(f.displayPath) && !MODULE_FILE.test(f.absolutePath));
   const others: OtherFileEvidence[] = [];
   const deps: (DepsFile | { name: string; path: string; error: string })[] = [];
   for (const input of readInputs(rest, read.root, { onDemand: true, threads: 0, readAtOnceBytes: 0 }).inputs) {
@@ -181,7 +198,7 @@ export async function auditWithSbom(options: AuditSbomOptions): Promise<AuditWit
   for (const f of rest) modified.set(displayPath(f.absolutePath), modifiedOf(f.absolutePath));
   for (const f of report.files) if (!f.assembly) modified.set(f.path, modifiedOf(f.path));
   const inventory = buildInventory({ report, evidence, others, deps, packages: packageFolder ? readPackages(parsed, packageFolder) : null, modified });
-  return { report, inventory, sbom: { creatorName: read.settings.vendor, ...sbom } };
+  return { report, inventory };
 }
 
 /** A file's modification time, ISO 8601 UTC (the guideline's version of a file that has none), or '' when unknown. */
@@ -197,7 +214,7 @@ function modifiedOf(path: string): string {
  */
 export async function renderSbom(result: AuditWithSbom, timestamp: string | null): Promise<string> {
   const { formatAuditSbom } = await import('../report/audit-sbom.js');
-  return formatAuditSbom(result.inventory, result.report.settings.vendor, result.sbom, timestamp);
+  return formatAuditSbom(result.inventory, result.report.settings, result.sbom, timestamp);
 }
 
 /** The report as HTML (one self-contained page), Markdown or JSON; `generatedAt` null leaves the time out. */
@@ -215,6 +232,9 @@ export function renderAuditPieces(report: AuditReport, format: AuditFormat, gene
 }
 
 export interface VerifyReportResult {
+  /** What was compared, in words ("hashes, keys, strong-name states, …"), and over how many files. */
+  readonly compared: string;
+  readonly files: number;
   /** One sentence per difference between the stored report and the folder; empty when they agree. */
   readonly differences: readonly string[];
   /** Things worth saying that are not differences (another signgate version made the report). */
@@ -239,8 +259,9 @@ export async function verifyAuditReport(options: {
   readonly readAtOnceBytes?: number;
   readonly record?: string;
 }): Promise<VerifyReportResult> {
-  const hint = 'Pass the JSON written by `signgate audit --format json` (signgate 0.1 or later writes format 2).';
+  const hint = 'Pass the JSON written by `signgate audit --format json` (signgate 0.1 or later writes format 2), or the SBOM of `signgate audit --sbom`.';
   const stored = readAuditJson(options.report, hint);
+  if ((stored as { bomFormat?: unknown }).bomFormat === 'CycloneDX') return verifySbom(options, stored as unknown as StoredSbom);
   if (!Array.isArray(stored?.files) || !Array.isArray(stored.settings?.keys) || !stored.settings.keys.every((k) => typeof k.publicKey === 'string')) {
     throw new UsageError(`${options.report} is not an audit JSON report that records its inputs (format ${String(stored?.formatVersion)})`, hint);
   }
@@ -252,9 +273,7 @@ export async function verifyAuditReport(options: {
       `Pass that record again: signgate audit --verify-report ${options.report} <release folder> --record ${stored.signatureRecord.file}`,
     );
   }
-  const single = options.paths.length === 1 && statSafe(options.paths[0]!)?.isDirectory() ? options.paths[0] : undefined;
-  const rootArg = options.root ?? single;
-  const root = rootArg ? resolve(rootArg) : null;
+  const root = sbomRoot(options);
   const s = stored.settings;
   // As the audit reads a folder: with its netmodules, which the report lists.
   const read = await readFiles({ paths: options.paths, root, threads: options.threads, readAtOnceBytes: options.readAtOnceBytes }, BOUNDED);
@@ -273,5 +292,101 @@ export async function verifyAuditReport(options: {
   const records = auditRecords({ ledger: options.ledger, record: options.record }, settings, undefined, read.inputs);
   const report = await runEngine(auditProduct(records), read.inputs, await engineRunner(read));
   const notes = stored.tool?.version && stored.tool.version !== VERSION ? [`the report was made by signgate ${stored.tool.version}; this is ${VERSION}`] : [];
-  return { differences: diffAuditReports(stored, report), notes, report };
+  return {
+    compared: 'the same hashes, keys, strong-name states, Authenticode signatures, vendor attributes, options and findings',
+    files: report.files.length,
+    differences: diffAuditReports(stored, report),
+    notes,
+    report,
+  };
+}
+
+/** The parts of a stored CycloneDX SBOM that `--verify-report` compares. */
+interface StoredSbom {
+  readonly metadata?: {
+    readonly properties?: readonly { name: string; value: string }[];
+    readonly tools?: { readonly components?: readonly { name?: string; version?: string }[] };
+  };
+  readonly components?: readonly {
+    readonly name?: string;
+    readonly version?: string;
+    readonly hashes?: readonly { alg: string; content: string }[];
+    readonly properties?: readonly { name: string; value: string }[];
+  }[];
+}
+
+/**
+ * Re-checks an SBOM of `audit --sbom` against the folder: the same files (by their path in the release), the same
+ * SHA-512, and for each assembly the same identity (name, version, culture, public key token).
+ * @throws UsageError when the SBOM has no component signgate wrote (no `signgate:path`)
+ */
+/** The root folder of the names a stored report or SBOM is compared by: the option, else the one folder given. */
+function sbomRoot(options: { readonly paths: readonly string[]; readonly root?: string }): string | null {
+  const single = options.paths.length === 1 && statSafe(options.paths[0]!)?.isDirectory() ? options.paths[0] : undefined;
+  const rootArg = options.root ?? single;
+  return rootArg ? resolve(rootArg) : null;
+}
+
+async function verifySbom(
+  options: { readonly report: string; readonly paths: readonly string[]; readonly root?: string; readonly ledger?: Ledger; readonly threads?: number },
+  stored: StoredSbom,
+): Promise<VerifyReportResult> {
+  const prop = (c: { properties?: readonly { name: string; value: string }[] } | undefined, name: string) => c?.properties?.find((p) => p.name === name)?.value;
+  const components = (stored.components ?? []).filter((c) => prop(c, 'signgate:path') !== undefined);
+  const vendor = prop(stored.metadata, 'signgate:vendor');
+  if (components.length === 0 || !vendor)
+    throw new UsageError(
+      `${options.report} is a CycloneDX SBOM, but not one of signgate audit --sbom (no signgate:path on its components, or no signgate:vendor)`,
+      'Pass the SBOM written by signgate audit --sbom, or an audit JSON.',
+    );
+  if (options.paths.length === 0)
+    throw new UsageError('no release folder to verify the SBOM against', `Name the release folder: signgate audit --verify-report ${options.report} release/`);
+  // As the audit was made: the vendor and the public keys the SBOM records (no key files needed).
+  const keys = (stored.metadata?.properties ?? []).filter((p) => p.name === 'signgate:key').map((p) => p.value.split(':'));
+  const read = await readFiles({ paths: options.paths, root: sbomRoot(options), threads: options.threads }, BOUNDED);
+  const settings: CheckSettings = {
+    vendor,
+    vendorApi: [`${vendor}.*`],
+    vendorNamespace: vendor,
+    keys: keys.map(([optionId, , hex]) => {
+      const publicKey = parsePublicKeyBlob(Buffer.from(hex ?? '', 'hex'));
+      return {
+        optionId: optionId && /^\d+$/.test(optionId) ? Number(optionId) : null,
+        source: options.report,
+        token: publicKeyToken(publicKey.blob),
+        publicKey,
+      };
+    }),
+    maxUploadBytes: DEFAULT_MAX_UPLOAD_BYTES,
+    root: read.root ? displayPath(read.root) : null,
+  };
+  const now = await inventoryOf(options.paths, read, auditRecords({ ledger: options.ledger }, settings, undefined, read.inputs), null);
+  const before = new Map(components.map((c) => [prop(c, 'signgate:path')!, c]));
+  const after = new Map(now.inventory.files.map((f) => [f.name, f]));
+  const differences: string[] = [];
+  for (const name of [...before.keys()].sort()) if (!after.has(name)) differences.push(`${name} is in the SBOM but not in the folder`);
+  for (const name of [...after.keys()].sort()) if (!before.has(name)) differences.push(`${name} is in the folder but not in the SBOM`);
+  for (const [name, f] of after) {
+    const c = before.get(name);
+    if (!c) continue;
+    const sha512 = c.hashes?.find((h) => h.alg === 'SHA-512')?.content;
+    if (sha512 !== f.sha512) differences.push(`${name}: SHA-512 ${sha512 ?? 'none'} in the SBOM, ${f.sha512} in the folder`);
+    const a = f.audit?.assembly;
+    const identity = (x: { name?: string | undefined; version?: string | undefined; culture?: string | undefined; token?: string | undefined }) =>
+      `${x.name ?? '?'}, Version=${x.version ?? '?'}, Culture=${x.culture || 'neutral'}, PublicKeyToken=${x.token ?? 'null'}`;
+    const was =
+      prop(c, 'signgate:kind') === 'assembly'
+        ? identity({ name: c.name, version: c.version, culture: prop(c, 'signgate:assembly:culture'), token: prop(c, 'signgate:publicKeyToken') })
+        : null;
+    const is = a ? identity({ name: a.name, version: a.version, culture: a.culture, token: a.publicKeyToken ?? undefined }) : null;
+    if (was !== is) differences.push(`${name}: identity ${was ?? 'no assembly'} in the SBOM, ${is ?? 'no assembly'} in the folder`);
+  }
+  const made = stored.metadata?.tools?.components?.find((t) => t.name === 'signgate')?.version;
+  return {
+    compared: 'the same files, SHA-512 and assembly identities',
+    files: now.inventory.files.length,
+    differences,
+    notes: made && made !== VERSION ? [`the SBOM was made by signgate ${made}; this is ${VERSION}`] : [],
+    report: now.report,
+  };
 }

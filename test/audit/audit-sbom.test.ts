@@ -3,7 +3,7 @@
 // through *.deps.json and .nuspec; the bad inputs (files that are no assemblies, a deps.json naming a missing file, a
 // file that differs from its package, no package folder, two assemblies of one name, a file no reader can read).
 import { createHash } from 'node:crypto';
-import { cpSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { beforeAll, describe, expect, test } from 'vitest';
@@ -291,5 +291,35 @@ describe('audit --sbom with NuGet packages', () => {
     expect(r.status).toBe(1);
     expect(r.stderr).toMatch(/warning SG712 deps-json-unreadable .*Other\.deps\.json cannot be read as a \.deps\.json/);
     await expectValidSbom(readFileSync(join(base, 'b.cdx.json'), 'utf8'));
+  });
+});
+
+describe('audit --verify-report with an SBOM', () => {
+  test('the folder still matches it: same files, same SHA-512, same identities; exit 1 naming each difference', () => {
+    const base = mkdtempSync(join(tmpdir(), 'signgate-sbom-verify-'));
+    const dir = join(base, 'release');
+    cpSync(fixturePath('addin'), dir, { recursive: true });
+    writeFileSync(join(dir, 'notes.txt'), 'release notes\n');
+    const env = { env: { SIGNGATE_CACHE_DIR: join(base, 'cache'), HOME: base, USERPROFILE: base, NUGET_PACKAGES: join(base, 'none') } };
+    const sbom = join(base, 'r.cdx.json');
+    expect(runCli(jsonAudit(dir, sbom, ...CREATOR), env).status).toBe(1);
+    const same = runCli(['audit', '--verify-report', sbom, dir], env);
+    expect(same.stdout).toMatch(/r\.cdx\.json matches .*: 9 files, the same files, SHA-512 and assembly identities/);
+    expect(same.status, same.stderr).toBe(0);
+    // Another file in place of one, a file gone, a file added, one changed in a byte.
+    cpSync(fixturePath('addin/SampleAddin.Helpers.dll'), join(dir, 'ThirdParty.Json.dll'));
+    rmSync(join(dir, 'notes.txt'));
+    writeFileSync(join(dir, 'extra.json'), '{}');
+    const bytes = readFileSync(join(dir, 'AddinTool.exe'));
+    bytes[bytes.length - 1] ^= 1;
+    writeFileSync(join(dir, 'AddinTool.exe'), bytes);
+    const r = runCli(['audit', '--verify-report', sbom, dir], env);
+    expect(r.status, r.stderr).toBe(1);
+    expect(r.stdout).toContain('notes.txt is in the SBOM but not in the folder');
+    expect(r.stdout).toContain('extra.json is in the folder but not in the SBOM');
+    expect(r.stdout).toMatch(/AddinTool\.exe: SHA-512 [0-9a-f]{128} in the SBOM, [0-9a-f]{128} in the folder/);
+    expect(r.stdout).toMatch(
+      /ThirdParty\.Json\.dll: identity ThirdParty\.Json, Version=[\d.]+, Culture=neutral, PublicKeyToken=\w+ in the SBOM, SampleAddin\.Helpers, Version=/,
+    );
   });
 });

@@ -77,9 +77,7 @@ async function runVerifyReport(args: AuditArgs, io: Io): Promise<ExitCodeValue> 
   for (const note of result.notes) io.err(`note: ${note}`);
   const where = paths.join(', ');
   if (result.differences.length === 0) {
-    io.out(
-      `${args.verifyReport} matches ${where}: ${countOf(result.report.files.length, 'file')}, the same hashes, keys, strong-name states, Authenticode signatures, vendor attributes, options and findings`,
-    );
+    io.out(`${args.verifyReport} matches ${where}: ${countOf(result.files, 'file')}, ${result.compared}`);
     return ExitCode.Ok;
   }
   io.out(`${args.verifyReport} differs from ${where} in ${result.differences.length} ${result.differences.length === 1 ? 'point' : 'points'}:`);
