@@ -206,7 +206,8 @@ export function buildInventory(inputs: InventoryInputs): ReleaseInventory {
         if (a.assembly && lower(a.assembly.name) === satellite && cultureOf(a.assembly.culture) !== '') dependsOn.add(`file:${a.name}`);
     }
     const library = [...depsByLibrary.values()].find((l) => libraryFiles.get(packageKey(l.library.id, l.library.version))?.includes(lower(base.name)));
-    if (library && /\.(dll|exe)$/i.test(base.name)) {
+    // A satellite holds resources only: what its library needs, it does not.
+    if (library && /\.(dll|exe)$/i.test(base.name) && !/\.resources\.dll$/i.test(base.name)) {
       for (const id of library.library.dependencies) {
         const dep = library.deps.libraries.find((l) => lower(l.id) === lower(id));
         for (const n of dep ? (libraryFiles.get(packageKey(dep.id, dep.version)) ?? []) : [])

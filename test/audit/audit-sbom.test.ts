@@ -26,13 +26,11 @@ const files = (dir: string): string[] =>
   readdirSync(dir, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? files(join(dir, e.name)) : [join(dir, e.name)]));
 const sha = (alg: string, path: string) => createHash(alg).update(readFileSync(path)).digest('hex');
 /** `audit <dir>` as JSON without a timestamp, with the SBOM written to `sbom` (the report beside it). */
+const KEYED = ['--key', KEY, '--vendor', 'Contoso'];
 const jsonAudit = (dir: string, sbom: string, ...more: string[]) => [
   'audit',
   dir,
-  '--key',
-  KEY,
-  '--vendor',
-  'Contoso',
+  ...KEYED,
   '--format',
   'json',
   '-o',
