@@ -170,7 +170,17 @@ export function buildInventory(inputs: InventoryInputs): ReleaseInventory {
     }
   }
 
-  const assemblies = report.files.filter((f) => f.assembly);
+  // Indexes, so that a release of thousands of files is put together in time linear in its references.
+  const byName = new Map<string, AuditFile[]>();
+  for (const f of report.files) {
+    if (!f.assembly) continue;
+    const key = lower(f.assembly.name);
+    const list = byName.get(key);
+    if (list) list.push(f);
+    else byName.set(key, [f]);
+  }
+  const libraryOf = new Map<string, { deps: DepsFile; library: DepsLibrary }>();
+  for (const [key, l] of depsByLibrary) for (const n of libraryFiles.get(key) ?? []) if (!libraryOf.has(n)) libraryOf.set(n, l);
   const refOf = (name: string) => `file:${shipped.get(lower(name))?.name ?? name}`;
   const files: InventoryFile[] = [];
   const add = (base: { name: string; path: string; size: number; sha256: string }, sha512: string, audit: AuditFile | null, e: SbomFileEvidence | null) => {
@@ -195,17 +205,15 @@ export function buildInventory(inputs: InventoryInputs): ReleaseInventory {
     const dependsOn = new Set<string>();
     const unresolved: SbomReference[] = [];
     for (const r of e?.references ?? []) {
-      const candidates = assemblies.filter((a) => a.name !== base.name && satisfies(r, a));
+      const candidates = (byName.get(lower(r.name)) ?? []).filter((a) => a.name !== base.name && satisfies(r, a));
       const best = candidates.find((a) => a.assembly!.version === r.version) ?? candidates[0];
       if (best) dependsOn.add(`file:${best.name}`);
       else unresolved.push(r);
     }
     if (audit?.assembly && !audit.assembly.name.endsWith('.resources')) {
-      const satellite = `${lower(audit.assembly.name)}.resources`;
-      for (const a of assemblies)
-        if (a.assembly && lower(a.assembly.name) === satellite && cultureOf(a.assembly.culture) !== '') dependsOn.add(`file:${a.name}`);
+      for (const a of byName.get(`${lower(audit.assembly.name)}.resources`) ?? []) if (cultureOf(a.assembly!.culture) !== '') dependsOn.add(`file:${a.name}`);
     }
-    const library = [...depsByLibrary.values()].find((l) => libraryFiles.get(packageKey(l.library.id, l.library.version))?.includes(lower(base.name)));
+    const library = libraryOf.get(lower(base.name));
     // A satellite holds resources only: what its library needs, it does not.
     if (library && /\.(dll|exe)$/i.test(base.name) && !/\.resources\.dll$/i.test(base.name)) {
       for (const id of library.library.dependencies) {

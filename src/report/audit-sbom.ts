@@ -1,9 +1,10 @@
 // The release's bill of materials as CycloneDX JSON (1.6 by default, 1.7 on request), made with the CycloneDX
-// project's own library (@cyclonedx/cyclonedx-library: its models, JSON normalizer and serializer) from the audit's
-// inventory (audit/sbom-inventory.ts). What the library's models do not hold yet (`manufacturer` on the metadata and
-// on components, `compositions`) is added to the normalized document the serializer writes, in the schema's own
-// shape; the tests validate every SBOM with the library's strict JSON-schema validator. The fields BSI TR-03183-2
-// v2.1 requires and where they are: docs/audit.md.
+// project's own library (@cyclonedx/cyclonedx-library: its models and its JSON normalizers, the part of its
+// JsonSerializer that makes the document) from the audit's inventory (audit/sbom-inventory.ts), a component at a
+// time. What the library's models do not hold yet (`manufacturer` on the metadata and on components,
+// `compositions`) is added to the normalized document in the schema's own shape; the tests validate every SBOM with
+// the library's strict JSON-schema validator. The fields BSI TR-03183-2 v2.1 requires and where they are:
+// docs/audit.md.
 import { createHash } from 'node:crypto';
 import CDX from '@cyclonedx/cyclonedx-library';
 import { VERSION } from '../runtime/version.js';
@@ -248,25 +249,23 @@ function primaryOf(inventory: ReleaseInventory, options: SbomOptions): { name: s
   };
 }
 
-class SbomSerializer extends Serialize.JsonSerializer {
-  constructor(
-    factory: InstanceType<typeof Serialize.JSON.Normalize.Factory>,
-    private readonly complete: (bom: Json) => void,
-  ) {
-    super(factory);
-  }
-  protected override _normalize(bom: InstanceType<typeof Models.Bom>, options: Parameters<InstanceType<typeof Serialize.JsonSerializer>['serialize']>[1]) {
-    const normalized = super._normalize(bom, options);
-    this.complete(normalized as unknown as Json);
-    return normalized;
-  }
-}
+/** `JSON.stringify(value, null, 2)` moved in by `indent` (its first line stays where the caller puts it). */
+const indented = (value: unknown, indent: string) => JSON.stringify(value, null, 2).replaceAll('\n', `\n${indent}`);
+const byRef = (a: string, b: string) => a.localeCompare(b);
 
 /**
- * The SBOM of the release as CycloneDX JSON text. `timestamp` null leaves `metadata.timestamp` out: the same inputs
- * then give the same bytes (the serial number is derived from the content and the timestamp).
+ * The SBOM of the release as CycloneDX JSON text, in pieces: the metadata, then a component at a time (each made as
+ * the library's model and normalized by its JSON normalizer, as its JsonSerializer does for a whole Bom), then the
+ * dependency graph and the compositions, so that the SBOM of a release of any size is never one model or one string
+ * in memory. The text is JSON.stringify's with 2 spaces. `timestamp` null leaves `metadata.timestamp` out: the same
+ * inputs then give the same bytes (the serial number is derived from the content and the timestamp).
  */
-export function formatAuditSbom(inventory: ReleaseInventory, settings: AuditReport['settings'], options: SbomOptions, timestamp: string | null): string {
+export function* formatAuditSbomPieces(
+  inventory: ReleaseInventory,
+  settings: AuditReport['settings'],
+  options: SbomOptions,
+  timestamp: string | null,
+): Generator<string> {
   const vendor = settings.vendor;
   const spec = options.specVersion === '1.7' ? Spec.Spec1dot7 : Spec.Spec1dot6;
   const primary = primaryOf(inventory, options);
@@ -308,35 +307,49 @@ export function formatAuditSbom(inventory: ReleaseInventory, settings: AuditRepo
   for (const [name, value] of rootProps) root.properties.add(new Models.Property(name, value));
   bom.metadata.component = root;
 
-  const manufacturers = new Map<string, Json>([['release', creator]]);
-  const components = new Map<string, InstanceType<typeof Models.Component>>();
-  for (const f of inventory.files) {
-    const { component, manufacturer } = fileComponent(f, vendor, options, options.license);
-    components.set(f.bomRef, component);
-    manufacturers.set(f.bomRef, manufacturer);
-    bom.components.add(component);
-    root.dependencies.add(component.bomRef);
+  const factory = new Serialize.JSON.Normalize.Factory(spec);
+  const normalizeOptions = { sortLists: true };
+  // The Bom without its components: the library normalizes the head (schema, serial number, metadata, the tool).
+  const head = factory.makeForBom().normalize(bom, normalizeOptions) as unknown as Json;
+  const metadata = head.metadata as Json;
+  metadata.manufacturer = creator;
+  (metadata.component as Json).manufacturer = creator;
+  delete head.components;
+  delete head.dependencies;
+  yield '{\n';
+  for (const [key, value] of Object.entries(head)) if (value !== undefined) yield `  ${JSON.stringify(key)}: ${indented(value, '  ')},\n`;
+  const components = factory.makeForComponent();
+  // Each piece ends a line: the writer joins pieces into parts that end one.
+  const files = inventory.files;
+  yield files.length ? '  "components": [\n' : '  "components": [],\n';
+  for (let i = 0; i < files.length; i++) {
+    const { component, manufacturer } = fileComponent(files[i]!, vendor, options, options.license);
+    const normalized = components.normalize(component, normalizeOptions) as unknown as Json;
+    normalized.manufacturer = manufacturer;
+    yield `    ${indented(normalized, '    ')}${i < files.length - 1 ? ',' : ''}\n`;
   }
-  for (const f of inventory.files) for (const d of f.dependsOn) components.get(f.bomRef)!.dependencies.add(components.get(d)!.bomRef);
-
-  const serializer = new SbomSerializer(new Serialize.JSON.Normalize.Factory(spec), (normalized) => {
-    const metadata = normalized.metadata as Json;
-    metadata.manufacturer = creator;
-    (metadata.component as Json).manufacturer = creator;
-    for (const c of (normalized.components as Json[] | undefined) ?? []) {
-      const m = manufacturers.get(c['bom-ref'] as string);
-      if (m) c.manufacturer = m;
-    }
-    // What is complete: the files (every file of the release is a component) and the dependencies of the files
-    // whose references are all shipped; what is not: those with references to assemblies the release does not ship
-    // (the framework, the host's API), each named in signgate:unresolvedReference.
-    const incomplete = inventory.files.filter((f) => f.unresolved.length > 0 || f.kind === 'unreadable').map((f) => f.bomRef);
-    const complete = inventory.files.filter((f) => f.unresolved.length === 0 && f.kind !== 'unreadable').map((f) => f.bomRef);
-    normalized.compositions = [
-      { 'bom-ref': 'composition:files', aggregate: 'complete', assemblies: ['release', ...inventory.files.map((f) => f.bomRef)] },
-      { 'bom-ref': 'composition:dependencies-complete', aggregate: 'complete', dependencies: ['release', ...complete] },
-      ...(incomplete.length ? [{ 'bom-ref': 'composition:dependencies-incomplete', aggregate: 'incomplete', dependencies: incomplete }] : []),
-    ];
-  });
-  return `${serializer.serialize(bom, { sortLists: true, space: 2 })}\n`;
+  if (files.length) yield '  ],\n';
+  // The graph: every component with the components it depends on (the add-in on every file), as the library's
+  // dependency-graph normalizer writes it (sorted, an empty dependsOn left out).
+  const graph = [
+    { ref: 'release', dependsOn: inventory.files.map((f) => f.bomRef) },
+    ...inventory.files.map((f) => ({ ref: f.bomRef, dependsOn: [...f.dependsOn] })),
+  ].sort((a, b) => byRef(a.ref, b.ref));
+  yield '  "dependencies": [\n';
+  for (let i = 0; i < graph.length; i++) {
+    const { ref, dependsOn } = graph[i]!;
+    yield `    ${indented({ ref, dependsOn: dependsOn.length ? dependsOn.sort(byRef) : undefined }, '    ')}${i < graph.length - 1 ? ',' : ''}\n`;
+  }
+  yield '  ],\n';
+  // What is complete: the files (every file of the release is a component) and the dependencies of the files whose
+  // references are all shipped; what is not: those with references to assemblies the release does not ship (the
+  // framework, the host's API), each named in signgate:unresolvedReference.
+  const incomplete = inventory.files.filter((f) => f.unresolved.length > 0 || f.kind === 'unreadable').map((f) => f.bomRef);
+  const complete = inventory.files.filter((f) => f.unresolved.length === 0 && f.kind !== 'unreadable').map((f) => f.bomRef);
+  const compositions = [
+    { 'bom-ref': 'composition:files', aggregate: 'complete', assemblies: ['release', ...inventory.files.map((f) => f.bomRef)] },
+    { 'bom-ref': 'composition:dependencies-complete', aggregate: 'complete', dependencies: ['release', ...complete] },
+    ...(incomplete.length ? [{ 'bom-ref': 'composition:dependencies-incomplete', aggregate: 'incomplete', dependencies: incomplete }] : []),
+  ];
+  yield `  "compositions": ${indented(compositions, '  ')}\n}\n`;
 }

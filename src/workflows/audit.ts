@@ -208,13 +208,13 @@ function modifiedOf(path: string): string {
 }
 
 /**
- * The SBOM of an audit as CycloneDX JSON (see report/audit-sbom.ts); `timestamp` null leaves the time out, so the
- * same release gives the same bytes. The CycloneDX library is loaded here, when an SBOM is written. (Its strict
+ * The SBOM of an audit as CycloneDX JSON (see report/audit-sbom.ts), in pieces (a component at a time: write them
+ * with writeFileAtomic, or join them); `timestamp` null leaves the time out, so the same release gives the same bytes. The CycloneDX library is loaded here, when an SBOM is written. (Its strict
  * schema validator, which the tests run over every SBOM, takes about 2 s to compile the schema: not on every run.)
  */
-export async function renderSbom(result: AuditWithSbom, timestamp: string | null): Promise<string> {
-  const { formatAuditSbom } = await import('../report/audit-sbom.js');
-  return formatAuditSbom(result.inventory, result.report.settings, result.sbom, timestamp);
+export async function renderSbom(result: AuditWithSbom, timestamp: string | null): Promise<Iterable<string>> {
+  const { formatAuditSbomPieces } = await import('../report/audit-sbom.js');
+  return formatAuditSbomPieces(result.inventory, result.report.settings, result.sbom, timestamp);
 }
 
 /** The report as HTML (one self-contained page), Markdown or JSON; `generatedAt` null leaves the time out. */
