@@ -9,6 +9,7 @@ import { join, relative } from 'node:path';
 import { beforeAll, describe, expect, test } from 'vitest';
 import { fixture, fixturePath, runCli } from '../helpers/fixtures.js';
 import { componentFields, expectEveryRequiredField, expectValidSbom } from '../helpers/sbom.js';
+import { auditWithSbom, renderSbom } from '../../src/workflows/audit.js';
 
 type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
 const KEY = fixturePath('test-keys/12345_public.snk');
@@ -169,6 +170,17 @@ describe('audit --sbom', () => {
     expect(runCli(args('c.cdx.json', '--sbom-spec', '1.7', '--sbom-creator-email', 'release@contoso.example'), env).status).toBe(1);
     const v17 = await expectValidSbom(readFileSync(join(out, 'c.cdx.json'), 'utf8'));
     expect(v17.specVersion).toBe('1.7');
+  });
+
+  test('the same SBOM whether the files are held, read on demand or read in worker threads', async () => {
+    const made = async (more: { threads?: number; readAtOnceBytes?: number }) => {
+      const result = await auditWithSbom({ paths: [dir], keys: [KEY], vendor: 'Contoso', ...more, sbom: { creatorUrl: 'https://contoso.example' } });
+      return [...(await renderSbom(result, null))].join('');
+    };
+    const held = await made({ threads: 0 });
+    expect(await made({ threads: 0, readAtOnceBytes: 0 })).toBe(held);
+    expect(await made({ threads: 2 })).toBe(held);
+    expect((await expectValidSbom(held)).components.length).toBe(files(dir).length);
   });
 
   test('no creator: a refusal that names the options, before anything is written; a stray SBOM option without --sbom is a usage error', () => {
