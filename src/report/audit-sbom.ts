@@ -1,8 +1,8 @@
 // The release's bill of materials as CycloneDX JSON (1.6 by default, 1.7 on request), made with the CycloneDX
 // project's own library (@cyclonedx/cyclonedx-library: its models and its JSON normalizers, the part of its
 // JsonSerializer that makes the document) from the audit's inventory (audit/sbom-inventory.ts), a component at a
-// time. What the library's models do not hold yet (`manufacturer` on the metadata and on components,
-// `compositions`) is added to the normalized document in the schema's own shape; the tests validate every SBOM with
+// time. What the library's models do not hold yet (`manufacturer` on the metadata and on components, a component's
+// `evidence.occurrences`, `compositions`) is added to the normalized document in the schema's own shape; the tests validate every SBOM with
 // the library's strict JSON-schema validator. The fields BSI TR-03183-2 v2.1 requires and where they are:
 // docs/audit.md.
 import { createHash } from 'node:crypto';
@@ -326,6 +326,8 @@ export function* formatAuditSbomPieces(
     const { component, manufacturer } = fileComponent(files[i]!, vendor, options, options.license);
     const normalized = components.normalize(component, normalizeOptions) as unknown as Json;
     normalized.manufacturer = manufacturer;
+    // The path in the release, as the evidence of where the file is (the name is bsi:component:filename).
+    normalized.evidence = { ...((normalized.evidence as Json | undefined) ?? {}), occurrences: [{ location: files[i]!.name }] };
     yield `    ${indented(normalized, '    ')}${i < files.length - 1 ? ',' : ''}\n`;
   }
   if (files.length) yield '  ],\n';

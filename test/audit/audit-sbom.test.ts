@@ -100,6 +100,7 @@ describe('audit --sbom', () => {
       expect(hash(c, 'SHA-512'), path).toBe(sha('sha512', path));
       expect(hash(c, 'SHA-256'), path).toBe(sha('sha256', path));
       expect(prop(c, 'bsi:component:filename')).toEqual([path.split(/[\\/]/).pop()]);
+      expect(c.evidence.occurrences).toEqual([{ location: prop(c, 'signgate:path')[0] }]);
     }
     // The two ThirdParty.Json.dll are two components, told apart by their bom-ref.
     expect(
