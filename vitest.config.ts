@@ -42,6 +42,7 @@ export const SDK = [
   'test/sdk/openapi-reader.test.ts',
   'test/sdk/csharp-client.test.ts',
   'test/sdk/fix-peers.test.ts',
+  'test/sdk/sbom-publish.test.ts',
   'test/strongname/strong-name-layout.test.ts',
 ];
 const LEGS: Record<string, string[]> = { heavy: HEAVY, sdk: SDK };

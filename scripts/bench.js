@@ -225,6 +225,21 @@ function checkAuditBeside(timeOne, rss) {
       `  ${name} --threads 2  ${two.seconds.toFixed(3)} s  = ${median(pairs.map((p) => p[1].seconds / p[0].seconds)).toFixed(2)}x --threads 0 back to back${cpu(two)}${rss(two)}`,
     );
   }
+  // audit --sbom beside audit, back to back (the SBOM from the same evidence: SHA-512 and references in the same
+  // per-file step, the other files hashed, the CycloneDX written a component at a time). Target: 1.1x audit's time,
+  // peak RSS within audit's.
+  const sbom = join(tmpdir(), `signgate-bench-${process.pid}.cdx.json`);
+  const audit = ['audit', corpus, ...settings, '--no-timestamp', '--threads', '0'];
+  const sbomPairs = [0, 1, 2].map(() => [
+    timeOne(process.execPath, [bin, ...audit]),
+    timeOne(process.execPath, [bin, ...audit, '--sbom', sbom, '--sbom-creator-url', 'https://bench.example']),
+  ]);
+  rmSync(sbom, { force: true });
+  const [plain, withSbom] = [0, 1].map((i) => sbomPairs.map((p) => p[i]).sort((a, b) => a.seconds - b.seconds)[1]);
+  const ratio = (f) => median(sbomPairs.map(f)).toFixed(2);
+  console.log(
+    `  signgate audit --sbom --threads 0     ${withSbom.seconds.toFixed(3)} s  = ${ratio((p) => p[1].seconds / p[0].seconds)}x audit back to back (target <= 1.1x)${withSbom.cpu === null ? '' : `, CPU ${ratio((p) => p[1].cpu / p[0].cpu)}x`}${rss(withSbom)}${plain.rssMb === null || withSbom.rssMb === null ? '' : ` (audit's ${plain.rssMb.toFixed(0)} MB: ${withSbom.rssMb <= plain.rssMb ? 'within' : 'above'})`}`,
+  );
 }
 
 /**

@@ -272,7 +272,9 @@ const sharedOptions = {
   legalComments: 'eof',
   logLevel: 'silent',
   // A native addon cannot be carried: pkcs11: keys say so in the executable (src/strongname/pkcs11/session.ts).
-  external: ['pkcs11js'],
+  // The CycloneDX library's optional XML writers and validators, which signgate never uses (it writes JSON), are
+  // not installed: the library requires them in a try and says none is available only if XML is asked for.
+  external: ['pkcs11js', 'xmlbuilder2', 'libxmljs2'],
 };
 
 async function failOnWarnings(result) {

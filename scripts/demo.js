@@ -3,7 +3,7 @@
 // 2. pre-flight check of the sample add-ins in fixtures/addin, with the licenses from the service;
 // 3. sign them through the client (upload, wait, download, extract, verify);
 // 4. verify the signed files against the option's public key;
-// 5. write the release audit (HTML, Markdown, JSON); 6. say where everything is.
+// 5. write the release audit (HTML, Markdown, JSON) and its SBOM (CycloneDX); 6. say where everything is.
 import { mkdirSync, rmSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -74,7 +74,29 @@ try {
     await step('4. Verify the signed files against 12345_public.snk', ['verify', `${out}/signed`, '--key', KEY]);
     await step('5. Release audit', ['audit', `${out}/signed`, '--key', KEY, '--vendor', 'Contoso', '-o', `${out}/audit.html`]);
     await main(['audit', `${out}/signed`, '--key', KEY, '--vendor', 'Contoso', '--format', 'markdown', '-o', `${out}/audit.md`]);
-    await main(['audit', `${out}/signed`, '--key', KEY, '--vendor', 'Contoso', '--format', 'json', '-o', `${out}/audit.json`]);
+    // The JSON audit and, from the same evidence, the release's CycloneDX SBOM (BSI TR-03183-2 v2.1: docs/audit.md).
+    await main([
+      'audit',
+      `${out}/signed`,
+      '--key',
+      KEY,
+      '--vendor',
+      'Contoso',
+      '--format',
+      'json',
+      '-o',
+      `${out}/audit.json`,
+      '--sbom',
+      `${out}/release.cdx.json`,
+      '--sbom-creator-url',
+      'https://contoso.example',
+      '--sbom-license',
+      'LicenseRef-Contoso-EULA',
+      '--sbom-source-uri',
+      'https://git.contoso.example/sample-addin',
+      '--sbom-download-uri',
+      'https://downloads.contoso.example/sample-addin/1.4.2.zip',
+    ]);
   }
 } finally {
   await app.close();
@@ -84,6 +106,7 @@ const ok = codes.every((c) => c === 0);
 say(`\n== 6. Where everything is ==\n
 signed files     ${out}/signed/
 audit report     ${out}/audit.html (also audit.md, audit.json)
+SBOM             ${out}/release.cdx.json (CycloneDX 1.6)
 job ledger       ${out}/cache/jobs.json
 service data     ${out}/service-data/ (the service stopped; from this folder, run it again with
                    ${CLI} serve ${SERVICE}

@@ -73,11 +73,19 @@ export {
   verifyAuditReport,
   readSignatureRecord,
   AuditFormats,
+  auditWithSbom,
+  renderSbom,
+  SbomSpecVersions,
   type AuditOptions,
   type AuditFormat,
+  type AuditSbomOptions,
+  type AuditWithSbom,
+  type SbomOptions,
+  type SbomSpecVersion,
   type VerifyReportResult,
 } from './workflows/audit.js';
 export type { AuditReport, AuditFile, AuditLoad, AuditLoadSummary, AuditSignature, AuditRecordSource } from './audit/model.js';
+export type { ReleaseInventory, InventoryFile, InventoryPackage, InventoryKind, OtherFileEvidence } from './audit/sbom-inventory.js';
 /** Will it load: under the runtime license, the developer license, and on .NET Framework (every `AuditFile.load`). */
 export type { LoadVerdict, LoadAnswer } from './rules/load.js';
 

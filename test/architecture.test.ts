@@ -66,7 +66,7 @@ const PACKAGES: Record<string, readonly string[]> = {
   pe: ['pe-library'],
   authenticode: ['pkijs', 'asn1js'],
   strongname: ['pkcs11js'],
-  report: ['chalk'],
+  report: ['chalk', '@cyclonedx/cyclonedx-library'],
   zip: ['fflate', 'yauzl'],
   server: [
     'fastify',
@@ -112,6 +112,7 @@ const WORKFLOW_LEAVES: Record<string, string> = {
   'scan-file.ts': 'one file inspected or verified (scan.ts and the scan worker)',
   'assembly-parts.ts': "an assembly's headers and metadata read without the rest of the file (fix plans a set from them)",
   'build-folders.ts': 'the folders that hold the inputs: their assembly files, and where each deps.json resolved the rest (SG401, fix)',
+  'nuget-packages.ts': "the NuGet package folder: each package's .nuspec and the hashes of its files a release ships (audit --sbom)",
 };
 /** Imports between workflow modules that pass neither through the pipeline's entry nor to a leaf, each with why. */
 const WORKFLOW_EXCEPTIONS: Record<string, string> = {

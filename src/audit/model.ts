@@ -68,6 +68,24 @@ export const AuditRules = {
     summary: "A file signed with the organization's key has no entry in the signing service's record (`--record`).",
     hint: 'Find out where the file was signed: the service records every file it signs, so a file signed elsewhere means the key was used outside the service. If another service (or an older record) signed it, pass that record.',
   },
+  SG710: {
+    name: 'deps-file-missing',
+    severity: 'warning',
+    summary: 'A `*.deps.json` of the release names a file (of a package or the project) that the release does not hold (`--sbom`).',
+    hint: 'Ship the whole publish output (`dotnet publish`), or publish again: the deps.json and the files beside it come from different builds.',
+  },
+  SG711: {
+    name: 'differs-from-package',
+    severity: 'error',
+    summary: "A shipped file that a `*.deps.json` says came from a NuGet package differs from the package's file (`--sbom`).",
+    hint: "Ship the package's file as restored, or, if the file was changed on purpose (fix, sign), ship it under its own identity and say so; the SBOM must not vouch for the package's bytes.",
+  },
+  SG712: {
+    name: 'deps-json-unreadable',
+    severity: 'warning',
+    summary: 'A `*.deps.json` of the release cannot be read as one, so the packages it names are not in the SBOM (`--sbom`).',
+    hint: 'Publish again; a deps.json is JSON with a "targets" object (written by the .NET SDK).',
+  },
 } as const satisfies Record<string, { name: string; severity?: 'error' | 'warning'; summary: string; hint: string }>;
 
 /** Check rules that describe delay-signed input or the upload; in a release they are replaced by SG701 or do not apply. */

@@ -27,6 +27,9 @@ export interface CheckConfig {
   /** check goes online (the license cross-check) as with --online. */
   online?: boolean;
   rules?: Record<string, SeveritySetting>;
+  /** The SBOM's creator (`audit --sbom`): a URL or an e-mail address of the organization, as --sbom-creator-url/-email. */
+  sbomCreatorUrl?: string;
+  sbomCreatorEmail?: string;
 }
 
 export interface LoadedConfig {

@@ -4,6 +4,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { expect, test } from 'vitest';
 import { repoRoot, runCliAsync } from '../helpers/fixtures.js';
+import { expectEveryRequiredField, expectValidSbom } from '../helpers/sbom.js';
 import { startServiceProcess, stopServiceProcess } from '../helpers/service-process.js';
 
 test('npm start: the whole story succeeds and the audit knows the signing job', async () => {
@@ -19,6 +20,14 @@ test('npm start: the whole story succeeds and the audit knows the signing job', 
   const audit = JSON.parse(readFileSync(join(repoRoot, 'out', 'demo', 'audit.json'), 'utf8'));
   expect(audit.summary.byOutcome).toEqual({ ok: 6, fail: 0, 'not-required': 0 });
   expect(audit.files.every((f: { job: { jobId: string } | null }) => f.job?.jobId)).toBe(true);
+  // The SBOM of the signed folder: valid by the CycloneDX library's strict validator, every field TR-03183-2 v2.1
+  // requires on every component, and the signing job on each assembly the service signed.
+  const sbom = await expectValidSbom(readFileSync(join(repoRoot, 'out', 'demo', 'release.cdx.json'), 'utf8'));
+  expectEveryRequiredField(sbom);
+  const props = (c: { properties: { name: string; value: string }[] }) => Object.fromEntries(c.properties.map((p) => [p.name, p.value]));
+  const signed = sbom.components.filter((c: { properties: { name: string; value: string }[] }) => props(c)['signgate:strongName:state'] === 'signed');
+  expect(signed.length).toBe(6);
+  for (const c of signed) expect(props(c)['signgate:job:id']).toBe(audit.files.find((f: { name: string }) => f.name === props(c)['signgate:path']).job.jobId);
   // Every command it shows runs from the clone (npx finds this package's own bin), and the hint at the end names
   // the demo's own data folder: the service it names starts on that data and takes a token made as it says.
   expect(r.stdout).not.toMatch(/^\$ signgate /m);

@@ -3,7 +3,17 @@ import { extname, resolve } from 'node:path';
 import type { ArgumentsCamelCase, Argv, CommandModule } from 'yargs';
 import { UsageError } from '../../core/errors.js';
 import { countOf } from '../../report/terminal.js';
-import { audit, AuditFormats, renderAuditPieces, verifyAuditReport, type AuditFormat } from '../../workflows/audit.js';
+import {
+  audit,
+  AuditFormats,
+  auditWithSbom,
+  renderAuditPieces,
+  renderSbom,
+  SbomSpecVersions,
+  verifyAuditReport,
+  type AuditFormat,
+  type SbomSpecVersion,
+} from '../../workflows/audit.js';
 import { keepHeapSmall } from '../../workflows/check.js';
 import { writeFileAtomic } from '../../workflows/files.js';
 import { displayPath } from '../../workflows/input-paths.js';
@@ -23,7 +33,31 @@ interface AuditArgs extends Omit<CheckArgs, 'format'> {
   checkpoint?: string;
   recordKey?: string;
   verifyReport?: string;
+  sbom?: string;
+  sbomCreatorUrl?: string;
+  sbomCreatorEmail?: string;
+  sbomName?: string;
+  sbomVersion?: string;
+  sbomLicense?: string;
+  sbomSourceUri?: string;
+  sbomDownloadUri?: string;
+  sbomSpec?: SbomSpecVersion;
+  nugetPackages?: string;
 }
+
+/** The options that only mean something with --sbom. */
+const SBOM_ONLY = [
+  'sbomCreatorUrl',
+  'sbomCreatorEmail',
+  'sbomName',
+  'sbomVersion',
+  'sbomLicense',
+  'sbomSourceUri',
+  'sbomDownloadUri',
+  'sbomSpec',
+  'nugetPackages',
+] as const;
+const kebab = (name: string) => name.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`);
 
 /** `--verify-report stored.json <folder>`: every difference, one per line; exit 0 when none, 1 otherwise. */
 async function runVerifyReport(args: AuditArgs, io: Io): Promise<ExitCodeValue> {
@@ -43,9 +77,7 @@ async function runVerifyReport(args: AuditArgs, io: Io): Promise<ExitCodeValue> 
   for (const note of result.notes) io.err(`note: ${note}`);
   const where = paths.join(', ');
   if (result.differences.length === 0) {
-    io.out(
-      `${args.verifyReport} matches ${where}: ${countOf(result.report.files.length, 'file')}, the same hashes, keys, strong-name states, Authenticode signatures, vendor attributes, options and findings`,
-    );
+    io.out(`${args.verifyReport} matches ${where}: ${countOf(result.files, 'file')}, ${result.compared}`);
     return ExitCode.Ok;
   }
   io.out(`${args.verifyReport} differs from ${where} in ${result.differences.length} ${result.differences.length === 1 ? 'point' : 'points'}:`);
@@ -83,16 +115,49 @@ export async function runAudit(args: AuditArgs, io: Io): Promise<ExitCodeValue> 
       'Pass -o audit.html to write it to a file, or --format markdown to read it here.',
     );
   }
+  const stray = SBOM_ONLY.find((k) => args[k] !== undefined);
+  if (stray && !args.sbom)
+    throw new UsageError(`--${kebab(stray)} is an option of the SBOM`, 'Pass --sbom <file> (for example --sbom release.cdx.json) with it, or leave it out.');
   const { output: _output, format: _format, ...checkOptions } = checkOptionsFrom(rest);
-  const report = await audit({
+  const auditOptions = {
     ...checkOptions,
     ...(args.compare ? { compare: args.compare } : {}),
     ...(args.manifest ? { manifest: args.manifest } : {}),
     ...(args.record ? { record: args.record } : {}),
     ...(args.checkpoint === undefined ? {} : { recordCheckpoint: args.checkpoint }),
     ...(args.recordKey === undefined ? {} : { recordKey: args.recordKey }),
-  });
+  };
   const generatedAt = args.timestamp ? new Date().toISOString() : null;
+  let sbomErrors = 0;
+  let report;
+  if (args.sbom) {
+    const withSbom = await auditWithSbom({
+      ...auditOptions,
+      sbom: {
+        creatorUrl: args.sbomCreatorUrl,
+        creatorEmail: args.sbomCreatorEmail,
+        name: args.sbomName,
+        version: args.sbomVersion,
+        license: args.sbomLicense,
+        sourceUri: args.sbomSourceUri,
+        downloadUri: args.sbomDownloadUri,
+        specVersion: args.sbomSpec,
+      },
+      ...(args.nugetPackages === undefined ? {} : { nugetPackages: args.nugetPackages }),
+    });
+    report = withSbom.report;
+    const target = resolve(args.sbom);
+    writeFileAtomic(target, await renderSbom(withSbom, generatedAt));
+    const inv = withSbom.inventory;
+    for (const f of inv.findings) io.err(`${f.severity} ${f.ruleId} ${f.rule} ${f.file ?? ''}: ${f.message}`);
+    sbomErrors = inv.findings.filter((f) => f.severity === 'error').length;
+    const packaged = inv.files.filter((f) => f.package).length;
+    io.err(
+      `CycloneDX ${args.sbomSpec ?? '1.6'} SBOM written to ${displayPath(target)}: ${countOf(inv.files.length, 'component')}, ${packaged} from NuGet packages${inv.packageFolder ? '' : ' (no NuGet package folder: their licences are unknown)'}, ${countOf(inv.findings.length, 'finding')}`,
+    );
+  } else {
+    report = await audit(auditOptions);
+  }
   if (output) {
     writeFileAtomic(resolve(output), renderAuditPieces(report, format, generatedAt));
     const s = report.summary;
@@ -102,7 +167,7 @@ export async function runAudit(args: AuditArgs, io: Io): Promise<ExitCodeValue> 
   } else {
     printPieces(io, renderAuditPieces(report, format, generatedAt));
   }
-  return report.summary.errors === 0 ? ExitCode.Ok : ExitCode.Findings;
+  return report.summary.errors === 0 && sbomErrors === 0 ? ExitCode.Ok : ExitCode.Findings;
 }
 
 export const auditCommand = (io: Io, setExit: (code: ExitCodeValue) => void): CommandModule<Record<string, unknown>, AuditArgs> => ({
@@ -139,8 +204,22 @@ export const auditCommand = (io: Io, setExit: (code: ExitCodeValue) => void): Co
         type: 'string',
         describe: 'Re-check a stored audit JSON against the release folder and name every difference (exit 0 identical, 1 differences)',
       })
+      .option('sbom', {
+        type: 'string',
+        describe: 'Also write the CycloneDX JSON SBOM of the release to this file: every shipped file, its hashes, package, licence and signatures',
+      })
+      .option('sbom-creator-url', { type: 'string', describe: 'With --sbom: the URL of the organization that makes it (or "sbomCreatorUrl" in the config)' })
+      .option('sbom-creator-email', { type: 'string', describe: 'With --sbom: its e-mail address (or "sbomCreatorEmail"); one of the two is required' })
+      .option('sbom-name', { type: 'string', describe: "With --sbom: the add-in's name (default: the project its deps.json names, else its main assembly)" })
+      .option('sbom-version', { type: 'string', describe: "With --sbom: the add-in's version (default: its main assembly's)" })
+      .option('sbom-license', { type: 'string', describe: "With --sbom: the licence of the vendor's own files (SPDX expression or LicenseRef-…)" })
+      .option('sbom-source-uri', { type: 'string', describe: "With --sbom: where the vendor's source code is" })
+      .option('sbom-download-uri', { type: 'string', describe: 'With --sbom: where the release is downloaded from' })
+      .option('sbom-spec', { type: 'string', choices: SbomSpecVersions, describe: 'With --sbom: the CycloneDX version (default 1.6)' })
+      .option('nuget-packages', { type: 'string', describe: 'With --sbom: the NuGet package folder (default: NUGET_PACKAGES, else ~/.nuget/packages)' })
       .option('config', configOption)
       .option('threads', checkThreadsOption)
+      .example('$0 audit release/ -o audit.html --sbom release.cdx.json --sbom-creator-url https://contoso.example', 'the audit and the SBOM')
       .example('$0 audit release/ --key 12345_public.snk --vendor Contoso -o audit.html', 'the HTML report for auditors')
       .example('$0 audit release/ --format json -o audit-1.5.json --compare audit-1.4.json --no-timestamp', 'what changed since 1.4')
       .option('checkpoint', {
