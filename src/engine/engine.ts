@@ -29,7 +29,8 @@ export async function runEngine<O, F, R>(product: Product<O, F, R>, inputs: read
     const settings = withInputDeclarations(product.settings, parsed);
     const placements = placeFiles(inputs.map(named), parsed.map(fromParsedData), settings);
     const placed = new Map<string, PlacedFile>(inputs.map((input, i) => [input.path, { input, parsed: parsed[i]!, placement: placements[i]! }]));
-    const parse = fileParser(settings);
+    // Parsed again when a rule reads it here: the parse round gave the verdict on these bytes.
+    const parse = fileParser(settings, true);
     // The calling thread's facts: names, roles and sizes for the set rules; a rule that reads a file's metadata
     // here reads the file (when not held) and parses it then.
     const facts = new Map<string, FileFacts>(

@@ -105,6 +105,8 @@ export function runTask(
   kept?: ParsedHere,
 ): ParsedFileData[] | unknown[] {
   const parse = fileParser(task.settings);
+  // The per-file round parses again what the parse round judged (well-formed.ts): without the verdict a second time.
+  const reparse = fileParser(task.settings, true);
   const released = <T>(result: T): T => (buffers ? buffers.release(result) : result);
   if (task.kind === 'parse') {
     return task.inputs.map((input) => {
@@ -114,10 +116,10 @@ export function runTask(
     });
   }
   return task.items.map((item) => {
-    const facts = factsInHand(item, parse, buffers, kept);
+    const facts = factsInHand(item, reparse, buffers, kept);
     const near = new Map<string, FileFacts>([
       [item.input.path, facts],
-      ...item.netmodules.map((m): [string, FileFacts] => [m.input.path, factsInHand(m, parse, buffers, kept)]),
+      ...item.netmodules.map((m): [string, FileFacts] => [m.input.path, factsInHand(m, reparse, buffers, kept)]),
     ]);
     return released(perFileOf(step!, facts, near, task.settings, task.options));
   });

@@ -260,15 +260,14 @@ export class MetadataTables {
             break;
           }
           case 'blob': {
-            const bad = firstOver(bytes, column, heaps.blobSize - 1);
-            if (bad) throw heapCellError(cellAt(bad), '#Blob', valueAt(bad), heaps.blobSize);
-            // Blobs whose one-byte length prefix keeps them inside the heap pass here; the rest are read as a reader would.
-            for (
-              let rid = firstLongBlob(bytes, column, heaps.blobStart, heaps.blobSize, 1);
-              rid;
-              rid = firstLongBlob(bytes, column, heaps.blobStart, heaps.blobSize, rid + 1)
-            )
-              heaps.checkBlob(valueAt(rid));
+            // A row the scan stops at has an index past the heap, or a longer length prefix, or one that runs past the
+            // heap: read as a reader would, which says what is wrong (a long blob inside the heap passes, and the scan goes on).
+            const next = (from: number) => firstBadBlob(bytes, column, heaps.blobStart, heaps.blobSize, from);
+            for (let rid = next(1); rid; rid = next(rid + 1)) {
+              const value = valueAt(rid);
+              if (value >= heaps.blobSize) throw heapCellError(cellAt(rid), '#Blob', value, heaps.blobSize);
+              heaps.checkBlob(value);
+            }
             break;
           }
           case 'table': {
@@ -279,17 +278,14 @@ export class MetadataTables {
           case 'list': {
             const target = this.uncompressed && this.rowCount(type.ptrTable) > 0 ? type.ptrTable : type.table;
             // A list runs from its row's start to the next row's: one past the last row ends it.
-            const bad = firstOver(bytes, column, this.rowCount(target) + 1);
-            if (bad) throw this.badCell(cellAt(bad), target, valueAt(bad));
-            const back = firstDescending(bytes, column);
-            if (back) {
-              throw new FormatError(
-                'SG_ERR_MD_BAD_INDEX',
-                `${where(cellAt(back))}: the ${TableNames[target]} list starts at row ${valueAt(back)}, before the start of the row above`,
-                { structure: `${TableNames[id]} table`, fileOffset: cellAt(back).fileOffset },
-              );
-            }
-            break;
+            const bad = firstBadList(bytes, column, this.rowCount(target) + 1);
+            if (!bad) break;
+            if (valueAt(bad) > this.rowCount(target) + 1) throw this.badCell(cellAt(bad), target, valueAt(bad));
+            throw new FormatError(
+              'SG_ERR_MD_BAD_INDEX',
+              `${where(cellAt(bad))}: the ${TableNames[target]} list starts at row ${valueAt(bad)}, before the start of the row above`,
+              { structure: `${TableNames[id]} table`, fileOffset: cellAt(bad).fileOffset },
+            );
           }
           case 'coded': {
             const def = CodedIndex[type.coded];
@@ -397,23 +393,28 @@ function firstOver(bytes: Uint8Array, c: ColumnCells, limit: number): number {
   return 0;
 }
 
-/** The first row from `from` on whose blob is not a short one inside the heap (1-byte length prefix), or 0. */
-function firstLongBlob(bytes: Uint8Array, c: ColumnCells, heapStart: number, heapSize: number, from: number): number {
+/**
+ * The first row from `from` on whose blob index is past the heap, or whose blob is not a short one inside it (a
+ * one-byte length prefix whose blob ends inside the heap: nearly every blob), or 0.
+ */
+function firstBadBlob(bytes: Uint8Array, c: ColumnCells, heapStart: number, heapSize: number, from: number): number {
   const end = heapStart + heapSize;
   for (let rid = from, at = c.first + (from - 1) * c.rowSize; rid <= c.rowCount; rid++, at += c.rowSize) {
     const value = c.wide ? (bytes[at]! | (bytes[at + 1]! << 8) | (bytes[at + 2]! << 16) | (bytes[at + 3]! << 24)) >>> 0 : bytes[at]! | (bytes[at + 1]! << 8);
     if (value === 0) continue;
+    if (value >= heapSize) return rid;
     const prefix = bytes[heapStart + value]!;
     if ((prefix & 0x80) !== 0 || heapStart + value + 1 + prefix > end) return rid;
   }
   return 0;
 }
 
-/** The first row whose list start (not 0) is below the one of the row above, or 0. */
-function firstDescending(bytes: Uint8Array, c: ColumnCells): number {
+/** The first row whose list start is over `limit`, or (not 0) below the start of the row above, or 0. */
+function firstBadList(bytes: Uint8Array, c: ColumnCells, limit: number): number {
   let previous = 0;
   for (let rid = 1, at = c.first; rid <= c.rowCount; rid++, at += c.rowSize) {
     const value = c.wide ? (bytes[at]! | (bytes[at + 1]! << 8) | (bytes[at + 2]! << 16) | (bytes[at + 3]! << 24)) >>> 0 : bytes[at]! | (bytes[at + 1]! << 8);
+    if (value > limit) return rid;
     if (value === 0) continue;
     if (value < previous) return rid;
     previous = value;

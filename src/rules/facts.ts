@@ -1,11 +1,13 @@
 // Reads every input once and decides which files must be uploaded and why (the set matters:
 // use of the vendor API is transitive, and generated companions go with the assembly they serve).
 import { isInputFault, isSignGateError, type SignGateError } from '../core/errors.js';
-import { formatVersion, type ModuleMetadata } from '../metadata/module-metadata.js';
+import { formatVersion, ModuleMetadata } from '../metadata/module-metadata.js';
+import { hasCorHeader } from '../pe/cor-header.js';
+import { parsePeImage } from '../pe/pe-image.js';
 import { readAuthenticode, type AuthenticodeInfo } from '../authenticode/authenticode.js';
 import { classifyStrongName, type StrongNameStatus } from '../strongname/strong-name.js';
 import { knownKey } from '../strongname/known-keys.js';
-import { readWellFormed } from '../strongname/well-formed.js';
+import { readWellFormed, type WellFormedFile } from '../strongname/well-formed.js';
 import { compileNamePatterns, type NameMatcher } from './name-pattern.js';
 import { declaredIn } from './vendor-attribute.js';
 import { TableId } from '../metadata/schema.js';
@@ -125,11 +127,21 @@ function declarations(module: ModuleMetadata, name: string, settings: CheckSetti
   }
 }
 
-/** Reads the vendor settings a parse needs once per set. */
-export function fileParser(settings: CheckSettings): (input: CheckInput) => { parsed: ParsedFile; module: ModuleMetadata | undefined } {
+/** A file the verdict has read already, parsed again as it did (the same bytes: no check is made twice). */
+function parseJudged(bytes: Uint8Array): WellFormedFile {
+  const image = parsePeImage(bytes);
+  return hasCorHeader(image) ? { native: false, image, module: new ModuleMetadata(image) } : { native: true, image };
+}
+
+/**
+ * Reads the vendor settings a parse needs once per set.
+ * @param judged true when these bytes had the verdict already (the engine's parse round gave it; a file read again
+ *   is refused if it changed since): the metadata is parsed again without it
+ */
+export function fileParser(settings: CheckSettings, judged = false): (input: CheckInput) => { parsed: ParsedFile; module: ModuleMetadata | undefined } {
   const isVendorApi = compileNamePatterns(settings.vendorApi);
   const attributeName = `${settings.vendor}SignedAssemblyAttribute`;
-  return (input) => parseFile(input, isVendorApi, attributeName, settings);
+  return (input) => parseFile(input, isVendorApi, attributeName, settings, judged);
 }
 
 /**
@@ -163,6 +175,7 @@ function parseFile(
   isVendorApi: NameMatcher,
   attributeName: string,
   settings: CheckSettings,
+  judged: boolean,
 ): { parsed: ParsedFile; module: ModuleMetadata | undefined } {
   const base = {
     readError: undefined,
@@ -182,7 +195,7 @@ function parseFile(
   };
   try {
     // The one verdict (strongname/well-formed.ts): what inspect, audit, fix and the service refuse, SG001 refuses.
-    const file = readWellFormed(input.bytes);
+    const file = judged ? parseJudged(input.bytes) : readWellFormed(input.bytes);
     if (file.native) return { parsed: { ...base, native: true }, module: undefined };
     const module = file.module;
     const assembly = module.assembly;

@@ -16,8 +16,9 @@ export default defineRule({
     const c = vendorAttributeCandidates(facts, settings);
     const attribute = c && vendorAttributeOnAssembly(c, settings);
     if (!c || !attribute) return [];
-    if (toHex(c.module.attributeConstructor(attribute).signature.bytes) !== ONE_BOOL_CTOR) return [];
     try {
+      // A constructor other than one bool, or one that cannot be read: vendor-attribute-wrong-type reports it.
+      if (toHex(c.module.attributeConstructor(attribute).signature.bytes) !== ONE_BOOL_CTOR) return [];
       const value = c.module.decodeAttribute(attribute).fixedArguments[0]?.value;
       const location = c.module.rowLocation(TableId.CustomAttribute, attribute.rid);
       return value === false

@@ -18,8 +18,14 @@ export default defineRule({
     if (!c || !attribute) return [];
     const hint = `Use the constructor that takes one bool: [assembly: ${attribute.typeName.replace(/Attribute$/, '')}(true)]; reference the vendor API version your license covers.`;
     const location = c.module.rowLocation(TableId.CustomAttribute, attribute.rid);
-    const ctor = c.module.attributeConstructor(attribute);
-    const signature = toHex(ctor.signature.bytes);
+    let signature: string;
+    try {
+      signature = toHex(c.module.attributeConstructor(attribute).signature.bytes);
+    } catch (error) {
+      // A constructor whose signature cannot be read is this attribute's fault (inspect shows it on the attribute).
+      if (!isSignGateError(error)) throw error;
+      return [{ message: `${attribute.typeName} has a constructor whose signature cannot be read: ${error.message}`, hint, location }];
+    }
     if (signature !== ONE_BOOL_CTOR) {
       return [
         {

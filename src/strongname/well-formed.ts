@@ -28,9 +28,9 @@ export type WellFormedFile =
  * - nesting and resolution-scope chains end, and each custom attribute's constructor is a method of a type
  *   (ModuleMetadata.checkStructure);
  * - what `inspect` shows: the module row, the assembly row and its public key blob (a CAPI RSA key or the ECMA key),
- *   every assembly reference, every assembly and module attribute's type and constructor with its signature (their values are read
- *   where they are used: a value that cannot be decoded is that attribute's error, as `inspect` shows it, and
- *   the finding of the rule that reads it), and the value of SignatureKeyAttribute, which a verifier reads;
+ *   every assembly reference, the type of every assembly and module attribute (a constructor signature or a value
+ *   that cannot be read is that attribute's error, as `inspect` shows it, and the finding of the rule that reads
+ *   it: SG303 for the vendor attribute), and the value of SignatureKeyAttribute, which a verifier reads;
  * - the strong-name structures: a signature slot inside one section, and, where there is one, a layout whose signed
  *   bytes every strong-name tool agrees on (standard headers, no section over them, no two sections sharing bytes);
  * - the Authenticode certificate table's WIN_CERTIFICATE entries (their PKCS#7 content is the Authenticode
@@ -45,9 +45,7 @@ export function checkWellFormed(module: ModuleMetadata, options: WellFormedOptio
   const assembly = module.assembly;
   if (assembly?.publicKey.length) assemblyKey(module, assembly.publicKey);
   for (const reference of module.assemblyReferences) void reference.name;
-  const attributes = module.assemblyAndModuleAttributes();
-  for (const row of [...attributes.assembly, ...attributes.module]) module.attributeConstructor(row);
-  for (const row of attributes.assembly) if (row.typeName === SIGNATURE_KEY_ATTRIBUTE) module.decodeAttribute(row);
+  for (const row of module.assemblyAndModuleAttributes().assembly) if (row.typeName === SIGNATURE_KEY_ATTRIBUTE) module.decodeAttribute(row);
   const slot = getSignatureSlot(module.image, module.corHeader);
   if (slot && assembly?.publicKey.length) {
     assertHashableLayout(module.image);
