@@ -16,7 +16,8 @@
 // strong-namers (scripts/bench-fix.js).
 // Usage: npm run bench [-- --corpus DIR] [--repeat N]; `node scripts/bench.js --startup`: the start-up rows only;
 // `--build-gate [--pairs N] [--before <another checkout, built>] [--no-compiler-server]`: the build gate's rows only;
-// `--check-audit`: check and audit of the corpus; `--scans`: check, audit and the whole-process inspect scans
+// `--check-audit [--before <another checkout, built>]`: check and audit of the corpus (and the check of the build
+// before, beside ours); `--scans`: check, audit and the whole-process inspect scans
 // (`--scan-rounds N`, default 5)
 import { execFileSync, spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
@@ -212,6 +213,23 @@ function checkAuditBeside(timeOne, rss) {
   const key = fileURLToPath(new URL('../fixtures/test-keys/12345_public.snk', import.meta.url));
   const settings = ['--vendor', 'Mono', '--vendor-api', 'Mono.Security', '--key', key, '--format', 'json'];
   const median = (xs) => [...xs].sort((a, b) => a - b)[1];
+  // --before <another checkout, built>: its check beside ours, run in turn (median of 5 pairs), the one-verdict
+  // issue's target: the check of the corpus within 5 % of the build before, peak RSS unchanged.
+  const before = opt('--before', undefined);
+  if (before) {
+    const theirs = join(before, 'bin', 'signgate.js');
+    const check = (b) => timeOne(process.execPath, [b, 'check', corpus, ...settings, '--threads', '0']);
+    const runs = [0, 1, 2, 3, 4].map(() => [check(theirs), check(bin)]);
+    const mid = (i, f) => runs.map((r) => f(r[i])).sort((a, b) => a - b)[2];
+    const ratio = (f) => runs.map((r) => f(r[1]) / f(r[0])).sort((a, b) => a - b)[2];
+    const cpu = (r) => r.cpu ?? r.seconds;
+    console.log(
+      `  signgate check --threads 0 of ${before}  ${mid(0, (r) => r.seconds).toFixed(3)} s, ${mid(0, cpu).toFixed(2)} s CPU, peak RSS ${mid(0, (r) => r.rssMb ?? 0).toFixed(0)} MB  (the build before)`,
+    );
+    console.log(
+      `  signgate check --threads 0 (this build)  ${mid(1, (r) => r.seconds).toFixed(3)} s, ${mid(1, cpu).toFixed(2)} s CPU, peak RSS ${mid(1, (r) => r.rssMb ?? 0).toFixed(0)} MB  = ${ratio((r) => r.seconds).toFixed(3)}x wall, ${ratio(cpu).toFixed(3)}x CPU of the build before (target <= 1.05)`,
+    );
+  }
   for (const command of [['check'], ['audit', '--no-timestamp']]) {
     const pairs = [0, 1, 2].map(() => [0, 2].map((t) => timeOne(process.execPath, [bin, ...command, corpus, ...settings, '--threads', String(t)])));
     const [one, two] = [0, 1].map((i) => pairs.map((p) => p[i]).sort((a, b) => a.seconds - b.seconds)[1]);
