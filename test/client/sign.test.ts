@@ -468,7 +468,7 @@ describe('licenses and jobs', () => {
       if (status.stdout.includes('finished')) break;
     }
     expect(status!.stdout).toContain('Signed');
-    const dl = await runCliAsync(['jobs', 'download', id, '--destination-path', w.out, '--base-url', server.baseUrl], { env: w.env });
+    const dl = await runCliAsync(['jobs', 'download', id, '--destination-path', w.out, '--base-url', server.baseUrl, '--key', KEY], { env: w.env });
     expect(dl.status, dl.stderr).toBe(0);
     expect(readdirSync(w.out).sort()).toEqual(['FindingAddin.dll', 'signing-log.txt']);
     const del = await runCliAsync(['jobs', 'delete', id, '--base-url', server.baseUrl], { env: w.env });
