@@ -2,6 +2,7 @@
 import { readFileSync } from 'node:fs';
 import { basename, resolve } from 'node:path';
 import { KeyError, SignGateError } from '../core/errors.js';
+import { decodeText } from '../core/text-encoding.js';
 import { recordPublicKey, type RecordVerifier } from '../record/checkpoint.js';
 import type { ExpectedKey } from '../rules/types.js';
 import { parseStrongNameKeyFile, type StrongNameKeyFile } from '../strongname/key-blob.js';
@@ -48,8 +49,9 @@ export function openTokenKey(uri: string): Pkcs11KeyPair {
 }
 
 /** A text file read whole. */
+/** A text file (a record key, a PIN) as Windows tools write it too: UTF-8 or UTF-16 with a byte-order mark. */
 function readText(file: string): string {
-  return readFileSync(file, 'utf8');
+  return decodeText(readFileSync(file)).text;
 }
 
 /** Reads a Mono machine.config into a key map, or returns undefined when no path is given. */
