@@ -196,7 +196,7 @@ describe('failures', () => {
     const r = await runCliAsync(signArgs(server.baseUrl, w.out, fixturePath('addin/SampleAddin.dll')), { env: { ...w.env, SIGNGATE_ACCESS_TOKEN: expired } });
     expect(r.status).toBe(3);
     expect(r.stderr).toContain('401');
-    expect(r.stderr).toContain('create a new token');
+    expect(r.stderr).toContain('Tokens cannot be prolonged: create a new one');
     expect(r.stderr).not.toContain(expired);
   });
 
