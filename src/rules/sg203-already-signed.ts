@@ -13,7 +13,7 @@ export default defineRule({
     const status = facts.status();
     if (status.state !== 'signed' || !status.publicKey) return [];
     const key = settings.keys.find((k) => sameKeyBlob(k.publicKey, status.publicKey!));
-    if (!key) return []; // signed with another key: wrong-key reports it
+    if (!key || key.keyPair) return []; // signed with another key, or with a key pair given as a key file: wrong-key reports it
     return [
       {
         message: `already signed with key token ${key.token}${key.optionId !== null ? ` (option ${key.optionId})` : ''}`,

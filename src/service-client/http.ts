@@ -210,9 +210,9 @@ async function readServiceWords(response: Response, request: { method: string; u
 async function statusError(method: string, url: string, response: Response): Promise<ServiceError> {
   const words = await readServiceWords(response, { method, url });
   const wrongBase = response.status === 404 && !/\/assemblies\/[^/]+/.test(new URL(url).pathname);
-  // A 401 the service explains (this service says why the token was refused and what to do) is said once, in its
-  // words; our advice is for a service that says no more than "Unauthorized".
-  if (response.status === 401 && words.detail)
+  // A 401 whose detail says what to do (this service's: why the token was refused, and to create one) is said once,
+  // in the service's words; our advice is for a service that says less ("Unauthorized", "The token has expired.").
+  if (response.status === 401 && words.detail && /\bcreate\b|\bnew (?:token|one)\b/i.test(words.detail))
     return new ServiceError('SG_ERR_HTTP_STATUS', `${method} ${url} answered 401${words.title ? ` (${words.title})` : ''}: ${words.detail}`, {
       method,
       url,

@@ -107,9 +107,8 @@ export function prepareSettings(options: CheckOptions, needsPaths = false): Prep
   const root = rootArg ? resolve(rootArg) : null;
   const environment = (options.env ?? process.env).SIGNGATE_BASE_URL || undefined;
   const baseUrl = options.baseUrl ?? config.baseUrl ?? environment;
-  const loadedKeys = keyPaths.map(loadExpectedKey);
-  const notes = loadedKeys.flatMap((k) => (k.note ? [k.note] : []));
-  const keys = loadedKeys.map(({ note: _note, ...key }) => key);
+  const keys = keyPaths.map(loadExpectedKey);
+  const notes: string[] = [];
   const settings: CheckSettings = {
     vendor,
     vendorApi: options.vendorApi?.length ? options.vendorApi : (config.vendorApi ?? [`${vendor}.*`]),
