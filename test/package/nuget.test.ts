@@ -219,7 +219,9 @@ describe.runIf(runDotnetTests)('Signgate.Build from a package source', () => {
     const dir = solution('Broken', { 'Addin/Addin.csproj': project(`<PackageReference Include="Signgate.Build" Version="${VERSION}" PrivateAssets="all" />`) });
     const r = await build(dir, { SIGNGATE_ACCESS_TOKEN: server.token() }, '-p:Broken=true', '-p:TargetFramework=net48');
     expect(r.status).not.toBe(0);
-    expect(r.output).toMatch(/obj\/Release\/net48\/Addin\.dll : error SG205: the assembly is delay-signed with another key: key token [0-9a-f]{16}, expected 5d004f218731cd20/);
+    expect(r.output).toMatch(
+      /obj\/Release\/net48\/Addin\.dll : error SG205: the assembly is delay-signed with another key: key token [0-9a-f]{16}, expected 5d004f218731cd20/,
+    );
     expect(r.output).toMatch(/obj\/Release\/net48\/Addin\.dll : error SG301: no ContosoSignedAssemblyAttribute on the assembly/);
     expect(r.output).toContain('error SGB002');
   });
