@@ -37,6 +37,7 @@ export const HEAVY = [
 export const SDK = [
   'test/sdk/msbuild.test.ts',
   'test/sdk/msbuild-fix.test.ts',
+  'test/sdk/msbuild-diagnostics.test.ts',
   'test/sdk/msbuild-keys.test.ts',
   'test/sdk/msbuild-solution.test.ts',
   'test/sdk/sdk-rebuild.test.ts',

@@ -20,7 +20,7 @@ function origin(file: string | null): string {
  * `warning` (then an optional code) comes before the colon that follows the origin. A note's line has `note` there,
  * so MSBuild logs it as the message it is, as written, colons and all.
  */
-function line(f: Finding): string {
+export function msbuildLine(f: Finding): string {
   const text = inBuildWords(oneLine(`${f.message} (${f.rule}). ${buildHint(f) ?? f.hint}`));
   return `${origin(f.file)} : ${f.severity} ${f.ruleId}: ${text}`;
 }
@@ -66,5 +66,5 @@ export function inBuildWords(text: string): string {
 export function formatMsbuild(result: CheckResult): string {
   // The summary must not itself read as a diagnostic: no colon before the words error or warning.
   const summary = `signgate check, ${countOf(result.summary.files, 'file')}, ${signingCounts(result)}, ${findingCounts(result)}`;
-  return [...result.findings.map(line), summary, ''].join('\n');
+  return [...result.findings.map(msbuildLine), summary, ''].join('\n');
 }
