@@ -38,6 +38,9 @@ export const HEAVY = [
 export const SDK = [
   'test/sdk/msbuild.test.ts',
   'test/sdk/msbuild-fix.test.ts',
+  'test/sdk/msbuild-diagnostics.test.ts',
+  'test/sdk/msbuild-keys.test.ts',
+  'test/sdk/msbuild-solution.test.ts',
   'test/sdk/sdk-rebuild.test.ts',
   'test/sdk/openapi-reader.test.ts',
   'test/sdk/csharp-client.test.ts',

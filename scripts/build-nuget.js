@@ -45,7 +45,8 @@ export const RUNTIMES = ['linux-x64', 'win-x64'];
 export async function buildNuget({ out = join(repoRoot, 'out', 'nuget'), version, release = false, nodeVersion = DEFAULT_NODE_VERSION, seaDir } = {}) {
   const packageVersion = version ?? packageVersionOf({ release });
   const sea = seaDir ?? join(out, 'sea');
-  if (!seaDir) await buildSea({ out: sea, nodeVersion, targets: RUNTIMES });
+  // The executables say the version of the packages they ship in (`--version`), not package.json's plain one.
+  if (!seaDir) await buildSea({ out: sea, nodeVersion, targets: RUNTIMES, version: packageVersion });
   const written = [];
   const packs = [
     { id: 'Signgate.Build', project: 'Signgate.Build' },

@@ -98,7 +98,7 @@ export function nodeBinary(target, version) {
  * (`readFileSync(new URL('../../x.json', import.meta.url), 'utf8')`) become the files' text, and
  * `createRequire(import.meta.url)` becomes the bundle's require (esbuild then bundles what it loads).
  */
-const inlineRepositoryFiles = {
+const inlineRepositoryFiles = (version) => ({
   name: 'inline-repository-files',
   setup(build) {
     build.onLoad({ filter: /[\\/]dist[\\/].*\.js$/ }, (args) => {
@@ -106,7 +106,7 @@ const inlineRepositoryFiles = {
       if (!text.includes('import.meta')) return undefined;
       text = text
         .replace(/readFileSync\(new URL\('([^']+)', import\.meta\.url\), 'utf8'\)/g, (_, rel) =>
-          JSON.stringify(readFileSync(resolve(dirname(args.path), rel), 'utf8')),
+          JSON.stringify(inlinedText(resolve(dirname(args.path), rel), version)),
         )
         .replace(/const require = createRequire\(import\.meta\.url\);/g, '')
         .replace(/createRequire\(import\.meta\.url\)/g, 'require')
@@ -124,7 +124,17 @@ const inlineRepositoryFiles = {
       return { contents: text, loader: 'js' };
     });
   },
-};
+});
+
+/**
+ * A file's text as the executable carries it: package.json with `version` (the package version the executable ships
+ * in, `0.1.0-dev.611.ge5fa2bdff2`, which `--version` prints) when one is given.
+ */
+function inlinedText(path, version) {
+  const text = readFileSync(path, 'utf8');
+  if (version === undefined || path !== join(repoRoot, 'package.json')) return text;
+  return JSON.stringify({ ...JSON.parse(text), version });
+}
 
 /** The files of the service's /docs page (@fastify/swagger-ui), carried in the blob as SEA assets. */
 const SWAGGER_UI = join(repoRoot, 'node_modules', '@fastify', 'swagger-ui');
@@ -281,8 +291,11 @@ async function failOnWarnings(result) {
   if (result.warnings.length > 0) fail(`esbuild warned:\n${(await esbuild.formatMessages(result.warnings, { kind: 'warning' })).join('\n')}`);
 }
 
-/** The CLI as two CommonJS scripts: `outfile` (the main script) and `coldFile` (the cold dependencies). */
-export async function bundle(outfile, coldFile) {
+/**
+ * The CLI as two CommonJS scripts: `outfile` (the main script) and `coldFile` (the cold dependencies); `version`, the
+ * version it says it is (default package.json's).
+ */
+export async function bundle(outfile, coldFile, version) {
   const entry = join(repoRoot, 'dist', 'cli', 'main.js');
   if (!existsSync(entry)) fail(`${relative(repoRoot, entry)} is missing; run npm run build first`);
   const cold = new Set();
@@ -295,7 +308,7 @@ export async function bundle(outfile, coldFile) {
       plugins: [
         chalkWithoutTerminalProbe,
         coldDependencies(cold),
-        inlineRepositoryFiles,
+        inlineRepositoryFiles(version),
         swaggerUiFromAssets,
         lazyStringWidth,
         yargsShim(undefined),
@@ -310,7 +323,7 @@ export async function bundle(outfile, coldFile) {
       ...sharedOptions,
       stdin: { contents: `module.exports = {\n${table.join('\n')}\n};`, resolveDir: repoRoot, sourcefile: 'sea-cold.js' },
       outfile: coldFile,
-      plugins: [inlineRepositoryFiles, swaggerUiFromAssets, lazyStringWidth],
+      plugins: [inlineRepositoryFiles(version), swaggerUiFromAssets, lazyStringWidth],
     }),
   );
 }
@@ -357,8 +370,8 @@ function seaBlob(node, config, snapshot) {
   if (r.status !== 0) fail(`${node} --experimental-sea-config ${config} failed (${r.signal ?? `exit ${r.status}`})`);
 }
 
-/** Builds the executables; returns what it wrote. */
-export async function buildSea({ out = join(repoRoot, 'out', 'sea'), nodeVersion = DEFAULT_NODE_VERSION, targets = Object.keys(TARGETS) } = {}) {
+/** Builds the executables (saying they are `version`, default package.json's); returns what it wrote. */
+export async function buildSea({ out = join(repoRoot, 'out', 'sea'), nodeVersion = DEFAULT_NODE_VERSION, targets = Object.keys(TARGETS), version } = {}) {
   if (!HOST) fail(`builds run on Linux or Windows x64; this is ${process.platform}`);
   for (const t of targets) if (!TARGETS[t]) fail(`unknown target ${t}; choose from ${Object.keys(TARGETS).join(', ')}`);
   const { inject } = require('postject');
@@ -369,7 +382,7 @@ export async function buildSea({ out = join(repoRoot, 'out', 'sea'), nodeVersion
     cpSync(join(repoRoot, 'fixtures', 'addin'), join(work, 'warm-up', 'addin'), { recursive: true });
     copyFileSync(join(repoRoot, 'fixtures', 'test-keys', '12345_public.snk'), join(work, 'warm-up', 'key.snk'));
     const coldScript = join(work, COLD_ASSET);
-    await bundle(main, coldScript);
+    await bundle(main, coldScript, version);
     // The blob is made by the very Node version it goes into, running on this machine.
     const hostNode = nodeBinary(HOST, nodeVersion);
     mkdirSync(out, { recursive: true });

@@ -33,7 +33,7 @@ export {
   type SignedFileResult,
   type ProgressReporter,
 } from './workflows/sign.js';
-export { downloadJob, planPrune, type PrunePlan } from './workflows/jobs.js';
+export { downloadJob, planPrune, type DownloadedFile, type DownloadJobOptions, type DownloadJobResult, type PrunePlan } from './workflows/jobs.js';
 export { connect, type ServiceOptions } from './workflows/service.js';
 /** The licenses as the online check uses them (each option's key token, where the service reports it), and an option's public key file. */
 export { onlineLicenses, savePublicKey, type OnlineLicenses, type SavedPublicKey } from './workflows/licenses.js';

@@ -2,6 +2,7 @@
 // Authenticode signatures, strong-name key blobs and keys in PKCS#11 tokens, the strong-name state of an assembly,
 // its verification and signature, and the writer that gives an assembly a strong name (what `signgate fix` does to
 // one file). The commands themselves are the functions of `signgate`.
+import { decodeText } from './core/text-encoding.js';
 import { readFileSync } from 'node:fs';
 import { readPkcs11PinFilesWith } from './strongname/pkcs11/pin.js';
 
@@ -85,7 +86,7 @@ export {
 } from './strongname/key-blob.js';
 // Keys in a PKCS#11 token (pkcs11: URIs, RFC 7512): signAssembly(module, openPkcs11Key(uri)) signs through the module.
 // A pin-source file is read from disk: this entry gives the process that reader (readPkcs11PinFilesWith).
-readPkcs11PinFilesWith((path) => readFileSync(path, 'utf8'));
+readPkcs11PinFilesWith((path) => decodeText(readFileSync(path)).text);
 export { parsePkcs11Uri, isPkcs11Uri, type Pkcs11Uri } from './strongname/pkcs11/uri.js';
 export { isPkcs11Key, openPkcs11Key, pkcs11KeyWithPublicKey, probePkcs11Key, type Pkcs11KeyPair } from './strongname/pkcs11/signer.js';
 export { publicKeyToken, referenceToken } from './strongname/key-token.js';

@@ -64,7 +64,19 @@ export function refuseTokenArguments(argv: readonly string[]): void {
   }
 }
 
-const GENERAL_HINT = "run 'signgate --help' or 'signgate <command> --help'";
+const GENERAL_HINT = "Run 'signgate --help' for the commands (then 'signgate check --help', say, for one command's options).";
+
+/** The running command as typed (`signgate jobs`), or undefined before one is known. */
+function runningCommand(parser: ParserState): string | undefined {
+  const commands = parser.getInternalMethods?.().getContext?.().fullCommands ?? [];
+  return commands.length ? `signgate ${commands.map((c) => c.split(' ')[0]).join(' ')}` : undefined;
+}
+
+/** "Run 'signgate check --help' for the options." with the running command's name, else the general hint. */
+function helpHint(parser: ParserState): string {
+  const command = runningCommand(parser);
+  return command ? `Run '${command} --help' for the options.` : GENERAL_HINT;
+}
 
 /** What the running command's parser knows; yargs' typings do not name these methods. */
 interface ParserState {
@@ -90,7 +102,7 @@ function unknownArguments(message: string, parser: ParserState, argv: readonly s
     const near = closestOption(word.replace(/^-+/, ''), known);
     return near ? [`--${near} for ${word}`] : [];
   });
-  const hint = guesses.length ? `Did you mean ${guesses.join(', ')}? Run 'signgate <command> --help' for the options.` : GENERAL_HINT;
+  const hint = guesses.length ? `Did you mean ${guesses.join(', ')}? ${helpHint(parser)}` : helpHint(parser);
   return new UsageError(`Unknown argument${words.length === 1 ? '' : 's'}: ${words.join(', ')}`, hint);
 }
 
@@ -100,10 +112,9 @@ function unknownArguments(message: string, parser: ParserState, argv: readonly s
  */
 function missingArguments(message: string, parser: ParserState): UsageError | undefined {
   if (!/^Not enough non-option arguments/.test(message)) return undefined;
-  const commands = parser.getInternalMethods?.().getContext?.().fullCommands ?? [];
-  const usage = commands.at(-1);
-  if (!usage) return undefined;
-  const command = `signgate ${commands.map((c) => c.split(' ')[0]).join(' ')}`;
+  const usage = parser.getInternalMethods?.().getContext?.().fullCommands?.at(-1);
+  const command = runningCommand(parser);
+  if (!usage || !command) return undefined;
   const required = [...usage.matchAll(/<([^>.]+)(\.\.)?>/g)].map((r) => (r[2] ? `one or more <${r[1]}>` : `<${r[1]}>`));
   const choices = parser.getOptions?.().choices ?? {};
   const values = required.map((r) => choices[r.replace(/^.*<|>$/g, '')]).find((c) => c?.length);
@@ -198,11 +209,11 @@ export async function main(argv: readonly string[], io: Io = processIo()): Promi
     // Throwing here stops yargs before any command handler runs: a mistyped option never lets work start.
     .fail((message, error) => {
       // yargs wraps what a `coerce` throws (our UsageError) into its own YError: keep it a usage error.
-      if (error && error.name === 'YError') throw new UsageError(error.message, "run 'signgate <command> --help'");
-      if (error) throw error;
       // The parser holds the running command's options by now.
       const state = parser as unknown as ParserState;
-      throw unknownArguments(message, state, normalized) ?? missingArguments(message, state) ?? new UsageError(message, GENERAL_HINT);
+      if (error && error.name === 'YError') throw new UsageError(error.message, helpHint(state));
+      if (error) throw error;
+      throw unknownArguments(message, state, normalized) ?? missingArguments(message, state) ?? new UsageError(message, helpHint(state));
     })
     .help();
   for (const factory of new Set(factories)) parser = parser.command(factory(io, setExit));

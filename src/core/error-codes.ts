@@ -72,6 +72,7 @@ export const ErrorCodes = {
   SG_ERR_HTTP_TIMEOUT: 'The signing service did not answer in time.',
   SG_ERR_HTTP_BAD_RESPONSE: 'The signing service answered with a body that does not follow the API.',
   SG_ERR_HTTP_INSECURE: 'The base URL is plain HTTP to a host that is not this machine.',
+  SG_ERR_NOT_SIGNED: "A file sent to the signing service did not come back signed with the organization's key and changed in nothing else.",
   SG_ERR_RECORD_PROOF:
     "The service's signature record does not prove what it must: a checkpoint not signed by its record key, an entry not in it, or a tree that is smaller than, or does not continue, the one seen before.",
   // Command line and configuration

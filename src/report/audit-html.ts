@@ -32,6 +32,9 @@ p { margin: 6px 0; }
 .controls input, .controls select { font: inherit; padding: 6px 8px; border: 1px solid var(--line); border-radius: 6px; background: var(--bg); color: var(--fg); }
 .controls input { flex: 1 1 220px; min-width: 0; }
 .table-wrap { border: 1px solid var(--line); border-radius: 8px; overflow-x: auto; }
+/* The Outcome column, the one a release manager reads, stays in view when a wide row makes the table scroll. */
+#files thead th:last-child, #files tr.file > td:last-child { position: sticky; right: 0; background: var(--bg); box-shadow: -1px 0 0 var(--line); }
+#files thead th:last-child { background: var(--head); }
 table { border-collapse: collapse; width: 100%; }
 th, td { text-align: left; vertical-align: top; padding: 6px 6px; border-bottom: 1px solid var(--line); overflow-wrap: break-word; }
 th { background: var(--head); font-weight: 600; }

@@ -20,8 +20,8 @@ function origin(file: string | null): string {
  * `warning` (then an optional code) comes before the colon that follows the origin. A note's line has `note` there,
  * so MSBuild logs it as the message it is, as written, colons and all.
  */
-function line(f: Finding): string {
-  const text = oneLine(`${f.message} (${f.rule}). ${buildHint(f) ?? f.hint}`);
+export function msbuildLine(f: Finding): string {
+  const text = inBuildWords(oneLine(`${f.message} (${f.rule}). ${buildHint(f) ?? f.hint}`));
   return `${origin(f.file)} : ${f.severity} ${f.ruleId}: ${text}`;
 }
 
@@ -35,8 +35,36 @@ function buildHint(f: Finding): string | undefined {
   return `Set <SigngateFixReferences>true</SigngateFixReferences> and <SigngateFixKey>your-key.snk</SigngateFixKey> in the project (a key pair of your own, from sn -k): the build then strong-names ${reference} before the compiler runs, and the add-in references and ships that copy. Or use a strong-named build of ${reference}.`;
 }
 
+/** The command line's options that are MSBuild properties in a build: a build has no command line to pass them on. */
+const PROPERTIES: Readonly<Record<string, string>> = {
+  'vendor-api': 'SigngateVendorApi',
+  'vendor-namespace': 'SigngateVendorNamespace',
+  vendor: 'SigngateVendor',
+  key: 'SigngateKey',
+  online: 'SigngateCheckOnline',
+};
+
+/**
+ * A finding's words as a build reads them: `--vendor-api "Contoso.*"` becomes
+ * `<SigngateVendorApi>Contoso.*</SigngateVendorApi>`, a bare `--key` SigngateKey.
+ */
+export function inBuildWords(text: string): string {
+  return text.replace(
+    /--(vendor-api|vendor-namespace|vendor|key|online)\b(?!-)(?: (?!--|or\b|and\b|with\b)("[^"]*"|[^\s(),;?]+))?/g,
+    (_, option: string, value?: string) => {
+      const property = PROPERTIES[option]!;
+      if (option === 'online') return `<${property}>true</${property}>`;
+      if (value === undefined) return property;
+      const bare = value.replace(/^"|"$/g, '');
+      const end = /[.:]$/.test(bare) && !/\.\*?$/.test(bare.slice(0, -1)) ? bare.slice(-1) : '';
+      const inner = end ? bare.slice(0, -1) : bare;
+      return `<${property}>${inner}</${property}>${end}`;
+    },
+  );
+}
+
 export function formatMsbuild(result: CheckResult): string {
   // The summary must not itself read as a diagnostic: no colon before the words error or warning.
   const summary = `signgate check, ${countOf(result.summary.files, 'file')}, ${signingCounts(result)}, ${findingCounts(result)}`;
-  return [...result.findings.map(line), summary, ''].join('\n');
+  return [...result.findings.map(msbuildLine), summary, ''].join('\n');
 }

@@ -86,7 +86,8 @@ function toFinding(rule: Rule, severity: Severity, report: RuleReport, file: str
   return {
     ruleId: rule.id,
     rule: rule.name,
-    severity,
+    // A report may lower its rule's severity to a note (never raise it).
+    severity: report.severity ?? severity,
     message: report.message,
     hint: report.hint ?? rule.hint,
     file: report.file !== undefined ? report.file : file,

@@ -19,7 +19,7 @@ export default defineRule({
     const status = facts.status();
     if (status.state !== 'signed' || !status.publicKey) return [];
     const key = settings.keys.find((k) => sameKeyBlob(k.publicKey, status.publicKey!));
-    if (!key) return []; // signed with another key: wrong-key reports it
+    if (!key || key.keyPair) return []; // signed with another key, or with a key pair given as a key file: wrong-key reports it
     const data = { token: key.token, optionId: key.optionId };
     return [
       {

@@ -1,6 +1,6 @@
 // SG304 vendor-attribute-look-alike: an attribute with the vendor attribute's name that is not the vendor's type.
 import { TableId } from '../metadata/schema.js';
-import { lookAlikeReason, vendorAttributeCandidates, vendorAttributeOnAssembly } from './vendor-attribute.js';
+import { lookAlikeHint, lookAlikeReason, vendorAttributeCandidates, vendorAttributeOnAssembly } from './vendor-attribute.js';
 import { defineRule } from './types.js';
 
 export default defineRule({
@@ -17,6 +17,7 @@ export default defineRule({
     if (!c || vendorAttributeOnAssembly(c, settings)) return [];
     return c.onAssembly.map((a) => ({
       message: lookAlikeReason(a, settings)!,
+      hint: lookAlikeHint(a, settings),
       location: c.module.rowLocation(TableId.CustomAttribute, a.rid),
       data: { type: a.typeName, origin: a.origin },
     }));

@@ -61,6 +61,8 @@ function report(all: readonly FileFacts[], settings: CheckSettings): RuleReport 
     };
   }
   const misses = nearMisses(assemblies, settings);
+  // One assembly (a project's output, in a build): the finding is about it, and names it.
+  const file = assemblies.length === 1 ? { file: assemblies[0]!.input.path } : {};
   const isVendorApi = compileNamePatterns(settings.vendorApi);
   const suggestions = [...new Set(misses.filter((m) => !isVendorApi(m.reference)).map((m) => m.vendor))];
   const sameVendor = suggestions.filter((v) => v.toLowerCase() === settings.vendor.toLowerCase());
@@ -71,7 +73,19 @@ function report(all: readonly FileFacts[], settings: CheckSettings): RuleReport 
     others === 0
       ? `the only ${vendorOwn.length === 1 ? 'assembly is' : 'assemblies are'} the vendor's own (${vendorOwn.join(', ')})`
       : `${others === 1 ? 'the one assembly does not reference' : `none of the ${others} assemblies references`} a vendor API assembly (${api})${near}`;
+  // In a build, one project's output that references no vendor API and nothing like it: a helper of the solution
+  // (settings in Directory.Build.props reach every project), which needs no signing. Said in one line, not an error.
+  if (settings.inBuild && others > 0 && misses.length === 0) {
+    return {
+      severity: 'note',
+      ...file,
+      message: `needs no signing: ${what}`,
+      hint: "Nothing to do for a project that does not use the vendor's API. If it is an add-in, set SigngateVendor (and SigngateVendorApi when the API assemblies are named otherwise than <Vendor>.*).",
+      data: { cause: 'no-vendor-reference', assemblies: assemblies.length, nearMisses: [], suggestedVendors: [], inBuild: true },
+    };
+  }
   return {
+    ...file,
     message: `nothing to sign: ${what}`,
     hint: sameVendor.length
       ? `The vendor name is right but the API patterns miss its assemblies: add them with --vendor-api (for example --vendor-api "${sameVendor[0]}.*").`

@@ -14,6 +14,7 @@ export default defineRule({
     return settings.keys
       .filter((k) => k.optionId === null || !licensed.includes(k.optionId))
       .map((k) => ({
+        file: k.source,
         message:
           k.optionId === null
             ? `${k.source} is not named <optionId>_public.snk, so its option cannot be matched with the licenses (${licensed.join(', ')})`

@@ -27,6 +27,11 @@ export interface CheckSettings {
   /** Namespace the vendor attribute must be in: the vendor name or below it (default the vendor name). */
   readonly vendorNamespace: string;
   readonly keys: readonly ExpectedKey[];
+  /**
+   * The check runs in an MSBuild build (the targets' `--from-msbuild`): one project's output, where a project that
+   * references no vendor API (a helper of the solution) needs no signing, and settings are MSBuild properties.
+   */
+  readonly inBuild?: boolean;
   /** Upload limit in bytes (the service's limit; default 40 MB). */
   readonly maxUploadBytes: number;
   /** When set, upload names are paths relative to this folder (`/`-separated); else bare file names. */
@@ -172,6 +177,8 @@ export interface LinkedModule {
 
 export interface RuleReport {
   readonly message: string;
+  /** Lower than the rule's severity when what was found is only worth a note (SG504 in a build: a helper project). */
+  readonly severity?: 'note';
   /** Overrides the rule's default hint when the fix depends on what was found. */
   readonly hint?: string;
   /** For set rules: the file the finding is about, if any. */

@@ -75,6 +75,22 @@ export function lookAlikeReason(row: CustomAttributeRow, settings: CheckSettings
   return undefined;
 }
 
+/**
+ * What to do about a look-alike, by where it comes from: a local declaration is deleted; one from a vendor API
+ * assembly outside the vendor namespace that is given means the namespace setting is wrong (its own is named).
+ */
+export function lookAlikeHint(row: CustomAttributeRow, settings: CheckSettings): string {
+  const isVendorApi = compileNamePatterns(settings.vendorApi);
+  if (row.origin.kind === 'this-module') return "Delete the local declaration and reference the vendor's API assembly, which defines the real attribute.";
+  if (row.origin.kind === 'assembly' && isVendorApi(row.origin.name) && !/`\d+$/.test(row.typeName)) {
+    const namespace = row.typeNamespace || '(the global namespace)';
+    return `${row.origin.name} declares the attribute in the namespace ${namespace}: if it is the vendor's API, name that namespace (--vendor-namespace ${namespace}, "vendorNamespace" in signgate.config.json); otherwise use the attribute of the vendor's API assembly.`;
+  }
+  if (row.origin.kind === 'assembly')
+    return `Use the attribute of the vendor's API assembly (${settings.vendorApi.join(', ')}) instead of the one ${row.origin.name} declares; if ${row.origin.name} is the vendor's API, add it to the vendor API patterns (--vendor-api).`;
+  return "Use the attribute of the vendor's API assembly, which defines the real attribute.";
+}
+
 /** The vendor's own attribute among the candidates on the assembly. */
 export function vendorAttributeOnAssembly(c: VendorAttributeCandidates, settings: CheckSettings): CustomAttributeRow | undefined {
   return c.onAssembly.find((a) => lookAlikeReason(a, settings) === undefined);

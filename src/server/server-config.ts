@@ -1,6 +1,7 @@
 // The reference service's configuration: organizations, their license options (key pairs) and users with roles.
 // Read with ajv against schemas/server-config.schema.json; re-read when the file changes, so that removing a
 // user's role takes effect at once without a restart.
+import { decodeText } from '../core/text-encoding.js';
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { Ajv2020, type ErrorObject } from 'ajv/dist/2020.js';
@@ -277,7 +278,7 @@ export function withoutPinAttributes(uri: string): string {
  */
 function tokenKey(license: { keyPair: string; publicKey?: string }, baseDir: string, where: string): Pkcs11KeyPair {
   // The PIN of a pin-source file is read from disk at each login of the service's process.
-  readPkcs11PinFilesWith((path) => readFileSync(path, 'utf8'));
+  readPkcs11PinFilesWith((path) => decodeText(readFileSync(path)).text);
   try {
     if (license.publicKey === undefined) return openPkcs11Key(license.keyPair);
     const path = resolve(baseDir, license.publicKey);

@@ -210,6 +210,16 @@ async function readServiceWords(response: Response, request: { method: string; u
 async function statusError(method: string, url: string, response: Response): Promise<ServiceError> {
   const words = await readServiceWords(response, { method, url });
   const wrongBase = response.status === 404 && !/\/assemblies\/[^/]+/.test(new URL(url).pathname);
+  // A 401 whose detail says what to do (this service's: why the token was refused, and to create one) is said once,
+  // in the service's words; our advice is for a service that says less ("Unauthorized", "The token has expired.").
+  if (response.status === 401 && words.detail && /\bcreate\b|\bnew (?:token|one)\b/i.test(words.detail))
+    return new ServiceError('SG_ERR_HTTP_STATUS', `${method} ${url} answered 401${words.title ? ` (${words.title})` : ''}: ${words.detail}`, {
+      method,
+      url,
+      status: response.status,
+      ...(words.title ? { title: words.title } : {}),
+      detail: words.detail,
+    });
   const advice = wrongBase
     ? `the base URL does not lead to the signing API: it must end in /<service-name>/v1.0 (for example https://signing.example.com/assembly-signing/v1.0)`
     : (ADVICE[response.status] ?? (response.status >= 500 ? 'the service failed; try again later' : 'the request was refused; see what the service said'));

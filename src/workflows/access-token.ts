@@ -5,6 +5,7 @@ import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { UsageError } from '../core/errors.js';
 import { rememberSecret } from '../core/secrets.js';
+import { decodeText, describeNonPrintable } from '../core/text-encoding.js';
 import { readError } from './files.js';
 
 export interface AccessTokenOptions {
@@ -27,9 +28,10 @@ const TOKEN_SHAPE = /^[\x21-\x7e]+$/;
 export function resolveAccessToken(options: AccessTokenOptions): string | undefined {
   const check = (token: string, where: string) => {
     if (!TOKEN_SHAPE.test(token)) {
+      // Which character, never the token: "a space at character 41".
       throw new UsageError(
-        `the access token from ${where} contains spaces or control characters (${token.length} characters)`,
-        'A personal access token is one word: put it alone on the first line of the file.',
+        `the access token from ${where} holds ${describeNonPrintable(token) ?? 'a character a token cannot hold'} (${token.length} characters); a token is one word of printable ASCII`,
+        'Put the personal access token alone on the first line of the file (UTF-8, or UTF-16 as Windows PowerShell writes it, are both read), without spaces or quotes.',
       );
     }
     rememberSecret(token);
@@ -48,8 +50,8 @@ export function resolveAccessToken(options: AccessTokenOptions): string | undefi
 const URL_LIKE = /^([a-z][a-z0-9+.-]+):/i;
 
 /**
- * The first line of a file that is not blank, trimmed (a byte-order mark and CRLF allowed): how a token or a
- * connection string is read from a file that keeps it out of process lists. The file is shown as the user named it
+ * The first line of a file that is not blank, trimmed (UTF-8, UTF-16 with a byte-order mark as Windows PowerShell 5.1
+ * and Notepad write it, CRLF allowed): how a token or a connection string is read from a file that keeps it out of process lists. The file is shown as the user named it
  * (`path`, relative to the working directory), or, when `path` looks like a URL, by its scheme alone; its content
  * never is.
  * @throws UsageError when the file holds no such line (`hint` says what belongs there); SignGateError SG_ERR_IO_READ
@@ -57,14 +59,13 @@ const URL_LIKE = /^([a-z][a-z0-9+.-]+):/i;
 export function readFirstLine(path: string, hint: string): string {
   let text: string;
   try {
-    text = readFileSync(resolve(path), 'utf8');
+    text = decodeText(readFileSync(resolve(path))).text;
   } catch (cause) {
     // A connection string given where its file belongs is no file name to repeat: only its scheme is shown.
     const scheme = URL_LIKE.exec(path)?.[1];
     throw readError(cause, scheme ? `a ${scheme}: URL where a file name belongs (not shown)` : path);
   }
   const first = text
-    .replace(/^\uFEFF/, '')
     .split(/\r?\n/)
     .find((line) => line.trim() !== '')
     ?.trim();

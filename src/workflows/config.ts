@@ -1,11 +1,12 @@
 // signgate.config.json: found from the working directory upward (or given with --config), validated with ajv.
 import { existsSync, readFileSync } from 'node:fs';
-import { dirname, join, resolve } from 'node:path';
+import { dirname, join, resolve, sep } from 'node:path';
 import { createRequire } from 'node:module';
 import type { ErrorObject, ValidateFunction } from 'ajv/dist/2020.js';
 import type { ParseError } from 'jsonc-parser';
 import type { SeveritySetting } from '../core/diagnostic.js';
 import { UsageError } from '../core/errors.js';
+import { decodeText } from '../core/text-encoding.js';
 import { closest } from '../core/words.js';
 import { findRule, rules } from '../rules/index.js';
 import type { ReportFormat } from '../report/index.js';
@@ -123,7 +124,7 @@ export function loadConfig(explicitPath: string | undefined, cwd = process.cwd()
   const shown = displayPath(path, cwd);
   let raw: unknown;
   try {
-    raw = parseJsonText(readFileSync(path, 'utf8'));
+    raw = parseJsonText(decodeText(readFileSync(path)).text);
   } catch (cause) {
     const reason = (cause as NodeJS.ErrnoException).code === 'ENOENT' ? 'the file does not exist' : (cause as Error).message;
     throw new UsageError(`${shown}: ${reason}`, 'Fix the JSON, or pass --config with the right path.', 'SG_ERR_CONFIG');
@@ -157,9 +158,11 @@ export function loadConfig(explicitPath: string | undefined, cwd = process.cwd()
     }
   }
   const base = dirname(path);
-  const abs = (p: string) => resolve(base, p);
+  // A path written on Windows (keys\\12345_public.snk) is read on every OS: `\` separates folders here too.
+  const portable = (p: string) => (sep === '/' ? p.replace(/\\/g, '/') : p);
+  const abs = (p: string) => resolve(base, portable(p));
   if (config.keys) config.keys = config.keys.map(abs);
-  if (config.paths) config.paths = config.paths.map((p) => (/[*?[\]{}]/.test(p) ? join(base, p).split('\\').join('/') : abs(p)));
+  if (config.paths) config.paths = config.paths.map((p) => (/[*?[\]{}]/.test(p) ? join(base, portable(p)).split('\\').join('/') : abs(p)));
   if (config.root) config.root = abs(config.root);
   if (config.output) config.output = abs(config.output);
   return { config, path };

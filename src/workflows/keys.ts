@@ -1,7 +1,8 @@
 // Reading key files and key maps from disk, with the file name in every error.
 import { readFileSync } from 'node:fs';
-import { basename, resolve } from 'node:path';
+import { basename, isAbsolute, relative, resolve, sep } from 'node:path';
 import { KeyError, SignGateError } from '../core/errors.js';
+import { decodeText } from '../core/text-encoding.js';
 import { recordPublicKey, type RecordVerifier } from '../record/checkpoint.js';
 import type { ExpectedKey } from '../rules/types.js';
 import { parseStrongNameKeyFile, type StrongNameKeyFile } from '../strongname/key-blob.js';
@@ -48,8 +49,9 @@ export function openTokenKey(uri: string): Pkcs11KeyPair {
 }
 
 /** A text file read whole. */
+/** A text file (a record key, a PIN) as Windows tools write it too: UTF-8 or UTF-16 with a byte-order mark. */
 function readText(file: string): string {
-  return readFileSync(file, 'utf8');
+  return decodeText(readFileSync(file)).text;
 }
 
 /** Reads a Mono machine.config into a key map, or returns undefined when no path is given. */
@@ -68,14 +70,15 @@ export function optionIdFromKeyFile(path: string): number | null {
 }
 
 /** An option's public key file as the rules expect it: option id, where it came from, key and token. */
-export function loadExpectedKey(path: string): ExpectedKey & { readonly note?: string } {
+export function loadExpectedKey(path: string): ExpectedKey {
   const key = loadKeyFile(path);
   const source = displayPath(resolve(path));
   const optionId = optionIdFromKeyFile(path);
-  const note = key.privateKey
-    ? `${source} holds the private key as well; only its public key is used. Pass the option's public key file (${optionId ?? '<optionId>'}_public.snk, or 'sn -p' of the pair) and keep key pairs out of builds.`
-    : undefined;
   const token = publicKeyToken(key.publicKey.blob);
+  // A key pair is SG205 (the check's key files), an error in every build.
   const pair = key.privateKey ? { keyPair: true } : {};
-  return { optionId, source, fileName: basename(path), publicKey: key.publicKey, token, ...pair, ...(note ? { note } : {}) };
+  // As the project names it: relative to the folder the check runs in (a build runs it in the project's folder).
+  const fromHere = relative(process.cwd(), resolve(path)).split(sep).join('/');
+  const fileName = isAbsolute(fromHere) ? resolve(path) : fromHere;
+  return { optionId, source, fileName, publicKey: key.publicKey, token, ...pair };
 }

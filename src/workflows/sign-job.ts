@@ -169,14 +169,21 @@ export function planJobs(check: CheckResult, inputs: readonly CheckInput[], maxU
   const blocking = check.findings.filter((f) => f.severity === 'error' && !handledBySplit.has(f.rule)).length;
   const manifestOf = new Map(check.files.flatMap((f) => (f.manifest !== undefined ? [[f.path, f.manifest] as const] : [])));
   if (runChecks && blocking) return { blocking, groups: [], notUploaded: [], manifestOf };
-  const uploadPaths = new Set(runChecks ? check.uploadSet.files : inputs.map((i) => i.path));
+  // In a build, a project that uses no vendor API (SG504 as a note) uploads nothing: a file of it that carries the
+  // option's key goes to the service with the add-in that uses it, from the add-in's own output.
+  const needsNone = runChecks && check.findings.some((f) => f.ruleId === 'SG504' && f.severity === 'note');
+  const uploadPaths = new Set(needsNone ? [] : runChecks ? check.uploadSet.files : inputs.map((i) => i.path));
   const toUpload = inputs.filter((i) => uploadPaths.has(i.path));
   const notUploaded = check.files
     .filter((f) => !uploadPaths.has(f.path))
     .map((f): SignedFileResult => {
       const already = f.findings.find((x) => x.rule === 'already-signed');
       // SG203's token and option, said as the reason it is not uploaded.
-      const reason = already ? `already signed (${already.ruleId}) ${signedWithKey(already.data)}; nothing to upload` : f.reason;
+      const reason = already
+        ? `already signed (${already.ruleId}) ${signedWithKey(already.data)}; nothing to upload`
+        : needsNone
+          ? "needs no signing: this project uses no vendor API (what the add-in uses of it is signed from the add-in's output)"
+          : f.reason;
       return {
         path: f.path,
         uploadName: inputs.find((i) => i.path === f.path)!.uploadName,

@@ -448,3 +448,45 @@ describe('counts and load rows in words, in every audit format', () => {
     ]);
   });
 });
+
+describe.skipIf(!hasChromium)('the Outcome column in headless Chromium', () => {
+  let browser: Browser;
+  let url: string;
+  beforeAll(async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'signgate-audit-outcome-'));
+    const r = auditCli([fixturePath('addin')], '-o', join(dir, 'audit.html'));
+    expect(r.stderr).toContain('html audit written to');
+    url = pathToFileURL(join(dir, 'audit.html')).href;
+    browser = await launchChromium();
+  }, 180_000);
+  afterAll(async () => browser?.close());
+
+  test.each([1280, 1024, 390])('at %i px the Outcome column is in view, even when a row is wider than the box', async (width) => {
+    const page = await browser.newPage({ viewport: { width, height: 900 } });
+    await page.goto(url);
+    /** Where the Outcome header and the first row's outcome are, against the table's box. */
+    const where = () =>
+      page.evaluate(() => {
+        const box = document.querySelector('.table-wrap')!.getBoundingClientRect();
+        const head = Array.from(document.querySelectorAll('#files thead th')).at(-1)!.getBoundingClientRect();
+        const cell = document.querySelector('#files tr.file > td:last-child')!.getBoundingClientRect();
+        const inside = (r: DOMRect) => r.width > 0 && r.left >= box.left - 0.5 && r.right <= box.right + 0.5;
+        return { head: inside(head), cell: inside(cell), label: Array.from(document.querySelectorAll('#files thead th')).at(-1)!.textContent };
+      });
+    expect(await where()).toEqual({ head: true, cell: true, label: 'Outcome' });
+    // A row with a long unbreakable value (a job id, a path without separators) makes the table wider than its box:
+    // the table scrolls inside its box, and Outcome stays in view.
+    await page.evaluate(() => {
+      const cell = document.querySelector('#files tr.file > td:nth-child(2)')!;
+      cell.textContent = `${cell.textContent}${'x'.repeat(300)}`;
+      (cell as HTMLElement).style.whiteSpace = 'nowrap';
+    });
+    const wider = await page.evaluate(() => {
+      const wrap = document.querySelector('.table-wrap')!;
+      return wrap.scrollWidth > wrap.clientWidth;
+    });
+    expect(wider).toBe(true);
+    expect(await where()).toEqual({ head: true, cell: true, label: 'Outcome' });
+    await page.close();
+  });
+});

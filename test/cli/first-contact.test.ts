@@ -77,7 +77,7 @@ describe('token files', () => {
       env: { SIGNGATE_CACHE_DIR: w.env.SIGNGATE_CACHE_DIR },
     });
     expect(r.status).toBe(2);
-    expect(r.stderr).toContain('spaces or control characters');
+    expect(r.stderr).toMatch(/holds a space at character \d+/);
     expect(r.stderr).not.toContain(TOKEN);
   });
 });
@@ -199,10 +199,12 @@ describe('one command line', () => {
     expect(r.stdout).toContain('signed and verified');
   });
 
-  test('a key pair given where the public key belongs is used, with a note', () => {
+  test('a key pair given where the public key belongs is an error (SG205 on the key file), with the commands that mend it', () => {
     const r = runCli(['check', ADDIN, '--vendor', 'Contoso', '--key', fixturePath('test-keys/12345_keypair.snk')]);
-    expect(r.status).toBe(0);
-    expect(r.stderr).toContain('holds the private key as well');
+    expect(r.status).toBe(1);
+    expect(r.stdout).toContain("fixtures/test-keys/12345_keypair.snk holds a key pair (its private key too) where the option's public key file belongs");
+    expect(r.stdout).toContain('sn -p <the pair');
+    expect(r.stdout).toContain('Keep key pairs out of the repository');
   });
 
   test('a missing key file says it does not exist', () => {

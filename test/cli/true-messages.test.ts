@@ -1,7 +1,8 @@
 // Small untruths, each said true: the audit's format follows -o; a command missing its argument names what it takes;
 // a mistyped option is named once, as typed, with the option it was meant to be; fix says a friend's loss once, when
 // it happens; the summary beside SG504 says nothing is signed; a bare check asks for the inputs first; a retry line
-// names its URL once; a build's summary counts in the singular when there is one.
+// names its URL once; a build's summary counts in the singular when there is one; a usage hint names the command run;
+// a 401 gives its advice once; SG304 for a wrong vendor namespace names the attribute's namespace.
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -9,7 +10,8 @@ import { join } from 'node:path';
 import { describe, expect, test } from 'vitest';
 import { retryLine } from '../../src/cli/progress.js';
 import { send, type RetryInfo } from '../../src/service-client/http.js';
-import { fixturePath, has, runCli } from '../helpers/fixtures.js';
+import { fixturePath, has, runCli, runCliAsync } from '../helpers/fixtures.js';
+import { startServer } from '../helpers/server.js';
 
 const KEY = fixturePath('test-keys/12345_public.snk');
 const root = mkdtempSync(join(tmpdir(), 'signgate-true-messages-'));
@@ -131,5 +133,55 @@ describe.skipIf(!has('mcs'))('fix and InternalsVisibleTo', () => {
     expect(second.status).toBe(0);
     expect(second.stdout).toContain('friends/Lib.dll: unchanged');
     expect(second.stdout).not.toContain('note:');
+  });
+});
+
+describe("a usage hint names the command that was run, never '<command>'", () => {
+  test.each([
+    [['check', fixturePath('addin'), '--vendr', 'Contoso'], "Run 'signgate check --help' for the options."],
+    [['jobs', 'list', '--bogus'], "Run 'signgate jobs --help' for the options."],
+    [['serve', 'token', 'create', '--bogus'], "Run 'signgate serve token create --help' for the options."],
+    [['check', fixturePath('addin'), '--max-upload-bytes', 'lots'], "Run 'signgate check --help' for the options."],
+    [['--bogus'], "Run 'signgate --help' for the commands"],
+  ])('signgate %j', (args, hint) => {
+    const r = runCli(args, { cwd: root });
+    expect(r.status).toBe(2);
+    expect(r.stderr).toContain(hint);
+    expect(r.stderr).not.toContain('<command>');
+  });
+});
+
+describe('a 401 gives its advice once', () => {
+  test("the service's own reason for an unknown and an expired token, without a second, generic advice", async () => {
+    const service = await startServer();
+    try {
+      const licenses = (token: string) =>
+        runCliAsync(['licenses', '--base-url', service.baseUrl], { env: { SIGNGATE_ACCESS_TOKEN: token, SIGNGATE_CACHE_DIR: join(root, 'cache-401') } });
+      const unknown = await licenses('sgt_unknown-to-this-service');
+      expect(unknown.status).toBe(3);
+      expect(unknown.stderr).toMatch(/answered 401 \(Unauthorized\): The access token is not known/);
+      expect(unknown.stderr).not.toContain('the access token is missing, unknown or expired');
+      const expired = await licenses(service.token('sandbox', 'ci', 1, new Date(Date.now() - 2 * 86_400_000)));
+      expect(expired.status).toBe(3);
+      expect(expired.stderr.match(/prolonged/gi)).toHaveLength(1);
+      expect(expired.stderr.match(/create a new/gi)).toHaveLength(1);
+    } finally {
+      await service.close();
+    }
+  });
+});
+
+describe('SG304 with a --vendor-namespace the attribute is not in', () => {
+  test("the fix names the attribute's own namespace, not a local declaration that does not exist", () => {
+    const r = runCli(['check', fixturePath('addin/SampleAddin.dll'), '--key', KEY, '--vendor', 'Contoso', '--vendor-namespace', 'Contoso.Addins', '--json'], {
+      cwd: root,
+    });
+    const [file] = (JSON.parse(r.stdout) as { files: { findings: { ruleId: string; message: string; hint: string }[] }[] }).files;
+    const findings = file!.findings.filter((f) => f.ruleId === 'SG304');
+    expect(findings).toHaveLength(1);
+    expect(findings[0]!.message).toContain('is not in the vendor namespace Contoso.Addins');
+    expect(findings[0]!.hint).toContain('Contoso.AddinApi declares the attribute in the namespace Contoso: if it is the vendor');
+    expect(findings[0]!.hint).toContain('--vendor-namespace Contoso');
+    expect(findings[0]!.hint).not.toContain('Delete the local declaration');
   });
 });

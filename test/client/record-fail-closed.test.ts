@@ -4,7 +4,6 @@
 // destination, the pin and the saved checkpoint kept. A service that never showed a record stays usable and says so;
 // a record key given up front (--record-key) is the only one accepted from the first contact on.
 import { generateKeyPairSync } from 'node:crypto';
-import type { IncomingMessage, ServerResponse } from 'node:http';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -12,7 +11,7 @@ import { unzipSync, zipSync } from 'fflate';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { dataDirOnly } from '../helpers/database.js';
 import { fixturePath, runCliAsync } from '../helpers/fixtures.js';
-import { startProxy, type Proxy } from '../helpers/proxy.js';
+import { startLyingProxy, type Lie, type Proxy } from '../helpers/proxy.js';
 import { startServer, type TestServer } from '../helpers/server.js';
 import { formatVerifierKey, verifierOf } from '../../src/record/checkpoint.js';
 import { recordIdentity } from '../../src/workflows/ledger.js';
@@ -33,33 +32,11 @@ beforeAll(async () => {
   cleanups.push(() => server.close());
 });
 
-type Lie = (path: string, body: Buffer, res: ServerResponse) => Buffer;
-
-const honest: Lie = (_path, body) => body;
-
-/**
- * A proxy in front of the service that passes each status and download answer through the lie of the moment
- * (`lie(...)` changes it; honest at first).
- */
+/** A proxy in front of the service whose status and download answers pass through the lie of the moment. */
 async function lyingProxy(): Promise<Proxy & { lie: (l: Lie) => void }> {
-  const origin = new URL(server.baseUrl).origin;
-  const prefix = new URL(server.baseUrl).pathname;
-  let current = honest;
-  const proxy = await startProxy(origin, prefix, (req: IncomingMessage, res: ServerResponse) => {
-    if (req.method !== 'GET' || !/\/assemblies\/[^/]+(\/status)?$/.test(req.url ?? '')) return false;
-    void (async () => {
-      const upstream = await fetch(new URL(req.url!, origin), { headers: { authorization: req.headers.authorization ?? '' } });
-      const body = current(req.url!, Buffer.from(await upstream.arrayBuffer()), res);
-      res.writeHead(upstream.status, {
-        'content-type': upstream.headers.get('content-type') ?? 'application/octet-stream',
-        'content-length': String(body.length),
-      });
-      res.end(body);
-    })().catch(() => res.destroy());
-    return true;
-  });
+  const proxy = await startLyingProxy(server.baseUrl);
   cleanups.push(() => proxy.close());
-  return Object.assign(proxy, { lie: (l: Lie) => (current = l) });
+  return proxy;
 }
 
 /** A status lie: edits the parsed status of a finished job. */
@@ -224,7 +201,7 @@ describe('first contact', () => {
     expect(r.stderr.split('\n').filter((l) => l.includes('offers no signature record'))).toHaveLength(1);
     expect(c.pins()).toEqual({});
 
-    proxy.lie(honest);
+    proxy.lie((_path, body) => body);
     expect((await c.sign(proxy.baseUrl)).status).toBe(0);
     expect(Object.keys(c.pins())).toEqual([identity(proxy)]);
     const unpin = await c.jobs('unpin-record', '--base-url', `${proxy.baseUrl}/`);

@@ -196,7 +196,7 @@ describe('failures', () => {
     const r = await runCliAsync(signArgs(server.baseUrl, w.out, fixturePath('addin/SampleAddin.dll')), { env: { ...w.env, SIGNGATE_ACCESS_TOKEN: expired } });
     expect(r.status).toBe(3);
     expect(r.stderr).toContain('401');
-    expect(r.stderr).toContain('create a new token');
+    expect(r.stderr).toContain('Tokens cannot be prolonged: create a new one');
     expect(r.stderr).not.toContain(expired);
   });
 
@@ -468,7 +468,7 @@ describe('licenses and jobs', () => {
       if (status.stdout.includes('finished')) break;
     }
     expect(status!.stdout).toContain('Signed');
-    const dl = await runCliAsync(['jobs', 'download', id, '--destination-path', w.out, '--base-url', server.baseUrl], { env: w.env });
+    const dl = await runCliAsync(['jobs', 'download', id, '--destination-path', w.out, '--base-url', server.baseUrl, '--key', KEY], { env: w.env });
     expect(dl.status, dl.stderr).toBe(0);
     expect(readdirSync(w.out).sort()).toEqual(['FindingAddin.dll', 'signing-log.txt']);
     const del = await runCliAsync(['jobs', 'delete', id, '--base-url', server.baseUrl], { env: w.env });

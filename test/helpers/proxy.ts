@@ -44,3 +44,30 @@ export async function startProxy(target: string, apiPrefix: string, intercept: I
   const { port } = server.address() as { port: number };
   return { baseUrl: `http://127.0.0.1:${port}${apiPrefix}`, seen, close: () => new Promise((r) => server.close(() => r())) };
 }
+
+/** How a lying proxy changes an answer of the service: the body of a GET of a job's status or download, by path. */
+export type Lie = (path: string, body: Buffer, res: ServerResponse) => Buffer;
+
+/**
+ * A proxy in front of the service at `baseUrl` that passes each status and download answer through the lie of the
+ * moment (`lie(...)` changes it; honest at first).
+ */
+export async function startLyingProxy(baseUrl: string): Promise<Proxy & { lie: (l: Lie) => void }> {
+  const origin = new URL(baseUrl).origin;
+  const prefix = new URL(baseUrl).pathname;
+  let current: Lie = (_path, body) => body;
+  const proxy = await startProxy(origin, prefix, (req: IncomingMessage, res: ServerResponse) => {
+    if (req.method !== 'GET' || !/\/assemblies\/[^/]+(\/status)?$/.test(req.url ?? '')) return false;
+    void (async () => {
+      const upstream = await fetch(new URL(req.url!, origin), { headers: { authorization: req.headers.authorization ?? '' } });
+      const body = current(req.url!, Buffer.from(await upstream.arrayBuffer()), res);
+      res.writeHead(upstream.status, {
+        'content-type': upstream.headers.get('content-type') ?? 'application/octet-stream',
+        'content-length': String(body.length),
+      });
+      res.end(body);
+    })().catch(() => res.destroy());
+    return true;
+  });
+  return Object.assign(proxy, { lie: (l: Lie) => (current = l) });
+}

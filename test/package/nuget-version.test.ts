@@ -36,3 +36,11 @@ test('in a checkout: one version per commit, ordered by the commit count; a chan
   expect(second).not.toBe(first);
   expect(version({ root: dir, release: true })).toBe('1.2.3');
 });
+
+test("the executables say the packages' version: the one-file script that build-nuget.js builds them from prints it for --version", async () => {
+  // @ts-expect-error: a plain script of the repository, without types
+  const { bundle } = (await import('../../scripts/build-sea.js')) as { bundle: (out: string, cold: string, version?: string) => Promise<void> };
+  const out = join(dir, 'sea');
+  await bundle(join(out, 'signgate.cjs'), join(out, 'cold.cjs'), '0.1.0-dev.611.ge5fa2bdff2');
+  expect(execFileSync(process.execPath, [join(out, 'signgate.cjs'), '--version'], { encoding: 'utf8' })).toBe('0.1.0-dev.611.ge5fa2bdff2\n');
+}, 120_000);

@@ -188,6 +188,7 @@ describe.runIf(runDotnetTests)('Signgate.Build from a package source', () => {
     // The first build restored the executable for this machine, and only that one.
     expect(r.output).toContain(`signgate: restoring Signgate.Build.Runtime.linux-x64 ${VERSION}, the signgate executable for this build machine`);
     expect(existsSync(LINUX_EXECUTABLE)).toBe(true);
+    expect((await run(LINUX_EXECUTABLE, ['--version'], { cwd: dir })).output.trim()).toBe(VERSION);
     expect(existsSync(runtimeFolder('win-x64'))).toBe(false);
     const signgateFolders = readdirSync(PACKAGES).filter((id) => id.startsWith('signgate.build'));
     expect(signgateFolders.filter((id) => existsSync(join(PACKAGES, id, VERSION.toLowerCase()))).sort()).toEqual([
@@ -218,7 +219,9 @@ describe.runIf(runDotnetTests)('Signgate.Build from a package source', () => {
     const dir = solution('Broken', { 'Addin/Addin.csproj': project(`<PackageReference Include="Signgate.Build" Version="${VERSION}" PrivateAssets="all" />`) });
     const r = await build(dir, { SIGNGATE_ACCESS_TOKEN: server.token() }, '-p:Broken=true', '-p:TargetFramework=net48');
     expect(r.status).not.toBe(0);
-    expect(r.output).toMatch(/obj\/Release\/net48\/Addin\.dll : error SG205: the assembly has key token [0-9a-f]{16}, expected 5d004f218731cd20/);
+    expect(r.output).toMatch(
+      /obj\/Release\/net48\/Addin\.dll : error SG205: the assembly is delay-signed with another key: key token [0-9a-f]{16}, expected 5d004f218731cd20/,
+    );
     expect(r.output).toMatch(/obj\/Release\/net48\/Addin\.dll : error SG301: no ContosoSignedAssemblyAttribute on the assembly/);
     expect(r.output).toContain('error SGB002');
   });
@@ -384,7 +387,8 @@ describe.runIf(runDotnetTests)('Signgate.Tool: signgate as a .NET tool', () => {
     expect(install.status, install.output).toBe(0);
     const signgate = join(root, 'tools', 'signgate');
     const version = await run(signgate, ['--version'], { cwd: root });
-    expect(version.output.trim()).toBe(JSON.parse(readFileSync(join(repoRoot, 'package.json'), 'utf8')).version);
+    // The version of the package it came in, not package.json's plain one.
+    expect(version.output.trim()).toBe(VERSION);
     const good = await run(
       signgate,
       ['check', fixturePath('sdk/bin/net48'), '--vendor', 'Contoso', '--key', fixturePath('test-keys/12345_public.snk'), '--format', 'json'],

@@ -261,7 +261,9 @@ describe.runIf(runDotnetTests)('msbuild/Signgate.targets in dotnet build', () =>
     const file = 'obj/Release/net48/PostBuildAddin.dll';
     // The check's command line is not echoed either (EchoOff).
     expect(r.output).not.toMatch(/signgate\.js" check/);
-    expect(r.output).toMatch(new RegExp(`${file} : error SG205: the assembly has key token [0-9a-f]{16}, expected 5d004f218731cd20`));
+    expect(r.output).toMatch(
+      new RegExp(`${file} : error SG205: the assembly is delay-signed with another key: key token [0-9a-f]{16}, expected 5d004f218731cd20`),
+    );
     expect(r.output).toMatch(new RegExp(`${file} : error SG301: no ContosoSignedAssemblyAttribute on the assembly`));
     expect(r.output).toContain('error SGB002: signgate check failed with exit code 1');
     // The hint names the attribute as the referenced vendor API assembly declares it.

@@ -44,7 +44,9 @@ describe('--format msbuild', () => {
       [`${WRONG}/VendorCopied/Contoso.AddinApi.dll`, 'warning', 'SG501'],
       ['signgate', 'error', 'SG503'],
     ]);
-    const wrongKey = 'expected 5d004f218731cd20 (fixtures/test-keys/12345_public.snk) (wrong-key). The assembly is delay-signed with another key';
+    const wrongKey =
+      'expected 5d004f218731cd20 (fixtures/test-keys/12345_public.snk) (wrong-key). Delay-sign it with the public key file of your license option: <SignAssembly>true</SignAssembly> <DelaySign>true</DelaySign> <AssemblyOriginatorKeyFile>fixtures/test-keys/12345_public.snk</AssemblyOriginatorKeyFile>.';
+    expect(parsed[1]?.text).toContain('the assembly is delay-signed with another key: key token');
     expect(parsed[1]?.text).toContain(wrongKey);
   });
 
@@ -76,7 +78,7 @@ describe('--format github', () => {
       .filter((l) => !l.startsWith('::notice ') || !l.includes('title=SG801 '));
     expect(r.stdout.split('\n').filter((l) => l.startsWith('::notice ')).length).toBe(2);
     expect(lines[0]).toMatch(
-      /^::error file=fixtures\/sdk\/bin\/wrong-turns\/OtherOption\/WrongTurn\.OtherOption\.dll,title=SG205 wrong-key::the assembly has key token [0-9a-f]{16}, expected 5d004f218731cd20 \(fixtures\/test-keys\/12345_public\.snk\)%0AThe assembly is delay-signed with another key: .*%0Ahttps:\/\/\S+\/docs\/rules\.md#sg205$/,
+      /^::error file=fixtures\/sdk\/bin\/wrong-turns\/OtherOption\/WrongTurn\.OtherOption\.dll,title=SG205 wrong-key::the assembly is delay-signed with another key: key token [0-9a-f]{16}, expected 5d004f218731cd20 \(fixtures\/test-keys\/12345_public\.snk\)%0ADelay-sign it with the public key file of your license option: .*%0Ahttps:\/\/\S+\/docs\/rules\.md#sg205$/,
     );
     expect(lines[1]).toMatch(/^::warning file=[^,]+Contoso\.AddinApi\.dll,title=SG501 vendor-assembly-included::/);
     // The upload set has no file: a title only.

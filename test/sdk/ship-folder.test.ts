@@ -5,7 +5,7 @@ import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, 
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, test } from 'vitest';
-import { fixturePath, repoRoot } from '../helpers/fixtures.js';
+import { fixturePath, repoRoot, runCli } from '../helpers/fixtures.js';
 import { expectValidSbom } from '../helpers/sbom.js';
 import { requireDotnet, run, runDotnetTests } from './dotnet.js';
 
@@ -51,6 +51,48 @@ describe.skipIf(!runDotnetTests)('SigngateShip', () => {
     const ship = join(dir, 'bin', 'ship', 'Release', 'net8.0');
     expect(readdirSync(ship).sort()).toEqual(['MyAddin.deps.json', 'ThirdParty.Json.dll']);
     expect(existsSync(join(signed, 'signing-log.txt'))).toBe(true);
+  });
+
+  test('a signed copy left from an earlier build (a dropped satellite, a renamed assembly) is not shipped, and named; an extra file put in by hand fails the audit', async () => {
+    requireDotnet();
+    const dir = mkdtempSync(join(tmpdir(), 'signgate-ship-stale-'));
+    const out = join(dir, 'out');
+    const signed = join(out, 'signed');
+    // This build: the add-in and its German satellite. The signed/ of the last release also holds its French satellite
+    // (dropped since) and the add-in's old name (renamed since).
+    mkdirSync(join(signed, 'de'), { recursive: true });
+    mkdirSync(join(signed, 'fr'), { recursive: true });
+    mkdirSync(join(out, 'de'), { recursive: true });
+    for (const target of [out, signed]) {
+      cpSync(fixturePath('addin/SampleAddin.dll'), join(target, 'SampleAddin.dll'));
+      cpSync(fixturePath('addin/de/SampleAddin.resources.dll'), join(target, 'de', 'SampleAddin.resources.dll'));
+    }
+    cpSync(fixturePath('addin/de/SampleAddin.resources.dll'), join(signed, 'fr', 'SampleAddin.resources.dll'));
+    cpSync(fixturePath('addin/SampleAddin.Helpers.dll'), join(signed, 'OldName.dll'));
+    cpSync(fixturePath('test-keys/12345_public.snk'), join(dir, '12345_public.snk'));
+    writeFileSync(join(dir, 'ship.proj'), PROJECT);
+    const r = await run('dotnet', ['msbuild', 'ship.proj', '-t:SigngateShipFolder', '-nologo', '-v:m'], { cwd: dir });
+    const ship = join(dir, 'bin', 'ship', 'Release', 'net8.0');
+    const shipped = (folder: string): string[] =>
+      readdirSync(folder, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? shipped(join(folder, e.name)).map((n) => `${e.name}/${n}`) : [e.name]));
+    // 0 stale files in the ship folder: exactly this build's files.
+    expect(shipped(ship).sort(), r.output).toEqual(['SampleAddin.dll', 'de/SampleAddin.resources.dll']);
+    expect(r.output).toContain(`${join(signed, 'fr', 'SampleAddin.resources.dll')} is a signed copy from an earlier build`);
+    expect(r.output).toContain(`${join(signed, 'OldName.dll')} is a signed copy from an earlier build`);
+    // The build's list of what the ship folder must hold, which its audit compares the folder with.
+    const manifest = join(dir, 'obj', 'signgate-ship-manifest.txt');
+    expect(readFileSync(manifest, 'utf8').split(/\r?\n/).filter(Boolean).sort()).toEqual(['SampleAddin.dll', 'de/SampleAddin.resources.dll']);
+    // A file put into the ship folder by hand: the ship audit exits 1 with SG703 naming it; one taken out: SG702.
+    cpSync(fixturePath('addin/de/SampleAddin.resources.dll'), join(ship, 'fr', 'SampleAddin.resources.dll'), { recursive: true });
+    const audit = (...extra: string[]) =>
+      runCli(['audit', ship, '--key', join(dir, '12345_public.snk'), '--vendor', 'Contoso', '--manifest', manifest, '--format', 'json', ...extra], {
+        cwd: dir,
+      });
+    const extra = audit();
+    expect(extra.status).toBe(1);
+    expect((JSON.parse(extra.stdout) as { manifest: { extra: string[] } }).manifest.extra).toEqual([
+      join(ship, 'fr', 'SampleAddin.resources.dll').replace(`${dir}/`, ''),
+    ]);
   });
 });
 

@@ -1,4 +1,5 @@
 // `signgate audit`: parses the options, runs audit() and writes the report (HTML, Markdown or JSON).
+import { msbuildLine } from '../../report/msbuild.js';
 import { extname, resolve } from 'node:path';
 import type { ArgumentsCamelCase, Argv, CommandModule } from 'yargs';
 import { UsageError } from '../../core/errors.js';
@@ -167,6 +168,8 @@ export async function runAudit(args: AuditArgs, io: Io): Promise<ExitCodeValue> 
   } else {
     printPieces(io, renderAuditPieces(report, format, generatedAt));
   }
+  // In a build (SigngateShip), each error and warning is a diagnostic of its own, naming its file.
+  if (args.fromMsbuild) for (const f of report.findings) if (f.severity !== 'note') io.out(msbuildLine(f));
   return report.summary.errors === 0 && sbomErrors === 0 ? ExitCode.Ok : ExitCode.Findings;
 }
 
@@ -180,6 +183,7 @@ export const auditCommand = (io: Io, setExit: (code: ExitCodeValue) => void): Co
       .option('vendor', vendorOption)
       .option('vendor-api', vendorApiOption)
       .option('vendor-namespace', vendorNamespaceOption)
+      .option('from-msbuild', { type: 'boolean', hidden: true, describe: 'Run by msbuild/Signgate.targets: each finding also as an MSBuild diagnostic' })
       .option('root', rootOption('Paths in the manifest and comparisons are relative to this folder (default: the one folder given)'))
       .option('format', {
         type: 'string',

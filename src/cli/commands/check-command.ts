@@ -44,6 +44,8 @@ export interface CheckArgs extends CommonArgs {
   config?: string;
   maxUploadBytes?: number;
   threads?: number;
+  /** Run by the MSBuild targets (hidden): one project's output, settings named as MSBuild properties. */
+  fromMsbuild?: boolean;
 }
 
 export { strings };
@@ -87,6 +89,7 @@ export function checkOptionsFrom(args: CheckArgs): CheckOptions {
     format: args.format,
     output: args.output,
     threads: args.threads,
+    inBuild: args.fromMsbuild || undefined,
   };
   return Object.fromEntries(Object.entries(picked).filter(([, v]) => v !== undefined)) as CheckOptions;
 }
@@ -147,6 +150,11 @@ export const checkCommand = (io: Io, setExit: (code: ExitCodeValue) => void): Co
         describe: 'A vendor API assembly (or its folder) the add-in compiles against: read only to name the vendor attribute exactly',
       })
       .option('vendor-namespace', vendorNamespaceOption)
+      .option('from-msbuild', {
+        type: 'boolean',
+        hidden: true,
+        describe: 'Run by msbuild/Signgate.targets: a project that references no vendor API needs no signing (a note), and hints name MSBuild properties',
+      })
       .option('root', rootOption('Upload names are paths relative to this folder (the relative folders then count for duplicates)'))
       .option('format', { type: 'string', choices: ReportFormats, describe: 'Report format (default text)' })
       .option('json', { type: 'boolean', describe: 'The same as --format json' })

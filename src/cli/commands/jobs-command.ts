@@ -107,6 +107,8 @@ interface JobsArgs extends ServiceArgs {
   action: string;
   ids?: string[];
   destinationPath?: string;
+  key?: string[];
+  recordKey?: string;
   force: boolean;
   olderThan?: string;
   keep?: number;
@@ -157,8 +159,35 @@ export async function runJobs(args: JobsArgs, io: Io): Promise<ExitCodeValue> {
     case 'download': {
       needId();
       const destination = resolve(args.destinationPath ?? ids[0]!.replace(/[^A-Za-z0-9._-]/g, '_'));
-      const extracted = await downloadJob(client, ids[0]!, destination, { force: args.force, progress: createProgress('download', io) });
-      io.out(`${extracted.files.length + extracted.extras.length + (extracted.log ? 1 : 0)} file(s) extracted into ${displayPath(destination)}`);
+      const result = await downloadJob(client, ids[0]!, destination, {
+        ...(args.key?.length ? { keys: args.key } : {}),
+        ...(args.config ? { config: args.config } : {}),
+        force: args.force,
+        progress: createProgress('download', io),
+        ...(args.recordKey !== undefined ? { recordKey: args.recordKey } : {}),
+      });
+      if (args.json) {
+        io.out(
+          JSON.stringify(
+            { jobId: ids[0], destination: displayPath(destination), written: result.written, record: result.record, files: result.verdicts },
+            null,
+            2,
+          ),
+        );
+        return result.written ? ExitCode.Ok : ExitCode.Findings;
+      }
+      io.err(result.record);
+      for (const v of result.verdicts)
+        io.out(
+          `${v.verified ? 'ok  ' : 'FAIL'} ${v.name}  ${v.verified ? `signed and verified${v.comparedWithUpload ? '' : ' (its signature and key; the upload is not in the job ledger here, so what else changed is not compared)'}` : v.reason}`,
+        );
+      if (!result.written) {
+        io.out(
+          `${result.verdicts.filter((v) => !v.verified).length} of ${result.verdicts.length} file(s) failed verification: nothing was written to ${displayPath(destination)}`,
+        );
+        return ExitCode.Findings;
+      }
+      io.out(`${result.files.length + result.extras.length + (result.log ? 1 : 0)} file(s) verified and extracted into ${displayPath(destination)}`);
       return ExitCode.Ok;
     }
     case 'delete': {
@@ -233,13 +262,26 @@ export const jobsCommand = (io: Io, setExit: (code: ExitCodeValue) => void): Com
       .positional('action', { type: 'string', choices: ['list', 'status', 'download', 'delete', 'prune', 'unpin-record'], demandOption: true })
       .positional('ids', { type: 'string', array: true, describe: 'Job ids' })
       .option('destination-path', { alias: 'destinationPath', type: 'string', describe: 'download: where to extract (default: a folder named by the job id)' })
+      .option('key', {
+        type: 'string',
+        array: true,
+        describe:
+          'download: the option public key file(s) <optionId>_public.snk every returned file must be signed with (default: "keys" in signgate.config.json)',
+      })
+      .option('record-key', {
+        type: 'string',
+        describe: "download: the service's record public key expected up front (its record-key.pub, or the key's text); else the one pinned by sign",
+      })
       .option('force', { type: 'boolean', default: false, describe: 'download: overwrite files not recorded for this job' })
       .option('older-than', { type: 'string', describe: 'prune: jobs older than this (7d, 12h, 30m)' })
       .option('keep', { type: 'number', coerce: numberOption('keep', { integer: true, min: 0 }), describe: 'prune: keep the newest n jobs' })
       .option('yes', { alias: 'y', type: 'boolean', default: false, describe: 'prune: do not ask for confirmation' })
       .example('$0 jobs list', "the organization's jobs, newest first")
       .example('$0 jobs status 42', 'what the service says of job 42, file by file')
-      .example('$0 jobs download 42 --destination-path signed', "job 42's result package, extracted and verified")
+      .example(
+        '$0 jobs download 42 --key 12345_public.snk --destination-path signed',
+        "job 42's result: its signature record and every file verified as sign does (signed with the key, SHA-256 as the record says), then extracted; nothing is written when a check fails",
+      )
       .example('$0 jobs prune --older-than 30d --yes', 'stay under the kept-jobs limit from CI') as unknown as Argv<JobsArgs>,
   handler: async (args: ArgumentsCamelCase<JobsArgs>) => setExit(await runJobs(args, io)),
 });

@@ -19,5 +19,4 @@ export interface SignArgs extends CheckArgs {
   recordKey?: string;
   json: boolean;
   archive?: string;
-  fromMsbuild?: boolean;
 }

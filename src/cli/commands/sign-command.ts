@@ -4,6 +4,7 @@ import { ClientFileState, isSignedState } from '../../core/file-states.js';
 import { describeAuthenticodeVerdict } from '../../authenticode/verdict.js';
 import type { ArgumentsCamelCase, Argv, CommandModule } from 'yargs';
 import { formatReport } from '../../report/index.js';
+import { oneLine } from '../../report/msbuild.js';
 import { resolveAccessToken } from '../../workflows/access-token.js';
 import { ledgerPath } from '../../workflows/ledger.js';
 import { sign, type SignResult } from '../../workflows/sign.js';
@@ -104,7 +105,8 @@ export async function runSign(args: SignArgs, io: Io): Promise<ExitCodeValue> {
         progress: (label) => createProgress(label, io),
         retry: (r) => io.err(retryLine(r)),
         checkFailed: (check, errors) => {
-          io.out(formatReport('text', check, { color: io.color }));
+          // In a build, each finding of sign's own check (online: SG601, SG205) is a diagnostic of its own.
+          io.out(formatReport(args.fromMsbuild ? 'msbuild' : 'text', check, { color: io.color }));
           io.err(`signgate sign: the pre-flight check found ${errors} error(s); nothing was uploaded. Fix them, or pass --no-check to upload anyway.`);
         },
         uploadStarted: ({ files }) => (phase = { kind: 'uploading', files }),
@@ -121,13 +123,28 @@ export async function runSign(args: SignArgs, io: Io): Promise<ExitCodeValue> {
   }
   if (result.stoppedByCheck) return ExitCode.Findings;
   if (args.json) io.out(JSON.stringify(result, null, 2));
-  else printResult(result, io);
+  else printResult(result, io, args.fromMsbuild === true);
   return result.summary.failed === 0 ? ExitCode.Ok : ExitCode.Findings;
 }
 
-function printResult(result: SignResult, io: Io): void {
+/**
+ * A file that did not come back signed, as MSBuild reads a diagnostic: the file, the code (the service's rule, as its
+ * message names it, else SG_ERR_NOT_SIGNED), why and what the service said, on one line.
+ */
+function notSignedLine(f: SignResult['files'][number]): string {
+  const said = f.messages.filter((m) => m.messageType !== 'Information').map((m) => m.message);
+  const code = said.map((m) => /^(SG\d{3})\b/.exec(m)?.[1]).find(Boolean) ?? 'SG_ERR_NOT_SIGNED';
+  const text = `${f.uploadName} was not signed: ${f.reason ?? f.state}${said.length ? `; the service says: ${said.join(' | ')}` : ''}`;
+  return `${f.path} : error ${code}: ${oneLine(text)}`;
+}
+
+function printResult(result: SignResult, io: Io, inBuild = false): void {
   const c = io.color;
   for (const f of result.files) {
+    if (inBuild && f.uploaded && !f.verified) {
+      io.out(notSignedLine(f));
+      continue;
+    }
     const mark = !f.uploaded ? c.dim('skip') : f.verified ? c.green('ok  ') : c.red('FAIL');
     const verdict = f.uploaded
       ? f.verified

@@ -30,6 +30,8 @@ export interface CheckOptions extends AccessTokenOptions {
   readonly references?: readonly string[];
   /** Namespace of the vendor attribute (default the vendor name). */
   readonly vendorNamespace?: string;
+  /** In an MSBuild build (the targets pass `--from-msbuild`): a project that references no vendor API needs no signing. */
+  readonly inBuild?: boolean;
   /** Upload names are paths relative to this folder. */
   readonly root?: string;
   readonly maxUploadBytes?: number;
@@ -107,14 +109,14 @@ export function prepareSettings(options: CheckOptions, needsPaths = false): Prep
   const root = rootArg ? resolve(rootArg) : null;
   const environment = (options.env ?? process.env).SIGNGATE_BASE_URL || undefined;
   const baseUrl = options.baseUrl ?? config.baseUrl ?? environment;
-  const loadedKeys = keyPaths.map(loadExpectedKey);
-  const notes = loadedKeys.flatMap((k) => (k.note ? [k.note] : []));
-  const keys = loadedKeys.map(({ note: _note, ...key }) => key);
+  const keys = keyPaths.map(loadExpectedKey);
+  const notes: string[] = [];
   const settings: CheckSettings = {
     vendor,
     vendorApi: options.vendorApi?.length ? options.vendorApi : (config.vendorApi ?? [`${vendor}.*`]),
     vendorNamespace: options.vendorNamespace ?? config.vendorNamespace ?? vendor,
     keys,
+    ...(options.inBuild ? { inBuild: true } : {}),
     maxUploadBytes: options.maxUploadBytes ?? config.maxUploadBytes ?? DEFAULT_MAX_UPLOAD_BYTES,
     root: root ? displayPath(root) : null,
   };
