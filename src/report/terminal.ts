@@ -20,7 +20,7 @@ export function findingCounts(check: CheckResult): string {
 
 /** True when the check says there is nothing to sign (SG504): then nothing is uploaded either. */
 function nothingToSign(check: CheckResult): boolean {
-  return check.uploadSet.findings.some((f) => f.ruleId === 'SG504');
+  return check.findings.some((f) => f.ruleId === 'SG504');
 }
 
 /**
