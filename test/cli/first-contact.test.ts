@@ -6,7 +6,7 @@ import { createServer, type AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { normalizeVendorParameters } from '../../src/cli/main.js';
-import { fixturePath, runCli, runCliAsync } from '../helpers/fixtures.js';
+import { controlledResolver, fixturePath, runCli, runCliAsync } from '../helpers/fixtures.js';
 import { startStandIn, type StandIn } from '../helpers/stand-in-service.js';
 
 const KEY = fixturePath('test-keys/12345_public.snk');
@@ -138,13 +138,30 @@ describe.concurrent('the service cannot be reached: the cause by name, the origi
     expect(r.stderr).not.toContain('fetch failed');
   });
 
-  test('a name that does not resolve: ENOTFOUND (or EAI_AGAIN without DNS), naming the host', async () => {
-    const r = await runCliAsync(['licenses', '--base-url', 'https://no-such-host.invalid/assembly-signing/v1.0'], { env: { SIGNGATE_ACCESS_TOKEN: TOKEN } });
+  test('a name that does not resolve (ENOTFOUND), naming the host; the answer comes from the test, not from DNS', async () => {
+    const env = { SIGNGATE_ACCESS_TOKEN: TOKEN, ...controlledResolver({}) };
+    const r = await runCliAsync(['licenses', '--base-url', 'https://no-such-host.test/assembly-signing/v1.0'], { env });
     expect(r.status).toBe(3);
-    expect(r.stderr).toMatch(
-      /error SG_ERR_HTTP_UNREACHABLE: GET https:\/\/no-such-host\.invalid\/assembly-signing\/v1\.0\/licenses failed: the name no-such-host\.invalid could not be resolved (now )?\((ENOTFOUND|EAI_AGAIN)/,
+    expect(r.stderr).toContain(
+      'error SG_ERR_HTTP_UNREACHABLE: GET https://no-such-host.test/assembly-signing/v1.0/licenses failed: the name no-such-host.test could not be resolved (ENOTFOUND): check the host name in the base URL',
     );
     expect(r.stderr).not.toContain('fetch failed');
+  });
+
+  test('a resolver that does not answer (EAI_AGAIN): said to try again, not that the name is wrong', async () => {
+    const env = { SIGNGATE_ACCESS_TOKEN: TOKEN, ...controlledResolver({ 'signing.example.test': 'EAI_AGAIN' }) };
+    const r = await runCliAsync(['licenses', '--base-url', 'https://signing.example.test/assembly-signing/v1.0'], { env });
+    expect(r.status).toBe(3);
+    expect(r.stderr).toContain('the name signing.example.test could not be resolved now (EAI_AGAIN: the DNS server did not answer)');
+    expect(r.stderr).not.toContain('fetch failed');
+  });
+
+  test('a name the resolver knows reaches the service at its address: the hook resolves, it does not only refuse', async () => {
+    const port = await closedPort();
+    const env = { SIGNGATE_ACCESS_TOKEN: TOKEN, ...controlledResolver({ 'signing.example.test': '127.0.0.1' }) };
+    const r = await runCliAsync(['licenses', '--base-url', `https://signing.example.test:${port}/assembly-signing/v1.0`], { env });
+    expect(r.status).toBe(3);
+    expect(r.stderr).toContain('connection refused (ECONNREFUSED)');
   });
 
   test('a port fetch refuses (1): said so, not "fetch failed"', async () => {

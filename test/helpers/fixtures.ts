@@ -3,7 +3,7 @@ import { execFileSync, spawn, spawnSync, type ChildProcess } from 'node:child_pr
 import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 
 export const repoRoot = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 export const fixturesDir = join(repoRoot, 'fixtures');
@@ -57,6 +57,16 @@ export function runCli(args: readonly string[], options: { cwd?: string; env?: R
     encoding: 'utf8',
   });
   return { stdout: r.stdout, stderr: r.stderr, status: r.status };
+}
+
+/**
+ * The environment that gives a CLI process a name resolver the test controls (test/helpers/resolver-hook.mjs): each
+ * name of `table` resolves to its address or fails with its error code (ENOTFOUND, EAI_AGAIN), every other name fails
+ * with ENOTFOUND, and no query reaches the machine's resolver.
+ */
+export function controlledResolver(table: Readonly<Record<string, string>>): Record<string, string> {
+  const hook = pathToFileURL(join(repoRoot, 'test', 'helpers', 'resolver-hook.mjs')).href;
+  return { NODE_OPTIONS: `${process.env.NODE_OPTIONS ?? ''} --import "${hook}"`.trim(), SIGNGATE_TEST_RESOLVER: JSON.stringify(table) };
 }
 
 /** Runs a Mono tool and returns its exit code and output. */
