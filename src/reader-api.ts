@@ -116,12 +116,12 @@ export {
 } from './strongname/strong-name-writer.js';
 export {
   inspectAssembly,
-  readModule,
   describeAttributes,
   type AssemblyInfo,
   type AttributeInfo,
   type ReferenceInfo,
   type InspectOptions,
 } from './strongname/assembly-info.js';
+export { readModule } from './strongname/well-formed.js';
 /** The record `signgate verify` prints for one file's bytes, by the lean path (headers, Assembly row, hash, one RSA check). */
 export { verifyAssemblyBytes } from './workflows/scan-file.js';

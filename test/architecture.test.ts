@@ -1,6 +1,6 @@
-// Imports point one way: cli -> workflows -> server -> engine -> audit/report/client -> rules -> strongname ->
-// metadata/authenticode -> pe -> binary -> core; the engine imports neither product (the check's findings, the audit's
-// evidence: they are passed in); record (the signature record: its entries, Merkle tree and signed checkpoints) sits on
+// Imports point one way: cli -> workflows and server (neither imports the other) -> engine -> audit/report/client ->
+// rules -> strongname -> metadata/authenticode -> pe -> binary -> core, as ALLOWED below says for each room; the engine
+// imports neither product (the check's findings, the audit's evidence: they are passed in); record (the signature record: its entries, Merkle tree and signed checkpoints) sits on
 // core, below whoever reads it; runtime (process helpers: worker modules, heap, version) imports nothing of ours; and
 // no module imports itself through others (no circles).
 import { readdirSync, readFileSync } from 'node:fs';
@@ -8,6 +8,7 @@ import { join, relative } from 'node:path';
 import { describe, expect, test } from 'vitest';
 import { ErrorCodes } from '../src/core/error-codes.js';
 import { repoRoot } from './helpers/fixtures.js';
+import { moduleSpecifiers } from './helpers/imports.js';
 
 const src = join(repoRoot, 'src');
 const ALLOWED: Record<string, readonly string[]> = {
@@ -66,7 +67,8 @@ const PACKAGES: Record<string, readonly string[]> = {
   pe: ['pe-library'],
   authenticode: ['pkijs', 'asn1js'],
   strongname: ['pkcs11js'],
-  report: ['chalk', '@cyclonedx/cyclonedx-library'],
+  // sarif: the types of @types/sarif (type-only imports)
+  report: ['chalk', '@cyclonedx/cyclonedx-library', 'sarif'],
   zip: ['fflate', 'yauzl'],
   server: [
     'fastify',
@@ -131,8 +133,7 @@ describe('architecture', () => {
     const layer = file.split('/')[0]!;
     expect(Object.keys(ALLOWED)).toContain(layer);
     const text = readFileSync(join(src, file), 'utf8');
-    for (const m of text.matchAll(/^\s*(?:import|export)[^'"]*from\s+'([^']+)'/gm)) {
-      const spec = m[1]!;
+    for (const spec of moduleSpecifiers(text)) {
       if (spec.startsWith('.')) {
         const target = relative(src, join(src, file, '..', spec)).split('/')[0]!;
         if (target === layer) continue;
@@ -148,7 +149,9 @@ describe('architecture', () => {
     const edges = new Map<string, string[]>();
     for (const file of all) {
       const text = readFileSync(file, 'utf8');
-      const targets = [...text.matchAll(/(?:\bfrom\s+|\bimport\s*\(\s*)'(\.[^']+)'/g)].map((m) => join(file, '..', m[1]!).replace(/\.js$/, '.ts'));
+      const targets = moduleSpecifiers(text)
+        .filter((spec) => spec.startsWith('.'))
+        .map((spec) => join(file, '..', spec).replace(/\.js$/, '.ts'));
       edges.set(
         file,
         targets.filter((t) => t.endsWith('.ts')),
@@ -180,8 +183,8 @@ describe('architecture', () => {
     }
     for (const from of all) {
       const text = readFileSync(join(workflows, from), 'utf8');
-      for (const m of text.matchAll(/(?:\bfrom\s+|\bimport\s*\(\s*)'(\.[^']+)'/g)) {
-        const to = relative(workflows, join(workflows, from, '..', m[1]!)).replace(/\.js$/, '.ts');
+      for (const spec of moduleSpecifiers(text).filter((x) => x.startsWith('.'))) {
+        const to = relative(workflows, join(workflows, from, '..', spec)).replace(/\.js$/, '.ts');
         if (to.startsWith('..')) continue;
         const inPipeline = (f: string) => f.startsWith('pipeline/');
         if (inPipeline(from) && inPipeline(to)) continue;
@@ -195,6 +198,57 @@ describe('architecture', () => {
       }
     }
     expect(problems).toEqual([]);
+  });
+
+  test('the scan sees every way a module names another: a planted upward import of each kind is found', () => {
+    const planted = [
+      "import { a } from '../cli/a.js';",
+      "export * from '../cli/b.js';",
+      "export { c } from '../cli/c.js';",
+      "import '../cli/d.js';",
+      "import type { E } from '../cli/e.js';",
+      "const f = await import('../cli/f.js');",
+      "const g = require('../cli/g.js');",
+      "const h = createRequire(import.meta.url)('../cli/h.js');",
+      "new Worker(new URL('../cli/i.js', import.meta.url));",
+    ].join('\n');
+    expect(moduleSpecifiers(planted)).toEqual(['a', 'b', 'c', 'd', 'e', 'f', 'g', 'h', 'i'].map((x) => `../cli/${x}.js`));
+  });
+
+  test("docs/architecture.md: the picture names every room, and its table of rooms is the allow-list's", () => {
+    const doc = readFileSync(join(repoRoot, 'docs', 'architecture.md'), 'utf8');
+    const picture = doc.slice(doc.indexOf('```text'), doc.indexOf('```', doc.indexOf('```text') + 7));
+    const rooms = readdirSync(src, { withFileTypes: true })
+      .filter((e) => e.isDirectory())
+      .map((e) => e.name);
+    expect(Object.keys(ALLOWED).sort()).toEqual(rooms.sort());
+    const inPicture = [
+      'cli',
+      'workflows',
+      'engine',
+      'audit',
+      'report',
+      'rules',
+      'service-client',
+      'zip',
+      'server',
+      'strongname',
+      'metadata',
+      'authenticode',
+      'pe',
+      'binary',
+      'core',
+    ];
+    for (const room of inPicture) expect(picture, `the picture of docs/architecture.md leaves out ${room}/`).toContain(`${room}/`);
+    // record/ and runtime/ sit beside the layers: the text under the picture says where.
+    for (const room of rooms.filter((r) => !inPicture.includes(r))) expect(doc.replace(picture, '')).toContain(`\`${room}/\``);
+    const table = [
+      '| room | may import |',
+      '| --- | --- |',
+      ...Object.entries(ALLOWED).map(([room, to]) => `| \`${room}/\` | ${to.length ? to.map((t) => `\`${t}/\``).join(', ') : 'nothing of ours'} |`),
+    ].join('\n');
+    const between = doc.slice(doc.indexOf('<!-- rooms:begin -->') + '<!-- rooms:begin -->'.length, doc.indexOf('<!-- rooms:end -->')).trim();
+    expect(between).toBe(table);
   });
 
   test('index.ts exports the library, not the CLI', () => {

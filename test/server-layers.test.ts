@@ -14,6 +14,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { describe, expect, test } from 'vitest';
 import { repoRoot } from './helpers/fixtures.js';
+import { moduleSpecifiers } from './helpers/imports.js';
 
 const server = join(repoRoot, 'src', 'server');
 
@@ -48,10 +49,12 @@ function floorOf(file: string): Floor | undefined {
   return (['http', 'identity', 'jobs', 'storage'] as const).find((f) => f === first);
 }
 
-/** Every relative import of a file (static, re-export, type-only and dynamic), as paths relative to src/server. */
+/** Every relative import of a file (static, re-export, type-only, dynamic, require: test/helpers/imports.ts), as paths relative to src/server. */
 function importsOf(file: string): string[] {
   const text = readFileSync(join(server, file), 'utf8');
-  return [...text.matchAll(/(?:\bfrom\s+|\bimport\s*\(\s*)'(\.[^']+)'/g)].map((m) => relative(server, join(server, file, '..', m[1]!)).replace(/\.js$/, '.ts'));
+  return moduleSpecifiers(text)
+    .filter((spec) => spec.startsWith('.'))
+    .map((spec) => relative(server, join(server, file, '..', spec)).replace(/\.js$/, '.ts'));
 }
 
 const files = sourceFiles(server).map((f) => relative(server, f));

@@ -4,7 +4,7 @@ import { createHash } from 'node:crypto';
 import { isSignGateError } from '../core/errors.js';
 import { formatVersion } from '../metadata/module-metadata.js';
 import { publicKeyToken } from '../strongname/key-token.js';
-import { sameKeyBlob } from '../rules/key-match.js';
+import { sameKeyBlob } from '../strongname/key-blob.js';
 import { needsSigning, type CheckSettings, type FileFacts } from '../rules/types.js';
 import { vendorAttributeState, type VendorAttributeState } from '../rules/vendor-attribute.js';
 import { loadsUnder, loadVerdict } from '../rules/load.js';

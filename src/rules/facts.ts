@@ -6,6 +6,7 @@ import { hasCorHeader } from '../pe/cor-header.js';
 import { parsePeImage } from '../pe/pe-image.js';
 import { readAuthenticode, type AuthenticodeInfo } from '../authenticode/authenticode.js';
 import { classifyStrongName, type StrongNameStatus } from '../strongname/strong-name.js';
+import { sameKeyBlob } from '../strongname/key-blob.js';
 import { knownKey } from '../strongname/known-keys.js';
 import { readWellFormed, type WellFormedFile } from '../strongname/well-formed.js';
 import { compileNamePatterns, type NameMatcher } from './name-pattern.js';
@@ -156,7 +157,7 @@ export function withInputDeclarations(settings: CheckSettings, parsed: readonly 
 /** The configured key whose blob is the assembly's public key, header included (as SG205 compares). */
 function optionKeyOf(publicKey: Uint8Array | undefined, keys: readonly ExpectedKey[]): ParsedFile['optionKey'] {
   if (!publicKey?.length) return null;
-  const key = keys.find((k) => Buffer.compare(Buffer.from(k.publicKey.blob), Buffer.from(publicKey)) === 0);
+  const key = keys.find((k) => sameKeyBlob(k.publicKey, publicKey));
   return key ? { optionId: key.optionId, token: key.token } : null;
 }
 

@@ -1,11 +1,5 @@
 // Comparing an assembly's public key with the organization's key files, and naming those files in hints.
-import type { PublicKeyInfo } from '../strongname/key-blob.js';
 import type { ExpectedKey } from './types.js';
-
-/** Byte-for-byte equality of two public key blobs, header included. */
-export function sameKeyBlob(a: PublicKeyInfo, b: PublicKeyInfo): boolean {
-  return Buffer.compare(Buffer.from(a.blob), Buffer.from(b.blob)) === 0;
-}
 
 /**
  * The file name a project should point <AssemblyOriginatorKeyFile> at: the name the user gave, else the last

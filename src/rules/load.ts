@@ -6,7 +6,7 @@
 // from TargetFrameworkAttribute, else from the core library the assembly references.
 import type { ModuleMetadata } from '../metadata/module-metadata.js';
 import type { StrongNameState } from '../strongname/strong-name.js';
-import { sameKeyBlob } from './key-match.js';
+import { sameKeyBlob } from '../strongname/key-blob.js';
 import { usesVendorApi, type CheckSettings, type FileFacts } from './types.js';
 import { vendorAttributeState } from './vendor-attribute.js';
 

@@ -4,7 +4,7 @@ import { compareFindings, type Finding, type Severity, type SeveritySetting } fr
 import { isSignGateError } from '../core/errors.js';
 import { describeRole } from './facts.js';
 import { findRule, rules } from './index.js';
-import { sameKeyBlob } from './key-match.js';
+import { sameKeyBlob } from '../strongname/key-blob.js';
 import { inputSize, needsSigning, type CheckSettings, type FileFacts, type FileRole, type Rule, type RuleReport } from './types.js';
 
 export interface CheckOptions {

@@ -1,5 +1,5 @@
 // SG203 already-signed: validly signed with one of the organization's keys; no upload needed.
-import { sameKeyBlob } from './key-match.js';
+import { sameKeyBlob } from '../strongname/key-blob.js';
 import { defineRule } from './types.js';
 
 /** Which key SG203 found, from its finding's data: the check's message and sign's reason for not uploading say it so. */

@@ -1,8 +1,8 @@
 // SG205 wrong-key: the assembly's public key is not the key of any configured option, byte for byte; online, also a
 // key file whose key is not the one the service reports for its option.
-import { sameRsaKey } from '../strongname/key-blob.js';
+import { sameKeyBlob, sameRsaKey } from '../strongname/key-blob.js';
 import { publicKeyToken } from '../strongname/key-token.js';
-import { keyFileName, publicKeyCommand, sameKeyBlob } from './key-match.js';
+import { keyFileName, publicKeyCommand } from './key-match.js';
 import { defineRule, type ExpectedKey, type LicensedKeyToken } from './types.js';
 
 /** The command that fetches an option's public key file into a file that is not there yet (never the key file given). */

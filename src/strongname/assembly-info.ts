@@ -245,5 +245,3 @@ export function inspectAssembly(bytes: Uint8Array, path: string, options: Inspec
   }
   return partial as unknown as AssemblyInfo;
 }
-
-export { readModule } from './well-formed.js';

@@ -54,6 +54,16 @@ export interface PublicKeyInfo {
   readonly modulus: Uint8Array;
 }
 
+/**
+ * Byte-for-byte equality of two public key blobs, header included: the one comparison of keys (an assembly's key
+ * with an option's, a returned file's with the one sent, a verified signature's with the expected key).
+ */
+export function sameKeyBlob(a: PublicKeyInfo | Uint8Array, b: PublicKeyInfo | Uint8Array): boolean {
+  const x = a instanceof Uint8Array ? a : a.blob;
+  const y = b instanceof Uint8Array ? b : b.blob;
+  return x.length === y.length && Buffer.compare(x, y) === 0;
+}
+
 function keyError(message: string, fault: ErrorFault = 'environment'): KeyError {
   return new KeyError('SG_ERR_KEY_BAD_BLOB', message, { fault });
 }

@@ -6,7 +6,15 @@ import type { ModuleMetadata } from '../metadata/module-metadata.js';
 import { computePeChecksum } from '../pe/checksum.js';
 import { CorFlags, readReadyToRunHeader } from '../pe/cor-header.js';
 import { parsePeImage } from '../pe/pe-image.js';
-import { MICROSOFT_PLATFORM_KEY, parsePublicKeyBlob, sameRsaKey, type HashAlgorithm, type PublicKeyInfo, type StrongNameKeyFile } from './key-blob.js';
+import {
+  MICROSOFT_PLATFORM_KEY,
+  parsePublicKeyBlob,
+  sameKeyBlob,
+  sameRsaKey,
+  type HashAlgorithm,
+  type PublicKeyInfo,
+  type StrongNameKeyFile,
+} from './key-blob.js';
 import { knownKey, knownKeyObject } from './known-keys.js';
 import { tokenSigner } from './pkcs11/signer.js';
 import { assertHeadersOutsideSections, getSignatureSlot, signedContent, type SignatureSlot } from './signed-content.js';
@@ -233,7 +241,7 @@ export function verifyStrongName(
 ): { valid: boolean; status: StrongNameStatus; reason: string | null } {
   const status = classifyStrongName(module, options);
   if (status.state !== 'signed') return { valid: false, status, reason: status.description };
-  if (options.expectedKey && status.publicKey && Buffer.compare(Buffer.from(status.publicKey.blob), Buffer.from(options.expectedKey.blob)) !== 0) {
+  if (options.expectedKey && status.publicKey && !sameKeyBlob(status.publicKey, options.expectedKey)) {
     return {
       valid: false,
       status,

@@ -3,7 +3,8 @@
 import { formatVersion } from '../metadata/module-metadata.js';
 import type { ExpectedKey } from '../rules/types.js';
 import { ClientFileState, isFailedState } from '../core/file-states.js';
-import { readModule } from '../strongname/assembly-info.js';
+import { sameKeyBlob } from '../strongname/key-blob.js';
+import { readModule } from '../strongname/well-formed.js';
 import { compareIgnoringSignature, verifyStrongName } from '../strongname/strong-name.js';
 
 /** Why a returned file is not what was ordered, or null when it is signed correctly and changed in nothing else. */
@@ -19,15 +20,10 @@ export function checkReturnedFile(uploaded: Uint8Array, returned: Uint8Array, ke
   const a = before.assembly;
   const b = after.assembly;
   if (!a || !b) return 'the returned file has no assembly manifest';
-  if (
-    a.name !== b.name ||
-    formatVersion(a.version) !== formatVersion(b.version) ||
-    a.culture !== b.culture ||
-    Buffer.compare(Buffer.from(a.publicKey), Buffer.from(b.publicKey)) !== 0
-  ) {
+  if (a.name !== b.name || formatVersion(a.version) !== formatVersion(b.version) || a.culture !== b.culture || !sameKeyBlob(a.publicKey, b.publicKey)) {
     return `the identity changed: ${a.name} ${formatVersion(a.version)} became ${b.name} ${formatVersion(b.version)}`;
   }
-  const key = keys.find((k) => Buffer.compare(Buffer.from(k.publicKey.blob), Buffer.from(b.publicKey)) === 0);
+  const key = keys.find((k) => sameKeyBlob(k.publicKey, b.publicKey));
   if (!key) return "the returned file is not signed with one of the organization's keys";
   const verification = verifyStrongName(after, { expectedKey: key.publicKey });
   if (!verification.valid) return `the signature does not verify: ${verification.reason}`;

@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { beforeAll, describe, expect, test } from 'vitest';
 import { compareAudits } from '../../src/audit/compare.js';
 import type { AuditFile } from '../../src/audit/model.js';
-import { readModule } from '../../src/strongname/assembly-info.js';
+import { readModule } from '../../src/strongname/well-formed.js';
 import { parseStrongNameKeyFile } from '../../src/strongname/key-blob.js';
 import { signAssembly } from '../../src/strongname/strong-name.js';
 import { fixture, fixturePath, runCli } from '../helpers/fixtures.js';

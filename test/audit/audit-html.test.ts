@@ -14,7 +14,7 @@ import { axeViolations, hasChromium, launchChromium, pngFileText, pngWithText, t
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { fixture, fixturePath, repoRoot, runCli } from '../helpers/fixtures.js';
 import { parseStrongNameKeyFile } from '../../src/strongname/key-blob.js';
-import { readModule } from '../../src/strongname/assembly-info.js';
+import { readModule } from '../../src/strongname/well-formed.js';
 import { signAssembly } from '../../src/strongname/strong-name.js';
 import { writeFileAtomic } from '../../src/workflows/files.js';
 import { loadDetails } from '../../src/report/audit-load.js';

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { schemaValidator } from '../helpers/schemas.js';
 import { beforeAll, describe, expect, test } from 'vitest';
 import { parseStrongNameKeyFile } from '../../src/strongname/key-blob.js';
-import { readModule } from '../../src/strongname/assembly-info.js';
+import { readModule } from '../../src/strongname/well-formed.js';
 import { signAssembly } from '../../src/strongname/strong-name.js';
 import { fixture, fixturePath, runCli } from '../helpers/fixtures.js';
 

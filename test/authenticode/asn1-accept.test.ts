@@ -12,7 +12,7 @@ import { parseCertificateTable } from '../../src/authenticode/certificate-table.
 import { derAt, derChildren, derEncode, type Der } from '../../src/authenticode/der.js';
 import { DEFAULT_AUTHENTICODE_LIMITS } from '../../src/authenticode/limits.js';
 import { parsePeImage } from '../../src/pe/pe-image.js';
-import { readModule } from '../../src/strongname/assembly-info.js';
+import { readModule } from '../../src/strongname/well-formed.js';
 import { parseStrongNameKeyFile } from '../../src/strongname/key-blob.js';
 import { signAssembly } from '../../src/strongname/strong-name.js';
 import { authenticodeSign, hasOsslsigncode, makeTestPki, removeTestPki, startTimestampResponder, type TestPki } from '../helpers/authenticode.js';

@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { readAuthenticode, parseTrustStore, type AuthenticodeInfo } from '../../src/authenticode/authenticode.js';
 import { computeAuthenticodeImageHash } from '../../src/authenticode/image-hash.js';
 import { parsePeImage } from '../../src/pe/pe-image.js';
-import { readModule } from '../../src/strongname/assembly-info.js';
+import { readModule } from '../../src/strongname/well-formed.js';
 import { parseStrongNameKeyFile } from '../../src/strongname/key-blob.js';
 import { signAssembly, verifyStrongName } from '../../src/strongname/strong-name.js';
 import { authenticodeSign, hasOsslsigncode, makeTestPki, osslVerify, removeTestPki, startTimestampResponder, type TestPki } from '../helpers/authenticode.js';

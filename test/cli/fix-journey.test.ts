@@ -7,7 +7,7 @@ import { copyFileSync, cpSync, mkdirSync, mkdtempSync, readFileSync } from 'node
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { readModule } from '../../src/strongname/assembly-info.js';
+import { readModule } from '../../src/strongname/well-formed.js';
 import { parseStrongNameKeyFile } from '../../src/strongname/key-blob.js';
 import { classifyStrongName, verifyStrongName } from '../../src/strongname/strong-name.js';
 import { fixturePath, hasMono, runCliAsync, runMono } from '../helpers/fixtures.js';

@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, test } from 'vitest';
 import { folderArgument } from '../../src/rules/sg401-unsigned-reference.js';
-import { readModule } from '../../src/strongname/assembly-info.js';
+import { readModule } from '../../src/strongname/well-formed.js';
 import { parseStrongNameKeyFile } from '../../src/strongname/key-blob.js';
 import { classifyStrongName, signAssembly, verifyStrongName } from '../../src/strongname/strong-name.js';
 import { publicKeyToken } from '../../src/strongname/key-token.js';

@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { schemaValidator } from '../helpers/schemas.js';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { parseStrongNameKeyFile } from '../../src/strongname/key-blob.js';
-import { readModule } from '../../src/strongname/assembly-info.js';
+import { readModule } from '../../src/strongname/well-formed.js';
 import { verifyStrongName } from '../../src/strongname/strong-name.js';
 import { fixture, fixturePath, runCliAsync } from '../helpers/fixtures.js';
 import { buildZip } from '../helpers/hostile-zip.js';

@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { describe, expect, test } from 'vitest';
 import { isSignGateError } from '../../src/core/errors.js';
 import { getCertificateTable, parsePeImage } from '../../src/pe/pe-image.js';
-import { readModule } from '../../src/strongname/assembly-info.js';
+import { readModule } from '../../src/strongname/well-formed.js';
 import { parseStrongNameKeyFile } from '../../src/strongname/key-blob.js';
 import { classifyStrongName, verifyStrongName } from '../../src/strongname/strong-name.js';
 import { identityPublicKey, STRONG_NAME_SECTION, strongNameAssembly, unfixableReason } from '../../src/strongname/strong-name-writer.js';

@@ -1,6 +1,6 @@
 // Legal but hostile assemblies: each is valid metadata that makes a naive reader do unbounded work.
 // Built from assemblies/delay-1024.dll (its PE, CLI header, signature slot and public key) with new metadata.
-import { readModule } from '../../src/strongname/assembly-info.js';
+import { readModule } from '../../src/strongname/well-formed.js';
 import { TableId } from '../../src/metadata/schema.js';
 import { fixture } from './fixtures.js';
 import { BlobsBuilder, StringsBuilder, buildMetadata, coded, compressedU32, withMetadata, type MetadataSpec } from './metadata-image.js';

@@ -4,7 +4,7 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { readFileSync } from 'node:fs';
 import { parseStrongNameKeyFile } from '../../src/strongname/key-blob.js';
-import { readModule } from '../../src/strongname/assembly-info.js';
+import { readModule } from '../../src/strongname/well-formed.js';
 import { signAssembly } from '../../src/strongname/strong-name.js';
 import { fixturePath } from './fixtures.js';
 import { buildZip, type RawEntry } from './hostile-zip.js';

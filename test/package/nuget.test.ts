@@ -15,7 +15,7 @@ import { fixturePath, hasMono, repoRoot, runCli, runMono } from '../helpers/fixt
 import { binlogText, findSecret } from '../helpers/secrets.js';
 import { startServer, type TestServer } from '../helpers/server.js';
 import { addinSource, requireDotnet, run, runDotnetTests } from '../sdk/dotnet.js';
-import { readModule } from '../../src/strongname/assembly-info.js';
+import { readModule } from '../../src/strongname/well-formed.js';
 import { parseStrongNameKeyFile } from '../../src/strongname/key-blob.js';
 import { verifyStrongName } from '../../src/strongname/strong-name.js';
 import { publicKeyToken } from '../../src/strongname/key-token.js';

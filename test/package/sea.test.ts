@@ -12,7 +12,7 @@ import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { computePeChecksum } from '../../src/pe/checksum.js';
 import { getCertificateTable, parsePeImage, PeMagic } from '../../src/pe/pe-image.js';
-import { readModule } from '../../src/strongname/assembly-info.js';
+import { readModule } from '../../src/strongname/well-formed.js';
 import { parseStrongNameKeyFile } from '../../src/strongname/key-blob.js';
 import { verifyStrongName } from '../../src/strongname/strong-name.js';
 import { fixturePath, repoRoot } from '../helpers/fixtures.js';

@@ -7,7 +7,7 @@ import { formatAuditMarkdown } from '../../src/report/audit-markdown.js';
 import { collectFacts } from '../../src/rules/facts.js';
 import { loadsUnder, loadVerdict, targetFramework } from '../../src/rules/load.js';
 import type { CheckInput } from '../../src/rules/types.js';
-import { readModule } from '../../src/strongname/assembly-info.js';
+import { readModule } from '../../src/strongname/well-formed.js';
 import { parseStrongNameKeyFile } from '../../src/strongname/key-blob.js';
 import { signAssembly } from '../../src/strongname/strong-name.js';
 import { checkPaths, defaultSettings, runCheck, buildAudit } from '../helpers/check.js';

@@ -9,7 +9,7 @@ import { describe, expect, test } from 'vitest';
 import { verifyRecordText } from '../../src/record/signature-record.js';
 import { processJob } from '../../src/server/jobs/signing-worker.js';
 import type { JobRecord } from '../../src/server/storage/store.js';
-import { readModule } from '../../src/strongname/assembly-info.js';
+import { readModule } from '../../src/strongname/well-formed.js';
 import { parseStrongNameKeyFile } from '../../src/strongname/key-blob.js';
 import { verifyStrongName } from '../../src/strongname/strong-name.js';
 import { publicKeyToken } from '../../src/strongname/key-token.js';

@@ -5,7 +5,7 @@ import { mkdtempSync, readdirSync, readFileSync, renameSync, writeFileSync } fro
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { readModule } from '../../src/strongname/assembly-info.js';
+import { readModule } from '../../src/strongname/well-formed.js';
 import { openPkcs11Key } from '../../src/strongname/pkcs11/signer.js';
 import { freshDatabase, requireDatabase } from '../helpers/database.js';
 import { fixture } from '../helpers/fixtures.js';

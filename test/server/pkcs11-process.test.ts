@@ -5,7 +5,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'no
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, test } from 'vitest';
-import { readModule } from '../../src/strongname/assembly-info.js';
+import { readModule } from '../../src/strongname/well-formed.js';
 import { openPkcs11Key } from '../../src/strongname/pkcs11/signer.js';
 import { fixture } from '../helpers/fixtures.js';
 import { uploadForm } from '../helpers/server.js';

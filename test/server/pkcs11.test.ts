@@ -8,7 +8,7 @@ import { dirname, join } from 'node:path';
 import { beforeAll, describe, expect, test } from 'vitest';
 import { withoutPinAttributes } from '../../src/server/server-config.js';
 import { parseServerConfig, type ServerConfig } from '../../src/server/server-config.js';
-import { readModule } from '../../src/strongname/assembly-info.js';
+import { readModule } from '../../src/strongname/well-formed.js';
 import { strongNameKeyPairFromPrivateKey } from '../../src/strongname/key-blob.js';
 import { openPkcs11Key } from '../../src/strongname/pkcs11/signer.js';
 import { verifyStrongName } from '../../src/strongname/strong-name.js';

@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, test } from 'vitest';
 import { parseRateLimit, rateLimitOverrides } from '../../src/server/identity/rate-limit.js';
-import { readModule } from '../../src/strongname/assembly-info.js';
+import { readModule } from '../../src/strongname/well-formed.js';
 import { parseStrongNameKeyFile } from '../../src/strongname/key-blob.js';
 import { verifyStrongName } from '../../src/strongname/strong-name.js';
 import { fixturePath, runCliAsync } from '../helpers/fixtures.js';

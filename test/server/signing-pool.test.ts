@@ -1,7 +1,7 @@
 // Signing in a pool of worker threads: the same bytes as signing in the service's own thread, several jobs at
 // once, and a clear refusal of a bad thread count from the command line or the configuration.
 import { afterAll, describe, expect, test } from 'vitest';
-import { readModule } from '../../src/strongname/assembly-info.js';
+import { readModule } from '../../src/strongname/well-formed.js';
 import { parseStrongNameKeyFile } from '../../src/strongname/key-blob.js';
 import { verifyStrongName } from '../../src/strongname/strong-name.js';
 import { SigningPool } from '../../src/server/jobs/signing-pool.js';

@@ -9,7 +9,7 @@ import { existsSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } fro
 import { homedir, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, test } from 'vitest';
-import { readModule } from '../../src/strongname/assembly-info.js';
+import { readModule } from '../../src/strongname/well-formed.js';
 import { createStrongNameKeyPair, parseStrongNameKeyFile, type StrongNameKeyFile } from '../../src/strongname/key-blob.js';
 import { getSignatureSlot, signedContent } from '../../src/strongname/signed-content.js';
 import { classifyStrongName } from '../../src/strongname/strong-name.js';

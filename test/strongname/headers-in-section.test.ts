@@ -3,7 +3,8 @@
 import { describe, expect, test } from 'vitest';
 import { parsePeImage } from '../../src/pe/pe-image.js';
 import { ModuleMetadata } from '../../src/metadata/module-metadata.js';
-import { inspectAssembly, readModule } from '../../src/strongname/assembly-info.js';
+import { inspectAssembly } from '../../src/strongname/assembly-info.js';
+import { readModule } from '../../src/strongname/well-formed.js';
 import { parseStrongNameKeyFile } from '../../src/strongname/key-blob.js';
 import { signAssembly } from '../../src/strongname/strong-name.js';
 import { defaultSettings, runCheck } from '../helpers/check.js';

@@ -5,7 +5,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, test } from 'vitest';
-import { readModule } from '../../src/strongname/assembly-info.js';
+import { readModule } from '../../src/strongname/well-formed.js';
 import { parsePublicKeyBlob, parseStrongNameKeyFile, strongNameKeyPairFromPrivateKey } from '../../src/strongname/key-blob.js';
 import type * as Pkcs11Js from 'pkcs11js';
 import { parsePkcs11Uri, showUri } from '../../src/strongname/pkcs11/uri.js';

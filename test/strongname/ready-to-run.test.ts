@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, test } from 'vitest';
 import { parseCorHeader, readReadyToRunHeader } from '../../src/pe/cor-header.js';
-import { readModule } from '../../src/strongname/assembly-info.js';
+import { readModule } from '../../src/strongname/well-formed.js';
 import { classifyStrongName } from '../../src/strongname/strong-name.js';
 import { fixture, fixturePath, runCli } from '../helpers/fixtures.js';
 import { hasDotnet, requireDotnet, runDotnetTests } from '../sdk/dotnet.js';

@@ -8,7 +8,7 @@ import { beforeAll, describe, expect, test } from 'vitest';
 import { isSignGateError } from '../../src/core/errors.js';
 import { MetadataEditor } from '../../src/metadata/metadata-writer.js';
 import { parsePeImage } from '../../src/pe/pe-image.js';
-import { readModule } from '../../src/strongname/assembly-info.js';
+import { readModule } from '../../src/strongname/well-formed.js';
 import { parseStrongNameKeyFile } from '../../src/strongname/key-blob.js';
 import { classifyStrongName, signAssembly, verifyStrongName } from '../../src/strongname/strong-name.js';
 import { identityPublicKey, STRONG_NAME_SECTION, strongNameAssembly, type StrongNameAssemblyOptions } from '../../src/strongname/strong-name-writer.js';

@@ -7,7 +7,7 @@ import { sandboxConfig, startServer, type TestServer } from '../helpers/server.j
 const MUTANTS = 10_000;
 let server: TestServer;
 beforeAll(async () => {
-  server = await startServer({ build: { rateLimits: { perToken: false, perAddress: false, loopback: false } } as never });
+  server = await startServer();
 });
 afterAll(() => server?.close());
 

@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, test } from 'vitest';
 import { parseCorHeader } from '../../src/pe/cor-header.js';
 import { parsePeImage } from '../../src/pe/pe-image.js';
-import { readModule } from '../../src/strongname/assembly-info.js';
+import { readModule } from '../../src/strongname/well-formed.js';
 import { parseStrongNameKeyFile } from '../../src/strongname/key-blob.js';
 import { getSignatureSlot } from '../../src/strongname/signed-content.js';
 import { signAssembly, verifyStrongName } from '../../src/strongname/strong-name.js';

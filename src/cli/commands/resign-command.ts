@@ -2,7 +2,7 @@
 import { resolve } from 'node:path';
 import type { ArgumentsCamelCase, Argv, CommandModule } from 'yargs';
 import { KeyError, SignGateError } from '../../core/errors.js';
-import { readModule } from '../../strongname/assembly-info.js';
+import { readModule } from '../../strongname/well-formed.js';
 import { signAssembly, verifyStrongName } from '../../strongname/strong-name.js';
 import { publicKeyToken } from '../../strongname/key-token.js';
 import { ExitCode, type ExitCodeValue } from '../exit-codes.js';

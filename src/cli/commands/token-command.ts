@@ -1,7 +1,7 @@
 // `signgate token`: the public key token of a key file (like sn -tp) or an assembly (like sn -T).
 import { resolve } from 'node:path';
 import type { ArgumentsCamelCase, Argv, CommandModule } from 'yargs';
-import { readModule } from '../../strongname/assembly-info.js';
+import { readModule } from '../../strongname/well-formed.js';
 import { parsePublicKeyBlob, publicKeyHex } from '../../strongname/key-blob.js';
 import { publicKeyToken } from '../../strongname/key-token.js';
 import { ExitCode, type ExitCodeValue } from '../exit-codes.js';

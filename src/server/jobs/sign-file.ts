@@ -3,7 +3,7 @@
 // package (CRC-32 and deflate), so that the service's own thread only lays the package out.
 import { createHash } from 'node:crypto';
 import type { StrongNameKeyFile } from '../../strongname/key-blob.js';
-import { readModule } from '../../strongname/assembly-info.js';
+import { readModule } from '../../strongname/well-formed.js';
 import { signAssembly, verifyStrongName } from '../../strongname/strong-name.js';
 import { prepareZipEntry, type PreparedZipData } from '../../zip/write-zip.js';
 
