@@ -39,6 +39,8 @@ export interface RetryPolicy {
   readonly retries: number;
   readonly baseDelayMs: number;
   readonly maxDelayMs: number;
+  /** The wait before each retry, in order, instead of the doubling from baseDelayMs (a Retry-After still wins). */
+  readonly delaysMs?: readonly number[];
 }
 
 export const DEFAULT_RETRY: RetryPolicy = { retries: 4, baseDelayMs: 500, maxDelayMs: 30_000 };
@@ -59,6 +61,8 @@ export function parseRetryAfter(value: string | null, now = Date.now()): number 
 /** The wait before attempt `attempt` (1 = the first retry). */
 export function retryDelayMs(attempt: number, policy: RetryPolicy, retryAfterMs?: number): number {
   if (retryAfterMs !== undefined) return Math.min(retryAfterMs, policy.maxDelayMs);
+  const listed = policy.delaysMs?.[attempt - 1];
+  if (listed !== undefined) return Math.min(listed, policy.maxDelayMs);
   return Math.min(policy.baseDelayMs * 2 ** (attempt - 1), policy.maxDelayMs);
 }
 

@@ -26,6 +26,7 @@ import { Ledger, makeCacheDir } from './ledger.js';
 import { resolveAccessToken } from './access-token.js';
 import { bindRecordToFiles, checkRecordProof, describeRecordCheck } from './record-proof.js';
 import { createHash } from 'node:crypto';
+import { retryPolicy } from './retry-delays.js';
 
 export interface PackOptions extends CheckOptions {
   /** The archive to write (a temporary file, then renamed). */
@@ -197,7 +198,8 @@ export async function signArchive(options: SignArchiveOptions, events: SignEvent
   }
   const destination = resolve(options.destination ?? 'signed');
   const output = /\.zip$/i.test(destination) ? destination : join(destination, `${basename(archive).replace(/\.zip$/i, '')}-signed.zip`);
-  const clientOptions = { baseUrl, accessToken: token, ...(events.retry ? { onRetry: events.retry } : {}) };
+  const retry = retryPolicy(options.env);
+  const clientOptions = { baseUrl, accessToken: token, ...(retry ? { retry } : {}), ...(events.retry ? { onRetry: events.retry } : {}) };
   const client = createServiceClient(clientOptions);
   const job = await client.uploadArchive(bytes, basename(archive), options.comment);
   const jobId = job.id;

@@ -10,6 +10,7 @@ import { CONFIG_FILE_NAME } from './config.js';
 import { displayPath } from './input-paths.js';
 import { onlineLicenses } from './licenses.js';
 import { BOUNDED, engineRunner, prepareCheck, type CheckOptions, type PreparedCheck, type PreparedSettings } from './pipeline/index.js';
+import { retryPolicy } from './retry-delays.js';
 
 export {
   DEFAULT_MAX_UPLOAD_BYTES,
@@ -58,7 +59,11 @@ export async function check(options: CheckOptions): Promise<CheckRun> {
 async function licensesWhenOnline(request: OnlineRequest, keys: CheckSettings['keys']): Promise<ReturnType<typeof onlineLicenses> | undefined> {
   const service = checkService(request);
   if (!service) return undefined;
-  return onlineLicenses(await (await import('../service-client/client.js')).createServiceClient(service).licenseEntries(), keys);
+  const retry = retryPolicy();
+  return onlineLicenses(
+    await (await import('../service-client/client.js')).createServiceClient({ ...service, ...(retry ? { retry } : {}) }).licenseEntries(),
+    keys,
+  );
 }
 
 /**

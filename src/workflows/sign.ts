@@ -14,6 +14,7 @@ import { onlineLicenses } from './licenses.js';
 import { prepareCheck, type CheckOptions } from './pipeline/index.js';
 import { signInputs } from './sign-inputs.js';
 import { planJobs, signJob, withSummary, type JobOptions, type JobRun, type SignEvents, type SignResult } from './sign-job.js';
+import { retryPolicy } from './retry-delays.js';
 
 export type { JobOptions, ProgressReporter, SignedFileResult, SignEvents, SignResult } from './sign-job.js';
 
@@ -37,9 +38,11 @@ export async function sign(options: SignOptions, events: SignEvents = {}): Promi
   const read = await prepareCheck(options);
   const { inputs, baseUrl, token } = signInputs(read, options, destination, log);
   // 2. The licenses, from the service.
+  const retry = retryPolicy(options.env);
   const client = createServiceClient({
     baseUrl,
     accessToken: token,
+    ...(retry ? { retry } : {}),
     ...(options.nameSeparator ? { nameSeparator: options.nameSeparator } : {}),
     ...(events.retry ? { onRetry: events.retry } : {}),
   });

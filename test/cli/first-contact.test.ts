@@ -118,7 +118,9 @@ describe('config files as Windows editors write them', () => {
   });
 });
 
-// Each of these waits out the client's retries (0.5 + 1 + 2 + 4 s) before it gives up: they wait side by side.
+// Each of these is retried four times before it gives up, with no wait between (SIGNGATE_RETRY_DELAYS); the waits
+// themselves are the retry tests' (below).
+const NO_WAIT = { SIGNGATE_ACCESS_TOKEN: TOKEN, SIGNGATE_RETRY_DELAYS: '0,0,0,0' };
 describe.concurrent('the service cannot be reached: the cause by name, the origin, what to do (not "fetch failed")', () => {
   const closedPort = () =>
     new Promise<number>((resolve) => {
@@ -130,7 +132,7 @@ describe.concurrent('the service cannot be reached: the cause by name, the origi
 
   test('a closed loopback port: connection refused (ECONNREFUSED)', async () => {
     const port = await closedPort();
-    const r = await runCliAsync(['licenses', '--base-url', `http://127.0.0.1:${port}/assembly-signing/v1.0`], { env: { SIGNGATE_ACCESS_TOKEN: TOKEN } });
+    const r = await runCliAsync(['licenses', '--base-url', `http://127.0.0.1:${port}/assembly-signing/v1.0`], { env: NO_WAIT });
     expect(r.status).toBe(3);
     expect(r.stderr).toContain(
       `error SG_ERR_HTTP_UNREACHABLE: GET http://127.0.0.1:${port}/assembly-signing/v1.0/licenses failed: connection refused (ECONNREFUSED) by http://127.0.0.1:${port}: nothing listens there; start the service`,
@@ -139,7 +141,7 @@ describe.concurrent('the service cannot be reached: the cause by name, the origi
   });
 
   test('a name that does not resolve (ENOTFOUND), naming the host; the answer comes from the test, not from DNS', async () => {
-    const env = { SIGNGATE_ACCESS_TOKEN: TOKEN, ...controlledResolver({}) };
+    const env = { ...NO_WAIT, ...controlledResolver({}) };
     const r = await runCliAsync(['licenses', '--base-url', 'https://no-such-host.test/assembly-signing/v1.0'], { env });
     expect(r.status).toBe(3);
     expect(r.stderr).toContain(
@@ -149,7 +151,7 @@ describe.concurrent('the service cannot be reached: the cause by name, the origi
   });
 
   test('a resolver that does not answer (EAI_AGAIN): said to try again, not that the name is wrong', async () => {
-    const env = { SIGNGATE_ACCESS_TOKEN: TOKEN, ...controlledResolver({ 'signing.example.test': 'EAI_AGAIN' }) };
+    const env = { ...NO_WAIT, ...controlledResolver({ 'signing.example.test': 'EAI_AGAIN' }) };
     const r = await runCliAsync(['licenses', '--base-url', 'https://signing.example.test/assembly-signing/v1.0'], { env });
     expect(r.status).toBe(3);
     expect(r.stderr).toContain('the name signing.example.test could not be resolved now (EAI_AGAIN: the DNS server did not answer)');
@@ -158,17 +160,33 @@ describe.concurrent('the service cannot be reached: the cause by name, the origi
 
   test('a name the resolver knows reaches the service at its address: the hook resolves, it does not only refuse', async () => {
     const port = await closedPort();
-    const env = { SIGNGATE_ACCESS_TOKEN: TOKEN, ...controlledResolver({ 'signing.example.test': '127.0.0.1' }) };
+    const env = { ...NO_WAIT, ...controlledResolver({ 'signing.example.test': '127.0.0.1' }) };
     const r = await runCliAsync(['licenses', '--base-url', `https://signing.example.test:${port}/assembly-signing/v1.0`], { env });
     expect(r.status).toBe(3);
     expect(r.stderr).toContain('connection refused (ECONNREFUSED)');
   });
 
   test('a port fetch refuses (1): said so, not "fetch failed"', async () => {
-    const r = await runCliAsync(['licenses', '--base-url', 'http://127.0.0.1:1/assembly-signing/v1.0'], { env: { SIGNGATE_ACCESS_TOKEN: TOKEN } });
+    const r = await runCliAsync(['licenses', '--base-url', 'http://127.0.0.1:1/assembly-signing/v1.0'], { env: NO_WAIT });
     expect(r.status).toBe(3);
     expect(r.stderr).toContain('port 1 of http://127.0.0.1:1 is one that fetch refuses to use');
     expect(r.stderr).not.toContain('fetch failed');
+  });
+
+  test('SIGNGATE_RETRY_DELAYS sets the waits: one retry line per wait, each saying it; none: no retry; a wrong value: a usage error', async () => {
+    const port = await closedPort();
+    const url = `http://127.0.0.1:${port}/assembly-signing/v1.0`;
+    const [two, none, wrong] = await Promise.all([
+      runCliAsync(['licenses', '--base-url', url], { env: { SIGNGATE_ACCESS_TOKEN: TOKEN, SIGNGATE_RETRY_DELAYS: '5, 10' } }),
+      runCliAsync(['licenses', '--base-url', url], { env: { SIGNGATE_ACCESS_TOKEN: TOKEN, SIGNGATE_RETRY_DELAYS: 'none' } }),
+      runCliAsync(['licenses', '--base-url', url], { env: { SIGNGATE_ACCESS_TOKEN: TOKEN, SIGNGATE_RETRY_DELAYS: '1s,2s' } }),
+    ]);
+    expect([two.status, none.status, wrong.status]).toEqual([3, 3, 2]);
+    expect(two.stderr.match(/^retrying GET .* in \d+ ms$/gm)?.map((l) => l.replace(/.* in /, ''))).toEqual(['5 ms', '10 ms']);
+    expect(none.stderr).not.toContain('retrying');
+    expect(none.stderr).toContain('connection refused (ECONNREFUSED)');
+    expect(wrong.stderr).toContain('error SG_ERR_USAGE: SIGNGATE_RETRY_DELAYS is "1s,2s", not a list of waits');
+    expect(wrong.stderr).toContain('in milliseconds, separated by commas');
   });
 });
 
