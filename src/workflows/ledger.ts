@@ -257,26 +257,41 @@ function withLock<T>(path: string, body: () => T): T {
   const mine = lockText();
   const until = Date.now() + LOCK_WAIT_MS;
   for (let attempt = 0; ; attempt++) {
+    let fd: number;
     try {
-      const fd = openSync(lock, 'wx', 0o600);
-      try {
-        writeSync(fd, mine);
-      } finally {
-        closeSync(fd);
-      }
-      break;
+      fd = openSync(lock, 'wx', 0o600);
     } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== 'EEXIST')
+      const code = (error as NodeJS.ErrnoException).code;
+      // On Windows a lock being removed while another run reads it stays in the way for a moment (EPERM, EBUSY).
+      const busy = code === 'EEXIST' || (process.platform === 'win32' && (code === 'EPERM' || code === 'EACCES' || code === 'EBUSY'));
+      if (!busy || Date.now() > until)
         throw new SignGateError(
           'SG_ERR_IO_WRITE',
-          `${lock}: cannot make the job ledger's lock file (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`,
+          busy && code === 'EEXIST'
+            ? `${lock}: another signgate run has held the job ledger for ${LOCK_WAIT_MS / 1000} s`
+            : `${lock}: cannot make the job ledger's lock file (${code ?? (error as Error).message})`,
           { cause: error, file: lock },
         );
       takeOverStale(lock);
-      if (Date.now() > until)
-        throw new SignGateError('SG_ERR_IO_WRITE', `${lock}: another signgate run has held the job ledger for ${LOCK_WAIT_MS / 1000} s`, { file: lock });
       sleepSync(Math.min(2 + attempt * 2, 25));
+      continue;
     }
+    try {
+      writeSync(fd, mine);
+    } catch (error) {
+      closeSync(fd);
+      unlinkSync(lock);
+      throw new SignGateError(
+        'SG_ERR_IO_WRITE',
+        `${lock}: cannot write the job ledger's lock file (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`,
+        {
+          cause: error,
+          file: lock,
+        },
+      );
+    }
+    closeSync(fd);
+    break;
   }
   try {
     return body();

@@ -1,7 +1,8 @@
 // Two checks of record proofs made against the same state of the job ledger, kept one after the other, as two runs
 // that overlap keep them: the second keep finds the pin the first saved and checks its checkpoint against it again.
 // A checkpoint older than the pin (its status came before the other run saved) is kept back when the service proves
-// it a part of the pin; one of a fork (same record key, another history) is refused as a later run would be.
+// it a part of the pin; one of a fork (same record key, another history), or a status without a record, is refused as
+// a later run would be.
 import { copyFileSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -48,6 +49,14 @@ dataDirOnly('a checkpoint kept after a larger one another run saved meanwhile: k
   await older.keep();
   expect(ledger.recordCheckpoint(recordIdentity(server.baseUrl))).toEqual(pin);
   expect(describeRecordCheck(older, first.jobId, server.baseUrl)).toContain(`pinned on ${pin!.savedAt}`);
+
+  // A status without a record checked against no pin, kept after another run pinned the record: refused as a run
+  // after that one would be.
+  const bare = new Ledger(join(work, 'cache-bare', 'jobs.json'));
+  const without = await checkRecordProof({ client, ledger: bare, baseUrl: server.baseUrl, jobId: first.jobId, proof: undefined });
+  expect(without.offered).toBe(false);
+  await (await checkRecordProof({ client, ledger: bare, baseUrl: server.baseUrl, jobId: second.jobId, proof: second.proof })).keep();
+  await expect(without.keep()).rejects.toThrow(`the status of job ${first.jobId} carries no signature record, but this service showed one (record key`);
 
   // A fork: the same record key, another history, at the same address (the service stopped, the fork started there),
   // met on first use by two runs of another ledger.
