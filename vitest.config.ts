@@ -7,7 +7,8 @@ import SummaryReporter from './test/helpers/summary-reporter.js';
  * without the optional pkcs11js (a second full type-check), the corpora, 20 service processes started one after
  * the other on a PKCS#11 token (test/server/pkcs11-process.test.ts), Go's sumdb note and tlog checking the record's
  * checkpoints and proofs (test/record/go-sumdb.test.ts), records larger than the heap verified in bounded memory (64 MB
- * in test/record/record-over-heap.test.ts, 600 MB in test/record/record-large.test.ts), and the fault injection of test/faults (a
+ * in test/record/record-over-heap.test.ts, 600 MB in test/record/record-large.test.ts), 8 `sign` runs at once on one job
+ * ledger (test/client/ledger-parallel-sign-eight.test.ts; 2 and 3 stay in `npm test`), and the fault injection of test/faults (a
  * disk that fills up, a lost answer, rounds of kill -9 and restart of the service with hundreds of files in
  * flight). `npm run test:heavy` runs them.
  */
@@ -25,6 +26,7 @@ export const HEAVY = [
   'test/record/go-sumdb.test.ts',
   'test/record/record-over-heap.test.ts',
   'test/record/record-large.test.ts',
+  'test/client/ledger-parallel-sign-eight.test.ts',
 ];
 /**
  * The SDK leg, which `npm test` leaves out too: the tests that run real `dotnet build`s of projects (the MSBuild

@@ -345,15 +345,12 @@ export function watchServerConfigFile(path: string): { current: () => ServerConf
 }
 
 /**
- * The key pair files of a configuration that others on this machine may read (POSIX mode bits for group or
- * others), each with its mode; always empty on Windows, where files have ACLs instead.
+ * Those of `paths` that others on this machine may read (POSIX mode bits for group or others), each with its mode;
+ * a file that is not there is none. Always empty on Windows, where files have ACLs instead.
  */
-export function exposedKeyPairs(config: ServerConfig): { path: string; mode: string }[] {
+export function exposedFiles(paths: Iterable<string>): { path: string; mode: string }[] {
   if (process.platform === 'win32') return [];
-  const paths = new Set(
-    [...config.organizations.values()].flatMap((o) => o.licenses.flatMap((l) => [l, ...l.previous].flatMap((k) => (k.keyPairPath ? [k.keyPairPath] : [])))),
-  );
-  return [...paths].flatMap((path) => {
+  return [...new Set(paths)].flatMap((path) => {
     try {
       const mode = statSync(path).mode & 0o777;
       return mode & 0o077 ? [{ path, mode: mode.toString(8).padStart(4, '0') }] : [];
@@ -361,4 +358,11 @@ export function exposedKeyPairs(config: ServerConfig): { path: string; mode: str
       return [];
     }
   });
+}
+
+/** The key pair files of a configuration that others on this machine may read (exposedFiles). */
+export function exposedKeyPairs(config: ServerConfig): { path: string; mode: string }[] {
+  return exposedFiles(
+    [...config.organizations.values()].flatMap((o) => o.licenses.flatMap((l) => [l, ...l.previous].flatMap((k) => (k.keyPairPath ? [k.keyPairPath] : [])))),
+  );
 }

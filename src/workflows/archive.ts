@@ -238,11 +238,11 @@ export async function signArchive(options: SignArchiveOptions, events: SignEvent
       .filter((e) => ARCHIVE_ASSEMBLY.test(e.name))
       .map((e) => ({ uploadName: e.name, uploadedSha256: sha256(e.bytes), returned: returned.get(e.name) }));
     bindRecordToFiles(recorded, files, baseUrl, jobId, `the result archive is ${keptAt}`);
+    await recorded.keep(`the result archive is ${keptAt}`);
   } catch (error) {
     keepRefused();
     throw error;
   }
-  if (recorded.offered) recorded.keep();
   events.log?.(describeRecordCheck(recorded, jobId, baseUrl));
   const stateOf = new Map(status.assemblies.map((a) => [a.fileName, a.fileProcessingState]));
   // A file to sign must come back signed; any file may come back only as sent or signed: else the run fails.

@@ -173,8 +173,8 @@ export async function downloadJob(client: ServiceClient, jobId: string, destinat
     });
     const written = verdicts.every((v) => v.verified);
     if (written) {
+      await recorded.keep();
       writePackage(plan);
-      if (recorded.offered) recorded.keep();
       if (known)
         ledger.downloaded(
           known,

@@ -1,11 +1,14 @@
 // The local job ledger: what was uploaded where, with SHA-256 of each file and the job's state, so that a
 // run interrupted by a network loss, Ctrl-C or a timeout resumes the same job instead of uploading again.
 // JSON in the user's cache folder; it never holds a token. Several runs may share it (parallel CI jobs of one
-// user): each change re-reads the file and writes it back under a lock file (`jobs.json.lock`, made with O_EXCL),
-// so that no run overwrites another's entries; a lock left by a process that died is taken over after a while.
+// user, projects of a solution built at once): every change re-reads the file and writes it back under one lock file
+// (`jobs.json.lock`, made with O_EXCL on every system, Windows included), so that no run overwrites another's entries
+// and a record pin is replaced only by a run that checked its checkpoint against the pin saved then
+// (workflows/record-proof.ts). A lock left by a process that died is taken over: at once when its process is gone
+// (same machine), else once it is STALE_LOCK_MS old.
 import { randomBytes } from 'node:crypto';
-import { chmodSync, closeSync, mkdirSync, openSync, readdirSync, readFileSync, statSync, unlinkSync, writeSync } from 'node:fs';
-import { homedir } from 'node:os';
+import { chmodSync, closeSync, linkSync, mkdirSync, openSync, readdirSync, readFileSync, renameSync, statSync, unlinkSync, writeSync } from 'node:fs';
+import { homedir, hostname } from 'node:os';
 import { join } from 'node:path';
 import { writeFileAtomic } from './files.js';
 import { windowsPathKey } from '../core/windows-names.js';
@@ -205,47 +208,112 @@ function sleepSync(ms: number): void {
   Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
 }
 
+/** What a lock file holds: its holder's process number and machine, and a token of this hold alone. */
+function lockText(): string {
+  return `${process.pid} ${hostname()} ${randomBytes(8).toString('hex')}\n`;
+}
+
 /**
- * Runs `body` holding `<path>.lock`: created exclusively, removed afterwards; one that is older than
- * STALE_LOCK_MS is removed and taken.
+ * Whether a lock file (its text and age) was left by a run that died: its process is gone from this machine, or it
+ * is older than STALE_LOCK_MS (a holder elsewhere, or one written by an older signgate: the process number alone).
+ */
+function staleLock(text: string, mtimeMs: number): boolean {
+  if (Date.now() - mtimeMs > STALE_LOCK_MS) return true;
+  const [pid, host] = text.trim().split(' ');
+  const holder = Number(pid);
+  return host === hostname() && Number.isSafeInteger(holder) && holder > 0 && holder !== process.pid && !alive(holder);
+}
+
+/**
+ * Removes the lock `lock` when it is stale. It is first moved aside (one run alone can move it), then removed when it
+ * is still the lock judged stale; a lock another run took in between is put back.
+ */
+function takeOverStale(lock: string): void {
+  try {
+    const text = readFileSync(lock, 'utf8');
+    if (!staleLock(text, statSync(lock).mtimeMs)) return;
+    const aside = `${lock}.stale-${randomBytes(6).toString('hex')}`;
+    renameSync(lock, aside);
+    if (readFileSync(aside, 'utf8') !== text) {
+      try {
+        linkSync(aside, lock);
+      } catch {
+        // another run holds a lock again: the one moved aside ends here
+      }
+    }
+    unlinkSync(aside);
+  } catch {
+    // gone in between, or being written: try again
+  }
+}
+
+/**
+ * Runs `body` holding `<path>.lock`: created exclusively, removed afterwards when it is still this run's; a stale one
+ * (staleLock) is taken over.
  * @throws SignGateError SG_ERR_IO_WRITE when the lock cannot be had within LOCK_WAIT_MS
  */
 function withLock<T>(path: string, body: () => T): T {
   const lock = `${path}.lock`;
+  const mine = lockText();
   const until = Date.now() + LOCK_WAIT_MS;
   for (let attempt = 0; ; attempt++) {
+    let fd: number;
     try {
-      const fd = openSync(lock, 'wx', 0o600);
-      writeSync(fd, `${process.pid}\n`);
-      closeSync(fd);
-      break;
+      fd = openSync(lock, 'wx', 0o600);
     } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== 'EEXIST')
+      const code = (error as NodeJS.ErrnoException).code;
+      // On Windows a lock being removed while another run reads it stays in the way for a moment (EPERM, EBUSY).
+      const busy = code === 'EEXIST' || (process.platform === 'win32' && (code === 'EPERM' || code === 'EACCES' || code === 'EBUSY'));
+      if (!busy || Date.now() > until)
         throw new SignGateError(
           'SG_ERR_IO_WRITE',
-          `${lock}: cannot make the job ledger's lock file (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`,
+          busy && code === 'EEXIST'
+            ? `${lock}: another signgate run has held the job ledger for ${LOCK_WAIT_MS / 1000} s`
+            : `${lock}: cannot make the job ledger's lock file (${code ?? (error as Error).message})`,
           { cause: error, file: lock },
         );
-      try {
-        if (Date.now() - statSync(lock).mtimeMs > STALE_LOCK_MS) unlinkSync(lock);
-      } catch {
-        // gone in between: try again at once
-      }
-      if (Date.now() > until)
-        throw new SignGateError('SG_ERR_IO_WRITE', `${lock}: another signgate run has held the job ledger for ${LOCK_WAIT_MS / 1000} s`, { file: lock });
-      sleepSync(Math.min(5 + attempt * 5, 50));
+      takeOverStale(lock);
+      sleepSync(Math.min(2 + attempt * 2, 25));
+      continue;
     }
+    try {
+      writeSync(fd, mine);
+    } catch (error) {
+      closeSync(fd);
+      unlinkSync(lock);
+      throw new SignGateError(
+        'SG_ERR_IO_WRITE',
+        `${lock}: cannot write the job ledger's lock file (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`,
+        {
+          cause: error,
+          file: lock,
+        },
+      );
+    }
+    closeSync(fd);
+    break;
   }
   try {
     return body();
   } finally {
     try {
-      unlinkSync(lock);
+      if (readFileSync(lock, 'utf8') === mine) unlinkSync(lock);
     } catch {
-      // taken over as stale by another run: nothing to remove
+      // taken over as stale by another run: nothing of ours to remove
     }
   }
 }
+
+/** Whether two record pins are the same checkpoint of the same key (or both absent). */
+export function samePin(a: LedgerRecordCheckpoint | undefined, b: LedgerRecordCheckpoint | undefined): boolean {
+  return a === b || (a !== undefined && b !== undefined && a.publicKey === b.publicKey && a.size === b.size && a.root === b.root);
+}
+
+/** What became of a checkpoint to save (Ledger.saveRecordCheckpoint). */
+export type PinSave =
+  | { readonly outcome: 'saved' | 'kept' }
+  /** Another run saved `pin` (or removed the pin) after this one read it: the checkpoint must be checked against it again. */
+  | { readonly outcome: 'changed'; readonly pin: LedgerRecordCheckpoint | undefined };
 
 export class Ledger {
   private entries: LedgerEntry[];
@@ -338,23 +406,23 @@ export class Ledger {
   }
 
   /**
-   * Saves the service's latest record checkpoint under its identity, keeping what other runs wrote meanwhile;
-   * `accept(before)` is asked under the lock whether it may replace the one saved then (it throws, or answers false
-   * to keep a larger one). A key of an older spelling of the same service is replaced.
+   * Saves the service's latest record checkpoint under its identity, under the lock and only when the pin saved now
+   * is still `seen`, the one the checkpoint was checked against (same key, size and root; none for a first use):
+   * then it replaces it, unless `seen` is larger (a later checkpoint of the same record, which stays). When another
+   * run saved or removed the pin meanwhile nothing is written, and the pin now saved is returned, to check the
+   * checkpoint against it again. A key of an older spelling of the same service is replaced.
    */
-  saveRecordCheckpoint(
-    identity: string,
-    checkpoint: LedgerRecordCheckpoint,
-    accept: (before: LedgerRecordCheckpoint | undefined) => boolean = () => true,
-  ): void {
+  saveRecordCheckpoint(identity: string, checkpoint: LedgerRecordCheckpoint, seen: LedgerRecordCheckpoint | undefined): PinSave {
     this.makeFolder();
-    withLock(this.path, () => {
+    return withLock(this.path, (): PinSave => {
       const ledger = readLedger(this.path);
       this.entries = ledger.jobs;
       const before = pinOf(ledger.recordCheckpoints, identity);
-      if (!accept(before?.pin)) return;
+      if (!samePin(before?.pin, seen)) return { outcome: 'changed', pin: before?.pin };
+      if (before && before.pin.size > checkpoint.size) return { outcome: 'kept' };
       const rest = Object.fromEntries(Object.entries(ledger.recordCheckpoints).filter(([k]) => k !== before?.key));
       this.save({ ...rest, [identity]: checkpoint });
+      return { outcome: 'saved' };
     });
   }
 

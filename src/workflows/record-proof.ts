@@ -4,7 +4,14 @@
 // --record-key, else pinned in the job ledger the first time), each entry's inclusion, that the entries cover every
 // file the service says it signed, and that the checkpoint continues the latest one it saw (a consistency proof);
 // after the download, each returned file's SHA-256 must be its entry's signedSha256 (before anything is written).
-// Only then is the new checkpoint kept.
+// Only then is the new checkpoint kept, before anything of the job is written.
+//
+// One writer of the pin at a time: runs sharing the ledger (projects built in parallel, CI jobs on one agent) keep
+// their checkpoints under the ledger's lock, which re-reads the pin. When another run saved one after this run read
+// it, the checkpoint is checked again against that pin (its key; same size, same root; larger, a consistency proof
+// from it; smaller, a consistency proof to it, the service being asked) and refused with the same error as had the
+// runs gone one after the other: a fork of the service (same key, another tree), or another key on first use, can
+// never end as the pin while a run that saw it exits 0.
 //
 // Fail closed: once a record was seen for a service (or a key is expected), a status without one is refused. A
 // service that has never shown a record (an older or third-party one, the vendor's own) stays usable, and says so.
@@ -12,12 +19,12 @@
 // spelling of its URL.
 import { createHash } from 'node:crypto';
 import { noteSigners, parseCheckpoint, parseVerifierKey, formatVerifierKey, type Checkpoint, type RecordVerifier } from '../record/checkpoint.js';
-import { isSignGateError, SignGateError } from '../core/errors.js';
+import { isSignGateError, ServiceError, SignGateError } from '../core/errors.js';
 import { leafHash, verifyConsistency, verifyInclusion } from '../record/merkle.js';
 import { entryLine, type SignatureEntry } from '../record/signature-record.js';
 import { windowsPathKey } from '../core/windows-names.js';
 import type { ServiceClient } from '../service-client/client.js';
-import { recordIdentity, type Ledger, type LedgerRecordCheckpoint } from './ledger.js';
+import { recordIdentity, samePin, type Ledger, type LedgerRecordCheckpoint } from './ledger.js';
 
 export { recordIdentity };
 
@@ -46,7 +53,14 @@ function shapeOf(value: unknown): ProofShape | undefined {
 
 /** What a job's record proof established; `keep()` saves its checkpoint once the files it names were checked too (bindRecordToFiles). */
 export type RecordCheck =
-  | { readonly offered: false }
+  | {
+      readonly offered: false;
+      /**
+       * Checks, before anything of the job is written, that no run of this ledger saw a record of the service since
+       * this one read the ledger: else refused as it would have been had that run ended first.
+       */
+      readonly keep: (outcome?: string) => Promise<void>;
+    }
   | {
       readonly offered: true;
       readonly size: number;
@@ -58,7 +72,13 @@ export type RecordCheck =
       readonly pinnedAt?: string;
       /** The entry of each file name (windowsPathKey of the uploaded name). */
       readonly byFile: ReadonlyMap<string, SignatureEntry>;
-      readonly keep: () => void;
+      /**
+       * Saves the checkpoint as the service's pin, to be called before anything of the job is written. Under the
+       * ledger's lock the pin is read again: when another run saved one since this check read it, the checkpoint is
+       * checked again against that one (its key, a consistency proof) and refused as it would have been had the runs
+       * gone one after the other. `outcome` ends a refusal's message (default: nothing of the job was written).
+       */
+      readonly keep: (outcome?: string) => Promise<void>;
     };
 
 export interface RecordProofInput {
@@ -74,17 +94,85 @@ export interface RecordProofInput {
 
 const entries = (n: number) => `${n} ${n === 1 ? 'entry' : 'entries'}`;
 
+/** How often keep() checks again against a pin other runs keep replacing before it asks for a new run. */
+const KEEP_ROUNDS = 20;
+
+/** What checking the proof against one state of the pin established (none: the service offers no record). */
+interface Checked {
+  readonly checkpoint: Checkpoint;
+  readonly keyText: string;
+  readonly trust: 'expected' | 'pinned' | 'first-use';
+  readonly byFile: Map<string, SignatureEntry>;
+}
+
 /**
  * Checks a finished job's `signatureRecord` before anything of the job is downloaded.
  * @throws SignGateError SG_ERR_RECORD_PROOF naming what was found
  */
 export async function checkRecordProof(input: RecordProofInput): Promise<RecordCheck> {
+  const { ledger, baseUrl, jobId } = input;
+  const identity = recordIdentity(baseUrl);
+  let saved = ledger.recordCheckpoint(identity);
+  const first = await checkAgainst(input, saved, `nothing of job ${jobId} was written`);
+  if (!first) {
+    const seen = saved;
+    return {
+      offered: false,
+      keep: async (outcome = `nothing of job ${jobId} was written`) => {
+        const now = ledger.recordCheckpoint(identity);
+        if (!samePin(now, seen)) await checkAgainst(input, now, outcome);
+      },
+    };
+  }
+  let checked = first;
+  const result = {
+    offered: true as const,
+    size: checked.checkpoint.size,
+    entries: shapeOf(input.proof)!.entries.map((e) => e.entry),
+    key: checked.keyText,
+    trust: checked.trust,
+    ...(saved ? { pinnedAt: saved.savedAt } : {}),
+    byFile: checked.byFile as ReadonlyMap<string, SignatureEntry>,
+    keep: async (outcome = `nothing of job ${jobId} was written`): Promise<void> => {
+      for (let round = 1; ; round++) {
+        const { checkpoint, keyText } = checked;
+        const pin = {
+          publicKey: keyText,
+          size: checkpoint.size,
+          root: checkpoint.root.toString('base64'),
+          checkpoint: checkpoint.text,
+          savedAt: new Date().toISOString(),
+        };
+        const done = ledger.saveRecordCheckpoint(identity, pin, saved);
+        if (done.outcome !== 'changed') return;
+        if (round === KEEP_ROUNDS)
+          throw new SignGateError(
+            'SG_ERR_RECORD_PROOF',
+            `${baseUrl}: the record pin of ${identity} in the job ledger ${ledger.path} changed ${KEEP_ROUNDS} times while this run checked the checkpoint of job ${jobId} against it (other runs share the ledger); ${outcome}. Run the command again`,
+          );
+        // Another run saved a pin (or removed it) after this one read it: the same checks against that one.
+        saved = done.pin;
+        checked = (await checkAgainst(input, saved, outcome))!;
+        Object.assign(result, { key: checked.keyText, trust: checked.trust, ...(saved ? { pinnedAt: saved.savedAt } : {}) });
+      }
+    },
+  };
+  return result;
+}
+
+/**
+ * The checks of a job's record proof against `saved`, the service's pin as the ledger held it (or none): the key, the
+ * checkpoint's signature, each entry's inclusion, and that the checkpoint continues the pin or, when smaller (a
+ * checkpoint another run of this ledger saved after this job's status came), is a part of it. Undefined when the
+ * service offers no record (and none is expected or was seen).
+ * @throws SignGateError SG_ERR_RECORD_PROOF naming what was found, its message ending with `outcome`
+ */
+async function checkAgainst(input: RecordProofInput, saved: LedgerRecordCheckpoint | undefined, outcome: string): Promise<Checked | undefined> {
   const { client, ledger, baseUrl, jobId, proof, expectedKey } = input;
   const identity = recordIdentity(baseUrl);
   const fail = (message: string): never => {
-    throw new SignGateError('SG_ERR_RECORD_PROOF', `${baseUrl}: ${message}; nothing of job ${jobId} was written`);
+    throw new SignGateError('SG_ERR_RECORD_PROOF', `${baseUrl}: ${message}; ${outcome}`);
   };
-  const saved = ledger.recordCheckpoint(identity);
   if (expectedKey && saved && saved.publicKey !== formatVerifierKey(expectedKey)) {
     fail(
       `--record-key names the record key ${expectedKey.name} (key id ${expectedKey.keyId.toString('hex')}), but the job ledger ${ledger.path} pinned ${pinName(saved)} for this service on ${saved.savedAt}. If the service's operator changed its record key, remove the old pin: signgate jobs unpin-record --base-url ${identity}`,
@@ -99,7 +187,7 @@ export async function checkRecordProof(input: RecordProofInput): Promise<RecordC
       fail(
         `the status of job ${jobId} carries no signature record, but this service showed one (record key ${pinName(saved)}) on ${saved.savedAt}; a service that keeps a record never stops giving it: ask its operator. If the service was replaced by one without a record, remove the pin: signgate jobs unpin-record --base-url ${identity}`,
       );
-    return { offered: false };
+    return undefined;
   }
   const p =
     shapeOf(proof) ?? fail(`the status of job ${jobId} has a signatureRecord that is not one (checkpoint, entries with entry, leafIndex and inclusionProof)`);
@@ -161,9 +249,22 @@ export async function checkRecordProof(input: RecordProofInput): Promise<RecordC
   if (saved) {
     const savedRoot = Buffer.from(saved.root, 'base64');
     if (checkpoint.size < saved.size) {
-      fail(
-        `the service shows a signature record of ${entries(checkpoint.size)}, fewer than the ${saved.size} it showed on ${saved.savedAt}: the service's record was rolled back (restored from an older backup, or truncated). Ask the service's operator; the checkpoint saved then stays in ${ledger.path}`,
-      );
+      // Another run of this ledger may have saved a later checkpoint of the same record after this job's status came:
+      // the service then proves this one a part of it. A record rolled back (truncated, an older backup) cannot.
+      let consistency: Buffer[] | undefined;
+      try {
+        consistency = (await client.recordConsistency(checkpoint.size, saved.size)).map((h) => Buffer.from(h, 'base64'));
+      } catch (error) {
+        if (!(error instanceof ServiceError && error.status === 400)) throw error;
+      }
+      if (!consistency)
+        fail(
+          `the service shows a signature record of ${entries(checkpoint.size)}, fewer than the ${saved.size} it showed on ${saved.savedAt}: the service's record was rolled back (restored from an older backup, or truncated). Ask the service's operator; the checkpoint saved then stays in ${ledger.path}`,
+        );
+      if (!verifyConsistency(checkpoint.size, saved.size, checkpoint.root, savedRoot, consistency!))
+        fail(
+          `the service's signature record of ${entries(checkpoint.size)} is not a part of the one of ${entries(saved.size)} it showed on ${saved.savedAt} (the consistency proof does not fit): its record was rewritten`,
+        );
     }
     if (checkpoint.size === saved.size && !checkpoint.root.equals(savedRoot)) {
       fail(
@@ -179,24 +280,7 @@ export async function checkRecordProof(input: RecordProofInput): Promise<RecordC
       }
     }
   }
-  const keep = () => {
-    // Another run may have saved a larger one meanwhile (checked as this one was): the larger stays.
-    ledger.saveRecordCheckpoint(
-      identity,
-      { publicKey: keyText, size: checkpoint.size, root: checkpoint.root.toString('base64'), checkpoint: checkpoint.text, savedAt: new Date().toISOString() },
-      (before) => !before || before.size <= checkpoint.size,
-    );
-  };
-  return {
-    offered: true,
-    size: checkpoint.size,
-    entries: p.entries.map((e) => e.entry),
-    key: keyText,
-    trust,
-    ...(saved ? { pinnedAt: saved.savedAt } : {}),
-    byFile,
-    keep,
-  };
+  return { checkpoint, keyText, trust, byFile };
 }
 
 /** A file of the job as the client knows it after the download (nothing written yet). */

@@ -291,8 +291,9 @@ export async function signJob(
       baseUrl,
       entry.jobId,
     );
+    // The checkpoint is kept (checked again against a pin another run saved meanwhile) before anything is written.
+    await recorded.keep();
     writePackage(extracted);
-    if (recorded.offered) recorded.keep();
     log(describeRecordCheck(recorded, entry.jobId, baseUrl));
   } finally {
     progress?.stop();

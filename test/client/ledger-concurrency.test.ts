@@ -1,8 +1,8 @@
 // The job ledger shared by runs at once (parallel CI jobs of one user): every run's entries survive, and a lock
 // left by a run that died does not block the next one for long.
 import { spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, utimesSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, mkdtempSync, readFileSync, utimesSync, writeFileSync } from 'node:fs';
+import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { describe, expect, test } from 'vitest';
@@ -61,6 +61,18 @@ for (let i = 0; i < 25; i++) new Ledger(${JSON.stringify(path)}).upsert({ jobId:
     utimesSync(`${path}.lock`, old, old);
     new Ledger(path).upsert(entry('after-a-crash'));
     expect(new Ledger(path).find('after-a-crash')).toBeDefined();
+  });
+
+  test('a fresh lock of a process that is gone from this machine is taken over, and removed afterwards', async () => {
+    const path = join(mkdtempSync(join(tmpdir(), 'signgate-ledger-')), 'jobs.json');
+    const gone = await new Promise<number>((done) => {
+      const child = spawn(process.execPath, ['-e', '0']);
+      child.on('close', () => done(child.pid!));
+    });
+    writeFileSync(`${path}.lock`, `${gone} ${hostname()} 0123456789abcdef\n`);
+    new Ledger(path).upsert(entry('after-a-kill'));
+    expect(new Ledger(path).find('after-a-kill')).toBeDefined();
+    expect(existsSync(`${path}.lock`)).toBe(false);
   });
 });
 

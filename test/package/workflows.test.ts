@@ -53,4 +53,18 @@ describe('the release workflow fits the project', () => {
     expect(release).toContain('--provenance');
     expect(release).toMatch(/id-token: write/);
   });
+
+  test('a run by hand (workflow_dispatch) checks out the tag it publishes under in every job, not the branch it was dispatched from', () => {
+    expect(release).toMatch(/workflow_dispatch:\n\s+inputs:\n\s+tag:/);
+    expect(release).toContain("RELEASE_REF: ${{ inputs.tag && format('refs/tags/{0}', inputs.tag) || github.ref }}");
+    const checkouts = [...release.matchAll(/- uses: actions\/checkout@[^\n]+\n((?:\s{8,}[^\n]*\n)*)/g)];
+    const jobs = [...release.matchAll(/^ {2}[\w-]+:\n {4}(?:needs|runs-on)/gm)];
+    expect(checkouts.length).toBeGreaterThan(0);
+    // Every job that has steps from the repository checks it out at the tag (publish has only the packed artifact).
+    expect(checkouts.length).toBe(jobs.length - 1);
+    for (const [, withBlock] of checkouts) expect(withBlock).toMatch(/with:\n\s+ref: \$\{\{ env\.RELEASE_REF \}\}\n/);
+    // The version is read from the same tag, and one tag is released once at a time, by push or by hand.
+    expect(release).toContain('TAG: ${{ inputs.tag || github.ref_name }}');
+    expect(release).toContain('group: release-${{ inputs.tag || github.ref_name }}');
+  });
 });

@@ -2,7 +2,7 @@
 // --record-key) signs with it. On PostgreSQL the first node records the key's public half, and a node with another
 // key (an upgraded deployment whose nodes each made their own) or none refuses to start, naming both keys and the
 // cure; it never makes a second key. Every node then answers the same GET …/record/public-key.
-import { copyFileSync, existsSync, mkdtempSync, readFileSync, statSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdtempSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
@@ -47,6 +47,22 @@ test('serve record key create makes the key and its public half once, private to
   // Two makers at once end with one key: the second finds the first's file.
   const racing = join(dir(), 'k.pem');
   expect([createRecordKeyFile(racing), createRecordKeyFile(racing)]).toEqual([true, false]);
+});
+
+test('serve record key create beside an existing .pub: refused, naming it and what to do; no key made, the .pub as it was', async () => {
+  const folder = dir();
+  const out = join(folder, 'record-key.pem');
+  const pub = join(folder, 'record-key.pub');
+  writeFileSync(pub, 'signgate-record-0badc0de+0badc0de+AAAA\n');
+  const r = await runSigngate(['serve', 'record', 'key', 'create', '--out', out]);
+  expect(r.code).toBe(2);
+  expect(r.out).toBe('');
+  expect(r.err).toContain(`${pub} exists: the public half of a record key is never replaced`);
+  expect(r.err).toContain('move it aside');
+  expect(r.err).toContain('choose another --out');
+  expect(existsSync(out)).toBe(false);
+  expect(readFileSync(pub, 'utf8')).toBe('signgate-record-0badc0de+0badc0de+AAAA\n');
+  expect(readdirSync(folder).sort()).toEqual(['record-key.pub']);
 });
 
 test('record public-key and checkpoint read the configured key and write nothing', async () => {

@@ -4,7 +4,7 @@
 // write none, and a .pub that disagrees with the .pem is refused by them and by a start, naming both files and
 // what to do, and left as it is.
 import { generateKeyPairSync } from 'node:crypto';
-import { existsSync, mkdtempSync, readFileSync, statSync, utimesSync, writeFileSync } from 'node:fs';
+import { chmodSync, copyFileSync, existsSync, mkdtempSync, readFileSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, test } from 'vitest';
@@ -93,5 +93,43 @@ describe('record-key.pub is written only by the start that makes the key', () =>
     expect(refused).toContain('the process ended (2)');
     expect(refused).toContain(`${copied.pub} does not match ${copied.pem}`);
     expect(readFileSync(copied.pub).equals(before.bytes)).toBe(true);
+  });
+});
+
+describe.skipIf(process.platform === 'win32')('a record key others on this machine may read', () => {
+  /** The warning lines about the record key in the log of a service started on `args` and stopped. */
+  async function recordKeyWarnings(args: string[]): Promise<{ level: number; msg: string; recordKey?: string; mode?: string }[]> {
+    const service = await startServiceProcess(['--config', sandboxConfigCopy(), ...args]);
+    await stopServiceProcess(service, 'SIGTERM');
+    return service
+      .stdout()
+      .split('\n')
+      .filter(Boolean)
+      .map((line) => JSON.parse(line) as { level: number; msg: string; recordKey?: string; mode?: string })
+      .filter((l) => l.recordKey !== undefined);
+  }
+
+  test("is a warning at start, as a key pair is: the data directory's (0644) and the one --record-key names; none at 0600", async () => {
+    const k = dataDirWithKey();
+    chmodSync(k.pem, 0o644);
+    const inDataDir = await recordKeyWarnings(['--data-dir', k.dataDir]);
+    expect(inDataDir).toEqual([expect.objectContaining({ level: 40, recordKey: k.pem, mode: '0644' })]);
+    expect(inDataDir[0]!.msg).toBe(
+      `the record key ${k.pem} is readable by other users of this machine (mode 0644); anyone who can read it can sign checkpoints of the service's record as the service: chmod 600 it (or restrict its ACL)`,
+    );
+    const named = join(mkdtempSync(join(tmpdir(), 'signgate-record-key-named-')), 'deployment.pem');
+    copyFileSync(k.pem, named);
+    chmodSync(named, 0o640);
+    const empty = mkdtempSync(join(tmpdir(), 'signgate-record-key-'));
+    expect(await recordKeyWarnings(['--data-dir', empty, '--record-key', named])).toEqual([
+      expect.objectContaining({
+        level: 40,
+        recordKey: named,
+        mode: '0640',
+        msg: expect.stringContaining(`the record key ${named} is readable by other users`),
+      }),
+    ]);
+    chmodSync(named, 0o600);
+    expect(await recordKeyWarnings(['--data-dir', empty, '--record-key', named])).toEqual([]);
   });
 });

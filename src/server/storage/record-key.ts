@@ -33,25 +33,30 @@ export function publicKeyPathFor(keyFile: string): string {
 }
 
 /**
- * Makes a new record key at `path` (PKCS#8 PEM, 0600) and its verifier key beside it; never replaces a file: two
- * processes that make it at once end with one key, the first one's.
+ * Makes a new record key at `path` (PKCS#8 PEM, 0600); never replaces a file: two processes that make it at once
+ * end with one key, the first one's.
  * @returns whether this call made it (false: it was there)
  */
 export function createRecordKeyFile(path: string): boolean {
   const { privateKey } = generateKeyPairSync('ed25519');
   mkdirPrivateSync(dirname(path));
+  return createExclusive(path, privateKey.export({ type: 'pkcs8', format: 'pem' }), 'record key', "Choose a folder the service's user may write.");
+}
+
+/**
+ * Writes `data` at `path` whole (a temporary file linked in, 0600) unless a file is there.
+ * @returns whether this call made it
+ * @throws UsageError naming `what` when it cannot be written
+ */
+function createExclusive(path: string, data: string | Buffer, what: string, hint: string): boolean {
   const temp = `${path}.tmp-${process.pid}-${Date.now()}`;
-  writeFileSync(temp, privateKey.export({ type: 'pkcs8', format: 'pem' }), { mode: PRIVATE_FILE });
+  writeFileSync(temp, data, { mode: PRIVATE_FILE });
   try {
     linkSync(temp, path);
     return true;
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'EEXIST') return false;
-    throw new UsageError(
-      `cannot write the record key ${path} (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`,
-      "Choose a folder the service's user may write.",
-      'SG_ERR_CONFIG',
-    );
+    throw new UsageError(`cannot write the ${what} ${path} (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`, hint, 'SG_ERR_CONFIG');
   } finally {
     rmSync(temp, { force: true });
   }
@@ -80,6 +85,14 @@ export function readRecordKeyFile(path: string, missingHint: string): RecordKey 
       'SG_ERR_CONFIG',
     );
   return { privateKey, verifier: verifierOf(privateKey), path };
+}
+
+/**
+ * Writes the verifier key of a record key just made at `pub`, which must not exist (`serve record key create`).
+ * @returns whether this call made it (false: a file is there)
+ */
+export function createRecordPublicKeyFile(key: RecordKey, pub = publicKeyPathFor(key.path)): boolean {
+  return createExclusive(pub, `${formatVerifierKey(key.verifier)}\n`, 'record public key', 'Choose a folder you may write.');
 }
 
 /** Writes the verifier key beside a record key file when it is not there as it should be (only its maker calls this). */

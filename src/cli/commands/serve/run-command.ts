@@ -8,7 +8,8 @@ import { buildServer, DEFAULT_IDLE_TIMEOUT_MS, DEFAULT_REQUEST_TIMEOUT_MS } from
 import { listenForMetrics } from '../../../server/http/metrics.js';
 import { createServiceLog, isLogLevel, LOG_LEVELS, logCrashes, logProcessWarnings, type LogLevel, type ServiceLog } from '../../../server/service-log.js';
 import { paceGarbageCollectionForJobs } from '../../../runtime/heap.js';
-import { exposedKeyPairs, watchServerConfigFile, type ServerConfig } from '../../../server/server-config.js';
+import { exposedFiles, exposedKeyPairs, watchServerConfigFile, type ServerConfig } from '../../../server/server-config.js';
+import { dataDirRecordKeyPath } from '../../../server/storage/record-key.js';
 import { rateLimitOverrides } from '../../../server/identity/rate-limit.js';
 import type { TokenKeeper } from '../../../server/identity/token-store.js';
 import { DEFAULT_LEASE_MS, describeDatabase } from '../../../server/storage/open-stores.js';
@@ -69,6 +70,15 @@ async function runServe(args: ServeArgs): Promise<ExitCodeValue> {
   }
 }
 
+/** A warning line for each secret file others on this machine may read: `field` and `what` name it, `can` says what a reader can do. */
+function warnExposed(log: ServiceLog, field: 'keyPair' | 'recordKey', what: string, files: readonly { path: string; mode: string }[], can: string): void {
+  for (const { path, mode } of files)
+    log.warn(
+      { [field]: path, mode },
+      `${what} ${path} is readable by other users of this machine (mode ${mode}); anyone who can read it can ${can}: chmod 600 it (or restrict its ACL)`,
+    );
+}
+
 /** Starts the service and resolves once it stopped (SIGTERM, SIGINT); `levelFromConfig`: server.json's logLevel applies. */
 async function serve(args: ServeArgs, log: ServiceLog, levelFromConfig: boolean): Promise<ExitCodeValue> {
   // Whatever the service writes (uploads, signed files, job records, temporary files) is its user's alone.
@@ -77,10 +87,10 @@ async function serve(args: ServeArgs, log: ServiceLog, levelFromConfig: boolean)
   paceGarbageCollectionForJobs();
   const watched = watchServerConfigFile(args.config);
   if (levelFromConfig) log.level = watched.current().logLevel ?? 'info';
-  for (const { path, mode } of exposedKeyPairs(watched.current())) {
-    const what = `the key pair ${path} is readable by other users of this machine (mode ${mode})`;
-    log.warn({ keyPair: path, mode }, `${what}; anyone who can read it can sign as the vendor: chmod 600 it (or restrict its ACL)`);
-  }
+  warnExposed(log, 'keyPair', 'the key pair', exposedKeyPairs(watched.current()), 'sign as the vendor');
+  // The record key the service signs checkpoints with: --record-key, else "recordKey", else the data directory's.
+  const recordKeyFile = args.recordKey ? resolve(args.recordKey) : (watched.current().recordKeyFile ?? dataDirRecordKeyPath(resolve(args.dataDir)));
+  warnExposed(log, 'recordKey', 'the record key', exposedFiles([recordKeyFile]), "sign checkpoints of the service's record as the service");
   for (const [option, seconds] of [
     ['--idle-timeout', args.idleTimeout],
     ['--request-timeout', args.requestTimeout],
