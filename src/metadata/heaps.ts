@@ -40,6 +40,16 @@ export class StringHeap extends Heap {
     super(bytes, stream);
   }
 
+  /** Whether the string at `index` is `ascii` (an ASCII text), compared where it lies: nothing decoded or cached. */
+  isAscii(index: number, ascii: string): boolean {
+    if (index === 0) return ascii === '';
+    const from = this.start + index;
+    if (index >= this.size || index + ascii.length >= this.size) return false;
+    const bytes = this.bytes;
+    for (let i = 0; i < ascii.length; i++) if (bytes[from + i] !== ascii.charCodeAt(i)) return false;
+    return bytes[from + ascii.length] === 0;
+  }
+
   /**
    * The NUL-terminated UTF-8 string at `index`; index 0 is "". Names may share tails (II.24.2.3), so
    * every distinct index is a new decode: each is capped at maxNameBytes and charged to the module's budget.

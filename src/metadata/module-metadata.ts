@@ -581,6 +581,57 @@ export class ModuleMetadata {
   }
 
   /**
+   * The verdict's reading of the assembly's and the module's attributes, with no name decoded: every attribute's type
+   * resolves as a reader resolves it (a TypeSpec's signature is read; TypeDef nesting and TypeRef scope chains are
+   * checkStructure's), and the assembly's attributes whose type is `namespace`.`name` come back as rows (the names
+   * compared in #Strings where they lie).
+   * @throws FormatError as customAttribute, for an attribute whose type cannot be read
+   */
+  assemblyAttributesOfType(namespace: string, name: string): CustomAttributeRow[] {
+    const [assembly, module] = this.findAttributeRows([
+      { table: TableId.Assembly, rid: this.hasManifest ? 1 : 0 },
+      { table: TableId.Module, rid: 1 },
+    ]);
+    const C = TableId.CustomAttribute;
+    const found: CustomAttributeRow[] = [];
+    const fullName = namespace ? `${namespace}.${name}` : name;
+    for (const [rows, onAssembly] of [
+      [assembly!, true],
+      [module!, false],
+    ] as const) {
+      for (const rid of rows) {
+        const ctor = this.tables.decodeCoded('CustomAttributeType', this.cell(C, rid, 'type'));
+        const type =
+          ctor.table === TableId.MethodDef
+            ? { table: TableId.TypeDef, rid: this.methodOwner(ctor.rid) }
+            : ctor.table === TableId.MemberRef
+              ? this.tables.decodeCoded('MemberRefParent', this.cell(TableId.MemberRef, ctor.rid, 'class'))
+              : undefined;
+        if (type?.table === TableId.TypeRef || type?.table === TableId.TypeDef) {
+          if (onAssembly && this.isTypeNamed(type, namespace, name, fullName)) found.push(this.customAttribute(rid));
+          continue;
+        }
+        // A TypeSpec (a generic attribute) or a constructor of no type: the reader's own reading, and its error.
+        const row = this.customAttribute(rid);
+        if (onAssembly && row.typeName === fullName) found.push(row);
+      }
+    }
+    return found;
+  }
+
+  /** Whether a TypeDef or TypeRef is the top-level type `namespace`.`name`, its name bytes compared first. */
+  private isTypeNamed(type: { table: number; rid: number }, namespace: string, name: string, fullName: string): boolean {
+    if (type.table === TableId.TypeDef) {
+      return this.strings.isAscii(this.cell(TableId.TypeDef, type.rid, 'typeName'), name) && this.typeDefFullName(type.rid) === fullName;
+    }
+    const R = TableId.TypeRef;
+    const scope = this.tables.decodeCoded('ResolutionScope', this.cell(R, type.rid, 'resolutionScope'));
+    // A nested TypeRef's full name holds its outer types ("Outer/Name"): never a top-level name.
+    if (scope.table === R && scope.rid !== 0) return false;
+    return this.strings.isAscii(this.cell(R, type.rid, 'typeName'), name) && this.strings.isAscii(this.cell(R, type.rid, 'typeNamespace'), namespace);
+  }
+
+  /**
    * Assembly-level attributes compiled into a netmodule, which has no Assembly row to carry them. Compilers
    * park them on a stand-in type: csc on a TypeRef `System.Runtime.CompilerServices.AssemblyAttributesGoHere`
    * (with suffixes M, S, SM), mcs on the static field `attributes` of a TypeDef `<$AssemblyAttributes$Name>`

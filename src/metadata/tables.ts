@@ -238,6 +238,9 @@ export class MetadataTables {
    */
   checkIndexes(heaps: CellHeaps): void {
     const bytes = this.bytes;
+    const words = LITTLE_ENDIAN && (bytes.byteOffset & 1) === 0 ? new Uint16Array(bytes.buffer, bytes.byteOffset, bytes.length >>> 1) : null;
+    // Rows per tag of each coded index, made once per module (-1 for a tag that names no table).
+    const codedLimits = new Map<string, Int32Array>();
     for (let id = 0; id <= LAST_TYPE_SYSTEM_TABLE; id++) {
       const info = this.info[id];
       if (!info) continue;
@@ -245,66 +248,72 @@ export class MetadataTables {
       for (let col = 0; col < schema.length; col++) {
         const type = schema[col]!.type;
         if (type.kind === 'u1' || type.kind === 'u2' || type.kind === 'u4') continue;
-        const column = { first: info.fileOffset + info.columnOffsets[col]!, rowSize: info.rowSize, rowCount: info.rowCount, wide: info.columnSizes[col] === 4 };
-        const cellAt = (rid: number) => ({ table: id, rid, column: schema[col]!.name, fileOffset: column.first + (rid - 1) * column.rowSize });
-        const valueAt = (rid: number) => (column.wide ? peekU32 : peekU16)(bytes, cellAt(rid).fileOffset);
+        const first = info.fileOffset + info.columnOffsets[col]!;
+        const wide = info.columnSizes[col] === 4;
+        const aligned = !wide && words !== null && (first & 1) === 0 && (info.rowSize & 1) === 0;
+        const column: ColumnCells = { first, rowSize: info.rowSize, rowCount: info.rowCount, wide, words: aligned ? words : null };
+        let bad: number;
         switch (type.kind) {
-          case 'string': {
-            const bad = firstOver(bytes, column, heaps.stringsSize - 1);
-            if (bad) throw heapCellError(cellAt(bad), '#Strings', valueAt(bad), heaps.stringsSize);
+          case 'string':
+            bad = firstOver(bytes, column, heaps.stringsSize - 1);
+            if (bad) throw heapCellError(cellOf(id, schema[col]!.name, column, bad), '#Strings', valueOf(bytes, column, bad), heaps.stringsSize);
             break;
-          }
-          case 'guid': {
-            const bad = firstOver(bytes, column, heaps.guidCount);
-            if (bad) throw heapCellError(cellAt(bad), '#GUID', valueAt(bad), heaps.guidCount * 16);
+          case 'guid':
+            bad = firstOver(bytes, column, heaps.guidCount);
+            if (bad) throw heapCellError(cellOf(id, schema[col]!.name, column, bad), '#GUID', valueOf(bytes, column, bad), heaps.guidCount * 16);
             break;
-          }
-          case 'blob': {
+          case 'blob':
             // A row the scan stops at has an index past the heap, or a longer length prefix, or one that runs past the
             // heap: read as a reader would, which says what is wrong (a long blob inside the heap passes, and the scan goes on).
-            const next = (from: number) => firstBadBlob(bytes, column, heaps.blobStart, heaps.blobSize, from);
-            for (let rid = next(1); rid; rid = next(rid + 1)) {
-              const value = valueAt(rid);
-              if (value >= heaps.blobSize) throw heapCellError(cellAt(rid), '#Blob', value, heaps.blobSize);
+            for (
+              bad = firstBadBlob(bytes, column, heaps.blobStart, heaps.blobSize, 1);
+              bad;
+              bad = firstBadBlob(bytes, column, heaps.blobStart, heaps.blobSize, bad + 1)
+            ) {
+              const value = valueOf(bytes, column, bad);
+              if (value >= heaps.blobSize) throw heapCellError(cellOf(id, schema[col]!.name, column, bad), '#Blob', value, heaps.blobSize);
               heaps.checkBlob(value);
             }
             break;
-          }
-          case 'table': {
-            const bad = firstOver(bytes, column, this.rowCount(type.table));
-            if (bad) throw this.badCell(cellAt(bad), type.table, valueAt(bad));
+          case 'table':
+            bad = firstOver(bytes, column, this.rowCount(type.table));
+            if (bad) throw this.badCell(cellOf(id, schema[col]!.name, column, bad), type.table, valueOf(bytes, column, bad));
             break;
-          }
           case 'list': {
             const target = this.uncompressed && this.rowCount(type.ptrTable) > 0 ? type.ptrTable : type.table;
             // A list runs from its row's start to the next row's: one past the last row ends it.
-            const bad = firstBadList(bytes, column, this.rowCount(target) + 1);
+            bad = firstBadList(bytes, column, this.rowCount(target) + 1);
             if (!bad) break;
-            if (valueAt(bad) > this.rowCount(target) + 1) throw this.badCell(cellAt(bad), target, valueAt(bad));
+            const cell = cellOf(id, schema[col]!.name, column, bad);
+            const value = valueOf(bytes, column, bad);
+            if (value > this.rowCount(target) + 1) throw this.badCell(cell, target, value);
             throw new FormatError(
               'SG_ERR_MD_BAD_INDEX',
-              `${where(cellAt(bad))}: the ${TableNames[target]} list starts at row ${valueAt(bad)}, before the start of the row above`,
-              { structure: `${TableNames[id]} table`, fileOffset: cellAt(bad).fileOffset },
+              `${where(cell)}: the ${TableNames[target]} list starts at row ${value}, before the start of the row above`,
+              { structure: `${TableNames[id]} table`, fileOffset: cell.fileOffset },
             );
           }
           case 'coded': {
             const def = CodedIndex[type.coded];
             const tables = def.tables as readonly number[];
-            // Rows per tag; -1 for a tag that names no table.
-            const limits = Int32Array.from({ length: 1 << def.bits }, (_, tag) =>
-              tag < tables.length && tables[tag]! >= 0 ? this.rowCount(tables[tag]!) : -1,
-            );
-            const bad = firstBadCoded(bytes, column, def.bits, limits);
+            let limits = codedLimits.get(type.coded);
+            if (!limits) {
+              limits = new Int32Array(1 << def.bits);
+              for (let tag = 0; tag < limits.length; tag++) limits[tag] = tag < tables.length && tables[tag]! >= 0 ? this.rowCount(tables[tag]!) : -1;
+              codedLimits.set(type.coded, limits);
+            }
+            bad = firstBadCoded(bytes, column, def.bits, limits);
             if (!bad) break;
-            const value = valueAt(bad);
+            const cell = cellOf(id, schema[col]!.name, column, bad);
+            const value = valueOf(bytes, column, bad);
             const table = tables[value & ((1 << def.bits) - 1)] ?? -1;
             if (table < 0) {
-              throw new FormatError('SG_ERR_MD_BAD_INDEX', `${where(cellAt(bad))}: the ${type.coded} tag of ${hex(value)} names no table`, {
+              throw new FormatError('SG_ERR_MD_BAD_INDEX', `${where(cell)}: the ${type.coded} tag of ${hex(value)} names no table`, {
                 structure: `${TableNames[id]} table`,
-                fileOffset: cellAt(bad).fileOffset,
+                fileOffset: cell.fileOffset,
               });
             }
-            throw this.badCell(cellAt(bad), table, value >>> def.bits);
+            throw this.badCell(cell, table, value >>> def.bits);
           }
         }
       }
@@ -329,6 +338,9 @@ export class MetadataTables {
     });
   }
 }
+
+/** Whether this machine stores a 16-bit word low byte first, as the file does (x64 and Arm do). */
+const LITTLE_ENDIAN = new Uint8Array(new Uint16Array([1]).buffer)[0] === 1;
 
 /** The last table of the type system (GenericParamConstraint); 0x30-0x37 are the Portable PDB tables. */
 const LAST_TYPE_SYSTEM_TABLE = TableId.GenericParamConstraint;
@@ -371,6 +383,18 @@ interface ColumnCells {
   readonly rowSize: number;
   readonly rowCount: number;
   readonly wide: boolean;
+  /** The file as 16-bit words when a narrow column's cells all sit at even offsets (a little-endian machine): one read a cell. */
+  readonly words: Uint16Array | null;
+}
+
+/** The cell of row `rid` of a column, for an error. */
+function cellOf(table: number, column: string, c: ColumnCells, rid: number): Cell {
+  return { table, rid, column, fileOffset: c.first + (rid - 1) * c.rowSize };
+}
+
+/** The value of row `rid` of a column. */
+function valueOf(bytes: Uint8Array, c: ColumnCells, rid: number): number {
+  return (c.wide ? peekU32 : peekU16)(bytes, c.first + (rid - 1) * c.rowSize);
 }
 
 // The scans below read every cell of a column: each is a loop over integers with no allocation, the bulk of the
@@ -379,7 +403,14 @@ interface ColumnCells {
 /** The first row whose cell is over `limit` (0 is always allowed), or 0. */
 function firstOver(bytes: Uint8Array, c: ColumnCells, limit: number): number {
   let at = c.first;
-  if (c.wide) {
+  if (c.words) {
+    const words = c.words;
+    const step = c.rowSize >>> 1;
+    for (let rid = 1, w = at >>> 1; rid <= c.rowCount; rid++, w += step) {
+      const value = words[w]!;
+      if (value > limit && value !== 0) return rid;
+    }
+  } else if (c.wide) {
     for (let rid = 1; rid <= c.rowCount; rid++, at += c.rowSize) {
       const value = (bytes[at]! | (bytes[at + 1]! << 8) | (bytes[at + 2]! << 16) | (bytes[at + 3]! << 24)) >>> 0;
       if (value > limit && value !== 0) return rid;
@@ -412,6 +443,18 @@ function firstBadBlob(bytes: Uint8Array, c: ColumnCells, heapStart: number, heap
 /** The first row whose list start is over `limit`, or (not 0) below the start of the row above, or 0. */
 function firstBadList(bytes: Uint8Array, c: ColumnCells, limit: number): number {
   let previous = 0;
+  if (c.words) {
+    const words = c.words;
+    const step = c.rowSize >>> 1;
+    for (let rid = 1, w = c.first >>> 1; rid <= c.rowCount; rid++, w += step) {
+      const value = words[w]!;
+      if (value > limit) return rid;
+      if (value === 0) continue;
+      if (value < previous) return rid;
+      previous = value;
+    }
+    return 0;
+  }
   for (let rid = 1, at = c.first; rid <= c.rowCount; rid++, at += c.rowSize) {
     const value = c.wide ? (bytes[at]! | (bytes[at + 1]! << 8) | (bytes[at + 2]! << 16) | (bytes[at + 3]! << 24)) >>> 0 : bytes[at]! | (bytes[at + 1]! << 8);
     if (value > limit) return rid;
@@ -425,6 +468,15 @@ function firstBadList(bytes: Uint8Array, c: ColumnCells, limit: number): number 
 /** The first row whose coded index (not 0) has a tag naming no table or a row past that table, or 0. */
 function firstBadCoded(bytes: Uint8Array, c: ColumnCells, bits: number, limits: Int32Array): number {
   const mask = (1 << bits) - 1;
+  if (c.words) {
+    const words = c.words;
+    const step = c.rowSize >>> 1;
+    for (let rid = 1, w = c.first >>> 1; rid <= c.rowCount; rid++, w += step) {
+      const value = words[w]!;
+      if (value !== 0 && value >>> bits > limits[value & mask]!) return rid;
+    }
+    return 0;
+  }
   for (let rid = 1, at = c.first; rid <= c.rowCount; rid++, at += c.rowSize) {
     const value = c.wide ? (bytes[at]! | (bytes[at + 1]! << 8) | (bytes[at + 2]! << 16) | (bytes[at + 3]! << 24)) >>> 0 : bytes[at]! | (bytes[at + 1]! << 8);
     if (value !== 0 && value >>> bits > limits[value & mask]!) return rid;

@@ -45,7 +45,8 @@ export function checkWellFormed(module: ModuleMetadata, options: WellFormedOptio
   const assembly = module.assembly;
   if (assembly?.publicKey.length) assemblyKey(module, assembly.publicKey);
   for (const reference of module.assemblyReferences) void reference.name;
-  for (const row of module.assemblyAndModuleAttributes().assembly) if (row.typeName === SIGNATURE_KEY_ATTRIBUTE) module.decodeAttribute(row);
+  const dot = SIGNATURE_KEY_ATTRIBUTE.lastIndexOf('.');
+  for (const row of module.assemblyAttributesOfType(SIGNATURE_KEY_ATTRIBUTE.slice(0, dot), SIGNATURE_KEY_ATTRIBUTE.slice(dot + 1))) module.decodeAttribute(row);
   const slot = getSignatureSlot(module.image, module.corHeader);
   if (slot && assembly?.publicKey.length) {
     assertHashableLayout(module.image);
