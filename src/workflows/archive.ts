@@ -193,7 +193,6 @@ export async function signArchive(options: SignArchiveOptions, events: SignEvent
   const check = await runEngine(checkProduct({ settings, severities: prepared.severities }), inputs, inThisThread());
   const empty = { files: entries.length, assemblies: inputs.length, signed: 0, verified: 0, failed: 0 };
   if ((options.check ?? true) && check.summary.errors > 0) {
-    events.checkFailed?.(check, check.summary.errors);
     return { jobId: null, output: null, files: [], check, stoppedByCheck: true, deleted: false, summary: empty };
   }
   const destination = resolve(options.destination ?? 'signed');

@@ -63,8 +63,6 @@ export interface SignEvents {
   readonly log?: (line: string) => void;
   /** A progress reporter for an upload or download. */
   readonly progress?: (label: string) => ProgressReporter;
-  /** The pre-flight check stopped the run: nothing was uploaded. */
-  readonly checkFailed?: (check: CheckResult, errors: number) => void;
   /**
    * An upload starts (job `job` of `jobs`): until `jobStarted`, the service may or may not have made the job (it does
    * once the whole upload arrived); a repeated upload carries the same Idempotency-Key.
@@ -105,8 +103,12 @@ export interface SignResult {
   readonly files: SignedFileResult[];
   /** Files in the result packages that were not uploaded, written apart under `from-service/` (not verified). */
   readonly extras: string[];
-  /** True when the pre-flight check stopped the run before any upload. */
+  /** The pre-flight check, as `check` gives it: with the service's licenses, on the files as they were uploaded. */
+  readonly check: CheckResult;
+  /** True when the pre-flight check stopped the run before any upload: `blocking` of its errors did. */
   stoppedByCheck: boolean;
+  /** The check's errors that stop the run (0 when it went on). */
+  blocking: number;
   summary: { files: number; uploaded: number; signed: number; verified: number; failed: number; notUploaded: number };
 }
 

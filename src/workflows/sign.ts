@@ -59,13 +59,15 @@ export async function sign(options: SignOptions, events: SignEvents = {}): Promi
     jobs: [],
     files: [],
     extras: [],
+    check,
     stoppedByCheck: false,
+    blocking: 0,
     summary: { files: inputs.length, uploaded: 0, signed: 0, verified: 0, failed: 0, notUploaded: 0 },
   };
   const plan = planJobs(check, inputs, settings.maxUploadBytes, options);
   if (plan.blocking) {
-    events.checkFailed?.(check, plan.blocking);
     result.stoppedByCheck = true;
+    result.blocking = plan.blocking;
     return result;
   }
   result.files.push(...plan.notUploaded);

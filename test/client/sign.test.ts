@@ -48,6 +48,24 @@ const signArgs = (baseUrl: string, out: string, ...extra: string[]) => [
 ];
 const jobsOnServer = async (s: TestServer, t = token) => (await (await api(s, '/assemblies', t)).json()) as { id: string }[];
 
+describe('a check that stops the run', () => {
+  test('sign --json prints the one document all the same: the check with its findings, nothing uploaded, exit 1', async () => {
+    const w = workdir();
+    const before = (await jobsOnServer(server)).length;
+    const r = await runCliAsync([...signArgs(server.baseUrl, w.out, fixturePath('findings/missing-vendor-attribute'), '--json')], { env: w.env });
+    expect(r.status, r.stderr).toBe(1);
+    const result = JSON.parse(r.stdout);
+    expect(validateResult(result), JSON.stringify(validateResult.errors)).toBe(true);
+    expect(result.stoppedByCheck).toBe(true);
+    expect(result.blocking).toBeGreaterThan(0);
+    expect(result.check.summary.errors).toBe(result.blocking);
+    expect(result.check.files.flatMap((f: { findings: { ruleId: string }[] }) => f.findings.map((x) => x.ruleId))).toContain('SG301');
+    expect(result.jobs).toEqual([]);
+    expect(r.stderr).toContain(`the pre-flight check found ${result.blocking} error(s); nothing was uploaded`);
+    expect((await jobsOnServer(server)).length).toBe(before);
+  });
+});
+
 describe('the happy path', () => {
   test('signs the sample add-in folder, verifies every file, deletes the job afterwards', async () => {
     const w = workdir();

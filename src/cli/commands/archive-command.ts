@@ -1,6 +1,7 @@
 // The archive path on the command line: `signgate sign --archive <zip>` and `signgate pack`.
 import type { ArgumentsCamelCase, Argv, CommandModule } from 'yargs';
 import { formatReport } from '../../report/index.js';
+import { toJsonReport } from '../../report/json.js';
 import { pack, signArchive } from '../../workflows/archive.js';
 import { displayPath } from '../../workflows/input-paths.js';
 import { ExitCode, type ExitCodeValue } from '../exit-codes.js';
@@ -30,17 +31,18 @@ export async function runSignArchive(args: SignArgs & { archive: string }, io: I
     {
       log: (line) => io.err(line),
       retry: (r) => io.err(retryLine(r)),
-      checkFailed: (check, errors) => {
-        io.out(formatReport('text', check, { color: io.color }));
-        io.err(
-          `signgate sign: the pre-flight check of the assemblies in ${displayPath(args.archive)} found ${errors} error(s); nothing was uploaded. Fix them, or pass --no-check to upload anyway.`,
-        );
-      },
     },
   );
-  if (result.stoppedByCheck) return ExitCode.Findings;
-  if (args.json) io.out(JSON.stringify(result, null, 2));
-  else {
+  // One document in every outcome, a stopped check included.
+  if (args.json) io.out(JSON.stringify({ ...result, check: toJsonReport(result.check) }, null, 2));
+  else if (result.stoppedByCheck) io.out(formatReport('text', result.check, { color: io.color }));
+  if (result.stoppedByCheck) {
+    io.err(
+      `signgate sign: the pre-flight check of the assemblies in ${displayPath(args.archive)} found ${result.check.summary.errors} error(s); nothing was uploaded. Fix them, or pass --no-check to upload anyway.`,
+    );
+    return ExitCode.Findings;
+  }
+  if (!args.json) {
     for (const f of result.files) {
       const mark = f.verified ? c.green('ok  ') : f.failed ? c.red('FAIL') : c.dim('keep');
       io.out(

@@ -4,6 +4,7 @@ import { ClientFileState, isSignedState } from '../../core/file-states.js';
 import { describeAuthenticodeVerdict } from '../../authenticode/verdict.js';
 import type { ArgumentsCamelCase, Argv, CommandModule } from 'yargs';
 import { formatReport } from '../../report/index.js';
+import { toJsonReport } from '../../report/json.js';
 import { oneLine } from '../../report/msbuild.js';
 import { resolveAccessToken } from '../../workflows/access-token.js';
 import { ledgerPath } from '../../workflows/ledger.js';
@@ -104,11 +105,6 @@ export async function runSign(args: SignArgs, io: Io): Promise<ExitCodeValue> {
         log: (line) => io.err(line),
         progress: (label) => createProgress(label, io),
         retry: (r) => io.err(retryLine(r)),
-        checkFailed: (check, errors) => {
-          // In a build, each finding of sign's own check (online: SG601, SG205) is a diagnostic of its own.
-          io.out(formatReport(args.fromMsbuild ? 'msbuild' : 'text', check, { color: io.color }));
-          io.err(`signgate sign: the pre-flight check found ${errors} error(s); nothing was uploaded. Fix them, or pass --no-check to upload anyway.`);
-        },
         uploadStarted: ({ files }) => (phase = { kind: 'uploading', files }),
         jobStarted: ({ jobId }) => (phase = { kind: 'job', jobId }),
         resultsSaved: ({ jobId, destination }) => (phase = { kind: 'saved', jobId, destination }),
@@ -121,9 +117,16 @@ export async function runSign(args: SignArgs, io: Io): Promise<ExitCodeValue> {
   } finally {
     process.removeListener('SIGINT', onInterrupt);
   }
-  if (result.stoppedByCheck) return ExitCode.Findings;
-  if (args.json) io.out(JSON.stringify(result, null, 2));
-  else printResult(result, io, args.fromMsbuild === true);
+  // One document in every outcome, a stopped check included (schemas/sign-result.schema.json).
+  if (args.json) io.out(JSON.stringify({ ...result, check: toJsonReport(result.check) }, null, 2));
+  else if (result.stoppedByCheck) {
+    // In a build, each finding of sign's own check (online: SG601, SG205) is a diagnostic of its own.
+    io.out(formatReport(args.fromMsbuild ? 'msbuild' : 'text', result.check, { color: io.color }));
+  } else printResult(result, io, args.fromMsbuild === true);
+  if (result.stoppedByCheck) {
+    io.err(`signgate sign: the pre-flight check found ${result.blocking} error(s); nothing was uploaded. Fix them, or pass --no-check to upload anyway.`);
+    return ExitCode.Findings;
+  }
   return result.summary.failed === 0 ? ExitCode.Ok : ExitCode.Findings;
 }
 
