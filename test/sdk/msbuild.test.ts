@@ -343,13 +343,17 @@ describe.runIf(runDotnetTests)('SIGNGATE_BASE_URL exported, no token, no service
     const r = await build('Debug', ['--no-restore', '-p:SigngateCheckOnline=true']);
     expect(r.status).toBe(1);
     const line = r.output.split('\n').find((l) => l.includes('error SG_ERR_USAGE'));
-    expect(line, r.output).toMatch(/^\s*signgate : error SG_ERR_USAGE: check goes online \(--online, http:\/\/127\.0\.0\.1:\d+\/assembly-signing\/v1\.0\)/);
+    // In the build's words: its properties, not the command line's options.
+    expect(line, r.output).toMatch(
+      /^\s*signgate : error SG_ERR_USAGE: check goes online \(<SigngateCheckOnline>true<\/SigngateCheckOnline>, http:\/\/127\.0\.0\.1:\d+\/assembly-signing\/v1\.0\)/,
+    );
     expect(line).toContain(') but no access token is given; hint:');
-    expect(line).toContain('; hint: Pass --access-token-file <file> or set SIGNGATE_ACCESS_TOKEN');
+    expect(line).toContain('; hint: Set <SigngateAccessTokenFile>file</SigngateAccessTokenFile> or set SIGNGATE_ACCESS_TOKEN;');
     expect(line).toContain('-p:SigngateCheckOnline=false');
+    expect(line).not.toMatch(/--online|--access-token/);
     expect(r.output).toContain('error SGB002: signgate check failed with exit code 2');
     // The error list at the end of the build repeats the line with its hint (a message line would not be there).
-    expect(r.output.slice(r.output.lastIndexOf('Build FAILED.'))).toContain('; hint: Pass --access-token-file');
+    expect(r.output.slice(r.output.lastIndexOf('Build FAILED.'))).toContain('; hint: Set <SigngateAccessTokenFile>');
   });
 
   test('SigngateCheckOnline=true with a token: the check asks the service that SigngateBaseUrl names, and passes', async () => {
