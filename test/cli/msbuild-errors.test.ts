@@ -56,6 +56,18 @@ describe('errors in a build', () => {
     expect(k.stderr).toMatch(/^missing_public\.snk : error SG_ERR_IO_READ: missing_public\.snk: the file does not exist/);
   });
 
+  test('an unreadable SigngateRecordKey is the error of that file', () => {
+    const record = join(cwd, 'no-such-record-key.pub');
+    const r = runCli(['sign', ADDIN, '--vendor', 'Contoso', '--key', KEY, '--record-key', record, '--from-msbuild'], {
+      cwd,
+      env: { ...env, SIGNGATE_ACCESS_TOKEN: 'sgt_0123456789abcdef' },
+    });
+    expect(r.status).toBe(2);
+    expect(lines(r.stderr)).toEqual([
+      `${record} : error SG_ERR_USAGE: cannot read the record public key ${record}: ENOENT; hint: Pass the file record-key.pub of the service's data directory, or the line \`signgate serve record public-key\` prints.`,
+    ]);
+  });
+
   test("fix's key is SigngateFixKey", () => {
     const r = runCli(['fix', ADDIN, '--out', join(cwd, 'fixed'), '--from-msbuild'], { cwd, env });
     expect(r.status).toBe(2);
