@@ -3,7 +3,7 @@
 // release when given: prepare (pipeline/index.ts) → the ledger, manifest, previous report and record → the engine
 // with the audit's product.
 import { statSync } from 'node:fs';
-import { resolve } from 'node:path';
+import { dirname, isAbsolute, relative, resolve, sep } from 'node:path';
 import { UsageError } from '../core/errors.js';
 import { VERSION } from '../runtime/version.js';
 import { formatAuditHtml } from '../report/audit-html.js';
@@ -388,5 +388,24 @@ async function verifySbom(
     differences,
     notes: made && made !== VERSION ? [`the SBOM was made by signgate ${made}; this is ${VERSION}`] : [],
     report: now.report,
+  };
+}
+
+/**
+ * The report as it will lie in `reportFile`: the paths of its evidence (the key files, the signature record) relative
+ * to the report's own folder, so that the report and what it names can be moved or zipped together; one that cannot
+ * be (on another drive) stays as it was. The paths were shown relative to `cwd`, or absolute.
+ */
+export function relativeToReport(report: AuditReport, reportFile: string, cwd = process.cwd()): AuditReport {
+  const folder = dirname(resolve(cwd, reportFile));
+  const fromReport = (shown: string): string => {
+    const rel = relative(folder, resolve(cwd, shown));
+    return rel === '' || isAbsolute(rel) ? shown : rel.split(sep).join('/');
+  };
+  const record = report.signatureRecord;
+  return {
+    ...report,
+    settings: { ...report.settings, keys: report.settings.keys.map((k) => ({ ...k, source: fromReport(k.source) })) },
+    ...(record ? { signatureRecord: { ...record, file: fromReport(record.file) } } : {}),
   };
 }
