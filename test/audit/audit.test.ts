@@ -139,6 +139,33 @@ describe('audit of a signed release', () => {
     expect(out.manifest.extra.map((p: string) => p.split('/').pop())).toEqual(['ThirdParty.Json.dll']);
     expect(out.findings.map((f: { rule: string }) => f.rule).sort()).toEqual(['manifest-extra-file', 'manifest-missing-file']);
   });
+
+  test('--manifest of the whole folder (it names a file that is not an assembly): other files are compared too', () => {
+    const folder = release();
+    writeFileSync(join(folder, 'readme.txt'), 'the add-in\n');
+    writeFileSync(join(folder, 'de', 'readme.de.txt'), 'left from the last release\n');
+    const assemblies = [
+      'SampleAddin.dll',
+      'SampleAddin.Helpers.dll',
+      'SampleAddin.XmlSerializers.dll',
+      'Interop.SampleCom.dll',
+      'AddinTool.exe',
+      'ThirdParty.Json.dll',
+      'de/SampleAddin.resources.dll',
+    ];
+    const manifest = join(folder, '..', 'whole-folder.txt');
+    writeFileSync(manifest, [...assemblies, 'readme.txt', 'SampleAddin.dll.config', ''].join('\n'));
+    const r = audit(folder, '--format', 'json', '--no-timestamp', '--manifest', manifest);
+    expect(r.status).toBe(1);
+    const out = JSON.parse(r.stdout);
+    expect(out.manifest.missing).toEqual(['SampleAddin.dll.config']);
+    expect(out.manifest.extra.map((p: string) => p.split('/').slice(-2).join('/'))).toEqual(['de/readme.de.txt']);
+    // A manifest of the assemblies alone compares the assemblies alone, as before.
+    writeFileSync(manifest, assemblies.join('\n'));
+    const only = audit(folder, '--format', 'json', '--no-timestamp', '--manifest', manifest);
+    expect(only.status, only.stdout).toBe(0);
+    expect(JSON.parse(only.stdout).manifest).toEqual({ missing: [], extra: [] });
+  });
 });
 
 describe('the paths of the evidence, from where the report lies', () => {

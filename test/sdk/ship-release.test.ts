@@ -1,6 +1,7 @@
 // The ship folder holds exactly this build, in real `dotnet build`s signed through the reference service on loopback:
 // release 1.2.0 has a French satellite and a French readme, 1.2.1 drops both; then a signing step that fails
-// halfway (the service signs the satellite and refuses the add-in). The MSBuild-only cases (a renamed assembly, a
+// halfway (the service signs the satellite and refuses the add-in). The ship audit compares every file of the folder
+// with the build's list, a readme as well as an assembly. The MSBuild-only cases (a renamed assembly, a
 // file put into the ship folder by hand) are test/sdk/ship-folder.test.ts. Needs the .NET SDK (fails in CI without it).
 import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -107,17 +108,25 @@ describe.runIf(runDotnetTests)('the ship folder across releases', () => {
     const verify = runCli(['verify', join(ship(), 'ShipAddin.dll'), '--key', join(dir, '12345_public.snk')]);
     expect(verify.status, verify.stdout + verify.stderr).toBe(0);
     // The ship audit passes, in the build and by hand, and names the add-in at 1.2.1.
+    // The build's list of the ship folder: every file of it, not its assemblies alone.
     expect(
       readFileSync(join(dir, 'obj', 'Release', 'net8.0', 'signgate-ship-manifest.txt'), 'utf8')
         .split(/\r?\n/)
-        .filter(Boolean),
-    ).toEqual(['ShipAddin.dll']);
+        .filter(Boolean)
+        .sort(),
+    ).toEqual(shipped);
+    expect(shipped).toContain('readme.txt');
     const report = audit();
     expect(report.status, report.stdout + report.stderr).toBe(0);
     const json = JSON.parse(report.stdout) as { manifest: { missing: string[]; extra: string[] }; files: { name: string; version?: string }[] };
     expect(json.manifest).toEqual({ missing: [], extra: [] });
     expect(JSON.stringify(json.files)).toContain('1.2.1.0');
     expect(JSON.stringify(json.files)).not.toContain('1.2.0.0');
+    // Last release's French readme put back by hand: the ship audit fails on it (SG703), as on a stale assembly.
+    writeFileSync(join(ship(), 'readme.fr.txt'), "l'add-in\n");
+    const stale = audit();
+    expect(stale.status).toBe(1);
+    expect((JSON.parse(stale.stdout) as { manifest: { extra: string[] } }).manifest.extra.map((p) => p.split('/').pop())).toEqual(['readme.fr.txt']);
   });
 
   test('a signing step that fails halfway (the satellite signed, the add-in refused) leaves no ship folder: neither the last release nor a half-made one', async () => {
