@@ -189,7 +189,8 @@ describe.runIf(runDotnetTests)('msbuild/Signgate.targets in dotnet build', () =>
     const token = server.token();
     const right = await build({ SIGNGATE_ACCESS_TOKEN: token }, `-p:SigngateRecordKey=${join(server.dataDir, 'record-key.pub')}`);
     expect(right.status, right.output).toBe(0);
-    expect(right.output).toContain('that --record-key names');
+    expect(right.output).toContain('that SigngateRecordKey names');
+    expect(right.output).not.toContain('--record-key');
     const { privateKey } = generateKeyPairSync('ed25519');
     const foreign = formatVerifierKey(verifierOf(privateKey));
     const wrong = await build({ SIGNGATE_ACCESS_TOKEN: token }, `-p:SigngateRecordKey=${foreign}`);
@@ -328,7 +329,10 @@ describe.runIf(runDotnetTests)('SIGNGATE_BASE_URL exported, no token, no service
     const debug = await build('Debug');
     expect(debug.status, debug.output).toBe(0);
     expect(debug.output).toContain('signgate check, 1 file, 1 needs signing (1 pass, 0 fail), 0 errors');
-    expect(debug.output).toContain('check ran offline: SIGNGATE_BASE_URL is the service for sign; --online takes check there too');
+    expect(debug.output).toContain(
+      'check ran offline: SIGNGATE_BASE_URL is the service for the signing step; <SigngateCheckOnline>true</SigngateCheckOnline> takes the check there too',
+    );
+    expect(debug.output).not.toContain('--online');
     expect(debug.output).not.toMatch(/SG_ERR_|SGB00\d/);
     // Release: the check passes offline as well, and the signing step says what is missing (no SGB002 before it).
     const release = await build('Release');

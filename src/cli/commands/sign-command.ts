@@ -4,7 +4,7 @@ import { ClientFileState, isSignedState } from '../../core/file-states.js';
 import { describeAuthenticodeVerdict } from '../../authenticode/verdict.js';
 import type { ArgumentsCamelCase, Argv, CommandModule } from 'yargs';
 import { formatReport } from '../../report/index.js';
-import { oneLine } from '../../report/msbuild.js';
+import { inBuildWords, oneLine } from '../../report/msbuild.js';
 import { resolveAccessToken } from '../../workflows/access-token.js';
 import { ledgerPath } from '../../workflows/ledger.js';
 import { sign, signWithoutToken, type SignOptions, type SignResult } from '../../workflows/sign.js';
@@ -106,13 +106,15 @@ export async function runSign(args: SignArgs, io: Io): Promise<ExitCodeValue> {
   let result: SignResult;
   try {
     result = await sign(options, {
-      log: (line) => io.err(line),
+      // In a build, in the build's words (SigngateRecordKey, not --record-key).
+      log: (line) => io.err(args.fromMsbuild ? inBuildWords(line) : line),
       progress: (label) => createProgress(label, io),
       retry: (r) => io.err(retryLine(r)),
       checkFailed: (check, errors) => {
         // In a build, each finding of sign's own check (online: SG601, SG205) is a diagnostic of its own.
         io.out(formatReport(args.fromMsbuild ? 'msbuild' : 'text', check, { color: io.color }));
-        io.err(`signgate sign: the pre-flight check found ${errors} error(s); nothing was uploaded. Fix them, or pass --no-check to upload anyway.`);
+        const anyway = args.fromMsbuild ? 'add --no-check to SigngateSignArguments' : 'pass --no-check';
+        io.err(`signgate sign: the pre-flight check found ${errors} error(s); nothing was uploaded. Fix them, or ${anyway} to upload anyway.`);
       },
       uploadStarted: ({ files }) => (phase = { kind: 'uploading', files }),
       jobStarted: ({ jobId }) => (phase = { kind: 'job', jobId }),
