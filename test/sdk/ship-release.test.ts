@@ -1,5 +1,5 @@
 // The ship folder holds exactly this build, in real `dotnet build`s signed through the reference service on loopback:
-// release 1.2.0 has a French satellite and a French readme, 1.2.1 drops both; then a signing step that fails
+// release 1.2.0 has a French satellite and a French readme, 1.2.1 drops both; 1.3.0 renames the add-in; a signing step that fails
 // halfway (the service signs the satellite and refuses the add-in). The ship audit compares every file of the folder
 // with the build's list, a readme as well as an assembly. The MSBuild-only cases (a renamed assembly, a
 // file put into the ship folder by hand) are test/sdk/ship-folder.test.ts. Needs the .NET SDK (fails in CI without it).
@@ -147,6 +147,18 @@ describe.runIf(runDotnetTests)('the ship folder across releases', () => {
     const again = await build('1.2.3');
     expect(again.status, again.output.slice(-4000)).toBe(0);
     expect(filesOf(ship())).toEqual(filesOf(out()).filter((f) => !f.startsWith('signed/')));
+    expect(audit().status).toBe(0);
+  });
+  test('a renamed assembly: the old name leaves the output, signed/ and the ship folder', async () => {
+    requireDotnet();
+    const renamed = await build('1.3.0', '-p:AssemblyName=ShipAddin.Core');
+    expect(renamed.status, renamed.output.slice(-4000)).toBe(0);
+    expect(existsSync(join(out(), 'signed', 'ShipAddin.dll'))).toBe(false);
+    expect(renamed.output).toContain(`signgate: removed ${join(out(), 'signed', 'ShipAddin.dll')}: a signed copy from an earlier build`);
+    const shipped = filesOf(ship());
+    expect(shipped).toContain('ShipAddin.Core.dll');
+    expect(shipped.filter((f) => /^ShipAddin\.(dll|pdb|deps\.json)$/.test(f))).toEqual([]);
+    expect(shipped).toEqual(filesOf(out()).filter((f) => !f.startsWith('signed/')));
     expect(audit().status).toBe(0);
   });
 });
