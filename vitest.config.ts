@@ -48,6 +48,8 @@ export const SDK = [
   'test/sdk/csharp-client.test.ts',
   'test/sdk/fix-peers.test.ts',
   'test/sdk/sbom-publish.test.ts',
+  'test/sdk/ship-release.test.ts',
+  'test/sdk/xml-serializers.test.ts',
   'test/strongname/strong-name-layout.test.ts',
 ];
 const LEGS: Record<string, string[]> = { heavy: HEAVY, sdk: SDK };

@@ -101,12 +101,14 @@ export function assembleAudit(
   const releaseFindings: Finding[] = [];
   let manifest: AuditReport['manifest'] = null;
   if (options.manifest) {
+    // The assemblies, and the other files when the manifest lists the whole folder.
+    const inRelease: readonly { readonly name: string; readonly path: string }[] = [...files, ...(options.otherFiles ?? [])];
     const key = nameKey(
       options.manifest.map((m) => m.replace(/\\/g, '/')),
-      files.map((f) => f.name),
+      inRelease.map((f) => f.name),
     );
     const listed = new Map(options.manifest.map((m) => [key(m.replace(/\\/g, '/')), m]));
-    const present = new Map(files.map((f) => [key(f.name), f]));
+    const present = new Map(inRelease.map((f) => [key(f.name), f]));
     const missing = [...listed.entries()]
       .filter(([k]) => !present.has(k))
       .map(([, m]) => m)

@@ -249,6 +249,11 @@ export interface AuditOptions {
   readonly jobs?: ReadonlyMap<string, AuditJob>;
   /** Paths (relative to the audited root, `/`) the release must contain; compared case-insensitively. */
   readonly manifest?: readonly string[];
+  /**
+   * The release's files that are not assemblies (`name` relative to the audited root, `/`; `path` as shown), compared
+   * with the manifest too: given when the manifest lists the whole folder (it names a file that is not an assembly).
+   */
+  readonly otherFiles?: readonly { readonly name: string; readonly path: string }[];
   /** The previous release's audit report (JSON). */
   readonly previous?: AuditReport;
   /** Where jobs came from (default: no ledger known). */

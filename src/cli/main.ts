@@ -7,6 +7,7 @@ import { closest, closestOption } from '../core/words.js';
 import type { CommandModule } from 'yargs';
 import { EXIT_CODES_HELP, ExitCode, exitCodeFor, type ExitCodeValue } from './exit-codes.js';
 import { collapseFileLists } from './file-lists.js';
+import { FIX_PROPERTIES } from '../report/msbuild.js';
 import { formatError, formatErrorForMsbuild, processIo, type Io } from './output.js';
 
 /** The vendor's post-build script's parameters, as PowerShell users type them (`-baseUrl`, `--BaseUrl`). */
@@ -169,12 +170,21 @@ export async function main(argv: readonly string[], io: Io = processIo()): Promi
     exitCode = code;
   };
   // Run by MSBuild (the targets pass one of these): an error is one canonical line that keeps its hint.
-  const format = msbuildOutput(argv) ? formatErrorForMsbuild : formatError;
+  // In a build, an error names the MSBuild properties the build sets (fix's own for fix), except one about the command
+  // line as typed (a mistyped option in SigngateCheckArguments), whose options stay as they were written.
+  // `--format msbuild` typed by hand keeps the options' names: only the targets pass --from-msbuild.
+  const properties = !argv.includes('--from-msbuild') ? null : argv.find((a) => !a.startsWith('-')) === 'fix' ? FIX_PROPERTIES : undefined;
+  const typed = new WeakSet<object>();
+  const format = msbuildOutput(argv)
+    ? (error: unknown, verbose?: boolean) =>
+        formatErrorForMsbuild(error, verbose, typeof error === 'object' && error !== null && typed.has(error) ? null : properties)
+    : formatError;
   let normalized: string[];
   try {
     normalized = normalizeVendorParameters(argv);
     refuseTokenArguments(normalized);
   } catch (error) {
+    if (typeof error === 'object' && error !== null) typed.add(error);
     io.err(format(error));
     return ExitCode.Usage;
   }
@@ -211,9 +221,12 @@ export async function main(argv: readonly string[], io: Io = processIo()): Promi
       // yargs wraps what a `coerce` throws (our UsageError) into its own YError: keep it a usage error.
       // The parser holds the running command's options by now.
       const state = parser as unknown as ParserState;
-      if (error && error.name === 'YError') throw new UsageError(error.message, helpHint(state));
-      if (error) throw error;
-      throw unknownArguments(message, state, normalized) ?? missingArguments(message, state) ?? new UsageError(message, helpHint(state));
+      if (error && error.name !== 'YError') throw error;
+      const failure = error
+        ? new UsageError(error.message, helpHint(state))
+        : (unknownArguments(message, state, normalized) ?? missingArguments(message, state) ?? new UsageError(message, helpHint(state)));
+      typed.add(failure);
+      throw failure;
     })
     .help();
   for (const factory of new Set(factories)) parser = parser.command(factory(io, setExit));

@@ -2,7 +2,7 @@
 import { Chalk, type ChalkInstance } from 'chalk';
 import { isSignGateError, UsageError } from '../core/errors.js';
 import { maskRemembered, maskSecrets } from '../core/secrets.js';
-import { oneLine } from '../report/msbuild.js';
+import { inBuildWords, oneLine, origin } from '../report/msbuild.js';
 
 export interface Io {
   out(text: string): void;
@@ -37,12 +37,17 @@ export function formatError(error: unknown, verbose = false): string {
 
 /**
  * The same for a command run by MSBuild (`--format msbuild`, `--from-msbuild`): one line in MSBuild's canonical
- * format, `signgate : error CODE: message; hint: …`. Exec makes every other line of a tool's output a message of its
- * own, which the error list and the build's summary leave out: the hint goes on the error's line.
+ * format, `origin : error CODE: message; hint: …`, whose origin is the file the error is about (a key file, the token
+ * file, a record key) when it names one, else `signgate`, so that the error list shows it on that file. Exec makes
+ * every other line of a tool's output a message of its own, which the error list and the build's summary leave out:
+ * the hint goes on the error's line. Its words name the MSBuild properties a build sets, never the command line's
+ * options (`properties`: fix's own, for `fix`; null: an error about the command line as typed, whose words stay).
  */
-export function formatErrorForMsbuild(error: unknown, verbose = false): string {
+export function formatErrorForMsbuild(error: unknown, verbose = false, properties?: Readonly<Record<string, string>> | null): string {
   const { head, details, stack } = errorParts(error, verbose);
-  return maskSecrets([oneLine(`signgate : ${[head, ...details].join('; ')}`), ...(stack ? [stack] : [])].join('\n'));
+  const file = isSignGateError(error) ? error.file : undefined;
+  const text = [head, ...details].join('; ');
+  return maskSecrets([oneLine(`${origin(file)} : ${properties === null ? text : inBuildWords(text, properties)}`), ...(stack ? [stack] : [])].join('\n'));
 }
 
 /** An error's line (`error CODE: message`), the hint and causes said after it, and (verbose) an internal error's stack. */

@@ -224,10 +224,13 @@ export function recordPublicKey(fileOrKey: string, readText: (file: string) => s
   try {
     text = readText(fileOrKey);
   } catch (error) {
-    throw new UsageError(
+    const unreadable = new UsageError(
       `cannot read the record public key ${fileOrKey}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`,
       "Pass the file record-key.pub of the service's data directory, or the line `signgate serve record public-key` prints.",
     );
+    // The file it is about: in a build, the error list shows it there.
+    unreadable.file = fileOrKey;
+    throw unreadable;
   }
   return parseVerifierKey(text, fileOrKey);
 }

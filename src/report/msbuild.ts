@@ -10,8 +10,8 @@ import { countOf, findingCounts, signingCounts } from './terminal.js';
 export const oneLine = (text: string) => text.replace(/[\r\n\u2028\u2029]+/g, ' ').trim();
 
 /** A file name with a colon (other than a drive letter) would end the origin early; fall back to no origin. */
-function origin(file: string | null): string {
-  if (file === null) return 'signgate';
+export function origin(file: string | null | undefined): string {
+  if (file === null || file === undefined || file === '') return 'signgate';
   return /^([a-zA-Z]:)?[^:]*$/.test(file) ? file : 'signgate';
 }
 
@@ -42,24 +42,49 @@ const PROPERTIES: Readonly<Record<string, string>> = {
   vendor: 'SigngateVendor',
   key: 'SigngateKey',
   online: 'SigngateCheckOnline',
+  'base-url': 'SigngateBaseUrl',
+  'access-token-file': 'SigngateAccessTokenFile',
+  'record-key': 'SigngateRecordKey',
+  'destination-path': 'SigngateDestination',
 };
 
+/** `fix` in a build: its key and hash are SigngateFixReferences' own properties. */
+export const FIX_PROPERTIES: Readonly<Record<string, string>> = { ...PROPERTIES, key: 'SigngateFixKey', hash: 'SigngateFixHash' };
+
+/** A value's placeholders without their brackets (`<optionId>_public.snk`, `<…/<service-name>/v1.0>`), inside a property's. */
+function withoutPlaceholders(value: string): string {
+  let text = value;
+  for (let before = ''; before !== text; ) {
+    before = text;
+    text = text.replace(/<([^<>]*)>/g, '$1');
+  }
+  return text;
+}
+
 /**
- * A finding's words as a build reads them: `--vendor-api "Contoso.*"` becomes
- * `<SigngateVendorApi>Contoso.*</SigngateVendorApi>`, a bare `--key` SigngateKey.
+ * A finding's or an error's words as a build reads them: `--vendor-api "Contoso.*"` becomes
+ * `<SigngateVendorApi>Contoso.*</SigngateVendorApi>`, a bare `--key` SigngateKey, and "Pass" a property "Set" it.
  */
-export function inBuildWords(text: string): string {
-  return text.replace(
-    /--(vendor-api|vendor-namespace|vendor|key|online)\b(?!-)(?: (?!--|or\b|and\b|with\b)("[^"]*"|[^\s(),;?]+))?/g,
-    (_, option: string, value?: string) => {
-      const property = PROPERTIES[option]!;
-      if (option === 'online') return `<${property}>true</${property}>`;
-      if (value === undefined) return property;
-      const bare = value.replace(/^"|"$/g, '');
-      const end = /[.:]$/.test(bare) && !/\.\*?$/.test(bare.slice(0, -1)) ? bare.slice(-1) : '';
-      const inner = end ? bare.slice(0, -1) : bare;
-      return `<${property}>${inner}</${property}>${end}`;
-    },
+export function inBuildWords(text: string, properties: Readonly<Record<string, string>> = PROPERTIES): string {
+  const names = Object.keys(properties)
+    .sort((a, b) => b.length - a.length)
+    .join('|');
+  const option = new RegExp(`--(${names})\\b(?!-)(?: (?!--|or\\b|and\\b|with\\b)("[^"]*"|[^\\s(),;?]+))?`, 'g');
+  return (
+    text
+      .replace(option, (_, name: string, value?: string) => {
+        const property = properties[name]!;
+        if (name === 'online') return `<${property}>true</${property}>`;
+        // A lowercase word after the option is the sentence going on ("no --base-url is given"), not its value.
+        if (value === undefined || /^[a-z]+$/.test(value)) return value === undefined ? property : `${property} ${value}`;
+        const bare = value.replace(/^"|"$/g, '');
+        const end = /[.:]$/.test(bare) && !/\.\*?$/.test(bare.slice(0, -1)) ? bare.slice(-1) : '';
+        const inner = withoutPlaceholders(end ? bare.slice(0, -1) : bare);
+        return `<${property}>${inner}</${property}>${end}`;
+      })
+      .replace(/\b[Pp]ass (?=<Signgate|Signgate[A-Z])/g, (pass) => `${pass[0] === 'P' ? 'S' : 's'}et `)
+      // A build never puts the token on a command line (signgate refuses it there): no advice against it.
+      .replace(/ \(avoid --access-token\b[^)]*\)/g, '')
   );
 }
 

@@ -2,8 +2,8 @@
 // verified strong name, vendor attribute and signing job (from the local ledger), compared with the previous
 // release when given: prepare (pipeline/index.ts) → the ledger, manifest, previous report and record → the engine
 // with the audit's product.
-import { statSync } from 'node:fs';
-import { resolve } from 'node:path';
+import { readdirSync, statSync } from 'node:fs';
+import { dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { UsageError } from '../core/errors.js';
 import { VERSION } from '../runtime/version.js';
 import { formatAuditHtml } from '../report/audit-html.js';
@@ -112,7 +112,28 @@ async function prepareAudit(options: AuditOptions, beforeReading: (config: Prepa
   beforeReading(read.config);
   // A release with no assembly is no release to vouch for: never a report of 0 files that passes.
   if (read.inputs.length === 0) throw noAssembliesError(read.paths);
-  return { read, records: auditRecords(options, read.settings, saved, read.inputs) };
+  const records = auditRecords(options, read.settings, saved, read.inputs);
+  return { read, records: root && records.manifest ? { ...records, ...otherFilesFor(records.manifest, root) } : records };
+}
+
+/**
+ * The files of the release folder that are not assemblies, when the manifest lists the whole folder (it names a file
+ * that is not an assembly, as the build's ship manifest does): a stale readme or configuration file is an extra file
+ * then, as a stale assembly is. A manifest of assemblies alone compares the assemblies alone.
+ */
+function otherFilesFor(manifest: readonly string[], root: string): Pick<AuditEngineOptions, 'otherFiles'> {
+  if (manifest.every((m) => MODULE_FILE.test(m))) return {};
+  const folder = resolve(root);
+  const otherFiles: { name: string; path: string }[] = [];
+  const walk = (dir: string, prefix: string): void => {
+    for (const entry of readdirSync(dir, { withFileTypes: true })) {
+      const path = join(dir, entry.name);
+      if (entry.isDirectory()) walk(path, `${prefix}${entry.name}/`);
+      else if (entry.isFile() && !MODULE_FILE.test(entry.name)) otherFiles.push({ name: `${prefix}${entry.name}`, path: displayPath(path) });
+    }
+  };
+  walk(folder, '');
+  return { otherFiles: otherFiles.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0)) };
 }
 
 export interface AuditSbomOptions extends AuditOptions {
@@ -388,5 +409,24 @@ async function verifySbom(
     differences,
     notes: made && made !== VERSION ? [`the SBOM was made by signgate ${made}; this is ${VERSION}`] : [],
     report: now.report,
+  };
+}
+
+/**
+ * The report as it will lie in `reportFile`: the paths of its evidence (the key files, the signature record) relative
+ * to the report's own folder, so that the report and what it names can be moved or zipped together; one that cannot
+ * be (on another drive) stays as it was. The paths were shown relative to `cwd`, or absolute.
+ */
+export function relativeToReport(report: AuditReport, reportFile: string, cwd = process.cwd()): AuditReport {
+  const folder = dirname(resolve(cwd, reportFile));
+  const fromReport = (shown: string): string => {
+    const rel = relative(folder, resolve(cwd, shown));
+    return rel === '' || isAbsolute(rel) ? shown : rel.split(sep).join('/');
+  };
+  const record = report.signatureRecord;
+  return {
+    ...report,
+    settings: { ...report.settings, keys: report.settings.keys.map((k) => ({ ...k, source: fromReport(k.source) })) },
+    ...(record ? { signatureRecord: { ...record, file: fromReport(record.file) } } : {}),
   };
 }

@@ -82,10 +82,12 @@ function onlineRequest(
   else if (config.online) onlineBy = `"online": true in ${shownConfig}`;
   const at = config.baseUrl !== undefined ? `"baseUrl" in ${shownConfig}` : environment && 'SIGNGATE_BASE_URL';
   const unused = options.online === undefined && !onlineBy ? at : undefined;
-  const offlineNote = unused
-    ? `check ran offline: ${unused} is the service for sign; --online takes check there too, for the license cross-check ` +
-      `(or "online": true in ${CONFIG_FILE_NAME}; in a build, SigngateCheckOnline)`
-    : undefined;
+  const offlineNote = !unused
+    ? undefined
+    : options.inBuild
+      ? `check ran offline: ${unused} is the service for the signing step; <SigngateCheckOnline>true</SigngateCheckOnline> takes the check there too, for the license cross-check`
+      : `check ran offline: ${unused} is the service for sign; --online takes check there too, for the license cross-check ` +
+        `(or "online": true in ${CONFIG_FILE_NAME}; in a build, SigngateCheckOnline)`;
   return { onlineBy, offlineNote };
 }
 

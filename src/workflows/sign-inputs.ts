@@ -26,19 +26,7 @@ export function signInputs(
   log: (line: string) => void,
 ): { inputs: CheckInput[]; baseUrl: string; token: string } {
   for (const note of read.notes) log(`note: ${note}`);
-  if (read.inputs.length === 0) throw noAssembliesError(read.paths);
-  // The destination is often inside the build output (bin/Release/signed): earlier results there are not inputs.
-  const inDestination = (p: string) => {
-    const rel = relative(destination, resolve(p));
-    return rel === '' || (!rel.startsWith('..') && !isAbsolute(rel));
-  };
-  // Held inputs: their bytes are in hand (prepareCheck with no reading choice reads into memory).
-  const inputs = read.inputs.map((i) => inHand(i)).filter((i) => !inDestination(i.path));
-  if (inputs.length === 0)
-    throw new UsageError(
-      'no files to sign outside the destination folder',
-      'Point signgate at the build output, and --destination-path somewhere else or below it.',
-    );
+  const inputs = uploadCandidates(read, destination);
   const { baseUrl } = read;
   const token = resolveAccessToken(options);
   if (!baseUrl)
@@ -52,4 +40,25 @@ export function signInputs(
       'Pass --access-token-file <file> or set SIGNGATE_ACCESS_TOKEN (avoid --access-token: it shows in process lists).',
     );
   return { inputs, baseUrl, token };
+}
+
+/**
+ * The inputs outside the destination folder, which is often inside the build output (bin/Release/signed): earlier
+ * results there are not inputs.
+ * @throws UsageError when no file is left
+ */
+export function uploadCandidates(read: Pick<PreparedToSign, 'inputs' | 'paths'>, destination: string): CheckInput[] {
+  if (read.inputs.length === 0) throw noAssembliesError(read.paths);
+  const inDestination = (p: string) => {
+    const rel = relative(destination, resolve(p));
+    return rel === '' || (!rel.startsWith('..') && !isAbsolute(rel));
+  };
+  // Held inputs: their bytes are in hand (prepareCheck with no reading choice reads into memory).
+  const inputs = read.inputs.map((i) => inHand(i)).filter((i) => !inDestination(i.path));
+  if (inputs.length === 0)
+    throw new UsageError(
+      'no files to sign outside the destination folder',
+      'Point signgate at the build output, and --destination-path somewhere else or below it.',
+    );
+  return inputs;
 }

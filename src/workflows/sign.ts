@@ -12,7 +12,7 @@ import { displayPath } from './input-paths.js';
 import { Ledger, ledgerPath, makeCacheDir } from './ledger.js';
 import { onlineLicenses } from './licenses.js';
 import { prepareCheck, type CheckOptions } from './pipeline/index.js';
-import { signInputs } from './sign-inputs.js';
+import { signInputs, uploadCandidates } from './sign-inputs.js';
 import { planJobs, signJob, withSummary, type JobOptions, type JobRun, type SignEvents, type SignResult } from './sign-job.js';
 import { retryPolicy } from './retry-delays.js';
 
@@ -93,4 +93,31 @@ export async function sign(options: SignOptions, events: SignEvents = {}): Promi
     result.extras.push(...done.extras);
   }
   return withSummary(result);
+}
+
+/**
+ * In a build without an access token: the result of a run that uploads nothing, when the check (offline) finds nothing
+ * to upload (a project that references no vendor API, SG504 as a note, or every file already signed), else undefined:
+ * then the build needs the token. Nothing is asked of the service and nothing is written.
+ * @throws UsageError for bad options
+ */
+export async function signWithoutToken(options: SignOptions): Promise<SignResult | undefined> {
+  const destination = resolve(options.destination ?? 'signed');
+  const read = await prepareCheck(options);
+  const inputs = uploadCandidates(read, destination);
+  const check = await runEngine(checkProduct({ settings: read.settings, severities: read.severities }), inputs, inThisThread());
+  const plan = planJobs(check, inputs, read.settings.maxUploadBytes, options);
+  if (plan.blocking || plan.groups.length) return undefined;
+  return withSummary({
+    baseUrl: read.baseUrl ?? '',
+    destination: displayPath(destination),
+    ledger: ledgerPath(),
+    jobs: [],
+    files: [...plan.notUploaded],
+    extras: [],
+    check,
+    stoppedByCheck: false,
+    blocking: 0,
+    summary: { files: inputs.length, uploaded: 0, signed: 0, verified: 0, failed: 0, notUploaded: 0 },
+  });
 }

@@ -139,4 +139,67 @@ describe('audit of a signed release', () => {
     expect(out.manifest.extra.map((p: string) => p.split('/').pop())).toEqual(['ThirdParty.Json.dll']);
     expect(out.findings.map((f: { rule: string }) => f.rule).sort()).toEqual(['manifest-extra-file', 'manifest-missing-file']);
   });
+
+  test('--manifest of the whole folder (it names a file that is not an assembly): other files are compared too', () => {
+    const folder = release();
+    writeFileSync(join(folder, 'readme.txt'), 'the add-in\n');
+    writeFileSync(join(folder, 'de', 'readme.de.txt'), 'left from the last release\n');
+    const assemblies = [
+      'SampleAddin.dll',
+      'SampleAddin.Helpers.dll',
+      'SampleAddin.XmlSerializers.dll',
+      'Interop.SampleCom.dll',
+      'AddinTool.exe',
+      'ThirdParty.Json.dll',
+      'de/SampleAddin.resources.dll',
+    ];
+    const manifest = join(folder, '..', 'whole-folder.txt');
+    writeFileSync(manifest, [...assemblies, 'readme.txt', 'SampleAddin.dll.config', ''].join('\n'));
+    const r = audit(folder, '--format', 'json', '--no-timestamp', '--manifest', manifest);
+    expect(r.status).toBe(1);
+    const out = JSON.parse(r.stdout);
+    expect(out.manifest.missing).toEqual(['SampleAddin.dll.config']);
+    expect(out.manifest.extra.map((p: string) => p.split('/').slice(-2).join('/'))).toEqual(['de/readme.de.txt']);
+    // A manifest of the assemblies alone compares the assemblies alone, as before.
+    writeFileSync(manifest, assemblies.join('\n'));
+    const only = audit(folder, '--format', 'json', '--no-timestamp', '--manifest', manifest);
+    expect(only.status, only.stdout).toBe(0);
+    expect(JSON.parse(only.stdout).manifest).toEqual({ missing: [], extra: [] });
+  });
+});
+
+describe('the paths of the evidence, from where the report lies', () => {
+  test('a key outside the working folder is named relative to the report, in every format written with -o, and the report folder moves with it', () => {
+    const dir = release();
+    // The working folder, the report folder below it and the key beside it: the key is outside the working folder.
+    const work = mkdtempSync(join(tmpdir(), 'signgate-evidence-'));
+    const reports = join(work, 'reports', 'v1.2.1');
+    mkdirSync(join(work, 'keys'));
+    mkdirSync(reports, { recursive: true });
+    const key = join(work, 'keys', '12345_public.snk');
+    copyFileSync(KEY, key);
+    const run = (output: string) =>
+      runCli(['audit', dir, '--key', key, '--vendor', 'Contoso', '--no-timestamp', '-o', output], {
+        cwd: join(work, 'reports'),
+        env: { SIGNGATE_CACHE_DIR: join(work, 'no-cache') },
+      });
+    for (const name of ['audit.json', 'audit.md', 'audit.html']) {
+      const r = run(join('v1.2.1', name));
+      expect(r.status, r.stderr).toBe(0);
+      const text = readFileSync(join(reports, name), 'utf8');
+      expect(text, name).toContain('../../keys/12345_public.snk');
+      expect(text, name).not.toContain(key);
+    }
+    const stored = JSON.parse(readFileSync(join(reports, 'audit.json'), 'utf8')) as { settings: { keys: { source: string }[] } };
+    expect(stored.settings.keys.map((k) => k.source)).toEqual(['../../keys/12345_public.snk']);
+    // Printed rather than written, the report names it as the working folder sees it.
+    const printed = runCli(['audit', dir, '--key', key, '--vendor', 'Contoso', '--format', 'markdown'], {
+      cwd: join(work, 'reports'),
+      env: { SIGNGATE_CACHE_DIR: join(work, 'no-cache') },
+    });
+    expect(printed.stdout).toContain(`Key ${key}:`);
+    // The report still verifies against the release from anywhere.
+    const verify = runCli(['audit', '--verify-report', join(reports, 'audit.json'), dir], { env: { SIGNGATE_CACHE_DIR: join(work, 'no-cache') } });
+    expect(verify.status, verify.stdout + verify.stderr).toBe(0);
+  });
 });

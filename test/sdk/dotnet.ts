@@ -154,3 +154,14 @@ namespace ${namespace}
 }
 `;
 }
+
+/** A .resx with one string, `Hello`: Strings.resx is compiled into the assembly, Strings.fr.resx into fr/<name>.resources.dll. */
+export const resx = (hello: string) => `<?xml version="1.0" encoding="utf-8"?>
+<root>
+  <resheader name="resmimetype"><value>text/microsoft-resx</value></resheader>
+  <resheader name="version"><value>2.0</value></resheader>
+  <resheader name="reader"><value>System.Resources.ResXResourceReader, System.Windows.Forms, Version=4.0.0.0, Culture=neutral, PublicKeyToken=b77a5c561934e089</value></resheader>
+  <resheader name="writer"><value>System.Resources.ResXResourceWriter, System.Windows.Forms, Version=4.0.0.0, Culture=neutral, PublicKeyToken=b77a5c561934e089</value></resheader>
+  <data name="Hello" xml:space="preserve"><value>${hello}</value></data>
+</root>
+`;

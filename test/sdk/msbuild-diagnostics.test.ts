@@ -1,7 +1,8 @@
 // Every finding of the signing step is an MSBuild diagnostic of its own, naming its file, not plain text above one
 // summary error: sign's own online check (SG601, a key file of an option the organization does not hold) and the
 // service's answer (a file it refused, with its rule). Read back as MSBuild itself reports them: the build's error
-// summary after "Build FAILED.", and the binary log replayed by MSBuild into an errors-only file logger. Needs the
+// summary after "Build FAILED.", and the binary log replayed by MSBuild into an errors-only file logger; an error
+// (not a finding) about a file, such as an unreadable token file, names that file too. Needs the
 // .NET SDK (fails in CI without it).
 import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -86,6 +87,19 @@ describe.runIf(runDotnetTests)("the signing step's findings as MSBuild diagnosti
       expect(found.some((d) => d.endsWith(' SGB004'))).toBe(true);
     }
     expect(r.output).toMatch(/55555_public\.snk : error SG601: option 55555 \(55555_public\.snk\) is not licensed; the organization holds 12345, 67890/);
+  });
+
+  test("an error of the signing step that is about a file (an unreadable SigngateAccessTokenFile) is that file's diagnostic", async () => {
+    requireDotnet();
+    const token = join(dir, 'no-such-token.txt');
+    const r = await build('token-file', '-p:SigngateCheck=false', '-p:SigngateAccessTokenFile=no-such-token.txt');
+    expect(r.status).toBe(1);
+    for (const found of [r.summary, r.binlog]) {
+      expect(found, r.output.slice(-3000)).toContain(`${token} SG_ERR_IO_READ`);
+      expect(found.some((d) => d.endsWith(' SGB004'))).toBe(true);
+      expect(found.filter((d) => d.startsWith('signgate ') || d.startsWith('EXEC '))).toEqual([]);
+    }
+    expect(r.output).toContain(`${token} : error SG_ERR_IO_READ: ${token}: the file does not exist`);
   });
 
   test("the service's answer: a file it refused is an error naming the file and the service's rule", async () => {

@@ -1,9 +1,10 @@
 // Settings that fit a whole solution: Signgate's properties in Directory.Build.props (the targets imported from
 // Directory.Build.targets), an add-in that uses the vendor API and a helper project of the same solution that does
 // not. In Debug and in Release (signing through the reference service on loopback) the helper builds, with one line
-// that it needs no signing; the add-in is checked and signed. Messages name MSBuild properties, never CLI options.
+// that it needs no signing (and in Release needs no token either); the add-in is checked and signed. Messages name
+// MSBuild properties, never CLI options.
 // Needs the .NET SDK (fails in CI without it).
-import { copyFileSync, existsSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
@@ -95,6 +96,36 @@ describe.runIf(runDotnetTests)('Signgate settings in Directory.Build.props', () 
     expect(existsSync(join(root, 'Addin', 'bin', 'Release', 'net8.0', 'signed', 'Helper.dll'))).toBe(true);
     expect(existsSync(join(root, 'Helper', 'bin', 'Release', 'net8.0', 'signed', 'Helper.dll'))).toBe(false);
     expect(r.output).toMatch(/Helper.*needs no signing/);
+  });
+
+  test('Release without a token: the helper, which needs no signing, builds; the add-in stops at SGB003', async () => {
+    requireDotnet();
+    const noToken = (project: string) =>
+      run('dotnet', ['build', project, '-c', 'Release', '-nologo', '-tl:off', '--disable-build-servers', '--no-restore'], {
+        cwd: root,
+        env: { SIGNGATE_CACHE_DIR: join(root, 'cache'), SIGNGATE_ACCESS_TOKEN: '' },
+      });
+    rmSync(join(root, 'Helper', 'obj', 'Release', 'net8.0', 'signgate-sign.stamp'), { force: true });
+    const helper = await noToken('Helper/Helper.csproj');
+    expect(helper.status, helper.output.slice(-3000)).toBe(0);
+    expect(helper.output).not.toContain('SGB003');
+    expect(helper.output).toMatch(/skip .*Helper\.dll +needs no signing: this project uses no vendor API/);
+    expect(helper.output).toContain('0 uploaded in 0 job(s)');
+    expect(existsSync(join(root, 'Helper', 'bin', 'Release', 'net8.0', 'signed'))).toBe(false);
+    // The add-in has files to upload: it needs the token.
+    rmSync(join(root, 'Addin', 'obj', 'Release', 'net8.0', 'signgate-sign.stamp'), { force: true });
+    const addin = await noToken('Addin/Addin.csproj');
+    expect(addin.status).toBe(1);
+    expect(addin.output).toContain('error SGB003: signgate: SigngateSign is true but the environment variable SIGNGATE_ACCESS_TOKEN is not set');
+  });
+
+  test('no SigngateKey: the usage error names the property to set, not --key', async () => {
+    requireDotnet();
+    const r = await build('Debug', '-p:SigngateKey=', '--no-restore');
+    expect(r.status).toBe(1);
+    const line = r.output.split('\n').find((l) => /error SG_ERR_USAGE: no key file/.test(l));
+    expect(line, r.output.slice(-3000)).toContain('hint: Set <SigngateKey>optionId_public.snk</SigngateKey> (several are allowed)');
+    expect(r.output).not.toMatch(/--key\b|--vendor\b/);
   });
 
   test('a mistyped SigngateVendor fails the add-in, and the message names the properties', async () => {

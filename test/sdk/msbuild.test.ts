@@ -189,7 +189,8 @@ describe.runIf(runDotnetTests)('msbuild/Signgate.targets in dotnet build', () =>
     const token = server.token();
     const right = await build({ SIGNGATE_ACCESS_TOKEN: token }, `-p:SigngateRecordKey=${join(server.dataDir, 'record-key.pub')}`);
     expect(right.status, right.output).toBe(0);
-    expect(right.output).toContain('that --record-key names');
+    expect(right.output).toContain('that SigngateRecordKey names');
+    expect(right.output).not.toContain('--record-key');
     const { privateKey } = generateKeyPairSync('ed25519');
     const foreign = formatVerifierKey(verifierOf(privateKey));
     const wrong = await build({ SIGNGATE_ACCESS_TOKEN: token }, `-p:SigngateRecordKey=${foreign}`);
@@ -328,7 +329,10 @@ describe.runIf(runDotnetTests)('SIGNGATE_BASE_URL exported, no token, no service
     const debug = await build('Debug');
     expect(debug.status, debug.output).toBe(0);
     expect(debug.output).toContain('signgate check, 1 file, 1 needs signing (1 pass, 0 fail), 0 errors');
-    expect(debug.output).toContain('check ran offline: SIGNGATE_BASE_URL is the service for sign; --online takes check there too');
+    expect(debug.output).toContain(
+      'check ran offline: SIGNGATE_BASE_URL is the service for the signing step; <SigngateCheckOnline>true</SigngateCheckOnline> takes the check there too',
+    );
+    expect(debug.output).not.toContain('--online');
     expect(debug.output).not.toMatch(/SG_ERR_|SGB00\d/);
     // Release: the check passes offline as well, and the signing step says what is missing (no SGB002 before it).
     const release = await build('Release');
@@ -343,13 +347,17 @@ describe.runIf(runDotnetTests)('SIGNGATE_BASE_URL exported, no token, no service
     const r = await build('Debug', ['--no-restore', '-p:SigngateCheckOnline=true']);
     expect(r.status).toBe(1);
     const line = r.output.split('\n').find((l) => l.includes('error SG_ERR_USAGE'));
-    expect(line, r.output).toMatch(/^\s*signgate : error SG_ERR_USAGE: check goes online \(--online, http:\/\/127\.0\.0\.1:\d+\/assembly-signing\/v1\.0\)/);
+    // In the build's words: its properties, not the command line's options.
+    expect(line, r.output).toMatch(
+      /^\s*signgate : error SG_ERR_USAGE: check goes online \(<SigngateCheckOnline>true<\/SigngateCheckOnline>, http:\/\/127\.0\.0\.1:\d+\/assembly-signing\/v1\.0\)/,
+    );
     expect(line).toContain(') but no access token is given; hint:');
-    expect(line).toContain('; hint: Pass --access-token-file <file> or set SIGNGATE_ACCESS_TOKEN');
+    expect(line).toContain('; hint: Set <SigngateAccessTokenFile>file</SigngateAccessTokenFile> or set SIGNGATE_ACCESS_TOKEN;');
     expect(line).toContain('-p:SigngateCheckOnline=false');
+    expect(line).not.toMatch(/--online|--access-token/);
     expect(r.output).toContain('error SGB002: signgate check failed with exit code 2');
     // The error list at the end of the build repeats the line with its hint (a message line would not be there).
-    expect(r.output.slice(r.output.lastIndexOf('Build FAILED.'))).toContain('; hint: Pass --access-token-file');
+    expect(r.output.slice(r.output.lastIndexOf('Build FAILED.'))).toContain('; hint: Set <SigngateAccessTokenFile>');
   });
 
   test('SigngateCheckOnline=true with a token: the check asks the service that SigngateBaseUrl names, and passes', async () => {

@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { describe, expect, test } from 'vitest';
 import { fixturePath, runCli } from '../helpers/fixtures.js';
 import { expectEveryRequiredField, expectValidSbom } from '../helpers/sbom.js';
-import { requireDotnet, run, runDotnetTests } from './dotnet.js';
+import { requireDotnet, resx, run, runDotnetTests } from './dotnet.js';
 
 type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
 
@@ -23,15 +23,6 @@ const PROJECT = `<Project Sdk="Microsoft.NET.Sdk">
     <PackageReference Include="Newtonsoft.Json" Version="13.0.3" />
   </ItemGroup>
 </Project>
-`;
-const resx = (hello: string) => `<?xml version="1.0" encoding="utf-8"?>
-<root>
-  <resheader name="resmimetype"><value>text/microsoft-resx</value></resheader>
-  <resheader name="version"><value>2.0</value></resheader>
-  <resheader name="reader"><value>System.Resources.ResXResourceReader, System.Windows.Forms, Version=4.0.0.0, Culture=neutral, PublicKeyToken=b77a5c561934e089</value></resheader>
-  <resheader name="writer"><value>System.Resources.ResXResourceWriter, System.Windows.Forms, Version=4.0.0.0, Culture=neutral, PublicKeyToken=b77a5c561934e089</value></resheader>
-  <data name="Hello" xml:space="preserve"><value>${hello}</value></data>
-</root>
 `;
 const SOURCE = `namespace Addin
 {

@@ -9,6 +9,7 @@ import {
   AuditFormats,
   auditWithSbom,
   renderAuditPieces,
+  relativeToReport,
   renderSbom,
   SbomSpecVersions,
   verifyAuditReport,
@@ -160,7 +161,8 @@ export async function runAudit(args: AuditArgs, io: Io): Promise<ExitCodeValue> 
     report = await audit(auditOptions);
   }
   if (output) {
-    writeFileAtomic(resolve(output), renderAuditPieces(report, format, generatedAt));
+    // Its evidence names its files from where it lies: the report folder can be moved or zipped with them.
+    writeFileAtomic(resolve(output), renderAuditPieces(relativeToReport(report, output), format, generatedAt));
     const s = report.summary;
     io.err(
       `${format} audit written to ${displayPath(resolve(output))}: ${countOf(s.files, 'file')}, ${s.byOutcome.ok} ok, ${s.byOutcome.fail} fail, ${s.byOutcome['not-required']} not required, ${countOf(s.errors, 'error')}`,

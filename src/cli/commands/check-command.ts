@@ -3,6 +3,7 @@ import { resolve } from 'node:path';
 import type { ArgumentsCamelCase, Argv, CommandModule } from 'yargs';
 import { Chalk } from 'chalk';
 import { ReportFormats, formatReportPieces, type ReportFormat } from '../../report/index.js';
+import { inBuildWords } from '../../report/msbuild.js';
 import { checkExitCode } from '../../rules/rule-runner.js';
 import { findRule } from '../../rules/index.js';
 import type { SeveritySetting } from '../../core/diagnostic.js';
@@ -113,7 +114,8 @@ export async function runCheckCommand(args: CheckArgs, io: Io): Promise<ExitCode
   keepHeapSmall();
   const { result, prepared } = await check(checkOptionsFrom(args));
   const { format, output, configPath } = prepared;
-  for (const note of prepared.notes) io.err(`note: ${note}`);
+  // In a build, in the build's words (SigngateCheckOnline, not --online).
+  for (const note of prepared.notes) io.err(`note: ${args.fromMsbuild ? inBuildWords(note) : note}`);
   // The report is written a part at a time, never held whole (the report of a large set is many megabytes).
   if (output) {
     writeFileAtomic(resolve(output), formatReportPieces(format, result, { color: new Chalk({ level: 0 }) }));

@@ -5,10 +5,10 @@ import { describeAuthenticodeVerdict } from '../../authenticode/verdict.js';
 import type { ArgumentsCamelCase, Argv, CommandModule } from 'yargs';
 import { formatReport } from '../../report/index.js';
 import { toJsonReport } from '../../report/json.js';
-import { oneLine } from '../../report/msbuild.js';
+import { inBuildWords, oneLine } from '../../report/msbuild.js';
 import { resolveAccessToken } from '../../workflows/access-token.js';
 import { ledgerPath } from '../../workflows/ledger.js';
-import { sign, type SignResult } from '../../workflows/sign.js';
+import { sign, signWithoutToken, type SignOptions, type SignResult } from '../../workflows/sign.js';
 import { ExitCode, type ExitCodeValue } from '../exit-codes.js';
 import type { Io } from '../output.js';
 import {
@@ -63,11 +63,10 @@ export function interruptMessage(phase: InterruptPhase, finished: readonly strin
 }
 
 export async function runSign(args: SignArgs, io: Io): Promise<ExitCodeValue> {
-  if (args.fromMsbuild && !resolveAccessToken(args)) {
-    io.err(MSBUILD_NO_TOKEN);
-    return ExitCode.Usage;
+  if (args.archive !== undefined) {
+    if (args.fromMsbuild && !resolveAccessToken(args)) return noToken(io);
+    return (await import('./archive-command.js')).runSignArchive({ ...args, archive: args.archive }, io);
   }
-  if (args.archive !== undefined) return (await import('./archive-command.js')).runSignArchive({ ...args, archive: args.archive }, io);
   const paths = [
     ...(strings(args.files) ?? []),
     ...(strings(args.assemblies) ?? [])
@@ -76,6 +75,27 @@ export async function runSign(args: SignArgs, io: Io): Promise<ExitCodeValue> {
       .filter(Boolean),
   ];
   const root = args.rootDirectory ?? args.root;
+  const options: SignOptions = {
+    ...checkOptionsFrom({ ...args, paths, ...(root ? { root } : {}) }),
+    ...(args.destinationPath ? { destination: args.destinationPath } : {}),
+    deleteAfterwards: args.deleteAfterwards,
+    ...(args.comment !== undefined ? { comment: args.comment } : {}),
+    check: args.check,
+    split: args.split,
+    force: args.force,
+    timeoutS: args.timeout,
+    pollIntervalMs: args.pollInterval,
+    ...(args.nameSeparator ? { nameSeparator: args.nameSeparator } : {}),
+    ...(args.maxDownloadBytes ? { maxDownloadBytes: args.maxDownloadBytes } : {}),
+    ...(args.recordKey !== undefined ? { recordKey: args.recordKey } : {}),
+  };
+  // A build without a token: a project with nothing to upload (a helper that uses no vendor API) needs none.
+  if (args.fromMsbuild && !resolveAccessToken(args)) {
+    const none = await signWithoutToken(options);
+    if (!none) return noToken(io);
+    printResult(none, io, true);
+    return ExitCode.Ok;
+  }
   // Ctrl-C says what is true at that moment: what the service holds, what the ledger holds, and how to go on.
   let phase: InterruptPhase = { kind: 'before' };
   const finished: string[] = [];
@@ -86,34 +106,19 @@ export async function runSign(args: SignArgs, io: Io): Promise<ExitCodeValue> {
   process.once('SIGINT', onInterrupt);
   let result: SignResult;
   try {
-    result = await sign(
-      {
-        ...checkOptionsFrom({ ...args, paths, ...(root ? { root } : {}) }),
-        ...(args.destinationPath ? { destination: args.destinationPath } : {}),
-        deleteAfterwards: args.deleteAfterwards,
-        ...(args.comment !== undefined ? { comment: args.comment } : {}),
-        check: args.check,
-        split: args.split,
-        force: args.force,
-        timeoutS: args.timeout,
-        pollIntervalMs: args.pollInterval,
-        ...(args.nameSeparator ? { nameSeparator: args.nameSeparator } : {}),
-        ...(args.maxDownloadBytes ? { maxDownloadBytes: args.maxDownloadBytes } : {}),
-        ...(args.recordKey !== undefined ? { recordKey: args.recordKey } : {}),
+    result = await sign(options, {
+      // In a build, in the build's words (SigngateRecordKey, not --record-key).
+      log: (line) => io.err(args.fromMsbuild ? inBuildWords(line) : line),
+      progress: (label) => createProgress(label, io),
+      retry: (r) => io.err(retryLine(r)),
+      uploadStarted: ({ files }) => (phase = { kind: 'uploading', files }),
+      jobStarted: ({ jobId }) => (phase = { kind: 'job', jobId }),
+      resultsSaved: ({ jobId, destination }) => (phase = { kind: 'saved', jobId, destination }),
+      jobDone: ({ jobId }) => {
+        if (phase.kind === 'saved') finished.push(`${jobId} (its files are in ${phase.destination})`);
+        phase = { kind: 'before' };
       },
-      {
-        log: (line) => io.err(line),
-        progress: (label) => createProgress(label, io),
-        retry: (r) => io.err(retryLine(r)),
-        uploadStarted: ({ files }) => (phase = { kind: 'uploading', files }),
-        jobStarted: ({ jobId }) => (phase = { kind: 'job', jobId }),
-        resultsSaved: ({ jobId, destination }) => (phase = { kind: 'saved', jobId, destination }),
-        jobDone: ({ jobId }) => {
-          if (phase.kind === 'saved') finished.push(`${jobId} (its files are in ${phase.destination})`);
-          phase = { kind: 'before' };
-        },
-      },
-    );
+    });
   } finally {
     process.removeListener('SIGINT', onInterrupt);
   }
@@ -124,7 +129,8 @@ export async function runSign(args: SignArgs, io: Io): Promise<ExitCodeValue> {
     io.out(formatReport(args.fromMsbuild ? 'msbuild' : 'text', result.check, { color: io.color }));
   } else printResult(result, io, args.fromMsbuild === true);
   if (result.stoppedByCheck) {
-    io.err(`signgate sign: the pre-flight check found ${result.blocking} error(s); nothing was uploaded. Fix them, or pass --no-check to upload anyway.`);
+    const anyway = args.fromMsbuild ? 'add --no-check to SigngateSignArguments' : 'pass --no-check';
+    io.err(`signgate sign: the pre-flight check found ${result.blocking} error(s); nothing was uploaded. Fix them, or ${anyway} to upload anyway.`);
     return ExitCode.Findings;
   }
   return result.summary.failed === 0 ? ExitCode.Ok : ExitCode.Findings;
@@ -139,6 +145,12 @@ function notSignedLine(f: SignResult['files'][number]): string {
   const code = said.map((m) => /^(SG\d{3})\b/.exec(m)?.[1]).find(Boolean) ?? 'SG_ERR_NOT_SIGNED';
   const text = `${f.uploadName} was not signed: ${f.reason ?? f.state}${said.length ? `; the service says: ${said.join(' | ')}` : ''}`;
   return `${f.path} : error ${code}: ${oneLine(text)}`;
+}
+
+/** SGB003: a build whose signing step has files to upload and no token. */
+function noToken(io: Io): ExitCodeValue {
+  io.err(MSBUILD_NO_TOKEN);
+  return ExitCode.Usage;
 }
 
 function printResult(result: SignResult, io: Io, inBuild = false): void {
@@ -247,7 +259,8 @@ export const signCommand = (io: Io, setExit: (code: ExitCodeValue) => void): Com
       .option('from-msbuild', {
         type: 'boolean',
         hidden: true,
-        describe: 'Run by msbuild/Signgate.targets: a missing token is the SGB003 build error, and no token may be on the command line',
+        describe:
+          'Run by msbuild/Signgate.targets: a missing token is the SGB003 build error when there is something to upload, and no token may be on the command line',
       })
       .example(
         '$0 sign bin/Release --root bin/Release --destination-path signed --delete-afterwards',
