@@ -7,7 +7,8 @@ import { request } from 'node:http';
 import { tmpdir } from 'node:os';
 import pg from 'pg';
 import { join } from 'node:path';
-import { ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
+import { ListObjectsV2Command, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
+import { S3Blobs } from '../../src/server/storage/s3-blobs.js';
 import S3rver from 's3rver';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { readZip } from '../../src/zip/read-zip.js';
@@ -177,6 +178,46 @@ describe.skipIf(!requireDatabase())('object storage (s3rver) for job files', () 
       expect(await keys()).toEqual([]);
     } finally {
       await db.end();
+    }
+  });
+
+  test("a stopping worker's fetch of a job's files stops at once: aborted before, nothing is written; aborted midway, the rest is not fetched", async () => {
+    const saved = { id: process.env.AWS_ACCESS_KEY_ID, secret: process.env.AWS_SECRET_ACCESS_KEY };
+    Object.assign(process.env, credentials);
+    const blobs = new S3Blobs({ bucket: 'signgate', prefix: 'fetch-stop/', endpoint, region: 'us-east-1' });
+    try {
+      const prefix = blobs.key('sandbox', 'big-job', 'uploads/');
+      const files = 150;
+      for (let i = 0; i < files; i += 25)
+        await Promise.all(
+          Array.from({ length: Math.min(25, files - i) }, (_, k) =>
+            client.send(new PutObjectCommand({ Bucket: 'signgate', Key: `${prefix}f${i + k}.dll`, Body: Buffer.alloc(4096, i + k) })),
+          ),
+        );
+      const before = mkdtempSync(join(tmpdir(), 'signgate-fetch-'));
+      await expect(blobs.getFolder(prefix, join(before, 'uploads'), AbortSignal.abort())).rejects.toMatchObject({ name: 'AbortError' });
+      expect(existsSync(join(before, 'uploads'))).toBe(false);
+      const midway = mkdtempSync(join(tmpdir(), 'signgate-fetch-'));
+      const controller = new AbortController();
+      const fetching = blobs.getFolder(prefix, join(midway, 'uploads'), controller.signal);
+      const settled = fetching.then(
+        () => 'finished',
+        (error: Error) => error.name,
+      );
+      await waitUntil('the first fetched file', () => existsSync(join(midway, 'uploads')) && readdirSync(join(midway, 'uploads')).length > 0);
+      controller.abort();
+      expect(await settled).toBe('AbortError');
+      expect(readdirSync(join(midway, 'uploads')).length).toBeLessThan(files);
+      // Not aborted, the same call fetches every file: the stop is the signal's doing, not a broken fetch.
+      const whole = mkdtempSync(join(tmpdir(), 'signgate-fetch-'));
+      await blobs.getFolder(prefix, join(whole, 'uploads'));
+      expect(readdirSync(join(whole, 'uploads')).length).toBe(files);
+    } finally {
+      blobs.close();
+      process.env.AWS_ACCESS_KEY_ID = saved.id;
+      process.env.AWS_SECRET_ACCESS_KEY = saved.secret;
+      if (saved.id === undefined) delete process.env.AWS_ACCESS_KEY_ID;
+      if (saved.secret === undefined) delete process.env.AWS_SECRET_ACCESS_KEY;
     }
   });
 

@@ -139,7 +139,7 @@ export class PgQueueWorker implements JobWorker {
     // A file name of its own: two workers that both believed they held the job never write the same file.
     const resultFile = `result-${randomUUID()}.zip`;
     try {
-      sink = await this.store.workOn(record, this.owner);
+      sink = await this.store.workOn(record, this.owner, controller.signal);
       if (record.attempts > MAX_ATTEMPTS) {
         // Its workers died or failed this often: finished with an error on every file, never left unfinished.
         await finishUnsigned(
@@ -161,7 +161,11 @@ export class PgQueueWorker implements JobWorker {
       else reportJobProcessed(this.log, this.options.observer, record, started, { worker: this.owner });
     } catch (error) {
       if (error instanceof LeaseLost) this.log.info({ job: record.id, organization: record.organization }, 'job processing stopped: its lease is gone');
-      else if (error instanceof KeyWait) {
+      else if (controller.signal.aborted) {
+        // Stopped while it waited (the fetch of its files, say): no attempt of the job's failed. A stopping worker
+        // gives it back at once, uncounted (stop: release); a lost lease leaves it to the worker that has it now.
+        this.log.info({ job: record.id, organization: record.organization }, 'job processing stopped');
+      } else if (error instanceof KeyWait) {
         // Back to the queue at once for a worker that can use the key; this one leaves it until its key works again.
         for (const k of error.keys) this.unusable.set(k.name, { license: k.license, triedAt: Date.now() });
         noteWaiting(this.log, record, error, this.config().keyWaitSeconds, { worker: this.owner });

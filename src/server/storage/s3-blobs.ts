@@ -92,19 +92,22 @@ export class S3Blobs {
     for (let i = 0; i < files.length; i += 8) await Promise.all(files.slice(i, i + 8).map((f) => this.putFile(join(dir, ...f.split('/')), keyPrefix + f)));
   }
 
-  async keys(keyPrefix: string): Promise<string[]> {
+  async keys(keyPrefix: string, signal?: AbortSignal): Promise<string[]> {
     const out: string[] = [];
     let token: string | undefined;
     do {
-      const page = await this.client.send(new ListObjectsV2Command({ Bucket: this.options.bucket, Prefix: keyPrefix, ContinuationToken: token }));
+      const page = await this.client.send(
+        new ListObjectsV2Command({ Bucket: this.options.bucket, Prefix: keyPrefix, ContinuationToken: token }),
+        signal ? { abortSignal: signal } : {},
+      );
       for (const o of page.Contents ?? []) if (o.Key) out.push(o.Key);
       token = page.IsTruncated ? page.NextContinuationToken : undefined;
     } while (token);
     return out;
   }
 
-  async open(key: string): Promise<Readable> {
-    const object = await this.client.send(new GetObjectCommand({ Bucket: this.options.bucket, Key: key }));
+  async open(key: string, signal?: AbortSignal): Promise<Readable> {
+    const object = await this.client.send(new GetObjectCommand({ Bucket: this.options.bucket, Key: key }), signal ? { abortSignal: signal } : {});
     return object.Body as Readable;
   }
 
@@ -119,14 +122,19 @@ export class S3Blobs {
     }
   }
 
-  /** Writes every object under `keyPrefix` to `dir`, by the rest of its key. */
-  async getFolder(keyPrefix: string, dir: string): Promise<void> {
-    for (const key of await this.keys(keyPrefix)) {
+  /**
+   * Writes every object under `keyPrefix` to `dir`, by the rest of its key. `signal` stops it between objects and
+   * inside one (the listing, the request, the copy to disk): a stopping worker does not wait for a big job's files.
+   * @throws an AbortError (name 'AbortError') once `signal` is aborted
+   */
+  async getFolder(keyPrefix: string, dir: string, signal?: AbortSignal): Promise<void> {
+    for (const key of await this.keys(keyPrefix, signal)) {
+      signal?.throwIfAborted();
       const rest = key.slice(keyPrefix.length);
       if (!rest || rest.split('/').some((s) => s === '' || s === '.' || s === '..')) continue; // only names this service wrote
       const target = join(dir, ...rest.split('/'));
       await mkdirPrivate(dirname(target));
-      await pipeline(await this.open(key), createWriteStream(target, { mode: PRIVATE_FILE }));
+      await pipeline(await this.open(key, signal), createWriteStream(target, { mode: PRIVATE_FILE }), signal ? { signal } : {});
     }
   }
 

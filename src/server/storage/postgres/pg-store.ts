@@ -413,14 +413,14 @@ export class PgJobStore implements JobStateStore {
   /**
    * Where `owner` signs a job it leased, and how its progress is written: through the lease, and with object
    * storage in a scratch folder of its own that holds the uploads, whose result package goes into the bucket
-   * before the job is marked finished. `done()` removes the scratch folder.
+   * before the job is marked finished. `done()` removes the scratch folder. `signal` stops the fetch of the uploads.
    */
-  async workOn(record: JobRecord, owner: string): Promise<JobProgressSink & { done(): Promise<void> }> {
+  async workOn(record: JobRecord, owner: string, signal?: AbortSignal): Promise<JobProgressSink & { done(): Promise<void> }> {
     const blobs = this.options.blobs;
     if (!blobs) return { jobDir: (o, i) => this.jobDir(o, i), save: (r, signatures) => this.saveLeased(r, owner, signatures), done: async () => {} };
     const scratch = join(this.options.dataDir, 'work', owner, record.organization, record.id);
     await rm(scratch, { recursive: true, force: true });
-    await blobs.getFolder(blobs.key(record.organization, record.id, 'uploads/'), join(scratch, 'uploads'));
+    await blobs.getFolder(blobs.key(record.organization, record.id, 'uploads/'), join(scratch, 'uploads'), signal);
     return {
       jobDir: () => scratch,
       save: async (r, signatures) => {
