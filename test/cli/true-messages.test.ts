@@ -76,7 +76,8 @@ describe('the check summary', () => {
     const r = runCli(['check', fixturePath('addin/SampleAddin.dll'), '--key', KEY, '--vendor', 'Contso']);
     expect(r.status).toBe(1);
     expect(r.stdout).toContain('SG504 nothing-to-sign');
-    const summary = "1 file: 1 carries an option's key (1 fail), but no file uses the vendor API (Contso.*), so nothing is signed (SG504), 0 not required; upload: none";
+    const summary =
+      "1 file: 1 carries an option's key (1 fail), but no file uses the vendor API (Contso.*), so nothing is signed (SG504), 0 not required; upload: none";
     expect(r.stdout).toContain(summary);
     expect(r.stdout).not.toMatch(/needs? signing/);
   });
