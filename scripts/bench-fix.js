@@ -17,7 +17,7 @@ import { existsSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSyn
 import { homedir, loadavg, tmpdir } from 'node:os';
 import { basename, dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { readModule } from '../dist/strongname/assembly-info.js';
+import { readModule } from '../dist/strongname/well-formed.js';
 import { classifyStrongName } from '../dist/strongname/strong-name.js';
 import { unfixableReason } from '../dist/strongname/strong-name-writer.js';
 

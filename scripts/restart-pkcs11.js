@@ -26,7 +26,7 @@ const CLI = join(repoRoot, 'bin', 'signgate.js');
 const { dir, uri: keyUri } = softHsmToken('restart', bits);
 
 const { openPkcs11Key } = await import('../dist/reader-api.js');
-const { readModule } = await import('../dist/strongname/assembly-info.js');
+const { readModule } = await import('../dist/strongname/well-formed.js');
 const spied = existsSync(SPY);
 const uri = keyUri(spied ? SPY : MODULE);
 const key = openPkcs11Key(keyUri());

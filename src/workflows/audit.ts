@@ -305,7 +305,9 @@ export async function verifyAuditReport(options: {
     // The token is computed again from the key, so a report whose token and key disagree shows a difference.
     keys: s.keys.map((k) => {
       const publicKey = parsePublicKeyBlob(Buffer.from(k.publicKey, 'hex'));
-      return { optionId: k.optionId, source: k.source, token: publicKeyToken(publicKey.blob), publicKey };
+      // Named from the report's folder (relativeToReport): shown from here again, as the findings were when it was made.
+      const source = isAbsolute(k.source) ? k.source : displayPath(resolve(dirname(resolve(options.report)), k.source));
+      return { optionId: k.optionId, source, token: publicKeyToken(publicKey.blob), publicKey };
     }),
     maxUploadBytes: DEFAULT_MAX_UPLOAD_BYTES,
     root: root ? displayPath(root) : null,

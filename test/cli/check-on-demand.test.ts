@@ -150,12 +150,15 @@ describe('JSON in pieces', () => {
     expect(readFileSync(file, 'utf8')).toBe(formatAuditJson(report, null));
   });
 
-  test('signgate audit prints the same JSON to standard output as it writes with -o', () => {
+  test('signgate audit prints the same JSON to standard output as it writes with -o (a report in the working folder: its paths are relative to both)', () => {
     const file = join(dir, 'cli-report.json');
-    const args = ['audit', fixturePath('.'), '--vendor', 'Contoso', '--key', keys[0]!, '--format', 'json', '--no-timestamp'];
+    // The key in the working folder too: named the same from there and from the report's folder.
+    const key = join(dir, 'cli-key.snk');
+    copyFileSync(keys[0]!, key);
+    const args = ['audit', fixturePath('.'), '--vendor', 'Contoso', '--key', key, '--format', 'json', '--no-timestamp'];
     const env = { SIGNGATE_CACHE_DIR: join(dir, 'cli-cache') };
-    const printed = runCli(args, { env });
-    const written = runCli([...args, '-o', file], { env });
+    const printed = runCli(args, { env, cwd: dir });
+    const written = runCli([...args, '-o', 'cli-report.json'], { env, cwd: dir });
     expect(written.stderr).toContain('json audit written');
     expect(printed.stdout.length).toBeGreaterThan(100_000);
     expect(printed.stdout).toBe(readFileSync(file, 'utf8'));
