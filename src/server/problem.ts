@@ -12,6 +12,8 @@ export interface Problem {
   readonly status: number;
   readonly detail: string;
   readonly instance?: string;
+  /** The request's id (X-Request-Id), added to every problem answer as it is sent (http/request-id.ts). */
+  readonly requestId?: string;
   readonly errors?: readonly ProblemFileError[];
 }
 

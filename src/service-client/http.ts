@@ -210,14 +210,24 @@ async function readServiceWords(response: Response, request: { method: string; u
   return { ...(parts.length ? { said: parts.join(': ') } : {}), ...(title ? { title } : {}), ...(detail ? { detail } : {}) };
 }
 
+/** A request id the client repeats from an answer: 1 to 128 of A–Z a–z 0–9 . _ : - (as the service gives them). */
+const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+
+/** ` (request id …)` when the answer carries a well-formed X-Request-Id (its operator finds the log lines by it), else ''. */
+function requestIdNote(response: Response): string {
+  const id = response.headers.get('x-request-id');
+  return id && REQUEST_ID.test(id) ? ` (request id ${id})` : '';
+}
+
 /** Turns an error status into a ServiceError whose message says what the service said and what to do. */
 async function statusError(method: string, url: string, response: Response): Promise<ServiceError> {
+  const note = requestIdNote(response);
   const words = await readServiceWords(response, { method, url });
   const wrongBase = response.status === 404 && !/\/assemblies\/[^/]+/.test(new URL(url).pathname);
   // A 401 whose detail says what to do (this service's: why the token was refused, and to create one) is said once,
   // in the service's words; our advice is for a service that says less ("Unauthorized", "The token has expired.").
   if (response.status === 401 && words.detail && /\bcreate\b|\bnew (?:token|one)\b/i.test(words.detail))
-    return new ServiceError('SG_ERR_HTTP_STATUS', `${method} ${url} answered 401${words.title ? ` (${words.title})` : ''}: ${words.detail}`, {
+    return new ServiceError('SG_ERR_HTTP_STATUS', `${method} ${url} answered 401${words.title ? ` (${words.title})` : ''}: ${words.detail}${note}`, {
       method,
       url,
       status: response.status,
@@ -227,7 +237,7 @@ async function statusError(method: string, url: string, response: Response): Pro
   const advice = wrongBase
     ? `the base URL does not lead to the signing API: it must end in /<service-name>/v1.0 (for example https://signing.example.com/assembly-signing/v1.0)`
     : (ADVICE[response.status] ?? (response.status >= 500 ? 'the service failed; try again later' : 'the request was refused; see what the service said'));
-  return new ServiceError('SG_ERR_HTTP_STATUS', `${method} ${url} answered ${response.status}${words.said ? ` (${words.said})` : ''}: ${advice}`, {
+  return new ServiceError('SG_ERR_HTTP_STATUS', `${method} ${url} answered ${response.status}${words.said ? ` (${words.said})` : ''}: ${advice}${note}`, {
     method,
     url,
     status: response.status,

@@ -20,6 +20,7 @@ import { discardBody, UPLOAD_ENVELOPE_BYTES } from './body-guard.js';
 import { nodeMetrics, registerMetricsRoute, type ServiceMetrics } from './metrics.js';
 import { openStores } from './node-stores.js';
 import { errorResponse, OUTAGE_RETRY_AFTER_S } from './error-response.js';
+import { answerRequestIds, requestIdOf } from './request-id.js';
 import { QuietPollLog } from './request-log.js';
 import { registerArchiveRoutes } from './routes/archives-routes.js';
 import { jobOf, type RouteContext } from './routes/context.js';
@@ -127,6 +128,8 @@ export async function buildServer(options: BuildServerOptions): Promise<FastifyI
     ...(options.loggerInstance ? { loggerInstance: options.loggerInstance } : { logger }),
     // A job's status polls are not logged at info level unless they fail (request-log.ts).
     logController: new QuietPollLog(`${apiPrefix}/assemblies/:id/status`),
+    // A request's id (its log lines' reqId, its answer's X-Request-Id): the client's well-formed one, else a UUID.
+    genReqId: requestIdOf,
     bodyLimit: 1024 * 1024,
     forceCloseConnections: 'idle',
     return503OnClosing: true,
@@ -147,11 +150,16 @@ export async function buildServer(options: BuildServerOptions): Promise<FastifyI
           : code === 'FST_ERR_BAD_URL'
             ? 'The address has a malformed percent-encoding.'
             : 'The request cannot be read.';
-      const plain = reply as unknown as { status(code: number): { type(t: string): { send(body: unknown): void } } };
+      // No hook runs for these: the request id is sent here (request-id.ts does it for every other answer).
+      const plain = reply as unknown as { header(n: string, v: string): void; status(code: number): { type(t: string): { send(body: unknown): void } } };
+      plain.header('x-request-id', request.id);
       plain
         .status(status)
         .type('application/problem+json')
-        .send(problem(status, status === 414 ? 'URI Too Long' : 'Bad Request', detail, withoutQuery(request.url).slice(0, 200)));
+        .send({
+          ...problem(status, status === 414 ? 'URI Too Long' : 'Bad Request', detail, withoutQuery(request.url).slice(0, 200)),
+          requestId: request.id,
+        });
     },
   });
   const role = options.role ?? 'all';
@@ -173,6 +181,7 @@ export async function buildServer(options: BuildServerOptions): Promise<FastifyI
   });
   const { jobs: store, tokens, worker } = stores;
   app.decorate('signgate', { store, worker, tokens, apiPrefix, role, memory, metrics });
+  answerRequestIds(app);
   if (metrics) metrics.observeRequests(app);
   if (options.metrics === 'route') registerMetricsRoute(app, metrics!);
   // This thread owns the PKCS#11 modules (pool threads sign through it): what it does with a token is logged.

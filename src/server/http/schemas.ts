@@ -16,6 +16,7 @@ export const problemSchema = {
     status: { type: 'integer' },
     detail: { type: 'string' },
     instance: { type: 'string' },
+    requestId: { type: 'string', description: "The request's id, as in the answer's X-Request-Id header and in the service's log lines (reqId)" },
     errors: { type: 'array', items: { title: 'ProblemFileError', type: 'object', properties: { fileName: { type: 'string' }, detail: { type: 'string' } } } },
   },
 } as const;
