@@ -102,8 +102,14 @@ export class BlobHeap extends Heap {
    */
   checkIndex(index: number): void {
     const at = this.start + index;
-    // One-byte prefixes whose blob ends inside the heap (nearly every blob) need no more than this.
-    if (index > 0 && index < this.size && (this.bytes[at]! & 0x80) === 0 && at + 1 + this.bytes[at]! <= this.start + this.size) return;
+    const end = this.start + this.size;
+    if (index > 0 && index < this.size) {
+      const b0 = this.bytes[at]!;
+      // One- and two-byte prefixes whose blob ends inside the heap (nearly every blob) need no more than this.
+      if ((b0 & 0x80) === 0 && at + 1 + b0 <= end) return;
+      if ((b0 & 0xc0) === 0x80 && at + 2 <= end && at + 2 + (((b0 & 0x3f) << 8) | this.bytes[at + 1]!) <= end) return;
+    }
+    // The rest as `cursor` reads them, which says what is wrong.
     this.cursor(index);
   }
 

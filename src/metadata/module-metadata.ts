@@ -346,14 +346,18 @@ export class ModuleMetadata {
     // Column numbers looked up once: these loops read every row of their tables (a check's only full scans).
     const R = TableId.TypeRef;
     const scopeColumn = tables.column(R, 'resolutionScope');
+    // Coded indexes split with integers here (decodeCoded's object per row is the cost of these scans).
+    const scopeCoded = CodedIndex.ResolutionScope;
+    const scopeMask = (1 << scopeCoded.bits) - 1;
+    const scopeTypeRef = (scopeCoded.tables as readonly number[]).indexOf(R);
     this.chargeScan(R);
     for (let rid = 1; rid <= tables.rowCount(R); rid++) {
       let current = rid;
       for (let depth = 0; ; depth++) {
         if (depth >= MAX_NESTING) throw this.cycle(R, rid);
-        const scope = tables.decodeCoded('ResolutionScope', tables.cell(R, current, scopeColumn));
-        if (scope.table !== TableId.TypeRef || scope.rid === 0) break;
-        current = scope.rid;
+        const scope = tables.cell(R, current, scopeColumn);
+        if ((scope & scopeMask) !== scopeTypeRef || scope >>> scopeCoded.bits === 0) break;
+        current = scope >>> scopeCoded.bits;
       }
     }
     const C = TableId.CustomAttribute;
@@ -364,16 +368,24 @@ export class ModuleMetadata {
     // A method at or after the first type's method list has an owner (without a MethodPtr table): no search for it.
     const methods = tables.rowCount(TableId.MethodDef);
     const owned = tables.rowCount(T) > 0 && !(tables.uncompressed && tables.rowCount(TableId.MethodPtr) > 0) ? this.cell(T, 1, 'methodList') : Infinity;
+    const ctorCoded = CodedIndex.CustomAttributeType;
+    const ctorTables = ctorCoded.tables as readonly number[];
+    const ctorMask = (1 << ctorCoded.bits) - 1;
+    const parentCoded = CodedIndex.MemberRefParent;
+    const parentTables = parentCoded.tables as readonly number[];
+    const parentMask = (1 << parentCoded.bits) - 1;
     for (let rid = 1; rid <= tables.rowCount(C); rid++) {
-      const ctor = tables.decodeCoded('CustomAttributeType', tables.cell(C, rid, typeColumn));
-      if (ctor.table === TableId.MethodDef) {
+      const ctorValue = tables.cell(C, rid, typeColumn);
+      const ctorTable = ctorTables[ctorValue & ctorMask] ?? -1;
+      const ctorRid = ctorValue >>> ctorCoded.bits;
+      if (ctorTable === TableId.MethodDef) {
         // A row outside its table fails in cell() (SG_ERR_MD_BAD_INDEX), as a full read fails on it.
-        if (ctor.rid < 1 || ctor.rid > methods) this.cell(TableId.MethodDef, ctor.rid, 'flags');
-        if (ctor.rid >= owned || this.methodOwner(ctor.rid) >= 1) continue;
+        if (ctorRid < 1 || ctorRid > methods) this.cell(TableId.MethodDef, ctorRid, 'flags');
+        if (ctorRid >= owned || this.methodOwner(ctorRid) >= 1) continue;
       }
-      if (ctor.table === M) {
-        const parent = tables.decodeCoded('MemberRefParent', tables.cell(M, ctor.rid, classColumn));
-        if (parent.table === T || parent.table === R || parent.table === TableId.TypeSpec) continue;
+      if (ctorTable === M) {
+        const parentTable = parentTables[tables.cell(M, ctorRid, classColumn) & parentMask] ?? -1;
+        if (parentTable === T || parentTable === R || parentTable === TableId.TypeSpec) continue;
       }
       throw new FormatError('SG_ERR_MD_BAD_ATTRIBUTE', `CustomAttribute row ${rid} has a constructor that is not a method of a type`, {
         structure: 'CustomAttribute table',
@@ -581,6 +593,27 @@ export class ModuleMetadata {
   }
 
   /**
+   * The assembly's and the module's attributes whose type may be named as `ownName` accepts, in table order: the test
+   * is given the type's own name as its TypeDef or TypeRef row holds it (no namespace or enclosing type decoded), and a
+   * generic attribute (a TypeSpec) is always taken. A superset of the attributes a test of the full type name would
+   * take, for callers that test that name after (vendor-attribute.ts): the rest are never read further.
+   */
+  assemblyAndModuleAttributesNamedLike(ownName: (name: string) => boolean): { assembly: CustomAttributeRow[]; module: CustomAttributeRow[] } {
+    const [assembly, module] = this.findAttributeRows([
+      { table: TableId.Assembly, rid: this.hasManifest ? 1 : 0 },
+      { table: TableId.Module, rid: 1 },
+    ]);
+    const taken = (rid: number): boolean => {
+      const type = this.attributeTypeRow(rid);
+      return type?.table === TableId.TypeDef || type?.table === TableId.TypeRef ? ownName(this.str(type.table, type.rid, 'typeName')) : true;
+    };
+    return {
+      assembly: assembly!.filter(taken).map((r) => this.customAttribute(r)),
+      module: module!.filter(taken).map((r) => this.customAttribute(r)),
+    };
+  }
+
+  /**
    * The verdict's reading of the assembly's and the module's attributes, with no name decoded: every attribute's type
    * resolves as a reader resolves it (a TypeSpec's signature is read; TypeDef nesting and TypeRef scope chains are
    * checkStructure's), and the assembly's attributes whose type is `namespace`.`name` come back as rows (the names
@@ -592,7 +625,6 @@ export class ModuleMetadata {
       { table: TableId.Assembly, rid: this.hasManifest ? 1 : 0 },
       { table: TableId.Module, rid: 1 },
     ]);
-    const C = TableId.CustomAttribute;
     const found: CustomAttributeRow[] = [];
     const fullName = namespace ? `${namespace}.${name}` : name;
     for (const [rows, onAssembly] of [
@@ -600,13 +632,7 @@ export class ModuleMetadata {
       [module!, false],
     ] as const) {
       for (const rid of rows) {
-        const ctor = this.tables.decodeCoded('CustomAttributeType', this.cell(C, rid, 'type'));
-        const type =
-          ctor.table === TableId.MethodDef
-            ? { table: TableId.TypeDef, rid: this.methodOwner(ctor.rid) }
-            : ctor.table === TableId.MemberRef
-              ? this.tables.decodeCoded('MemberRefParent', this.cell(TableId.MemberRef, ctor.rid, 'class'))
-              : undefined;
+        const type = this.attributeTypeRow(rid);
         if (type?.table === TableId.TypeRef || type?.table === TableId.TypeDef) {
           if (onAssembly && this.isTypeNamed(type, namespace, name, fullName)) found.push(this.customAttribute(rid));
           continue;
@@ -617,6 +643,13 @@ export class ModuleMetadata {
       }
     }
     return found;
+  }
+
+  /** The row of an attribute's type as its constructor names it (a TypeDef, TypeRef or TypeSpec), or undefined for none. */
+  private attributeTypeRow(rid: number): { table: number; rid: number } | undefined {
+    const ctor = this.tables.decodeCoded('CustomAttributeType', this.cell(TableId.CustomAttribute, rid, 'type'));
+    if (ctor.table === TableId.MethodDef) return { table: TableId.TypeDef, rid: this.methodOwner(ctor.rid) };
+    return ctor.table === TableId.MemberRef ? this.tables.decodeCoded('MemberRefParent', this.cell(TableId.MemberRef, ctor.rid, 'class')) : undefined;
   }
 
   /** Whether a TypeDef or TypeRef is the top-level type `namespace`.`name`, its name bytes compared first. */

@@ -149,19 +149,27 @@ export class MetadataTables {
     // must never lead to a read, let alone an allocation, beyond the stream.
     let offset = c.position;
     const streamEnd = stream.fileOffset + stream.size;
+    // Column widths follow from the heap widths and which tables and coded indexes are wide: modules alike in that
+    // share one layout of each table (the arrays are never written).
+    const layouts = sharedLayouts(layoutKey(stringSize, guidSize, blobSize, wide, this.uncompressed, rowCounts));
     for (let id = 0; id < TABLE_COUNT; id++) {
       const schema = TableSchemas[id]!;
       if (rowCounts[id] === 0) {
         this.info.push(undefined);
         continue;
       }
-      const columnSizes = schema.map(columnSize);
-      const columnOffsets: number[] = [];
-      let rowSize = 0;
-      for (const size of columnSizes) {
-        columnOffsets.push(rowSize);
-        rowSize += size;
+      let layout = layouts[id];
+      if (!layout) {
+        const sizes = schema.map(columnSize);
+        const offsets: number[] = [];
+        let size = 0;
+        for (const width of sizes) {
+          offsets.push(size);
+          size += width;
+        }
+        layout = layouts[id] = { columnSizes: sizes, columnOffsets: offsets, rowSize: size };
       }
+      const { columnSizes, columnOffsets, rowSize } = layout;
       const tableSize = rowSize * rowCounts[id]!;
       if (offset + tableSize > streamEnd) {
         throw new FormatError(
@@ -239,8 +247,10 @@ export class MetadataTables {
   checkIndexes(heaps: CellHeaps): void {
     const bytes = this.bytes;
     const words = LITTLE_ENDIAN && (bytes.byteOffset & 1) === 0 ? new Uint16Array(bytes.buffer, bytes.byteOffset, bytes.length >>> 1) : null;
-    // Rows per tag of each coded index, made once per module (-1 for a tag that names no table).
-    const codedLimits = new Map<string, Int32Array>();
+    // Rows per tag of each coded index, made once per module (-1 for a tag that names no table), all in one array.
+    const codedLimits = new Int32Array(CODED_LIMITS_LENGTH).fill(-2);
+    // One description of the column being scanned, refilled for each: no object per column.
+    const column: ColumnCells = { first: 0, rowSize: 0, rowCount: 0, wide: false, words: null };
     for (let id = 0; id <= LAST_TYPE_SYSTEM_TABLE; id++) {
       const info = this.info[id];
       if (!info) continue;
@@ -251,7 +261,11 @@ export class MetadataTables {
         const first = info.fileOffset + info.columnOffsets[col]!;
         const wide = info.columnSizes[col] === 4;
         const aligned = !wide && words !== null && (first & 1) === 0 && (info.rowSize & 1) === 0;
-        const column: ColumnCells = { first, rowSize: info.rowSize, rowCount: info.rowCount, wide, words: aligned ? words : null };
+        column.first = first;
+        column.rowSize = info.rowSize;
+        column.rowCount = info.rowCount;
+        column.wide = wide;
+        column.words = aligned ? words : null;
         let bad: number;
         switch (type.kind) {
           case 'string':
@@ -296,13 +310,10 @@ export class MetadataTables {
           case 'coded': {
             const def = CodedIndex[type.coded];
             const tables = def.tables as readonly number[];
-            let limits = codedLimits.get(type.coded);
-            if (!limits) {
-              limits = new Int32Array(1 << def.bits);
-              for (let tag = 0; tag < limits.length; tag++) limits[tag] = tag < tables.length && tables[tag]! >= 0 ? this.rowCount(tables[tag]!) : -1;
-              codedLimits.set(type.coded, limits);
-            }
-            bad = firstBadCoded(bytes, column, def.bits, limits);
+            const base = CODED_LIMITS_AT[type.coded];
+            if (codedLimits[base] === -2)
+              for (let tag = 0; tag < 1 << def.bits; tag++) codedLimits[base + tag] = tag < tables.length && tables[tag]! >= 0 ? this.rowCount(tables[tag]!) : -1;
+            bad = firstBadCoded(bytes, column, def.bits, codedLimits, base);
             if (!bad) break;
             const cell = cellOf(id, schema[col]!.name, column, bad);
             const value = valueOf(bytes, column, bad);
@@ -339,8 +350,55 @@ export class MetadataTables {
   }
 }
 
+/** A table's row layout: each column's offset and width, and the row's size. */
+interface TableLayout {
+  readonly columnSizes: readonly number[];
+  readonly columnOffsets: readonly number[];
+  readonly rowSize: number;
+}
+
+/**
+ * What decides every column's width (II.24.2.6): the heap widths, a #- stream with Ptr tables, and which tables have
+ * 2^16 rows or more or 2^(16 - tag bits) rows or more (a coded index into them is wide). The row counts below those
+ * bounds do not matter.
+ */
+function layoutKey(stringSize: number, guidSize: number, blobSize: number, wide: boolean, uncompressed: boolean, rowCounts: readonly number[]): string {
+  let key = `${stringSize}${guidSize}${blobSize}${wide ? 1 : 0}${uncompressed ? 1 : 0}`;
+  for (let id = 0; id < rowCounts.length; id++) {
+    const rows = rowCounts[id]!;
+    // 2^11 rows is the lowest bound of any coded index (5 tag bits); a #- stream's Ptr tables count when present.
+    if (rows >= 1 << 11 || (uncompressed && rows > 0 && PTR_TABLE_IDS.has(id))) key += `,${id}:${rows >= 0x10000 ? 16 : 31 - Math.clz32(rows)}`;
+  }
+  return key;
+}
+
+const PTR_TABLE_IDS = new Set<number>(PTR_TABLES);
+
+/** The layouts of each table by layout key (a bounded number of keys is kept: most modules share a handful). */
+const LAYOUTS = new Map<string, (TableLayout | undefined)[]>();
+const MAX_LAYOUT_KEYS = 256;
+
+function sharedLayouts(key: string): (TableLayout | undefined)[] {
+  let layouts = LAYOUTS.get(key);
+  if (!layouts) {
+    if (LAYOUTS.size >= MAX_LAYOUT_KEYS) LAYOUTS.clear();
+    layouts = new Array<TableLayout | undefined>(TABLE_COUNT);
+    LAYOUTS.set(key, layouts);
+  }
+  return layouts;
+}
+
 /** Whether this machine stores a 16-bit word low byte first, as the file does (x64 and Arm do). */
 const LITTLE_ENDIAN = new Uint8Array(new Uint16Array([1]).buffer)[0] === 1;
+
+/** Where each coded index's rows-per-tag start in the one array of a module's coded limits (checkIndexes). */
+const CODED_LIMITS_AT = {} as Record<CodedIndexName, number>;
+let codedLimitsLength = 0;
+for (const name of Object.keys(CodedIndex) as CodedIndexName[]) {
+  CODED_LIMITS_AT[name] = codedLimitsLength;
+  codedLimitsLength += 1 << CodedIndex[name].bits;
+}
+const CODED_LIMITS_LENGTH = codedLimitsLength;
 
 /** The last table of the type system (GenericParamConstraint); 0x30-0x37 are the Portable PDB tables. */
 const LAST_TYPE_SYSTEM_TABLE = TableId.GenericParamConstraint;
@@ -379,12 +437,12 @@ function heapCellError(cell: Cell, heap: string, index: number, size: number): F
 
 /** One column of a table: where its first cell is, the row stride, the rows and the cell width. */
 interface ColumnCells {
-  readonly first: number;
-  readonly rowSize: number;
-  readonly rowCount: number;
-  readonly wide: boolean;
+  first: number;
+  rowSize: number;
+  rowCount: number;
+  wide: boolean;
   /** The file as 16-bit words when a narrow column's cells all sit at even offsets (a little-endian machine): one read a cell. */
-  readonly words: Uint16Array | null;
+  words: Uint16Array | null;
 }
 
 /** The cell of row `rid` of a column, for an error. */
@@ -466,20 +524,20 @@ function firstBadList(bytes: Uint8Array, c: ColumnCells, limit: number): number 
 }
 
 /** The first row whose coded index (not 0) has a tag naming no table or a row past that table, or 0. */
-function firstBadCoded(bytes: Uint8Array, c: ColumnCells, bits: number, limits: Int32Array): number {
+function firstBadCoded(bytes: Uint8Array, c: ColumnCells, bits: number, limits: Int32Array, base: number): number {
   const mask = (1 << bits) - 1;
   if (c.words) {
     const words = c.words;
     const step = c.rowSize >>> 1;
     for (let rid = 1, w = c.first >>> 1; rid <= c.rowCount; rid++, w += step) {
       const value = words[w]!;
-      if (value !== 0 && value >>> bits > limits[value & mask]!) return rid;
+      if (value !== 0 && value >>> bits > limits[base + (value & mask)]!) return rid;
     }
     return 0;
   }
   for (let rid = 1, at = c.first; rid <= c.rowCount; rid++, at += c.rowSize) {
     const value = c.wide ? (bytes[at]! | (bytes[at + 1]! << 8) | (bytes[at + 2]! << 16) | (bytes[at + 3]! << 24)) >>> 0 : bytes[at]! | (bytes[at + 1]! << 8);
-    if (value !== 0 && value >>> bits > limits[value & mask]!) return rid;
+    if (value !== 0 && value >>> bits > limits[base + (value & mask)]!) return rid;
   }
   return 0;
 }

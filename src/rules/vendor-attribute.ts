@@ -13,7 +13,8 @@ export function vendorAttributeName(settings: CheckSettings): string {
 
 /** The type's own name, without namespace, enclosing types or generic arity (`Name`1`). */
 function simpleName(typeName: string): string {
-  return typeName.split(/[./]/).pop()!.replace(/`\d+$/, '');
+  const own = typeName.slice(Math.max(typeName.lastIndexOf('.'), typeName.lastIndexOf('/')) + 1);
+  return own.includes('`') ? own.replace(/`\d+$/, '') : own;
 }
 
 /** A generic type's name as C# writes it: `Contoso.XAttribute`1` as `Contoso.XAttribute<T>`. */
@@ -48,7 +49,8 @@ export function vendorAttributeCandidates(facts: FileFacts, settings: CheckSetti
   // Generated companions (XmlSerializers, interop, satellites) need no attribute, nor does a file signed only for
   // the option key it carries (the host loads it as a dependency, not as an API program).
   if (facts.module && facts.role.kind !== 'companion' && facts.role.kind !== 'option-key') {
-    const found = facts.module.assemblyAndModuleAttributes();
+    // Only the attributes whose type's own name may be the vendor attribute's are read whole.
+    const found = facts.module.assemblyAndModuleAttributesNamedLike((name) => isVendorAttributeName(name, settings));
     result = {
       module: facts.module,
       onAssembly: found.assembly.filter((a) => isVendorAttributeName(a.typeName, settings)),

@@ -154,9 +154,13 @@ function readShared(absolutePath: string): Buffer {
  */
 export function* lineBatches(pieces: Iterable<string>, size = 1 << 16): Generator<string> {
   let part = '';
+  // Whether the part ends a line, told by its last piece that is not empty: asking the joined part would flatten it
+  // into a new string at every piece once it is long enough.
+  let endsLine = false;
   for (const piece of pieces) {
     part += piece;
-    if (part.length >= size && part.endsWith('\n')) {
+    if (piece.length > 0) endsLine = piece.charCodeAt(piece.length - 1) === 10;
+    if (part.length >= size && endsLine) {
       yield part;
       part = '';
     }
