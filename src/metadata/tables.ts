@@ -312,7 +312,8 @@ export class MetadataTables {
             const tables = def.tables as readonly number[];
             const base = CODED_LIMITS_AT[type.coded];
             if (codedLimits[base] === -2)
-              for (let tag = 0; tag < 1 << def.bits; tag++) codedLimits[base + tag] = tag < tables.length && tables[tag]! >= 0 ? this.rowCount(tables[tag]!) : -1;
+              for (let tag = 0; tag < 1 << def.bits; tag++)
+                codedLimits[base + tag] = tag < tables.length && tables[tag]! >= 0 ? this.rowCount(tables[tag]!) : -1;
             bad = firstBadCoded(bytes, column, def.bits, codedLimits, base);
             if (!bad) break;
             const cell = cellOf(id, schema[col]!.name, column, bad);
