@@ -153,6 +153,8 @@ export const DEFAULT_MAX_FILES = 1000;
 export const DEFAULT_KEY_WAIT_S = 600;
 /** The role a user needs for every request. */
 export const USER_ROLE = 'User';
+/** The role whose personal access token reads /readyz's details (organizations, options, PIN counters, waiting jobs). */
+export const OPERATOR_ROLE = 'Operator';
 
 const schema = JSON.parse(readFileSync(new URL('../../schemas/server-config.schema.json', import.meta.url), 'utf8'));
 const validate = new Ajv2020({ allErrors: true, strict: true, allowUnionTypes: true }).compile<ServerConfigFile>(schema);

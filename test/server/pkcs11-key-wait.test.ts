@@ -39,7 +39,7 @@ describe.skipIf(!hasSoftHsm || !requireDatabase())('signing workers on PostgreSQ
         vendor: 'Contoso',
         limits: { keyWaitSeconds: 300 },
         organizations: [
-          { id: 'sandbox', licenses: [{ optionId: OPTION, keyPair: uri, publicKey: 'option_public.snk' }], users: [{ id: 'ci', roles: ['User'] }] },
+          { id: 'sandbox', licenses: [{ optionId: OPTION, keyPair: uri, publicKey: 'option_public.snk' }], users: [{ id: 'ci', roles: ['User', 'Operator'] }] },
         ],
       }),
     );
@@ -120,12 +120,17 @@ describe.skipIf(!hasSoftHsm || !requireDatabase())('signing workers on PostgreSQ
       );
       expect(during.filter((s) => s.processingFinished)).toEqual([]);
       expect(during.filter((s) => s.assemblies[0]!.messages.some((m) => m.message.startsWith('Waiting for the signing key'))).length).toBeGreaterThan(0);
-      // The API node's /readyz names the option no worker can sign now, and how many jobs wait for it.
-      const ready = (await (await fetch(d.api.baseUrl.replace(/\/assembly-signing\/v1\.0$/, '/readyz'))).json()) as {
+      // The API node's /readyz names the option no worker can sign now, and how many jobs wait for it, to the operator.
+      const readyz = d.api.baseUrl.replace(/\/assembly-signing\/v1\.0$/, '/readyz');
+      const ready = (await (await fetch(readyz, { headers: { authorization: `Bearer ${d.accessToken}` } })).json()) as {
         waitingForKeys?: { option: string; jobs: number }[];
       };
       expect(ready.waitingForKeys?.map((w) => w.option)).toEqual([`sandbox/${OPTION}`]);
       expect(ready.waitingForKeys![0]!.jobs).toBeGreaterThan(0);
+      // Without the token: how many jobs wait, and no organization or option.
+      const anyone = await (await fetch(readyz)).text();
+      expect(anyone).not.toMatch(/sandbox|waitingForKeys/);
+      expect((JSON.parse(anyone) as { jobsWaitingForKeys: number }).jobsWaitingForKeys).toBeGreaterThan(0);
       renameSync(join(dir, 'token-away'), join(tokens, folder));
       back = true;
       const states = [];

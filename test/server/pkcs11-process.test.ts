@@ -37,7 +37,9 @@ function serviceConfig(keyPair: string, publicKey: Uint8Array, limits?: { keyWai
     JSON.stringify({
       vendor: 'Contoso',
       ...(limits ? { limits } : {}),
-      organizations: [{ id: 'sandbox', licenses: [{ optionId: OPTION, keyPair, publicKey: 'option_public.snk' }], users: [{ id: 'ci', roles: ['User'] }] }],
+      organizations: [
+        { id: 'sandbox', licenses: [{ optionId: OPTION, keyPair, publicKey: 'option_public.snk' }], users: [{ id: 'ci', roles: ['User', 'Operator'] }] },
+      ],
     }),
   );
   return { config, dataDir: join(dir, 'data') };
@@ -108,7 +110,7 @@ describe.skipIf(!hasSoftHsm || !hasSpy)('one PKCS#11 module per service process 
           expect(f.fileProcessingState).toBe('Error');
           expect(f.messages.map((m) => m.message).join('\n')).toMatch(/\(SG_ERR_PKCS11_PIN\)/);
         }
-        const ready = await fetch(service.baseUrl.replace(/\/assembly-signing\/v1\.0$/, '/readyz'));
+        const ready = await fetch(service.baseUrl.replace(/\/assembly-signing\/v1\.0$/, '/readyz'), { headers: { authorization: `Bearer ${accessToken}` } });
         const readyText = await ready.text();
         expect(ready.status, readyText).toBe(503);
         expect(JSON.parse(readyText).tokenKeys).toEqual([

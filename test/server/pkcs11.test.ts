@@ -35,7 +35,7 @@ function configWith(license: { keyPair: string; publicKey?: string }, dir: strin
     {
       vendor: 'Contoso',
       ...(keyWaitSeconds ? { limits: { keyWaitSeconds } } : {}),
-      organizations: [{ id: 'sandbox', licenses: [{ optionId: OPTION, ...license }], users: [{ id: 'ci', roles: ['User'] }] }],
+      organizations: [{ id: 'sandbox', licenses: [{ optionId: OPTION, ...license }], users: [{ id: 'ci', roles: ['User', 'Operator'] }] }],
     },
     dir,
   );
@@ -51,7 +51,8 @@ async function signJob(config: ServerConfig, file: Uint8Array, signingWorkers: n
   });
   try {
     const token = server.token();
-    const ready = await fetch(`${server.baseUrl.replace(/\/assembly-signing\/v1\.0$/, '')}/readyz`);
+    // The user holds the role Operator too: /readyz shows it each key's state.
+    const ready = await fetch(`${server.baseUrl.replace(/\/assembly-signing\/v1\.0$/, '')}/readyz`, { headers: { authorization: `Bearer ${token}` } });
     const readyText = await ready.text();
     const created = await api(server, '/assemblies', token, { method: 'POST', body: uploadForm([{ name: 'SampleAddin.dll', bytes: file }]) });
     expect(created.status).toBe(201);
@@ -210,8 +211,9 @@ describe.skipIf(!hasSoftHsm)('the service signs with keys in a PKCS#11 token', (
       build: { signingWorkers: 2 },
       logger: { level: 'info', stream: { write: (line: string) => chunks.push(line) } } as never,
     });
+    const operator = server.token();
     const readyz = async () => {
-      const r = await fetch(`${server.baseUrl.replace(/\/assembly-signing\/v1\.0$/, '')}/readyz`);
+      const r = await fetch(`${server.baseUrl.replace(/\/assembly-signing\/v1\.0$/, '')}/readyz`, { headers: { authorization: `Bearer ${operator}` } });
       return { status: r.status, text: await r.text() };
     };
     try {

@@ -68,9 +68,16 @@ describe.skipIf(!requireDatabase())('three API and two worker processes on one d
     await db?.end();
   });
 
-  test('the schema was migrated once; every node is ready; a worker node serves no API', async () => {
+  test('the schema was migrated once; every node is ready; a worker node serves no API, and the balancer check says so', async () => {
     expect((await db.query('SELECT version FROM signgate_migrations ORDER BY version')).rows).toEqual(MIGRATIONS.map((m) => ({ version: m.version })));
     for (const node of [...apis, ...workers]) expect((await fetch(`http://127.0.0.1:${node.port}/readyz`)).status).toBe(200);
+    // The balancer's check: 200 on the API nodes only.
+    for (const node of apis) expect((await fetch(`http://127.0.0.1:${node.port}/readyz/api`)).status).toBe(200);
+    for (const node of workers) {
+      const check = await fetch(`http://127.0.0.1:${node.port}/readyz/api`);
+      expect(check.status).toBe(503);
+      expect(((await check.json()) as { reason: string }).reason).toBe('role');
+    }
     expect((await (await fetch(`http://127.0.0.1:${workers[0]!.port}/healthz`)).json()).role).toBe('worker');
     expect((await call(workers[0]!, '/licenses')).status).toBe(404);
   });

@@ -15,7 +15,7 @@ import { DEFAULT_SERVICE_NAME, type Organization, type RateLimitSettings, type S
 import { SERVICE_LOG_OPTIONS, withoutQuery } from '../service-log.js';
 import { RecordLog } from '../storage/record-checkpoint.js';
 import type { JobStateStore } from '../storage/store.js';
-import { authenticator } from './authenticate.js';
+import { authenticator, operatorCheck } from './authenticate.js';
 import { discardBody, UPLOAD_ENVELOPE_BYTES } from './body-guard.js';
 import { nodeMetrics, registerMetricsRoute, type ServiceMetrics } from './metrics.js';
 import { openStores } from './node-stores.js';
@@ -26,7 +26,7 @@ import { registerArchiveRoutes } from './routes/archives-routes.js';
 import { jobOf, type RouteContext } from './routes/context.js';
 import { registerDocs } from './routes/docs-routes.js';
 import { registerExchangePage } from './routes/exchange-page-routes.js';
-import { readiness, registerHealth } from './routes/health-routes.js';
+import { readiness, registerHealth, type Readiness } from './routes/health-routes.js';
 import { registerJobRoutes } from './routes/jobs-routes.js';
 import { registerLicenseRoutes } from './routes/licenses-routes.js';
 import { registerRecordRoutes } from './routes/record-routes.js';
@@ -109,6 +109,8 @@ declare module 'fastify' {
       role: NodeRole;
       memory: JobMemory | undefined;
       metrics: ServiceMetrics | undefined;
+      /** What /readyz and /readyz/api ask; the metrics listener answers /readyz from it too. */
+      readiness: Readiness;
     };
   }
 }
@@ -180,7 +182,8 @@ export async function buildServer(options: BuildServerOptions): Promise<FastifyI
     recordKeyFile: options.recordKeyFile ?? config().recordKeyFile,
   });
   const { jobs: store, tokens, worker } = stores;
-  app.decorate('signgate', { store, worker, tokens, apiPrefix, role, memory, metrics });
+  const ready = readiness({ store, dataDir: options.dataDir, config, signs: signing !== undefined });
+  app.decorate('signgate', { store, worker, tokens, apiPrefix, role, memory, metrics, readiness: ready });
   answerRequestIds(app);
   if (metrics) metrics.observeRequests(app);
   if (options.metrics === 'route') registerMetricsRoute(app, metrics!);
@@ -235,7 +238,7 @@ export async function buildServer(options: BuildServerOptions): Promise<FastifyI
   // in with the authorization-code flow and PKCE (the issuer's endpoints are read from its discovery document).
   const oauth = await docsOAuth(config().oidc, app.log);
   await registerDocs(app, apiPrefix, oauth);
-  registerHealth(app, { role, ready: readiness({ store, dataDir: options.dataDir, config, signs: signing !== undefined }) });
+  registerHealth(app, { role, ...ready, isOperator: operatorCheck({ config, now, tokens }) });
   registerExchangePage(app, apiPrefix, oauth?.signIn);
 
   // The API, one plugin a resource; the order they are registered in is the order of the OpenAPI document's paths.

@@ -3,7 +3,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { looksLikeJwt, OidcAuthenticator } from '../identity/oidc.js';
 import { bearerToken, tokenIdOf, type TokenKeeper } from '../identity/token-store.js';
-import { USER_ROLE, type ServerConfig } from '../server-config.js';
+import { OPERATOR_ROLE, USER_ROLE, type ServerConfig } from '../server-config.js';
 import { HttpProblem } from '../problem.js';
 
 export interface AuthenticationOptions {
@@ -58,4 +58,23 @@ export function authenticator(options: AuthenticationOptions): (request: Fastify
     request.principal = { organization, user: stored.user, tokenId: tokenIdOf(stored.hash) };
   };
   return authenticate;
+}
+
+/**
+ * Whether a request comes from the service's operator: a personal access token, known, neither revoked nor expired,
+ * of a user with the role Operator in its organization (for /readyz's details). Never throws: anything else is no.
+ */
+export function operatorCheck(options: Pick<AuthenticationOptions, 'config' | 'now' | 'tokens'>): (request: FastifyRequest) => Promise<boolean> {
+  const { config, now, tokens } = options;
+  return async (request) => {
+    const token = bearerToken(request.headers.authorization);
+    if (!token || looksLikeJwt(token)) return false;
+    try {
+      const stored = await tokens.find(token);
+      if (!stored || stored.revokedAt || Date.parse(stored.expiresAt) <= now().getTime()) return false;
+      return config().organizations.get(stored.organization)?.users.get(stored.user)?.includes(OPERATOR_ROLE) ?? false;
+    } catch {
+      return false;
+    }
+  };
 }

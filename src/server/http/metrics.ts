@@ -144,12 +144,31 @@ export function registerMetricsRoute(app: FastifyInstance, metrics: ServiceMetri
 
 /**
  * Serves GET /metrics on a listener of its own (`metrics.listen`: an internal address, or loopback for a scraper on
- * this machine); anything else is 404. Resolves once it listens, with its address.
+ * this machine), and GET /readyz as the operator sees it (`readyz`: the node's readiness with every detail, as only
+ * the operator reaches this listener); anything else is 404. Resolves once it listens, with its address.
  */
-export async function listenForMetrics(metrics: ServiceMetrics, host: string, port: number): Promise<{ url: string; server: Server }> {
+export async function listenForMetrics(
+  metrics: ServiceMetrics,
+  host: string,
+  port: number,
+  readyz?: () => Promise<{ status: number; body: Record<string, unknown> }>,
+): Promise<{ url: string; server: Server }> {
   const server = createServer((request, response) => {
-    if (request.method !== 'GET' || request.url?.split('?')[0] !== '/metrics') {
-      response.writeHead(404, { 'content-type': 'text/plain; charset=utf-8' }).end('Only GET /metrics is served here.\n');
+    const path = request.url?.split('?')[0];
+    if (request.method === 'GET' && path === '/readyz' && readyz) {
+      readyz().then(
+        ({ status, body }) =>
+          response
+            .writeHead(status, { 'content-type': status === 200 ? 'application/json; charset=utf-8' : 'application/problem+json' })
+            .end(JSON.stringify(body)),
+        () => response.writeHead(500, { 'content-type': 'text/plain; charset=utf-8' }).end('Readiness could not be read; see the log.\n'),
+      );
+      return;
+    }
+    if (request.method !== 'GET' || path !== '/metrics') {
+      response
+        .writeHead(404, { 'content-type': 'text/plain; charset=utf-8' })
+        .end(`Only GET /metrics${readyz ? ' and GET /readyz are' : ' is'} served here.\n`);
       return;
     }
     metrics.exposition().then(

@@ -6,6 +6,7 @@ import { isSignGateError, UsageError } from '../../../core/errors.js';
 import { maskSecrets, urlForMessage } from '../../../core/secrets.js';
 import { buildServer, DEFAULT_IDLE_TIMEOUT_MS, DEFAULT_REQUEST_TIMEOUT_MS } from '../../../server/http/app.js';
 import { listenForMetrics } from '../../../server/http/metrics.js';
+import { readyAnswer } from '../../../server/http/routes/health-routes.js';
 import { createServiceLog, isLogLevel, LOG_LEVELS, logCrashes, logProcessWarnings, type LogLevel, type ServiceLog } from '../../../server/service-log.js';
 import { paceGarbageCollectionForJobs } from '../../../runtime/heap.js';
 import { exposedFiles, exposedKeyPairs, watchServerConfigFile, type ServerConfig } from '../../../server/server-config.js';
@@ -129,7 +130,9 @@ async function serve(args: ServeArgs, log: ServiceLog, levelFromConfig: boolean)
     if (metrics?.apart) {
       const { host, port } = metrics.apart;
       const refused = (error: unknown) => refusedListen(error, host, port, '--metrics-listen', '--metrics-listen');
-      ({ url: metricsUrl, server: metricsServer } = await listenForMetrics(app.signgate.metrics!, host, port).catch(refused));
+      // The metrics listener is the operator's: its /readyz has every detail.
+      const readyz = () => readyAnswer({ ...app.signgate.readiness, role: args.role }, true, '/readyz', app.log);
+      ({ url: metricsUrl, server: metricsServer } = await listenForMetrics(app.signgate.metrics!, host, port, readyz).catch(refused));
     } else if (metrics) metricsUrl = `${address}/metrics`;
   } catch (error) {
     await app.close().catch(() => {});

@@ -3,7 +3,7 @@ import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import type { ArgumentsCamelCase, Argv, CommandModule } from 'yargs';
 import { UsageError } from '../../../core/errors.js';
-import { USER_ROLE, watchServerConfigFile } from '../../../server/server-config.js';
+import { OPERATOR_ROLE, USER_ROLE, watchServerConfigFile } from '../../../server/server-config.js';
 import { ExitCode, type ExitCodeValue } from '../../exit-codes.js';
 import { numberOption } from '../../options.js';
 import type { Io } from '../../output.js';
@@ -54,7 +54,9 @@ async function runTokenCreate(args: TokenCreateArgs, io: Io): Promise<ExitCodeVa
     const kept = `Its hash is in ${join(dataDir, 'tokens.json')}${newFolder ? ', a data folder made just now' : ''}`;
     io.err(`${kept}: the service knows the token when it runs with --data-dir ${commandWord(dataDir)}.`);
   }
-  if (!roles.includes(USER_ROLE)) io.err(`warning: ${args.user} does not hold the role ${USER_ROLE}; the token is refused until the role is granted.`);
+  if (roles.includes(OPERATOR_ROLE) && !roles.includes(USER_ROLE))
+    io.err(`note: ${args.user} holds the role ${OPERATOR_ROLE} and not ${USER_ROLE}: the token reads /readyz's details; the API refuses it.`);
+  else if (!roles.includes(USER_ROLE)) io.err(`warning: ${args.user} does not hold the role ${USER_ROLE}; the token is refused until the role is granted.`);
   return ExitCode.Ok;
 }
 
