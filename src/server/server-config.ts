@@ -296,8 +296,24 @@ function tokenKey(license: { keyPair: string; publicKey?: string }, baseDir: str
   }
 }
 
-/** Reads a config file; `current()` re-reads it when its modification time changes. */
-export function watchServerConfigFile(path: string): { current: () => ServerConfig } {
+/** What a watched configuration tells its owner: a new configuration taken, or a changed file refused. */
+export interface ConfigEvents {
+  /** A new configuration applies from now on; `changes` says what differs (configChanges), empty when nothing does. */
+  changed?(changes: readonly string[], config: ServerConfig): void;
+  /** The file changed but cannot be used (not JSON, not valid, a key that cannot be read): the last good one is kept. */
+  refused?(error: Error): void;
+}
+
+/** A configuration file read once and again when it changes. */
+export interface WatchedConfig {
+  /** The configuration now: the file is looked at (its modification time, size and inode) once per turn of the event loop. */
+  current(): ServerConfig;
+  /** Reads the file now, changed or not (SIGHUP): `changed` or `refused` says what came of it. */
+  reload(): void;
+}
+
+/** Reads a config file; `current()` re-reads it when it changes; `events` hears of each new or refused configuration. */
+export function watchServerConfigFile(path: string, events: ConfigEvents = {}): WatchedConfig {
   const absolute = resolve(path);
   if (!existsSync(absolute)) {
     throw new UsageError(
@@ -324,6 +340,22 @@ export function watchServerConfigFile(path: string): { current: () => ServerConf
   };
   let stamp = stampOf(); // before reading: a change while it is read is seen at the next call
   let config = load();
+  // The stamp of a file that was refused: not read again (nor reported again) until it changes once more.
+  let refusedStamp: string | undefined;
+  const take = (now: string) => {
+    try {
+      const next = load();
+      const changes = configChanges(config, next);
+      config = next;
+      stamp = now;
+      refusedStamp = undefined;
+      events.changed?.(changes, next);
+    } catch (error) {
+      // A file being rewritten or broken keeps the last good configuration.
+      refusedStamp = now;
+      events.refused?.(error as Error);
+    }
+  };
   // Looked at once per turn of the event loop: the calls of one request see one configuration, and a request after
   // an edit sees the edit.
   let looked = false;
@@ -332,18 +364,79 @@ export function watchServerConfigFile(path: string): { current: () => ServerConf
       if (looked) return config;
       looked = true;
       setImmediate(() => (looked = false));
+      let now: string;
       try {
-        const now = stampOf();
-        if (now !== stamp) {
-          config = load();
-          stamp = now;
-        }
+        now = stampOf();
       } catch {
-        // A file being rewritten or broken keeps the last good configuration.
+        return config; // the file is away for a moment (an editor's save): the last good one
       }
+      if (now !== stamp && now !== refusedStamp) take(now);
       return config;
     },
+    reload: () => {
+      let now: string;
+      try {
+        now = stampOf();
+      } catch (error) {
+        events.refused?.(error as Error);
+        return;
+      }
+      take(now);
+    },
   };
+}
+
+/** A list's change in words: what was added and what removed, or nothing. */
+function listChange(what: string, before: readonly string[], after: readonly string[]): string[] {
+  const added = after.filter((x) => !before.includes(x));
+  const removed = before.filter((x) => !after.includes(x));
+  return [...(added.length ? [`${what} added: ${added.join(', ')}`] : []), ...(removed.length ? [`${what} removed: ${removed.join(', ')}`] : [])];
+}
+
+/**
+ * What differs between two configurations, one line each, naming ids, roles, limits and public key tokens (never a
+ * secret or a path of a key): for the log line of a reload. Settings read only at start are said to wait for a restart.
+ */
+export function configChanges(before: ServerConfig, after: ServerConfig): string[] {
+  const changes: string[] = [];
+  const value = (name: string, a: unknown, b: unknown, restart = false) => {
+    if (JSON.stringify(a) !== JSON.stringify(b))
+      changes.push(
+        `${name}: ${JSON.stringify(a) ?? 'unset'} -> ${JSON.stringify(b) ?? 'unset'}${restart ? ' (read at start: applies at the next start)' : ''}`,
+      );
+  };
+  value('logLevel', before.logLevel, after.logLevel);
+  value('vendor', before.vendor, after.vendor);
+  value('vendorApi', before.vendorApi, after.vendorApi);
+  value('limits.maxUploadBytes', before.maxUploadBytes, after.maxUploadBytes);
+  value('limits.maxJobsPerOrganization', before.maxJobsPerOrganization, after.maxJobsPerOrganization);
+  value('limits.maxFilesPerJob', before.maxFilesPerJob, after.maxFilesPerJob);
+  value('limits.keyWaitSeconds', before.keyWaitSeconds, after.keyWaitSeconds);
+  value('rateLimits', before.rateLimits, after.rateLimits);
+  value('oidc.issuer', before.oidc?.issuer, after.oidc?.issuer);
+  value('serviceName', before.serviceName, after.serviceName, true);
+  value('signingWorkers', before.signingWorkers, after.signingWorkers, true);
+  value('metrics', before.metrics, after.metrics, true);
+  if (before.recordKeyFile !== after.recordKeyFile) changes.push('recordKey changed (read at start: applies at the next start)');
+  changes.push(...listChange('organizations', [...before.organizations.keys()], [...after.organizations.keys()]));
+  for (const [id, org] of after.organizations) {
+    const old = before.organizations.get(id);
+    if (!old) continue;
+    const options = (o: Organization) => o.licenses.map((l) => String(l.optionId));
+    changes.push(...listChange(`${id}: options`, options(old), options(org)));
+    for (const license of org.licenses) {
+      const was = old.licenses.find((l) => l.optionId === license.optionId);
+      if (was && (was.token !== license.token || was.keyLocation !== license.keyLocation))
+        changes.push(`${id}: option ${license.optionId}'s key: public key token ${was.token} -> ${license.token}`);
+    }
+    changes.push(...listChange(`${id}: users`, [...old.users.keys()], [...org.users.keys()]));
+    for (const [user, roles] of org.users) {
+      const had = old.users.get(user);
+      if (had && JSON.stringify([...had].sort()) !== JSON.stringify([...roles].sort()))
+        changes.push(`${id}: ${user}'s roles: ${had.length ? had.join(', ') : 'none'} -> ${roles.length ? roles.join(', ') : 'none'}`);
+    }
+  }
+  return changes;
 }
 
 /**

@@ -16,8 +16,9 @@ if (process.env.CI && !hasAnalyze) throw new Error('CI is set but systemd-analyz
 function verify(text: string, withExecutable = true): { status: number | null; output: string } {
   const root = mkdtempSync(join(tmpdir(), 'signgate-systemd-'));
   cpSync('/usr/lib/systemd/system', join(root, 'usr/lib/systemd/system'), { recursive: true });
-  const executable = /^ExecStart=(\S+)/m.exec(text)![1]!;
-  if (withExecutable) {
+  // ExecStart's executable (signgate), and the system's own that other Exec lines name (ExecReload's /bin/kill).
+  const executables = [...text.matchAll(/^Exec\w+=(\S+)/gm)].map((m) => m[1]!).filter((e, i) => withExecutable || i > 0);
+  for (const executable of executables) {
     mkdirSync(join(root, executable, '..'), { recursive: true });
     writeFileSync(join(root, executable), '#!/bin/sh\nexit 0\n');
     chmodSync(join(root, executable), 0o755);
@@ -42,7 +43,7 @@ describe.runIf(hasAnalyze || process.env.CI)('deploy/signgate.service', () => {
     expect(missing.output).toContain('Command /usr/local/bin/signgate is not executable');
   });
 
-  test('ExecStart names only options serve has, and the stop is the graceful one (SIGTERM) with time to drain', () => {
+  test('ExecStart names only options serve has, the stop is the graceful one (SIGTERM) with time to drain, a reload is SIGHUP', () => {
     const exec = /^ExecStart=\S+ (.*)$/m.exec(text)![1]!.split(/\s+/);
     expect(exec[0]).toBe('serve');
     const help = runCli(['serve', '--help']).stdout;
@@ -50,6 +51,8 @@ describe.runIf(hasAnalyze || process.env.CI)('deploy/signgate.service', () => {
     expect(text).toMatch(/^KillSignal=SIGTERM$/m);
     expect(Number(/^TimeoutStopSec=(\d+)$/m.exec(text)![1])).toBeGreaterThanOrEqual(30);
     expect(text).toMatch(/^ReadWritePaths=\/var\/lib\/signgate$/m);
+    // systemctl reload: the signal that reads server.json again (test/server/reload.test.ts).
+    expect(text).toMatch(/^ExecReload=\/bin\/kill -HUP \$MAINPID$/m);
   });
 });
 

@@ -80,13 +80,37 @@ function warnExposed(log: ServiceLog, field: 'keyPair' | 'recordKey', what: stri
     );
 }
 
-/** Starts the service and resolves once it stopped (SIGTERM, SIGINT); `levelFromConfig`: server.json's logLevel applies. */
+/** The signals that stop the service gracefully (SIGBREAK: Ctrl+Break on Windows); SIGHUP reloads, on POSIX. */
+const STOP_SIGNALS = ['SIGTERM', 'SIGINT', 'SIGQUIT', ...(process.platform === 'win32' ? ['SIGBREAK' as const] : [])] as const;
+/** How often server.json is looked at when no request comes. */
+const CONFIG_POLL_MS = 2000;
+
+/** Starts the service and resolves once it stopped (SIGTERM, SIGINT, SIGQUIT); `levelFromConfig`: server.json's logLevel applies. */
 async function serve(args: ServeArgs, log: ServiceLog, levelFromConfig: boolean): Promise<ExitCodeValue> {
   // Whatever the service writes (uploads, signed files, job records, temporary files) is its user's alone.
   process.umask(0o077);
   // Fewer full garbage collections while jobs' buffers pass through (src/runtime/heap.ts).
   paceGarbageCollectionForJobs();
-  const watched = watchServerConfigFile(args.config);
+  // server.json is read again when it changes (looked at by every request and every 2 s) and at SIGHUP: a valid new
+  // configuration applies at once and its changes are logged; a broken one is refused and the last good one kept.
+  const configFile = resolve(args.config);
+  const watched = watchServerConfigFile(args.config, {
+    changed: (changes, config) => {
+      const kept =
+        !levelFromConfig && changes.some((c) => c.startsWith('logLevel:')) ? ` (logLevel stays ${log.level}: --log-level or SIGNGATE_LOG_LEVEL wins)` : '';
+      const say = () => log.info({ config: configFile, changes }, `configuration reloaded: ${changes.length ? changes.join('; ') : 'nothing changed'}${kept}`);
+      // Said at the level that lets it through: before a level above info applies, after one at or below it.
+      const quieter = levelFromConfig && log.levels.values[config.logLevel ?? 'info']! > log.levels.values.info!;
+      if (quieter) say();
+      if (levelFromConfig) log.level = config.logLevel ?? 'info';
+      if (!quieter) say();
+    },
+    refused: (error) =>
+      log.error(
+        { config: configFile, code: isSignGateError(error) ? error.code : 'SG_ERR_CONFIG' },
+        `configuration refused, the last good one is kept: ${maskSecrets(error.message)}`,
+      ),
+  });
   if (levelFromConfig) log.level = watched.current().logLevel ?? 'info';
   warnExposed(log, 'keyPair', 'the key pair', exposedKeyPairs(watched.current()), 'sign as the vendor');
   // The record key the service signs checkpoints with: --record-key, else "recordKey", else the data directory's.
@@ -160,8 +184,12 @@ async function serve(args: ServeArgs, log: ServiceLog, levelFromConfig: boolean)
       metricsServer?.closeAllConnections();
       void app.close().then(() => done(signal));
     };
-    process.once('SIGTERM', () => stop('SIGTERM'));
-    process.once('SIGINT', () => stop('SIGINT'));
+    for (const name of STOP_SIGNALS) process.once(name, () => stop(name));
+    // SIGHUP reads server.json again (POSIX); on Windows it means the console was closed: a graceful stop.
+    if (process.platform === 'win32') process.once('SIGHUP', () => stop('SIGHUP'));
+    else process.on('SIGHUP', () => watched.reload());
+    // A node nobody sends requests to sees an edit too, and says so (the file's equivalent of SIGHUP on Windows).
+    setInterval(() => watched.current(), CONFIG_POLL_MS).unref();
   });
   log.info({ signal }, 'signgate serve stopped');
   return ExitCode.Ok;
