@@ -78,6 +78,7 @@ export const ErrorCodes = {
   // Command line and configuration
   SG_ERR_USAGE: 'The command line is not valid.',
   SG_ERR_CONFIG: 'The configuration file is not valid.',
+  SG_ERR_SCHEMA_NEWER: "The service's database is on a schema newer than this release knows, and its newer migrations do not let this release run on it.",
   SG_ERR_NO_INPUT: 'No input file matched, or the inputs hold no .dll or .exe file (an empty folder).',
   SG_ERR_INTERNAL: 'An unexpected internal error.',
 } as const;

@@ -12,6 +12,7 @@ import type { ServerConfig } from '../server-config.js';
 import { narrowDirSync } from '../storage/fs-atomic.js';
 import { JobStore } from '../storage/job-store.js';
 import { DEFAULT_LEASE_MS, describeDatabase, openDatabase } from '../storage/open-stores.js';
+import { SCHEMA_VERSION } from '../storage/postgres/migrations.js';
 import { agreeOnRecordKey } from '../storage/postgres/pg-record-key.js';
 import { PgJobStore } from '../storage/postgres/pg-store.js';
 import { dataDirRecordKeyPath, loadRecordKey, readRecordKeyFile, type RecordKey } from '../storage/record-key.js';
@@ -84,7 +85,12 @@ export async function openStores(options: StoreOptions): Promise<Stores> {
       close: async () => {},
     };
   }
-  const pool = await openDatabase(options.database);
+  const pool = await openDatabase(options.database, (version) =>
+    options.log.warn(
+      { schema: version, known: SCHEMA_VERSION },
+      `the database is on schema ${version}, newer than this release's ${SCHEMA_VERSION}; its newer migrations let this release run on it (side by side, docs/deploy.md#side-by-side-and-rolling-back): upgrade this node soon`,
+    ),
+  );
   let recordKey: RecordKey | undefined;
   try {
     if (role !== 'worker')

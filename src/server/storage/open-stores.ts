@@ -2,7 +2,7 @@
 // the database. The stores, tokens and worker of a whole node are opened above, in http/node-stores.ts.
 import pg from 'pg';
 import { UsageError } from '../../core/errors.js';
-import { migrate } from './postgres/migrations.js';
+import { migrate, SchemaTooNew } from './postgres/migrations.js';
 import type { SignatureRecordReader } from './store.js';
 import { FileSignatureRecord } from './record-file.js';
 import { PgSignatureRecord } from './postgres/pg-record.js';
@@ -22,16 +22,22 @@ export function describeDatabase(url: string): string {
   }
 }
 
-/** A pool on the database with the schema migrated; a clear error when it cannot be reached. */
-export async function openDatabase(database: string): Promise<pg.Pool> {
+/**
+ * A pool on the database with the schema migrated; a clear error when it cannot be reached. `newerSchema` hears of a
+ * database on a newer schema that this release may still run on (side by side); one it may not run on is refused.
+ * @throws SchemaTooNew (SG_ERR_SCHEMA_NEWER) for a newer schema that does not let this release run on it
+ */
+export async function openDatabase(database: string, newerSchema: (version: number) => void = () => {}): Promise<pg.Pool> {
   if (!/^postgres(ql)?:\/\//.test(database))
     throw new UsageError(`--database ${describeDatabase(database)} is not a PostgreSQL connection string`, 'Pass postgres://user:password@host:5432/database.');
   const pool = new pg.Pool({ connectionString: database, max: 10 });
   pool.on('error', () => {}); // an idle client's lost connection: the next query opens another
   try {
-    await migrate(pool);
+    const outcome = await migrate(pool);
+    if (outcome.newerSchema !== undefined) newerSchema(outcome.newerSchema);
   } catch (error) {
     await pool.end().catch(() => {});
+    if (error instanceof SchemaTooNew) throw error;
     throw new UsageError(
       `cannot use the database ${describeDatabase(database)}: ${(error as Error).message}`,
       'Check --database (or SIGNGATE_DATABASE_URL): the server must run and the role must be allowed to create tables.',

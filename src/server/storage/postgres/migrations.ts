@@ -2,16 +2,24 @@
 // lacks when it starts, under an advisory lock so that nodes starting together apply each exactly once.
 // Never edit a released migration: add the next number.
 import type { Pool } from 'pg';
+import { UsageError } from '../../../core/errors.js';
 
 export interface Migration {
   readonly version: number;
   readonly name: string;
   readonly sql: string;
+  /**
+   * The oldest schema version whose nodes may still run on a database with this migration (side by side during a
+   * rolling upgrade, or after a rollback): a migration that only adds what older nodes ignore keeps the previous
+   * migration's; one that changes what they read sets its own version. Recorded in signgate_migrations.oldest_reader.
+   */
+  readonly oldestReader: number;
 }
 
 export const MIGRATIONS: readonly Migration[] = [
   {
     version: 1,
+    oldestReader: 1,
     name: 'jobs, organizations, tokens',
     sql: `
       -- One row per organization that ever uploaded: locked while a job slot is reserved, so that the job
@@ -52,6 +60,7 @@ export const MIGRATIONS: readonly Migration[] = [
   },
   {
     version: 2,
+    oldestReader: 2,
     name: 'file count beside the files, for lists',
     // GET /assemblies reads it instead of opening every job's files document (9,999 jobs: 250 ms -> see bench).
     sql: `
@@ -61,6 +70,7 @@ export const MIGRATIONS: readonly Migration[] = [
   },
   {
     version: 3,
+    oldestReader: 3,
     name: 'the Idempotency-Key of an upload',
     // A client that lost the answer to its upload sends it again with the same key and gets the same job.
     sql: `
@@ -70,6 +80,7 @@ export const MIGRATIONS: readonly Migration[] = [
   },
   {
     version: 4,
+    oldestReader: 4,
     name: 'the signature record; who uploaded a job, and the keys it was accepted with',
     // An entry per file signed and returned, chained by hash (pg-record.ts); the head's one row is what appends lock.
     sql: `
@@ -101,6 +112,7 @@ export const MIGRATIONS: readonly Migration[] = [
   },
   {
     version: 5,
+    oldestReader: 4,
     name: "the deployment's record key",
     // The public half of the key every node signs checkpoints with, recorded by the first node (pg-record-key.ts).
     sql: `
@@ -114,6 +126,7 @@ export const MIGRATIONS: readonly Migration[] = [
   },
   {
     version: 6,
+    oldestReader: 4,
     name: 'a job that waits for its signing key',
     // Since when, and for which options (organization/optionId): key-wait.ts; jobs/pg-queue-worker.ts leaves such a
     // job to workers that can use the key.
@@ -126,22 +139,69 @@ export const MIGRATIONS: readonly Migration[] = [
 /** An arbitrary constant: the advisory lock every node takes while it migrates. */
 const MIGRATION_LOCK = 0x5167_6174;
 
-/** Applies the migrations the database lacks; resolves to the versions applied now. */
-export async function migrate(pool: Pool): Promise<number[]> {
+/** The schema version this release knows: its last migration. */
+export const SCHEMA_VERSION = MIGRATIONS[MIGRATIONS.length - 1]!.version;
+
+/** A database on a schema this release cannot run on: newer migrations that do not let it read. */
+export class SchemaTooNew extends UsageError {
+  constructor(databaseVersion: number, blocking: readonly { version: number; name: string; oldestReader: number | null }[]) {
+    const named = blocking.map(
+      (m) =>
+        `${m.version} ("${m.name}", ${m.oldestReader === null ? 'which does not say which releases may read it' : `readable from schema ${m.oldestReader} on`})`,
+    );
+    super(
+      `the database is on schema ${databaseVersion}, newer than this release's ${SCHEMA_VERSION}, and migration${blocking.length > 1 ? 's' : ''} ${named.join(', ')} do${blocking.length > 1 ? '' : 'es'} not let a node of schema ${SCHEMA_VERSION} run on it`,
+      `Start this node with the release the other nodes run, or a newer one; docs/deploy.md#side-by-side-and-rolling-back says which releases may share a database.`,
+      'SG_ERR_SCHEMA_NEWER',
+    );
+  }
+}
+
+/** What a node starting on a database newer than it knows should say: nothing, or a warning line (it may run). */
+export interface MigrationOutcome {
+  /** The versions applied now. */
+  readonly applied: number[];
+  /** The database's schema, when newer than this release's (and readable by it): for a warning at start. */
+  readonly newerSchema?: number;
+}
+
+/**
+ * Applies the migrations the database lacks; refuses a database on a schema newer than this release's unless each
+ * newer migration says nodes of this schema may still run on it (`oldest_reader`).
+ * @throws SchemaTooNew naming both versions and the migrations that stand in the way
+ */
+export async function migrate(pool: Pool): Promise<MigrationOutcome> {
   const client = await pool.connect();
   try {
     await client.query('SELECT pg_advisory_lock($1)', [MIGRATION_LOCK]);
     await client.query(
       'CREATE TABLE IF NOT EXISTS signgate_migrations (version integer PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())',
     );
-    const done = new Set((await client.query<{ version: number }>('SELECT version FROM signgate_migrations')).rows.map((r) => r.version));
+    // Added by this release, for every later one: which schemas may still run on a database with each migration.
+    // Rows written before it (or by a release that does not fill it in) leave it null, read as "not said": refused.
+    await client.query('ALTER TABLE signgate_migrations ADD COLUMN IF NOT EXISTS oldest_reader integer');
+    for (const m of MIGRATIONS)
+      await client.query('UPDATE signgate_migrations SET oldest_reader = $2 WHERE version = $1 AND oldest_reader IS NULL', [m.version, m.oldestReader]);
+    const rows = (
+      await client.query<{ version: number; name: string; oldest_reader: number | null }>(
+        'SELECT version, name, oldest_reader FROM signgate_migrations ORDER BY version',
+      )
+    ).rows;
+    const newer = rows.filter((r) => r.version > SCHEMA_VERSION);
+    const blocking = newer.filter((r) => r.oldest_reader === null || r.oldest_reader > SCHEMA_VERSION);
+    if (blocking.length)
+      throw new SchemaTooNew(
+        newer[newer.length - 1]!.version,
+        blocking.map((r) => ({ version: r.version, name: r.name, oldestReader: r.oldest_reader })),
+      );
+    const done = new Set(rows.map((r) => r.version));
     const applied: number[] = [];
     for (const m of MIGRATIONS) {
       if (done.has(m.version)) continue;
       await client.query('BEGIN');
       try {
         await client.query(m.sql);
-        await client.query('INSERT INTO signgate_migrations (version, name) VALUES ($1, $2)', [m.version, m.name]);
+        await client.query('INSERT INTO signgate_migrations (version, name, oldest_reader) VALUES ($1, $2, $3)', [m.version, m.name, m.oldestReader]);
         await client.query('COMMIT');
       } catch (error) {
         await client.query('ROLLBACK');
@@ -149,7 +209,7 @@ export async function migrate(pool: Pool): Promise<number[]> {
       }
       applied.push(m.version);
     }
-    return applied;
+    return { applied, ...(newer.length ? { newerSchema: newer[newer.length - 1]!.version } : {}) };
   } finally {
     await client.query('SELECT pg_advisory_unlock($1)', [MIGRATION_LOCK]).catch(() => {});
     client.release();
