@@ -2,7 +2,9 @@
 // line), from `signgate serve`'s first line to its last: the start, warnings, requests, jobs, a refused start, a
 // crash, and Node's own process warnings. The level is the operator's (trace … fatal, or silent). Tokens, cookies
 // and a URL's query never reach it.
+import { format } from 'node:util';
 import pino, { type Logger, type LoggerOptions } from 'pino';
+import { maskSecrets } from '../core/secrets.js';
 
 /** pino's levels, from the most to the least said; `silent` writes nothing. */
 export const LOG_LEVELS = ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'] as const;
@@ -66,6 +68,24 @@ export function logProcessWarnings(log: ServiceLog): void {
     if (warning.name === 'DeprecationWarning' && process.noDeprecation) return;
     log.warn({ warning: { name: warning.name, code: (warning as NodeJS.ErrnoException).code } }, warning.message);
   });
+}
+
+/**
+ * What a library writes with `console` (the AWS SDK's socket and timeout notices during an object storage outage,
+ * for one) as log lines of the same level with `"source": "console"`, instead of plain text on standard output or
+ * error: every line the process writes is one JSON object. Secrets the text may hold are masked.
+ */
+export function logConsole(log: ServiceLog): void {
+  const to =
+    (level: 'debug' | 'info' | 'warn' | 'error') =>
+    (...args: unknown[]) =>
+      log[level]({ source: 'console' }, maskSecrets(format(...args)));
+  console.debug = to('debug');
+  console.trace = to('debug');
+  console.log = to('info');
+  console.info = to('info');
+  console.warn = to('warn');
+  console.error = to('error');
 }
 
 /**

@@ -3,7 +3,7 @@
 // speaks the S3 REST protocol the AWS SDK uses and checks SigV4 signatures; it has no IAM policies,
 // multipart-upload limits, versioning, object locks or server-side encryption (docs/deploy.md).
 import { existsSync, mkdtempSync, readdirSync, writeFileSync } from 'node:fs';
-import { request } from 'node:http';
+import { createServer, request } from 'node:http';
 import { tmpdir } from 'node:os';
 import pg from 'pg';
 import { join } from 'node:path';
@@ -218,6 +218,62 @@ describe.skipIf(!requireDatabase())('object storage (s3rver) for job files', () 
       process.env.AWS_SECRET_ACCESS_KEY = saved.secret;
       if (saved.id === undefined) delete process.env.AWS_ACCESS_KEY_ID;
       if (saved.secret === undefined) delete process.env.AWS_SECRET_ACCESS_KEY;
+    }
+  });
+
+  test('object storage away: an upload is a 503, and every line the node writes is JSON, what a library writes with console too', async () => {
+    // A port nobody listens on: the outage. A library's console.warn (as the AWS SDK's notices are) comes from a
+    // preload script, multi-line, with a token-shaped string in it.
+    const closed = await new Promise<number>((done) => {
+      const probe = createServer().listen(0, '127.0.0.1', () => {
+        const { port } = probe.address() as { port: number };
+        probe.close(() => done(port));
+      });
+    });
+    const preload = join(mkdtempSync(join(tmpdir(), 'signgate-console-')), 'console.cjs');
+    const secret = `sgt_${'a1'.repeat(20)}`;
+    writeFileSync(preload, `setTimeout(() => console.warn('a library notice\\nits second line', ${JSON.stringify(secret)}), 500);\n`);
+    const blobStore = `s3://signgate/away?endpoint=${encodeURIComponent(`http://127.0.0.1:${closed}`)}`;
+    const config = sandboxConfigCopy();
+    const node = await startServiceProcess(
+      [
+        '--config',
+        config,
+        '--data-dir',
+        mkdtempSync(join(tmpdir(), 'signgate-s3-away-')),
+        '--role',
+        'api',
+        '--blob-store',
+        blobStore,
+        '--record-key',
+        join(apiDir, 'record-key.pem'),
+      ],
+      {
+        ...env,
+        NODE_OPTIONS: `--require ${preload}`,
+      },
+    );
+    try {
+      const upload = await fetch(`${node.baseUrl}/assemblies`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${token}` },
+        body: uploadForm([{ name: 'FindingAddin.dll', bytes: addin }]),
+      });
+      expect(upload.status).toBe(503);
+      await waitUntil(
+        'the library notice in the log',
+        () => node.stdout().includes('a library notice'),
+        () => node.stdout(),
+      );
+      expect(node.stderr()).toBe('');
+      const lines = node.stdout().split('\n').filter(Boolean);
+      for (const line of lines) expect(() => JSON.parse(line), line).not.toThrow();
+      const notice = lines.map((l) => JSON.parse(l) as { level: number; source?: string; msg: string }).find((l) => l.msg.includes('a library notice'))!;
+      expect(notice).toMatchObject({ level: 40, source: 'console' });
+      expect(notice.msg).toContain('its second line');
+      expect(node.stdout()).not.toContain(secret);
+    } finally {
+      await stopServiceProcess(node);
     }
   });
 

@@ -200,6 +200,19 @@ export async function buildServer(options: BuildServerOptions): Promise<FastifyI
   });
 
   app.setErrorHandler(async (error, request, reply) => {
+    // A client that went away (a cancelled upload, a dropped connection) is not a fault of the service's storage,
+    // though its reads fail as an outage's do (ECONNRESET): one info line, and an answer nobody reads.
+    if (request.raw.readableAborted || request.raw.socket?.destroyed) {
+      request.log.info(
+        { err: { message: (error as Error).message, code: (error as { code?: string }).code } },
+        'the client went away before its request was read whole; nothing of it was kept',
+      );
+      return reply
+        .status(400)
+        .header('connection', 'close')
+        .type('application/problem+json')
+        .send(problem(400, 'Bad Request', 'The request ended before its body did; nothing of it was kept.', request.url));
+    }
     const { status, body } = errorResponse(error, request.url);
     if (status >= 500) {
       const what =

@@ -7,7 +7,16 @@ import { maskSecrets, urlForMessage } from '../../../core/secrets.js';
 import { buildServer, DEFAULT_IDLE_TIMEOUT_MS, DEFAULT_REQUEST_TIMEOUT_MS } from '../../../server/http/app.js';
 import { listenForMetrics } from '../../../server/http/metrics.js';
 import { readyAnswer } from '../../../server/http/routes/health-routes.js';
-import { createServiceLog, isLogLevel, LOG_LEVELS, logCrashes, logProcessWarnings, type LogLevel, type ServiceLog } from '../../../server/service-log.js';
+import {
+  createServiceLog,
+  isLogLevel,
+  LOG_LEVELS,
+  logConsole,
+  logCrashes,
+  logProcessWarnings,
+  type LogLevel,
+  type ServiceLog,
+} from '../../../server/service-log.js';
 import { paceGarbageCollectionForJobs } from '../../../runtime/heap.js';
 import { exposedFiles, exposedKeyPairs, watchServerConfigFile, type ServerConfig } from '../../../server/server-config.js';
 import { dataDirRecordKeyPath } from '../../../server/storage/record-key.js';
@@ -56,6 +65,7 @@ async function runServe(args: ServeArgs): Promise<ExitCodeValue> {
   const fromEnvironment = process.env.SIGNGATE_LOG_LEVEL || undefined;
   const log = createServiceLog(args.logLevel ?? (isLogLevel(fromEnvironment) ? fromEnvironment : 'info'));
   logProcessWarnings(log);
+  logConsole(log);
   logCrashes(log);
   try {
     if (args.logLevel === undefined && fromEnvironment !== undefined && !isLogLevel(fromEnvironment)) {
