@@ -67,7 +67,7 @@ export interface ServerConfigFile {
   recordKey?: string;
   logLevel?: LogLevel;
   metrics?: { enabled: boolean; listen?: string };
-  limits?: { maxUploadBytes?: number; maxJobsPerOrganization?: number; maxFilesPerJob?: number; keyWaitSeconds?: number };
+  limits?: { maxUploadBytes?: number; maxJobsPerOrganization?: number; maxFilesPerJob?: number; keyWaitSeconds?: number; jobRetention?: string };
   rateLimits?: { perToken?: RateLimit | false; perAddress?: RateLimit | false; loopback?: boolean };
   oidc?: {
     issuer: string;
@@ -128,6 +128,8 @@ export interface ServerConfig {
   readonly maxFilesPerJob: number;
   /** How long a job waits for a signing key no worker can use before its files end Error (limits.keyWaitSeconds). */
   readonly keyWaitSeconds: number;
+  /** Finished jobs older than this many milliseconds are deleted (limits.jobRetention); undefined: kept. */
+  readonly jobRetentionMs: number | undefined;
   /** Requests per token and per address (rate-limit.ts); the defaults leave loopback clients unlimited. */
   readonly rateLimits: RateLimitSettings;
   /** Signing threads (read at start); undefined: one per core. */
@@ -151,6 +153,23 @@ export const DEFAULT_MAX_JOBS = 9999;
 export const DEFAULT_MAX_FILES = 1000;
 /** A job waits this long for a signing key no worker can use (a token away, a wrong PIN) before its files end Error. */
 export const DEFAULT_KEY_WAIT_S = 600;
+const UNIT_MS = { s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 } as const;
+
+/**
+ * A duration as the configuration and `serve jobs prune --older-than` write it: a whole number and one unit, s, m,
+ * h or d (30d, 12h, 90m, 45s); undefined for anything else.
+ */
+export function durationMs(text: string): number | undefined {
+  const m = /^([1-9][0-9]{0,8})([smhd])$/.exec(text.trim());
+  return m ? Number(m[1]) * UNIT_MS[m[2] as keyof typeof UNIT_MS] : undefined;
+}
+
+/** A duration in the largest unit that writes it whole (2592000000 -> 30d). */
+export function durationText(ms: number): string {
+  for (const unit of ['d', 'h', 'm'] as const) if (ms % UNIT_MS[unit] === 0) return `${ms / UNIT_MS[unit]}${unit}`;
+  return `${Math.round(ms / 1000)}s`;
+}
+
 /** The role a user needs for every request. */
 export const USER_ROLE = 'User';
 /** The role whose personal access token reads /readyz's details (organizations, options, PIN counters, waiting jobs). */
@@ -204,6 +223,7 @@ export function parseServerConfig(raw: unknown, baseDir: string, shownAs = 'serv
     maxJobsPerOrganization: raw.limits?.maxJobsPerOrganization ?? DEFAULT_MAX_JOBS,
     maxFilesPerJob: raw.limits?.maxFilesPerJob ?? DEFAULT_MAX_FILES,
     keyWaitSeconds: raw.limits?.keyWaitSeconds ?? DEFAULT_KEY_WAIT_S,
+    jobRetentionMs: raw.limits?.jobRetention === undefined ? undefined : durationMs(raw.limits.jobRetention),
     rateLimits: {
       perToken: raw.rateLimits?.perToken === false ? null : (raw.rateLimits?.perToken ?? DEFAULT_RATE_LIMITS.perToken),
       perAddress: raw.rateLimits?.perAddress === false ? null : (raw.rateLimits?.perAddress ?? DEFAULT_RATE_LIMITS.perAddress),
@@ -412,6 +432,7 @@ export function configChanges(before: ServerConfig, after: ServerConfig): string
   value('limits.maxJobsPerOrganization', before.maxJobsPerOrganization, after.maxJobsPerOrganization);
   value('limits.maxFilesPerJob', before.maxFilesPerJob, after.maxFilesPerJob);
   value('limits.keyWaitSeconds', before.keyWaitSeconds, after.keyWaitSeconds);
+  value('limits.jobRetention', before.jobRetentionMs && durationText(before.jobRetentionMs), after.jobRetentionMs && durationText(after.jobRetentionMs));
   value('rateLimits', before.rateLimits, after.rateLimits);
   value('oidc.issuer', before.oidc?.issuer, after.oidc?.issuer);
   value('serviceName', before.serviceName, after.serviceName, true);

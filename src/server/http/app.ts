@@ -9,6 +9,7 @@ import type { TokenKeeper } from '../identity/token-store.js';
 import { DEFAULT_JOB_MEMORY_BYTES, JobMemory } from '../jobs/job-memory.js';
 import { signingOptions } from '../jobs/signing-pool.js';
 import { logPkcs11Event } from '../jobs/signing-worker.js';
+import { startRetention } from '../jobs/retention.js';
 import type { JobWorker, NodeRole } from '../jobs/job-worker.js';
 import { problem } from '../problem.js';
 import { DEFAULT_SERVICE_NAME, type Organization, type RateLimitSettings, type ServerConfig } from '../server-config.js';
@@ -192,7 +193,10 @@ export async function buildServer(options: BuildServerOptions): Promise<FastifyI
   // The record as a Merkle log: checkpoints signed with the deployment's record key (openStores agrees on it).
   // A worker node serves no API and signs no checkpoint: it has no record key (stores.recordKey is undefined).
   const recordLog = stores.recordKey ? new RecordLog(store.signatures, stores.recordKey) : undefined;
+  // Finished jobs past limits.jobRetention go, swept by the nodes that serve the API (retention.ts).
+  const stopRetention = role === 'worker' ? undefined : startRetention(store, config, app.log, memory);
   app.addHook('onClose', async () => {
+    await stopRetention?.();
     stopPkcs11Log?.();
     await worker.stop();
     await stores.close();

@@ -7,7 +7,7 @@ import { access, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { constants } from 'node:fs';
 import { join } from 'node:path';
 import { mkdirPrivate, mkdirPrivateSync, PRIVATE_FILE, writeFileAtomic } from './fs-atomic.js';
-import { DEFAULT_RESULT_FILE, IDEMPOTENCY_WINDOW_MS, type JobRecord, type JobStateStore, type JobSummary, type PendingJob } from './store.js';
+import { DEFAULT_RESULT_FILE, IDEMPOTENCY_WINDOW_MS, type JobOverview, type JobRecord, type JobStateStore, type JobSummary, type PendingJob } from './store.js';
 import type { SignatureEvent } from '../../record/signature-record.js';
 import { FileSignatureRecord } from './record-file.js';
 import { createReadStream } from 'node:fs';
@@ -39,6 +39,16 @@ const summaryOf = (r: JobRecord): JobSummary => ({
   createdAt: r.createdAt,
   processingFinished: r.processingFinished,
   fileCount: r.assemblies.length,
+});
+/** Whether a job finished before `before` (finishedAt; createdAt for a job finished by an older version). */
+export const finishedBy = (r: JobRecord, before: Date): boolean => r.processingFinished && Date.parse(r.finishedAt ?? r.createdAt) < before.getTime();
+export const overviewOf = (r: JobRecord): JobOverview => ({
+  organization: r.organization,
+  id: r.id,
+  createdAt: r.createdAt,
+  finishedAt: r.processingFinished ? (r.finishedAt ?? r.createdAt) : null,
+  fileCount: r.assemblies.length,
+  comment: r.comment,
 });
 const byCreation = (a: JobSummary, b: JobSummary) => (a.createdAt < b.createdAt ? -1 : a.createdAt > b.createdAt ? 1 : a.id < b.id ? -1 : 1);
 
@@ -244,6 +254,7 @@ export class JobStore implements JobStateStore {
    */
   async save(record: JobRecord, signatures?: readonly SignatureEvent[]): Promise<void> {
     const key = jobKey(record.organization, record.id);
+    if (record.processingFinished && !record.finishedAt) record.finishedAt = new Date().toISOString();
     if (signatures?.length) {
       const already = this.recorded.get(key);
       const fresh = already ? signatures.filter((s) => !already.has(s.file)) : signatures;
@@ -294,6 +305,17 @@ export class JobStore implements JobStateStore {
     return all.slice(offset, page.limit === undefined ? undefined : offset + page.limit);
   }
 
+  async overview(organization?: string): Promise<JobOverview[]> {
+    const out: JobOverview[] = [];
+    for (const org of organization === undefined ? readdirSync(this.jobsDir) : [organization]) {
+      for (const id of this.jobIds(org)) {
+        const r = await this.get(org, id);
+        if (r) out.push(overviewOf(r));
+      }
+    }
+    return out.sort((a, b) => (a.createdAt < b.createdAt ? -1 : a.createdAt > b.createdAt ? 1 : a.id < b.id ? -1 : 1));
+  }
+
   /** Every job that had not finished processing (to resume after a restart). */
   async unfinished(): Promise<JobRecord[]> {
     const out: JobRecord[] = [];
@@ -316,12 +338,14 @@ export class JobStore implements JobStateStore {
    * Removes the job and every byte stored for it; false when there is no such job. Of concurrent deletes of
    * one job exactly one returns true: the others find it being deleted, or already renamed away.
    */
-  async delete(organization: string, id: string): Promise<boolean> {
+  async delete(organization: string, id: string, finishedBefore?: Date): Promise<boolean> {
     const key = `${organization}/${id}`;
     if (this.deleting.has(key)) return false;
     this.deleting.add(key);
     try {
-      if (!(await this.get(organization, id))) return false;
+      const record = await this.get(organization, id);
+      if (!record) return false;
+      if (finishedBefore && !finishedBy(record, finishedBefore)) return false;
       const trash = await moveToTrash(this.tmpDir, this.jobDir(organization, id), id);
       this.records.delete(key);
       if (!trash) return false;

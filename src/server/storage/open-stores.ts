@@ -3,7 +3,10 @@
 import pg from 'pg';
 import { UsageError } from '../../core/errors.js';
 import { migrate, SchemaTooNew } from './postgres/migrations.js';
-import type { SignatureRecordReader } from './store.js';
+import type { FastifyBaseLogger } from 'fastify';
+import type { JobStateStore, SignatureRecordReader } from './store.js';
+import { JobStore } from './job-store.js';
+import { PgJobStore } from './postgres/pg-store.js';
 import { FileSignatureRecord } from './record-file.js';
 import { PgSignatureRecord } from './postgres/pg-record.js';
 
@@ -58,4 +61,33 @@ export async function openSignatureRecord(options: {
   if (!options.database) return { record: new FileSignatureRecord(options.dataDir), close: async () => {} };
   const pool = await openDatabase(options.database);
   return { record: new PgSignatureRecord(pool, describeDatabase(options.database)), close: () => pool.end() };
+}
+
+/** A logger that writes nothing: a store opened by an operator's command keeps the service's lines to the service. */
+const QUIET = { info() {}, warn() {}, error() {}, debug() {}, trace() {}, fatal() {}, child: () => QUIET, level: 'silent' } as unknown as FastifyBaseLogger;
+
+/**
+ * The jobs of a deployment, for an operator's command (`serve jobs list|prune`): the data directory's, or the
+ * database's with its bucket (`blobStore`). Nothing is started (no sweeps, no queue); `close` ends the connection.
+ * @throws UsageError for --blob-store without --database
+ */
+export async function openJobStore(options: {
+  readonly dataDir: string;
+  readonly database?: string | undefined;
+  readonly blobStore?: string | undefined;
+}): Promise<{ store: JobStateStore; where: string; close: () => Promise<void> }> {
+  if (!options.database) {
+    if (options.blobStore !== undefined)
+      throw new UsageError('--blob-store needs --database', 'Job files are in object storage only on a PostgreSQL deployment: pass --database too.');
+    return { store: new JobStore(options.dataDir), where: options.dataDir, close: async () => {} };
+  }
+  const pool = await openDatabase(options.database);
+  let blobs;
+  if (options.blobStore !== undefined) {
+    const s3 = await import('./s3-blobs.js');
+    blobs = new s3.S3Blobs(s3.parseBlobStoreUrl(options.blobStore));
+  }
+  const where = describeDatabase(options.database);
+  const store = new PgJobStore(pool, { dataDir: options.dataDir, leaseMs: DEFAULT_LEASE_MS, log: QUIET, blobs, where });
+  return { store, where, close: () => store.close() };
 }

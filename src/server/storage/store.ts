@@ -50,6 +50,19 @@ export interface JobRecord {
    * key, or its files end Error after limits.keyWaitSeconds (key-wait.ts).
    */
   keyWait?: { readonly since: string; readonly options: readonly string[] };
+  /** When the job finished (its result package written), set by the store; absent in jobs finished by older versions. */
+  finishedAt?: string;
+}
+
+/** A kept job as an operator sees it (`serve jobs list`, retention): every organization's, nothing of its files. */
+export interface JobOverview {
+  readonly organization: string;
+  readonly id: string;
+  readonly createdAt: string;
+  /** When it finished; null while it waits or is signed. A job finished by an older version counts from createdAt. */
+  readonly finishedAt: string | null;
+  readonly fileCount: number;
+  readonly comment: string | null;
 }
 
 /** Where an upload is written while it arrives. */
@@ -107,8 +120,14 @@ export interface JobStateStore {
   finishRecorded?(record: JobRecord): Promise<boolean>;
   /** The organization's kept jobs in creation order, paged. */
   list(organization: string, page?: { offset?: number; limit?: number }): Promise<JobSummary[]>;
-  /** Removes the job and its files; false when there is no such job. Of concurrent deletes exactly one is true. */
-  delete(organization: string, id: string): Promise<boolean>;
+  /**
+   * Removes the job and its files; false when there is no such job. Of concurrent deletes exactly one is true.
+   * With `finishedBefore` (retention), only a job that finished before then (finishedAt, else createdAt): never one
+   * that waits or is being signed.
+   */
+  delete(organization: string, id: string, finishedBefore?: Date): Promise<boolean>;
+  /** Every kept job (but uploads in flight), or one organization's, oldest first. */
+  overview(organization?: string): Promise<JobOverview[]>;
   /** Jobs this process must resume itself after a start (the PostgreSQL queue resumes them on its own). */
   unfinished(): Promise<JobRecord[]>;
   /** The result package of a finished job, as a stream. */

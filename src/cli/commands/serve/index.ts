@@ -1,10 +1,11 @@
 // `signgate serve` and its subcommands, one file each: the service itself (run-command.ts), `serve init`, `serve token create`
-// and `revoke`, `serve record verify`, `export`, `checkpoint`, `public-key` and `key create`.
+// and `revoke`, `serve jobs list` and `prune`, `serve record verify`, `export`, `checkpoint`, `public-key` and `key create`.
 import type { Argv, CommandModule } from 'yargs';
 import type { ExitCodeValue } from '../../exit-codes.js';
 import type { Io } from '../../output.js';
 import type { CommonArgs } from '../common.js';
 import { initCommand } from './init-command.js';
+import { jobsListCommand, jobsPruneCommand } from './jobs-command.js';
 import { recordCheckpointCommand } from './record-checkpoint-command.js';
 import { recordExportCommand } from './record-export-command.js';
 import { recordKeyCommand } from './record-key-command.js';
@@ -25,6 +26,13 @@ export const serveCommand = (io: Io, setExit: (code: ExitCodeValue) => void): Co
         describe: 'Create or revoke personal access tokens (serve token create, serve token revoke)',
         builder: (t: Argv<CommonArgs>) =>
           t.command(tokenCreateCommand(io, setExit)).command(tokenRevokeCommand(io, setExit)).demandCommand(1, 'Name a token command: create or revoke.'),
+        handler: () => {},
+      })
+      .command({
+        command: 'jobs',
+        describe: 'The kept jobs of every organization, for an operator (serve jobs list, serve jobs prune)',
+        builder: (t: Argv<CommonArgs>) =>
+          t.command(jobsListCommand(io, setExit)).command(jobsPruneCommand(io, setExit)).demandCommand(1, 'Name a jobs command: list or prune.'),
         handler: () => {},
       })
       .command({

@@ -20,6 +20,7 @@ import {
 import { paceGarbageCollectionForJobs } from '../../../runtime/heap.js';
 import { exposedFiles, exposedKeyPairs, watchServerConfigFile, type ServerConfig } from '../../../server/server-config.js';
 import { dataDirRecordKeyPath } from '../../../server/storage/record-key.js';
+import { writeServePid } from '../../../server/storage/serve-pid.js';
 import { rateLimitOverrides } from '../../../server/identity/rate-limit.js';
 import type { TokenKeeper } from '../../../server/identity/token-store.js';
 import { DEFAULT_LEASE_MS, describeDatabase } from '../../../server/storage/open-stores.js';
@@ -181,6 +182,8 @@ async function serve(args: ServeArgs, log: ServiceLog, levelFromConfig: boolean)
     log.info(shown, `signgate serve: API at ${address}${app.signgate.apiPrefix}, documentation at ${address}/docs (${where}${apiOnly})${andMetrics}`);
     for (const note of noTokensYet(args, watched.current(), app.signgate.tokens)) log.warn({ dataDir: resolve(args.dataDir) }, note);
   }
+  // Who runs on this data directory, for the operator's commands that must not change it behind a service.
+  const removePid = database ? undefined : writeServePid(resolve(args.dataDir));
   const signal = await new Promise<string>((done) => {
     const stop = (signal: string) => {
       app.log.info({ signal }, 'shutting down: no new requests, finishing uploads in flight');
@@ -201,6 +204,7 @@ async function serve(args: ServeArgs, log: ServiceLog, levelFromConfig: boolean)
     // A node nobody sends requests to sees an edit too, and says so (the file's equivalent of SIGHUP on Windows).
     setInterval(() => watched.current(), CONFIG_POLL_MS).unref();
   });
+  removePid?.();
   log.info({ signal }, 'signgate serve stopped');
   return ExitCode.Ok;
 }

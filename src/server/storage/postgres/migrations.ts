@@ -134,6 +134,24 @@ export const MIGRATIONS: readonly Migration[] = [
       ALTER TABLE signgate_jobs ADD COLUMN key_wait_since timestamptz, ADD COLUMN key_wait_options jsonb;
     `,
   },
+  {
+    version: 7,
+    oldestReader: 4,
+    name: 'when a job finished, for retention',
+    // Set by the database as a job turns finished, whichever release's node finished it (side by side too); jobs
+    // finished before it count from created_at. The index serves the retention's sweep of every organization.
+    sql: `
+      ALTER TABLE signgate_jobs ADD COLUMN finished_at timestamptz;
+      CREATE FUNCTION signgate_job_finished_at() RETURNS trigger LANGUAGE plpgsql AS $$
+      BEGIN
+        IF NEW.state = 'finished' AND OLD.state IS DISTINCT FROM 'finished' THEN NEW.finished_at := now(); END IF;
+        RETURN NEW;
+      END $$;
+      CREATE TRIGGER signgate_job_finished_at BEFORE UPDATE OF state ON signgate_jobs
+        FOR EACH ROW EXECUTE FUNCTION signgate_job_finished_at();
+      CREATE INDEX signgate_jobs_finished ON signgate_jobs ((coalesce(finished_at, created_at))) WHERE state = 'finished';
+    `,
+  },
 ];
 
 /** An arbitrary constant: the advisory lock every node takes while it migrates. */

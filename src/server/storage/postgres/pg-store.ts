@@ -13,7 +13,7 @@ import { join } from 'node:path';
 import type { FastifyBaseLogger } from 'fastify';
 import type { Pool, PoolClient } from 'pg';
 import { moveToTrash, readIfPresent } from '../job-store.js';
-import type { JobFile, JobRecord, JobSummary, PendingJob } from '../store.js';
+import type { JobFile, JobOverview, JobRecord, JobSummary, PendingJob } from '../store.js';
 import type { S3Blobs } from '../s3-blobs.js';
 import { DEFAULT_RESULT_FILE, IDEMPOTENCY_WINDOW_MS, type JobProgressSink, type JobStateStore } from '../store.js';
 import { mkdirPrivateSync, mkdirPrivate } from '../fs-atomic.js';
@@ -41,6 +41,7 @@ interface JobRow {
   accepted_keys?: JobRecord['acceptedKeys'] | null;
   key_wait_since?: Date | null;
   key_wait_options?: string[] | null;
+  finished_at?: Date | null;
 }
 
 /**
@@ -64,6 +65,7 @@ function recordOf(row: JobRow): JobRecord {
     ...(row.submitted_by ? { submittedBy: row.submitted_by } : {}),
     ...(row.accepted_keys ? { acceptedKeys: row.accepted_keys } : {}),
     ...(row.key_wait_since ? { keyWait: { since: row.key_wait_since.toISOString(), options: row.key_wait_options ?? [] } } : {}),
+    ...(row.finished_at ? { finishedAt: row.finished_at.toISOString() } : {}),
   };
 }
 
@@ -379,9 +381,15 @@ export class PgJobStore implements JobStateStore {
     return rows;
   }
 
-  async delete(organization: string, id: string): Promise<boolean> {
+  async delete(organization: string, id: string, finishedBefore?: Date): Promise<boolean> {
     if (!JOB_ID.test(id)) return false;
-    const { rowCount } = await this.pool.query(`DELETE FROM signgate_jobs WHERE organization = $1 AND id = $2 AND state <> 'uploading'`, [organization, id]);
+    // With finishedBefore (retention): only a finished job, decided in the same statement as the delete.
+    const { rowCount } = finishedBefore
+      ? await this.pool.query(
+          `DELETE FROM signgate_jobs WHERE organization = $1 AND id = $2 AND state = 'finished' AND coalesce(finished_at, created_at) < $3`,
+          [organization, id, finishedBefore],
+        )
+      : await this.pool.query(`DELETE FROM signgate_jobs WHERE organization = $1 AND id = $2 AND state <> 'uploading'`, [organization, id]);
     if (rowCount !== 1) return false;
     const trash = await moveToTrash(this.tmpDir, this.jobDir(organization, id), id);
     if (trash) await rm(trash, { recursive: true, force: true });
@@ -391,6 +399,18 @@ export class PgJobStore implements JobStateStore {
 
   async unfinished(): Promise<JobRecord[]> {
     return []; // the queue: workers take them
+  }
+
+  async overview(organization?: string): Promise<JobOverview[]> {
+    const iso = (column: string) => `to_char(${column} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
+    const { rows } = await this.pool.query<JobOverview>(
+      `SELECT organization, id, ${iso('created_at')} AS "createdAt",
+              CASE WHEN state = 'finished' THEN ${iso('coalesce(finished_at, created_at)')} END AS "finishedAt",
+              file_count AS "fileCount", comment
+       FROM signgate_jobs WHERE state <> 'uploading' AND ($1::text IS NULL OR organization = $1) ORDER BY created_at, id`,
+      [organization ?? null],
+    );
+    return rows;
   }
 
   jobDir(organization: string, id: string): string {
