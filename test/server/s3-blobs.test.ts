@@ -212,6 +212,24 @@ describe.skipIf(!requireDatabase())('object storage (s3rver) for job files', () 
       const whole = mkdtempSync(join(tmpdir(), 'signgate-fetch-'));
       await blobs.getFolder(prefix, join(whole, 'uploads'));
       expect(readdirSync(join(whole, 'uploads')).length).toBe(files);
+      // The result package's upload stops too: aborted before, or midway through 64 MB. (S3 keeps only whole PUTs;
+      // s3rver keeps what arrived. Either way the worker's result key is its own and named by no job until the job's
+      // row says finished, and the worker removes it when the upload fails.)
+      const big = join(whole, 'result.zip');
+      writeFileSync(big, Buffer.alloc(64 * 1024 * 1024, 7));
+      const resultKey = blobs.key('sandbox', 'big-job', 'result.zip');
+      await expect(blobs.putFile(big, resultKey, AbortSignal.abort())).rejects.toMatchObject({ name: 'AbortError' });
+      const stopping = new AbortController();
+      const putting = blobs.putFile(big, resultKey, stopping.signal).then(
+        () => 'finished',
+        (error: Error) => error.name,
+      );
+      setTimeout(() => stopping.abort(), 30);
+      expect(await putting).toBe('AbortError');
+      // Not aborted, it is put whole.
+      await blobs.putFile(big, resultKey);
+      const kept = await client.send(new ListObjectsV2Command({ Bucket: 'signgate', Prefix: resultKey }));
+      expect(kept.Contents?.map((o) => o.Size)).toEqual([64 * 1024 * 1024]);
     } finally {
       blobs.close();
       process.env.AWS_ACCESS_KEY_ID = saved.id;

@@ -81,9 +81,17 @@ export class S3Blobs {
     await this.client.send(new HeadBucketCommand({ Bucket: this.options.bucket }));
   }
 
-  async putFile(path: string, key: string): Promise<void> {
+  /**
+   * Puts one file; `signal` stops it at once (an object half sent is never visible: S3 keeps only whole PUTs).
+   * @throws an AbortError (name 'AbortError') once `signal` is aborted
+   */
+  async putFile(path: string, key: string, signal?: AbortSignal): Promise<void> {
+    signal?.throwIfAborted();
     const { size } = await stat(path);
-    await this.client.send(new PutObjectCommand({ Bucket: this.options.bucket, Key: key, Body: createReadStream(path), ContentLength: size }));
+    await this.client.send(
+      new PutObjectCommand({ Bucket: this.options.bucket, Key: key, Body: createReadStream(path), ContentLength: size }),
+      signal ? { abortSignal: signal } : {},
+    );
   }
 
   /** Puts every file below `dir` under `keyPrefix`, a few at a time. */

@@ -433,7 +433,8 @@ export class PgJobStore implements JobStateStore {
   /**
    * Where `owner` signs a job it leased, and how its progress is written: through the lease, and with object
    * storage in a scratch folder of its own that holds the uploads, whose result package goes into the bucket
-   * before the job is marked finished. `done()` removes the scratch folder. `signal` stops the fetch of the uploads.
+   * before the job is marked finished. `done()` removes the scratch folder. `signal` stops the fetch of the uploads
+   * and the upload of the result package (a stopping worker gives the job back at once, uncounted).
    */
   async workOn(record: JobRecord, owner: string, signal?: AbortSignal): Promise<JobProgressSink & { done(): Promise<void> }> {
     const blobs = this.options.blobs;
@@ -445,7 +446,12 @@ export class PgJobStore implements JobStateStore {
       jobDir: () => scratch,
       save: async (r, signatures) => {
         const resultKey = r.processingFinished && r.resultFile ? blobs.key(r.organization, r.id, r.resultFile) : undefined;
-        if (resultKey) await blobs.putFile(join(scratch, r.resultFile!), resultKey);
+        // A stopped or failed upload leaves no object of its own behind (an S3-compatible server may keep a part).
+        if (resultKey)
+          await blobs.putFile(join(scratch, r.resultFile!), resultKey, signal).catch(async (error: unknown) => {
+            await blobs.remove(resultKey).catch(() => {});
+            throw error;
+          });
         try {
           await this.saveLeased(r, owner, signatures);
         } catch (error) {
