@@ -2,7 +2,7 @@
 // the API (a reload switches it on), so an organization at maxJobsPerOrganization can upload again; a job that waits
 // or is being signed is never deleted. `serve jobs list|prune` do the same for an operator, on the data directory
 // (refused while a service runs there) and on PostgreSQL beside running nodes.
-import { mkdtempSync, readdirSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, test } from 'vitest';
@@ -113,6 +113,10 @@ describe('serve jobs list and prune on a data directory', () => {
     expect(pruned.code, pruned.err).toBe(0);
     expect(pruned.err).toContain('1 job(s) finished more than 1s ago deleted, with their files');
     expect(readdirSync(join(dataDir, 'jobs', 'sandbox'))).toEqual([]);
+    const mistyped = await runSigngate(['serve', 'jobs', 'list', '--data-dir', `${dataDir}-typo`]);
+    expect(mistyped.code).toBe(2);
+    expect(mistyped.err).toContain('holds no jobs folder');
+    expect(existsSync(`${dataDir}-typo`)).toBe(false);
     const none = await runSigngate(['serve', 'jobs', 'prune', '--data-dir', dataDir]);
     expect(none.code).toBe(2);
     expect(none.err).toContain('needs --older-than, or --config with limits.jobRetention');

@@ -3,7 +3,8 @@
 // PostgreSQL (+ object storage). A job that waits or is being signed is never deleted: the store decides that in the
 // delete itself. On a data directory a running service keeps its own index of jobs, so `prune` refuses while one
 // runs there (its serve.pid); on PostgreSQL every node reads the database, and prune runs beside them.
-import { resolve } from 'node:path';
+import { existsSync } from 'node:fs';
+import { join, resolve } from 'node:path';
 import type { ArgumentsCamelCase, Argv, CommandModule } from 'yargs';
 import { UsageError } from '../../../core/errors.js';
 import { expiredJobs, pruneJobs } from '../../../server/jobs/retention.js';
@@ -54,6 +55,12 @@ async function runJobs(action: 'list' | 'prune', args: JobsArgs, io: Io): Promis
   const olderThan = action === 'prune' || args.olderThan !== undefined ? olderThanOf(args) : undefined;
   const database = databaseOf(args);
   const dataDir = resolve(args.dataDir);
+  // A mistyped folder is said, not made: the store would make an empty one and report no jobs.
+  if (!database && !existsSync(join(dataDir, 'jobs')))
+    throw new UsageError(
+      `${displayPath(dataDir)} holds no jobs folder: it is not the data directory of a service; nothing was read or deleted`,
+      'Pass the --data-dir (or --database) the service runs with.',
+    );
   const { store, where: at, close } = await openJobStore({ dataDir, database, blobStore: args.blobStore });
   const where = database ? at : displayPath(dataDir);
   try {
