@@ -1,7 +1,7 @@
 // Peak memory of `check` and `audit` over every *.dll/*.exe under /usr/lib/mono (2,629 files, 160 MB: read on
 // demand), as a user runs them: the whole process, its report written to a file (stdout to a file, as the bench).
 // Before the heap was held small (keepHeapSmall) and the reports written in parts of 64 KB, check peaked at
-// 165 MB of RSS and audit at 175 MB; now about 105 and 110 (docs/performance.md, round five, item 5). The bound
+// 165 MB of RSS and audit at 175 MB; now about 105 and 110 (docs/performance.md, "check and audit of the Mono corpus"). The bound
 // leaves room for another Node or machine, not for the old behaviour.
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, openSync, closeSync, readFileSync, rmSync } from 'node:fs';
