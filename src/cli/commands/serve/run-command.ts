@@ -91,8 +91,11 @@ function warnExposed(log: ServiceLog, field: 'keyPair' | 'recordKey', what: stri
     );
 }
 
-/** The signals that stop the service gracefully (SIGBREAK: Ctrl+Break on Windows); SIGHUP reloads, on POSIX. */
-const STOP_SIGNALS = ['SIGTERM', 'SIGINT', 'SIGQUIT', ...(process.platform === 'win32' ? ['SIGBREAK' as const] : [])] as const;
+/**
+ * The signals that stop the service gracefully; SIGHUP reloads, on POSIX. Windows never delivers SIGQUIT (libuv
+ * emulates only SIGINT, SIGBREAK, SIGHUP and SIGWINCH there): it gets SIGBREAK, Ctrl+Break, instead.
+ */
+const STOP_SIGNALS: readonly NodeJS.Signals[] = process.platform === 'win32' ? ['SIGTERM', 'SIGINT', 'SIGBREAK'] : ['SIGTERM', 'SIGINT', 'SIGQUIT'];
 /** How often server.json is looked at when no request comes. */
 const CONFIG_POLL_MS = 2000;
 
