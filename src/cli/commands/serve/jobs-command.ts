@@ -65,7 +65,7 @@ async function runJobs(action: 'list' | 'prune', args: JobsArgs, io: Io): Promis
   const where = database ? at : displayPath(dataDir);
   try {
     if (action === 'prune' && !args.dryRun && !database) {
-      const running = runningService(resolve(args.dataDir));
+      const running = runningService(dataDir);
       if (running)
         throw new UsageError(
           `a service (process ${running.pid}, started ${running.startedAt}) runs on ${where}: it keeps its own index of the jobs, so they are not deleted behind it; nothing was deleted`,
