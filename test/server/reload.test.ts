@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import { cliToken, editConfig, sandboxConfigCopy, startServiceProcess, stopServiceProcess, type ServiceProcess } from '../helpers/service-process.js';
-import { waitUntil } from '../helpers/wait.js';
+import { WaitError, waitUntil } from '../helpers/wait.js';
 
 let config: string;
 let dataDir: string;
@@ -99,10 +99,15 @@ test('an edit with no signal and no request applies within seconds and is logged
 
 test('SIGQUIT stops the service gracefully: the shutdown line, the stopped line, exit 0', async () => {
   const other = await startServiceProcess(['--config', sandboxConfigCopy(), '--data-dir', mkdtempSync(join(tmpdir(), 'signgate-quit-'))]);
+  // Sent the moment the start line is out: a reload, not the end of a service that is still starting.
   other.child.kill('SIGHUP');
   await waitUntil(
     'the reload line',
-    () => other.stdout().includes('configuration reloaded: nothing changed'),
+    () => {
+      if (other.child.exitCode !== null || other.child.signalCode !== null)
+        throw new WaitError(`the service ended (${other.child.signalCode ?? other.child.exitCode}) at SIGHUP: ${other.stdout().slice(-1000)}`);
+      return other.stdout().includes('configuration reloaded: nothing changed');
+    },
     () => other.stdout(),
   );
   expect(other.child.exitCode).toBeNull();

@@ -125,6 +125,8 @@ async function serve(args: ServeArgs, log: ServiceLog, levelFromConfig: boolean)
         `configuration refused, the last good one is kept: ${maskSecrets(error.message)}`,
       ),
   });
+  // SIGHUP reads server.json again (POSIX), from now on: a signal sent while the service still starts is not its end.
+  if (process.platform !== 'win32') process.on('SIGHUP', () => watched.reload());
   if (levelFromConfig) log.level = watched.current().logLevel ?? 'info';
   warnExposed(log, 'keyPair', 'the key pair', exposedKeyPairs(watched.current()), 'sign as the vendor');
   // The record key the service signs checkpoints with: --record-key, else "recordKey", else the data directory's.
@@ -176,18 +178,8 @@ async function serve(args: ServeArgs, log: ServiceLog, levelFromConfig: boolean)
     await app.close().catch(() => {});
     throw error;
   }
-  const where = `data in ${resolve(args.dataDir)}${database ? `, state in ${describeDatabase(database)}` : ''}${args.blobStore ? `, files in ${urlForMessage(args.blobStore.split('?')[0]!)}` : ''}`;
-  const shown = { role: args.role, address, dataDir: resolve(args.dataDir), ...(metricsUrl ? { metrics: metricsUrl } : {}) };
-  const andMetrics = metricsUrl ? `; metrics at ${metricsUrl}` : '';
-  const apiOnly = args.role === 'api' ? '; signs nothing: run workers' : '';
-  if (args.role === 'worker') log.info(shown, `signgate serve: signing worker, health at ${address}/healthz (${where})${andMetrics}`);
-  else {
-    log.info(shown, `signgate serve: API at ${address}${app.signgate.apiPrefix}, documentation at ${address}/docs (${where}${apiOnly})${andMetrics}`);
-    for (const note of noTokensYet(args, watched.current(), app.signgate.tokens)) log.warn({ dataDir: resolve(args.dataDir) }, note);
-  }
-  // Who runs on this data directory, for the operator's commands that must not change it behind a service.
-  const removePid = database ? undefined : writeServePid(resolve(args.dataDir));
-  const signal = await new Promise<string>((done) => {
+  // The stop signals are the service's from the moment it listens, before its start line says so.
+  const stopped = new Promise<string>((done) => {
     const stop = (signal: string) => {
       app.log.info({ signal }, 'shutting down: no new requests, finishing uploads in flight');
       const deadline = setTimeout(() => {
@@ -201,12 +193,23 @@ async function serve(args: ServeArgs, log: ServiceLog, levelFromConfig: boolean)
       void app.close().then(() => done(signal));
     };
     for (const name of STOP_SIGNALS) process.once(name, () => stop(name));
-    // SIGHUP reads server.json again (POSIX); on Windows it means the console was closed: a graceful stop.
+    // On Windows SIGHUP means the console was closed: a graceful stop.
     if (process.platform === 'win32') process.once('SIGHUP', () => stop('SIGHUP'));
-    else process.on('SIGHUP', () => watched.reload());
     // A node nobody sends requests to sees an edit too, and says so (the file's equivalent of SIGHUP on Windows).
     setInterval(() => watched.current(), CONFIG_POLL_MS).unref();
   });
+  const where = `data in ${resolve(args.dataDir)}${database ? `, state in ${describeDatabase(database)}` : ''}${args.blobStore ? `, files in ${urlForMessage(args.blobStore.split('?')[0]!)}` : ''}`;
+  const shown = { role: args.role, address, dataDir: resolve(args.dataDir), ...(metricsUrl ? { metrics: metricsUrl } : {}) };
+  const andMetrics = metricsUrl ? `; metrics at ${metricsUrl}` : '';
+  const apiOnly = args.role === 'api' ? '; signs nothing: run workers' : '';
+  if (args.role === 'worker') log.info(shown, `signgate serve: signing worker, health at ${address}/healthz (${where})${andMetrics}`);
+  else {
+    log.info(shown, `signgate serve: API at ${address}${app.signgate.apiPrefix}, documentation at ${address}/docs (${where}${apiOnly})${andMetrics}`);
+    for (const note of noTokensYet(args, watched.current(), app.signgate.tokens)) log.warn({ dataDir: resolve(args.dataDir) }, note);
+  }
+  // Who runs on this data directory, for the operator's commands that must not change it behind a service.
+  const removePid = database ? undefined : writeServePid(resolve(args.dataDir));
+  const signal = await stopped;
   removePid?.();
   log.info({ signal }, 'signgate serve stopped');
   return ExitCode.Ok;
