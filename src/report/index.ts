@@ -9,24 +9,32 @@ import { formatMsbuild } from './msbuild.js';
 import { formatSarif } from './sarif.js';
 import { formatTerminal, formatTerminalPieces } from './terminal.js';
 
-export const ReportFormats = ['text', 'json', 'sarif', 'junit', 'msbuild', 'github'] as const;
-export type ReportFormat = (typeof ReportFormats)[number];
+/** What one report format makes of a check: the whole text, and the same text in pieces when it has its own. */
+interface Reporter {
+  readonly whole: (result: CheckResult, options: { color: ChalkInstance }) => string;
+  readonly pieces?: (result: CheckResult, options: { color: ChalkInstance }) => Iterable<string>;
+}
 
+/**
+ * The reporters by format name: the one list of check's formats. `--format`'s choices (and so `--help`), the
+ * config schema's `format` enum and the library's ReportFormats all come from it (test/report/formats.test.ts).
+ */
+const REPORTERS = {
+  text: { whole: formatTerminal, pieces: formatTerminalPieces },
+  json: { whole: (r) => formatJson(r), pieces: (r) => formatJsonPieces(r) },
+  sarif: { whole: (r) => formatSarif(r) },
+  junit: { whole: (r) => formatJunit(r) },
+  msbuild: { whole: (r) => formatMsbuild(r) },
+  github: { whole: (r) => formatGithub(r) },
+} as const satisfies Record<string, Reporter>;
+
+export type ReportFormat = keyof typeof REPORTERS;
+/** Check's report formats, in the order `--help` lists them. */
+export const ReportFormats = Object.keys(REPORTERS) as readonly ReportFormat[] as readonly [ReportFormat, ...ReportFormat[]];
+
+/** The report of `result` in `format`, whole. */
 export function formatReport(format: ReportFormat, result: CheckResult, options: { color: ChalkInstance }): string {
-  switch (format) {
-    case 'text':
-      return formatTerminal(result, options);
-    case 'json':
-      return formatJson(result);
-    case 'sarif':
-      return formatSarif(result);
-    case 'junit':
-      return formatJunit(result);
-    case 'msbuild':
-      return formatMsbuild(result);
-    case 'github':
-      return formatGithub(result);
-  }
+  return REPORTERS[format].whole(result, options);
 }
 
 /**
@@ -35,12 +43,6 @@ export function formatReport(format: ReportFormat, result: CheckResult, options:
  * whole, as one piece.
  */
 export function formatReportPieces(format: ReportFormat, result: CheckResult, options: { color: ChalkInstance }): Iterable<string> {
-  switch (format) {
-    case 'text':
-      return formatTerminalPieces(result, options);
-    case 'json':
-      return formatJsonPieces(result);
-    default:
-      return [formatReport(format, result, options)];
-  }
+  const reporter: Reporter = REPORTERS[format];
+  return reporter.pieces ? reporter.pieces(result, options) : [reporter.whole(result, options)];
 }
