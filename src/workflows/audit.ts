@@ -41,8 +41,32 @@ import {
   type ReadFiles,
 } from './pipeline/index.js';
 
-export const AuditFormats = ['html', 'markdown', 'json'] as const;
-export type AuditFormat = (typeof AuditFormats)[number];
+/**
+ * The audit's renderers by format name, with the file extensions that name each: the one list of the audit's
+ * formats. `--format`'s choices, AuditFormats and what `-o`'s extension chooses come from it.
+ */
+const AUDIT_RENDERERS = {
+  html: { whole: formatAuditHtml, extensions: ['.html', '.htm'] },
+  markdown: { whole: formatAuditMarkdown, extensions: ['.md', '.markdown'] },
+  json: { whole: formatAuditJson, pieces: formatAuditJsonPieces, extensions: ['.json'] },
+} as const satisfies Record<
+  string,
+  {
+    whole: (report: AuditReport, generatedAt: string | null) => string;
+    pieces?: (report: AuditReport, generatedAt: string | null) => Iterable<string>;
+    extensions: readonly string[];
+  }
+>;
+
+export type AuditFormat = keyof typeof AUDIT_RENDERERS;
+/** The audit's report formats, in the order `--help` lists them. */
+export const AuditFormats = Object.keys(AUDIT_RENDERERS) as readonly AuditFormat[] as readonly [AuditFormat, ...AuditFormat[]];
+
+/** The format a report file's extension names (`.md` is Markdown; case does not matter), or undefined. */
+export function auditFormatOfExtension(extension: string): AuditFormat | undefined {
+  const wanted = extension.toLowerCase();
+  return AuditFormats.find((f) => (AUDIT_RENDERERS[f].extensions as readonly string[]).includes(wanted));
+}
 
 export interface AuditOptions extends Omit<CheckOptions, 'format' | 'output'> {
   /** The previous release's audit JSON: adds what changed. */
@@ -240,16 +264,14 @@ export async function renderSbom(result: AuditWithSbom, timestamp: string | null
 
 /** The report as HTML (one self-contained page), Markdown or JSON; `generatedAt` null leaves the time out. */
 export function renderAudit(report: AuditReport, format: AuditFormat, generatedAt: string | null): string {
-  return format === 'html'
-    ? formatAuditHtml(report, generatedAt)
-    : format === 'markdown'
-      ? formatAuditMarkdown(report, generatedAt)
-      : formatAuditJson(report, generatedAt);
+  return AUDIT_RENDERERS[format].whole(report, generatedAt);
 }
 
 /** renderAudit's text in pieces (the JSON a file or finding at a time), for writing a large report to a file. */
 export function renderAuditPieces(report: AuditReport, format: AuditFormat, generatedAt: string | null): Iterable<string> {
-  return format === 'json' ? formatAuditJsonPieces(report, generatedAt) : [renderAudit(report, format, generatedAt)];
+  const renderer: { whole: (r: AuditReport, g: string | null) => string; pieces?: (r: AuditReport, g: string | null) => Iterable<string> } =
+    AUDIT_RENDERERS[format];
+  return renderer.pieces ? renderer.pieces(report, generatedAt) : [renderer.whole(report, generatedAt)];
 }
 
 export interface VerifyReportResult {

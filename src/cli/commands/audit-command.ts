@@ -7,6 +7,7 @@ import { countOf } from '../../report/terminal.js';
 import {
   audit,
   AuditFormats,
+  auditFormatOfExtension,
   auditWithSbom,
   renderAuditPieces,
   relativeToReport,
@@ -87,15 +88,12 @@ async function runVerifyReport(args: AuditArgs, io: Io): Promise<ExitCodeValue> 
   return ExitCode.Findings;
 }
 
-/** The formats that `-o`'s extension names. */
-const FORMAT_OF_EXTENSION: Record<string, AuditFormat> = { '.html': 'html', '.htm': 'html', '.md': 'markdown', '.markdown': 'markdown', '.json': 'json' };
-
 /**
  * The report's format: --format (or --json), else what the extension of -o names (`-o audit.md` is Markdown), else HTML.
  * @throws UsageError when --format and the extension of -o name two formats
  */
 export function auditFormatOf(format: AuditFormat | undefined, output: string | undefined): AuditFormat {
-  const named = output ? FORMAT_OF_EXTENSION[extname(output).toLowerCase()] : undefined;
+  const named = output ? auditFormatOfExtension(extname(output)) : undefined;
   if (format && named && format !== named) {
     throw new UsageError(
       `--format ${format} and -o ${output} disagree: ${output} names a ${named} file`,
