@@ -91,7 +91,7 @@ export async function judgeHere(source: string, mutant: Mutant, intact: Uint8Arr
 }
 
 /** The service's verdict on one mutant, uploaded in one job with the intact file. */
-export async function judgeInService(server: TestServer, token: string, judged: Verdicts, intact: Uint8Array): Promise<Verdicts> {
+export async function judgeInService(server: TestServer, token: string, judged: Verdicts, intact: Uint8Array, finishMs = 10_000): Promise<Verdicts> {
   if (judged.crash) return judged;
   const created = await api(server, '/assemblies', token, {
     method: 'POST',
@@ -102,8 +102,9 @@ export async function judgeInService(server: TestServer, token: string, judged: 
   });
   if (created.status !== 201) return { ...judged, crash: `upload answered ${created.status}: ${await created.text()}` };
   const { id } = (await created.json()) as { id: string };
-  // Seconds, never the minutes of a job retried as the service's fault.
-  const status = await waitFinished(server, token, id, 10_000);
+  // Seconds, never the minutes of a job retried as the service's fault (a caller on a busy machine, which gives the
+  // wait longer, asserts from the service's log that no job was retried).
+  const status = await waitFinished(server, token, id, finishMs);
   await api(server, `/assemblies/${id}`, token, { method: 'DELETE' });
   const file = status.assemblies.find((a) => a.fileName === judged.source)!;
   const code = /SG001 malformed: (SG_ERR_[A-Z0-9_]+)/.exec(file.messages.map((m) => m.message).join(' '))?.[1] ?? null;
@@ -136,7 +137,8 @@ export function disagreement(v: Verdicts): string | undefined {
 
 /**
  * Judges `count` mutants from `firstSeed` on: inspect and check in this process, then the service, `inFlight`
- * jobs at a time. Returns every disagreement (with its seed) and what was judged.
+ * jobs at a time, each given `finishMs` to finish. Returns every disagreement (with its seed) and what was judged.
+ * The first upload that fails stops the others before their next job: nothing of a failed run goes on into the next test.
  */
 export async function runDifferential(
   server: TestServer,
@@ -145,6 +147,7 @@ export async function runDifferential(
   count: number,
   firstSeed: number,
   inFlight = 6,
+  finishMs = 10_000,
 ): Promise<{ disagreements: string[]; judged: Verdicts[] }> {
   const { intact, sources } = differentialSources();
   const here: Verdicts[] = [];
@@ -154,11 +157,17 @@ export async function runDifferential(
   }
   const judged: Verdicts[] = new Array(here.length);
   let next = 0;
+  let failed = false;
   await Promise.all(
     Array.from({ length: inFlight }, async () => {
-      while (next < here.length) {
+      while (next < here.length && !failed) {
         const i = next++;
-        judged[i] = await judgeInService(server, token, here[i]!, intact);
+        try {
+          judged[i] = await judgeInService(server, token, here[i]!, intact, finishMs);
+        } catch (error) {
+          failed = true;
+          throw error;
+        }
       }
     }),
   );
