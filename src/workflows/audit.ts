@@ -41,6 +41,13 @@ import {
   type ReadFiles,
 } from './pipeline/index.js';
 
+/** What one audit format makes of a report: the whole text, the same in pieces when it has its own, and the extensions that name it. */
+interface AuditRenderer {
+  readonly whole: (report: AuditReport, generatedAt: string | null) => string;
+  readonly pieces?: (report: AuditReport, generatedAt: string | null) => Iterable<string>;
+  readonly extensions: readonly string[];
+}
+
 /**
  * The audit's renderers by format name, with the file extensions that name each: the one list of the audit's
  * formats. `--format`'s choices, AuditFormats and what `-o`'s extension chooses come from it.
@@ -49,14 +56,7 @@ const AUDIT_RENDERERS = {
   html: { whole: formatAuditHtml, extensions: ['.html', '.htm'] },
   markdown: { whole: formatAuditMarkdown, extensions: ['.md', '.markdown'] },
   json: { whole: formatAuditJson, pieces: formatAuditJsonPieces, extensions: ['.json'] },
-} as const satisfies Record<
-  string,
-  {
-    whole: (report: AuditReport, generatedAt: string | null) => string;
-    pieces?: (report: AuditReport, generatedAt: string | null) => Iterable<string>;
-    extensions: readonly string[];
-  }
->;
+} as const satisfies Record<string, AuditRenderer>;
 
 export type AuditFormat = keyof typeof AUDIT_RENDERERS;
 /** The audit's report formats, in the order `--help` lists them. */
@@ -65,7 +65,7 @@ export const AuditFormats = Object.keys(AUDIT_RENDERERS) as readonly AuditFormat
 /** The format a report file's extension names (`.md` is Markdown; case does not matter), or undefined. */
 export function auditFormatOfExtension(extension: string): AuditFormat | undefined {
   const wanted = extension.toLowerCase();
-  return AuditFormats.find((f) => (AUDIT_RENDERERS[f].extensions as readonly string[]).includes(wanted));
+  return AuditFormats.find((f) => (AUDIT_RENDERERS[f] as AuditRenderer).extensions.includes(wanted));
 }
 
 export interface AuditOptions extends Omit<CheckOptions, 'format' | 'output'> {
@@ -269,8 +269,7 @@ export function renderAudit(report: AuditReport, format: AuditFormat, generatedA
 
 /** renderAudit's text in pieces (the JSON a file or finding at a time), for writing a large report to a file. */
 export function renderAuditPieces(report: AuditReport, format: AuditFormat, generatedAt: string | null): Iterable<string> {
-  const renderer: { whole: (r: AuditReport, g: string | null) => string; pieces?: (r: AuditReport, g: string | null) => Iterable<string> } =
-    AUDIT_RENDERERS[format];
+  const renderer: AuditRenderer = AUDIT_RENDERERS[format];
   return renderer.pieces ? renderer.pieces(report, generatedAt) : [renderer.whole(report, generatedAt)];
 }
 
