@@ -1,5 +1,6 @@
 // Where the engine's tasks run, behind one interface: the calling thread, one task after the other, or a pool of
 // worker threads (piscina, running engine/thread.ts from dist/).
+import { reapplyV8Flags } from '../runtime/v8-flags.js';
 import { piscinaTask, workerModulePath } from '../runtime/worker-module.js';
 import { isFileToRead, ReadBuffers } from './inputs.js';
 import type { FileStep } from './product.js';
@@ -49,7 +50,8 @@ export async function inPool(threads: number): Promise<Runner> {
     run: <T>(task: EngineTask) => {
       if (task.kind === 'parse' && task.inputs.some(isFileToRead))
         throw new Error('internal error: a file to read cannot cross to a worker thread; read it into shared memory');
-      return pool.run(task) as Promise<TaskAnswer<T>>;
+      // Each thread's start set V8's flags back (see reapplyV8Flags); an answer comes from a thread that has started.
+      return (pool.run(task) as Promise<TaskAnswer<T>>).finally(reapplyV8Flags);
     },
     close: () => pool.destroy(),
   };

@@ -3,6 +3,7 @@
 // by one, in the order of the files, so that a caller can print each as it comes instead of holding them all.
 import { pathToFileURL } from 'node:url';
 import { Worker } from 'node:worker_threads';
+import { reapplyV8Flags } from '../runtime/v8-flags.js';
 import { idleCoresNow, poolThreads, taskRunSize, workerModulePath } from '../runtime/worker-module.js';
 import { SCAN_POOL_THRESHOLD } from './pool-thresholds.js';
 import { scanJson, scanners, type ScanInput, type ScanJson, type ScanKind, type ScanRecord, type ScanSettings } from './scan-file.js';
@@ -78,6 +79,8 @@ async function* scan<K extends ScanKind, T>(kind: K, files: readonly ScanInput[]
   const waiting = new Map<number, { resolve: (records: T[]) => void; reject: (error: unknown) => void }>();
   const workers = Array.from({ length: threads }, () => {
     const worker = new Worker(entry, { resourceLimits: { maxYoungGenerationSizeMb: 8 } });
+    // The thread's start set V8's flags back (see reapplyV8Flags).
+    worker.once('online', reapplyV8Flags);
     worker.on('message', (answer: ScanAnswer) => {
       const task = waiting.get(answer.id);
       waiting.delete(answer.id);

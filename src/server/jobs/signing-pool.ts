@@ -5,6 +5,7 @@ import { MessageChannel } from 'node:worker_threads';
 import { Piscina } from 'piscina';
 import { KeyError, UsageError } from '../../core/errors.js';
 import type { ErrorCode } from '../../core/error-codes.js';
+import { reapplyV8Flags } from '../../runtime/v8-flags.js';
 import { piscinaTask, workerModulePath, workerThreadsAvailable } from '../../runtime/worker-module.js';
 import type { StrongNameKeyFile } from '../../strongname/key-blob.js';
 import { isPkcs11Key, servePkcs11Broker } from '../../strongname/pkcs11/signer.js';
@@ -66,20 +67,25 @@ export class SigningPool implements FileSigner {
   }
 
   async sign(bytes: Uint8Array, keyPair: StrongNameKeyFile): Promise<SignedFile | undefined> {
-    if (!isPkcs11Key(keyPair)) return rethrown(await this.pool.run({ bytes, keyPair }, transferring(bytes))) as SignedFile | undefined;
+    if (!isPkcs11Key(keyPair)) return rethrown(await this.run({ bytes, keyPair }, transferring(bytes))) as SignedFile | undefined;
     // A key in a token: the thread hashes, this thread (the module's one owner) signs the DigestInfo it sends.
     const { port1, port2 } = new MessageChannel();
     servePkcs11Broker(port1);
     try {
       const transferList = [...(transferring(bytes).transferList ?? []), port2];
-      return rethrown(await this.pool.run({ bytes, keyPair, broker: port2 }, { transferList: transferList as never })) as SignedFile | undefined;
+      return rethrown(await this.run({ bytes, keyPair, broker: port2 }, { transferList: transferList as never })) as SignedFile | undefined;
     } finally {
       port1.close();
     }
   }
 
   pack(bytes: Uint8Array): Promise<PreparedZipData> {
-    return this.pool.run({ bytes }, transferring(bytes)) as Promise<PreparedZipData>;
+    return this.run({ bytes }, transferring(bytes)) as Promise<PreparedZipData>;
+  }
+
+  /** A task on a thread; its answer comes from a thread that has started, whose start set V8's flags back (see reapplyV8Flags). */
+  private run<T = SignTaskResult>(task: Parameters<Piscina['run']>[0], options: Parameters<Piscina['run']>[1]): Promise<T> {
+    return (this.pool.run(task, options) as Promise<T>).finally(reapplyV8Flags);
   }
 
   /** Files signed or packed (or refused) by the pool's threads so far. */
