@@ -116,8 +116,6 @@ const WORKFLOW_LEAVES: Record<string, string> = {
   'assembly-parts.ts': "an assembly's headers and metadata read without the rest of the file (fix plans a set from them)",
   'build-folders.ts': 'the folders that hold the inputs: their assembly files, and where each deps.json resolved the rest (SG401, fix)',
   'nuget-packages.ts': "the NuGet package folder: each package's .nuspec and the hashes of its files a release ships (audit --sbom)",
-  'file-digests.ts': 'the SHA-256 and SHA-512 of many files, made on the digest thread while the audit runs (audit --sbom)',
-  'digest-thread.ts': 'the digest thread: one file read a megabyte at a time and hashed (file-digests.ts and its thread)',
 };
 /** Imports between workflow modules that pass neither through the pipeline's entry nor to a leaf, each with why. */
 const WORKFLOW_EXCEPTIONS: Record<string, string> = {

@@ -1,6 +1,6 @@
-// What a software bill of materials needs of each assembly beyond the audit's evidence, read in the same per-file
-// step from the same metadata (this thread or a worker): the assembly references with their identities and the
-// version attributes. Plain data. (The SHA-512 of every file is made beside the audit: workflows/file-digests.ts.)
+// What a software bill of materials needs of each file beyond the audit's evidence, read in the same per-file step
+// from the same bytes (this thread or a worker): the SHA-512, the assembly references with their identities and the
+// version attributes. Plain data.
 import { createHash } from 'node:crypto';
 import { isSignGateError } from '../core/errors.js';
 import { formatVersion } from '../metadata/module-metadata.js';
@@ -16,8 +16,9 @@ export interface SbomReference {
   readonly publicKeyToken: string | null;
 }
 
-/** A file's evidence for the SBOM: for an assembly its references and version attributes. */
+/** A file's evidence for the SBOM: its SHA-512, and for an assembly its references and version attributes. */
 export interface SbomFileEvidence {
+  readonly sha512: string;
   readonly references: readonly SbomReference[];
   /** AssemblyFileVersionAttribute's value, or null. */
   readonly fileVersion: string | null;
@@ -35,10 +36,11 @@ const VERSION_ATTRIBUTES = {
   'System.Reflection.AssemblyInformationalVersionAttribute': 'informationalVersion',
 } as const;
 
-/** The file's references and version attributes; an attribute that cannot be decoded is left out. */
+/** The file's SHA-512, references and version attributes; an attribute that cannot be decoded is left out. */
 export function sbomEvidence(f: FileFacts): SbomFileEvidence {
+  const sha512 = createHash('sha512').update(f.input.bytes).digest('hex');
   const module = f.module;
-  if (!module) return { references: [], fileVersion: null, informationalVersion: null };
+  if (!module) return { sha512, references: [], fileVersion: null, informationalVersion: null };
   const versions: { fileVersion: string | null; informationalVersion: string | null } = { fileVersion: null, informationalVersion: null };
   let references: SbomReference[] = [];
   try {
@@ -62,5 +64,5 @@ export function sbomEvidence(f: FileFacts): SbomFileEvidence {
     // The audit already reports a file whose metadata cannot be read (SG001); the SBOM keeps its hashes.
     if (!isSignGateError(error)) throw error;
   }
-  return { references, ...versions };
+  return { sha512, references, ...versions };
 }

@@ -87,8 +87,6 @@ export interface ReleaseInventory {
 export interface InventoryInputs {
   readonly report: AuditReport;
   readonly evidence: ReadonlyMap<string, SbomFileEvidence>;
-  /** The SHA-512 (hex) of each file of the report, by display path, made from the bytes the audit judged. */
-  readonly sha512: ReadonlyMap<string, string>;
   readonly others: readonly OtherFileEvidence[];
   /** Each `*.deps.json` among the shipped files, parsed, or the reason it could not be. */
   readonly deps: readonly (DepsFile | { readonly name: string; readonly path: string; readonly error: string })[];
@@ -246,10 +244,8 @@ export function buildInventory(inputs: InventoryInputs): ReleaseInventory {
     });
   };
   for (const f of report.files) {
-    const sha512 = inputs.sha512.get(f.path);
-    // Never an SBOM with a file whose SHA-512 is missing.
-    if (sha512 === undefined) throw new Error(`no SHA-512 of ${f.path} was made for the SBOM`);
-    add(f, sha512, f, evidence.get(f.path) ?? null);
+    const e = evidence.get(f.path);
+    add(f, e?.sha512 ?? '', f, e ?? null);
   }
   for (const o of inputs.others) add(o, o.sha512, null, null);
   files.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));

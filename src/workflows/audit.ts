@@ -4,7 +4,7 @@
 // with the audit's product.
 import { readdirSync, statSync } from 'node:fs';
 import { dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
-import { SignGateError, UsageError } from '../core/errors.js';
+import { UsageError } from '../core/errors.js';
 import { VERSION } from '../runtime/version.js';
 import { formatAuditHtml } from '../report/audit-html.js';
 import { formatAuditJson, formatAuditJsonPieces } from '../report/audit-json.js';
@@ -15,7 +15,6 @@ import type { CheckSettings } from '../rules/types.js';
 import { auditProduct, auditWithSbomProduct } from '../audit/audit-product.js';
 import { parseDepsJson, type DepsFile } from '../audit/nuget.js';
 import { fileDigests } from '../audit/sbom-evidence.js';
-import { startFileDigests } from './file-digests.js';
 import { buildInventory, type OtherFileEvidence, type ReleaseInventory } from '../audit/sbom-inventory.js';
 import type { SbomOptions } from '../report/audit-sbom-options.js';
 
@@ -26,7 +25,7 @@ import { parsePublicKeyBlob } from '../strongname/key-blob.js';
 import { publicKeyToken } from '../strongname/key-token.js';
 import { auditRecords, readAuditJson, type SavedCheckpoint } from './audit-records.js';
 import { displayPath, expandInputs, noAssembliesError } from './input-paths.js';
-import { readInputs } from './files.js';
+import { digestFile, readInputs } from './files.js';
 import { nugetPackageFolder, readPackages } from './nuget-packages.js';
 import { Ledger } from './ledger.js';
 
@@ -222,65 +221,35 @@ export async function auditWithSbom(options: AuditSbomOptions): Promise<AuditWit
  * bytes), and the packages of the deps.json files in `packageFolder`.
  */
 async function inventoryOf(paths: readonly string[], read: ReadFiles, records: AuditEngineOptions, packageFolder: string | null) {
+  const { report, sbom: evidence } = await runEngine(auditWithSbomProduct(records), read.inputs, await engineRunner(read));
+  // The files that are no assemblies, hashed one at a time (a deps.json parsed from the same bytes).
   const audited = new Set(read.inputs.map((i) => i.path));
   const rest = (await expandInputs(paths, process.cwd(), { everyFile: true })).filter((f) => !audited.has(f.displayPath) && !MODULE_FILE.test(f.absolutePath));
-  const isDeps = (f: { displayPath: string }) => /\.deps\.json$/i.test(f.displayPath);
-  // Every file but the deps.json files (read here, parsed from the bytes hashed) is hashed on the digest thread
-  // while the engine audits the assemblies.
-  const digests = await startFileDigests([...read.inputs.map((i) => i.path), ...rest.filter((f) => !isDeps(f)).map((f) => f.displayPath)]);
-  try {
-    const { report, sbom: evidence } = await runEngine(auditWithSbomProduct(records), read.inputs, await engineRunner(read));
-    const digested = await digests.result();
-    const sha512 = new Map<string, string>();
-    for (const f of report.files) {
-      const d = digested.get(f.path);
-      // The digest thread read the file again: the SHA-512 is of the bytes the audit judged only if the SHA-256 agrees.
-      if (d?.sha256 !== f.sha256) throw changedError(f.path);
-      sha512.set(f.path, d.sha512);
+  const others: OtherFileEvidence[] = [];
+  const deps: (DepsFile | { name: string; path: string; error: string })[] = [];
+  const buffer = Buffer.allocUnsafe(1 << 20);
+  const named = readInputs(rest, read.root, { onDemand: true, threads: 0, readAtOnceBytes: 0 }).inputs;
+  for (let i = 0; i < rest.length; i++) {
+    const input = named[i]!;
+    // A deps.json is read whole, to be parsed from the bytes hashed; any other file a megabyte at a time.
+    if (!/\.deps\.json$/i.test(input.uploadName)) {
+      others.push({ path: input.path, name: input.uploadName, ...digestFile(rest[i]!.absolutePath, input.path, buffer) });
+      continue;
     }
-    const others: OtherFileEvidence[] = [];
-    const deps: (DepsFile | { name: string; path: string; error: string })[] = [];
-    const named = readInputs(rest, read.root, { onDemand: true, threads: 0, readAtOnceBytes: 0 }).inputs;
-    rest.forEach((f, i) => {
-      const input = named[i]!;
-      if (!isDeps(f)) {
-        others.push({ path: input.path, name: input.uploadName, ...digested.get(f.displayPath)! });
-        return;
-      }
-      const bytes = readInput(input);
-      others.push({ path: input.path, name: input.uploadName, size: bytes.length, ...fileDigests(bytes) });
-      try {
-        deps.push(parseDepsJson(input.uploadName, Buffer.from(bytes).toString('utf8')));
-      } catch (error) {
-        deps.push({ name: input.uploadName, path: input.path, error: (error as Error).message });
-      }
-    });
-    const parsed = deps.filter((d): d is DepsFile => !('error' in d));
-    const modified = new Map<string, string>();
-    for (const f of rest) modified.set(displayPath(f.absolutePath), modifiedOf(f.absolutePath));
-    for (const f of report.files) if (!f.assembly) modified.set(f.path, modifiedOf(f.path));
-    const inventory = buildInventory({
-      report,
-      evidence,
-      sha512,
-      others,
-      deps,
-      packages: packageFolder ? readPackages(parsed, packageFolder) : null,
-      modified,
-    });
-    return { report, inventory };
-  } finally {
-    digests.stop();
+    const bytes = readInput(input);
+    others.push({ path: input.path, name: input.uploadName, size: bytes.length, ...fileDigests(bytes) });
+    try {
+      deps.push(parseDepsJson(input.uploadName, Buffer.from(bytes).toString('utf8')));
+    } catch (error) {
+      deps.push({ name: input.uploadName, path: input.path, error: (error as Error).message });
+    }
   }
-}
-
-/** SG_ERR_IO_READ for a file whose bytes differ between the audit's read and the digest thread's. */
-function changedError(path: string): SignGateError {
-  return new SignGateError(
-    'SG_ERR_IO_READ',
-    `${path}: the file changed while signgate was reading it (its SHA-256 differs between two reads); run the command again once the build has finished writing it`,
-    { file: path },
-  );
+  const parsed = deps.filter((d): d is DepsFile => !('error' in d));
+  const modified = new Map<string, string>();
+  for (const f of rest) modified.set(displayPath(f.absolutePath), modifiedOf(f.absolutePath));
+  for (const f of report.files) if (!f.assembly) modified.set(f.path, modifiedOf(f.path));
+  const inventory = buildInventory({ report, evidence, others, deps, packages: packageFolder ? readPackages(parsed, packageFolder) : null, modified });
+  return { report, inventory };
 }
 
 /** A file's modification time, ISO 8601 UTC (the guideline's version of a file that has none), or '' when unknown. */

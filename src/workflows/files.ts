@@ -1,6 +1,6 @@
 // Reading the files the user named (whole, a piece at a time, into shared memory or on demand) with errors that
 // name them, and writing files safely (a temporary file, then a rename).
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { closeSync, fstatSync, fsyncSync, openSync, readFileSync, readSync, renameSync, statSync, unlinkSync, writeSync } from 'node:fs';
 import { open, readFile, rename, rm, type FileHandle } from 'node:fs/promises';
 import { basename, dirname, isAbsolute, join, relative, sep } from 'node:path';
@@ -65,6 +65,40 @@ function readOpenFile(fd: number, bytes: Buffer): Buffer {
   let at = 0;
   for (let n = -1; at < bytes.length && n !== 0; at += n) n = readSync(fd, bytes, at, bytes.length - at, at);
   return at === bytes.length ? bytes : bytes.subarray(0, at);
+}
+
+/** A file's size and hex SHA-256 and SHA-512. */
+export interface FileDigest {
+  readonly size: number;
+  readonly sha256: string;
+  readonly sha512: string;
+}
+
+/**
+ * The SHA-256 and SHA-512 of a file, read a part at a time into `buffer` (reused between files; 1 MB when not
+ * given), so that a large file that is no assembly (an AOT image of 17 MB beside the assemblies) is never held whole.
+ * @throws SignGateError SG_ERR_IO_READ naming `shownAs` when the file cannot be read
+ */
+export function digestFile(absolutePath: string, shownAs: string, buffer: Buffer = Buffer.allocUnsafe(1 << 20)): FileDigest {
+  let fd: number | undefined;
+  try {
+    fd = openSync(absolutePath, 'r');
+    if (fstatSync(fd).isDirectory()) throw Object.assign(new Error('a folder'), { code: 'EISDIR' });
+    const sha256 = createHash('sha256');
+    const sha512 = createHash('sha512');
+    let size = 0;
+    for (let n = readSync(fd, buffer, 0, buffer.length, size); n > 0; n = readSync(fd, buffer, 0, buffer.length, size)) {
+      const part = buffer.subarray(0, n);
+      sha256.update(part);
+      sha512.update(part);
+      size += n;
+    }
+    return { size, sha256: sha256.digest('hex'), sha512: sha512.digest('hex') };
+  } catch (cause) {
+    throw readError(cause, shownAs);
+  } finally {
+    if (fd !== undefined) closeSync(fd);
+  }
 }
 
 /** SG_ERR_IO_READ for a file that could not be read, with the reason in words. */

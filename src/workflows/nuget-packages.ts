@@ -6,7 +6,7 @@ import { existsSync, readFileSync, statSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { UsageError } from '../core/errors.js';
-import { fileDigests } from '../audit/sbom-evidence.js';
+import { digestFile } from './files.js';
 import { parseNuspec, type DepsFile } from '../audit/nuget.js';
 import { packageKey, type PackageEvidence } from '../audit/sbom-inventory.js';
 
@@ -47,6 +47,7 @@ function readText(path: string): string | null {
 /** What `folder` holds of every package the deps.json files name, by packageKey (see PackageEvidence). */
 export function readPackages(deps: readonly DepsFile[], folder: string): Map<string, PackageEvidence> {
   const out = new Map<string, PackageEvidence>();
+  const buffer = Buffer.allocUnsafe(1 << 20);
   for (const d of deps) {
     for (const library of d.libraries) {
       const key = packageKey(library.id, library.version);
@@ -60,7 +61,7 @@ export function readPackages(deps: readonly DepsFile[], folder: string): Map<str
         const file = join(dir, ...f.asset.split('/'));
         if (!existsSync(file)) continue;
         try {
-          assets.set(f.asset, fileDigests(readFileSync(file)).sha512);
+          assets.set(f.asset, digestFile(file, file, buffer).sha512);
         } catch {
           // A package file that cannot be read is one not at hand: the comparison says unknown.
         }

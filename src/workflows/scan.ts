@@ -79,8 +79,10 @@ async function* scan<K extends ScanKind, T>(kind: K, files: readonly ScanInput[]
   const waiting = new Map<number, { resolve: (records: T[]) => void; reject: (error: unknown) => void }>();
   const workers = Array.from({ length: threads }, () => {
     const worker = new Worker(entry, { resourceLimits: { maxYoungGenerationSizeMb: 8 } });
-    // The thread's start set V8's flags back (see reapplyV8Flags).
+    // The thread's start set V8's flags back (see reapplyV8Flags): set them again once it runs, or once it has
+    // ended when it was ended before it ran.
     worker.once('online', reapplyV8Flags);
+    worker.once('exit', reapplyV8Flags);
     worker.on('message', (answer: ScanAnswer) => {
       const task = waiting.get(answer.id);
       waiting.delete(answer.id);
