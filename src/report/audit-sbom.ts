@@ -6,6 +6,8 @@
 // the library's strict JSON-schema validator. The fields BSI TR-03183-2 v2.1 requires and where they are:
 // docs/audit.md.
 import { createHash } from 'node:crypto';
+// The library's parts by their own entry points: loading the whole library (its validators and factories too) took
+// twice as long.
 import * as Enums from '@cyclonedx/cyclonedx-library/Enums';
 import * as Models from '@cyclonedx/cyclonedx-library/Models';
 import * as Serialize from '@cyclonedx/cyclonedx-library/Serialize';
@@ -17,9 +19,6 @@ import type { InventoryFile, ReleaseInventory } from '../audit/sbom-inventory.js
 import type { SbomReference } from '../audit/sbom-evidence.js';
 import type { SbomOptions } from './audit-sbom-options.js';
 import { nugetPackageUrl, nugetPurl } from '../audit/nuget.js';
-
-// The library's parts by their own entry points: loading the whole library (its validators and factories too) took
-// twice as long.
 
 type Json = Record<string, unknown>;
 

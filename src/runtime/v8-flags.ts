@@ -22,7 +22,7 @@ export function setV8Flags(flags: readonly string[]): void {
  * Sets the flags recorded by setV8Flags again. Starting a worker thread sets V8's flags back to the process's
  * command line when the thread's isolate is made (seen on Node 20: after `new Worker()`, the main thread's young
  * generation grew to 32 MB under `--semi-space-growth-factor=1`), so a thread's starter calls this once the thread
- * is online.
+ * has started: when it is online, or when a task of it answers (a pool).
  */
 export function reapplyV8Flags(): void {
   for (const flag of (globalThis as { [V8_FLAGS_KEY]?: string[] })[V8_FLAGS_KEY] ?? []) setFlagsFromString(flag);
