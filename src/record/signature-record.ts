@@ -224,6 +224,11 @@ export class ChainChecker {
     return undefined;
   }
 
+  /** Checks a chain that continues `head` (an entry checked before): the next entry added must link to it. Call it before the first add. */
+  continueFrom(head: ChainHead): void {
+    this.last = head;
+  }
+
   /** Compares the entries with this head (call it before the first add): the chain must reach it, with its hash. */
   expectHead(head: ChainHead): void {
     this.head = head;
@@ -345,9 +350,9 @@ export function* recordFileLines(read: RecordReader): Generator<RecordFileLine> 
 }
 
 /** The lines of an open record file from byte `from` to its end, read through `read` a chunk at a time (without blocking the thread). */
-export async function* recordHandleLines(read: RecordReaderAt, from = 0): AsyncGenerator<RecordFileLine> {
+export async function* recordHandleLines(read: RecordReaderAt, from = 0, chunkBytes = READ_CHUNK_BYTES): AsyncGenerator<RecordFileLine> {
   const splitter = new RecordLineSplitter();
-  const chunk = Buffer.allocUnsafe(READ_CHUNK_BYTES);
+  const chunk = Buffer.allocUnsafe(chunkBytes);
   for (let at = from, n = -1; n !== 0; at += n) {
     n = await read(chunk, at);
     yield* splitter.push(chunk.subarray(0, n));

@@ -7,7 +7,7 @@
 // line, a control character, a blank line among the signatures): our parseCheckpoint must refuse them too.
 import { spawnSync } from 'node:child_process';
 import { createHash, generateKeyPairSync, sign, type KeyObject } from 'node:crypto';
-import { existsSync, mkdtempSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -16,6 +16,10 @@ import { entryLeaf, formatVerifierKey, parseCheckpoint, recordPrivateKey, signCh
 import { consistencyProof, inclusionProof, leafHash, rootHash, verifyConsistency, verifyInclusion } from '../../src/record/merkle.js';
 import type { Hash, SubtreeCache } from '../../src/record/merkle.js';
 import { chainEvents, EMPTY_HEAD, entryLine, type SignatureEvent } from '../../src/record/signature-record.js';
+import { RecordLog } from '../../src/server/storage/record-checkpoint.js';
+import { FileSignatureRecord } from '../../src/server/storage/record-file.js';
+import type { RecordKey } from '../../src/server/storage/record-key.js';
+import { RECORD_TREE_FILE } from '../../src/server/storage/record-tree-file.js';
 
 // Debian's golang-golang-x-mod-dev puts the sources in a GOPATH; GO111MODULE=off builds against them without a download.
 const GOPATH = '/usr/share/gocode';
@@ -55,6 +59,7 @@ function recordGo(): string {
 type GoRequest =
   | { op: 'open'; text: string; key: string }
   | { op: 'root'; size: number }
+  | { op: 'stored' }
   | { op: 'proveRecord'; size: number; index: number }
   | { op: 'proveTree'; size: number; old: number }
   | { op: 'checkRecord'; proof: string[]; size: number; root: string; index: number; leaf: string }
@@ -255,6 +260,45 @@ describe.skipIf(missing !== undefined)("Go's sumdb/tlog: the same tree, the same
       }
     }
     expect(goDisagrees(checks, LEAF_DATA)).toEqual([]);
+  });
+
+  test("the service's stored tree (a data directory's signature-record.tree) is tlog's stored hashes byte for byte, and so are the proofs it serves", async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'signgate-go-tree-'));
+    const record = new FileSignatureRecord(dataDir);
+    const key: RecordKey = { privateKey: KEY, verifier: VERIFIER, path: 'test key' };
+    // Appended in three parts, the log read on after each, as a service does between jobs.
+    const events = ENTRIES.map(({ seq: _seq, prev: _prev, hash: _hash, ...event }) => event);
+    let log = new RecordLog(record, key);
+    for (const [from, to] of [
+      [0, 1],
+      [1, 700],
+      [700, 1025],
+    ] as const) {
+      await record.append(events.slice(from, to));
+      await log.refresh();
+      if (from === 1) log = new RecordLog(record, key); // a restart: the tree is taken up where it ends
+    }
+    const [stored] = askGo([{ op: 'stored' }], LEAF_DATA);
+    expect(readFileSync(join(dataDir, RECORD_TREE_FILE)).toString('base64')).toBe(
+      Buffer.concat((stored!.proof ?? []).map((h) => Buffer.from(h, 'base64'))).toString('base64'),
+    );
+    const checks: GoCheck[] = [];
+    for (const old of [1, 700, 1000])
+      checks.push({
+        what: `the service's consistency proof from ${old}`,
+        request: { op: 'proveTree', size: 1025, old },
+        want: sameProof((await log.consistency(old, 1025)).map((h) => Buffer.from(h, 'base64'))),
+      });
+    const job = await log.jobProof('job-100');
+    expect(job?.entries.map((e) => e.leafIndex)).toEqual([399, 400, 401, 402]);
+    for (const e of job!.entries)
+      checks.push({
+        what: `job-100's proof of ${e.leafIndex}`,
+        request: { op: 'proveRecord', size: 1025, index: e.leafIndex },
+        want: sameProof(e.inclusionProof.map((h) => Buffer.from(h, 'base64'))),
+      });
+    expect(goDisagrees(checks, LEAF_DATA)).toEqual([]);
+    expect(parseCheckpoint(await log.checkpoint(), VERIFIER, 'the service').root.equals(rootOf(1025))).toBe(true);
   });
 
   test("the leaf is the entry's line without its newline: with the newline, or another entry's line, tlog finds another root", () => {

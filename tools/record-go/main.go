@@ -16,6 +16,7 @@
 //	proveTree    size, old      tlog.ProveTree: the consistency proof from the tree of old leaves to that of size
 //	checkRecord  proof, size, root, index, leaf      tlog.CheckRecord: ok, or the error
 //	checkTree    proof, size, root, old, oldRoot     tlog.CheckTree: ok, or the error
+//	stored       (none)         every hash tlog.StoredHashes stored for the leaves, in its order (in "proof")
 //
 // The answer: {"answers": [...]}, one object per request in order, carrying "error" when Go refused it.
 package main
@@ -153,6 +154,8 @@ func run(r request, s store) answer {
 			return answer{Error: err.Error()}
 		}
 		return answer{Root: base64.StdEncoding.EncodeToString(h[:])}
+	case "stored":
+		return answer{Proof: encode(s)}
 	case "proveRecord":
 		return proved(tlog.ProveRecord(r.Size, r.Index, s))
 	case "proveTree":

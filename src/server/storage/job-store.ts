@@ -258,7 +258,7 @@ export class JobStore implements JobStateStore {
     if (signatures?.length) {
       const already = this.recorded.get(key);
       const fresh = already ? signatures.filter((s) => !already.has(s.file)) : signatures;
-      if (fresh.length) await this.signatures.append(fresh);
+      if (fresh.length) record.recordSeqs = [...(record.recordSeqs ?? []), ...(await this.signatures.append(fresh)).map((e) => e.seq)];
       this.recorded.set(key, new Set([...(already ?? []), ...signatures.map((s) => s.file)]));
     }
     const text = JSON.stringify(record, null, 2);

@@ -2,10 +2,20 @@
 // checkpoint the record key signs over them, and the check that a record continues a checkpoint someone saved.
 import { UsageError } from '../../core/errors.js';
 import { entryLeaf, parseCheckpoint, signCheckpoint, type Checkpoint, type RecordVerifier } from '../../record/checkpoint.js';
-import { CompactRange, consistencyProof, inclusionProof, rootHash, type Hash, type SubtreeCache } from '../../record/merkle.js';
+import { CompactRange, type Hash } from '../../record/merkle.js';
+import {
+  leavesIn,
+  storedConsistencyProof,
+  storedHashCount,
+  storedHashesForLeaf,
+  storedHashIndex,
+  storedInclusionProof,
+  storedTreeRoot,
+  type HashReader,
+} from '../../record/stored-tree.js';
 import { CheckpointContinuation, continuationProblem } from '../../record/record-continuation.js';
 import { ChainChecker, type RecordVerification, type SignatureEntry } from '../../record/signature-record.js';
-import type { SignatureRecordReader } from './store.js';
+import type { RecordTreeHashes, SignatureRecordReader } from './store.js';
 import type { RecordKey } from './record-key.js';
 
 /** The record's verification; throws naming the first break. */
@@ -83,16 +93,23 @@ export interface JobRecordProof {
   }[];
 }
 
+/** Stored hashes written to the tree at once while the record is read on. */
+const TREE_WRITE_HASHES = 1 << 16;
+
 /**
- * The record as a growing Merkle log in the service's memory: the leaves of every entry (each checked against the
- * chain as it is read), the entries per job, complete subtrees cached; read on from where it stopped when a job's
- * entries are asked for and not known yet. Signs checkpoints with the record key.
+ * The record as a growing Merkle log served from its stored tree (RecordTreeHashes, in Go tlog's order): the
+ * service keeps no entry and no leaf in memory, and a checkpoint or a proof reads O(log n) stored hashes, so a
+ * record of any size costs the same memory. Reading on (refresh) checks each new entry against the chain and
+ * stores its hashes; at the first read, the last stored leaf is compared with the record's entry, and a tree that
+ * does not match (or is cut off within a leaf) is built again from the first entry. A job's entries are read from
+ * the record and each compared with its stored leaf before its proof is given. Signs checkpoints with the record key.
  */
 export class RecordLog {
-  private readonly leaves: Hash[] = [];
-  private readonly byJob = new Map<string, SignatureEntry[]>();
-  private readonly cache: SubtreeCache = new Map();
+  /** Leaves whose hashes are stored and whose entries were checked. */
+  private leaves = 0;
+  private started = false;
   private readonly checker: ChainChecker;
+  private readonly tree: RecordTreeHashes;
   private signed: { size: number; text: string } | undefined;
   private reading: Promise<void> | undefined;
 
@@ -101,25 +118,17 @@ export class RecordLog {
     readonly key: RecordKey,
   ) {
     this.checker = new ChainChecker(record.where);
+    this.tree = record.tree();
   }
+
+  private readonly read: HashReader = (indexes) => this.tree.read(indexes);
 
   /** Reads the entries appended since the last read (one read at a time). */
   refresh(): Promise<void> {
     this.reading ??= (async () => {
       try {
-        for await (const entry of this.record.entriesAfter(this.leaves.length)) {
-          const broken = this.checker.add(entry, null);
-          if (broken)
-            throw new UsageError(
-              `the signature record ${this.record.where} does not verify: ${broken.message}`,
-              'Run `signgate serve record verify`; the service signs no checkpoint of a broken record.',
-              'SG_ERR_CONFIG',
-            );
-          this.leaves.push(entryLeaf(entry));
-          const list = this.byJob.get(entry.job);
-          if (list) list.push(entry);
-          else this.byJob.set(entry.job, [entry]);
-        }
+        if (!this.started) await this.resume();
+        await this.readOn();
       } finally {
         this.reading = undefined;
       }
@@ -127,45 +136,109 @@ export class RecordLog {
     return this.reading;
   }
 
-  get size(): number {
-    return this.leaves.length;
+  /** Takes up the stored tree where it ends, when its last leaf is the record's entry there; else starts it again. */
+  private async resume(): Promise<void> {
+    const stored = await this.tree.count();
+    const leaves = leavesIn(stored);
+    let entry: SignatureEntry | undefined;
+    if (leaves > 0)
+      for await (const e of this.record.entriesAfter(leaves - 1)) {
+        entry = e;
+        break;
+      }
+    const [leaf] = entry?.seq === leaves ? await this.tree.read([storedHashIndex(0, leaves - 1)]) : [];
+    const probe = new ChainChecker(this.record.where);
+    if (entry && leaf && entryLeaf(entry).equals(leaf)) probe.continueFrom({ seq: leaves - 1, hash: entry.prev });
+    if (entry && leaf && entryLeaf(entry).equals(leaf) && !probe.add(entry, null)) {
+      this.checker.continueFrom({ seq: entry.seq, hash: entry.hash });
+      this.leaves = leaves;
+    } else if (stored > 0) {
+      await this.tree.reset();
+    }
+    this.started = true;
   }
 
-  /** The signed checkpoint of the tree as read (signed once per size). */
-  checkpoint(): string {
-    if (this.signed?.size !== this.leaves.length) {
-      this.signed = {
-        size: this.leaves.length,
-        text: signCheckpoint(
-          { size: this.leaves.length, root: rootHash(this.leaves, 0, this.leaves.length, this.cache) },
-          this.key.privateKey,
-          this.key.verifier.name,
-        ),
-      };
+  /** Checks and stores the entries after those the tree holds. */
+  private async readOn(): Promise<void> {
+    let at = storedHashCount(this.leaves);
+    let pending: Hash[] = [];
+    let n = this.leaves;
+    // The hashes of the leaves read here come from `pending` until they are written.
+    const read: HashReader = async (indexes) => {
+      const older = indexes.filter((i) => i < at);
+      const stored = older.length ? await this.tree.read(older) : [];
+      let k = 0;
+      return indexes.map((i) => (i < at ? stored[k++]! : pending[i - at]!));
+    };
+    const flush = async () => {
+      await this.tree.write(at, pending);
+      at += pending.length;
+      pending = [];
+      this.leaves = n;
+    };
+    for await (const entry of this.record.entriesAfter(this.leaves)) {
+      const broken = this.checker.add(entry, null);
+      if (broken)
+        throw new UsageError(
+          `the signature record ${this.record.where} does not verify: ${broken.message}`,
+          'Run `signgate serve record verify`; the service signs no checkpoint of a broken record.',
+          'SG_ERR_CONFIG',
+        );
+      pending.push(...(await storedHashesForLeaf(n, entryLeaf(entry), read)));
+      n += 1;
+      if (pending.length >= TREE_WRITE_HASHES) await flush();
+    }
+    if (pending.length) await flush();
+  }
+
+  get size(): number {
+    return this.leaves;
+  }
+
+  /** The signed checkpoint of the tree of `size` entries (as read: the last one signed is kept). */
+  private async checkpointOf(size: number): Promise<string> {
+    if (this.signed?.size !== size) {
+      const root = await storedTreeRoot(size, this.read);
+      this.signed = { size, text: signCheckpoint({ size, root }, this.key.privateKey, this.key.verifier.name) };
     }
     return this.signed.text;
   }
 
-  /** The RFC 9162 consistency proof between the trees of `from` and `to` entries (base64), after reading on. */
-  async consistency(from: number, to: number): Promise<string[]> {
-    if (to > this.leaves.length) await this.refresh();
-    return consistencyProof(this.leaves, from, to, this.cache).map((h) => h.toString('base64'));
+  /** The signed checkpoint of the tree as read. */
+  checkpoint(): Promise<string> {
+    return this.checkpointOf(this.leaves);
   }
 
-  /** The job's entries with their inclusion proofs in the current checkpoint; undefined when it has none. */
-  async jobProof(jobId: string): Promise<JobRecordProof | undefined> {
-    if (!this.byJob.has(jobId)) await this.refresh();
-    const entries = this.byJob.get(jobId);
-    if (!entries) return undefined;
-    const checkpoint = this.checkpoint();
-    const size = this.leaves.length;
-    return {
-      checkpoint,
-      entries: entries.map((entry) => ({
-        entry,
-        leafIndex: entry.seq - 1,
-        inclusionProof: inclusionProof(this.leaves, entry.seq - 1, size, this.cache).map((h) => h.toString('base64')),
-      })),
-    };
+  /** The RFC 9162 consistency proof between the trees of `from` and `to` entries (base64), after reading on. */
+  async consistency(from: number, to: number): Promise<string[]> {
+    if (to > this.leaves) await this.refresh();
+    return (await storedConsistencyProof(from, to, this.read)).map((h) => h.toString('base64'));
+  }
+
+  /**
+   * The job's entries with their inclusion proofs in the current checkpoint; undefined when it has none. `seqs`:
+   * where the job's entries are, when its store says (JobRecord.recordSeqs).
+   * @throws UsageError when an entry the record gives for the job is not the one its tree holds
+   */
+  async jobProof(jobId: string, seqs?: readonly number[]): Promise<JobRecordProof | undefined> {
+    const entries: SignatureEntry[] = [];
+    for await (const entry of this.record.entriesOfJob(jobId, seqs)) entries.push(entry);
+    if (entries.length === 0) return undefined;
+    if (!this.started || entries.some((e) => e.seq > this.leaves)) await this.refresh();
+    const size = this.leaves;
+    const checkpoint = await this.checkpointOf(size);
+    const out: JobRecordProof['entries'][number][] = [];
+    for (const entry of entries) {
+      const index = entry.seq - 1;
+      const [leaf] = Number.isSafeInteger(index) && index >= 0 && index < size ? await this.read([storedHashIndex(0, index)]) : [];
+      if (entry.job !== jobId || !leaf || !entryLeaf(entry).equals(leaf))
+        throw new UsageError(
+          `entry ${entry.seq} of the signature record ${this.record.where}, given for job ${jobId}, is not the entry the record's tree holds there`,
+          'Run `signgate serve record verify`; the service gives no proof for an entry its record does not hold.',
+          'SG_ERR_CONFIG',
+        );
+      out.push({ entry, leafIndex: index, inclusionProof: (await storedInclusionProof(index, size, this.read)).map((h) => h.toString('base64')) });
+    }
+    return { checkpoint, entries: out };
   }
 }

@@ -24,7 +24,8 @@ import {
   type SignatureEntry,
   type SignatureEvent,
 } from '../../record/signature-record.js';
-import type { SignatureRecordReader } from './store.js';
+import type { RecordTreeHashes, SignatureRecordReader } from './store.js';
+import { RecordTreeFile } from './record-tree-file.js';
 import { PRIVATE_FILE, writeFileAtomicSync } from './fs-atomic.js';
 
 export const RECORD_FILE = 'signature-record.jsonl';
@@ -104,6 +105,11 @@ export class FileSignatureRecord implements SignatureRecordReader {
   /** For messages: where the record is. */
   get where(): string {
     return this.path;
+  }
+
+  /** The stored hashes of the record's tree, beside it (signature-record.tree). */
+  tree(): RecordTreeHashes {
+    return new RecordTreeFile(this.dataDir);
   }
 
   /**
@@ -236,7 +242,7 @@ export class FileSignatureRecord implements SignatureRecordReader {
    * The lines of the record from byte `from` (see RecordFileLine: the last one may be torn), read a chunk at a time,
    * never whole; none when there is no record yet. The file is closed when the caller stops.
    */
-  private async *lines(from = 0): AsyncGenerator<RecordFileLine> {
+  private async *lines(from = 0, chunk?: number): AsyncGenerator<RecordFileLine> {
     let file: FileHandle;
     try {
       file = await open(this.path, 'r');
@@ -245,7 +251,7 @@ export class FileSignatureRecord implements SignatureRecordReader {
       throw error;
     }
     try {
-      yield* recordHandleLines(async (into, at) => (await file.read(into, 0, into.length, at)).bytesRead, from);
+      yield* recordHandleLines(async (into, at) => (await file.read(into, 0, into.length, at)).bytesRead, from, chunk);
     } finally {
       await file.close();
     }
@@ -273,9 +279,15 @@ export class FileSignatureRecord implements SignatureRecordReader {
     for await (const l of this.lines()) if (!l.torn) yield parseRecordLine(l).value as SignatureEntry;
   }
 
-  /** The entries after the first `count` (whole lines only; the file is read from where the last read stopped). */
+  /**
+   * The entries after the first `count` (whole lines only): read from where the last read stopped, else from the
+   * line of entry count + 1, found by its sequence number (offsetOf); the caller checks the chain.
+   */
   async *entriesAfter(count: number): AsyncGenerator<SignatureEntry> {
-    if (this.readTo?.count !== count) this.readTo = { count: 0, bytes: 0 };
+    if (this.readTo?.count !== count) {
+      const bytes = count > 0 ? await this.offsetOf(count + 1) : 0;
+      this.readTo = bytes === undefined ? { count: 0, bytes: 0 } : { count, bytes };
+    }
     let { count: seen, bytes } = this.readTo;
     for await (const l of this.lines(bytes)) {
       if (l.torn) break;
@@ -288,6 +300,99 @@ export class FileSignatureRecord implements SignatureRecordReader {
 
   /** Where entriesAfter stopped reading: entries and bytes. */
   private readTo: { count: number; bytes: number } | undefined;
+
+  /**
+   * The entries of `job`: those at `seqs` (each found by offsetOf), else (a job of an older version) every entry
+   * of the record read for it. Throws when an entry is not where its sequence number says.
+   */
+  async *entriesOfJob(job: string, seqs?: readonly number[]): AsyncGenerator<SignatureEntry> {
+    if (!seqs) {
+      for await (const entry of this.entries()) if ((entry as SignatureEntry | undefined)?.job === job) yield entry;
+      return;
+    }
+    let next: { seq: number; at: number } | undefined;
+    for (const seq of seqs) {
+      // A job's entries are mostly one after the other: the next line starts where the last one ended.
+      const at = next?.seq === seq ? next.at : await this.offsetOf(seq);
+      const line = at === undefined ? undefined : await this.lineAt(at);
+      const entry = line?.entry;
+      if (entry?.seq !== seq)
+        throw new UsageError(`the signature record ${this.path} holds no entry ${seq}, which job ${job} names`, VERIFY_FIRST, 'SG_ERR_CONFIG');
+      next = { seq: seq + 1, at: line!.end };
+      yield entry;
+    }
+  }
+
+  /** The entry on the line that starts at byte `at` and where that line ends (after its newline); undefined for no whole line. */
+  private async lineAt(at: number): Promise<{ entry: SignatureEntry | undefined; end: number } | undefined> {
+    for await (const l of this.lines(at, 2 * SEEK_WINDOW)) {
+      if (l.torn) return undefined;
+      return { entry: parseRecordLine(l).value as SignatureEntry | undefined, end: at + l.length + 1 };
+    }
+    return undefined;
+  }
+
+  /**
+   * Where the line of entry `seq` starts (for the entry after the last, where the whole lines end): a binary search
+   * on the sequence numbers the lines begin with, O(log n) reads of SEEK_WINDOW bytes. Undefined when the lines do
+   * not say (a line that is no entry, a gap): the caller then reads from the start. What it finds is not trusted:
+   * the caller checks the chain, or compares the entry with the record's tree.
+   */
+  private async offsetOf(seq: number): Promise<number | undefined> {
+    if (seq <= 1) return 0;
+    let file: FileHandle;
+    try {
+      file = await open(this.path, 'r');
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+      throw error;
+    }
+    try {
+      const window = Buffer.allocUnsafe(2 * SEEK_WINDOW);
+      /** The whole lines of the window read at `from` (the first begins at `from`), each with where it starts. */
+      const linesAt = async (from: number): Promise<{ start: number; seq: number | undefined }[]> => {
+        const { bytesRead } = await file.read(window, 0, window.length, from);
+        const out: { start: number; seq: number | undefined }[] = [];
+        for (let start = 0; ; ) {
+          const end = window.indexOf(0x0a, start);
+          if (end < 0 || end >= bytesRead) return out;
+          const m = /^\{"seq":(\d+),/.exec(window.toString('latin1', start, Math.min(end, start + 32)));
+          out.push({ start: from + start, seq: m ? Number(m[1]) : undefined });
+          start = end + 1;
+        }
+      };
+      /** The first line that begins at or after `at` (at > 0): where it starts and its sequence number, from one read. */
+      const lineFrom = async (at: number): Promise<{ start: number; seq: number | undefined } | undefined> => {
+        const { bytesRead } = await file.read(window, 0, window.length, at - 1);
+        const newline = window.subarray(0, bytesRead).indexOf(0x0a);
+        if (newline < 0) return undefined;
+        const m = /^\{"seq":(\d+),/.exec(window.toString('latin1', newline + 1, Math.min(bytesRead, newline + 33)));
+        return { start: at + newline, seq: m ? Number(m[1]) : undefined };
+      };
+      // lo: a line start whose entry comes before `seq`; hi: a line start whose entry is `seq` or later, or the end.
+      let lo = 0;
+      let hi = this.opened ? this.size : (await file.stat()).size;
+      while (hi - lo > SEEK_WINDOW) {
+        const line = await lineFrom(lo + Math.floor((hi - lo) / 2));
+        if (line === undefined || line.start >= hi) break;
+        if (line.seq === undefined) return undefined;
+        if (line.seq < seq) lo = line.start;
+        else hi = line.start;
+      }
+      const lines = await linesAt(lo);
+      const found = lines.find((l) => l.seq === seq);
+      if (found) return found.start;
+      // The entry after the last: the end of the last whole line, when that line holds seq - 1.
+      const last = lines.at(-1);
+      if (last?.seq === seq - 1 && lines.length > 0) {
+        const end = window.indexOf(0x0a, last.start - lo);
+        return lo + end + 1;
+      }
+      return undefined;
+    } finally {
+      await file.close();
+    }
+  }
 
   /** The record's whole lines as they are (a last line without its newline is no entry and is left out), a batch at a time. */
   async exportTo(write: (lines: string) => void | Promise<void>): Promise<number> {
@@ -312,6 +417,8 @@ export class FileSignatureRecord implements SignatureRecordReader {
 }
 
 const VERIFY_FIRST = 'Run `signgate serve record verify` first: it names the break.';
+/** How near offsetOf's binary search comes before it reads lines in turn (an entry takes a few hundred bytes). */
+const SEEK_WINDOW = 4096;
 /** How much of the record export hands to its writer at a time. */
 const EXPORT_BATCH_CHARS = 1 << 20;
 

@@ -5,6 +5,7 @@
 // object storage (S3Blobs), where nodes share no folder.
 import type { Readable } from 'node:stream';
 import type { RecordVerification, SignatureEntry, SignatureEvent } from '../../record/signature-record.js';
+import type { Hash } from '../../record/merkle.js';
 
 // The records every store keeps, whatever keeps them.
 export type { FileProcessingState } from '../../core/file-states.js';
@@ -52,6 +53,8 @@ export interface JobRecord {
   keyWait?: { readonly since: string; readonly options: readonly string[] };
   /** When the job finished (its result package written), set by the store; absent in jobs finished by older versions. */
   finishedAt?: string;
+  /** The sequence numbers of the job's entries in the signature record, set by a store that cannot look them up by job (the data directory). */
+  recordSeqs?: number[];
 }
 
 /** A kept job as an operator sees it (`serve jobs list`, retention): every organization's, nothing of its files. */
@@ -168,6 +171,31 @@ export interface SignatureRecordReader {
   entriesAfter(count: number): AsyncIterable<SignatureEntry>;
   /** Writes every entry, one JSON line each (the data directory's file format), in order; resolves to how many. */
   exportTo(write: (lines: string) => void | Promise<void>): Promise<number>;
+  /**
+   * The entries of job `job`, in order, as kept (not checked: the caller compares them with the record's tree);
+   * `seqs`, when the job knows its entries' sequence numbers (JobRecord.recordSeqs), says where they are.
+   */
+  entriesOfJob(job: string, seqs?: readonly number[]): AsyncIterable<SignatureEntry>;
+  /** The stored hashes of the record's Merkle tree, kept beside the entries (RecordTreeHashes). */
+  tree(): RecordTreeHashes;
+}
+
+/**
+ * The stored hashes of the signature record's Merkle tree in Go tlog's order (record/stored-tree.ts): derived from
+ * the entries and kept beside them, so that the service serves checkpoints and proofs of a record of any size from
+ * O(log n) hashes, and a start reads only the entries appended since. Written by the service's RecordLog, which
+ * checks the chain as it reads and compares the last stored leaf with the record at a start (a store that does
+ * not match is reset and built again from the first entry).
+ */
+export interface RecordTreeHashes {
+  /** How many hashes are stored. */
+  count(): Promise<number>;
+  /** The hashes at `indexes`, in that order; rejects when one is not stored. */
+  read(indexes: readonly number[]): Promise<Hash[]>;
+  /** Stores `hashes` at the indexes from `at` on (`at` no more than count(); a store kept by several nodes keeps those it has). */
+  write(at: number, hashes: readonly Hash[]): Promise<void>;
+  /** Forgets every stored hash. */
+  reset(): Promise<void>;
 }
 
 /** What processJob writes through: the job's folder and its progress. */

@@ -79,7 +79,7 @@ export function registerJobRoutes(api: FastifyInstance, ctx: RouteContext): void
       createdAt: r.createdAt,
       processingFinished: r.processingFinished,
       // Extension: the job's record entries, each with its inclusion proof in the checkpoint given with them.
-      ...(r.processingFinished ? await recordProofOf(recordLog!, r.id, request.log) : {}),
+      ...(r.processingFinished ? await recordProofOf(recordLog!, r.id, r.recordSeqs, request.log) : {}),
       assemblies: r.assemblies.map((a) => ({ fileName: a.fileName, fileProcessingState: a.fileProcessingState, messages: a.messages })),
     };
   });
@@ -98,9 +98,14 @@ function idempotencyKeyOf(header: string | string[] | undefined): string | undef
 }
 
 /** A finished job's `signatureRecord` field, or nothing (no entries; a record that cannot be read is logged, not fatal to the status). */
-async function recordProofOf(log: RecordLog, jobId: string, logger: FastifyBaseLogger): Promise<{ signatureRecord?: JobRecordProof }> {
+async function recordProofOf(
+  log: RecordLog,
+  jobId: string,
+  seqs: readonly number[] | undefined,
+  logger: FastifyBaseLogger,
+): Promise<{ signatureRecord?: JobRecordProof }> {
   try {
-    const proof = await log.jobProof(jobId);
+    const proof = await log.jobProof(jobId, seqs);
     return proof ? { signatureRecord: proof } : {};
   } catch (error) {
     logger.error({ job: jobId, err: { message: (error as Error).message } }, 'the signature record could not be read for the job status');

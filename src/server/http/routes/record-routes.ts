@@ -9,7 +9,8 @@ export function registerRecordRoutes(api: FastifyInstance, ctx: Pick<RouteContex
   const recordLog = ctx.recordLog;
   api.get('/record/checkpoint', { schema: S.checkpointRoute }, async () => {
     await recordLog!.refresh();
-    return { checkpoint: recordLog!.checkpoint(), size: recordLog!.size };
+    const size = recordLog!.size;
+    return { checkpoint: await recordLog!.checkpoint(), size };
   });
 
   api.get<{ Querystring: { from: number; to: number } }>('/record/consistency', { schema: S.consistencyRoute }, async (request) => {

@@ -152,6 +152,21 @@ export const MIGRATIONS: readonly Migration[] = [
       CREATE INDEX signgate_jobs_finished ON signgate_jobs ((coalesce(finished_at, created_at))) WHERE state = 'finished';
     `,
   },
+  {
+    version: 8,
+    oldestReader: 4,
+    name: "the record's tree and its entries by job",
+    // Added only: older nodes neither read nor write them (and keep the record in memory as before).
+    sql: `
+      -- The stored hashes of the signature record's Merkle tree, in Go tlog's order: derived from the entries and
+      -- written by the nodes that read them, so that checkpoints and proofs read O(log n) of them.
+      CREATE TABLE signgate_record_tree (
+        idx bigint PRIMARY KEY,
+        hash bytea NOT NULL CHECK (length(hash) = 32)
+      );
+      CREATE INDEX signgate_signatures_job ON signgate_signatures (job);
+    `,
+  },
 ];
 
 /** An arbitrary constant: the advisory lock every node takes while it migrates. */

@@ -15,7 +15,8 @@ import {
   type SignatureEntry,
   type SignatureEvent,
 } from '../../../record/signature-record.js';
-import type { SignatureRecordReader } from '../store.js';
+import type { Hash } from '../../../record/merkle.js';
+import type { RecordTreeHashes, SignatureRecordReader } from '../store.js';
 
 interface SignatureRow {
   seq: string;
@@ -125,6 +126,17 @@ export class PgSignatureRecord implements SignatureRecordReader {
     }
   }
 
+  /** The job's entries, by the index on their job (the sequence numbers the job may hold are not needed). */
+  async *entriesOfJob(job: string): AsyncGenerator<SignatureEntry> {
+    const { rows } = await this.pool.query<SignatureRow>(`SELECT ${COLUMNS} FROM signgate_signatures WHERE job = $1 ORDER BY seq`, [job]);
+    for (const row of rows) yield entryOf(row);
+  }
+
+  /** The stored hashes of the record's tree, in signgate_record_tree (shared by every node). */
+  tree(): RecordTreeHashes {
+    return new PgRecordTree(this.pool, this.where);
+  }
+
   async verify(): Promise<RecordVerification> {
     // The head first: entries committed after it was read are accepted when they link.
     const checker = new ChainChecker(`the signature record in ${this.where}`);
@@ -157,5 +169,53 @@ export class PgSignatureRecord implements SignatureRecordReader {
     }
     if (chunk) await write(chunk);
     return count;
+  }
+}
+
+/** Hashes written in one statement. */
+const TREE_BATCH = 5000;
+
+/**
+ * The stored hashes of the record's tree in PostgreSQL: a row per hash (idx, hash). Every node that reads the
+ * record writes the hashes of the entries it reads, the same bytes whichever node computes them: a hash another
+ * node stored first is kept (ON CONFLICT DO NOTHING), and each write is one statement per batch, so the rows are
+ * those from 0 to a count without gaps.
+ */
+export class PgRecordTree implements RecordTreeHashes {
+  constructor(
+    private readonly pool: Pool,
+    private readonly where: string,
+  ) {}
+
+  async count(): Promise<number> {
+    const { rows } = await this.pool.query<{ n: string }>('SELECT coalesce(max(idx) + 1, 0) AS n FROM signgate_record_tree');
+    return Number(rows[0]!.n);
+  }
+
+  async read(indexes: readonly number[]): Promise<Hash[]> {
+    if (indexes.length === 0) return [];
+    const { rows } = await this.pool.query<{ idx: string; hash: Buffer }>('SELECT idx, hash FROM signgate_record_tree WHERE idx = ANY($1::bigint[])', [
+      indexes,
+    ]);
+    const byIndex = new Map(rows.map((r) => [Number(r.idx), r.hash]));
+    return indexes.map((i) => {
+      const hash = byIndex.get(i);
+      if (!hash) throw new Error(`hash ${i} of the record's tree is not stored in ${this.where} (signgate_record_tree)`);
+      return hash;
+    });
+  }
+
+  async write(at: number, hashes: readonly Hash[]): Promise<void> {
+    for (let from = 0; from < hashes.length; from += TREE_BATCH) {
+      const batch = hashes.slice(from, from + TREE_BATCH);
+      await this.pool.query('INSERT INTO signgate_record_tree (idx, hash) SELECT * FROM unnest($1::bigint[], $2::bytea[]) ON CONFLICT (idx) DO NOTHING', [
+        batch.map((_, i) => at + from + i),
+        batch,
+      ]);
+    }
+  }
+
+  async reset(): Promise<void> {
+    await this.pool.query('DELETE FROM signgate_record_tree');
   }
 }
