@@ -193,9 +193,13 @@ export async function buildServer(options: BuildServerOptions): Promise<FastifyI
   // The record as a Merkle log: checkpoints signed with the deployment's record key (openStores agrees on it).
   // A worker node serves no API and signs no checkpoint: it has no record key (stores.recordKey is undefined).
   const recordLog = stores.recordKey ? new RecordLog(store.signatures, stores.recordKey) : undefined;
+  // The record's stored tree is read on from the start, not at the first request: at the first start of a release
+  // on a record without one, it is built (minutes for millions of entries) while the node serves; checkpoints wait.
+  if (recordLog) app.addHook('onReady', async () => void readRecordTree(recordLog, app.log));
   // Finished jobs past limits.jobRetention go, swept by the nodes that serve the API (retention.ts).
   const stopRetention = role === 'worker' ? undefined : startRetention(store, config, app.log, memory);
   app.addHook('onClose', async () => {
+    await recordLog?.stop();
     await stopRetention?.();
     stopPkcs11Log?.();
     await worker.stop();
@@ -287,4 +291,16 @@ export async function buildServer(options: BuildServerOptions): Promise<FastifyI
   await app.ready();
   for (const record of await store.unfinished()) worker.enqueue(record.organization, record.id);
   return app;
+}
+
+/** Reads the record's tree on in the background; logs how long when it took more than a second, and a failure (a request retries it). */
+function readRecordTree(recordLog: RecordLog, log: FastifyBaseLogger): void {
+  const since = Date.now();
+  recordLog.refresh().then(
+    () => {
+      if (Date.now() - since > 1000) log.info({ entries: recordLog.size, ms: Date.now() - since }, "the signature record's stored tree is read");
+    },
+    (error: Error) =>
+      log.error({ err: { message: error.message } }, "the signature record's stored tree could not be read; a request for a checkpoint tries again"),
+  );
 }

@@ -94,7 +94,7 @@ export interface JobRecordProof {
 }
 
 /** Stored hashes written to the tree at once while the record is read on. */
-const TREE_WRITE_HASHES = 1 << 16;
+const TREE_WRITE_HASHES = 1 << 12;
 
 /**
  * The record as a growing Merkle log served from its stored tree (RecordTreeHashes, in Go tlog's order): the
@@ -123,8 +123,11 @@ export class RecordLog {
 
   private readonly read: HashReader = (indexes) => this.tree.read(indexes);
 
-  /** Reads the entries appended since the last read (one read at a time). */
+  private stopping = false;
+
+  /** Reads the entries appended since the last read (one read at a time); nothing once stop() was called. */
   refresh(): Promise<void> {
+    if (this.stopping) return Promise.resolve();
     this.reading ??= (async () => {
       try {
         if (!this.started) await this.resume();
@@ -177,6 +180,7 @@ export class RecordLog {
       this.leaves = n;
     };
     for await (const entry of this.record.entriesAfter(this.leaves)) {
+      if (this.stopping) break;
       const broken = this.checker.add(entry, null);
       if (broken)
         throw new UsageError(
@@ -193,6 +197,12 @@ export class RecordLog {
 
   get size(): number {
     return this.leaves;
+  }
+
+  /** Ends a read in progress after the hashes it computed are stored (a node that stops), and reads no more. */
+  async stop(): Promise<void> {
+    this.stopping = true;
+    await this.reading?.catch(() => {});
   }
 
   /** The signed checkpoint of the tree of `size` entries (as read: the last one signed is kept). */
