@@ -264,11 +264,53 @@ describe.skipIf(!requireDatabase())('three API and two worker processes on one d
     ).toBe(true);
   });
 
+  test("SIGTERM to a worker that waits for a lock on the record (an operator's session holds it): it stops within seconds and gives the job back uncounted", async () => {
+    workers.push(await startServiceProcess(nodeArgs('worker'), env()));
+    const live = workers.filter((w) => w.child.exitCode === null && w.child.signalCode === null);
+    expect(live.length).toBeGreaterThanOrEqual(2);
+    // An operator's psql session holds the record's head row: every append waits for it.
+    const session = new pg.Client({ connectionString: database });
+    await session.connect();
+    try {
+      await session.query('BEGIN');
+      await session.query('SELECT seq FROM signgate_signature_head WHERE id = 1 FOR UPDATE');
+      const { id } = await (await call(apis[0]!, '/assemblies', { method: 'POST', body: uploadForm([{ name: 'Locked.dll', bytes: addin }]) })).json();
+      // The worker has signed the file and waits for the lock to append its entry and finish the job.
+      const owner: string = await waitFor(
+        `a worker to wait for the record's lock with job ${id}`,
+        async () => {
+          const waiting = (
+            await db.query(`SELECT count(*) AS n FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE '%signgate_signature_head%FOR UPDATE%'`)
+          ).rows[0].n;
+          const row = (await db.query('SELECT lease_owner FROM signgate_jobs WHERE id = $1', [id])).rows[0];
+          return Number(waiting) >= 1 && row?.lease_owner ? { done: true, value: row.lease_owner } : { done: false, seen: { waiting, row } };
+        },
+        { intervalMs: 50 },
+      );
+      const stopping = live.find((w) => owner.startsWith(`worker-${w.child.pid}-`))!;
+      // Within 15 s, well within a 30 s stop timeout, while the lock is still held: the wait was cancelled.
+      stopping.child.kill('SIGTERM');
+      const ended = await Promise.race([stopping.exited, new Promise((resolve) => setTimeout(() => resolve('still running after 15 s'), 15_000))]);
+      if (ended !== 0) await stopServiceProcess(stopping);
+      expect(ended).toBe(0);
+      expect(stopping.stdout()).toContain('job processing stopped');
+      await session.query('ROLLBACK');
+      await waitAllFinished();
+      // Given back, not abandoned: the stopped worker's attempt does not count, and the file is in the record once.
+      expect((await db.query('SELECT attempts, state FROM signgate_jobs WHERE id = $1', [id])).rows[0]).toEqual({ attempts: 1, state: 'finished' });
+      const { rows } = await db.query<{ n: string }>('SELECT count(*) AS n FROM signgate_signatures WHERE job = $1', [id]);
+      expect(Number(rows[0]!.n)).toBe(1);
+    } finally {
+      await session.end().catch(() => {});
+    }
+  });
+
   test("the signature record: one chain over every worker's appends, without gaps or forks; each signed file of each finished job once; serve record verify accepts it", async () => {
     await waitAllFinished();
     const rows = (await db.query('SELECT seq::int, job, file_name, prev_hash, hash FROM signgate_signatures ORDER BY seq')).rows;
-    // 21 jobs of one file, and two of 150 (one taken over after kill -9, one given back on SIGTERM): nothing twice.
-    expect(rows.length).toBe(21 + 150 + 150);
+    // 21 jobs of one file, two of 150 (one taken over after kill -9, one given back on SIGTERM) and the one given
+    // back while it waited for the record's lock: nothing twice.
+    expect(rows.length).toBe(21 + 150 + 150 + 1);
     expect(rows.map((r) => r.seq)).toEqual(rows.map((_, i) => i + 1));
     expect(new Set(rows.map((r) => r.prev_hash)).size).toBe(rows.length);
     for (let i = 1; i < rows.length; i++) expect(rows[i].prev_hash).toBe(rows[i - 1].hash);

@@ -150,19 +150,45 @@ export class PgJobStore implements JobStateStore {
     return rows.length;
   }
 
-  private async transaction<T>(work: (client: PoolClient) => Promise<T>): Promise<T> {
+  /**
+   * Runs `work` on a connection of its own. `signal` ends a wait in it (a lock another session holds, a database
+   * that does not answer): the statement in progress is cancelled (pg_cancel_backend, from another connection), and
+   * the connection is closed rather than handed back, so that a late cancel reaches nobody else's statement.
+   * Rejects with the signal's reason then.
+   */
+  private async onConnection<T>(work: (client: PoolClient) => Promise<T>, signal?: AbortSignal): Promise<T> {
+    signal?.throwIfAborted();
     const client = await this.pool.connect();
+    let cancelled = false;
+    const cancel = () => {
+      cancelled = true;
+      const pid = (client as PoolClient & { processID?: number | null }).processID;
+      if (pid) this.pool.query('SELECT pg_cancel_backend($1)', [pid]).catch(() => {});
+    };
+    signal?.addEventListener('abort', cancel, { once: true });
     try {
-      await client.query('BEGIN');
-      const result = await work(client);
-      await client.query('COMMIT');
-      return result;
+      return await work(client);
     } catch (error) {
-      await client.query('ROLLBACK').catch(() => {});
-      throw error;
+      throw signal?.aborted ? (signal.reason ?? error) : error;
     } finally {
-      client.release();
+      signal?.removeEventListener('abort', cancel);
+      client.release(cancelled);
     }
+  }
+
+  /** Runs `work` in a transaction (rolled back when it throws); `signal` as for onConnection. */
+  private transaction<T>(work: (client: PoolClient) => Promise<T>, signal?: AbortSignal): Promise<T> {
+    return this.onConnection(async (client) => {
+      try {
+        await client.query('BEGIN');
+        const result = await work(client);
+        await client.query('COMMIT');
+        return result;
+      } catch (error) {
+        await client.query('ROLLBACK').catch(() => {});
+        throw error;
+      }
+    }, signal);
   }
 
   async reserve(organization: string, limit: number): Promise<PendingJob | undefined> {
@@ -283,7 +309,7 @@ export class PgJobStore implements JobStateStore {
    * signatures of a finished job are appended to the record in the same transaction: a worker that lost its lease
    * appends nothing, and a job's entries exist exactly when it finished.
    */
-  async saveLeased(record: JobRecord, owner: string, signatures?: readonly SignatureEvent[]): Promise<void> {
+  async saveLeased(record: JobRecord, owner: string, signatures?: readonly SignatureEvent[], signal?: AbortSignal): Promise<void> {
     const update = async (client: Pool | PoolClient) => {
       const { rowCount } = await client.query(
         `UPDATE signgate_jobs SET files = $3, result_file = $4,
@@ -297,11 +323,12 @@ export class PgJobStore implements JobStateStore {
       );
       if (rowCount !== 1) throw new LeaseLost(record.organization, record.id);
     };
-    if (!signatures?.length) return update(this.pool);
+    // With a signal (a worker's job), the update alone can wait for a lock too: the signal cancels the wait.
+    if (!signatures?.length) return signal ? this.onConnection(update, signal) : update(this.pool);
     await this.transaction(async (client) => {
       await update(client);
-      await appendSignatures(client, signatures);
-    });
+      if (signatures?.length) await appendSignatures(client, signatures);
+    }, signal);
   }
 
   /**
@@ -433,12 +460,13 @@ export class PgJobStore implements JobStateStore {
   /**
    * Where `owner` signs a job it leased, and how its progress is written: through the lease, and with object
    * storage in a scratch folder of its own that holds the uploads, whose result package goes into the bucket
-   * before the job is marked finished. `done()` removes the scratch folder. `signal` stops the fetch of the uploads
-   * and the upload of the result package (a stopping worker gives the job back at once, uncounted).
+   * before the job is marked finished. `done()` removes the scratch folder. `signal` stops the fetch of the uploads,
+   * the upload of the result package and a wait of the database for a lock while progress is written (a stopping
+   * worker gives the job back at once, uncounted).
    */
   async workOn(record: JobRecord, owner: string, signal?: AbortSignal): Promise<JobProgressSink & { done(): Promise<void> }> {
     const blobs = this.options.blobs;
-    if (!blobs) return { jobDir: (o, i) => this.jobDir(o, i), save: (r, signatures) => this.saveLeased(r, owner, signatures), done: async () => {} };
+    if (!blobs) return { jobDir: (o, i) => this.jobDir(o, i), save: (r, signatures) => this.saveLeased(r, owner, signatures, signal), done: async () => {} };
     const scratch = join(this.options.dataDir, 'work', owner, record.organization, record.id);
     await rm(scratch, { recursive: true, force: true });
     await blobs.getFolder(blobs.key(record.organization, record.id, 'uploads/'), join(scratch, 'uploads'), signal);
@@ -453,7 +481,7 @@ export class PgJobStore implements JobStateStore {
             throw error;
           });
         try {
-          await this.saveLeased(r, owner, signatures);
+          await this.saveLeased(r, owner, signatures, signal);
         } catch (error) {
           if (resultKey) await blobs.remove(resultKey).catch(() => {}); // never visible: another worker holds the job, or it was deleted
           throw error;
