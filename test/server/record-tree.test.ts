@@ -18,7 +18,7 @@ import { RecordLog } from '../../src/server/storage/record-checkpoint.js';
 import { FileSignatureRecord, RECORD_FILE } from '../../src/server/storage/record-file.js';
 import type { RecordKey } from '../../src/server/storage/record-key.js';
 import { RECORD_TREE_FILE } from '../../src/server/storage/record-tree-file.js';
-import type { SignatureRecordReader } from '../../src/server/storage/store.js';
+import type { RecordTreeHashes, SignatureRecordReader } from '../../src/server/storage/store.js';
 import { freshDatabase, requireDatabase } from '../helpers/database.js';
 
 const privateKey = recordPrivateKey(generateKeyPairSync('ed25519').privateKey.export({ type: 'pkcs8', format: 'pem' }));
@@ -84,6 +84,27 @@ describe('the record served from its stored tree, in a data directory', () => {
     writeFileSync(tree, flipped);
     await expectServes(new RecordLog(new FileSignatureRecord(dir), key), 256);
     expect(readFileSync(tree).equals(whole)).toBe(true);
+  });
+
+  test('a write of the tree that fails (a full disk) fails the read; the next read takes the tree up again and serves the same', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'signgate-record-tree-'));
+    const record = new FileSignatureRecord(dir);
+    await record.append(events(0, 150));
+    await new RecordLog(record, key).refresh();
+    await record.append(events(150, 300));
+    const tree = record.tree();
+    let failures = 1;
+    const failingOnce: RecordTreeHashes = {
+      count: () => tree.count(),
+      read: (indexes) => tree.read(indexes),
+      reset: () => tree.reset(),
+      write: (at, hashes) => (failures-- > 0 ? Promise.reject(new Error('ENOSPC: no space left on device')) : tree.write(at, hashes)),
+    };
+    const reader = Object.assign(Object.create(record) as FileSignatureRecord, { tree: () => failingOnce });
+    const log = new RecordLog(reader, key);
+    await expect(log.refresh()).rejects.toThrow(/ENOSPC/);
+    expect(log.size).toBe(150);
+    await expectServes(log, 300);
   });
 
   test("a job's entry changed in the record after its tree was stored: no proof is given for it", async () => {

@@ -108,7 +108,7 @@ export class RecordLog {
   /** Leaves whose hashes are stored and whose entries were checked. */
   private leaves = 0;
   private started = false;
-  private readonly checker: ChainChecker;
+  private checker: ChainChecker;
   private readonly tree: RecordTreeHashes;
   private signed: { size: number; text: string } | undefined;
   private reading: Promise<void> | undefined;
@@ -132,6 +132,12 @@ export class RecordLog {
       try {
         if (!this.started) await this.resume();
         await this.readOn();
+      } catch (error) {
+        // The chain was checked further than the tree was stored (a write that failed, a break): the next read
+        // takes the stored tree up again and checks from there.
+        this.started = false;
+        this.checker = new ChainChecker(this.record.where);
+        throw error;
       } finally {
         this.reading = undefined;
       }
@@ -150,13 +156,15 @@ export class RecordLog {
         break;
       }
     const [leaf] = entry?.seq === leaves ? await this.tree.read([storedHashIndex(0, leaves - 1)]) : [];
+    // The entry must be whole (its own hash) and be the stored leaf; the chain is checked from it on.
     const probe = new ChainChecker(this.record.where);
-    if (entry && leaf && entryLeaf(entry).equals(leaf)) probe.continueFrom({ seq: leaves - 1, hash: entry.prev });
+    if (entry) probe.continueFrom({ seq: leaves - 1, hash: entry.prev });
     if (entry && leaf && entryLeaf(entry).equals(leaf) && !probe.add(entry, null)) {
       this.checker.continueFrom({ seq: entry.seq, hash: entry.hash });
       this.leaves = leaves;
-    } else if (stored > 0) {
-      await this.tree.reset();
+    } else {
+      this.leaves = 0;
+      if (stored > 0) await this.tree.reset();
     }
     this.started = true;
   }
