@@ -7,7 +7,7 @@ import { mkdtempSync, readFileSync, statSync, truncateSync, writeFileSync } from
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
-import { describe, expect, test } from 'vitest';
+import { describe, expect, test, vi } from 'vitest';
 import { entryLeaf, parseCheckpoint, recordPrivateKey, verifierOf } from '../../src/record/checkpoint.js';
 import { consistencyProof, inclusionProof, rootHash } from '../../src/record/merkle.js';
 import { chainEvents, EMPTY_HEAD, type SignatureEvent } from '../../src/record/signature-record.js';
@@ -105,6 +105,18 @@ describe('the record served from its stored tree, in a data directory', () => {
     await expect(log.refresh()).rejects.toThrow(/ENOSPC/);
     expect(log.size).toBe(150);
     await expectServes(log, 300);
+  });
+
+  test('a job finished by an older release (no sequence numbers in its job file) is looked for in the whole record once', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'signgate-record-tree-'));
+    const record = new FileSignatureRecord(dir);
+    await record.append(events(0, 60));
+    const log = new RecordLog(record, key);
+    const scans = vi.spyOn(record, 'entries');
+    const first = await log.jobProof('job-7');
+    expect(first?.entries.map((e) => e.entry.seq)).toEqual([21, 22, 23]);
+    expect(await log.jobProof('job-7')).toEqual(first);
+    expect(scans).toHaveBeenCalledTimes(1);
   });
 
   test("a job's entry changed in the record after its tree was stored: no proof is given for it", async () => {

@@ -93,6 +93,9 @@ export interface JobRecordProof {
   }[];
 }
 
+/** Jobs whose entries' places RecordLog remembers after looking them up in the whole record. */
+const FOUND_SEQS_KEPT = 1000;
+
 /** Stored hashes written to the tree at once while the record is read on. */
 const TREE_WRITE_HASHES = 1 << 12;
 
@@ -112,6 +115,9 @@ export class RecordLog {
   private readonly tree: RecordTreeHashes;
   private signed: { size: number; text: string } | undefined;
   private reading: Promise<void> | undefined;
+  private stopping = false;
+  /** Where the entries of jobs that do not say were found (the oldest forgotten first). */
+  private readonly foundSeqs = new Map<string, readonly number[]>();
 
   constructor(
     private readonly record: SignatureRecordReader,
@@ -122,8 +128,6 @@ export class RecordLog {
   }
 
   private readonly read: HashReader = (indexes) => this.tree.read(indexes);
-
-  private stopping = false;
 
   /** Reads the entries appended since the last read (one read at a time); nothing once stop() was called. */
   refresh(): Promise<void> {
@@ -240,8 +244,16 @@ export class RecordLog {
    */
   async jobProof(jobId: string, seqs?: readonly number[]): Promise<JobRecordProof | undefined> {
     const entries: SignatureEntry[] = [];
-    for await (const entry of this.record.entriesOfJob(jobId, seqs)) entries.push(entry);
+    for await (const entry of this.record.entriesOfJob(jobId, seqs ?? this.foundSeqs.get(jobId))) entries.push(entry);
     if (entries.length === 0) return undefined;
+    // A job that does not say where its entries are (finished by an older release) is looked for once, not at every status.
+    if (!seqs && !this.foundSeqs.has(jobId)) {
+      if (this.foundSeqs.size >= FOUND_SEQS_KEPT) this.foundSeqs.delete(this.foundSeqs.keys().next().value!);
+      this.foundSeqs.set(
+        jobId,
+        entries.map((e) => e.seq),
+      );
+    }
     if (!this.started || entries.some((e) => e.seq > this.leaves)) await this.refresh();
     const size = this.leaves;
     const checkpoint = await this.checkpointOf(size);
