@@ -71,3 +71,41 @@ export async function startLyingProxy(baseUrl: string): Promise<Proxy & { lie: (
   });
   return Object.assign(proxy, { lie: (l: Lie) => (current = l) });
 }
+
+/** A round-robin balancer on loopback: each request goes to the next of `targets` (origins), which may change as nodes come and go. */
+export interface Balancer {
+  baseUrl: string;
+  /** The origins requests go to now. */
+  targets: string[];
+  /** Requests each origin was sent. */
+  sent: Map<string, number>;
+  close(): Promise<void>;
+}
+
+export async function startBalancer(targets: string[], apiPrefix: string): Promise<Balancer> {
+  const sent = new Map<string, number>();
+  let next = 0;
+  const balancer: Balancer = {
+    baseUrl: '',
+    targets: [...targets],
+    sent,
+    close: () => {
+      server.closeAllConnections();
+      return new Promise((r) => server.close(() => r()));
+    },
+  };
+  const server: Server = createServer((req, res) => {
+    const target = balancer.targets[next++ % balancer.targets.length]!;
+    sent.set(target, (sent.get(target) ?? 0) + 1);
+    const upstream = new URL(req.url!, target);
+    const forward = request(upstream, { method: req.method, headers: { ...req.headers, host: upstream.host } }, (up) => {
+      res.writeHead(up.statusCode ?? 502, up.headers);
+      up.pipe(res);
+    });
+    forward.on('error', () => res.destroy());
+    req.pipe(forward);
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  balancer.baseUrl = `http://127.0.0.1:${(server.address() as { port: number }).port}${apiPrefix}`;
+  return balancer;
+}

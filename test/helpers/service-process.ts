@@ -8,10 +8,10 @@ import { WAIT_CEILING_MS, waitFor, waitForOutput } from './wait.js';
 
 export const CLI = join(repoRoot, 'bin/signgate.js');
 
-/** Runs the CLI to its end; stdout, stderr and the exit code. */
-export function runSigngate(args: string[], env: NodeJS.ProcessEnv = {}, cwd?: string): Promise<{ code: number | null; out: string; err: string }> {
+/** Runs the CLI (`cli`: another release's bin/signgate.js) to its end; stdout, stderr and the exit code. */
+export function runSigngate(args: string[], env: NodeJS.ProcessEnv = {}, cwd?: string, cli = CLI): Promise<{ code: number | null; out: string; err: string }> {
   return new Promise((resolve, reject) => {
-    const p = spawn(process.execPath, [CLI, ...args], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'], ...(cwd ? { cwd } : {}) });
+    const p = spawn(process.execPath, [cli, ...args], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'], ...(cwd ? { cwd } : {}) });
     let out = '';
     let err = '';
     p.stdout.on('data', (d) => (out += d));
@@ -37,6 +37,25 @@ export function refusal(stdout: string): string {
   return `error ${code}: ${msg.replace(/^the service did not start: /, '')}${hint ? `\n  hint: ${hint}` : ''}`;
 }
 
+/** `signgate sign` of the sandbox's sample add-in (vendor Contoso, option 12345) through `baseUrl`, into `destination`. */
+export function sampleSignArgs(baseUrl: string, destination: string): string[] {
+  const key = fixturePath('test-keys/12345_public.snk');
+  return [
+    'sign',
+    fixturePath('addin/SampleAddin.dll'),
+    '--vendor',
+    'Contoso',
+    '--key',
+    key,
+    '--base-url',
+    baseUrl,
+    '--destination-path',
+    destination,
+    '--poll-interval',
+    '100',
+  ];
+}
+
 /** Makes a token with `serve token create`; throws with its stderr when that fails. */
 export async function cliToken(args: string[], org = 'sandbox', user = 'ci'): Promise<string> {
   const r = await runSigngate(['serve', 'token', 'create', ...args, '--org', org, '--user', user]);
@@ -56,9 +75,12 @@ export interface ServiceProcess {
   readonly exited: Promise<number | string | null>;
 }
 
-/** Starts `signgate serve …args` on 127.0.0.1, port 0 unless `args` name one, and resolves once it listens. */
-export async function startServiceProcess(args: string[], env: NodeJS.ProcessEnv = {}, cwd?: string): Promise<ServiceProcess> {
-  const child = spawn(process.execPath, [CLI, 'serve', ...(args.includes('--port') ? [] : ['--port', '0']), ...args], {
+/**
+ * Starts `signgate serve …args` on 127.0.0.1, port 0 unless `args` name one, and resolves once it listens. `cli`: another
+ * release's bin/signgate.js (test/helpers/previous-release.ts), which may write its start line to stderr.
+ */
+export async function startServiceProcess(args: string[], env: NodeJS.ProcessEnv = {}, cwd?: string, cli = CLI): Promise<ServiceProcess> {
+  const child = spawn(process.execPath, [cli, 'serve', ...(args.includes('--port') ? [] : ['--port', '0']), ...args], {
     env: { ...process.env, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
     ...(cwd ? { cwd } : {}),
@@ -68,9 +90,10 @@ export async function startServiceProcess(args: string[], env: NodeJS.ProcessEnv
   child.stdout!.on('data', (d: Buffer) => (stdout += d.toString()));
   const exited = new Promise<number | string | null>((resolve) => child.on('exit', (code, signal) => resolve(signal ?? code)));
   child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
-  // The start line is a line of its JSON log (stdout), like every line it writes.
+  // The start line is a line of its JSON log (stdout), like every line it writes (older releases: on stderr).
   const started = /(?:API|worker, health) at http:\/\/127\.0\.0\.1:(\d+)/;
-  const listening = await waitForOutput(`signgate serve ${args.join(' ')} to listen`, () => stdout, started, { ended: exited, intervalMs: 20 });
+  const output = cli === CLI ? () => stdout : () => stdout + stderr;
+  const listening = await waitForOutput(`signgate serve ${args.join(' ')} to listen`, output, started, { ended: exited, intervalMs: 20 });
   const port = Number(listening[1]);
   return { child, port, baseUrl: `http://127.0.0.1:${port}/assembly-signing/v1.0`, stderr: () => stderr, stdout: () => stdout, exited };
 }

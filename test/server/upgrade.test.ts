@@ -15,7 +15,15 @@ import { afterAll, describe, expect, test } from 'vitest';
 import { MIGRATIONS } from '../../src/server/storage/postgres/migrations.js';
 import { freshDatabase, requireDatabase, STORE_UNDER_TEST } from '../helpers/database.js';
 import { fixturePath } from '../helpers/fixtures.js';
-import { cliToken, runSigngate, sandboxConfigCopy, startServiceProcess, stopServiceProcess, type ServiceProcess } from '../helpers/service-process.js';
+import {
+  cliToken,
+  runSigngate,
+  sampleSignArgs,
+  sandboxConfigCopy,
+  startServiceProcess,
+  stopServiceProcess,
+  type ServiceProcess,
+} from '../helpers/service-process.js';
 
 const FIXTURE = fixturePath('upgrade/295561f');
 interface OldStore {
@@ -87,23 +95,7 @@ async function checkUpgraded(store: OldStore, service: ServiceProcess, config: s
   const oldPins = Object.values((JSON.parse(oldLedger) as { recordCheckpoints: Record<string, RecordPin> }).recordCheckpoints);
   expect(oldPins.map((p) => p.checkpoint)).toEqual([readFileSync(oldCheckpoint, 'utf8')]);
   writeFileSync(join(cache, 'jobs.json'), oldLedger.replaceAll(new URL(store.baseUrl).origin, `http://127.0.0.1:${service.port}`), { mode: 0o600 });
-  const signed = await runSigngate(
-    [
-      'sign',
-      fixturePath('addin/SampleAddin.dll'),
-      '--vendor',
-      'Contoso',
-      '--key',
-      fixturePath('test-keys/12345_public.snk'),
-      '--base-url',
-      service.baseUrl,
-      '--destination-path',
-      join(cache, 'signed'),
-      '--poll-interval',
-      '100',
-    ],
-    { SIGNGATE_ACCESS_TOKEN: token, SIGNGATE_CACHE_DIR: cache },
-  );
+  const signed = await runSigngate(sampleSignArgs(service.baseUrl, join(cache, 'signed')), { SIGNGATE_ACCESS_TOKEN: token, SIGNGATE_CACHE_DIR: cache });
   expect(signed.code, `${signed.out}${signed.err}`).toBe(0);
   expect(`${signed.out}${signed.err}`).toContain(`were signed before in job ${store.jobs[0]!.id}`); // the old ledger was read
   const pins = Object.values(
