@@ -256,12 +256,22 @@ describe.skipIf(!requireDatabase())('three API and two worker processes on one d
     const row = (await db.query('SELECT attempts, state FROM signgate_jobs WHERE id = $1', [id])).rows[0];
     // Given back, not abandoned: the attempt of the stopped worker does not count.
     expect(row).toEqual({ attempts: 1, state: 'finished' });
-    expect(
-      other
-        .stdout()
-        .split('\n')
-        .some((l) => l.includes('"job processed"') && l.includes(id)),
-    ).toBe(true);
+    // The line may follow the row's state by a moment (the log is written after the job is saved).
+    await waitUntil(
+      `the other worker to log job ${id} processed`,
+      () =>
+        other
+          .stdout()
+          .split('\n')
+          .some((l) => l.includes('"job processed"') && l.includes(id)),
+      () =>
+        `the stopped worker's lines of the job: ${stopping
+          .stdout()
+          .split('\n')
+          .filter((l) => l.includes(id))
+          .join('\n')}`,
+      { ceilingMs: 30_000 },
+    );
   });
 
   test("SIGTERM to a worker that waits for a lock on the record (an operator's session holds it): it stops within seconds and gives the job back uncounted", async () => {
