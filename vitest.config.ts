@@ -9,7 +9,7 @@ import SummaryReporter from './test/helpers/summary-reporter.js';
  * the other on a PKCS#11 token (test/server/pkcs11-process.test.ts), Go's sumdb note and tlog checking the record's
  * checkpoints and proofs (test/record/go-sumdb.test.ts), records larger than the heap verified in bounded memory (64 MB
  * in test/record/record-over-heap.test.ts, 600 MB in test/record/record-large.test.ts), 8 `sign` runs at once on one job
- * ledger (test/client/ledger-parallel-sign-eight.test.ts; 2 and 3 stay in `npm test`), and the fault injection of test/faults (a
+ * ledger (test/client/ledger-parallel-sign-eight.test.ts; 2 and 3 are in the service leg), and the fault injection of test/faults (a
  * disk that fills up, a lost answer, rounds of kill -9 and restart of the service with hundreds of files in
  * flight). `npm run test:heavy` runs them.
  */
@@ -34,8 +34,9 @@ export const HEAVY = [
  * targets in add-in projects, the rebuild of the SDK fixtures, the OpenAPI readers, the generated C# client and the
  * two strong-namers `npm run bench` times fix against),
  * minutes of MSBuild, and the programs compiled again and again by mcs and Roslyn until their .text ends where
- * strongNameAssembly must move the metadata's tail, then run on Mono and .NET (test/strongname/strong-name-layout.test.ts).
- * `npm run test:sdk` runs them. The tests that only run a tool of tools/ build it once per run
+ * strongNameAssembly must move the metadata's tail, then run on Mono and .NET (test/strongname/strong-name-layout.test.ts),
+ * and a strong-named add-in with its fixed dependencies run on .NET by tools/fix-host (strong-name-writer.test.ts, a
+ * minute). `npm run test:sdk` runs them. The tests that only run a tool of tools/ for a moment build it once per run
  * (buildOnce in test/sdk/dotnet.ts) and stay in `npm test`.
  */
 export const SDK = [
@@ -52,15 +53,28 @@ export const SDK = [
   'test/sdk/ship-release.test.ts',
   'test/sdk/xml-serializers.test.ts',
   'test/strongname/strong-name-layout.test.ts',
+  'test/strongname/strong-name-writer.test.ts',
 ];
-const LEGS: Record<string, string[]> = { heavy: HEAVY, sdk: SDK };
+/**
+ * The service leg, which `npm test` leaves out too: the reference service (test/server: its processes, stores,
+ * record, reloads, browsers on its pages) and the client against it (test/client: sign, jobs, the ledger, hostile
+ * services), on the data directory; `npm run test:service` runs them, `npm run test:postgres` runs test/server again
+ * on PostgreSQL. What is in HEAVY stays there.
+ */
+export const SERVICE = ['test/server/**/*.test.ts', 'test/client/**/*.test.ts'];
+const LEGS: Record<string, { include: string[]; exclude: string[] }> = {
+  heavy: { include: HEAVY, exclude: [] },
+  sdk: { include: SDK, exclude: [] },
+  service: { include: SERVICE, exclude: [...HEAVY, ...SDK] },
+  postgres: { include: ['test/server/**/*.test.ts'], exclude: [...HEAVY, ...SDK] },
+};
 const leg = LEGS[process.env.SIGNGATE_TEST_LEG ?? ''];
 
 export default defineConfig({
   test: {
     // CI runs every leg (.ci/run).
-    include: leg ?? ['test/**/*.test.ts'],
-    exclude: leg ? [] : [...HEAVY, ...SDK],
+    include: leg?.include ?? ['test/**/*.test.ts'],
+    exclude: leg?.exclude ?? [...HEAVY, ...SDK, ...SERVICE],
     // A temporary folder of the run's own, removed at its end.
     globalSetup: ['./test/helpers/temp-root.ts'],
     // Ceilings, not estimates: a test that waits for something (a process listening, a job finished) waits for the

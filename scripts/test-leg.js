@@ -1,6 +1,7 @@
 // Runs one leg of the tests that `npm test` leaves out, on any shell (cmd.exe has no `VAR=value command`):
 //   node scripts/test-leg.js heavy      the one-file executables, Wine, the NuGet packages, the corpora, PKCS#11 processes, test/faults
 //   node scripts/test-leg.js sdk        the tests that run real `dotnet build`s (MSBuild targets, SDK fixtures, C# clients)
+//   node scripts/test-leg.js service    the reference service (test/server) and the client against it (test/client)
 //   node scripts/test-leg.js postgres   the service tests again on PostgreSQL (needs SIGNGATE_TEST_DATABASE_URL)
 //   node scripts/test-leg.js windows    the tests that need no Linux tool (Mono, SoftHSM, PostgreSQL, Chromium): the
 //                                       release workflow runs them on a Windows runner
@@ -28,15 +29,15 @@ const WINDOWS = [
 const [leg, ...rest] = process.argv.slice(2);
 const env = { ...process.env };
 const args = ['run', ...rest];
-if (leg === 'heavy' || leg === 'sdk') env.SIGNGATE_TEST_LEG = leg;
+if (leg === 'heavy' || leg === 'sdk' || leg === 'service') env.SIGNGATE_TEST_LEG = leg;
 else if (leg === 'postgres') {
+  env.SIGNGATE_TEST_LEG = leg;
   env.SIGNGATE_TEST_STORE = 'postgres';
-  args.push('test/server');
 } else if (leg === 'windows') {
   // shapes.test.ts compiles its assemblies with Mono's tools.
   args.push('--exclude', 'test/metadata/shapes.test.ts', ...WINDOWS);
 } else {
-  console.error(`test-leg: name a leg, heavy, sdk, postgres or windows (not ${JSON.stringify(leg ?? '')})`);
+  console.error(`test-leg: name a leg, heavy, sdk, service, postgres or windows (not ${JSON.stringify(leg ?? '')})`);
   process.exit(2);
 }
 // vitest's own command (its package exports no path to it, its package.json is exported).

@@ -26,14 +26,21 @@ const SLOWEST = [
   'test/sdk/msbuild-solution.test.ts', // 107
   'test/sdk/sdk-rebuild.test.ts', // 99
   // npm test
-  'test/client/sign.test.ts', // 93
-  'test/cli/check-pool.test.ts', // 72
-  'test/strongname/well-formed-differential.test.ts', // 71
-  'test/server/signature-record.test.ts', // 70
-  'test/docs/runnable.test.ts', // 64
-  'test/cli/archive.test.ts', // 62
-  'test/server/record-key-deployment.test.ts', // 57
-  'test/client/hostile-service.test.ts', // 56
+  'test/strongname/well-formed-differential.test.ts', // 52
+  'test/secrets/leaks.test.ts', // 40
+  'test/audit/audit-html.test.ts', // 34
+  'test/cli/archive.test.ts', // 26
+  'test/cli/fix.test.ts', // 25
+  'test/docs/runnable.test.ts', // 23
+  'test/cli/check-pool.test.ts', // 22
+  'test/cli/check.test.ts', // 21
+  // service
+  'test/client/sign.test.ts', // 59
+  'test/server/record-key-deployment.test.ts', // 42
+  'test/server/signature-record.test.ts', // 35
+  'test/client/hostile-service.test.ts', // 34
+  'test/server/pkcs11.test.ts', // 30
+  'test/server/postgres-cluster.test.ts', // 25
 ];
 
 export default class LongFirstSequencer extends BaseSequencer {
