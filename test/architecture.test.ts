@@ -265,13 +265,17 @@ describe('architecture', () => {
 });
 
 describe('rule documentation', () => {
-  test('docs/rules.md has a section per rule and ids are unique', async () => {
-    const { rules } = await import('../src/rules/index.js');
-    const { AuditRules } = await import('../src/audit/model.js');
+  test("docs/rules.md has a section per rule of the one registry (the check's and the audit's) and ids are unique", async () => {
+    const { auditRules, rules } = await import('../src/rules/index.js');
+    const all = [...rules, ...auditRules];
     const doc = readFileSync(join(repoRoot, 'docs', 'rules.md'), 'utf8');
     const sections = [...doc.matchAll(/^## (SG\d{3})$/gm)].map((m) => m[1]);
-    expect(sections).toEqual([...rules.map((r) => r.id), ...Object.keys(AuditRules)]);
-    expect(new Set(rules.map((r) => r.name)).size).toBe(rules.length);
-    for (const r of rules) expect(r.name).toMatch(/^[a-z]+(-[a-z]+)*$/);
+    expect(sections).toEqual(all.map((r) => r.id));
+    expect(new Set(all.map((r) => r.name)).size).toBe(all.length);
+    for (const r of all) expect(r.name).toMatch(/^[a-z]+(-[a-z]+)*$/);
+    // One module per rule, named by its id and name; each section says the rule's name and severity.
+    const modules = readdirSync(join(src, 'rules')).filter((f) => /^sg\d{3}-/.test(f));
+    expect(modules.sort()).toEqual(all.map((r) => `${r.id.toLowerCase()}-${r.name}.ts`).sort());
+    for (const r of auditRules) expect(doc).toContain(`**${r.name}** · severity: ${r.severity}`);
   });
 });

@@ -19,8 +19,8 @@ import { describeKey, type AuditEvidence } from './evidence.js';
 import { compareAudits, nameKey } from './compare.js';
 
 function auditFinding(id: keyof typeof AuditRules, message: string, file: string | null): Finding {
-  const rule: { name: string; severity?: 'error' | 'warning'; hint: string } = AuditRules[id];
-  return { ruleId: id, rule: rule.name, severity: rule.severity ?? 'error', message, hint: rule.hint, file };
+  const rule = AuditRules[id];
+  return { ruleId: id, rule: rule.name, severity: rule.severity, message, hint: rule.hint, file };
 }
 
 /** SG001 as the check reports it, for an error the audit met outside the check rules. */

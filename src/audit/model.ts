@@ -2,6 +2,7 @@
 // options that make one. The audit is a product of its own beside the pre-flight rules: it reads the same facts and
 // runs the same check, then judges a release (signed files), not an upload (delay-signed ones).
 import type { Finding } from '../core/diagnostic.js';
+import { auditRules } from '../rules/index.js';
 import type { CheckSettings, FileRole } from '../rules/types.js';
 import type { VendorAttributeState } from '../rules/vendor-attribute.js';
 import type { LoadVerdict } from '../rules/load.js';
@@ -15,78 +16,9 @@ import type { SignatureEntry } from '../record/signature-record.js';
  */
 export const AUDIT_FORMAT_VERSION = 4;
 
-/** Findings only an audit makes (a release has signed files, not delay-signed ones). */
-export const AuditRules = {
-  SG701: {
-    name: 'not-signed-for-release',
-    summary: "A shipped assembly that needs signing is not validly signed with one of the organization's keys.",
-    hint: 'Ship the files `signgate sign` returned and verified, not the delay-signed build output.',
-  },
-  SG702: {
-    name: 'manifest-missing-file',
-    summary: 'A file the release manifest lists is not in the release.',
-    hint: 'Add the file to the release, or remove it from the manifest.',
-  },
-  SG703: {
-    name: 'manifest-extra-file',
-    summary: 'A file in the release is not in the release manifest.',
-    hint: 'Remove the file from the release, or add it to the manifest.',
-  },
-  SG704: {
-    name: 'signature-lost',
-    severity: 'error',
-    summary: "A file that was signed with the organization's key in the previous release is not any more.",
-    hint: 'Ship the file `signgate sign` returned for this release; the build output was probably copied over the signed file.',
-  },
-  SG705: {
-    name: 'vendor-attribute-lost',
-    severity: 'error',
-    summary: 'A file that carried the vendor attribute in the previous release does not any more.',
-    hint: 'Put the vendor attribute back into the assembly (AssemblyInfo or the project file) and sign again.',
-  },
-  SG706: {
-    name: 'option-changed',
-    severity: 'warning',
-    summary: 'A file is signed for another option than in the previous release.',
-    hint: 'Check that the option change is intended; customers licensed for the old option cannot load the new file.',
-  },
-  SG707: {
-    name: 'authenticode-invalid',
-    severity: 'error',
-    summary: 'A shipped file carries an Authenticode signature that does not verify (or cannot be read).',
-    hint: 'Sign with signtool after the strong-name signing by the service, and ship that file; a file changed after Authenticode signing shows as tampered on Windows.',
-  },
-  SG708: {
-    name: 'publisher-changed',
-    severity: 'warning',
-    summary: "A file's Authenticode publisher (the signer certificate's subject) differs from the previous release, or its signature is gone.",
-    hint: 'Check that the new publisher certificate is yours and intended; Windows and SmartScreen show the new name to users.',
-  },
-  SG709: {
-    name: 'not-in-signature-record',
-    severity: 'error',
-    summary: "A file signed with the organization's key has no entry in the signing service's record (`--record`).",
-    hint: 'Find out where the file was signed: the service records every file it signs, so a file signed elsewhere means the key was used outside the service. If another service (or an older record) signed it, pass that record.',
-  },
-  SG710: {
-    name: 'deps-file-missing',
-    severity: 'warning',
-    summary: 'A `*.deps.json` of the release names a file (of a package or the project) that the release does not hold (`--sbom`).',
-    hint: 'Ship the whole publish output (`dotnet publish`), or publish again: the deps.json and the files beside it come from different builds.',
-  },
-  SG711: {
-    name: 'differs-from-package',
-    severity: 'error',
-    summary: "A shipped file that a `*.deps.json` says came from a NuGet package differs from the package's file (`--sbom`).",
-    hint: "Ship the package's file as restored, or, if the file was changed on purpose (fix, sign), ship it under its own identity and say so; the SBOM must not vouch for the package's bytes.",
-  },
-  SG712: {
-    name: 'deps-json-unreadable',
-    severity: 'warning',
-    summary: 'A `*.deps.json` of the release cannot be read as one, so the packages it names are not in the SBOM (`--sbom`).',
-    hint: 'Publish again; a deps.json is JSON with a "targets" object (written by the .NET SDK).',
-  },
-} as const satisfies Record<string, { name: string; severity?: 'error' | 'warning'; summary: string; hint: string }>;
+/** Findings only an audit makes (a release has signed files, not delay-signed ones), by id: the registry's SG7xx (src/rules). */
+export const AuditRules = Object.fromEntries(auditRules.map((r) => [r.id, r])) as { readonly [R in AuditRuleOf as R['id']]: R };
+type AuditRuleOf = (typeof auditRules)[number];
 
 /** Check rules that describe delay-signed input or the upload; in a release they are replaced by SG701 or do not apply. */
 export const NOT_FOR_RELEASE = new Set([

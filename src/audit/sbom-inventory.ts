@@ -97,8 +97,8 @@ export interface InventoryInputs {
 }
 
 function finding(id: 'SG710' | 'SG711' | 'SG712', message: string, file: string | null): Finding {
-  const rule: { name: string; severity?: 'error' | 'warning'; hint: string } = AuditRules[id];
-  return { ruleId: id, rule: rule.name, severity: rule.severity ?? 'error', message, hint: rule.hint, file, data: { docsUrl: ruleDocsUrl(id) } };
+  const rule = AuditRules[id];
+  return { ruleId: id, rule: rule.name, severity: rule.severity, message, hint: rule.hint, file, data: { docsUrl: ruleDocsUrl(id) } };
 }
 
 export const packageKey = (id: string, version: string) => `${id}/${version}`.toLowerCase();

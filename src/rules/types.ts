@@ -244,6 +244,23 @@ export function defineRule<Id extends string, Name extends string, R extends Fil
   return rule;
 }
 
+/**
+ * A finding only the release audit makes (SG7xx): a rule of the registry like the check's, with its id, name,
+ * severity, summary and hint, but no check of its own: the audit (src/audit) decides where it applies, since it
+ * judges a release (signed files, a manifest, the previous release, the service's record), not an upload.
+ */
+export interface AuditRule<Id extends string = string, Name extends string = string> {
+  readonly id: Id;
+  readonly name: Name;
+  readonly severity: 'error' | 'warning';
+  readonly summary: string;
+  readonly hint: string;
+}
+
+export function defineAuditRule<Id extends string, Name extends string, R extends AuditRule<Id, Name>>(rule: R): R {
+  return rule;
+}
+
 /** Files whose role means they are uploaded for signing. */
 export function needsSigning(role: FileRole): boolean {
   return usesVendorApi(role) || role.kind === 'option-key';

@@ -100,6 +100,34 @@ describe('audit --compare on two releases', () => {
   });
 });
 
+describe('audit --compare: a file signed for another option than in the previous release', () => {
+  test('SG706 option-changed, a warning: the exit code stays 0, the message names both options', () => {
+    // lib.dll: signed for option 12345 (delay-1024.dll) in release 1, for option 67890 (delay-2048.dll) in release 2.
+    const one = release([], 'passing');
+    writeFileSync(join(one, 'lib.dll'), sign(fixture('assemblies/delay-1024.dll')));
+    const previous = join(one, '..', `release-option-${process.pid}.json`);
+    const keys = ['--key', fixturePath('test-keys/67890_public.snk')];
+    const first = audit(one, '--format', 'json', ...keys);
+    expect(first.status, first.stderr).toBe(0);
+    writeFileSync(previous, first.stdout);
+    const two = release([], 'passing');
+    const other = parseStrongNameKeyFile(fixture('test-keys/67890_keypair.snk'));
+    writeFileSync(join(two, 'lib.dll'), signAssembly(readModule(fixture('assemblies/delay-2048.dll')), other));
+    const r = audit(two, '--format', 'json', ...keys, '--compare', previous);
+    const findings = (JSON.parse(r.stdout) as { findings: { ruleId: string; rule: string; severity: string; file: string; message: string }[] }).findings;
+    expect(findings.filter((f) => f.ruleId.startsWith('SG70'))).toEqual([
+      expect.objectContaining({
+        ruleId: 'SG706',
+        rule: 'option-changed',
+        severity: 'warning',
+        message: 'signed for option 12345 in the previous release; now for option 67890',
+      }),
+    ]);
+    expect(findings.find((f) => f.ruleId === 'SG706')!.file).toMatch(/lib\.dll$/);
+    expect(r.status, r.stderr).toBe(0);
+  });
+});
+
 describe('compareAudits, aspect by aspect', () => {
   const file = (over: Partial<AuditFile> & { state?: string; expected?: boolean; optionId?: number | null }): AuditFile =>
     ({
