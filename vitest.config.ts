@@ -57,11 +57,17 @@ export const SDK = [
 ];
 /**
  * The service leg, which `npm test` leaves out too: the reference service (test/server: its processes, stores,
- * record, reloads, browsers on its pages) and the client against it (test/client: sign, jobs, the ledger, hostile
- * services), on the data directory; `npm run test:service` runs them, `npm run test:postgres` runs test/server again
+ * record, reloads, browsers on its pages), the client against it (test/client: sign, jobs, the ledger, hostile
+ * services), the README's first steps with the service and the sweep for secrets, on the data directory; `npm run test:service` runs them, `npm run test:postgres` runs test/server again
  * on PostgreSQL. What is in HEAVY stays there.
  */
-export const SERVICE = ['test/server/**/*.test.ts', 'test/client/**/*.test.ts'];
+export const SERVICE = [
+  'test/server/**/*.test.ts',
+  'test/client/**/*.test.ts',
+  // Service processes as a user starts them: the README's first steps, and the secrets swept from every output.
+  'test/cli/readme-service.test.ts',
+  'test/secrets/leaks.test.ts',
+];
 const LEGS: Record<string, { include: string[]; exclude: string[] }> = {
   heavy: { include: HEAVY, exclude: [] },
   sdk: { include: SDK, exclude: [] },

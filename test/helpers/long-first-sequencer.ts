@@ -27,7 +27,6 @@ const SLOWEST = [
   'test/sdk/sdk-rebuild.test.ts', // 99
   // npm test
   'test/strongname/well-formed-differential.test.ts', // 52
-  'test/secrets/leaks.test.ts', // 40
   'test/audit/audit-html.test.ts', // 34
   'test/cli/archive.test.ts', // 26
   'test/cli/fix.test.ts', // 25
@@ -35,6 +34,7 @@ const SLOWEST = [
   'test/cli/check-pool.test.ts', // 22
   'test/cli/check.test.ts', // 21
   // service
+  'test/secrets/leaks.test.ts', // 40
   'test/client/sign.test.ts', // 59
   'test/server/record-key-deployment.test.ts', // 42
   'test/server/signature-record.test.ts', // 35
