@@ -75,12 +75,14 @@ const LEGS: Record<string, { include: string[]; exclude: string[] }> = {
   postgres: { include: ['test/server/**/*.test.ts'], exclude: [...HEAVY, ...SDK] },
 };
 const leg = LEGS[process.env.SIGNGATE_TEST_LEG ?? ''];
+/** `npx vitest run test/x/y.test.ts` names files: they run whichever leg they are in. */
+const named = process.argv.some((a) => /\.test\.ts$/.test(a));
 
 export default defineConfig({
   test: {
     // CI runs every leg (.ci/run).
     include: leg?.include ?? ['test/**/*.test.ts'],
-    exclude: leg?.exclude ?? [...HEAVY, ...SDK, ...SERVICE],
+    exclude: leg?.exclude ?? (named ? [] : [...HEAVY, ...SDK, ...SERVICE]),
     // A temporary folder of the run's own, removed at its end.
     globalSetup: ['./test/helpers/temp-root.ts'],
     // Ceilings, not estimates: a test that waits for something (a process listening, a job finished) waits for the

@@ -2,14 +2,22 @@
 // newer migration says nodes of its schema may still read the database (oldest_reader), with a warning at start;
 // otherwise it refuses to start, naming both versions, the migrations in the way and the docs' section, and changes
 // nothing in the database.
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { MIGRATIONS, migrate, SCHEMA_VERSION } from '../../src/server/storage/postgres/migrations.js';
 import { freshDatabase, requireDatabase } from '../helpers/database.js';
+import { repoRoot } from '../helpers/fixtures.js';
 import { runSigngate, sandboxConfigCopy, startServiceProcess, stopServiceProcess } from '../helpers/service-process.js';
+
+test("docs/deploy.md states this release's schema and the window its migrations keep", () => {
+  const deploy = readFileSync(join(repoRoot, 'docs/deploy.md'), 'utf8');
+  expect(deploy).toContain(`this release is schema ${SCHEMA_VERSION}):`);
+  const oldest = Math.min(...MIGRATIONS.filter((m) => m.version > 4).map((m) => m.oldestReader));
+  expect(deploy).toContain(`The window now: migrations 5 to ${SCHEMA_VERSION} keep schema ${oldest} readable`);
+});
 
 describe.skipIf(!requireDatabase())('a database on a newer schema', () => {
   let database: string;
