@@ -5,7 +5,7 @@
 // - InternalsVisibleTo("Name") naming such an assembly gets ", PublicKey=<key>";
 // - the metadata, rewritten with these changes, goes where the old metadata was, and what followed it in .text
 //   (resources, debug data, imports, the entry stub, field data) moves behind it with a signature slot of the key's
-//   size, every pointer to it rewritten (text-relayout.ts); when that is not understood, the metadata and the slot go
+//   size, every pointer to it rewritten (metadata/text-relayout.ts); when that is not understood, the metadata and the slot go
 //   into a new section at the end of the image and the old metadata stays where it was, unreferenced;
 // - the signature (or, delay-signed, an empty slot), the STRONGNAMESIGNED flag and the PE checksum.
 // IL, the CLI header, Win32 resources and every table row but those above (and FieldRVA rows of field data that
@@ -23,7 +23,7 @@ import { AlgId, sameRsaKey, parsePublicKeyBlob, type StrongNameKeyFile } from '.
 import { canSign } from './pkcs11/signer.js';
 import { assertHashableLayout, assertHeadersOutsideSections, getSignatureSlot } from './signed-content.js';
 import { classifyStrongName, signAssembly, SIGNATURE_KEY_ATTRIBUTE, verifyStrongName, type StrongNameState } from './strong-name.js';
-import { relayoutText, type Relayout } from './text-relayout.js';
+import { relayoutText, type Relayout } from '../metadata/text-relayout.js';
 import { publicKeyToken } from './key-token.js';
 
 /** The section that holds the rewritten metadata and the signature slot. */
@@ -269,7 +269,7 @@ export function strongNameAssembly(bytes: Uint8Array, options: StrongNameAssembl
     // Only the signature changes (a delay-signed assembly of this key pair): nothing moves.
     out = Uint8Array.from(base.bytes);
   } else if ((relaid = relayoutText(base, module, editor, keepSlot ? 0 : slotSize))) {
-    // The metadata where it was, the tail of .text behind it (see text-relayout.ts).
+    // The metadata where it was, the tail of .text behind it (see metadata/text-relayout.ts).
     out = relaid.bytes;
   } else {
     const metadata = editor.build().bytes;

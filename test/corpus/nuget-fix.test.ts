@@ -16,7 +16,7 @@ import { readModule } from '../../src/strongname/well-formed.js';
 import { parseStrongNameKeyFile } from '../../src/strongname/key-blob.js';
 import { classifyStrongName, verifyStrongName } from '../../src/strongname/strong-name.js';
 import { identityPublicKey, STRONG_NAME_SECTION, strongNameAssembly, unfixableReason } from '../../src/strongname/strong-name-writer.js';
-import { STRONG_NAME_TAIL_SECTION } from '../../src/strongname/text-relayout.js';
+import { STRONG_NAME_TAIL_SECTION } from '../../src/metadata/text-relayout.js';
 import { appendSection } from '../../src/pe/pe-writer.js';
 import { publicKeyToken } from '../../src/strongname/key-token.js';
 import { fixture, fixturePath, has, hasMono, repoRoot } from '../helpers/fixtures.js';

@@ -14,7 +14,7 @@ import { readModule } from '../../src/strongname/well-formed.js';
 import { parseStrongNameKeyFile } from '../../src/strongname/key-blob.js';
 import { verifyStrongName } from '../../src/strongname/strong-name.js';
 import { strongNameAssembly } from '../../src/strongname/strong-name-writer.js';
-import { STRONG_NAME_TAIL_SECTION } from '../../src/strongname/text-relayout.js';
+import { STRONG_NAME_TAIL_SECTION } from '../../src/metadata/text-relayout.js';
 import { fixture, repoRoot, runMono, scratchFolder } from '../helpers/fixtures.js';
 import { hasMcsAndMono, mcsBuild } from '../helpers/pe-shapes.js';
 import { csc } from '../helpers/roslyn.js';

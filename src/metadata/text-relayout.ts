@@ -10,9 +10,9 @@
 // The plan is made only when every byte of the tail belongs to a structure read from the headers (or is zero
 // padding), and every RVA that points into the metadata or the tail is one of the pointers rewritten here;
 // anything else returns undefined and the caller keeps its old layout (a new section for the metadata).
-import type { MetadataEditor } from '../metadata/metadata-writer.js';
-import type { ModuleMetadata } from '../metadata/module-metadata.js';
-import { TableId } from '../metadata/schema.js';
+import type { MetadataEditor } from './metadata-writer.js';
+import type { ModuleMetadata } from './module-metadata.js';
+import { TableId } from './schema.js';
 import { CorFlags, parseCorHeader, type CorHeader } from '../pe/cor-header.js';
 import { DataDirectoryIndex, getDataDirectory, parsePeImage, rvaToFileOffset, type PeImage, type SectionHeader } from '../pe/pe-image.js';
 import { appendSection, growSectionRawData } from '../pe/pe-writer.js';
