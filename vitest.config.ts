@@ -76,7 +76,7 @@ const LEGS: Record<string, { include: string[]; exclude: string[] }> = {
 };
 const leg = LEGS[process.env.SIGNGATE_TEST_LEG ?? ''];
 /** `npx vitest run test/x/y.test.ts` names files: they run whichever leg they are in. */
-const named = process.argv.some((a, i) => /\.test\.ts$/.test(a) && process.argv[i - 1] !== '--exclude');
+const named = process.argv.some((a, i) => /\.test\.ts$/.test(a) && !a.startsWith('-') && process.argv[i - 1] !== '--exclude');
 
 export default defineConfig({
   test: {

@@ -4,7 +4,7 @@
 # tracked files of that commit (git archive, so this checkout is not touched), `npm ci` (which builds it) and, if that
 # did not, `npm run build`. Its CLI is then <folder>/bin/signgate.js.
 #
-#   previous-release.sh [COMMIT]    default: the commit of the newest folder in fixtures/upgrade
+#   previous-release.sh [COMMIT]    default: the commit of the newest fixture in fixtures/upgrade (its manifest's commitDate)
 #
 # The folder is ${SIGNGATE_PREVIOUS_RELEASE:-~/.cache/signgate/release-<commit>}; a folder that holds a finished build
 # of that commit (its .signgate-release file) is kept as it is, so a second run takes a second. Needs git with the
@@ -15,7 +15,15 @@ repo="$(cd "$(dirname "$0")/.." && pwd)"
 if [ $# -gt 0 ]; then
   wanted="$1"
 else
-  wanted="$(ls "$repo/fixtures/upgrade" | sort | tail -1)"
+  # The newest fixture by its manifest's commitDate (as test/helpers/previous-release.ts picks it).
+  wanted="$(node -e '
+    const { existsSync, readdirSync, readFileSync } = require("node:fs");
+    const dir = process.argv[1];
+    const manifests = readdirSync(dir).filter((n) => existsSync(`${dir}/${n}/manifest.json`)).map((n) => JSON.parse(readFileSync(`${dir}/${n}/manifest.json`, "utf8")));
+    manifests.sort((a, b) => Date.parse(a.commitDate) - Date.parse(b.commitDate));
+    if (!manifests.length) process.exit(1);
+    console.log(manifests.at(-1).commit);
+  ' "$repo/fixtures/upgrade")" || { echo "previous-release: no fixtures/upgrade/*/manifest.json names a commit" >&2; exit 1; }
 fi
 command -v git >/dev/null || { echo "previous-release: git not found; install git" >&2; exit 1; }
 commit="$(git -C "$repo" rev-parse --verify --quiet "${wanted}^{commit}")" || {
@@ -23,7 +31,8 @@ commit="$(git -C "$repo" rev-parse --verify --quiet "${wanted}^{commit}")" || {
   exit 1
 }
 short="${commit:0:7}"
-out="${SIGNGATE_PREVIOUS_RELEASE:-$HOME/.cache/signgate/release-$short}"
+home="${HOME:-$(getent passwd "$(id -u)" | cut -d: -f6)}"
+out="${SIGNGATE_PREVIOUS_RELEASE:-$home/.cache/signgate/release-$short}"
 if [ -f "$out/.signgate-release" ] && [ "$(cat "$out/.signgate-release")" = "$commit" ] && [ -f "$out/dist/cli/main.js" ]; then
   echo "previous-release: $short is built in $out"
   exit 0

@@ -1,5 +1,5 @@
 // 8 `signgate sign` runs at once on one job ledger (the heavy leg; ledger-parallel-sign.test.ts has 2- and 3-run
-// versions in the default one): against an honest service all 8 pass and the ledger holds the 8 jobs; against a fork
+// versions in the service leg): against an honest service all 8 pass and the ledger holds the 8 jobs; against a fork
 // of it (4 runs each side, the same record key at one address) every run of the side whose checkpoint did not become
 // the pin is refused with a sequential run's error, and the pin is the other side's.
 import { dataDirOnly } from '../helpers/database.js';

@@ -34,13 +34,15 @@ const SLOWEST = [
   'test/cli/check-pool.test.ts', // 22
   'test/cli/check.test.ts', // 21
   // service
-  'test/secrets/leaks.test.ts', // 40
   'test/client/sign.test.ts', // 59
   'test/server/record-key-deployment.test.ts', // 42
+  'test/secrets/leaks.test.ts', // 40
   'test/server/signature-record.test.ts', // 35
   'test/client/hostile-service.test.ts', // 34
   'test/server/pkcs11.test.ts', // 30
   'test/server/postgres-cluster.test.ts', // 25
+  'test/cli/readme-service.test.ts', // 17
+  'test/server/previous-release.test.ts', // 12
 ];
 
 export default class LongFirstSequencer extends BaseSequencer {

@@ -16,8 +16,12 @@ export interface PreviousRelease {
   cli: string;
 }
 
-const newest = readdirSync(fixturePath('upgrade')).sort().at(-1)!;
-const commit = (JSON.parse(readFileSync(fixturePath(`upgrade/${newest}/manifest.json`), 'utf8')) as { commit: string }).commit;
+/** The commit of the newest upgrade fixture: the latest `commitDate` among the folders' manifests. */
+const commit = readdirSync(fixturePath('upgrade'))
+  .filter((name) => existsSync(fixturePath(`upgrade/${name}/manifest.json`)))
+  .map((name) => JSON.parse(readFileSync(fixturePath(`upgrade/${name}/manifest.json`), 'utf8')) as { commit: string; commitDate: string })
+  .sort((a, b) => Date.parse(a.commitDate) - Date.parse(b.commitDate))
+  .at(-1)!.commit;
 
 /**
  * The previous release's build, or undefined when it is not built here; in CI (CI set) a missing build throws, as

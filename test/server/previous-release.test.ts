@@ -43,12 +43,23 @@ async function node(args: string[], cli?: string): Promise<ServiceProcess> {
 /** SIGTERM, as an operator stops a node (each release's graceful stop). */
 const stop = (service: ServiceProcess) => stopServiceProcess(service, 'SIGTERM');
 
-/** The keys of a server configuration schema, as paths (`limits.jobRetention`), objects' own keys included. */
-function schemaKeys(schema: { properties?: Record<string, unknown> }, prefix = ''): string[] {
-  return Object.entries(schema.properties ?? {}).flatMap(([key, sub]) => [
-    `${prefix}${key}`,
-    ...schemaKeys(sub as { properties?: Record<string, unknown> }, `${prefix}${key}.`),
-  ]);
+/**
+ * The keys of a server configuration schema, as paths (`limits.jobRetention`, `organizations[].licenses[].keyPair`):
+ * objects' own keys, array items' and what a `$ref` into the schema's `$defs` names, included.
+ */
+interface SchemaNode {
+  properties?: Record<string, SchemaNode>;
+  items?: SchemaNode;
+  $ref?: string;
+  $defs?: Record<string, SchemaNode>;
+}
+function schemaKeys(root: SchemaNode): string[] {
+  const walk = (node: SchemaNode, prefix: string): string[] => {
+    const target = node.$ref ? root.$defs![node.$ref.replace('#/$defs/', '')]! : node;
+    if (target.items) return walk(target.items, `${prefix.replace(/\.$/, '')}[].`);
+    return Object.entries(target.properties ?? {}).flatMap(([key, sub]) => [`${prefix}${key}`, ...walk(sub, `${prefix}${key}.`)]);
+  };
+  return walk(root, '');
 }
 const readJson = (path: string) => JSON.parse(readFileSync(path, 'utf8'));
 
@@ -163,29 +174,36 @@ describe.skipIf(!release || STORE_UNDER_TEST === 'postgres')(`a data directory r
     const cache = temp('cache');
     const token = await cliToken(['--config', config, ...storeArgs]);
 
-    // This release first: one job, the record key made in the data directory.
+    const origin = (s: ServiceProcess) => `http://127.0.0.1:${s.port}`;
+    // One address for the client whichever release answers, as a service's name stays when its release changes.
     let now = await node(['--config', config, ...storeArgs]);
-    const jobs = [await sign(now.baseUrl, token, cache, 'new-1')];
-    const served = await packages(now.baseUrl, token, jobs);
-    await stop(now);
+    const front = await startBalancer([origin(now)], API);
+    try {
+      // This release first: one job, the record key made in the data directory.
+      const jobs = [await sign(front.baseUrl, token, cache, 'new-1')];
+      const served = await packages(front.baseUrl, token, jobs);
+      await stop(now);
 
-    // Rolled back: the previous release serves that job as it was and signs on the same record with the same key.
-    const old = await node(['--config', config, ...storeArgs], release!.cli);
-    expect(await packages(old.baseUrl, token, jobs)).toEqual(served);
-    jobs.push(await sign(old.baseUrl, token, cache, 'old-1'), await sign(old.baseUrl, token, cache, 'old-2'));
-    served.push(...(await packages(old.baseUrl, token, jobs.slice(1))));
-    await stop(old);
+      // Rolled back: the previous release serves that job as it was and signs on the same record with the same key.
+      const old = await node(['--config', config, ...storeArgs], release!.cli);
+      front.targets = [origin(old)];
+      expect(await packages(front.baseUrl, token, jobs)).toEqual(served);
+      jobs.push(await sign(front.baseUrl, token, cache, 'old-1'), await sign(front.baseUrl, token, cache, 'old-2'));
+      served.push(...(await packages(front.baseUrl, token, jobs.slice(1))));
+      await stop(old);
 
-    // Forward again: this release reads on past the entries the old one appended (its stored tree was one leaf).
-    now = await node(['--config', config, ...storeArgs]);
-    expect(await packages(now.baseUrl, token, jobs)).toEqual(served);
-    jobs.push(await sign(now.baseUrl, token, cache, 'new-2'));
-    await stop(now);
-    await recordVerifies(storeArgs, 4);
-    // Each node had its own port, so each address has its pin; all of one key, the last at the whole record.
-    const pinned = pins(cache);
-    expect(new Set(pinned.map(([, p]) => p.publicKey)).size).toBe(1);
-    expect(pinned.map(([, p]) => p.size)).toEqual([1, 3, 4]);
+      // Forward again: this release reads on past the entries the old one appended (its stored tree was one leaf).
+      now = await node(['--config', config, ...storeArgs]);
+      front.targets = [origin(now)];
+      expect(await packages(front.baseUrl, token, jobs)).toEqual(served);
+      jobs.push(await sign(front.baseUrl, token, cache, 'new-2'));
+      await stop(now);
+      await recordVerifies(storeArgs, 4);
+      // One address, one pin: each checkpoint, whichever release signed it, extended the one the client held.
+      expect(pins(cache).map(([url, p]) => [url, p.size])).toEqual([[front.baseUrl, 4]]);
+    } finally {
+      await front.close();
+    }
   });
 });
 
