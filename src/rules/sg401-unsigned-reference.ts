@@ -1,19 +1,8 @@
 // SG401 unsigned-reference: a strong-named assembly cannot load a reference that has no public key token.
+import { folderArgument, shownFolder } from '../core/shown-paths.js';
 import { formatVersion } from '../metadata/module-metadata.js';
 import { TableId } from '../metadata/schema.js';
 import { defineRule, type ResolvedDependency } from './types.js';
-
-/** The folder of a shown path (`/`-separated), `.` for a bare file name. */
-export function shownFolder(shownPath: string): string {
-  const slash = shownPath.lastIndexOf('/');
-  return slash < 0 ? '.' : slash === 0 ? '/' : shownPath.slice(0, slash);
-}
-
-/** The folder of a shown path (`/`-separated), quoted for a shell when it needs to be. */
-export function folderArgument(shownPath: string): string {
-  const folder = shownFolder(shownPath);
-  return /^[\w./:\\-]+$/.test(folder) ? folder : `"${folder}"`;
-}
 
 /** Where the build found a dependency that is not in the folder: the NuGet cache's file, or what deps.json names. */
 export function resolvedFrom(d: ResolvedDependency | undefined): string {

@@ -1,6 +1,6 @@
 // SG802 refused-by-net-framework: a file nobody is going to sign will not load on .NET Framework as built.
 import { describeTarget, netFrameworkRefusal } from './load.js';
-import { folderArgument } from './sg401-unsigned-reference.js';
+import { folderArgument } from '../core/shown-paths.js';
 import { defineRule, needsSigning, type FileFacts } from './types.js';
 
 /** What to do, by strong-name state: sign it with the pair its key belongs to, or ship a signed build. */

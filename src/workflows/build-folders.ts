@@ -4,7 +4,7 @@
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { dirname, join, relative, sep } from 'node:path';
-import { shownFolder } from '../rules/sg401-unsigned-reference.js';
+import { shownFolder } from '../core/shown-paths.js';
 import type { InputFolder, ResolvedDependency } from '../rules/types.js';
 
 /** Where NuGet keeps packages: NUGET_PACKAGES, else ~/.nuget/packages. */

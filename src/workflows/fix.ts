@@ -9,7 +9,8 @@ import { isSignGateError, KeyError, UsageError } from '../core/errors.js';
 import { hasCorHeader } from '../pe/cor-header.js';
 import { parsePeImage } from '../pe/pe-image.js';
 import { formatVersion, ModuleMetadata } from '../metadata/module-metadata.js';
-import { copyLocalHint, folderArgument, resolvedFrom, shownFolder } from '../rules/sg401-unsigned-reference.js';
+import { folderArgument, shownFolder } from '../core/shown-paths.js';
+import { copyLocalHint, resolvedFrom } from '../rules/sg401-unsigned-reference.js';
 import { parsePublicKeyBlob, sameRsaKey, type StrongNameKeyFile } from '../strongname/key-blob.js';
 import { classifyStrongName, SIGNATURE_KEY_ATTRIBUTE, type StrongNameState } from '../strongname/strong-name.js';
 import {

@@ -6,7 +6,7 @@ import { cpSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writ
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, test } from 'vitest';
-import { folderArgument } from '../../src/rules/sg401-unsigned-reference.js';
+import { folderArgument } from '../../src/core/shown-paths.js';
 import { readModule } from '../../src/strongname/well-formed.js';
 import { parseStrongNameKeyFile } from '../../src/strongname/key-blob.js';
 import { classifyStrongName, signAssembly, verifyStrongName } from '../../src/strongname/strong-name.js';
