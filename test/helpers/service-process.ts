@@ -93,7 +93,13 @@ export async function startServiceProcess(args: string[], env: NodeJS.ProcessEnv
   // The start line is a line of its JSON log (stdout), like every line it writes (older releases: on stderr).
   const started = /(?:API|worker, health) at http:\/\/127\.0\.0\.1:(\d+)/;
   const output = cli === CLI ? () => stdout : () => stdout + stderr;
-  const listening = await waitForOutput(`signgate serve ${args.join(' ')} to listen`, output, started, { ended: exited, intervalMs: 20 });
+  // A process that never says it listens is ended here: the caller has no handle to stop it with.
+  const listening = await waitForOutput(`signgate serve ${args.join(' ')} to listen`, output, started, { ended: exited, intervalMs: 20 }).catch(
+    (error: unknown) => {
+      child.kill('SIGKILL');
+      throw error;
+    },
+  );
   const port = Number(listening[1]);
   return { child, port, baseUrl: `http://127.0.0.1:${port}/assembly-signing/v1.0`, stderr: () => stderr, stdout: () => stdout, exited };
 }
