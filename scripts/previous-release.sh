@@ -51,7 +51,7 @@ git -C "$repo" archive --format=tar "$commit" | tar -xf - -C "$work"
   tail -40 "$work/.build.log" >&2
   exit 1
 }
-"$(command -v node)" "$work/bin/signgate.js" --version >/dev/null
+version="$(node "$work/bin/signgate.js" --version)"
 echo "$commit" >"$work/.signgate-release"
 # The finished build takes the folder's place at once (a rename), never half of one.
 rm -rf "$out.old"
@@ -59,4 +59,4 @@ rm -rf "$out.old"
 mv "$work" "$out"
 rm -rf "$out.old"
 trap - EXIT
-echo "previous-release: $short built in $out ($(node "$out/bin/signgate.js" --version))"
+echo "previous-release: $short built in $out ($version)"

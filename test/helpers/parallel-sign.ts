@@ -4,11 +4,12 @@
 // each run has asked for its own: so every run has read the ledger's record pin before any run keeps a checkpoint.
 import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { createServer, request, type Server } from 'node:http';
+import { createServer, type Server } from 'node:http';
 import { join } from 'node:path';
 import { afterAll, expect } from 'vitest';
 import { inspectAssembly } from '../../src/strongname/assembly-info.js';
 import { fixturePath, runCliAsync, type CliResult } from './fixtures.js';
+import { forward } from './proxy.js';
 import { startServer, type TestServer } from './server.js';
 import { WAIT_CEILING_MS } from './wait.js';
 
@@ -80,19 +81,11 @@ export async function startSplitProxy(services: readonly { server: TestServer; t
   const server: Server = createServer((req, res) => {
     const auth = req.headers.authorization;
     const target = new URL((services.find((s) => auth === `Bearer ${s.token}`) ?? services[0]!).server.baseUrl).origin;
-    const forward = () => {
-      const upstream = new URL(req.url!, target);
-      const out = request(upstream, { method: req.method, headers: { ...req.headers, host: upstream.host } }, (up) => {
-        res.writeHead(up.statusCode ?? 502, up.headers);
-        up.pipe(res);
-      });
-      out.on('error', () => res.destroy());
-      req.pipe(out);
-    };
+    const send = () => forward(req, res, target);
     if (req.method === 'GET' && /\/assemblies\/[^/?]+$/.test(req.url ?? '')) {
-      held.push(forward);
+      held.push(send);
       if (++asked >= downloads) release();
-    } else forward();
+    } else send();
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   const { port } = server.address() as { port: number };

@@ -72,6 +72,17 @@ export async function startLyingProxy(baseUrl: string): Promise<Proxy & { lie: (
   return Object.assign(proxy, { lie: (l: Lie) => (current = l) });
 }
 
+/** Sends `req` on to the origin `target` as it came (its Host that origin's) and its answer back as it comes. */
+export function forward(req: IncomingMessage, res: ServerResponse, target: string): void {
+  const upstream = new URL(req.url!, target);
+  const out = request(upstream, { method: req.method, headers: { ...req.headers, host: upstream.host } }, (up) => {
+    res.writeHead(up.statusCode ?? 502, up.headers);
+    up.pipe(res);
+  });
+  out.on('error', () => res.destroy());
+  req.pipe(out);
+}
+
 /** A round-robin balancer on loopback: each request goes to the next of `targets` (origins), which may change as nodes come and go. */
 export interface Balancer {
   baseUrl: string;
@@ -97,13 +108,7 @@ export async function startBalancer(targets: string[], apiPrefix: string): Promi
   const server: Server = createServer((req, res) => {
     const target = balancer.targets[next++ % balancer.targets.length]!;
     sent.set(target, (sent.get(target) ?? 0) + 1);
-    const upstream = new URL(req.url!, target);
-    const forward = request(upstream, { method: req.method, headers: { ...req.headers, host: upstream.host } }, (up) => {
-      res.writeHead(up.statusCode ?? 502, up.headers);
-      up.pipe(res);
-    });
-    forward.on('error', () => res.destroy());
-    req.pipe(forward);
+    forward(req, res, target);
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   balancer.baseUrl = `http://127.0.0.1:${(server.address() as { port: number }).port}${apiPrefix}`;
