@@ -7,7 +7,7 @@ import type { CheckResult } from '../rules/rule-runner.js';
 import { inputSize, needsSigning, type CheckInput, type FileFacts } from '../rules/types.js';
 import {
   AUDIT_FORMAT_VERSION,
-  AuditRules,
+  auditFinding,
   NOT_FOR_RELEASE,
   type AuditAspectChange,
   type AuditFile,
@@ -17,11 +17,6 @@ import {
 } from './model.js';
 import { describeKey, type AuditEvidence } from './evidence.js';
 import { compareAudits, nameKey } from './compare.js';
-
-function auditFinding(id: keyof typeof AuditRules, message: string, file: string | null): Finding {
-  const rule = AuditRules[id];
-  return { ruleId: id, rule: rule.name, severity: rule.severity, message, hint: rule.hint, file };
-}
 
 /** SG001 as the check reports it, for an error the audit met outside the check rules. */
 function malformedFinding(message: string, code: string, file: string): Finding {

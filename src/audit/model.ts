@@ -2,7 +2,7 @@
 // options that make one. The audit is a product of its own beside the pre-flight rules: it reads the same facts and
 // runs the same check, then judges a release (signed files), not an upload (delay-signed ones).
 import type { Finding } from '../core/diagnostic.js';
-import { auditRules } from '../rules/index.js';
+import { auditRules, ruleDocsUrl } from '../rules/index.js';
 import type { CheckSettings, FileRole } from '../rules/types.js';
 import type { VendorAttributeState } from '../rules/vendor-attribute.js';
 import type { LoadVerdict } from '../rules/load.js';
@@ -17,8 +17,14 @@ import type { SignatureEntry } from '../record/signature-record.js';
 export const AUDIT_FORMAT_VERSION = 4;
 
 /** Findings only an audit makes (a release has signed files, not delay-signed ones), by id: the registry's SG7xx (src/rules). */
-export const AuditRules = Object.fromEntries(auditRules.map((r) => [r.id, r])) as { readonly [R in AuditRuleOf as R['id']]: R };
+const AuditRules = Object.fromEntries(auditRules.map((r) => [r.id, r])) as { readonly [R in AuditRuleOf as R['id']]: R };
 type AuditRuleOf = (typeof auditRules)[number];
+
+/** A finding of the audit rule `id`, as every report shows it: its name, severity, hint and docs link from the registry. */
+export function auditFinding(id: AuditRuleOf['id'], message: string, file: string | null): Finding {
+  const rule = AuditRules[id];
+  return { ruleId: id, rule: rule.name, severity: rule.severity, message, hint: rule.hint, file, data: { docsUrl: ruleDocsUrl(id) } };
+}
 
 /** Check rules that describe delay-signed input or the upload; in a release they are replaced by SG701 or do not apply. */
 export const NOT_FOR_RELEASE = new Set([

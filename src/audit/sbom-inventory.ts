@@ -3,8 +3,7 @@
 // the folders' `*.deps.json` and the packages' `.nuspec`), the dependencies between them and what is known to be
 // missing from them, and the findings on the way (SG710-SG712). report/audit-sbom.ts writes it as CycloneDX.
 import { compareFindings, type Finding } from '../core/diagnostic.js';
-import { ruleDocsUrl } from '../rules/index.js';
-import { AuditRules, type AuditFile, type AuditReport } from './model.js';
+import { auditFinding, type AuditFile, type AuditReport } from './model.js';
 import type { DepsFile, DepsLibrary, Nuspec } from './nuget.js';
 import type { SbomFileEvidence, SbomReference } from './sbom-evidence.js';
 
@@ -96,11 +95,6 @@ export interface InventoryInputs {
   readonly modified?: ReadonlyMap<string, string>;
 }
 
-function finding(id: 'SG710' | 'SG711' | 'SG712', message: string, file: string | null): Finding {
-  const rule = AuditRules[id];
-  return { ruleId: id, rule: rule.name, severity: rule.severity, message, hint: rule.hint, file, data: { docsUrl: ruleDocsUrl(id) } };
-}
-
 export const packageKey = (id: string, version: string) => `${id}/${version}`.toLowerCase();
 const lower = (s: string) => s.toLowerCase();
 const baseName = (name: string) => name.slice(name.lastIndexOf('/') + 1);
@@ -129,7 +123,7 @@ export function buildInventory(inputs: InventoryInputs): ReleaseInventory {
   for (const d of inputs.deps) {
     depsFiles.push(d.name);
     if ('error' in d) {
-      findings.push(finding('SG712', `${d.path} cannot be read as a .deps.json (${d.error}); the packages it names are not in the SBOM`, d.path));
+      findings.push(auditFinding('SG712', `${d.path} cannot be read as a .deps.json (${d.error}); the packages it names are not in the SBOM`, d.path));
       continue;
     }
     for (const library of d.libraries) {
@@ -141,7 +135,7 @@ export function buildInventory(inputs: InventoryInputs): ReleaseInventory {
         const present = shipped.get(lower(file.shipped));
         if (!present) {
           findings.push(
-            finding(
+            auditFinding(
               'SG710',
               `${d.name} names ${file.shipped} (${library.type} ${library.id} ${library.version}, ${file.asset}), which the release does not hold`,
               d.name,
@@ -191,7 +185,7 @@ export function buildInventory(inputs: InventoryInputs): ReleaseInventory {
       if (packaged !== undefined) {
         pkg = { ...pkg, samebytes: packaged === sha512 };
         if (packaged !== sha512) {
-          const f = finding(
+          const f = auditFinding(
             'SG711',
             `${base.path} differs from ${pkg.asset} of the package ${pkg.id} ${pkg.version} that ${pkg.depsFile} says brought it (SHA-512 ${sha512.slice(0, 16)}…, the package's ${packaged.slice(0, 16)}…)`,
             base.path,
