@@ -15,6 +15,7 @@ import {
   SbomSpecVersions,
   verifyAuditReport,
   type AuditFormat,
+  type AuditOptions,
   type SbomSpecVersion,
 } from '../../workflows/audit.js';
 import { keepHeapSmall } from '../../workflows/check.js';
@@ -103,6 +104,39 @@ export function auditFormatOf(format: AuditFormat | undefined, output: string | 
   return format ?? named ?? 'html';
 }
 
+/** Audits with the SBOM and writes it (args.sbom); the report and the SBOM's errors, the inventory let go. */
+async function writeSbom(
+  args: AuditArgs,
+  auditOptions: AuditOptions,
+  generatedAt: string | null,
+  io: Io,
+): Promise<{ report: Awaited<ReturnType<typeof audit>>; sbomErrors: number }> {
+  const withSbom = await auditWithSbom({
+    ...auditOptions,
+    sbom: {
+      creatorUrl: args.sbomCreatorUrl,
+      creatorEmail: args.sbomCreatorEmail,
+      name: args.sbomName,
+      version: args.sbomVersion,
+      license: args.sbomLicense,
+      sourceUri: args.sbomSourceUri,
+      downloadUri: args.sbomDownloadUri,
+      specVersion: args.sbomSpec,
+    },
+    ...(args.nugetPackages === undefined ? {} : { nugetPackages: args.nugetPackages }),
+  });
+  const target = resolve(args.sbom!);
+  writeFileAtomic(target, await renderSbom(withSbom, generatedAt));
+  const inv = withSbom.inventory;
+  for (const f of inv.findings) io.err(`${f.severity} ${f.ruleId} ${f.rule} ${f.file ?? ''}: ${f.message}`);
+  const sbomErrors = inv.findings.filter((f) => f.severity === 'error').length;
+  const packaged = inv.files.filter((f) => f.package).length;
+  io.err(
+    `CycloneDX ${args.sbomSpec ?? '1.6'} SBOM written to ${displayPath(target)}: ${countOf(inv.files.length, 'component')}, ${packaged} from NuGet packages${inv.packageFolder ? '' : ' (no NuGet package folder: their licences are unknown)'}, ${countOf(inv.findings.length, 'finding')}`,
+  );
+  return { report: withSbom.report, sbomErrors };
+}
+
 export async function runAudit(args: AuditArgs, io: Io): Promise<ExitCodeValue> {
   // A process that audits and exits: its peak memory is what the audit keeps (see keepHeapSmall).
   keepHeapSmall();
@@ -128,36 +162,8 @@ export async function runAudit(args: AuditArgs, io: Io): Promise<ExitCodeValue> 
     ...(args.recordKey === undefined ? {} : { recordKey: args.recordKey }),
   };
   const generatedAt = args.timestamp ? new Date().toISOString() : null;
-  let sbomErrors = 0;
-  let report;
-  if (args.sbom) {
-    const withSbom = await auditWithSbom({
-      ...auditOptions,
-      sbom: {
-        creatorUrl: args.sbomCreatorUrl,
-        creatorEmail: args.sbomCreatorEmail,
-        name: args.sbomName,
-        version: args.sbomVersion,
-        license: args.sbomLicense,
-        sourceUri: args.sbomSourceUri,
-        downloadUri: args.sbomDownloadUri,
-        specVersion: args.sbomSpec,
-      },
-      ...(args.nugetPackages === undefined ? {} : { nugetPackages: args.nugetPackages }),
-    });
-    report = withSbom.report;
-    const target = resolve(args.sbom);
-    writeFileAtomic(target, await renderSbom(withSbom, generatedAt));
-    const inv = withSbom.inventory;
-    for (const f of inv.findings) io.err(`${f.severity} ${f.ruleId} ${f.rule} ${f.file ?? ''}: ${f.message}`);
-    sbomErrors = inv.findings.filter((f) => f.severity === 'error').length;
-    const packaged = inv.files.filter((f) => f.package).length;
-    io.err(
-      `CycloneDX ${args.sbomSpec ?? '1.6'} SBOM written to ${displayPath(target)}: ${countOf(inv.files.length, 'component')}, ${packaged} from NuGet packages${inv.packageFolder ? '' : ' (no NuGet package folder: their licences are unknown)'}, ${countOf(inv.findings.length, 'finding')}`,
-    );
-  } else {
-    report = await audit(auditOptions);
-  }
+  // The SBOM's inventory is let go before the audit's report is written (the peak memory is at the end).
+  const { report, sbomErrors } = args.sbom ? await writeSbom(args, auditOptions, generatedAt, io) : { report: await audit(auditOptions), sbomErrors: 0 };
   if (output) {
     // Its evidence names its files from where it lies: the report folder can be moved or zipped with them.
     writeFileAtomic(resolve(output), renderAuditPieces(relativeToReport(report, output), format, generatedAt));
