@@ -1,4 +1,4 @@
-// The signature record of any size: what the service's RecordLog (src/server/storage/record-checkpoint.ts) costs
+// The signature record of any size: what the service's RecordLog (src/server/record/record-checkpoint.ts) costs
 // over a data directory's record of 10,000 entries (the anchor) and of 10,000,000, served from its stored tree.
 // For each size the record is written once (a temporary folder, four entries a job); then, each in a process of
 // its own: the first read, which stores the tree; a start on the stored tree (a new RecordLog, its first refresh),
@@ -25,8 +25,8 @@ const peakRssMb = () => Number(/VmHWM:\s+(\d+)/.exec(readFileSync('/proc/self/st
 const sha = (s) => createHash('sha256').update(s).digest('hex');
 
 async function openLog(dir) {
-  const { FileSignatureRecord } = await import(dist('server/storage/record-file.js'));
-  const { RecordLog } = await import(dist('server/storage/record-checkpoint.js'));
+  const { FileSignatureRecord } = await import(dist('server/backends/data-dir/record-file.js'));
+  const { RecordLog } = await import(dist('server/record/record-checkpoint.js'));
   const { recordPrivateKey, verifierOf } = await import(dist('record/checkpoint.js'));
   const privateKey = recordPrivateKey(generateKeyPairSync('ed25519').privateKey.export({ type: 'pkcs8', format: 'pem' }));
   return new RecordLog(new FileSignatureRecord(dir), { privateKey, verifier: verifierOf(privateKey), path: 'bench key' });
@@ -82,7 +82,7 @@ if (child) {
 
 /** Writes a data directory's record of `size` entries (appends of 20,000). */
 async function writeRecord(dir, size) {
-  const { FileSignatureRecord } = await import(dist('server/storage/record-file.js'));
+  const { FileSignatureRecord } = await import(dist('server/backends/data-dir/record-file.js'));
   const record = new FileSignatureRecord(dir);
   const BATCH = 20_000;
   for (let from = 1; from <= size; from += BATCH) {

@@ -23,7 +23,7 @@ const { checkProduct } = await dist('rules/check-product.js');
 const { signAndPack } = await dist('server/jobs/sign-file.js');
 const { organizationSettings } = await dist('server/jobs/signing-worker.js');
 const { parseServerConfig } = await dist('server/server-config.js');
-const { writeZipFile } = await dist('server/storage/zip-file.js');
+const { writeZipFile } = await dist('server/zip-file.js');
 const jobsPerRun = Number(option('--jobs') || 24);
 const bytes = readFileSync(join(repo, 'fixtures/bench/LargeAddin.dll'));
 const files = Array.from({ length: 10 }, (_, i) => ({ name: `Addins/LargeAddin${String(i + 1).padStart(2, '0')}.dll`, bytes }));

@@ -16,20 +16,23 @@ export {
   type License,
   type OptionKey,
 } from './server/server-config.js';
-export { TokenStore, type StoredToken, type TokenKeeper, type CreatedToken, type RevokeSelector } from './server/identity/token-store.js';
+export { TokenStore } from './server/backends/data-dir/token-file.js';
+export { type TokenKeeper } from './server/ports.js';
+export { type StoredToken, type CreatedToken, type RevokeSelector } from './server/domain/tokens.js';
 export { parseRateLimit } from './server/identity/rate-limit.js';
 export { DEFAULT_RATE_LIMITS, type RateLimit, type RateLimitSettings } from './server/server-config.js';
-export { type JobStateStore, type SignatureRecordReader } from './server/storage/store.js';
+export { type JobStateStore, type SignatureRecordReader } from './server/ports.js';
 export { type JobWorker, type NodeRole, NODE_ROLES } from './server/jobs/job-worker.js';
 export { keysForJob, type JobKeys } from './server/jobs/key-rotation.js';
-export { openDatabase, openSignatureRecord } from './server/storage/open-stores.js';
+export { openSignatureRecord } from './server/backends/index.js';
+export { openDatabase } from './server/backends/postgres/database.js';
 export { openStores, type StoreOptions, type Stores } from './server/http/node-stores.js';
-export { FileSignatureRecord, RECORD_FILE, RECORD_HEAD_FILE } from './server/storage/record-file.js';
-export { PgSignatureRecord } from './server/storage/postgres/pg-record.js';
-export { loadRecordKey, RECORD_KEY_FILE, RECORD_PUBLIC_KEY_FILE, type RecordKey } from './server/storage/record-key.js';
-export { verifiedLeaves, recordCheckpoint, checkpointProblem } from './server/storage/record-checkpoint.js';
-export { PgJobStore } from './server/storage/postgres/pg-store.js';
-export { PgTokenStore } from './server/identity/pg-tokens.js';
-export { MIGRATIONS, migrate, type Migration } from './server/storage/postgres/migrations.js';
+export { FileSignatureRecord, RECORD_FILE, RECORD_HEAD_FILE } from './server/backends/data-dir/record-file.js';
+export { PgSignatureRecord } from './server/backends/postgres/pg-record.js';
+export { loadRecordKey, RECORD_KEY_FILE, RECORD_PUBLIC_KEY_FILE, type RecordKey } from './server/record-key.js';
+export { verifiedLeaves, recordCheckpoint, checkpointProblem } from './server/record/record-checkpoint.js';
+export { PgJobStore } from './server/backends/postgres/pg-store.js';
+export { PgTokenStore } from './server/backends/postgres/pg-tokens.js';
+export { MIGRATIONS, migrate, type Migration } from './server/backends/postgres/migrations.js';
 // S3Blobs itself is imported from its module by the nodes that use it: the AWS SDK is large.
-export type { S3Blobs, S3BlobOptions } from './server/storage/s3-blobs.js';
+export type { S3Blobs, S3BlobOptions } from './server/backends/s3/s3-blobs.js';

@@ -216,7 +216,7 @@ export function parseCheckpoint(text: string, verifier: RecordVerifier, where: s
 
 /**
  * A record public key given as the verifier key's text itself, or as a file that `readText` reads (the caller's
- * file system: workflows/keys.ts, server/storage/record-key.ts).
+ * file system: workflows/keys.ts, server/record-key.ts).
  */
 export function recordPublicKey(fileOrKey: string, readText: (file: string) => string): RecordVerifier {
   if (/^[^\s+/\\]+\+[0-9a-f]{8}\+/.test(fileOrKey)) return parseVerifierKey(fileOrKey, 'the record public key');

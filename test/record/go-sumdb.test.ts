@@ -16,10 +16,10 @@ import { entryLeaf, formatVerifierKey, parseCheckpoint, recordPrivateKey, signCh
 import { consistencyProof, inclusionProof, leafHash, rootHash, verifyConsistency, verifyInclusion } from '../../src/record/merkle.js';
 import type { Hash, SubtreeCache } from '../../src/record/merkle.js';
 import { chainEvents, EMPTY_HEAD, entryLine, type SignatureEvent } from '../../src/record/signature-record.js';
-import { RecordLog } from '../../src/server/storage/record-checkpoint.js';
-import { FileSignatureRecord } from '../../src/server/storage/record-file.js';
-import type { RecordKey } from '../../src/server/storage/record-key.js';
-import { RECORD_TREE_FILE } from '../../src/server/storage/record-tree-file.js';
+import { RecordLog } from '../../src/server/record/record-checkpoint.js';
+import { FileSignatureRecord } from '../../src/server/backends/data-dir/record-file.js';
+import type { RecordKey } from '../../src/server/record-key.js';
+import { RECORD_TREE_FILE } from '../../src/server/backends/data-dir/record-tree-file.js';
 
 // Debian's golang-golang-x-mod-dev puts the sources in a GOPATH; GO111MODULE=off builds against them without a download.
 const GOPATH = '/usr/share/gocode';

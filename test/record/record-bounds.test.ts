@@ -8,7 +8,7 @@ import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, test } from 'vitest';
-import { RECORD_FILE } from '../../src/server/storage/record-file.js';
+import { RECORD_FILE } from '../../src/server/backends/data-dir/record-file.js';
 import { NO_CRASH, recordDataDir, recordKeyPair, recordRelease, runCliWithHeap, writeRecord } from '../helpers/record-files.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'signgate-record-bounds-'));

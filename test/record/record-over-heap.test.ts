@@ -9,7 +9,7 @@ import { mkdtempSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, test } from 'vitest';
-import { RECORD_FILE } from '../../src/server/storage/record-file.js';
+import { RECORD_FILE } from '../../src/server/backends/data-dir/record-file.js';
 import { fixture } from '../helpers/fixtures.js';
 import { checkpointOver, NO_CRASH, recordDataDir, recordKeyPair, recordRelease, runCliWithHeap, writeRecord } from '../helpers/record-files.js';
 

@@ -78,7 +78,7 @@ describe('DELETE while the worker signs the job', () => {
 
 describe('the result package', () => {
   test('a file that vanished before the package is written: writeZip rejects, leaves no temporary file and the process lives on', async () => {
-    const { writeZipFile, zipEntryOfFile } = await import('../../src/server/storage/zip-file.js');
+    const { writeZipFile, zipEntryOfFile } = await import('../../src/server/zip-file.js');
     const dir = mkdtempSync(join(tmpdir(), 'signgate-zip-'));
     await expect(writeZipFile(join(dir, 'result.zip'), [zipEntryOfFile('Gone.dll', join(dir, 'gone', 'Gone.dll'))])).rejects.toThrow(/ENOENT/);
     expect(readdirSync(dir)).toEqual([]);

@@ -7,7 +7,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, test } from 'vitest';
 import { readZip } from '../../src/zip/read-zip.js';
-import type { JobRecord } from '../../src/server/storage/store.js';
+import type { JobRecord } from '../../src/server/domain/job.js';
 import { dataDirOnly } from '../helpers/database.js';
 import { fixture } from '../helpers/fixtures.js';
 import { api, startServer, uploadForm, waitFinished, type TestServer } from '../helpers/server.js';

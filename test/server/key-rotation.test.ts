@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { describe, expect, test } from 'vitest';
 import { verifyRecordText } from '../../src/record/signature-record.js';
 import { processJob } from '../../src/server/jobs/signing-worker.js';
-import type { JobRecord } from '../../src/server/storage/store.js';
+import type { JobRecord } from '../../src/server/domain/job.js';
 import { readModule } from '../../src/strongname/well-formed.js';
 import { parseStrongNameKeyFile } from '../../src/strongname/key-blob.js';
 import { verifyStrongName } from '../../src/strongname/strong-name.js';

@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { readZip } from '../../src/zip/read-zip.js';
-import { MIGRATIONS } from '../../src/server/storage/postgres/migrations.js';
+import { MIGRATIONS } from '../../src/server/backends/postgres/migrations.js';
 import { freshDatabase, requireDatabase } from '../helpers/database.js';
 import { fixture, hasMono, runMono } from '../helpers/fixtures.js';
 import { uploadForm } from '../helpers/server.js';

@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
 import { afterAll, describe, expect, test } from 'vitest';
-import { createRecordKeyFile } from '../../src/server/storage/record-key.js';
+import { createRecordKeyFile } from '../../src/server/record-key.js';
 import { parseCheckpoint, parseVerifierKey } from '../../src/record/checkpoint.js';
 import { freshDatabase, requireDatabase } from '../helpers/database.js';
 import {

@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, test } from 'vitest';
 import { formatVerifierKey, verifierOf } from '../../src/record/checkpoint.js';
-import { RECORD_KEY_FILE, RECORD_PUBLIC_KEY_FILE } from '../../src/server/storage/record-key.js';
+import { RECORD_KEY_FILE, RECORD_PUBLIC_KEY_FILE } from '../../src/server/record-key.js';
 import { runSigngate, sandboxConfigCopy, startServiceProcess, stopServiceProcess } from '../helpers/service-process.js';
 
 /** A data directory holding a record key (its .pem), and the verifier key text of that key. */

@@ -12,13 +12,13 @@ import { entryLeaf, parseCheckpoint, recordPrivateKey, verifierOf } from '../../
 import { consistencyProof, inclusionProof, rootHash } from '../../src/record/merkle.js';
 import { chainEvents, EMPTY_HEAD, type SignatureEvent } from '../../src/record/signature-record.js';
 import { storedHashCount } from '../../src/record/stored-tree.js';
-import { migrate } from '../../src/server/storage/postgres/migrations.js';
-import { appendSignatures, PgSignatureRecord } from '../../src/server/storage/postgres/pg-record.js';
-import { RecordLog } from '../../src/server/storage/record-checkpoint.js';
-import { FileSignatureRecord, RECORD_FILE } from '../../src/server/storage/record-file.js';
-import type { RecordKey } from '../../src/server/storage/record-key.js';
-import { RECORD_TREE_FILE } from '../../src/server/storage/record-tree-file.js';
-import type { RecordTreeHashes, SignatureRecordReader } from '../../src/server/storage/store.js';
+import { migrate } from '../../src/server/backends/postgres/migrations.js';
+import { appendSignatures, PgSignatureRecord } from '../../src/server/backends/postgres/pg-record.js';
+import { RecordLog } from '../../src/server/record/record-checkpoint.js';
+import { FileSignatureRecord, RECORD_FILE } from '../../src/server/backends/data-dir/record-file.js';
+import type { RecordKey } from '../../src/server/record-key.js';
+import { RECORD_TREE_FILE } from '../../src/server/backends/data-dir/record-tree-file.js';
+import type { RecordTreeHashes, SignatureRecordReader } from '../../src/server/ports.js';
 import { freshDatabase, requireDatabase } from '../helpers/database.js';
 
 const privateKey = recordPrivateKey(generateKeyPairSync('ed25519').privateKey.export({ type: 'pkcs8', format: 'pem' }));

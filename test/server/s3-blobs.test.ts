@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import pg from 'pg';
 import { join } from 'node:path';
 import { ListObjectsV2Command, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
-import { S3Blobs } from '../../src/server/storage/s3-blobs.js';
+import { S3Blobs } from '../../src/server/backends/s3/s3-blobs.js';
 import S3rver from 's3rver';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { readZip } from '../../src/zip/read-zip.js';

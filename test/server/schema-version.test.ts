@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { MIGRATIONS, migrate, SCHEMA_VERSION } from '../../src/server/storage/postgres/migrations.js';
+import { MIGRATIONS, migrate, SCHEMA_VERSION } from '../../src/server/backends/postgres/migrations.js';
 import { freshDatabase, requireDatabase } from '../helpers/database.js';
 import { repoRoot } from '../helpers/fixtures.js';
 import { runSigngate, sandboxConfigCopy, startServiceProcess, stopServiceProcess } from '../helpers/service-process.js';

@@ -12,7 +12,7 @@ import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import pg from 'pg';
 import { afterAll, describe, expect, test } from 'vitest';
-import { MIGRATIONS } from '../../src/server/storage/postgres/migrations.js';
+import { MIGRATIONS } from '../../src/server/backends/postgres/migrations.js';
 import { freshDatabase, requireDatabase, STORE_UNDER_TEST } from '../helpers/database.js';
 import { fixturePath } from '../helpers/fixtures.js';
 import {

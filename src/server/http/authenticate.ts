@@ -2,7 +2,8 @@
 // before any route of the API runs, then counted against the caller's rate limit.
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { looksLikeJwt, OidcAuthenticator } from '../identity/oidc.js';
-import { bearerToken, tokenIdOf, type TokenKeeper } from '../identity/token-store.js';
+import { type TokenKeeper } from '../ports.js';
+import { bearerToken, tokenIdOf } from '../domain/tokens.js';
 import { OPERATOR_ROLE, USER_ROLE, type ServerConfig } from '../server-config.js';
 import { HttpProblem } from '../problem.js';
 

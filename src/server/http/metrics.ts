@@ -10,10 +10,11 @@ import type { FastifyBaseLogger, FastifyInstance, FastifyReply, FastifyRequest }
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import { VERSION } from '../../runtime/version.js';
 import { fileCounts, probeTokenKeys, type JobObserver, type TokenKeyReadiness } from '../jobs/signing-worker.js';
-import type { JobRecord, JobStateStore } from '../storage/store.js';
+import type { JobStateStore } from '../ports.js';
+import type { JobRecord } from '../domain/job.js';
 import type { JobWorker, NodeRole } from '../jobs/job-worker.js';
 import type { ServerConfig } from '../server-config.js';
-import type { RecordLog } from '../storage/record-checkpoint.js';
+import type { RecordLog } from '../record/record-checkpoint.js';
 
 /** Where the gauges read their values when Prometheus scrapes. */
 export interface MetricsSources {

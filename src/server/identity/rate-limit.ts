@@ -6,7 +6,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { UsageError } from '../../core/errors.js';
 import { HttpProblem } from '../problem.js';
 import type { RateLimit, RateLimitSettings } from '../server-config.js';
-import { bearerToken, hashToken } from './token-store.js';
+import { bearerToken, hashToken } from '../domain/tokens.js';
 
 const LOOPBACK = /^(?:127\.\d+\.\d+\.\d+|::1|::ffff:127\.\d+\.\d+\.\d+)$/;
 

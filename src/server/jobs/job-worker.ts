@@ -1,5 +1,5 @@
 // What signs the queued jobs, whatever keeps them: the signing worker in process (SigningWorker, with the data
-// directory) or on the PostgreSQL queue (PgQueueWorker); an API node has none. And the roles a node can take.
+// directory) or on the PostgreSQL queue (QueueWorker, queue-worker.ts); an API node has none. And the roles a node can take.
 /** Signs queued jobs: in process (SigningWorker, data directory) or from the PostgreSQL queue. */
 export interface JobWorker {
   /** A job was queued (a hint: the PostgreSQL worker also finds jobs queued by other nodes). */

@@ -2,7 +2,7 @@
 // records them (JobRecord.acceptedKeys); the worker finds each among the option's current key and its previousKeys,
 // so that a job in flight when an option's key changes finishes with the old key and a new job gets the new one.
 import type { License, Organization } from '../server-config.js';
-import type { JobRecord } from '../storage/store.js';
+import type { JobRecord } from '../domain/job.js';
 
 /**
  * What a job records when it is accepted: who uploaded it (the user and the access token's id, never the token) and

@@ -2,13 +2,13 @@
 // answer) waits for it: it is put back in the queue, not failed, and signed as soon as a worker can use the key (the
 // same process, once the token is back or the PIN mended, without a restart). Only after limits.keyWaitSeconds of
 // waiting do its files end Error. A worker that found a key unusable takes no job waiting for that key until the key
-// proves usable again (pg-queue-worker.ts), so that a worker that can sign takes it.
+// proves usable again (queue-worker.ts), so that a worker that can sign takes it.
 import { FileState } from '../../core/file-states.js';
 import type { FastifyBaseLogger } from 'fastify';
 import { ErrorCodes } from '../../core/error-codes.js';
 import type { SignGateError } from '../../core/errors.js';
 import type { License } from '../server-config.js';
-import type { JobFile, JobRecord } from '../storage/store.js';
+import type { JobFile, JobRecord } from '../domain/job.js';
 
 /** An option's key, as `organization/optionId`: what a waiting job and a worker's unusable keys are named by. */
 export const optionKeyName = (organization: string, optionId: number) => `${organization}/${optionId}`;

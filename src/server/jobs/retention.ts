@@ -5,7 +5,8 @@
 import type { FastifyBaseLogger } from 'fastify';
 import { durationText, type ServerConfig } from '../server-config.js';
 import type { JobMemory } from './job-memory.js';
-import type { JobOverview, JobStateStore } from '../storage/store.js';
+import type { JobStateStore } from '../ports.js';
+import type { JobOverview } from '../domain/job.js';
 
 /** The longest a node waits between two sweeps; a short retention is swept four times in its own span. */
 const MAX_SWEEP_MS = 10 * 60_000;

@@ -10,17 +10,18 @@ import { ErrorCodes } from '../../core/error-codes.js';
 import { FileState } from '../../core/file-states.js';
 import { isInputFault, isSignGateError, KeyError, type SignGateError } from '../../core/errors.js';
 import { SIGNING_LOG } from '../../core/upload-names.js';
+import { DEFAULT_RESULT_FILE, UPLOADS_FOLDER } from '../domain/job-folder.js';
 import type { TokenPinState } from '../../strongname/pkcs11/pin.js';
 import { pkcs11PinState, type Pkcs11Event } from '../../strongname/pkcs11/session.js';
 import { isPkcs11Key, probePkcs11Key, type Pkcs11KeyPair } from '../../strongname/pkcs11/signer.js';
 import { inThisThread, runEngine } from '../../engine/index.js';
 import { checkProduct } from '../../rules/check-product.js';
-import { decideSigning, malformedMessages, SERVICE_SEVERITIES } from './signing-decision.js';
+import { decideSigning, malformedMessages, SERVICE_SEVERITIES } from '../domain/signing-decision.js';
 import type { CheckSettings } from '../../rules/types.js';
 import type { PreparedZipData, ZipEntry } from '../../zip/write-zip.js';
-import { writeZipFile, zipEntryOfFile } from '../storage/zip-file.js';
-import type { JobFile, JobMessage, JobRecord } from '../storage/store.js';
-import type { JobProgressSink, JobStateStore } from '../storage/store.js';
+import { writeZipFile, zipEntryOfFile } from '../zip-file.js';
+import type { JobFile, JobMessage, JobRecord } from '../domain/job.js';
+import type { JobProgressSink, JobStateStore } from '../ports.js';
 import type { JobWorker } from './job-worker.js';
 import type { License, Organization, ServerConfig } from '../server-config.js';
 import { inProcessSigner, type FileSigner } from './sign-file.js';
@@ -28,9 +29,6 @@ import { keysForJob } from './key-rotation.js';
 import { KeyWait, keyWaitOver, noteWaiting, optionKeyName } from './key-wait.js';
 import type { SignatureEvent } from '../../record/signature-record.js';
 import type { JobMemory } from './job-memory.js';
-
-export { SIGNING_LOG } from '../../core/upload-names.js';
-export const RESULT_ZIP = 'result.zip';
 
 function message(messageType: JobMessage['messageType'], text: string): JobMessage {
   return { dateTime: new Date().toISOString(), messageType, message: text };
@@ -68,7 +66,7 @@ export async function processJob(
   record: JobRecord,
   signal: AbortSignal = new AbortController().signal,
   /** The result package's name in the job's folder (a worker of the PostgreSQL queue names its own). */
-  resultFile = RESULT_ZIP,
+  resultFile = DEFAULT_RESULT_FILE,
   signer: FileSigner = inProcessSigner,
   /** The uploaded files kept in memory since the upload (signed from there, not read back), and where the package is kept. */
   memory?: JobMemory,
@@ -94,7 +92,7 @@ async function processJobSteps(
   // Each option with the key the job was accepted with (key rotation: key-rotation.ts).
   const jobKeys = configured && keysForJob(configured, record.acceptedKeys);
   const org = jobKeys?.organization;
-  const uploads = join(dir, 'uploads');
+  const uploads = join(dir, UPLOADS_FOLDER);
   if (signal.aborted) return;
   // Its entries are in the record already (the finish was interrupted after them): finished as it is, not signed again.
   if (await store.finishRecorded?.(record)) return;
@@ -210,7 +208,7 @@ async function processJobSteps(
   record.processingFinished = true;
   delete record.keyWait;
   entries.push({ name: SIGNING_LOG, source: { bytes: new TextEncoder().encode(signingLog(record)) } });
-  if (resultFile !== RESULT_ZIP) record.resultFile = resultFile;
+  if (resultFile !== DEFAULT_RESULT_FILE) record.resultFile = resultFile;
   if (signal.aborted) return;
   const written: Uint8Array[] | undefined = memory ? [] : undefined;
   await writeZipFile(join(dir, resultFile), entries, written);
@@ -240,17 +238,17 @@ function signatureEvent(record: JobRecord, file: JobFile, license: License, sign
  * Finishes a job the service gave up on: every file an error with `text`, the package of the files as uploaded
  * and the signing log, then the record. Throws when that cannot be written either (the caller tries later).
  */
-export async function finishUnsigned(store: JobProgressSink, record: JobRecord, text: string, resultFile = RESULT_ZIP): Promise<void> {
+export async function finishUnsigned(store: JobProgressSink, record: JobRecord, text: string, resultFile = DEFAULT_RESULT_FILE): Promise<void> {
   const dir = store.jobDir(record.organization, record.id);
   for (const f of record.assemblies) {
     f.fileProcessingState = FileState.Error;
     f.messages = [message('Error', `Not signed: ${text}`), message('Info', 'The package holds the file as uploaded.')];
   }
   record.processingFinished = true;
-  const entries: ZipEntry[] = record.assemblies.map((f) => zipEntryOfFile(f.fileName, join(dir, 'uploads', f.fileName)));
+  const entries: ZipEntry[] = record.assemblies.map((f) => zipEntryOfFile(f.fileName, join(dir, UPLOADS_FOLDER, f.fileName)));
   entries.push({ name: SIGNING_LOG, source: { bytes: new TextEncoder().encode(signingLog(record)) } });
   await writeZipFile(join(dir, resultFile), entries);
-  if (resultFile === RESULT_ZIP) delete record.resultFile;
+  if (resultFile === DEFAULT_RESULT_FILE) delete record.resultFile;
   else record.resultFile = resultFile;
   await store.save(record);
 }
@@ -574,7 +572,7 @@ export class SigningWorker implements JobWorker {
         record = await this.store.get(next.organization, next.id);
         if (!record) continue; // deleted while queued
         const started = performance.now();
-        await processJob(this.store, this.config(), record, controller.signal, RESULT_ZIP, this.signer, this.memory);
+        await processJob(this.store, this.config(), record, controller.signal, DEFAULT_RESULT_FILE, this.signer, this.memory);
         if (controller.signal.aborted) this.log.info({ job: record.id, organization: record.organization }, 'job processing stopped');
         else {
           this.attempts.delete(key);

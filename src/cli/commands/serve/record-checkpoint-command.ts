@@ -1,7 +1,7 @@
 // `signgate serve record checkpoint`: the signature record's signed checkpoint now.
 import { resolve } from 'node:path';
 import type { ArgumentsCamelCase, Argv, CommandModule } from 'yargs';
-import { recordCheckpoint } from '../../../server/storage/record-checkpoint.js';
+import { recordCheckpoint } from '../../../server/record/record-checkpoint.js';
 import { writeFileAtomic } from '../../../workflows/files.js';
 import { displayPath } from '../../../workflows/input-paths.js';
 import { ExitCode, type ExitCodeValue } from '../../exit-codes.js';

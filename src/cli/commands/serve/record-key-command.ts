@@ -5,7 +5,7 @@ import { resolve } from 'node:path';
 import type { ArgumentsCamelCase, Argv, CommandModule } from 'yargs';
 import { UsageError } from '../../../core/errors.js';
 import { formatVerifierKey } from '../../../record/checkpoint.js';
-import { createRecordKeyFile, createRecordPublicKeyFile, publicKeyPathFor, readRecordKeyFile } from '../../../server/storage/record-key.js';
+import { createRecordKeyFile, createRecordPublicKeyFile, publicKeyPathFor, readRecordKeyFile } from '../../../server/record-key.js';
 import { displayPath } from '../../../workflows/input-paths.js';
 import { ExitCode, type ExitCodeValue } from '../../exit-codes.js';
 import type { Io } from '../../output.js';

@@ -5,9 +5,9 @@ import { resolve } from 'node:path';
 import type { Argv } from 'yargs';
 import { UsageError } from '../../../core/errors.js';
 import { watchServerConfigFile } from '../../../server/server-config.js';
-import { openSignatureRecord } from '../../../server/storage/open-stores.js';
+import { openSignatureRecord } from '../../../server/backends/index.js';
 import { displayPath } from '../../../workflows/input-paths.js';
-import { loadRecordKey, readRecordKeyFile } from '../../../server/storage/record-key.js';
+import { loadRecordKey, readRecordKeyFile } from '../../../server/record-key.js';
 import type { CommonArgs } from '../common.js';
 import { databaseFileOption, databaseOption, DEFAULT_DATA_DIR } from './service-options.js';
 

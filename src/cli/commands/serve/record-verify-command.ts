@@ -6,8 +6,8 @@ import { recordFileLines, verifyRecordFileLines, type RecordVerification, type S
 import { parseCheckpoint } from '../../../record/checkpoint.js';
 import { CheckpointContinuation } from '../../../record/record-continuation.js';
 import { watchServerConfigFile } from '../../../server/server-config.js';
-import { recordContinuation } from '../../../server/storage/record-checkpoint.js';
-import { RECORD_PUBLIC_KEY_FILE } from '../../../server/storage/record-key.js';
+import { recordContinuation } from '../../../server/record/record-checkpoint.js';
+import { RECORD_PUBLIC_KEY_FILE } from '../../../server/record-key.js';
 import { readRecordPublicKey } from '../../../workflows/keys.js';
 import { readerOf, readInputFile, withInputFile } from '../../../workflows/files.js';
 import { displayPath } from '../../../workflows/input-paths.js';

@@ -19,11 +19,11 @@ import {
 } from '../../../server/service-log.js';
 import { paceGarbageCollectionForJobs } from '../../../runtime/heap.js';
 import { exposedFiles, exposedKeyPairs, watchServerConfigFile, type ServerConfig } from '../../../server/server-config.js';
-import { dataDirRecordKeyPath } from '../../../server/storage/record-key.js';
-import { writeServePid } from '../../../server/storage/serve-pid.js';
+import { dataDirRecordKeyPath } from '../../../server/record-key.js';
+import { writeServePid } from '../../../server/backends/data-dir/serve-pid.js';
 import { rateLimitOverrides } from '../../../server/identity/rate-limit.js';
-import type { TokenKeeper } from '../../../server/identity/token-store.js';
-import { DEFAULT_LEASE_MS, describeDatabase } from '../../../server/storage/open-stores.js';
+import type { TokenKeeper } from '../../../server/ports.js';
+import { DEFAULT_LEASE_MS, describeDatabase } from '../../../server/backends/postgres/database.js';
 import { NODE_ROLES, type NodeRole } from '../../../server/jobs/job-worker.js';
 import { ExitCode, exitCodeFor, type ExitCodeValue } from '../../exit-codes.js';
 import { numberOption } from '../../options.js';

@@ -2,9 +2,8 @@
 // --database-file, SIGNGATE_DATABASE_URL), the token store either holds, and a path as a word to paste.
 import { resolve } from 'node:path';
 import { UsageError } from '../../../core/errors.js';
-import { TokenStore, type TokenKeeper } from '../../../server/identity/token-store.js';
-import { openDatabase } from '../../../server/storage/open-stores.js';
-import { PgTokenStore } from '../../../server/identity/pg-tokens.js';
+import { openTokens } from '../../../server/backends/index.js';
+import type { TokenKeeper } from '../../../server/ports.js';
 import { readFirstLine } from '../../../workflows/access-token.js';
 
 /**
@@ -21,9 +20,7 @@ export function commandWord(word: string): string {
 
 /** The token store of --database, or of the data directory; `close` ends a database connection. */
 export async function tokenKeeper(args: { dataDir: string; database?: string }): Promise<{ keeper: TokenKeeper; close: () => Promise<void> }> {
-  if (!args.database) return { keeper: new TokenStore(resolve(args.dataDir)), close: async () => {} };
-  const pool = await openDatabase(args.database);
-  return { keeper: new PgTokenStore(pool), close: () => pool.end() };
+  return openTokens({ dataDir: resolve(args.dataDir), database: args.database });
 }
 
 /** --database, with --database-file and SIGNGATE_DATABASE_URL beside it (a password stays out of the process list). */

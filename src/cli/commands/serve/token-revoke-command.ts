@@ -4,7 +4,7 @@ import { join, resolve } from 'node:path';
 import type { ArgumentsCamelCase, Argv, CommandModule } from 'yargs';
 import { UsageError } from '../../../core/errors.js';
 import { watchServerConfigFile } from '../../../server/server-config.js';
-import { describeDatabase } from '../../../server/storage/open-stores.js';
+import { describeDatabase } from '../../../server/backends/postgres/database.js';
 import { displayPath } from '../../../workflows/input-paths.js';
 import { resolveAccessToken } from '../../../workflows/access-token.js';
 import { ExitCode, type ExitCodeValue } from '../../exit-codes.js';

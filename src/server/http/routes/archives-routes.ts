@@ -13,24 +13,20 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { ARCHIVE_ASSEMBLY, archiveNameProblems, archiveZipLimits, PER_FILE_LOGS } from '../../../zip/archive-rules.js';
 import { readZip, ZipRefusal, type ZipFileEntry } from '../../../zip/read-zip.js';
 import type { ZipEntry } from '../../../zip/write-zip.js';
-import { writeZipFile } from '../../storage/zip-file.js';
-import type { JobRecord, PendingJob } from '../../storage/store.js';
-import type { JobStateStore } from '../../storage/store.js';
+import { writeZipFile } from '../../zip-file.js';
+import type { PendingJob } from '../../ports.js';
+import type { JobRecord } from '../../domain/job.js';
+import type { JobStateStore } from '../../ports.js';
 import type { JobWorker } from '../../jobs/job-worker.js';
 import { guardBody } from '../body-guard.js';
 import { commentOf } from '../error-response.js';
 import { HttpProblem } from '../../problem.js';
 import type { ServerConfig } from '../../server-config.js';
 import { acceptance } from '../../jobs/key-rotation.js';
-import { RESULT_ZIP, SIGNING_LOG } from '../../jobs/signing-worker.js';
+import { SIGNING_LOG } from '../../../core/upload-names.js';
+import { ARCHIVE_FILES, ARCHIVE_MANIFEST, ARCHIVE_RESULT, DEFAULT_RESULT_FILE, UPLOADS_FOLDER } from '../../domain/job-folder.js';
 import { EXAMPLE_JOB_ID, jobCreatedExample, jobLinks, problemResponse } from '../schemas.js';
-import { mkdirPrivate, PRIVATE_FILE } from '../../storage/fs-atomic.js';
-
-/** What the archive held, in its order: written beside the job, read when the result archive is built. */
-export const ARCHIVE_MANIFEST = 'archive.json';
-/** The files of the archive that are not assemblies, kept as they came. */
-const OTHER_FILES = 'archive-files';
-const ARCHIVE_RESULT = 'archive-result.zip';
+import { mkdirPrivate, PRIVATE_FILE } from '../../fs-atomic.js';
 
 interface ArchiveManifest {
   readonly files: readonly { readonly name: string; readonly assembly: boolean; readonly size: number; readonly sha256: string }[];
@@ -178,7 +174,7 @@ async function unpack(
   };
   for (const [i, e] of entries.entries()) {
     // The pending folder is the service's own temporary folder; every name was checked above.
-    const target = join(isAssembly[i] ? pending.uploadsDir : join(pending.dir, OTHER_FILES), ...names[i]!.split('/'));
+    const target = join(isAssembly[i] ? pending.uploadsDir : join(pending.dir, ARCHIVE_FILES), ...names[i]!.split('/'));
     await mkdirPrivate(dirname(target));
     await writeFile(target, e.bytes, { flag: 'wx', mode: PRIVATE_FILE });
   }
@@ -204,12 +200,13 @@ async function resultArchive(store: JobStateStore, record: JobRecord, manifest: 
   const dir = store.jobDir(record.organization, record.id);
   const target = join(dir, ARCHIVE_RESULT);
   if (existsSync(target)) return target;
-  const resultBytes = await store.readJobFile(record, record.resultFile ?? RESULT_ZIP);
+  const resultBytes = await store.readJobFile(record, record.resultFile ?? DEFAULT_RESULT_FILE);
   if (!resultBytes) throw new HttpProblem(500, 'Result missing', `The result package of job ${record.id} is missing.`);
   const result = new Map((await readZip(resultBytes)).map((e) => [e.name, e.bytes]));
   const entries: ZipEntry[] = [];
   for (const f of manifest.files) {
-    const bytes = (f.assembly ? result.get(f.name) : undefined) ?? (await store.readJobFile(record, `${f.assembly ? 'uploads' : OTHER_FILES}/${f.name}`));
+    const bytes =
+      (f.assembly ? result.get(f.name) : undefined) ?? (await store.readJobFile(record, `${f.assembly ? UPLOADS_FOLDER : ARCHIVE_FILES}/${f.name}`));
     if (!bytes) throw new HttpProblem(500, 'File missing', `The file ${f.name} of job ${record.id} is missing from its storage.`);
     entries.push({ name: f.name, source: { bytes } });
   }

@@ -2,10 +2,11 @@
 // links to it.
 import type { FastifyRequest } from 'fastify';
 import type { JobMemory } from '../../jobs/job-memory.js';
-import type { JobRecord, JobStateStore } from '../../storage/store.js';
+import type { JobStateStore } from '../../ports.js';
+import type { JobRecord } from '../../domain/job.js';
 import type { JobWorker } from '../../jobs/job-worker.js';
 import type { ServerConfig } from '../../server-config.js';
-import type { RecordLog } from '../../storage/record-checkpoint.js';
+import type { RecordLog } from '../../record/record-checkpoint.js';
 import { HttpProblem } from '../../problem.js';
 
 export interface RouteContext {

@@ -13,7 +13,7 @@
 import { statfs } from 'node:fs/promises';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { probeTokenKeys } from '../../jobs/signing-worker.js';
-import type { JobStateStore } from '../../storage/store.js';
+import type { JobStateStore } from '../../ports.js';
 import type { ServerConfig } from '../../server-config.js';
 import { problem } from '../../problem.js';
 

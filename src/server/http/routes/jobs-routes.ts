@@ -2,8 +2,8 @@
 // GET /assemblies/:id/status (with a finished job's signature record entries and their proofs).
 import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
 import { acceptance } from '../../jobs/key-rotation.js';
-import type { JobRecord } from '../../storage/store.js';
-import type { JobRecordProof, RecordLog } from '../../storage/record-checkpoint.js';
+import type { JobRecord } from '../../domain/job.js';
+import type { JobRecordProof, RecordLog } from '../../record/record-checkpoint.js';
 import { discardBody, UPLOAD_ENVELOPE_BYTES } from '../body-guard.js';
 import { HttpProblem } from '../../problem.js';
 import { receiveUpload, tooLarge } from '../receive-upload.js';

@@ -1,7 +1,7 @@
 // A job's result package and the job's end: GET /assemblies/:id (the signed files as a ZIP) and DELETE /assemblies/:id.
 import { Readable } from 'node:stream';
 import type { FastifyInstance } from 'fastify';
-import { DEFAULT_RESULT_FILE } from '../../storage/store.js';
+import { DEFAULT_RESULT_FILE } from '../../domain/job-folder.js';
 import { HttpProblem } from '../../problem.js';
 import * as S from '../schemas.js';
 import { jobOf, type RouteContext } from './context.js';

@@ -1,8 +1,9 @@
 // Small file helpers for the service's data directory: every write goes to a temporary name, then a rename;
 // files are readable by the service's user only (0600) and folders are made 0700.
-import { randomBytes } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import { chmodSync, mkdirSync, renameSync, statSync, writeFileSync } from 'node:fs';
-import { mkdir, rename, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
 
 /** Mode of every file the service writes: its data may hold token hashes, uploads and signed files. */
 export const PRIVATE_FILE = 0o600;
@@ -41,4 +42,29 @@ export async function writeFileAtomic(path: string, data: string | Uint8Array): 
   const temp = `${path}.tmp-${randomBytes(4).toString('hex')}`;
   await writeFile(temp, data, { mode: PRIVATE_FILE });
   await rename(temp, path);
+}
+
+/**
+ * Takes a job's folder out of sight in one rename into `tmpDir` (a worker still writing into it finds it gone);
+ * the trash path, or undefined when the folder is gone already. The caller removes the trash.
+ */
+export async function moveToTrash(tmpDir: string, dir: string, id: string): Promise<string | undefined> {
+  const trash = join(tmpDir, `deleted--${id}--${randomUUID()}`);
+  try {
+    await rename(dir, trash);
+    return trash;
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw error;
+  }
+}
+
+/** The file's bytes, or undefined when it does not exist. */
+export async function readIfPresent(path: string): Promise<Buffer | undefined> {
+  try {
+    return await readFile(path);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw error;
+  }
 }

@@ -5,9 +5,9 @@
 import { closeSync, openSync, readSync } from 'node:fs';
 import { open, stat, truncate, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { Hash } from '../../record/merkle.js';
-import { PRIVATE_FILE } from './fs-atomic.js';
-import type { RecordTreeHashes } from './store.js';
+import type { Hash } from '../../../record/merkle.js';
+import { PRIVATE_FILE } from '../../fs-atomic.js';
+import type { RecordTreeHashes } from '../../ports.js';
 
 export const RECORD_TREE_FILE = 'signature-record.tree';
 const HASH_BYTES = 32;

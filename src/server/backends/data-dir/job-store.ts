@@ -6,9 +6,11 @@ import { existsSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs
 import { access, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { constants } from 'node:fs';
 import { join } from 'node:path';
-import { mkdirPrivate, mkdirPrivateSync, PRIVATE_FILE, writeFileAtomic } from './fs-atomic.js';
-import { DEFAULT_RESULT_FILE, IDEMPOTENCY_WINDOW_MS, type JobOverview, type JobRecord, type JobStateStore, type JobSummary, type PendingJob } from './store.js';
-import type { SignatureEvent } from '../../record/signature-record.js';
+import { mkdirPrivate, mkdirPrivateSync, moveToTrash, PRIVATE_FILE, readIfPresent, writeFileAtomic } from '../../fs-atomic.js';
+import { type JobStateStore, type PendingJob } from '../../ports.js';
+import { IDEMPOTENCY_WINDOW_MS, type JobOverview, type JobRecord, type JobSummary } from '../../domain/job.js';
+import { DEFAULT_RESULT_FILE, UPLOADS_FOLDER } from '../../domain/job-folder.js';
+import type { SignatureEvent } from '../../../record/signature-record.js';
 import { FileSignatureRecord } from './record-file.js';
 import { createReadStream } from 'node:fs';
 import type { Readable } from 'node:stream';
@@ -17,21 +19,6 @@ const JOB_FILE = 'job.json';
 
 /** Job files kept in memory as text (most recently used), so that a status call reads no file. */
 const CACHED_RECORDS = 4096;
-
-/**
- * Takes a job's folder out of sight in one rename into `tmpDir` (a worker still writing into it finds it gone);
- * the trash path, or undefined when the folder is gone already. The caller removes the trash.
- */
-export async function moveToTrash(tmpDir: string, dir: string, id: string): Promise<string | undefined> {
-  const trash = join(tmpDir, `deleted--${id}--${randomUUID()}`);
-  try {
-    await rename(dir, trash);
-    return trash;
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
-    throw error;
-  }
-}
 
 const summaryOf = (r: JobRecord): JobSummary => ({
   id: r.id,
@@ -150,7 +137,7 @@ export class JobStore implements JobStateStore {
   async begin(organization: string): Promise<PendingJob> {
     const id = randomUUID();
     const dir = join(this.tmpDir, `${organization}--${id}`);
-    const uploadsDir = join(dir, 'uploads');
+    const uploadsDir = join(dir, UPLOADS_FOLDER);
     await mkdirPrivate(uploadsDir);
     return { id, organization, dir, uploadsDir };
   }
@@ -358,16 +345,6 @@ export class JobStore implements JobStateStore {
     } finally {
       this.deleting.delete(key);
     }
-  }
-}
-
-/** The file's bytes, or undefined when it does not exist. */
-export async function readIfPresent(path: string): Promise<Buffer | undefined> {
-  try {
-    return await readFile(path);
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
-    throw error;
   }
 }
 

@@ -1,8 +1,8 @@
-// The service's one decision per file (src/server/jobs/signing-decision.ts), as a table: the check's result on a file
+// The service's one decision per file (src/server/domain/signing-decision.ts), as a table: the check's result on a file
 // and the organization in, sign / unchanged / Error out. Pure: no file is read.
 import { describe, expect, test } from 'vitest';
 import type { FileResult } from '../../../src/rules/rule-runner.js';
-import { decideSigning, malformedMessages } from '../../../src/server/jobs/signing-decision.js';
+import { decideSigning, malformedMessages } from '../../../src/server/domain/signing-decision.js';
 import { FormatError } from '../../../src/core/errors.js';
 import { sandboxConfig } from '../../helpers/server.js';
 

@@ -3,7 +3,7 @@
 import { randomBytes } from 'node:crypto';
 import { open, readFile, rename, rm } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
-import { writeZip, type ZipEntry } from '../../zip/write-zip.js';
+import { writeZip, type ZipEntry } from '../zip/write-zip.js';
 
 /** A ZIP entry of the file at `path`, read when its turn comes. */
 export function zipEntryOfFile(name: string, path: string): ZipEntry {

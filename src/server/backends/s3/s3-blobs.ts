@@ -12,8 +12,8 @@ import { dirname, join, relative, sep } from 'node:path';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { DeleteObjectsCommand, GetObjectCommand, HeadBucketCommand, ListObjectsV2Command, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
-import { UsageError } from '../../core/errors.js';
-import { mkdirPrivate, PRIVATE_FILE } from './fs-atomic.js';
+import { UsageError } from '../../../core/errors.js';
+import { mkdirPrivate, PRIVATE_FILE } from '../../fs-atomic.js';
 
 export interface S3BlobOptions {
   readonly bucket: string;

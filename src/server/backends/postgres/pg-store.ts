@@ -11,22 +11,15 @@ import type { Readable } from 'node:stream';
 import { rename, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { FastifyBaseLogger } from 'fastify';
-import type { Pool, PoolClient } from 'pg';
-import { moveToTrash, readIfPresent } from '../job-store.js';
-import type { JobFile, JobOverview, JobRecord, JobSummary, PendingJob } from '../store.js';
-import type { S3Blobs } from '../s3-blobs.js';
-import { DEFAULT_RESULT_FILE, IDEMPOTENCY_WINDOW_MS, type JobProgressSink, type JobStateStore } from '../store.js';
-import { mkdirPrivateSync, mkdirPrivate } from '../fs-atomic.js';
+import pg, { type Pool, type PoolClient } from 'pg';
+import { mkdirPrivate, mkdirPrivateSync, moveToTrash, readIfPresent } from '../../fs-atomic.js';
+import type { JobProgressSink, JobStateStore, LeasedJob, PendingJob, SharedJobQueue } from '../../ports.js';
+import { IDEMPOTENCY_WINDOW_MS, type JobFile, type JobOverview, type JobRecord, type JobSummary } from '../../domain/job.js';
+import { DEFAULT_RESULT_FILE, UPLOADS_FOLDER } from '../../domain/job-folder.js';
+import { LeaseLost } from '../../domain/lease.js';
+import type { S3Blobs } from '../s3/s3-blobs.js';
 import type { SignatureEvent } from '../../../record/signature-record.js';
 import { appendSignatures, PgSignatureRecord } from './pg-record.js';
-
-/** A worker's write was refused: another worker holds the job now, or it was deleted. */
-export class LeaseLost extends Error {
-  constructor(organization: string, id: string) {
-    super(`job ${organization}/${id} is no longer leased by this worker (taken over after its lease ran out, or deleted)`);
-    this.name = 'LeaseLost';
-  }
-}
 
 interface JobRow {
   organization: string;
@@ -43,12 +36,6 @@ interface JobRow {
   key_wait_options?: string[] | null;
   finished_at?: Date | null;
 }
-
-/**
- * A job whose processing failed this often (its worker died, or it threw) is not processed again: the next worker
- * that takes it finishes it with an error on every file (PgQueueWorker), so it never stays unfinished.
- */
-export const MAX_ATTEMPTS = 5;
 
 const JOB_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
@@ -78,9 +65,11 @@ export interface PgJobStoreOptions {
   readonly blobs?: S3Blobs | undefined;
   /** The database for messages (without its password). */
   readonly where?: string;
+  /** The connection string, for the queue's own connection that listens for new jobs (NOTIFY signgate_jobs). */
+  readonly database?: string;
 }
 
-export class PgJobStore implements JobStateStore {
+export class PgJobStore implements JobStateStore, SharedJobQueue {
   readonly kind = 'postgres';
   readonly jobsDir: string;
   private readonly tmpDir: string;
@@ -211,7 +200,7 @@ export class PgJobStore implements JobStateStore {
     if (!reserved) return undefined;
     this.uploads.add(id);
     const dir = this.pendingDir(organization, id);
-    const uploadsDir = join(dir, 'uploads');
+    const uploadsDir = join(dir, UPLOADS_FOLDER);
     try {
       await mkdirPrivate(uploadsDir);
     } catch (error) {
@@ -332,13 +321,36 @@ export class PgJobStore implements JobStateStore {
   }
 
   /**
+   * Calls `wake` on every NOTIFY signgate_jobs (a job queued or given back by any node), on a connection of its own;
+   * `lost` hears when notifications stop or cannot start (the worker then polls alone). Resolves to what stops it.
+   */
+  async listen(wake: () => void, lost: (message: string) => void): Promise<() => Promise<void>> {
+    if (!this.options.database) {
+      lost('no connection string for notifications');
+      return async () => {};
+    }
+    const listener = new pg.Client({ connectionString: this.options.database });
+    listener.on('error', (error) => lost(error.message));
+    listener.on('notification', () => wake());
+    try {
+      await listener.connect();
+      await listener.query('LISTEN signgate_jobs');
+    } catch (error) {
+      lost((error as Error).message);
+      await listener.end().catch(() => {});
+      return async () => {};
+    }
+    return () => listener.end().catch(() => {});
+  }
+
+  /**
    * Leases the oldest queued job, or one whose worker's lease ran out, to `owner`; undefined when there is none.
    * `attempts` counts this one: past MAX_ATTEMPTS the worker finishes the job instead of processing it.
    */
   async claim(
     owner: string,
     waitFor: { readonly unusable: readonly string[]; readonly keyWaitSeconds: number } = { unusable: [], keyWaitSeconds: 0 },
-  ): Promise<(JobRecord & { readonly attempts: number }) | undefined> {
+  ): Promise<LeasedJob | undefined> {
     // A job that waits for a key this worker found unusable is left to the others, until its wait is over (then any
     // worker takes it, to end its files with an error).
     const { rows } = await this.pool.query<JobRow & { attempts: number }>(
@@ -469,7 +481,7 @@ export class PgJobStore implements JobStateStore {
     if (!blobs) return { jobDir: (o, i) => this.jobDir(o, i), save: (r, signatures) => this.saveLeased(r, owner, signatures, signal), done: async () => {} };
     const scratch = join(this.options.dataDir, 'work', owner, record.organization, record.id);
     await rm(scratch, { recursive: true, force: true });
-    await blobs.getFolder(blobs.key(record.organization, record.id, 'uploads/'), join(scratch, 'uploads'), signal);
+    await blobs.getFolder(blobs.key(record.organization, record.id, `${UPLOADS_FOLDER}/`), join(scratch, UPLOADS_FOLDER), signal);
     return {
       jobDir: () => scratch,
       save: async (r, signatures) => {

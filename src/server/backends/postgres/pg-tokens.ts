@@ -1,7 +1,8 @@
 // Token hashes in PostgreSQL: every node looks a token up in the database on every request (a primary-key
 // lookup), so a token made on one node works on all of them at once and a revocation holds everywhere at once.
 import type { Pool } from 'pg';
-import { hashToken, newToken, type CreatedToken, type RevokeSelector, type StoredToken, type TokenKeeper } from './token-store.js';
+import { type TokenKeeper } from '../../ports.js';
+import { hashToken, newToken, type CreatedToken, type RevokeSelector, type StoredToken } from '../../domain/tokens.js';
 
 export class PgTokenStore implements TokenKeeper {
   /** Inserts of this process still under way: a lookup waits for them, so a token works as soon as it is returned. */

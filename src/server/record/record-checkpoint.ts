@@ -15,8 +15,8 @@ import {
 } from '../../record/stored-tree.js';
 import { CheckpointContinuation, continuationProblem } from '../../record/record-continuation.js';
 import { ChainChecker, type RecordVerification, type SignatureEntry } from '../../record/signature-record.js';
-import type { RecordTreeHashes, SignatureRecordReader } from './store.js';
-import type { RecordKey } from './record-key.js';
+import type { RecordTreeHashes, SignatureRecordReader } from '../ports.js';
+import type { RecordKey } from '../record-key.js';
 
 /** The record's verification; throws naming the first break. */
 async function verifiedRecord(record: SignatureRecordReader): Promise<RecordVerification> {

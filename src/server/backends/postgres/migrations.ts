@@ -128,7 +128,7 @@ export const MIGRATIONS: readonly Migration[] = [
     version: 6,
     oldestReader: 4,
     name: 'a job that waits for its signing key',
-    // Since when, and for which options (organization/optionId): key-wait.ts; jobs/pg-queue-worker.ts leaves such a
+    // Since when, and for which options (organization/optionId): key-wait.ts; jobs/queue-worker.ts leaves such a
     // job to workers that can use the key.
     sql: `
       ALTER TABLE signgate_jobs ADD COLUMN key_wait_since timestamptz, ADD COLUMN key_wait_options jsonb;

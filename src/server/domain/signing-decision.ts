@@ -11,7 +11,7 @@ import { findRule } from '../../rules/index.js';
 import { publicKeyCommand } from '../../rules/key-match.js';
 import type { FileResult } from '../../rules/rule-runner.js';
 import type { License, Organization } from '../server-config.js';
-import type { JobMessage } from '../storage/store.js';
+import type { JobMessage } from './job.js';
 
 /** The check's severities in the service: every rule at its default, but SG801. */
 export const SERVICE_SEVERITIES: Readonly<Record<string, SeveritySetting>> = { 'loads-under-no-license': 'off' };

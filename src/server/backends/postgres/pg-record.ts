@@ -16,7 +16,7 @@ import {
   type SignatureEvent,
 } from '../../../record/signature-record.js';
 import type { Hash } from '../../../record/merkle.js';
-import type { RecordTreeHashes, SignatureRecordReader } from '../store.js';
+import type { RecordTreeHashes, SignatureRecordReader } from '../../ports.js';
 
 interface SignatureRow {
   seq: string;

@@ -13,8 +13,8 @@
 import { generateKeyPairSync, type KeyObject } from 'node:crypto';
 import { existsSync, linkSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { UsageError } from '../../core/errors.js';
-import { formatVerifierKey, parseVerifierKey, recordPrivateKey, verifierOf, type RecordVerifier } from '../../record/checkpoint.js';
+import { UsageError } from '../core/errors.js';
+import { formatVerifierKey, parseVerifierKey, recordPrivateKey, verifierOf, type RecordVerifier } from '../record/checkpoint.js';
 import { mkdirPrivateSync, PRIVATE_FILE, writeFileAtomicSync } from './fs-atomic.js';
 
 export const RECORD_KEY_FILE = 'record-key.pem';

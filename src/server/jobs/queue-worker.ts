@@ -1,9 +1,8 @@
-// A signing worker on the PostgreSQL queue: takes the oldest job no live worker holds, renews its lease while
-// it signs, and writes every step through the lease (PgJobStore.saveLeased). It wakes on NOTIFY signgate_jobs
-// and also polls, which finds jobs whose worker died once their lease has run out.
+// A signing worker on a queue the nodes share (ports.ts, SharedJobQueue: PostgreSQL's): takes the oldest job no live
+// worker holds, renews its lease while it signs, and writes every step through the lease. It wakes when the queue
+// says a job was queued and also polls, which finds jobs whose worker died once their lease has run out.
 import { randomUUID } from 'node:crypto';
 import type { FastifyBaseLogger } from 'fastify';
-import pg from 'pg';
 import type { ServerConfig } from '../server-config.js';
 import { finishUnsigned, JOB_RETRY_DELAYS_MS, KEY_RECHECK_MS, processJob, reportJobProcessed, type JobObserver } from './signing-worker.js';
 import { KeyWait, noteWaiting } from './key-wait.js';
@@ -12,11 +11,10 @@ import type { License } from '../server-config.js';
 import type { FileSigner } from './sign-file.js';
 import type { JobMemory } from './job-memory.js';
 import type { JobWorker } from './job-worker.js';
-import { LeaseLost, MAX_ATTEMPTS, type PgJobStore } from '../storage/postgres/pg-store.js';
+import { LeaseLost, MAX_ATTEMPTS } from '../domain/lease.js';
+import type { LeasedJob, SharedJobQueue } from '../ports.js';
 
 export interface QueueWorkerOptions {
-  /** For LISTEN: a connection of its own. */
-  readonly database: string;
   /** How often to look for work when no notification came (also: how soon a dead worker's job is noticed after its lease). */
   readonly pollMs?: number;
   /** Signs the files of a job (a pool of threads, signing-pool.ts). Default: in this thread. */
@@ -27,13 +25,13 @@ export interface QueueWorkerOptions {
   readonly observer?: JobObserver;
 }
 
-export class PgQueueWorker implements JobWorker {
+export class QueueWorker implements JobWorker {
   /** This worker, as the owner of its leases. */
   readonly owner = `worker-${process.pid}-${randomUUID()}`;
   private stopped = false;
   private running: Promise<void> | undefined;
   private wake: (() => void) | undefined;
-  private listener: pg.Client | undefined;
+  private unlisten: (() => Promise<void>) | undefined;
   private current: { organization: string; id: string; controller: AbortController; done: Promise<void> } | undefined;
   /**
    * The keys this worker found unusable (organization/optionId), with when it last tried them: it takes no job that
@@ -42,24 +40,17 @@ export class PgQueueWorker implements JobWorker {
   private readonly unusable = new Map<string, { license: License; triedAt: number }>();
 
   constructor(
-    private readonly store: PgJobStore,
+    private readonly store: SharedJobQueue,
     private readonly config: () => ServerConfig,
     private readonly log: FastifyBaseLogger,
     private readonly options: QueueWorkerOptions,
   ) {}
 
   async start(): Promise<void> {
-    const listener = new pg.Client({ connectionString: this.options.database });
-    listener.on('error', (error) => this.log.warn({ err: { message: error.message } }, 'queue notifications lost; polling'));
-    listener.on('notification', () => this.wake?.());
-    try {
-      await listener.connect();
-      await listener.query('LISTEN signgate_jobs');
-      this.listener = listener;
-    } catch (error) {
-      this.log.warn({ err: { message: (error as Error).message } }, 'queue notifications unavailable; polling');
-      await listener.end().catch(() => {});
-    }
+    this.unlisten = await this.store.listen(
+      () => this.wake?.(),
+      (message) => this.log.warn({ err: { message } }, 'queue notifications lost; polling'),
+    );
     this.running = this.loop();
   }
 
@@ -119,7 +110,7 @@ export class PgQueueWorker implements JobWorker {
     }
   }
 
-  private async process(record: Awaited<ReturnType<PgJobStore['claim']>> & object): Promise<void> {
+  private async process(record: LeasedJob): Promise<void> {
     const controller = new AbortController();
     let settle!: () => void;
     const done = new Promise<void>((resolve) => (settle = resolve));
@@ -135,7 +126,7 @@ export class PgQueueWorker implements JobWorker {
       },
       Math.max(50, Math.floor(this.store.leaseMs / 3)),
     );
-    let sink: Awaited<ReturnType<PgJobStore['workOn']>> | undefined;
+    let sink: Awaited<ReturnType<SharedJobQueue['workOn']>> | undefined;
     // A file name of its own: two workers that both believed they held the job never write the same file.
     const resultFile = `result-${randomUUID()}.zip`;
     try {
@@ -216,6 +207,6 @@ export class PgQueueWorker implements JobWorker {
     await this.running;
     // What this worker held goes back to the queue at once rather than after its lease.
     await this.store.release(this.owner).catch(() => {});
-    await this.listener?.end().catch(() => {});
+    await this.unlisten?.();
   }
 }

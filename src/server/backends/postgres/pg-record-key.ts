@@ -7,7 +7,7 @@ import type { Pool } from 'pg';
 import { rmSync } from 'node:fs';
 import { UsageError } from '../../../core/errors.js';
 import { formatVerifierKey } from '../../../record/checkpoint.js';
-import { createRecordKeyFile, publicKeyPathFor, readRecordKeyFile, recordKeyId, writeRecordPublicKey, type RecordKey } from '../record-key.js';
+import { createRecordKeyFile, publicKeyPathFor, readRecordKeyFile, recordKeyId, writeRecordPublicKey, type RecordKey } from '../../record-key.js';
 
 /** The key the deployment signs with, as the database recorded it. */
 export interface DeploymentRecordKey {

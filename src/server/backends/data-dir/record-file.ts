@@ -10,7 +10,7 @@
 import { closeSync, existsSync, fsyncSync, openSync, readFileSync, readSync, statSync, ftruncateSync, renameSync, writeSync } from 'node:fs';
 import { open, rename, type FileHandle } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
-import { UsageError } from '../../core/errors.js';
+import { UsageError } from '../../../core/errors.js';
 import {
   chainEvents,
   EMPTY_HEAD,
@@ -23,10 +23,10 @@ import {
   type RecordVerification,
   type SignatureEntry,
   type SignatureEvent,
-} from '../../record/signature-record.js';
-import type { RecordTreeHashes, SignatureRecordReader } from './store.js';
+} from '../../../record/signature-record.js';
+import type { RecordTreeHashes, SignatureRecordReader } from '../../ports.js';
 import { RecordTreeFile } from './record-tree-file.js';
-import { PRIVATE_FILE, writeFileAtomicSync } from './fs-atomic.js';
+import { PRIVATE_FILE, writeFileAtomicSync } from '../../fs-atomic.js';
 
 export const RECORD_FILE = 'signature-record.jsonl';
 export const RECORD_HEAD_FILE = 'signature-record.head.json';

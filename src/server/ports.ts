@@ -1,72 +1,14 @@
-// What the routes and the signing worker need from where jobs are kept, as one interface with two
-// implementations: the data directory (JobStore, the default: one process) and PostgreSQL (PgJobStore: any
-// number of API and worker processes on one database). Job files (uploads, signed files, the result
-// package) are in the data directory, which PostgreSQL nodes then share, or with PostgreSQL in S3-compatible
-// object storage (S3Blobs), where nodes share no folder.
+// The service's ports: what the routes, the signing worker and the signature record need from where jobs, job
+// files, tokens and the record are kept, as interfaces. Each backend (backends/: the data directory, PostgreSQL with
+// the data directory or S3 for job files) implements them; backends/index.ts is the one place a backend is chosen.
+// The records themselves (a job, its files, their states) are domain/job.ts's.
 import type { Readable } from 'node:stream';
-import type { RecordVerification, SignatureEntry, SignatureEvent } from '../../record/signature-record.js';
-import type { Hash } from '../../record/merkle.js';
-
-// The records every store keeps, whatever keeps them.
-export type { FileProcessingState } from '../../core/file-states.js';
-import type { FileProcessingState } from '../../core/file-states.js';
-
-export interface JobMessage {
-  readonly dateTime: string;
-  readonly messageType: 'Info' | 'Warning' | 'Error';
-  readonly message: string;
-}
-
-export interface JobFile {
-  /** Relative path with `/`, as uploaded. */
-  readonly fileName: string;
-  readonly size: number;
-  readonly sha256: string;
-  fileProcessingState: FileProcessingState;
-  messages: JobMessage[];
-}
-
-export interface JobRecord {
-  readonly id: string;
-  readonly organization: string;
-  readonly comment: string | null;
-  readonly createdAt: string;
-  processingFinished: boolean;
-  assemblies: JobFile[];
-  /** The result package's file name in the job's folder once finished (default result.zip). */
-  resultFile?: string;
-  /** The Idempotency-Key the upload came with, if any. */
-  idempotencyKey?: string;
-  /** Who uploaded the job: the user, and the id of the personal access token (null for OpenID Connect). Absent in jobs of older versions. */
-  submittedBy?: { readonly user: string; readonly tokenId: string | null };
-  /**
-   * The key each of the organization's options had when the job was accepted (its public key token): the job is
-   * signed with these keys, also after an option's key changed (key rotation). Absent in jobs of older versions:
-   * they sign with the options' current keys.
-   */
-  acceptedKeys?: readonly { readonly optionId: number; readonly token: string }[];
-  /**
-   * Set while the job waits for a signing key that no worker could use (a PKCS#11 token away, a wrong PIN): since
-   * when, and the options (`organization/optionId`). The job stays queued; it is signed once a worker can use the
-   * key, or its files end Error after limits.keyWaitSeconds (key-wait.ts).
-   */
-  keyWait?: { readonly since: string; readonly options: readonly string[] };
-  /** When the job finished (its result package written), set by the store; absent in jobs finished by older versions. */
-  finishedAt?: string;
-  /** The sequence numbers of the job's entries in the signature record, set by a store that cannot look them up by job (the data directory). */
-  recordSeqs?: number[];
-}
-
-/** A kept job as an operator sees it (`serve jobs list`, retention): every organization's, nothing of its files. */
-export interface JobOverview {
-  readonly organization: string;
-  readonly id: string;
-  readonly createdAt: string;
-  /** When it finished; null while it waits or is signed. A job finished by an older version counts from createdAt. */
-  readonly finishedAt: string | null;
-  readonly fileCount: number;
-  readonly comment: string | null;
-}
+import type { FastifyBaseLogger } from 'fastify';
+import type { RecordVerification, SignatureEntry, SignatureEvent } from '../record/signature-record.js';
+import type { Hash } from '../record/merkle.js';
+import type { JobOverview, JobRecord, JobSummary } from './domain/job.js';
+import type { CreatedToken, RevokeSelector, StoredToken } from './domain/tokens.js';
+import type { RecordKey } from './record-key.js';
 
 /** Where an upload is written while it arrives. */
 export interface PendingJob {
@@ -74,15 +16,6 @@ export interface PendingJob {
   readonly organization: string;
   readonly dir: string;
   readonly uploadsDir: string;
-}
-
-/** What GET /assemblies shows of a job: kept in memory so that a list never reads every job file. */
-export interface JobSummary {
-  readonly id: string;
-  readonly comment: string | null;
-  readonly createdAt: string;
-  readonly processingFinished: boolean;
-  readonly fileCount: number;
 }
 
 export interface JobStateStore {
@@ -198,11 +131,96 @@ export interface RecordTreeHashes {
   reset(): Promise<void>;
 }
 
+/** A job a worker leased from a shared queue, with how often it was taken (this time counted). */
+export type LeasedJob = JobRecord & { readonly attempts: number };
+
+/**
+ * The job queue the nodes of a deployment share (PostgreSQL): a job is leased to one worker at a time and the lease
+ * renewed while it is signed; a worker that dies loses its lease and another takes the job (jobs/queue-worker.ts).
+ * A backend without one (the data directory) leaves the queue to the signing worker of its one process.
+ */
+export interface SharedJobQueue {
+  /** How long a lease lasts without a heartbeat. */
+  readonly leaseMs: number;
+  /**
+   * Leases the oldest queued job (or one whose lease ran out) to `owner`, leaving jobs that wait for a key in
+   * `waitFor.unusable` to other workers until their wait is over; undefined when there is none.
+   */
+  claim(owner: string, waitFor?: { readonly unusable: readonly string[]; readonly keyWaitSeconds: number }): Promise<LeasedJob | undefined>;
+  /** Renews `owner`'s lease on a job; false when it holds it no more. */
+  heartbeat(organization: string, id: string, owner: string): Promise<boolean>;
+  /** Where `owner` signs a leased job and how its progress is written (through the lease); `done()` cleans up. */
+  workOn(record: JobRecord, owner: string, signal?: AbortSignal): Promise<JobProgressSink & { done(): Promise<void> }>;
+  /** Lets go of a job whose processing failed, for a worker to take again after `delayMs` (the attempt counted). */
+  retryLater(organization: string, id: string, owner: string, delayMs: number): Promise<void>;
+  /** Puts a job that waits for a key back in the queue at once, for another worker (the attempt not counted). */
+  waitForKey(record: JobRecord, owner: string): Promise<void>;
+  /** Gives the jobs `owner` holds back to the queue at once (a worker that stops). */
+  release(owner: string): Promise<void>;
+  /** Calls `wake` when any node queues a job (a hint: workers poll too); `lost` hears when that stops. Resolves to what ends it. */
+  listen(wake: () => void, lost: (message: string) => void): Promise<() => Promise<void>>;
+}
+
 /** What processJob writes through: the job's folder and its progress. */
 export type JobProgressSink = Pick<JobStateStore, 'jobDir' | 'save' | 'finishRecorded' | 'progress'>;
 
-/** The result package's name in a job's folder unless the job names another. */
-export const DEFAULT_RESULT_FILE = 'result.zip';
+/** Where token hashes are kept: the data directory (backends/data-dir/token-file.ts) or PostgreSQL. */
+export interface TokenKeeper {
+  /** Makes a token valid for `days` days and returns it; only its hash is kept. */
+  create(organization: string, user: string, days: number, now?: Date): CreatedToken;
+  /** The stored token for a presented one, or undefined. Expiry and revocation are the caller's to check. */
+  find(token: string): StoredToken | undefined | Promise<StoredToken | undefined>;
+  /** Marks the selected tokens revoked; resolves to how many were revoked now. */
+  revoke(selector: RevokeSelector, now?: Date): number | Promise<number>;
+  /**
+   * True when the store holds no token at all, revoked and expired ones counted (the data directory's store: a
+   * service started with another --data-dir than `serve token create` was given); undefined where it is not known.
+   */
+  holdsNone?(): boolean;
+}
 
-/** How long the service remembers an upload's Idempotency-Key: a day. */
-export const IDEMPOTENCY_WINDOW_MS = 24 * 3600 * 1000;
+/** Where a deployment keeps what it keeps, as the command line and the configuration name it. */
+export interface BackendChoice {
+  readonly dataDir: string;
+  /** postgres://…: the PostgreSQL backend; without it, the data directory. */
+  readonly database?: string | undefined;
+  /** s3://bucket/prefix?endpoint=…: job files in object storage (with a database only). */
+  readonly blobStore?: string | undefined;
+}
+
+/** What a node opens its backend with. */
+export interface NodeBackendOptions extends BackendChoice {
+  readonly role?: 'api' | 'worker' | 'all';
+  readonly leaseMs?: number | undefined;
+  readonly log: FastifyBaseLogger;
+  /** The record key file the configuration or the command line names (absolute); without it, the deployment's own. */
+  readonly recordKeyFile?: string | undefined;
+  /** What to do when recordKeyFile is missing, for its error. */
+  readonly recordKeyHint: string;
+}
+
+/** A node's part of its backend: the jobs, the tokens, the shared queue if the backend has one, the record key. */
+export interface NodeBackend {
+  readonly jobs: JobStateStore;
+  readonly tokens: TokenKeeper;
+  /** The queue the deployment's workers share; undefined where the node's own signing worker keeps it (the data directory). */
+  readonly queue: SharedJobQueue | undefined;
+  /** The key this node signs the record's checkpoints with; undefined on a worker node. */
+  readonly recordKey: RecordKey | undefined;
+  close(): Promise<void>;
+}
+
+/** A backend (backends/<name>/index.ts), one of the list in backends/index.ts. */
+export interface Backend {
+  readonly name: string;
+  /** Whether this choice names this backend (the first backend of the list that accepts it is used). */
+  accepts(choice: BackendChoice): boolean;
+  /** What a service node uses; the checks of the choice (a role or a bucket the backend cannot serve) throw UsageError. */
+  openNode(options: NodeBackendOptions): Promise<NodeBackend>;
+  /** The jobs, for an operator's command (`serve jobs list|prune`): nothing started; `close` ends the connection. */
+  openJobStore(choice: BackendChoice): Promise<{ store: JobStateStore; where: string; close: () => Promise<void> }>;
+  /** The token hashes, for `serve token create|revoke`; `close` ends the connection. */
+  openTokens(choice: BackendChoice): Promise<{ keeper: TokenKeeper; close: () => Promise<void> }>;
+  /** The signature record, for `serve record verify|export`. */
+  openSignatureRecord(choice: BackendChoice): Promise<{ record: SignatureRecordReader; close: () => Promise<void> }>;
+}
