@@ -15,7 +15,10 @@ import {
   type JobSummary,
   type LicenseEntry,
 } from './answers.js';
-import { DEFAULT_RETRY, MAX_JSON_BODY_BYTES, openConnection, type ServiceClientOptions } from './http.js';
+import { type ServiceClientOptions } from './http.js';
+import { openConnection } from './connection.js';
+import { MAX_JSON_BODY_BYTES } from './service-errors.js';
+import { DEFAULT_RETRY } from './retry.js';
 import { multipartBody, type Progress, type UploadFile } from './multipart.js';
 import { cleanServiceText } from './text.js';
 

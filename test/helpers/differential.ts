@@ -8,7 +8,7 @@ import { runEngine, inThisThread } from '../../src/engine/index.js';
 import { checkProduct } from '../../src/rules/check-product.js';
 import type { CheckResult } from '../../src/rules/rule-runner.js';
 import { decideSigning, SERVICE_SEVERITIES } from '../../src/server/domain/signing-decision.js';
-import { organizationSettings } from '../../src/server/jobs/signing-worker.js';
+import { organizationSettings } from '../../src/server/jobs/process-job.js';
 import type { ServerConfig } from '../../src/server/server-config.js';
 import { inspectAssembly } from '../../src/strongname/assembly-info.js';
 import { defaultSettings } from './check.js';

@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, test } from 'vitest';
 import { verifyRecordText } from '../../src/record/signature-record.js';
-import { processJob } from '../../src/server/jobs/signing-worker.js';
+import { processJob } from '../../src/server/jobs/process-job.js';
 import type { JobRecord } from '../../src/server/domain/job.js';
 import { readModule } from '../../src/strongname/well-formed.js';
 import { parseStrongNameKeyFile } from '../../src/strongname/key-blob.js';

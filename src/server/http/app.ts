@@ -8,7 +8,7 @@ import { registerRateLimits } from '../identity/rate-limit.js';
 import type { TokenKeeper } from '../ports.js';
 import { DEFAULT_JOB_MEMORY_BYTES, JobMemory } from '../jobs/job-memory.js';
 import { signingOptions } from '../jobs/signing-pool.js';
-import { logPkcs11Event } from '../jobs/signing-worker.js';
+import { logPkcs11Event } from '../jobs/token-readiness.js';
 import { startRetention } from '../jobs/retention.js';
 import type { JobWorker, NodeRole } from '../jobs/job-worker.js';
 import { problem } from '../problem.js';

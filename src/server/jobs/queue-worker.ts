@@ -4,7 +4,8 @@
 import { randomUUID } from 'node:crypto';
 import type { FastifyBaseLogger } from 'fastify';
 import type { ServerConfig } from '../server-config.js';
-import { finishUnsigned, JOB_RETRY_DELAYS_MS, KEY_RECHECK_MS, processJob, reportJobProcessed, type JobObserver } from './signing-worker.js';
+import { JOB_RETRY_DELAYS_MS, KEY_RECHECK_MS } from './signing-worker.js';
+import { finishUnsigned, processJob, reportJobProcessed, type JobObserver } from './process-job.js';
 import { KeyWait, noteWaiting } from './key-wait.js';
 import { isPkcs11Key, probePkcs11Key } from '../../strongname/pkcs11/signer.js';
 import type { License } from '../server-config.js';

@@ -12,7 +12,7 @@
 // All three are left out of the OpenAPI document: they are for operators and balancers, not API clients.
 import { statfs } from 'node:fs/promises';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { probeTokenKeys } from '../../jobs/signing-worker.js';
+import { probeTokenKeys } from '../../jobs/token-readiness.js';
 import type { JobStateStore } from '../../ports.js';
 import type { ServerConfig } from '../../server-config.js';
 import { problem } from '../../problem.js';
