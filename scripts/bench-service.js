@@ -21,7 +21,7 @@ const dist = (path) => import(pathToFileURL(join(root, 'dist', path)).href);
 const { inThisThread, runEngine } = await dist('engine/index.js');
 const { checkProduct } = await dist('rules/check-product.js');
 const { signAndPack } = await dist('server/jobs/sign-file.js');
-const { organizationSettings } = await dist('server/jobs/signing-worker.js');
+const { organizationSettings } = await dist('server/jobs/process-job.js');
 const { parseServerConfig } = await dist('server/server-config.js');
 const { writeZipFile } = await dist('server/zip-file.js');
 const jobsPerRun = Number(option('--jobs') || 24);
