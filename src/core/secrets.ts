@@ -2,7 +2,7 @@
 // takes when a peer encodes it) before text a peer sent us is printed, reported or stored.
 
 /**
- * signgate's own token format: `sgt_` and 32 random bytes in base64url (src/server/identity/tokens.ts), not inside a
+ * signgate's own token format: `sgt_` and 32 random bytes in base64url (src/server/domain/tokens.ts), not inside a
  * longer word (`msgt_handler_…` is no token).
  */
 const OUR_TOKEN = /(?<![A-Za-z0-9_-])sgt_[A-Za-z0-9_-]{20,}/;

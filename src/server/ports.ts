@@ -157,8 +157,11 @@ export interface SharedJobQueue {
   waitForKey(record: JobRecord, owner: string): Promise<void>;
   /** Gives the jobs `owner` holds back to the queue at once (a worker that stops). */
   release(owner: string): Promise<void>;
-  /** Calls `wake` when any node queues a job (a hint: workers poll too); `lost` hears when that stops. Resolves to what ends it. */
-  listen(wake: () => void, lost: (message: string) => void): Promise<() => Promise<void>>;
+  /**
+   * Calls `wake` when any node queues a job (a hint: workers poll too). `lost` hears why it cannot start (`start`) or
+   * why it stopped later (`later`); the worker then polls alone. Resolves to what ends it.
+   */
+  listen(wake: () => void, lost: (message: string, when: 'start' | 'later') => void): Promise<() => Promise<void>>;
 }
 
 /** What processJob writes through: the job's folder and its progress. */

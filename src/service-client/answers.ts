@@ -2,7 +2,7 @@
 // on (ajv, compiled on first use), and then normalised: ids of any JSON type become strings, file names use
 // `/`, every text loses its control characters. Unknown fields are ignored, unknown states kept as they are.
 // Each answer has a reader here (body and request in, the answer's type out), which the connection runs on the
-// parsed body of its request (http.ts).
+// parsed body of its request (connection.ts).
 import { createRequire } from 'node:module';
 import type { ErrorObject, ValidateFunction } from 'ajv/dist/2020.js';
 import { ServiceError } from '../core/errors.js';

@@ -18,7 +18,7 @@ import {
 import { type ServiceClientOptions } from './http.js';
 import { openConnection } from './connection.js';
 import { MAX_JSON_BODY_BYTES } from './service-errors.js';
-import { DEFAULT_RETRY } from './retry.js';
+import { DEFAULT_RETRY } from './http.js';
 import { multipartBody, type Progress, type UploadFile } from './multipart.js';
 import { cleanServiceText } from './text.js';
 

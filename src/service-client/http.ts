@@ -1,9 +1,40 @@
-// The HTTP transport of the service client: base URL rules, a timeout on every request, redirects followed safely,
-// and retries with backoff for idempotent requests (retry.ts); errors are service-errors.ts's. Never prints or logs the token.
+// The HTTP transport of the service client: a timeout on every request, redirects followed safely, and retries with
+// backoff for idempotent requests; the errors are service-errors.ts's. Never prints or logs the token.
 import { ServiceError } from '../core/errors.js';
-import { urlForMessage } from '../core/secrets.js';
-import { DEFAULT_RETRY, isRetryableStatus, parseRetryAfter, retryDelayMs, type RetryPolicy } from './retry.js';
 import { networkError, retryReason, statusError } from './service-errors.js';
+
+// When to retry, and how long to wait: capped exponential backoff that honours Retry-After.
+export interface RetryPolicy {
+  /** Attempts after the first one. */
+  readonly retries: number;
+  readonly baseDelayMs: number;
+  readonly maxDelayMs: number;
+  /** The wait before each retry, in order, instead of the doubling from baseDelayMs (a Retry-After still wins). */
+  readonly delaysMs?: readonly number[];
+}
+
+export const DEFAULT_RETRY: RetryPolicy = { retries: 4, baseDelayMs: 500, maxDelayMs: 30_000 };
+
+/** Statuses worth another try for idempotent requests. */
+export function isRetryableStatus(status: number): boolean {
+  return status === 408 || status === 429 || status >= 500;
+}
+
+/** Seconds or an HTTP date, as Retry-After allows; undefined when absent or unreadable. */
+export function parseRetryAfter(value: string | null, now = Date.now()): number | undefined {
+  if (!value) return undefined;
+  if (/^\d+$/.test(value.trim())) return Number(value.trim()) * 1000;
+  const date = Date.parse(value);
+  return Number.isNaN(date) ? undefined : Math.max(0, date - now);
+}
+
+/** The wait before attempt `attempt` (1 = the first retry). */
+export function retryDelayMs(attempt: number, policy: RetryPolicy, retryAfterMs?: number): number {
+  if (retryAfterMs !== undefined) return Math.min(retryAfterMs, policy.maxDelayMs);
+  const listed = policy.delaysMs?.[attempt - 1];
+  if (listed !== undefined) return Math.min(listed, policy.maxDelayMs);
+  return Math.min(policy.baseDelayMs * 2 ** (attempt - 1), policy.maxDelayMs);
+}
 
 /** What the client says before it retries a request. */
 export interface RetryInfo {
@@ -31,42 +62,6 @@ export interface ServiceClientOptions {
 }
 
 const DEFAULT_TIMEOUT_MS = 60_000;
-
-const LOOPBACK = /^(localhost|127(?:\.\d{1,3}){3}|\[::1\])$/i;
-
-/**
- * HTTPS is required except for loopback, so a token never crosses a network in clear text; a user or password
- * in the URL is refused (the service takes a bearer token) and never shown.
- * @throws ServiceError SG_ERR_HTTP_INSECURE
- */
-export function assertSafeBaseUrl(baseUrl: string): URL {
-  let url: URL;
-  try {
-    url = new URL(baseUrl);
-  } catch {
-    throw insecureBaseUrl(urlForMessage(baseUrl), 'is not a URL (expected https://host/<service-name>/v1.0)');
-  }
-  if (!url.host) throw insecureBaseUrl(urlForMessage(baseUrl), 'has no host (expected https://host/<service-name>/v1.0)');
-  if (url.username || url.password) {
-    throw insecureBaseUrl(
-      urlForMessage(baseUrl),
-      'has a user or password part (not shown); the signing service takes a bearer token, not credentials in the URL: remove "user:password@" and pass the token with SIGNGATE_ACCESS_TOKEN or --access-token-file',
-    );
-  }
-  if (url.protocol === 'https:') return url;
-  if (url.protocol === 'http:' && LOOPBACK.test(url.hostname)) return url;
-  throw insecureBaseUrl(url.origin, 'is not HTTPS; plain HTTP is allowed only to this machine (localhost)');
-}
-
-/** SG_ERR_HTTP_INSECURE for a base URL, `shown` without its user and password. */
-function insecureBaseUrl(shown: string, what: string): ServiceError {
-  return new ServiceError('SG_ERR_HTTP_INSECURE', `the base URL ${shown} ${what}`, { method: '', url: shown });
-}
-
-/** Joins the base URL and an API path. */
-export function apiUrl(baseUrl: string, path: string): string {
-  return `${baseUrl.replace(/\/+$/, '')}${path}`;
-}
 
 export interface SendOptions {
   readonly body?: RequestInit['body'];

@@ -206,22 +206,3 @@ function describeNetworkFailure(url: string, error: unknown, origin = new URL(ur
   const deepest = [...chain].reverse().find((e) => e.message && e.message !== 'fetch failed');
   return `${deepest?.message ?? 'network error'}${code ? ` (${code})` : ''}, reaching ${origin}: check the base URL and the network`;
 }
-
-function notJson(status: number, request: { method: string; url: string }, start: string, cause: unknown): ServiceError {
-  return new ServiceError(
-    'SG_ERR_HTTP_BAD_RESPONSE',
-    `${request.method} ${request.url} answered ${status} with a body that is not JSON${start ? ` (it starts "${start}")` : ''}`,
-    { ...request, status },
-    { cause },
-  );
-}
-
-/** Parses a JSON answer of at most `maxBytes` (MAX_JSON_BODY_BYTES unless a smaller bound is known). */
-export async function readJson(response: Response, request: { method: string; url: string }, maxBytes = MAX_JSON_BODY_BYTES): Promise<unknown> {
-  const bytes = await readBodyCapped(response, maxBytes, request);
-  try {
-    return JSON.parse(new TextDecoder().decode(bytes));
-  } catch (cause) {
-    throw notJson(response.status, request, cleanServiceText(new TextDecoder().decode(bytes.subarray(0, 200)), 80), cause);
-  }
-}

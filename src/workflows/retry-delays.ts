@@ -1,7 +1,7 @@
 // How long a command waits between the attempts of a request to the service: SIGNGATE_RETRY_DELAYS, else the client's
 // default schedule. One reading for sign, sign --archive, check --online, jobs and licenses.
 import { UsageError } from '../core/errors.js';
-import { DEFAULT_RETRY, type RetryPolicy } from '../service-client/retry.js';
+import { DEFAULT_RETRY, type RetryPolicy } from '../service-client/http.js';
 
 /**
  * The waits between the attempts of a request, when SIGNGATE_RETRY_DELAYS sets them: milliseconds separated by commas,

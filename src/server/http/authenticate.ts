@@ -1,4 +1,4 @@
-// Who calls the API: a personal access token (token-store.ts) or an OpenID Connect bearer token (oidc.ts), checked
+// Who calls the API: a personal access token (domain/tokens.ts, kept by a backend) or an OpenID Connect bearer token (oidc.ts), checked
 // before any route of the API runs, then counted against the caller's rate limit.
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { looksLikeJwt, OidcAuthenticator } from '../identity/oidc.js';

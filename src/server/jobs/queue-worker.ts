@@ -50,7 +50,8 @@ export class QueueWorker implements JobWorker {
   async start(): Promise<void> {
     this.unlisten = await this.store.listen(
       () => this.wake?.(),
-      (message) => this.log.warn({ err: { message } }, 'queue notifications lost; polling'),
+      (message, when) =>
+        this.log.warn({ err: { message } }, when === 'start' ? 'queue notifications unavailable; polling' : 'queue notifications lost; polling'),
     );
     this.running = this.loop();
   }

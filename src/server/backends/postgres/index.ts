@@ -20,7 +20,8 @@ export const postgresBackend: Backend = {
   async openNode(options) {
     const database = options.database!;
     const role = options.role ?? 'all';
-    const blobs = await openBlobs(options.blobStore);
+    // An empty --blob-store on a node means none (as `serve` has always taken it).
+    const blobs = await openBlobs(options.blobStore || undefined);
     const pool = await openDatabase(database, (version) =>
       options.log.warn(
         { schema: version, known: SCHEMA_VERSION },

@@ -324,19 +324,19 @@ export class PgJobStore implements JobStateStore, SharedJobQueue {
    * Calls `wake` on every NOTIFY signgate_jobs (a job queued or given back by any node), on a connection of its own;
    * `lost` hears when notifications stop or cannot start (the worker then polls alone). Resolves to what stops it.
    */
-  async listen(wake: () => void, lost: (message: string) => void): Promise<() => Promise<void>> {
+  async listen(wake: () => void, lost: (message: string, when: 'start' | 'later') => void): Promise<() => Promise<void>> {
     if (!this.options.database) {
-      lost('no connection string for notifications');
+      lost('no connection string for notifications', 'start');
       return async () => {};
     }
     const listener = new pg.Client({ connectionString: this.options.database });
-    listener.on('error', (error) => lost(error.message));
+    listener.on('error', (error) => lost(error.message, 'later'));
     listener.on('notification', () => wake());
     try {
       await listener.connect();
       await listener.query('LISTEN signgate_jobs');
     } catch (error) {
-      lost((error as Error).message);
+      lost((error as Error).message, 'start');
       await listener.end().catch(() => {});
       return async () => {};
     }

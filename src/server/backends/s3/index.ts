@@ -2,9 +2,9 @@
 // is loaded only by a process that names a bucket.
 import type { S3Blobs } from './s3-blobs.js';
 
-/** The bucket of --blob-store (s3://bucket/prefix?endpoint=…), or undefined without one. */
+/** The bucket of --blob-store (s3://bucket/prefix?endpoint=…), or undefined without one (an empty one is refused). */
 export async function openBlobs(blobStore: string | undefined): Promise<S3Blobs | undefined> {
-  if (blobStore === undefined || blobStore === '') return undefined;
+  if (blobStore === undefined) return undefined;
   const s3 = await import('./s3-blobs.js');
   return new s3.S3Blobs(s3.parseBlobStoreUrl(blobStore));
 }
