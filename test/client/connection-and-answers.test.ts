@@ -6,7 +6,7 @@ import { maskRemembered, SECRET_MARK } from '../../src/core/secrets.js';
 import { consistencyAnswer, createdAnswer, licenseEntriesAnswer, listAnswer, recordKeyAnswer, statusAnswer } from '../../src/service-client/answers.js';
 import { createServiceClient } from '../../src/service-client/client.js';
 import { openConnection } from '../../src/service-client/connection.js';
-import { parseRetryAfter, retryDelayMs } from '../../src/service-client/retry.js';
+import { parseRetryAfter, retryDelayMs } from '../../src/service-client/http.js';
 
 const request = { method: 'GET', url: 'https://signing.example.com/assembly-signing/v1.0/licenses' };
 
