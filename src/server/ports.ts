@@ -198,8 +198,6 @@ export interface NodeBackendOptions extends BackendChoice {
   readonly log: FastifyBaseLogger;
   /** The record key file the configuration or the command line names (absolute); without it, the deployment's own. */
   readonly recordKeyFile?: string | undefined;
-  /** What to do when recordKeyFile is missing, for its error. */
-  readonly recordKeyHint: string;
 }
 
 /** A node's part of its backend: the jobs, the tokens, the shared queue if the backend has one, the record key. */

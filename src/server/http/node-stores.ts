@@ -43,8 +43,7 @@ export interface Stores {
 
 export async function openStores(options: StoreOptions): Promise<Stores> {
   const role = options.role ?? 'all';
-  const recordKeyHint = 'Make it once with `signgate serve record key create --out FILE` and give every node of the deployment the same file.';
-  const node = await openNodeBackend({ ...options, role, recordKeyHint });
+  const node = await openNodeBackend({ ...options, role });
   let worker: JobWorker;
   try {
     if (role === 'api') worker = NO_WORKER;

@@ -8,6 +8,9 @@ import { JobStore } from './job-store.js';
 import { FileSignatureRecord } from './record-file.js';
 import { TokenStore } from './token-file.js';
 
+/** What to do when the configured record key file is missing. */
+const MISSING_KEY_HINT = 'Make it once with `signgate serve record key create --out FILE` and give every node of the deployment the same file.';
+
 export const dataDirBackend: Backend = {
   name: 'data-dir',
   accepts: (options) => !options.database,
@@ -24,7 +27,7 @@ export const dataDirBackend: Backend = {
         'Object storage is for several nodes, which share their jobs through PostgreSQL: pass --database postgres://… as well.',
       );
     // The key that signs the record's checkpoints: the one configured, else the data directory's, made at the first start.
-    const recordKey = options.recordKeyFile ? readRecordKeyFile(options.recordKeyFile, options.recordKeyHint) : loadRecordKey(options.dataDir, true);
+    const recordKey = options.recordKeyFile ? readRecordKeyFile(options.recordKeyFile, MISSING_KEY_HINT) : loadRecordKey(options.dataDir, true);
     const jobs = new JobStore(options.dataDir);
     // A record that does not end where its head says refuses the start; a torn last line is moved aside.
     const torn = jobs.signatures.openForAppend();
