@@ -3,7 +3,7 @@
 import { ServiceError } from '../core/errors.js';
 import { maskSecrets, rememberSecret, urlForMessage } from '../core/secrets.js';
 import type { AnswerReader } from './answers.js';
-import { send, type SendOptions, type ServiceClientOptions } from './http.js';
+import { openTransport, type SendOptions, type ServiceClientOptions } from './http.js';
 import { MAX_JSON_BODY_BYTES, readBodyCapped } from './service-errors.js';
 import { cleanServiceText } from './text.js';
 
@@ -72,7 +72,7 @@ export interface ServiceConnection {
    * carry a secret (a gateway's `?access_token=…`): they would be kept in the job ledger.
    */
   ownLink(link: string | undefined): string | undefined;
-  /** One request with the retry policy (see send): the successful response, its body unread. */
+  /** One request with the retry policy (see openTransport): the successful response, its body unread. */
   exchange(method: string, url: string, opts: SendOptions): Promise<Response>;
   /** A GET of at most `maxBytes`, the bytes as the service sent them. */
   bytes(url: string, maxBytes: number, accept: string): Promise<Uint8Array>;
@@ -94,6 +94,9 @@ export interface JsonRequestOptions extends Partial<SendOptions> {
  */
 export function openConnection(options: ServiceClientOptions): ServiceConnection {
   const base = assertSafeBaseUrl(options.baseUrl);
+  // The token is masked wherever text leaves the process, from before the first request.
+  rememberSecret(options.accessToken);
+  const send = openTransport(options);
   const connection: ServiceConnection = {
     baseUrl: options.baseUrl,
     url: (path) => apiUrl(options.baseUrl, path),
@@ -106,18 +109,16 @@ export function openConnection(options: ServiceClientOptions): ServiceConnection
         return undefined;
       }
     },
-    exchange: (method, url, opts) => send(options, method, url, opts),
+    exchange: (method, url, opts) => send(method, url, opts),
     async bytes(url, maxBytes, accept) {
-      const response = await send(options, 'GET', url, { idempotent: true, headers: { accept } });
+      const response = await send('GET', url, { idempotent: true, headers: { accept } });
       return readBodyCapped(response, maxBytes, { method: 'GET', url });
     },
     async json(method, url, read, opts = {}) {
       const { maxBytes, ...sendOptions } = opts;
-      const response = await send(options, method, url, { idempotent: true, headers: { accept: 'application/json' }, ...sendOptions });
+      const response = await send(method, url, { idempotent: true, headers: { accept: 'application/json' }, ...sendOptions });
       return read(await readJson(response, { method, url }, maxBytes), { method, url });
     },
   };
-  // The token is masked wherever text leaves the process, from before the first request.
-  rememberSecret(options.accessToken);
   return connection;
 }

@@ -76,27 +76,51 @@ export interface SendOptions {
 
 const MAX_REDIRECTS = 5;
 
+/** One request with the retry policy: the successful response, its body unread. */
+export type Transport = (method: string, url: string, opts: SendOptions) => Promise<Response>;
+
+/** What every request of one client shares, resolved once from its options. */
+interface TransportSettings {
+  readonly fetch: typeof globalThis.fetch;
+  readonly base: URL;
+  readonly authorization: string;
+  readonly timeoutMs: number;
+  readonly policy: RetryPolicy;
+  readonly sleep: (ms: number) => Promise<void>;
+  readonly onRetry: ((info: RetryInfo) => void) | undefined;
+}
+
+/**
+ * The transport of one client: the fetch, the base URL's origin, the token's header, the timeout and the retry policy
+ * decided once; each call sends one request with that policy (see the doc comment of this file).
+ * @throws ServiceError SG_ERR_HTTP_* from a call, after the last attempt
+ */
+export function openTransport(options: ServiceClientOptions): Transport {
+  const settings: TransportSettings = {
+    fetch: options.fetch ?? globalThis.fetch,
+    base: new URL(options.baseUrl),
+    authorization: `Bearer ${options.accessToken}`,
+    timeoutMs: options.timeoutMs ?? DEFAULT_TIMEOUT_MS,
+    policy: options.retry ?? DEFAULT_RETRY,
+    sleep: options.sleep ?? ((ms: number) => new Promise<void>((r) => setTimeout(r, ms))),
+    onRetry: options.onRetry,
+  };
+  return (method, url, opts) => sendWith(settings, method, url, opts);
+}
+
 /**
  * One fetch that follows redirects itself: never from HTTPS to plain HTTP (the body would travel in clear),
  * and the token goes only to the base URL's origin.
  */
-async function fetchFollowing(
-  options: ServiceClientOptions,
-  method: string,
-  url: string,
-  init: RequestInit,
-  headers: Record<string, string>,
-): Promise<Response> {
-  const fetchImpl = options.fetch ?? globalThis.fetch;
-  const base = new URL(options.baseUrl);
+async function fetchFollowing(settings: TransportSettings, method: string, url: string, init: RequestInit, headers: Record<string, string>): Promise<Response> {
   let target = new URL(url);
   for (let hop = 0; ; hop++) {
-    const sameOrigin = target.origin === base.origin;
-    const response = await fetchImpl(target, {
+    const sameOrigin = target.origin === settings.base.origin;
+    const response = await settings.fetch(target, {
       ...init,
       method,
       redirect: 'manual',
-      headers: { ...headers, ...(sameOrigin ? { authorization: `Bearer ${options.accessToken}` } : {}) },
+      headers: { ...headers, ...(sameOrigin ? { authorization: settings.authorization } : {}) },
     });
     const location = response.headers.get('location');
     if (![301, 302, 303, 307, 308].includes(response.status) || !location) return response;
@@ -110,7 +134,7 @@ async function fetchFollowing(
         url,
       });
     }
-    if (init.body !== undefined && next.origin !== base.origin) {
+    if (init.body !== undefined && next.origin !== settings.base.origin) {
       throw new ServiceError(
         'SG_ERR_HTTP_BAD_RESPONSE',
         `${method} ${url} redirected an upload to another origin (${next.origin}); the files were not sent there`,
@@ -121,14 +145,9 @@ async function fetchFollowing(
   }
 }
 
-/**
- * Sends one request with the policy above and returns the successful response (body unread).
- * @throws ServiceError SG_ERR_HTTP_* after the last attempt
- */
-export async function send(options: ServiceClientOptions, method: string, url: string, opts: SendOptions): Promise<Response> {
-  const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
-  const policy = options.retry ?? DEFAULT_RETRY;
-  const sleep = options.sleep ?? ((ms: number) => new Promise<void>((r) => setTimeout(r, ms)));
+/** Sends one request with the policy and returns the successful response (body unread). */
+async function sendWith(settings: TransportSettings, method: string, url: string, opts: SendOptions): Promise<Response> {
+  const { timeoutMs, policy } = settings;
   for (let attempt = 0; ; attempt++) {
     let response: Response | undefined;
     let failure: ServiceError | undefined;
@@ -136,7 +155,7 @@ export async function send(options: ServiceClientOptions, method: string, url: s
     try {
       const body = opts.makeBody ? opts.makeBody() : opts.body;
       response = await fetchFollowing(
-        options,
+        settings,
         method,
         url,
         { ...(body !== undefined ? { body, duplex: 'half' } : {}), signal: AbortSignal.timeout(timeoutMs) } as RequestInit,
@@ -154,7 +173,7 @@ export async function send(options: ServiceClientOptions, method: string, url: s
     if (!retryable || attempt >= policy.retries) throw failure ?? (await statusError(method, url, response!));
     const delayMs = retryDelayMs(attempt + 1, policy, response ? parseRetryAfter(response.headers.get('retry-after')) : undefined);
     await response?.body?.cancel().catch(() => {});
-    options.onRetry?.({ method, url, attempt: attempt + 1, delayMs, reason: response ? `status ${response.status}` : reason });
-    await sleep(delayMs);
+    settings.onRetry?.({ method, url, attempt: attempt + 1, delayMs, reason: response ? `status ${response.status}` : reason });
+    await settings.sleep(delayMs);
   }
 }

@@ -52,7 +52,7 @@ export function checkWellFormed(module: ModuleMetadata, options: WellFormedOptio
     assertHashableLayout(module.image);
     assertHeadersOutsideSections(module.image);
   }
-  certificateTable(module.image, options);
+  parseCertificateTable(module.image, authenticodeLimits(options));
 }
 
 /**
@@ -62,7 +62,7 @@ export function checkWellFormed(module: ModuleMetadata, options: WellFormedOptio
 export function readWellFormed(bytes: Uint8Array, options: WellFormedOptions = {}): WellFormedFile {
   const image = parsePeImage(bytes);
   if (!hasCorHeader(image)) {
-    certificateTable(image, options);
+    parseCertificateTable(image, authenticodeLimits(options));
     return { native: true, image };
   }
   const module = new ModuleMetadata(image, options.budgets === undefined ? {} : { budgets: options.budgets });
@@ -99,7 +99,7 @@ function assemblyKey(module: ModuleMetadata, blob: Uint8Array): void {
   }
 }
 
-/** The certificate table's entries read (their content is the Authenticode verdict's). */
-function certificateTable(image: PeImage, options: WellFormedOptions): void {
-  parseCertificateTable(image, options.authenticodeLimits ? { ...DEFAULT_AUTHENTICODE_LIMITS, ...options.authenticodeLimits } : DEFAULT_AUTHENTICODE_LIMITS);
+/** The limits the certificate table's entries are read with (their content is the Authenticode verdict's). */
+function authenticodeLimits(options: WellFormedOptions): AuthenticodeLimits {
+  return options.authenticodeLimits ? { ...DEFAULT_AUTHENTICODE_LIMITS, ...options.authenticodeLimits } : DEFAULT_AUTHENTICODE_LIMITS;
 }

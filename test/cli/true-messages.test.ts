@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, test } from 'vitest';
 import { retryLine } from '../../src/cli/progress.js';
-import { send, type RetryInfo } from '../../src/service-client/http.js';
+import { openTransport, type RetryInfo } from '../../src/service-client/http.js';
 import { fixturePath, has, runCli, runCliAsync } from '../helpers/fixtures.js';
 import { startServer } from '../helpers/server.js';
 
@@ -96,19 +96,14 @@ describe('a retry line', () => {
     const lines: string[] = [];
     const cause = Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:8123'), { code: 'ECONNREFUSED' });
     const refused = Object.assign(new TypeError('fetch failed'), { cause });
-    const attempt = send(
-      {
-        baseUrl: 'http://127.0.0.1:8123/assembly-signing/v1.0',
-        accessToken: 'sgt_test',
-        fetch: async () => Promise.reject(refused),
-        retry: { retries: 2, baseDelayMs: 1, maxDelayMs: 1 },
-        sleep: async () => {},
-        onRetry: (r: RetryInfo) => lines.push(retryLine(r)),
-      },
-      'GET',
-      url,
-      { idempotent: true },
-    );
+    const attempt = openTransport({
+      baseUrl: 'http://127.0.0.1:8123/assembly-signing/v1.0',
+      accessToken: 'sgt_test',
+      fetch: async () => Promise.reject(refused),
+      retry: { retries: 2, baseDelayMs: 1, maxDelayMs: 1 },
+      sleep: async () => {},
+      onRetry: (r: RetryInfo) => lines.push(retryLine(r)),
+    })('GET', url, { idempotent: true });
     await expect(attempt).rejects.toThrow(`GET ${url} failed: connection refused (ECONNREFUSED) by http://127.0.0.1:8123`);
     expect(lines).toHaveLength(2);
     for (const line of lines) {
