@@ -103,7 +103,8 @@ const WORKFLOW_LEAVES: Record<string, string> = {
   'access-token.ts':
     'the access token from the options, a file or the environment, and a secret read from the first line of a file (sign, check, service.ts, serve)',
   'licenses.ts': 'the licenses fetched online, compared with the key files (check and sign)',
-  'retry-delays.ts': 'the waits between the attempts of a request to the service, from SIGNGATE_RETRY_DELAYS (sign, archive, service.ts)',
+  'client-options.ts':
+    "the service client's options, one way: the address, the token and the waits of SIGNGATE_RETRY_DELAYS (sign, archive, check, service.ts)",
   'ledger.ts': 'the local job ledger (sign, jobs, audit, archive, record-proof)',
   'audit-records.ts': "what an audit reads besides the release: the ledger's jobs, the manifest, the previous report, the signature record",
   'extract.ts': "the service's result ZIP, extracted (sign, jobs)",

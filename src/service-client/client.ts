@@ -38,7 +38,7 @@ export interface CreatedJob extends JobRef {
 }
 
 // A file's state words and how a service's word is read: core/file-states.ts.
-export { FAILED_STATES, PENDING_STATES } from '../core/file-states.js';
+export { FAILED_STATES } from '../core/file-states.js';
 
 function bad(method: string, url: string, what: string): ServiceError {
   return new ServiceError('SG_ERR_HTTP_BAD_RESPONSE', `${method} ${url}: ${what}`, { method, url });

@@ -26,7 +26,7 @@ import { Ledger, makeCacheDir } from './ledger.js';
 import { resolveAccessToken } from './access-token.js';
 import { bindRecordToFiles, checkRecordProof, describeRecordCheck } from './record-proof.js';
 import { createHash } from 'node:crypto';
-import { retryPolicy } from './retry-delays.js';
+import { clientOptions } from './client-options.js';
 
 export interface PackOptions extends CheckOptions {
   /** The archive to write (a temporary file, then renamed). */
@@ -197,9 +197,7 @@ export async function signArchive(options: SignArchiveOptions, events: SignEvent
   }
   const destination = resolve(options.destination ?? 'signed');
   const output = /\.zip$/i.test(destination) ? destination : join(destination, `${basename(archive).replace(/\.zip$/i, '')}-signed.zip`);
-  const retry = retryPolicy(options.env);
-  const clientOptions = { baseUrl, accessToken: token, ...(retry ? { retry } : {}), ...(events.retry ? { onRetry: events.retry } : {}) };
-  const client = createServiceClient(clientOptions);
+  const client = createServiceClient(clientOptions({ baseUrl, accessToken: token }, { env: options.env, onRetry: events.retry }));
   const job = await client.uploadArchive(bytes, basename(archive), options.comment);
   const jobId = job.id;
   events.jobStarted?.({ jobId, resumed: false });

@@ -10,7 +10,7 @@ import { CONFIG_FILE_NAME } from './config.js';
 import { displayPath } from './input-paths.js';
 import { onlineLicenses } from './licenses.js';
 import { BOUNDED, engineRunner, prepareCheck, type CheckOptions, type PreparedCheck, type PreparedSettings } from './pipeline/index.js';
-import { retryPolicy } from './retry-delays.js';
+import { clientOptions } from './client-options.js';
 
 export {
   DEFAULT_MAX_UPLOAD_BYTES,
@@ -48,7 +48,9 @@ export interface CheckRun {
 export async function check(options: CheckOptions): Promise<CheckRun> {
   const read = await prepareCheck(options, BOUNDED);
   const { onlineBy, offlineNote } = onlineRequest(options, read);
-  const online = onlineBy ? await licensesWhenOnline({ baseUrl: read.baseUrl, token: resolveAccessToken(options), onlineBy }, read.settings.keys) : undefined;
+  const online = onlineBy
+    ? await licensesWhenOnline({ baseUrl: read.baseUrl, token: resolveAccessToken(options), onlineBy }, read.settings.keys, options.env)
+    : undefined;
   const settings: CheckSettings = { ...read.settings, ...online?.settings };
   const result = await runEngine(checkProduct({ settings, severities: read.severities }), read.inputs, await engineRunner(read));
   const notes = [...read.notes, ...(offlineNote ? [offlineNote] : []), ...(online?.notes ?? [])];
@@ -56,14 +58,15 @@ export async function check(options: CheckOptions): Promise<CheckRun> {
 }
 
 /** The licenses (and notes) of the service, when the check goes online (see checkService); the client loads only then. */
-async function licensesWhenOnline(request: OnlineRequest, keys: CheckSettings['keys']): Promise<ReturnType<typeof onlineLicenses> | undefined> {
+async function licensesWhenOnline(
+  request: OnlineRequest,
+  keys: CheckSettings['keys'],
+  env: NodeJS.ProcessEnv | undefined,
+): Promise<ReturnType<typeof onlineLicenses> | undefined> {
   const service = checkService(request);
   if (!service) return undefined;
-  const retry = retryPolicy();
-  return onlineLicenses(
-    await (await import('../service-client/client.js')).createServiceClient({ ...service, ...(retry ? { retry } : {}) }).licenseEntries(),
-    keys,
-  );
+  const { createServiceClient } = await import('../service-client/client.js');
+  return onlineLicenses(await createServiceClient(clientOptions(service, { env })).licenseEntries(), keys);
 }
 
 /**

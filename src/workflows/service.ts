@@ -4,7 +4,7 @@ import { resolveAccessToken, type AccessTokenOptions } from './access-token.js';
 import { createServiceClient, type ServiceClient } from '../service-client/client.js';
 import type { RetryInfo } from '../service-client/http.js';
 import { loadConfig } from './config.js';
-import { retryPolicy } from './retry-delays.js';
+import { clientOptions } from './client-options.js';
 
 export interface ServiceOptions extends AccessTokenOptions {
   /** The service's base URL (…/<service-name>/v1.0); else "baseUrl" in the config file, else SIGNGATE_BASE_URL. */
@@ -24,6 +24,5 @@ export function connect(options: ServiceOptions): ServiceClient {
   if (!baseUrl) throw new UsageError('no service address', 'Pass --base-url, set "baseUrl" in signgate.config.json, or set SIGNGATE_BASE_URL.');
   const accessToken = resolveAccessToken(options);
   if (!accessToken) throw new UsageError('no access token', 'Pass --access-token-file <file> or set SIGNGATE_ACCESS_TOKEN.');
-  const retry = retryPolicy(options.env);
-  return createServiceClient({ baseUrl, accessToken, ...(retry ? { retry } : {}), ...(options.onRetry ? { onRetry: options.onRetry } : {}) });
+  return createServiceClient(clientOptions({ baseUrl, accessToken }, options));
 }

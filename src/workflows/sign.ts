@@ -14,7 +14,7 @@ import { onlineLicenses } from './licenses.js';
 import { prepareCheck, type CheckOptions } from './pipeline/index.js';
 import { signInputs, uploadCandidates } from './sign-inputs.js';
 import { planJobs, signJob, withSummary, type JobOptions, type JobRun, type SignEvents, type SignResult } from './sign-job.js';
-import { retryPolicy } from './retry-delays.js';
+import { clientOptions } from './client-options.js';
 
 export type { JobOptions, ProgressReporter, SignedFileResult, SignEvents, SignResult } from './sign-job.js';
 
@@ -38,14 +38,9 @@ export async function sign(options: SignOptions, events: SignEvents = {}): Promi
   const read = await prepareCheck(options);
   const { inputs, baseUrl, token } = signInputs(read, options, destination, log);
   // 2. The licenses, from the service.
-  const retry = retryPolicy(options.env);
-  const client = createServiceClient({
-    baseUrl,
-    accessToken: token,
-    ...(retry ? { retry } : {}),
-    ...(options.nameSeparator ? { nameSeparator: options.nameSeparator } : {}),
-    ...(events.retry ? { onRetry: events.retry } : {}),
-  });
+  const client = createServiceClient(
+    clientOptions({ baseUrl, accessToken: token }, { env: options.env, onRetry: events.retry, nameSeparator: options.nameSeparator }),
+  );
   const licenses = onlineLicenses(await client.licenseEntries(), read.settings.keys);
   for (const note of licenses.notes) log(`note: ${note}`);
   const settings: CheckSettings = { ...read.settings, ...licenses.settings };
