@@ -120,6 +120,8 @@ export class ModuleMetadata {
   readonly blobs: BlobHeap;
   readonly guids: GuidHeap;
   private nesting: Map<number, number> | undefined;
+  /** The manifest's rows and the assembly's and module's attributes, each read once: a getter hands out the same value. */
+  private readonly read = new Map<string, unknown>();
   private readonly typeDefNames = new Map<number, string>();
   private readonly typeRefInfos = new Map<number, { fullName: string; namespace: string; origin: TypeOrigin }>();
   private readonly constructors = new Map<number, { name: string; signature: MethodSignature; flags: number | undefined }>();
@@ -204,6 +206,10 @@ export class ModuleMetadata {
 
   /** The Assembly row, or undefined for a netmodule. */
   get assembly(): AssemblyDefinition | undefined {
+    return this.remember('assembly', () => this.readAssembly());
+  }
+
+  private readAssembly(): AssemblyDefinition | undefined {
     if (!this.hasManifest) return undefined;
     const A = TableId.Assembly;
     return {
@@ -216,11 +222,12 @@ export class ModuleMetadata {
     };
   }
 
-  get assemblyReferences(): AssemblyReferenceRow[] {
-    const R = TableId.AssemblyRef;
-    const out: AssemblyReferenceRow[] = [];
-    for (let rid = 1; rid <= this.tables.rowCount(R); rid++) out.push(this.assemblyReference(rid));
-    return out;
+  get assemblyReferences(): readonly AssemblyReferenceRow[] {
+    return this.remember('assemblyReferences', () => {
+      const out: AssemblyReferenceRow[] = [];
+      for (let rid = 1; rid <= this.tables.rowCount(TableId.AssemblyRef); rid++) out.push(this.assemblyReference(rid));
+      return out;
+    });
   }
 
   assemblyReference(rid: number): AssemblyReferenceRow {
@@ -235,16 +242,22 @@ export class ModuleMetadata {
     };
   }
 
-  get files(): FileRow[] {
-    const F = TableId.File;
-    const out: FileRow[] = [];
-    for (let rid = 1; rid <= this.tables.rowCount(F); rid++) {
-      out.push({ rid, flags: this.cell(F, rid, 'flags'), name: this.str(F, rid, 'name'), hashValue: this.blob(F, rid, 'hashValue') });
-    }
-    return out;
+  get files(): readonly FileRow[] {
+    return this.remember('files', () => {
+      const F = TableId.File;
+      const out: FileRow[] = [];
+      for (let rid = 1; rid <= this.tables.rowCount(F); rid++) {
+        out.push({ rid, flags: this.cell(F, rid, 'flags'), name: this.str(F, rid, 'name'), hashValue: this.blob(F, rid, 'hashValue') });
+      }
+      return out;
+    });
   }
 
-  get manifestResources(): ManifestResourceRow[] {
+  get manifestResources(): readonly ManifestResourceRow[] {
+    return this.remember('manifestResources', () => this.readManifestResources());
+  }
+
+  private readManifestResources(): ManifestResourceRow[] {
     const M = TableId.ManifestResource;
     const out: ManifestResourceRow[] = [];
     for (let rid = 1; rid <= this.tables.rowCount(M); rid++) {
@@ -260,7 +273,11 @@ export class ModuleMetadata {
     return out;
   }
 
-  get exportedTypes(): ExportedTypeRow[] {
+  get exportedTypes(): readonly ExportedTypeRow[] {
+    return this.remember('exportedTypes', () => this.readExportedTypes());
+  }
+
+  private readExportedTypes(): ExportedTypeRow[] {
     const E = TableId.ExportedType;
     const out: ExportedTypeRow[] = [];
     for (let rid = 1; rid <= this.tables.rowCount(E); rid++) {
@@ -277,6 +294,12 @@ export class ModuleMetadata {
   }
 
   // ---- type names (strong-naming.md section 4.2) ----
+
+  /** `make`'s value, made on the first call for `key` and kept (the module's bytes do not change under a reader). */
+  private remember<T>(key: string, make: () => T): T {
+    if (!this.read.has(key)) this.read.set(key, make());
+    return this.read.get(key) as T;
+  }
 
   private nestingMap(): Map<number, number> {
     if (!this.nesting) {
@@ -698,13 +721,13 @@ export class ModuleMetadata {
   }
 
   /** Attributes on the Assembly row (parent token 0x20000001). */
-  get assemblyAttributes(): CustomAttributeRow[] {
-    return this.hasManifest ? this.customAttributesOf(TableId.Assembly, 1) : [];
+  get assemblyAttributes(): readonly CustomAttributeRow[] {
+    return this.remember('assemblyAttributes', () => (this.hasManifest ? this.customAttributesOf(TableId.Assembly, 1) : []));
   }
 
   /** Attributes on the Module row. */
-  get moduleAttributes(): CustomAttributeRow[] {
-    return this.customAttributesOf(TableId.Module, 1);
+  get moduleAttributes(): readonly CustomAttributeRow[] {
+    return this.remember('moduleAttributes', () => this.customAttributesOf(TableId.Module, 1));
   }
 
   customAttribute(rid: number): CustomAttributeRow {
