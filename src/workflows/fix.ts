@@ -2,26 +2,31 @@
 // point every assembly of the set at them. All files are decided before any is written: when one must be refused,
 // so is every file tied to it (a fixed dependency beside an add-in that still names it without a token, or a fixed
 // add-in naming a dependency by a token it does not carry); the rest of the set is fixed.
-import { checkWellFormed } from '../strongname/well-formed.js';
 import { basename, dirname, isAbsolute, join, parse, relative, resolve } from 'node:path';
 import { mkdirSync } from 'node:fs';
 import { isSignGateError, KeyError, UsageError } from '../core/errors.js';
-import { hasCorHeader } from '../pe/cor-header.js';
 import { parsePeImage } from '../pe/pe-image.js';
-import { formatVersion, ModuleMetadata } from '../metadata/module-metadata.js';
 import { folderArgument, shownFolder } from '../core/shown-paths.js';
 import { copyLocalHint, resolvedFrom } from '../rules/sg401-unsigned-reference.js';
-import { parsePublicKeyBlob, sameRsaKey, type StrongNameKeyFile } from '../strongname/key-blob.js';
-import { classifyStrongName, SIGNATURE_KEY_ATTRIBUTE, type StrongNameState } from '../strongname/strong-name.js';
 import {
-  friendNames,
+  assemblyFacts,
+  blockedByRefusals,
+  changesOutcome,
+  planSet,
+  satelliteNotes,
+  staysAsItIs,
+  type FixOutcome,
+  type PlannedAssembly,
+  type PlannedOther,
+  type SetPlan,
+} from '../strongname/fix-plan.js';
+import type { StrongNameState } from '../strongname/strong-name.js';
+import {
   identityPublicKey,
   strongNameAssembly,
-  unfixableReason,
   type StrongNameHash,
   type StrongNameAssemblyResult,
   type StrongNameNote,
-  type StrongNameOutcome,
 } from '../strongname/strong-name-writer.js';
 import { publicKeyToken } from '../strongname/key-token.js';
 import { readAssemblyParts, type AssemblyParts } from './assembly-parts.js';
@@ -60,7 +65,7 @@ export interface FixOptions {
   readonly cwd?: string;
 }
 
-export type FixFileOutcome = StrongNameOutcome | 'skipped' | 'refused';
+export type FixFileOutcome = FixOutcome;
 
 export interface FixFileResult {
   /** The input as shown (relative to the working directory, `/`-separated). */
@@ -149,19 +154,12 @@ export async function fix(options: FixOptions): Promise<FixResult> {
   }
   const { inputs, listed } = await fixInputs(options, cwd);
   const identity = identityPublicKey(key, options.hash);
-  const plan = planFix(inputs, options.force === true, listed);
-  const strongNamed = new Set(plan.strongNamed);
-  const assemblies = plan.entries.filter((e): e is AssemblyEntry => e.kind === 'assembly');
-  const byName = new Map<string, AssemblyEntry[]>();
-  for (const e of assemblies) byName.set(e.name.toLowerCase(), [...(byName.get(e.name.toLowerCase()) ?? []), e]);
+  const { entries, plan } = planFix(inputs, options.force === true, listed);
+  const { strongNamed, satellites } = plan;
+  const assemblies = entries.filter((e): e is AssemblyEntry => e.kind === 'assembly');
   // The key each assembly carries after the fix: ours when it gets a strong name, else the one it has.
   const keyAfter = (e: AssemblyEntry): Uint8Array | undefined =>
     strongNamed.has(e.name.toLowerCase()) ? identity : e.publicKey.length > 0 ? e.publicKey : undefined;
-  const satellites = new Map<AssemblyEntry, { main?: AssemblyEntry; mainName: string }>();
-  for (const e of assemblies) {
-    const mainName = satelliteOf(e);
-    if (mainName) satellites.set(e, { mainName, ...(byName.get(mainName.toLowerCase()) ? { main: byName.get(mainName.toLowerCase())![0]! } : {}) });
-  }
   const identities = new Map([...strongNamed].map((name) => [name, identity] as const));
   const fixOne = (entry: AssemblyEntry): FixRow => {
     const satellite = satellites.get(entry);
@@ -231,7 +229,7 @@ export async function fix(options: FixOptions): Promise<FixResult> {
       };
     }
   };
-  let rows: FixRow[] = plan.entries.map((entry) =>
+  let rows: FixRow[] = entries.map((entry) =>
     entry.kind === 'assembly'
       ? fixOne(entry)
       : {
@@ -248,7 +246,7 @@ export async function fix(options: FixOptions): Promise<FixResult> {
   // A file that could not be fixed takes with it every file whose fix depends on it, and every file it depends on:
   // a fixed file naming it by a token it does not carry, or it naming a fixed file without that file's new token.
   // The other parts of the set name none of these (a name would join them to the part), so they are fixed as planned.
-  const blocked = blockedByRefusals(rows, plan.entries, byName, strongNamed, satellites);
+  const blocked = blockedByRefusals(rows, entries, plan);
   rows = rows.map((row) => {
     const why = blocked.get(row);
     if (!why) return row;
@@ -288,7 +286,7 @@ export async function fix(options: FixOptions): Promise<FixResult> {
     writeFileAtomic(target, bytes);
     files.push({ ...result, writtenTo: displayPath(target, cwd) });
   }
-  const missing = missingReferences(assemblies, plan.entries, listed);
+  const missing = missingReferences(assemblies, entries, listed);
   return { files, publicKeyToken: publicKeyToken(identity), delaySigned: options.delaySign !== undefined, written: write, missing };
 }
 
@@ -327,24 +325,6 @@ function missingReferences(assemblies: readonly AssemblyEntry[], entries: readon
   });
 }
 
-/**
- * True when strongNameAssembly would leave the file as it is whatever its signature holds, so that it need not be
- * read whole: it has a public key that is not `key`'s (whose signature would decide whether it is signed now), it
- * gets no new key, names no assembly that does (by reference or as a friend), names no friend without a key (a
- * note), has no compiled XAML (a note) and no AssemblySignatureKeyAttribute (refused). With `force` the state of
- * every signature decides (an invalid one is re-signed): every file is read.
- */
-function staysAsItIs(entry: AssemblyEntry, strongNamed: ReadonlySet<string>, key: StrongNameKeyFile, force: boolean): boolean {
-  if (force || entry.publicKey.length === 0 || strongNamed.has(entry.name.toLowerCase())) return false;
-  if (entry.friends.length > 0 || entry.baml || entry.signatureKeyAttribute) return false;
-  if (entry.references.some((r) => strongNamed.has(r.toLowerCase()))) return false;
-  try {
-    return !sameRsaKey(parsePublicKeyBlob(entry.publicKey), key.publicKey);
-  } catch {
-    return false; // a key the writer must judge
-  }
-}
-
 /** The state planning read from the headers, and that its signature was not checked when that matters. */
 function beforeOf(entry: AssemblyEntry): { before: StrongNameState; signatureVerified?: false } {
   return entry.before === 'signed' ? { before: entry.before, signatureVerified: false } : { before: entry.before };
@@ -359,108 +339,6 @@ function wholeBytes(entry: AssemblyEntry): Uint8Array {
 
 /** One file's result while the set is decided: its plan entry and new bytes beside what is reported. */
 type FixRow = FixFileResult & { bytes?: Uint8Array; input: InputFile; entry?: AssemblyEntry; failed?: boolean };
-
-const changesOutcome = (outcome: FixFileOutcome): boolean => outcome !== 'unchanged' && outcome !== 'skipped' && outcome !== 'refused';
-
-/** The main assembly's simple name when `entry` is a satellite assembly (a culture, and named `<Main>.resources`). */
-function satelliteOf(entry: AssemblyEntry): string | undefined {
-  if (entry.culture === '' || entry.culture.toLowerCase() === 'neutral') return undefined;
-  const match = /^(.+)\.resources$/i.exec(entry.name);
-  return match ? match[1] : undefined;
-}
-
-/**
- * What the report says of a satellite assembly: that it took its main assembly's key where that is not the key given,
- * that its token is not its main assembly's, or that its main assembly is not there.
- */
-function satelliteNotes(
-  entry: AssemblyEntry,
-  satellite: { main?: AssemblyEntry; mainName: string } | undefined,
-  identityKey: Uint8Array | undefined,
-  notTheKeyGiven: boolean,
-  r: StrongNameAssemblyResult,
-): StrongNameNote[] {
-  if (!satellite) return [];
-  const culture = entry.culture;
-  if (!satellite.main) {
-    return [
-      {
-        kind: 'satellite',
-        message: `a satellite assembly (culture ${culture}) whose main assembly ${satellite.mainName} is not among the inputs; the runtime finds a satellite by its main assembly's name, version and public key token, so it must carry its main assembly's key${r.publicKeyToken ? ` (it now carries token ${r.publicKeyToken})` : ''}. Give ${satellite.mainName} too`,
-      },
-    ];
-  }
-  const mainToken = identityKey ? publicKeyToken(identityKey) : null;
-  if (r.publicKeyToken !== mainToken) {
-    return [
-      {
-        kind: 'satellite',
-        message: `a satellite assembly (culture ${culture}) with public key token ${r.publicKeyToken ?? 'null'}, but its main assembly ${satellite.main.name} ${mainToken ? `carries ${mainToken}` : 'has no strong name'}: the runtime will not find it. Rebuild it with its main assembly's key`,
-      },
-    ];
-  }
-  if (r.outcome === 'strong-named' && notTheKeyGiven) {
-    const state = classifyStrongName(new ModuleMetadata(parsePeImage(r.bytes)), { verify: false }).state;
-    return [
-      {
-        kind: 'satellite',
-        message: `a satellite assembly (culture ${culture}): it takes the key of its main assembly ${satellite.main.name} (token ${mainToken}), as the runtime looks for it by that token${state === 'delay-signed' ? '; it is delay-signed, to be signed with that key as its main assembly is' : ''}`,
-      },
-    ];
-  }
-  return [];
-}
-
-/**
- * The files that must stay as they are because a file of theirs could not be fixed: the parts of the reference
- * graph (an AssemblyRef or InternalsVisibleTo naming an assembly that gets a strong name, a satellite and its main
- * assembly) that hold a refused file. Each, with the reason naming the refused files.
- */
-function blockedByRefusals(
-  rows: readonly FixRow[],
-  entries: readonly PlanEntry[],
-  byName: ReadonlyMap<string, readonly AssemblyEntry[]>,
-  strongNamed: ReadonlySet<string>,
-  satellites: ReadonlyMap<AssemblyEntry, { main?: AssemblyEntry }>,
-): Map<FixRow, string> {
-  const parent = rows.map((_, i) => i);
-  const find = (i: number): number => (parent[i] === i ? i : (parent[i] = find(parent[i]!)));
-  const union = (a: number, b: number) => (parent[find(a)] = find(b));
-  const index = new Map(entries.map((e, i) => [e, i] as const));
-  // A file that could not be read stands for the assembly its file name gives: the set cannot tell what it is.
-  const unreadable = new Map<string, number[]>();
-  entries.forEach((e, i) => {
-    if (e.kind !== 'assembly' && e.unreadable) {
-      const name = parse(e.input.absolutePath).name.toLowerCase();
-      unreadable.set(name, [...(unreadable.get(name) ?? []), i]);
-    }
-  });
-  entries.forEach((e, i) => {
-    if (e.kind !== 'assembly') return;
-    for (const name of [...e.references, ...e.friends].map((n) => n.toLowerCase())) {
-      if (strongNamed.has(name)) for (const other of byName.get(name) ?? []) union(i, index.get(other)!);
-      for (const j of unreadable.get(name) ?? []) union(i, j);
-    }
-    const main = satellites.get(e)?.main;
-    if (main) union(i, index.get(main)!);
-  });
-  const failedIn = new Map<number, FixRow[]>();
-  rows.forEach((row, i) => {
-    if (row.failed) failedIn.set(find(i), [...(failedIn.get(find(i)) ?? []), row]);
-  });
-  const blocked = new Map<FixRow, string>();
-  rows.forEach((row, i) => {
-    const failed = failedIn.get(find(i));
-    if (!failed || row.failed || !changesOutcome(row.outcome)) return;
-    const one = failed.length === 1;
-    const which = failed.map((f) => (f.name ? `${f.name} (${f.path})` : f.path)).join(', ');
-    blocked.set(
-      row,
-      `not fixed, because ${which} could not be (see ${one ? 'its error' : 'their errors'}): this file and ${one ? 'it' : 'they'} are tied by references, friends or a satellite's key, and fixing one without the other would leave a reference to a public key token that is not there. Fix or leave out ${one ? 'that file' : 'those files'} and run again`,
-    );
-  });
-  return blocked;
-}
 
 /** The inputs: paths as on the command line, then the listed files (not explicit), without duplicates. */
 async function fixInputs(options: FixOptions, cwd: string): Promise<{ inputs: InputFile[]; listed: Set<string> }> {
@@ -487,38 +365,15 @@ async function fixInputs(options: FixOptions, cwd: string): Promise<{ inputs: In
   return { inputs: [...named, ...extra], listed: new Set(extra.map((f) => f.absolutePath)) };
 }
 
-type AssemblyEntry = {
-  readonly kind: 'assembly';
+/** An assembly of the set as planning read it: its facts, and the parts of its file that were read. */
+type AssemblyEntry = PlannedAssembly & {
   readonly input: InputFile;
   /** The parts of the file planning read (its headers and metadata), or the whole file when it is small. */
   readonly bytes: Uint8Array;
   readonly parts: AssemblyParts;
-  readonly name: string;
-  readonly before: StrongNameState;
-  /** The Assembly row's culture ('' when neutral). */
-  readonly culture: string;
-  /** The public key blob it carries (empty without one). */
-  readonly publicKey: Uint8Array;
-  /** Simple names of its AssemblyRefs, and of the friends its InternalsVisibleTo name without a key. */
-  readonly references: readonly string[];
-  /** Its AssemblyRefs without a public key token, with their versions. */
-  readonly unsignedReferences: readonly { readonly name: string; readonly version: string }[];
-  readonly friends: readonly string[];
-  /** It has a `*.g.resources` resource (compiled XAML), which fix notes. */
-  readonly baml: boolean;
-  /** It carries AssemblySignatureKeyAttribute (enhanced strong naming), which fix refuses to rewrite. */
-  readonly signatureKeyAttribute: boolean;
 };
 
-type PlanEntry =
-  | AssemblyEntry
-  | {
-      readonly kind: 'skipped' | 'refused';
-      readonly input: InputFile;
-      readonly reason: { code: string; message: string };
-      readonly before?: StrongNameState;
-      readonly unreadable?: boolean;
-    };
+type PlanEntry = AssemblyEntry | (PlannedOther & { readonly input: InputFile });
 
 /**
  * Reads every input's headers and metadata (a small file whole) and decides which assemblies get a strong name:
@@ -526,50 +381,14 @@ type PlanEntry =
  * to fix (native, a netmodule, a reference assembly) is skipped; named on its own, it is refused. A file that cannot
  * be read is refused, or skipped when it is among `listed` (absolute paths of the files a --list gave).
  */
-export function planFix(inputs: readonly InputFile[], force: boolean, listed?: ReadonlySet<string>): { entries: PlanEntry[]; strongNamed: string[] } {
+export function planFix(inputs: readonly InputFile[], force: boolean, listed?: ReadonlySet<string>): { entries: PlanEntry[]; plan: SetPlan<AssemblyEntry> } {
   const entries: PlanEntry[] = [];
-  const modules = new Map<PlanEntry, ModuleMetadata>();
   for (const input of inputs) {
     const parts = readAssemblyParts(input.absolutePath, input.displayPath);
-    const bytes = parts.bytes;
-    const skipOrRefuse = (code: string, message: string) => entries.push({ kind: input.explicit ? 'refused' : 'skipped', input, reason: { code, message } });
-    let module: ModuleMetadata;
-    let entry: AssemblyEntry;
     try {
-      const image = parsePeImage(bytes);
-      if (!hasCorHeader(image)) {
-        skipOrRefuse('SG_ERR_FIX_NOT_MANAGED', 'a native PE image, not a .NET assembly: it has no strong name to give');
-        continue;
-      }
-      module = parts.metadata(image);
-      // The one verdict where the file was read whole; a file read in parts gets it when it is read whole to be fixed.
-      if (parts.whole) checkWellFormed(module);
-      const unfixable = unfixableReason(module);
-      if (unfixable) {
-        skipOrRefuse(unfixable.code, unfixable.message);
-        continue;
-      }
-      const assembly = module.assembly!;
-      entry = {
-        kind: 'assembly',
-        input,
-        bytes,
-        parts,
-        name: assembly.name,
-        // The signature is not verified here: what becomes of a file that has one does not depend on it, but for
-        // one of `key` (signed now unless it verifies) and with `force` (an invalid one is re-signed), decided by
-        // strongNameAssembly over the whole file.
-        before: classifyStrongName(module, { verify: false }).state,
-        culture: assembly.culture,
-        publicKey: assembly.publicKey,
-        references: module.assemblyReferences.map((r) => r.name),
-        unsignedReferences: module.assemblyReferences
-          .filter((r) => r.publicKeyOrToken.length === 0)
-          .map((r) => ({ name: r.name, version: formatVersion(r.version) })),
-        friends: friendNames(module),
-        baml: module.manifestResources.some((r) => /\.g\.resources$/i.test(r.name)),
-        signatureKeyAttribute: module.assemblyAttributes.some((a) => a.typeName === SIGNATURE_KEY_ATTRIBUTE),
-      };
+      const read = assemblyFacts(parsePeImage(parts.bytes), (image) => parts.metadata(image), parts.whole);
+      if ('notToFix' in read) entries.push({ kind: input.explicit ? 'refused' : 'skipped', input, reason: read.notToFix });
+      else entries.push({ kind: 'assembly', input, bytes: parts.bytes, parts, ...read.facts });
     } catch (error) {
       if (!isSignGateError(error)) throw error;
       // A file that cannot be read is refused even in a folder (skipped when listed), and so is what refers to it.
@@ -579,30 +398,17 @@ export function planFix(inputs: readonly InputFile[], force: boolean, listed?: R
         reason: { code: error.code, message: error.message },
         unreadable: true,
       });
-      continue;
     } finally {
       parts.close();
     }
-    entries.push(entry);
-    modules.set(entry, module);
   }
-  const strongNamed = new Set<string>();
-  for (const entry of entries) if (entry.kind === 'assembly' && entry.before === 'unsigned') strongNamed.add(entry.name.toLowerCase());
-  if (force) {
-    // Another publisher's assembly that must change is re-signed with our key: its own referencers follow it.
-    for (let grew = true; grew; ) {
-      grew = false;
-      for (const entry of modules.keys()) {
-        if (entry.kind !== 'assembly' || strongNamed.has(entry.name.toLowerCase())) continue;
-        if (entry.before !== 'signed' && entry.before !== 'invalid-signature') continue;
-        if (entry.references.some((r) => strongNamed.has(r.toLowerCase()))) {
-          strongNamed.add(entry.name.toLowerCase());
-          grew = true;
-        }
-      }
-    }
-  }
-  return { entries, strongNamed: [...strongNamed] };
+  return {
+    entries,
+    plan: planSet(
+      entries.filter((e): e is AssemblyEntry => e.kind === 'assembly'),
+      force,
+    ),
+  };
 }
 
 /** The deepest folder that holds every path (the folder of the only one, for one). */
