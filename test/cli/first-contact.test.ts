@@ -1,13 +1,14 @@
 // What a new user meets in the first hour: mistakes stopped before any work, token files and config files as
 // Windows writes them, one spelling of JSON output, the vendor script's parameter spellings, clear words.
-import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { createServer, type AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { normalizeVendorParameters } from '../../src/cli/main.js';
-import { controlledResolver, fixturePath, runCli, runCliAsync } from '../helpers/fixtures.js';
+import { controlledResolver, fixturePath, runCli, runCliAsync, clientWorkdir } from '../helpers/fixtures.js';
 import { startStandIn, type StandIn } from '../helpers/stand-in-service.js';
+
+const workdir = () => clientWorkdir('signgate-first-', TOKEN);
 
 const KEY = fixturePath('test-keys/12345_public.snk');
 const ADDIN = fixturePath('addin');
@@ -18,11 +19,6 @@ beforeAll(async () => {
   service = await startStandIn();
 });
 afterAll(() => service.close());
-
-function workdir() {
-  const dir = mkdtempSync(join(tmpdir(), 'signgate-first-'));
-  return { dir, out: join(dir, 'out'), env: { SIGNGATE_CACHE_DIR: join(dir, 'cache'), SIGNGATE_ACCESS_TOKEN: TOKEN } };
-}
 
 describe('a mistake is stopped before any work starts', () => {
   test('a mistyped option of sign: exit 2, nothing uploaded, nothing written', async () => {

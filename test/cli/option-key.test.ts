@@ -3,15 +3,16 @@
 // prints and fetches them, and the online `check` and `sign` stop a key file of the right name and the wrong key
 // before anything is uploaded. The CLI runs against the reference service on 127.0.0.1 (and against a loopback
 // service that answers like the vendor's, without the extension).
-import { copyFileSync, existsSync, mkdtempSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { publicKeyToken } from '../../src/strongname/key-token.js';
-import { fixture, fixturePath, hasMono, runCliAsync, runMono } from '../helpers/fixtures.js';
+import { fixture, fixturePath, hasMono, runCliAsync, runMono, clientWorkdir } from '../helpers/fixtures.js';
 import { api, sandboxConfig, uploadForm, waitFinished } from '../helpers/server.js';
 import { sharedServer } from '../helpers/shared-server.js';
+
+const workdir = () => clientWorkdir('signgate-keyid-', shared.token());
 
 const RIGHT = fixturePath('test-keys/12345_public.snk');
 const RIGHT_TOKEN = '5d004f218731cd20';
@@ -20,11 +21,6 @@ const OTHER_TOKEN = publicKeyToken(fixture('test-keys/other_public.snk'));
 const WRONG_KEY_ADDIN = fixturePath('findings/wrong-key');
 
 const shared = sharedServer();
-
-function workdir() {
-  const dir = mkdtempSync(join(tmpdir(), 'signgate-keyid-'));
-  return { dir, env: { SIGNGATE_CACHE_DIR: join(dir, 'cache'), SIGNGATE_ACCESS_TOKEN: shared.token() } };
-}
 
 /** A key file of the right name (option 12345) holding the wrong key. */
 function wrongKeyFile(dir: string): string {

@@ -3,12 +3,13 @@
 import { execFileSync } from 'node:child_process';
 import type { ServerResponse } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, test } from 'vitest';
-import { fixture, fixturePath, runCliAsync } from '../helpers/fixtures.js';
+import { fixture, fixturePath, runCliAsync, clientWorkdir } from '../helpers/fixtures.js';
 import { startStandIn, type StandIn, type StandInOptions } from '../helpers/stand-in-service.js';
+
+const workdir = () => clientWorkdir('signgate-hostile-', TOKEN, 'work');
 
 const KEY = fixturePath('test-keys/12345_public.snk');
 const ADDIN_DLL = fixturePath('addin/SampleAddin.dll');
@@ -19,16 +20,6 @@ afterEach(async () => {
   await service?.close();
   service = undefined;
 });
-
-function workdir() {
-  const dir = mkdtempSync(join(tmpdir(), 'signgate-hostile-'));
-  return {
-    dir,
-    out: join(dir, 'work', 'out'),
-    cache: join(dir, 'work', 'cache'),
-    env: { SIGNGATE_CACHE_DIR: join(dir, 'work', 'cache'), SIGNGATE_ACCESS_TOKEN: TOKEN },
-  };
-}
 
 const signArgs = (baseUrl: string, out: string, ...extra: string[]) => [
   'sign',

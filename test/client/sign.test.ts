@@ -2,18 +2,19 @@
 // process on 127.0.0.1 (port 0): no mocked fetch anywhere.
 import { createHash } from 'node:crypto';
 import { createServer } from 'node:http';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, writeFileSync, mkdirSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, readdirSync, readFileSync, writeFileSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { schemaValidator } from '../helpers/schemas.js';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { parseStrongNameKeyFile } from '../../src/strongname/key-blob.js';
 import { readModule } from '../../src/strongname/well-formed.js';
 import { verifyStrongName } from '../../src/strongname/strong-name.js';
-import { fixture, fixturePath, runCliAsync } from '../helpers/fixtures.js';
+import { fixture, fixturePath, runCliAsync, clientWorkdir } from '../helpers/fixtures.js';
 import { buildZip } from '../helpers/hostile-zip.js';
 import { startProxy } from '../helpers/proxy.js';
 import { api, sandboxConfig, startServer, uploadForm, waitFinished, type TestServer } from '../helpers/server.js';
+
+const workdir = () => clientWorkdir('signgate-sign-', token);
 
 const KEY = fixturePath('test-keys/12345_public.snk');
 const key12345 = parseStrongNameKeyFile(readFileSync(KEY)).publicKey;
@@ -26,11 +27,6 @@ beforeAll(async () => {
   token = server.token();
 });
 afterAll(() => server.close());
-
-function workdir() {
-  const dir = mkdtempSync(join(tmpdir(), 'signgate-sign-'));
-  return { dir, out: join(dir, 'out'), env: { SIGNGATE_CACHE_DIR: join(dir, 'cache'), SIGNGATE_ACCESS_TOKEN: token } };
-}
 
 const signArgs = (baseUrl: string, out: string, ...extra: string[]) => [
   'sign',

@@ -1,15 +1,16 @@
 // `sign` and `jobs` against a stand-in service that differs from `signgate serve` wherever the vendor's published
 // interface leaves room: ids of other types, links only, other state names, backslash names, other error bodies,
 // a log file of another name, a job list without dates.
-import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, test } from 'vitest';
 import { readModule } from '../../src/strongname/well-formed.js';
 import { parseStrongNameKeyFile } from '../../src/strongname/key-blob.js';
 import { verifyStrongName } from '../../src/strongname/strong-name.js';
-import { fixturePath, runCliAsync } from '../helpers/fixtures.js';
+import { fixturePath, runCliAsync, clientWorkdir } from '../helpers/fixtures.js';
 import { startStandIn, type StandIn, type StandInOptions } from '../helpers/stand-in-service.js';
+
+const workdir = () => clientWorkdir('signgate-wire-', TOKEN);
 
 const KEY = fixturePath('test-keys/12345_public.snk');
 const key12345 = parseStrongNameKeyFile(readFileSync(KEY)).publicKey;
@@ -21,11 +22,6 @@ afterEach(async () => {
   await service?.close();
   service = undefined;
 });
-
-function workdir() {
-  const dir = mkdtempSync(join(tmpdir(), 'signgate-wire-'));
-  return { dir, out: join(dir, 'out'), env: { SIGNGATE_CACHE_DIR: join(dir, 'cache'), SIGNGATE_ACCESS_TOKEN: TOKEN } };
-}
 
 async function signWith(options: StandInOptions, ...extra: string[]) {
   service = await startStandIn(options);

@@ -4,6 +4,7 @@ import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import { readModule } from '../../src/strongname/well-formed.js';
 
 export const repoRoot = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 export const fixturesDir = join(repoRoot, 'fixtures');
@@ -96,4 +97,27 @@ export function runCliAsync(
     child.on('error', reject);
     child.on('close', (status) => resolve({ stdout, stderr, status }));
   });
+}
+
+/**
+ * A folder for one client run: `out` for the signed files and the cache (SIGNGATE_CACHE_DIR) beside it, below `under`
+ * when given, and the environment that names the cache and the access token.
+ */
+export function clientWorkdir(
+  prefix: string,
+  token: string,
+  under = '',
+): { dir: string; out: string; cache: string; env: { SIGNGATE_CACHE_DIR: string; SIGNGATE_ACCESS_TOKEN: string } } {
+  const dir = mkdtempSync(join(tmpdir(), prefix));
+  const cache = join(dir, under, 'cache');
+  return { dir, out: join(dir, under, 'out'), cache, env: { SIGNGATE_CACHE_DIR: cache, SIGNGATE_ACCESS_TOKEN: token } };
+}
+
+/** fixtures/addin/SampleAddin.dll delay-signed for another key: its public key blob replaced by `publicKey`, of the same length. */
+export function addinFor(publicKey: Uint8Array): Uint8Array {
+  const bytes = Buffer.from(fixture('addin/SampleAddin.dll'));
+  const old = readModule(bytes).assembly!.publicKey;
+  if (publicKey.length !== old.length) throw new Error(`addinFor: a ${publicKey.length}-byte key blob cannot replace the add-in's ${old.length}-byte one`);
+  bytes.set(publicKey, bytes.indexOf(Buffer.from(old)));
+  return new Uint8Array(bytes);
 }

@@ -5,23 +5,15 @@ import { mkdtempSync, readdirSync, readFileSync, renameSync, writeFileSync } fro
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { readModule } from '../../src/strongname/well-formed.js';
 import { openPkcs11Key } from '../../src/strongname/pkcs11/signer.js';
 import { freshDatabase, requireDatabase } from '../helpers/database.js';
-import { fixture } from '../helpers/fixtures.js';
+import { addinFor } from '../helpers/fixtures.js';
 import { uploadForm } from '../helpers/server.js';
 import { cliToken, startServiceProcess, stopServiceProcess, waitJobFinished, type ServiceProcess } from '../helpers/service-process.js';
 import { createToken, generateKey, hasSoftHsm, SOFTHSM_MODULE, softHsmConf, type TestToken } from '../helpers/softhsm.js';
 
 const OPTION = 5150;
 if (process.env.CI && !hasSoftHsm) throw new Error('CI is set but SoftHSM2 (softhsm2, opensc) is missing; .ci/run must install it');
-
-function addinFor(publicKey: Uint8Array): Uint8Array {
-  const bytes = Buffer.from(fixture('addin/SampleAddin.dll'));
-  const old = readModule(bytes).assembly!.publicKey;
-  bytes.set(publicKey, bytes.indexOf(Buffer.from(old)));
-  return new Uint8Array(bytes);
-}
 
 describe.skipIf(!hasSoftHsm || !requireDatabase())('signing workers on PostgreSQL wait for a key they cannot use', () => {
   let token: TestToken;

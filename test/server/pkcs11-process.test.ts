@@ -5,9 +5,8 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'no
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, test } from 'vitest';
-import { readModule } from '../../src/strongname/well-formed.js';
 import { openPkcs11Key } from '../../src/strongname/pkcs11/signer.js';
-import { fixture } from '../helpers/fixtures.js';
+import { addinFor } from '../helpers/fixtures.js';
 import { uploadForm } from '../helpers/server.js';
 import { cliToken, startServiceProcess, stopServiceProcess, waitJobFinished, type ServiceProcess } from '../helpers/service-process.js';
 import { createToken, generateKey, hasSoftHsm, SOFTHSM_MODULE, type TestToken } from '../helpers/softhsm.js';
@@ -18,14 +17,6 @@ const hasSpy = existsSync(PKCS11_SPY);
 if (process.env.CI && !hasSpy) throw new Error(`CI is set but OpenSC's ${PKCS11_SPY} is missing; .ci/run must apt-get install opensc`);
 
 const OPTION = 4711;
-
-/** SampleAddin.dll (delay-signed with the 1024-bit test key 12345) carrying `publicKey` instead. */
-function addinFor(publicKey: Uint8Array): Uint8Array {
-  const bytes = Buffer.from(fixture('addin/SampleAddin.dll'));
-  const old = readModule(bytes).assembly!.publicKey;
-  bytes.set(publicKey, bytes.indexOf(Buffer.from(old)));
-  return new Uint8Array(bytes);
-}
 
 /** A service folder whose one option signs with `keyPair` (a pkcs11: URI), its public key from a file. */
 function serviceConfig(keyPair: string, publicKey: Uint8Array, limits?: { keyWaitSeconds: number }): { config: string; dataDir: string } {

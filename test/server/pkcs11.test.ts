@@ -13,22 +13,12 @@ import { strongNameKeyPairFromPrivateKey } from '../../src/strongname/key-blob.j
 import { openPkcs11Key } from '../../src/strongname/pkcs11/signer.js';
 import { verifyStrongName } from '../../src/strongname/strong-name.js';
 import { readZip } from '../../src/zip/read-zip.js';
-import { fixture, hasMono, runCli, runMono } from '../helpers/fixtures.js';
+import { hasMono, runCli, runMono, addinFor } from '../helpers/fixtures.js';
 import { api, startServer, uploadForm, waitFinished } from '../helpers/server.js';
 import { waitFor } from '../helpers/wait.js';
 import { createToken, exportKey, generateKey, hasSoftHsm, SOFTHSM_MODULE, softHsmConf, type TestToken } from '../helpers/softhsm.js';
 
 const OPTION = 777;
-
-/** SampleAddin.dll (delay-signed with the 1024-bit test key 12345) carrying `publicKey` instead: delay-signed for it. */
-function addinFor(publicKey: Uint8Array): Uint8Array {
-  const bytes = Buffer.from(fixture('addin/SampleAddin.dll'));
-  const old = readModule(bytes).assembly!.publicKey;
-  const at = bytes.indexOf(Buffer.from(old));
-  expect(publicKey.length).toBe(old.length);
-  bytes.set(publicKey, at);
-  return new Uint8Array(bytes);
-}
 
 function configWith(license: { keyPair: string; publicKey?: string }, dir: string, keyWaitSeconds?: number): ServerConfig {
   return parseServerConfig(
