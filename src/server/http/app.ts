@@ -2,29 +2,23 @@
 // buildServer() makes the app; the caller listens, and closes it (which also stops the signing worker).
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import multipart from '@fastify/multipart';
-import { onPkcs11Event } from '../../strongname/pkcs11/session.js';
 import { docsOAuth } from '../identity/oidc.js';
 import { registerRateLimits } from '../identity/rate-limit.js';
-import type { TokenKeeper } from '../ports.js';
 import { DEFAULT_JOB_MEMORY_BYTES, JobMemory } from '../jobs/job-memory.js';
 import { signingOptions } from '../jobs/signing-pool.js';
-import { logPkcs11Event } from '../jobs/token-readiness.js';
-import { startRetention } from '../jobs/retention.js';
 import type { JobWorker, NodeRole } from '../jobs/job-worker.js';
-import { problem } from '../problem.js';
 import { DEFAULT_SERVICE_NAME, type Organization, type RateLimitSettings, type ServerConfig } from '../server-config.js';
-import { SERVICE_LOG_OPTIONS, withoutQuery } from '../service-log.js';
-import { RecordLog } from '../record/record-checkpoint.js';
-import type { JobStateStore } from '../ports.js';
+import { SERVICE_LOG_OPTIONS } from '../service-log.js';
+import type { JobStateStore, TokenKeeper } from '../ports.js';
 import { authenticator, operatorCheck } from './authenticate.js';
-import { discardBody, UPLOAD_ENVELOPE_BYTES } from './body-guard.js';
 import { nodeMetrics, registerMetricsRoute, type ServiceMetrics } from './metrics.js';
-import { openStores } from './node-stores.js';
-import { errorResponse, OUTAGE_RETRY_AFTER_S } from './error-response.js';
+import { openStoresFor } from './node-stores.js';
+import { keepRecordLog, keepRetention, logPkcs11Events } from './node-tasks.js';
+import { answerProblems, frameworkErrors } from './problem-answers.js';
 import { answerRequestIds, requestIdOf } from './request-id.js';
 import { QuietPollLog } from './request-log.js';
 import { registerArchiveRoutes } from './routes/archives-routes.js';
-import { jobOf, type RouteContext } from './routes/context.js';
+import type { RouteContext } from './routes/context.js';
 import { registerDocs } from './routes/docs-routes.js';
 import { registerExchangePage } from './routes/exchange-page-routes.js';
 import { readiness, registerHealth, type Readiness } from './routes/health-routes.js';
@@ -142,28 +136,7 @@ export async function buildServer(options: BuildServerOptions): Promise<FastifyI
     // A socket silent well past the body's idle timeout is closed even where no 408 can be sent (stalled
     // headers); the margin lets the 408 go out first however late the route started watching the body.
     connectionTimeout: idleMs + Math.max(idleMs, 10_000),
-    // The router's own refusals (a bad percent-encoding, a path segment too long) answer problem+json like every
-    // other error; the address is not echoed (it is the client's, and may be long).
-    frameworkErrors: (error, request, reply) => {
-      const code = (error as { code?: string }).code;
-      const status = code === 'FST_ERR_MAX_PARAM_LENGTH' ? 414 : 400;
-      const detail =
-        code === 'FST_ERR_MAX_PARAM_LENGTH'
-          ? 'A part of the address is longer than the service reads.'
-          : code === 'FST_ERR_BAD_URL'
-            ? 'The address has a malformed percent-encoding.'
-            : 'The request cannot be read.';
-      // No hook runs for these: the request id is sent here (request-id.ts does it for every other answer).
-      const plain = reply as unknown as { header(n: string, v: string): void; status(code: number): { type(t: string): { send(body: unknown): void } } };
-      plain.header('x-request-id', request.id);
-      plain
-        .status(status)
-        .type('application/problem+json')
-        .send({
-          ...problem(status, status === 414 ? 'URI Too Long' : 'Bad Request', detail, withoutQuery(request.url).slice(0, 200)),
-          requestId: request.id,
-        });
-    },
+    frameworkErrors,
   });
   const role = options.role ?? 'all';
   // An API node signs nothing: it starts no signing threads.
@@ -171,7 +144,11 @@ export async function buildServer(options: BuildServerOptions): Promise<FastifyI
   const memory = role === 'api' ? undefined : new JobMemory(options.jobMemoryBytes ?? DEFAULT_JOB_MEMORY_BYTES);
   const metrics = options.metrics ? nodeMetrics(app.log, role, config, () => ({ store, worker, recordLog })) : undefined;
   const signing = role === 'api' ? undefined : { ...signingOptions(options.signingWorkers ?? config().signingWorkers), memory, observer: metrics };
-  const stores = await openStores({
+  // The signing threads close last, after the worker that uses them has stopped.
+  const pool = signing?.signer;
+  if (pool) app.addHook('onClose', async () => await pool.close());
+  // Each part of the node adds its own onClose hook as it starts; they run in the reverse order (node-tasks.ts).
+  const stores = await openStoresFor(app, {
     dataDir: options.dataDir,
     database: options.database,
     blobStore: options.blobStore,
@@ -188,63 +165,11 @@ export async function buildServer(options: BuildServerOptions): Promise<FastifyI
   answerRequestIds(app);
   if (metrics) metrics.observeRequests(app);
   if (options.metrics === 'route') registerMetricsRoute(app, metrics!);
-  // This thread owns the PKCS#11 modules (pool threads sign through it): what it does with a token is logged.
-  const stopPkcs11Log = signing ? onPkcs11Event((event) => logPkcs11Event(app.log, event)) : undefined;
-  // The record as a Merkle log: checkpoints signed with the deployment's record key (openStores agrees on it).
-  // A worker node serves no API and signs no checkpoint: it has no record key (stores.recordKey is undefined).
-  const recordLog = stores.recordKey ? new RecordLog(store.signatures, stores.recordKey) : undefined;
-  // The record's stored tree is read on from the start, not at the first request: at the first start of a release
-  // on a record without one, it is built (minutes for millions of entries) while the node serves; checkpoints wait.
-  if (recordLog) app.addHook('onReady', async () => void readRecordTree(recordLog, app.log));
-  // Finished jobs past limits.jobRetention go, swept by the nodes that serve the API (retention.ts).
-  const stopRetention = role === 'worker' ? undefined : startRetention(store, config, app.log, memory);
-  app.addHook('onClose', async () => {
-    await recordLog?.stop();
-    await stopRetention?.();
-    stopPkcs11Log?.();
-    await worker.stop();
-    await stores.close();
-    await signing?.signer?.close();
-  });
-
-  app.setErrorHandler(async (error, request, reply) => {
-    // A client that went away (a cancelled upload, a dropped connection) is not a fault of the service's storage,
-    // though its reads fail as an outage's do (ECONNRESET): one info line, and an answer nobody reads.
-    if (request.raw.readableAborted || request.raw.socket?.destroyed) {
-      request.log.info(
-        { err: { message: (error as Error).message, code: (error as { code?: string }).code } },
-        'the client went away before its request was read whole; nothing of it was kept',
-      );
-      return reply
-        .status(400)
-        .header('connection', 'close')
-        .type('application/problem+json')
-        .send(problem(400, 'Bad Request', 'The request ended before its body did; nothing of it was kept.', request.url));
-    }
-    const { status, body } = errorResponse(error, request.url);
-    if (status >= 500) {
-      const what =
-        status === 507
-          ? 'storage full: free space on the data disk (answered 507)'
-          : status === 503
-            ? 'storage does not answer (answered 503 with Retry-After)'
-            : 'request failed';
-      request.log.error({ err: { message: (error as Error).message, code: (error as { code?: string }).code } }, what);
-    }
-    if (status === 503) reply.header('retry-after', String(OUTAGE_RETRY_AFTER_S));
-    if (status === 413 || status === 408)
-      reply.header('connection', 'close'); // stop reading the rest of an oversized or stalled upload
-    // Any other refusal (401, 403, 409, 400) reads and drops what the client is still sending, so that the client
-    // sees the answer instead of a broken pipe; past the upload limit it gives up and closes the connection.
-    else if (!(await discardBody(request.raw, config().maxUploadBytes + UPLOAD_ENVELOPE_BYTES, idleMs))) reply.header('connection', 'close');
-    return reply.status(status).type('application/problem+json').send(body);
-  });
-  app.setNotFoundHandler((request, reply) =>
-    reply
-      .status(404)
-      .type('application/problem+json')
-      .send(problem(404, 'Not Found', `There is no ${request.method} ${withoutQuery(request.url)}.`, request.url)),
-  );
+  if (signing) logPkcs11Events(app);
+  // A worker node has no record key (stores.recordKey is undefined): it serves no API and signs no checkpoint.
+  const recordLog = keepRecordLog(app, store, stores.recordKey);
+  keepRetention(app, role, store, config, memory);
+  answerProblems(app, config, idleMs);
 
   // Whole numbers in paths and queries are written one way only (the schemas' type coercion would take "12345.0").
   app.addHook('onRoute', wholeNumbersOnly);
@@ -274,16 +199,7 @@ export async function buildServer(options: BuildServerOptions): Promise<FastifyI
         registerJobRoutes(api, routes);
         registerRecordRoutes(api, routes);
         registerResultRoutes(api, routes);
-        registerArchiveRoutes(api, {
-          config,
-          store,
-          worker,
-          now,
-          apiPrefix,
-          envelopeBytes: UPLOAD_ENVELOPE_BYTES,
-          idleMs,
-          jobOf: (request) => jobOf(routes, request),
-        });
+        registerArchiveRoutes(api, routes);
       },
       { prefix: apiPrefix },
     );
@@ -291,16 +207,4 @@ export async function buildServer(options: BuildServerOptions): Promise<FastifyI
   await app.ready();
   for (const record of await store.unfinished()) worker.enqueue(record.organization, record.id);
   return app;
-}
-
-/** Reads the record's tree on in the background; logs how long when it took more than a second, and a failure (a request retries it). */
-function readRecordTree(recordLog: RecordLog, log: FastifyBaseLogger): void {
-  const since = Date.now();
-  recordLog.refresh().then(
-    () => {
-      if (Date.now() - since > 1000) log.info({ entries: recordLog.size, ms: Date.now() - since }, "the signature record's stored tree is read");
-    },
-    (error: Error) =>
-      log.error({ err: { message: error.message } }, "the signature record's stored tree could not be read; a request for a checkpoint tries again"),
-  );
 }

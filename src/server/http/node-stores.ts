@@ -2,7 +2,7 @@
 // database is given) and the signing worker that goes with it: the node's own (jobs/signing-worker.ts) where the
 // backend has no shared queue, a worker on the shared queue (jobs/queue-worker.ts) where it has one, none on an API
 // node. Here, above jobs/ and backends/, because it puts them together.
-import type { FastifyBaseLogger } from 'fastify';
+import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
 import { openNodeBackend } from '../backends/index.js';
 import { NO_WORKER, type JobWorker, type NodeRole } from '../jobs/job-worker.js';
 import { QueueWorker } from '../jobs/queue-worker.js';
@@ -60,4 +60,17 @@ export async function openStores(options: StoreOptions): Promise<Stores> {
     throw error;
   }
   return { jobs: node.jobs, tokens: node.tokens, worker, recordKey: node.recordKey, close: () => node.close() };
+}
+
+/**
+ * openStores for `app`, which then owns what it opened: when the app closes (after the hooks added later, which may
+ * still use them), the worker stops, then the stores close.
+ */
+export async function openStoresFor(app: FastifyInstance, options: StoreOptions): Promise<Stores> {
+  const stores = await openStores(options);
+  app.addHook('onClose', async () => {
+    await stores.worker.stop();
+    await stores.close();
+  });
+  return stores;
 }

@@ -17,11 +17,11 @@ import { writeZipFile } from '../../zip-file.js';
 import type { PendingJob } from '../../ports.js';
 import type { JobRecord } from '../../domain/job.js';
 import type { JobStateStore } from '../../ports.js';
-import type { JobWorker } from '../../jobs/job-worker.js';
-import { guardBody } from '../body-guard.js';
+import type { ServerConfig } from '../../server-config.js';
+import { guardBody, UPLOAD_ENVELOPE_BYTES } from '../body-guard.js';
+import { jobOf, type RouteContext } from './context.js';
 import { commentOf } from '../error-response.js';
 import { HttpProblem } from '../../problem.js';
-import type { ServerConfig } from '../../server-config.js';
 import { acceptance } from '../../jobs/key-rotation.js';
 import { SIGNING_LOG } from '../../../core/upload-names.js';
 import { ARCHIVE_FILES, ARCHIVE_MANIFEST, ARCHIVE_RESULT, DEFAULT_RESULT_FILE, UPLOADS_FOLDER } from '../../domain/job-folder.js';
@@ -30,19 +30,6 @@ import { mkdirPrivate, PRIVATE_FILE } from '../../fs-atomic.js';
 
 interface ArchiveManifest {
   readonly files: readonly { readonly name: string; readonly assembly: boolean; readonly size: number; readonly sha256: string }[];
-}
-
-export interface ArchiveContext {
-  readonly config: () => ServerConfig;
-  readonly store: JobStateStore;
-  readonly worker: JobWorker;
-  readonly now: () => Date;
-  readonly apiPrefix: string;
-  /** Room for multipart framing around the archive. */
-  readonly envelopeBytes: number;
-  /** A body that brings no byte for this long is answered 408, as on POST /assemblies. */
-  readonly idleMs: number;
-  readonly jobOf: (request: FastifyRequest<{ Params: { id: string } }>) => Promise<JobRecord>;
 }
 
 const tooLarge = (what: string, max: number) =>
@@ -287,13 +274,13 @@ const archiveDownloadRoute = {
 } as const;
 
 /** Registers POST /archives and GET /archives/{id} on the authenticated API instance. */
-export function registerArchiveRoutes(api: FastifyInstance, ctx: ArchiveContext): void {
+export function registerArchiveRoutes(api: FastifyInstance, ctx: RouteContext): void {
   api.post('/archives', { schema: archiveUploadRoute }, async (request, reply) => {
     const org = request.principal!.organization;
     const config = ctx.config();
     if (org.licenses.length === 0) throw new HttpProblem(403, 'Forbidden', `The organization ${org.id} holds no license option, so nothing can be signed.`);
     if (!request.isMultipart()) throw new HttpProblem(400, 'Bad Request', 'Send the archive as multipart/form-data, in the part "archive".');
-    if (Number(request.headers['content-length'] ?? 0) > config.maxUploadBytes + ctx.envelopeBytes) throw tooLarge('The archive', config.maxUploadBytes);
+    if (Number(request.headers['content-length'] ?? 0) > config.maxUploadBytes + UPLOAD_ENVELOPE_BYTES) throw tooLarge('The archive', config.maxUploadBytes);
     const pending: PendingJob | undefined = await ctx.store.reserve(org.id, config.maxJobsPerOrganization);
     if (!pending) {
       throw new HttpProblem(
@@ -303,7 +290,7 @@ export function registerArchiveRoutes(api: FastifyInstance, ctx: ArchiveContext)
       );
     }
     try {
-      const archive = await receiveArchive(request, config.maxUploadBytes, ctx.envelopeBytes, ctx.idleMs);
+      const archive = await receiveArchive(request, config.maxUploadBytes, UPLOAD_ENVELOPE_BYTES, ctx.idleMs);
       const { assemblies } = await oneOfFewExtractions(() => unpack(archive, pending, config));
       const record: JobRecord = {
         id: pending.id,
@@ -330,7 +317,7 @@ export function registerArchiveRoutes(api: FastifyInstance, ctx: ArchiveContext)
   });
 
   api.get<{ Params: { id: string } }>('/archives/:id', { schema: archiveDownloadRoute }, async (request, reply) => {
-    const record = await ctx.jobOf(request);
+    const record = await jobOf(ctx, request);
     const manifestBytes = await ctx.store.readJobFile(record, ARCHIVE_MANIFEST);
     if (!manifestBytes) {
       throw new HttpProblem(404, 'Not an archive job', `Job ${record.id} was uploaded as files, not as an archive; download it from /assemblies/${record.id}.`);
