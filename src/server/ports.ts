@@ -66,15 +66,8 @@ export interface JobStateStore {
   overview(organization?: string): Promise<JobOverview[]>;
   /** Jobs this process must resume itself after a start (the PostgreSQL queue resumes them on its own). */
   unfinished(): Promise<JobRecord[]>;
-  /** The result package of a finished job, as a stream. */
-  openResult(record: JobRecord): Promise<Readable>;
-  /**
-   * A file kept with the job, by its path in the job's folder (`archive.json`, `archive-files/…`, `uploads/…`, the
-   * result package), wherever this store keeps job files; undefined when the job has no such file.
-   */
-  readJobFile(record: JobRecord, name: string): Promise<Buffer | undefined>;
-  /** The folder of a kept job's files. */
-  jobDir(organization: string, id: string): string;
+  /** The job's files (its uploads, its result package, its logs), wherever this store keeps them. */
+  readonly files: JobFiles;
   /** The signature record: an entry for every file the service signed and returned. */
   readonly signatures: SignatureRecordReader;
   /**
@@ -90,6 +83,22 @@ export interface JobStateStore {
    */
   keyWaits?(): Promise<readonly { readonly option: string; readonly jobs: number; readonly since: string }[]>;
   close(): Promise<void>;
+}
+
+/**
+ * A kept job's files, named as domain/job-folder.ts names them (`uploads/…`, the result package, `archive.json`, …):
+ * in the data directory's job folder, or with object storage in the bucket.
+ */
+export interface JobFiles {
+  /**
+   * This node's folder for the job: where its upload is written and, on the data directory, where it is signed and
+   * its result package kept; a node without a shared folder builds what it serves there (the archive route).
+   */
+  folder(organization: string, id: string): string;
+  /** The result package of a finished job, as a stream. */
+  openResult(record: JobRecord): Promise<Readable>;
+  /** A file kept with the job, by its path in the job's folder; undefined when the job has no such file. */
+  read(record: JobRecord, name: string): Promise<Buffer | undefined>;
 }
 
 /** The signature record as `serve record verify` and `serve record export` read it, wherever it is kept. */
@@ -164,8 +173,11 @@ export interface SharedJobQueue {
   listen(wake: () => void, lost: (message: string, when: 'start' | 'later') => void): Promise<() => Promise<void>>;
 }
 
-/** What processJob writes through: the job's folder and its progress. */
-export type JobProgressSink = Pick<JobStateStore, 'jobDir' | 'save' | 'finishRecorded' | 'progress'>;
+/**
+ * What processJob works in and writes through, for one job: the folder that holds its uploads and takes its result
+ * package, and its progress.
+ */
+export type JobProgressSink = { readonly folder: string } & Pick<JobStateStore, 'save' | 'finishRecorded' | 'progress'>;
 
 /** Where token hashes are kept: the data directory (backends/data-dir/token-file.ts) or PostgreSQL. */
 export interface TokenKeeper {

@@ -8,10 +8,9 @@ import { dirname, relative, resolve, sep } from 'node:path';
 import { SignGateError, UsageError } from '../core/errors.js';
 import { readZip, type ZipLimits } from '../zip/read-zip.js';
 import { writeFileAtomic } from './files.js';
+import { SIGNING_LOG } from '../core/upload-names.js';
 import { windowsPathKey, windowsNameProblem } from '../core/windows-names.js';
 
-/** The log our own service puts at the top of a result package. */
-export const SERVICE_LOG_NAME = 'signing-log.txt';
 /** Where files that were not uploaded go, below the destination. */
 export const FROM_SERVICE_FOLDER = 'from-service';
 
@@ -81,7 +80,7 @@ export async function readPackage(zipPath: string, destination: string, options:
     seen.set(key, e.name);
     const segments = key.split('/');
     for (let i = 1; i < segments.length; i++) folders.add(segments.slice(0, i).join('/'));
-    const isLog = !expected?.has(key) && key === windowsPathKey(SERVICE_LOG_NAME);
+    const isLog = !expected?.has(key) && key === windowsPathKey(SIGNING_LOG);
     const kind: 'file' | 'extra' | 'log' = isLog ? 'log' : !expected || expected.has(key) ? 'file' : 'extra';
     const name = kind === 'log' ? options.logName : kind === 'extra' ? `${FROM_SERVICE_FOLDER}/${e.name}` : e.name;
     const path = resolve(root, ...name.split('/'));

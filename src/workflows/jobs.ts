@@ -7,7 +7,8 @@ import { ClientFileState, isFailedState, isPendingState } from '../core/file-sta
 import { windowsPathKey } from '../core/windows-names.js';
 import type { JobRef, JobSummary, ServiceClient } from '../service-client/client.js';
 import { CONFIG_FILE_NAME, loadConfig } from './config.js';
-import { readPackage, SERVICE_LOG_NAME, writePackage, type ExtractResult } from './extract.js';
+import { readPackage, writePackage, type ExtractResult } from './extract.js';
+import { SIGNING_LOG } from '../core/upload-names.js';
 import { downloadTo } from './files.js';
 import { loadExpectedKey, readRecordPublicKey } from './keys.js';
 import { cacheDir, downloadName, Ledger, makeCacheDir, sweepStaleDownloads, type LedgerFile } from './ledger.js';
@@ -137,7 +138,7 @@ export async function downloadJob(client: ServiceClient, jobId: string, destinat
     const plan = await readPackage(zipPath, resolve(destination), {
       ...(known ? { expected: new Set(known.files.map((f) => f.name)) } : {}),
       force: options.force ?? false,
-      logName: SERVICE_LOG_NAME,
+      logName: SIGNING_LOG,
     });
     // The job's files: what the ledger uploaded, else what the status names and the package holds.
     const names = known

@@ -16,7 +16,8 @@ import type { CheckInput, ExpectedKey } from '../rules/types.js';
 import { ClientFileState, isFailedState, isPendingState } from '../core/file-states.js';
 import type { JobRef, JobStatus, ServiceClient } from '../service-client/client.js';
 import type { RetryInfo } from '../service-client/http.js';
-import { readPackage, SERVICE_LOG_NAME, writePackage } from './extract.js';
+import { readPackage, writePackage } from './extract.js';
+import { SIGNING_LOG } from '../core/upload-names.js';
 import { downloadTo } from './files.js';
 import { displayPath } from './input-paths.js';
 import { cacheDir, downloadName, sweepStaleDownloads, type Ledger, type LedgerEntry, type LedgerFile } from './ledger.js';
@@ -284,7 +285,7 @@ export async function signJob(
     extracted = await readPackage(zipPath, run.destination, {
       expected: new Set(group.map((i) => i.uploadName)),
       force: options.force ?? false,
-      logName: run.jobs > 1 ? `signing-log-${index + 1}.txt` : SERVICE_LOG_NAME,
+      logName: run.jobs > 1 ? `signing-log-${index + 1}.txt` : SIGNING_LOG,
     });
     const returnedOf = new Map(extracted.files.map((e) => [windowsPathKey(e.name), e.bytes]));
     bindRecordToFiles(

@@ -26,7 +26,7 @@ async function signedJob(server: TestServer, count: number): Promise<{ id: strin
   expect(status.assemblies.map((a) => a.fileProcessingState)).toEqual(Array(count).fill('Signed'));
   // What was accepted is on disk as it was sent.
   for (let i = 0; i < count; i++)
-    expect(sha256(readFileSync(join(server.app.signgate.store.jobDir('sandbox', id), 'uploads', 'Addins', `Large${i}.dll`)))).toBe(sha256(LARGE));
+    expect(sha256(readFileSync(join(server.app.signgate.store.files.folder('sandbox', id), 'uploads', 'Addins', `Large${i}.dll`)))).toBe(sha256(LARGE));
   const download = await api(server, `/assemblies/${id}`, token);
   expect(download.status).toBe(200);
   const zip = await readZip(new Uint8Array(await download.arrayBuffer()));
@@ -94,7 +94,7 @@ describe('a job in memory between its steps', () => {
         await store.progress!(record);
         const status = (await (await api(server, `/assemblies/${second}/status`, token)).json()) as JobRecord;
         expect(status.assemblies[0]!.fileProcessingState).toBe('Processing');
-        const onDisk = JSON.parse(readFileSync(join(store.jobDir('sandbox', second), 'job.json'), 'utf8')) as JobRecord;
+        const onDisk = JSON.parse(readFileSync(join(store.files.folder('sandbox', second), 'job.json'), 'utf8')) as JobRecord;
         expect(onDisk.assemblies[0]!.fileProcessingState).toBe('Pending');
       } finally {
         await server.close();

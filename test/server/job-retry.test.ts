@@ -88,7 +88,7 @@ describe('a job whose processing fails', () => {
     const text = done.assemblies[0]!.messages.map((m) => m.message).join(' ');
     expect(text).toContain('the service ran out of storage space (3 attempts)');
     expect(text).not.toContain('/var/lib'); // no paths of the service
-    const entries = await readZip(readFileSync(join(store.jobDir('sandbox', record.id), 'result.zip')));
+    const entries = await readZip(readFileSync(join(store.files.folder('sandbox', record.id), 'result.zip')));
     expect(entries.map((e) => e.name).sort()).toEqual(['SampleAddin.dll', 'signing-log.txt']);
     expect(Buffer.from(entries.find((e) => e.name === 'SampleAddin.dll')!.bytes).equals(readFileSync(ADDIN))).toBe(true);
     await worker.stop();

@@ -108,7 +108,7 @@ describe('key rotation', () => {
   test('a job accepted before the change but started after it (queued, or taken over by another worker) signs with the old key from previousKeys', async () => {
     const { dir, record } = queuedJob();
     const saved: { keyToken: string; keyLocation: string }[][] = [];
-    await processJob({ jobDir: () => dir, save: async (_r, signatures) => void saved.push([...(signatures ?? [])]) }, configWith(NEW, [OLD]), record);
+    await processJob({ folder: dir, save: async (_r, signatures) => void saved.push([...(signatures ?? [])]) }, configWith(NEW, [OLD]), record);
     expect(record.assemblies[0]!.fileProcessingState).toBe('Signed');
     expect(saved.at(-1)!.map((e) => [e.keyToken, e.keyLocation])).toEqual([[tokenOf(OLD), OLD]]);
   });
@@ -116,7 +116,7 @@ describe('key rotation', () => {
   test('a job accepted with a key the configuration no longer holds: every file an error saying so, nothing signed', async () => {
     const { dir, record } = queuedJob();
     const saved: unknown[] = [];
-    await processJob({ jobDir: () => dir, save: async (_r, signatures) => void saved.push(signatures) }, configWith(NEW), record);
+    await processJob({ folder: dir, save: async (_r, signatures) => void saved.push(signatures) }, configWith(NEW), record);
     expect(record.assemblies[0]!.fileProcessingState).toBe('Error');
     expect(record.assemblies[0]!.messages.map((m) => m.message).join('\n')).toContain(
       `the key of option 12345 this job was accepted with (key token ${tokenOf(OLD)}) is no longer in the service's configuration`,

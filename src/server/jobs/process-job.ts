@@ -19,7 +19,7 @@ import type { CheckSettings } from '../../rules/types.js';
 import type { PreparedZipData, ZipEntry } from '../../zip/write-zip.js';
 import { writeZipFile, zipEntryOfFile } from '../zip-file.js';
 import type { JobFile, JobMessage, JobRecord } from '../domain/job.js';
-import type { JobProgressSink } from '../ports.js';
+import type { JobProgressSink, JobStateStore } from '../ports.js';
 import type { License, Organization, ServerConfig } from '../server-config.js';
 import { inProcessSigner, type FileSigner } from './sign-file.js';
 import { keysForJob } from './key-rotation.js';
@@ -50,6 +50,16 @@ function signingLog(record: JobRecord): string {
     for (const m of file.messages) lines.push(`  ${m.dateTime} ${m.messageType}: ${m.message}`);
   }
   return `${lines.join('\r\n')}\r\n`;
+}
+
+/** What processJob works in for a job of a store whose worker holds the queue (the data directory): the job's own folder. */
+export function sinkOf(store: JobStateStore, record: JobRecord): JobProgressSink {
+  return {
+    folder: store.files.folder(record.organization, record.id),
+    save: (r, signatures) => store.save(r, signatures),
+    ...(store.progress && { progress: (r: JobRecord) => store.progress!(r) }),
+    ...(store.finishRecorded && { finishRecorded: (r: JobRecord) => store.finishRecorded!(r) }),
+  };
 }
 
 /**
@@ -84,7 +94,7 @@ async function processJobSteps(
   signer: FileSigner,
   memory: JobMemory | undefined,
 ): Promise<void> {
-  const dir = store.jobDir(record.organization, record.id);
+  const dir = store.folder;
   const configured = config.organizations.get(record.organization);
   // Each option with the key the job was accepted with (key rotation: key-rotation.ts).
   const jobKeys = configured && keysForJob(configured, record.acceptedKeys);
@@ -236,7 +246,7 @@ function signatureEvent(record: JobRecord, file: JobFile, license: License, sign
  * and the signing log, then the record. Throws when that cannot be written either (the caller tries later).
  */
 export async function finishUnsigned(store: JobProgressSink, record: JobRecord, text: string, resultFile = DEFAULT_RESULT_FILE): Promise<void> {
-  const dir = store.jobDir(record.organization, record.id);
+  const dir = store.folder;
   for (const f of record.assemblies) {
     f.fileProcessingState = FileState.Error;
     f.messages = [message('Error', `Not signed: ${text}`), message('Info', 'The package holds the file as uploaded.')];

@@ -9,7 +9,7 @@ import type { ServerConfig } from '../server-config.js';
 import { inProcessSigner, type FileSigner } from './sign-file.js';
 import { KeyWait, noteWaiting } from './key-wait.js';
 import type { JobMemory } from './job-memory.js';
-import { finishUnsigned, processJob, reportJobProcessed, type JobObserver } from './process-job.js';
+import { finishUnsigned, processJob, reportJobProcessed, sinkOf, type JobObserver } from './process-job.js';
 
 /** How the worker signs: the signer, and how many jobs it processes at once. */
 export interface SigningWorkerOptions {
@@ -102,7 +102,11 @@ export class SigningWorker implements JobWorker {
         this.attempts.delete(key);
         return;
       }
-      await finishUnsigned(this.store, record, `${failureText(error)} (${attempt} attempts); nothing in this job was signed: upload the files again.`);
+      await finishUnsigned(
+        sinkOf(this.store, record),
+        record,
+        `${failureText(error)} (${attempt} attempts); nothing in this job was signed: upload the files again.`,
+      );
       this.attempts.delete(key);
       this.observer?.jobFinished(record);
     } catch (again) {
@@ -182,7 +186,7 @@ export class SigningWorker implements JobWorker {
         record = await this.store.get(next.organization, next.id);
         if (!record) continue; // deleted while queued
         const started = performance.now();
-        await processJob(this.store, this.config(), record, controller.signal, DEFAULT_RESULT_FILE, this.signer, this.memory);
+        await processJob(sinkOf(this.store, record), this.config(), record, controller.signal, DEFAULT_RESULT_FILE, this.signer, this.memory);
         if (controller.signal.aborted) this.log.info({ job: record.id, organization: record.organization }, 'job processing stopped');
         else {
           this.attempts.delete(key);

@@ -7,13 +7,12 @@ import { access, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { constants } from 'node:fs';
 import { join } from 'node:path';
 import { mkdirPrivate, mkdirPrivateSync, moveToTrash, PRIVATE_FILE, readIfPresent, writeFileAtomic } from '../../fs-atomic.js';
-import { type JobStateStore, type PendingJob } from '../../ports.js';
+import type { JobFiles, JobStateStore, PendingJob } from '../../ports.js';
 import { IDEMPOTENCY_WINDOW_MS, type JobOverview, type JobRecord, type JobSummary } from '../../domain/job.js';
 import { DEFAULT_RESULT_FILE, UPLOADS_FOLDER } from '../../domain/job-folder.js';
 import type { SignatureEvent } from '../../../record/signature-record.js';
 import { FileSignatureRecord } from './record-file.js';
 import { createReadStream } from 'node:fs';
-import type { Readable } from 'node:stream';
 
 const JOB_FILE = 'job.json';
 
@@ -174,17 +173,15 @@ export class JobStore implements JobStateStore {
     return record && Date.now() - Date.parse(record.createdAt) <= IDEMPOTENCY_WINDOW_MS ? record : undefined;
   }
 
-  jobDir(organization: string, id: string): string {
+  private jobDir(organization: string, id: string): string {
     return join(this.jobsDir, organization, id);
   }
 
-  async openResult(record: JobRecord): Promise<Readable> {
-    return createReadStream(join(this.jobDir(record.organization, record.id), record.resultFile ?? DEFAULT_RESULT_FILE));
-  }
-
-  async readJobFile(record: JobRecord, name: string): Promise<Buffer | undefined> {
-    return readIfPresent(join(this.jobDir(record.organization, record.id), ...name.split('/')));
-  }
+  readonly files: JobFiles = {
+    folder: (organization, id) => this.jobDir(organization, id),
+    openResult: async (record) => createReadStream(join(this.jobDir(record.organization, record.id), record.resultFile ?? DEFAULT_RESULT_FILE)),
+    read: (record, name) => readIfPresent(join(this.jobDir(record.organization, record.id), ...name.split('/'))),
+  };
 
   /** The job of this organization, or undefined (also for another organization's job and malformed ids). */
   async get(organization: string, id: string): Promise<JobRecord | undefined> {

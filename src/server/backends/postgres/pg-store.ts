@@ -7,13 +7,12 @@
 // (`blobs`): then a node's data directory holds only the uploads it receives and the jobs it signs, meanwhile.
 import { randomUUID } from 'node:crypto';
 import { createReadStream, rmSync } from 'node:fs';
-import type { Readable } from 'node:stream';
 import { rename, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { FastifyBaseLogger } from 'fastify';
 import pg, { type Pool, type PoolClient } from 'pg';
 import { mkdirPrivate, mkdirPrivateSync, moveToTrash, readIfPresent } from '../../fs-atomic.js';
-import type { JobProgressSink, JobStateStore, LeasedJob, PendingJob, SharedJobQueue } from '../../ports.js';
+import type { JobFiles, JobProgressSink, JobStateStore, LeasedJob, PendingJob, SharedJobQueue } from '../../ports.js';
 import { IDEMPOTENCY_WINDOW_MS, type JobFile, type JobOverview, type JobRecord, type JobSummary } from '../../domain/job.js';
 import { DEFAULT_RESULT_FILE, UPLOADS_FOLDER } from '../../domain/job-folder.js';
 import { LeaseLost } from '../../domain/lease.js';
@@ -452,22 +451,24 @@ export class PgJobStore implements JobStateStore, SharedJobQueue {
     return rows;
   }
 
-  jobDir(organization: string, id: string): string {
+  private jobDir(organization: string, id: string): string {
     return join(this.jobsDir, organization, id);
   }
 
-  async readJobFile(record: JobRecord, name: string): Promise<Buffer | undefined> {
-    const blobs = this.options.blobs;
-    return blobs
-      ? blobs.get(blobs.key(record.organization, record.id, name))
-      : readIfPresent(join(this.jobDir(record.organization, record.id), ...name.split('/')));
-  }
-
-  async openResult(record: JobRecord): Promise<Readable> {
-    const name = record.resultFile ?? DEFAULT_RESULT_FILE;
-    const blobs = this.options.blobs;
-    return blobs ? blobs.open(blobs.key(record.organization, record.id, name)) : createReadStream(join(this.jobDir(record.organization, record.id), name));
-  }
+  readonly files: JobFiles = {
+    folder: (organization, id) => this.jobDir(organization, id),
+    read: async (record, name) => {
+      const blobs = this.options.blobs;
+      return blobs
+        ? blobs.get(blobs.key(record.organization, record.id, name))
+        : readIfPresent(join(this.jobDir(record.organization, record.id), ...name.split('/')));
+    },
+    openResult: async (record) => {
+      const name = record.resultFile ?? DEFAULT_RESULT_FILE;
+      const blobs = this.options.blobs;
+      return blobs ? blobs.open(blobs.key(record.organization, record.id, name)) : createReadStream(join(this.jobDir(record.organization, record.id), name));
+    },
+  };
 
   /**
    * Where `owner` signs a job it leased, and how its progress is written: through the lease, and with object
@@ -478,12 +479,17 @@ export class PgJobStore implements JobStateStore, SharedJobQueue {
    */
   async workOn(record: JobRecord, owner: string, signal?: AbortSignal): Promise<JobProgressSink & { done(): Promise<void> }> {
     const blobs = this.options.blobs;
-    if (!blobs) return { jobDir: (o, i) => this.jobDir(o, i), save: (r, signatures) => this.saveLeased(r, owner, signatures, signal), done: async () => {} };
+    if (!blobs)
+      return {
+        folder: this.jobDir(record.organization, record.id),
+        save: (r, signatures) => this.saveLeased(r, owner, signatures, signal),
+        done: async () => {},
+      };
     const scratch = join(this.options.dataDir, 'work', owner, record.organization, record.id);
     await rm(scratch, { recursive: true, force: true });
     await blobs.getFolder(blobs.key(record.organization, record.id, `${UPLOADS_FOLDER}/`), join(scratch, UPLOADS_FOLDER), signal);
     return {
-      jobDir: () => scratch,
+      folder: scratch,
       save: async (r, signatures) => {
         const resultKey = r.processingFinished && r.resultFile ? blobs.key(r.organization, r.id, r.resultFile) : undefined;
         // A stopped or failed upload leaves no object of its own behind (an S3-compatible server may keep a part).

@@ -184,16 +184,15 @@ function fileLog(record: JobRecord, file: ArchiveManifest['files'][number]): str
  * and the archive is kept in this node's folder for the job.
  */
 async function resultArchive(store: JobStateStore, record: JobRecord, manifest: ArchiveManifest): Promise<string> {
-  const dir = store.jobDir(record.organization, record.id);
+  const dir = store.files.folder(record.organization, record.id);
   const target = join(dir, ARCHIVE_RESULT);
   if (existsSync(target)) return target;
-  const resultBytes = await store.readJobFile(record, record.resultFile ?? DEFAULT_RESULT_FILE);
+  const resultBytes = await store.files.read(record, record.resultFile ?? DEFAULT_RESULT_FILE);
   if (!resultBytes) throw new HttpProblem(500, 'Result missing', `The result package of job ${record.id} is missing.`);
   const result = new Map((await readZip(resultBytes)).map((e) => [e.name, e.bytes]));
   const entries: ZipEntry[] = [];
   for (const f of manifest.files) {
-    const bytes =
-      (f.assembly ? result.get(f.name) : undefined) ?? (await store.readJobFile(record, `${f.assembly ? UPLOADS_FOLDER : ARCHIVE_FILES}/${f.name}`));
+    const bytes = (f.assembly ? result.get(f.name) : undefined) ?? (await store.files.read(record, `${f.assembly ? UPLOADS_FOLDER : ARCHIVE_FILES}/${f.name}`));
     if (!bytes) throw new HttpProblem(500, 'File missing', `The file ${f.name} of job ${record.id} is missing from its storage.`);
     entries.push({ name: f.name, source: { bytes } });
   }
@@ -318,7 +317,7 @@ export function registerArchiveRoutes(api: FastifyInstance, ctx: RouteContext): 
 
   api.get<{ Params: { id: string } }>('/archives/:id', { schema: archiveDownloadRoute }, async (request, reply) => {
     const record = await jobOf(ctx, request);
-    const manifestBytes = await ctx.store.readJobFile(record, ARCHIVE_MANIFEST);
+    const manifestBytes = await ctx.store.files.read(record, ARCHIVE_MANIFEST);
     if (!manifestBytes) {
       throw new HttpProblem(404, 'Not an archive job', `Job ${record.id} was uploaded as files, not as an archive; download it from /assemblies/${record.id}.`);
     }

@@ -15,7 +15,7 @@ export function registerResultRoutes(api: FastifyInstance, ctx: RouteContext): v
     // The package as it was written, when this process still has it; else from the store.
     const kept = memory?.package(r.organization, r.id, r.resultFile ?? DEFAULT_RESULT_FILE);
     if (kept) reply.header('content-length', kept.bytes);
-    const result = kept ? Readable.from(kept.chunks, { objectMode: false }) : await store.openResult(r);
+    const result = kept ? Readable.from(kept.chunks, { objectMode: false }) : await store.files.openResult(r);
     return reply.type('application/zip').header('content-disposition', `attachment; filename="${r.id}.zip"`).send(result);
   });
 
