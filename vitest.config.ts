@@ -6,7 +6,7 @@ import SummaryReporter from './test/helpers/summary-reporter.js';
  * The heavy leg, which `npm test` leaves out: the one-file executables, the Windows executable under Wine and the
  * NuGet packages (they fetch Node binaries and write about 1 GB), a consumer's install from the registry, the build
  * without the optional pkcs11js (a second full type-check), the corpora, 20 service processes started one after
- * the other on a PKCS#11 token (test/server/pkcs11-process.test.ts), Go's sumdb note and tlog checking the record's
+ * the other on a PKCS#11 token (test/server/jobs/pkcs11-process.test.ts), Go's sumdb note and tlog checking the record's
  * checkpoints and proofs (test/record/go-sumdb.test.ts), records larger than the heap verified in bounded memory (64 MB
  * in test/record/record-over-heap.test.ts, 600 MB in test/record/record-large.test.ts), 8 `sign` runs at once on one job
  * ledger (test/client/ledger-parallel-sign-eight.test.ts; 2 and 3 are in the service leg), and the fault injection of test/faults (a
@@ -21,8 +21,8 @@ export const HEAVY = [
   'test/package/consumer.test.ts',
   'test/package/without-pkcs11js.test.ts',
   'test/corpus/**',
-  'test/server/pkcs11-process.test.ts',
-  'test/server/pkcs11-key-wait.test.ts',
+  'test/server/jobs/pkcs11-process.test.ts',
+  'test/server/jobs/pkcs11-key-wait.test.ts',
   'test/faults/**',
   'test/record/go-sumdb.test.ts',
   'test/record/record-over-heap.test.ts',

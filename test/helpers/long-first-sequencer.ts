@@ -13,7 +13,7 @@ const SLOWEST = [
   'test/strongname/well-formed-differential-heavy.test.ts', // 327
   'test/package/consumer.test.ts', // 233
   'test/corpus/nuget-fix.test.ts', // 226
-  'test/server/pkcs11-process.test.ts', // 197
+  'test/server/jobs/pkcs11-process.test.ts', // 197
   'test/corpus/authenticode-corpus.test.ts', // 168
   'test/package/wine.test.ts', // 150
   'test/record/record-over-heap.test.ts', // 147
@@ -37,10 +37,10 @@ const SLOWEST = [
   'test/client/sign.test.ts', // 59
   'test/server/record-key-deployment.test.ts', // 42
   'test/secrets/leaks.test.ts', // 40
-  'test/server/signature-record.test.ts', // 35
+  'test/server/record/signature-record.test.ts', // 35
   'test/client/hostile-service.test.ts', // 34
-  'test/server/pkcs11.test.ts', // 30
-  'test/server/postgres-cluster.test.ts', // 25
+  'test/server/jobs/pkcs11.test.ts', // 30
+  'test/server/backends/postgres-cluster.test.ts', // 25
   'test/cli/readme-service.test.ts', // 17
   'test/server/previous-release.test.ts', // 12
 ];
