@@ -25,7 +25,7 @@ import { HttpProblem } from '../../problem.js';
 import { acceptance } from '../../jobs/key-rotation.js';
 import { SIGNING_LOG } from '../../../core/upload-names.js';
 import { ARCHIVE_FILES, ARCHIVE_MANIFEST, ARCHIVE_RESULT, DEFAULT_RESULT_FILE, UPLOADS_FOLDER } from '../../domain/job-folder.js';
-import { EXAMPLE_JOB_ID, jobCreatedExample, jobLinks, problemResponse } from '../schemas.js';
+import { EXAMPLE_JOB_ID, jobCreatedExample, jobLinks, problemResponse } from './shared-schemas.js';
 import { mkdirPrivate, PRIVATE_FILE } from '../../fs-atomic.js';
 
 interface ArchiveManifest {

@@ -5,7 +5,8 @@ import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import type { FastifyInstance } from 'fastify';
 import type { docsOAuth } from '../../identity/oidc.js';
-import * as S from '../schemas.js';
+import { uploadBody } from './jobs-routes.js';
+import { problemSchema } from './shared-schemas.js';
 import { archiveBody } from './archives-routes.js';
 
 /** The documentation's OAuth sign-in (docsOAuth), when an OpenID Connect issuer and a public client are configured. */
@@ -36,15 +37,15 @@ export async function registerDocs(app: FastifyInstance, apiPrefix: string, oaut
     // The upload body is read as a multipart stream, so fastify does not validate it; describe it for the docs only.
     transform: ({ schema, url, route }) => {
       const out = { ...(schema as object) } as Record<string, unknown>;
-      if (route.method === 'POST' && url === `${apiPrefix}/assemblies`) out.body = S.uploadBody;
+      if (route.method === 'POST' && url === `${apiPrefix}/assemblies`) out.body = uploadBody;
       if (route.method === 'POST' && url === `${apiPrefix}/archives`) out.body = archiveBody;
       if (url === `${apiPrefix}/openapi.json`) out.hide = true;
       return { schema: out, url };
     },
-    // Shared schemas (S.problemSchema) appear in components.schemas under their $id, the name generated clients use.
+    // Shared schemas (problemSchema) appear in components.schemas under their $id, the name generated clients use.
     refResolver: { buildLocalReference: (json, _baseUri, _fragment, i) => (typeof json.$id === 'string' ? json.$id : `def-${i}`) },
   });
-  app.addSchema(S.problemSchema);
+  app.addSchema(problemSchema);
   // validatorUrl null: the page must not call the public validator (no network beyond this service).
   // The page builds its document's address from its own, query included: /docs/?x would load /docs/?x/./json.
   // A query on the page itself (not on the OAuth redirect page, which needs its own) is dropped by a redirect.

@@ -7,14 +7,155 @@ import type { JobRecordProof, RecordLog } from '../../record/record-checkpoint.j
 import { discardBody, UPLOAD_ENVELOPE_BYTES } from '../body-guard.js';
 import { HttpProblem } from '../../problem.js';
 import { receiveUpload, tooLarge } from '../receive-upload.js';
-import * as S from '../schemas.js';
+import { FILE_STATES } from '../../../core/file-states.js';
+import { signatureRecordProof } from './record-routes.js';
+import { EXAMPLE_CREATED_AT, EXAMPLE_JOB_ID, jobCreatedExample, jobId, jobLinks, problems } from './shared-schemas.js';
 import { jobOf, linksOf, type RouteContext } from './context.js';
+
+const message = {
+  title: 'JobMessage',
+  type: 'object',
+  required: ['dateTime', 'messageType', 'message'],
+  properties: {
+    dateTime: { type: 'string', format: 'date-time' },
+    messageType: { title: 'MessageType', type: 'string', enum: ['Info', 'Warning', 'Error'] },
+    message: { type: 'string' },
+  },
+} as const;
+
+export const uploadBody = {
+  type: 'object',
+  description: 'One file part per assembly (files[0], files[1], …); the part filename is the path relative to the root directory with /.',
+  required: ['files[0]'],
+  properties: {
+    'files[0]': { type: 'string', format: 'binary' },
+    'files[1]': { type: 'string', format: 'binary' },
+    comment: { type: 'string', description: 'Optional comment shown with the job' },
+  },
+  // A multipart body shown as its parts: each file part carries the file's bytes under its relative path.
+  examples: [{ 'files[0]': 'Contoso.Addin.dll', 'files[1]': 'Addins/Contoso.Addin.Helpers.dll', comment: 'Release 1.4.0' }],
+} as const;
+
+const uploadRoute = {
+  operationId: 'uploadAssemblies',
+  tags: ['assemblies'],
+  summary: 'Upload delay-signed assemblies; signing is attempted for every file',
+  consumes: ['multipart/form-data'],
+  response: {
+    201: {
+      description: 'The job was created; poll its status',
+      title: 'JobCreated',
+      type: 'object',
+      required: ['id', 'links'],
+      properties: {
+        id: { type: 'string' },
+        comment: { type: ['string', 'null'] },
+        links: { title: 'JobLinks', ...jobLinks },
+      },
+      examples: [jobCreatedExample('assemblies')],
+    },
+    ...problems(400, 401, 403, 408, 409, 413),
+  },
+} as const;
+
+const listRoute = {
+  operationId: 'listJobs',
+  tags: ['assemblies'],
+  summary: "The organization's kept jobs",
+  description: "Without parameters every kept job, as the vendor's contract says; `offset` and `limit` page through them (an addition of this service).",
+  querystring: {
+    type: 'object',
+    additionalProperties: false,
+    properties: {
+      offset: { type: 'integer', minimum: 0, description: 'Jobs to skip, oldest first (default 0)' },
+      limit: { type: 'integer', minimum: 1, maximum: 10000, description: 'Most jobs to return (default all)' },
+    },
+  },
+  response: {
+    200: {
+      description: 'Jobs, oldest first',
+      type: 'array',
+      items: {
+        title: 'JobSummary',
+        type: 'object',
+        required: ['id', 'createdAt', 'processingFinished', 'fileCount'],
+        properties: {
+          id: { type: 'string' },
+          comment: { type: ['string', 'null'] },
+          createdAt: { type: 'string', format: 'date-time' },
+          processingFinished: { type: 'boolean' },
+          fileCount: { type: 'integer' },
+        },
+      },
+      examples: [[{ id: EXAMPLE_JOB_ID, comment: 'Release 1.4.0', createdAt: EXAMPLE_CREATED_AT, processingFinished: true, fileCount: 2 }]],
+    },
+    ...problems(401, 403),
+  },
+} as const;
+
+const statusRoute = {
+  operationId: 'getJobStatus',
+  tags: ['assemblies'],
+  summary: 'Status of one job',
+  params: jobId,
+  response: {
+    200: {
+      description: 'processingFinished stays false until every file has a final state (Signed or Error)',
+      title: 'JobStatus',
+      type: 'object',
+      required: ['id', 'createdAt', 'processingFinished', 'assemblies'],
+      properties: {
+        id: { type: 'string' },
+        comment: { type: ['string', 'null'] },
+        createdAt: { type: 'string', format: 'date-time' },
+        processingFinished: { type: 'boolean' },
+        signatureRecord: signatureRecordProof,
+        assemblies: {
+          type: 'array',
+          items: {
+            title: 'AssemblyStatus',
+            type: 'object',
+            required: ['fileName', 'fileProcessingState', 'messages'],
+            properties: {
+              fileName: { type: 'string' },
+              fileProcessingState: { title: 'FileProcessingState', type: 'string', enum: [...FILE_STATES] },
+              messages: { type: 'array', items: message },
+            },
+          },
+        },
+      },
+      examples: [
+        {
+          id: EXAMPLE_JOB_ID,
+          comment: 'Release 1.4.0',
+          createdAt: EXAMPLE_CREATED_AT,
+          processingFinished: true,
+          assemblies: [
+            {
+              fileName: 'Contoso.Addin.dll',
+              fileProcessingState: 'Signed',
+              messages: [
+                {
+                  dateTime: '2026-11-23T09:41:08.020Z',
+                  messageType: 'Info',
+                  message: 'Signed with option 12345 (Contoso.Addin 1.4.0.0, key token 0c3a5c8f71d2e9b4).',
+                },
+              ],
+            },
+            { fileName: 'Addins/Contoso.Addin.Helpers.dll', fileProcessingState: 'Signed', messages: [] },
+          ],
+        },
+      ],
+    },
+    ...problems(401, 403, 404),
+  },
+} as const;
 
 export function registerJobRoutes(api: FastifyInstance, ctx: RouteContext): void {
   const { config, now, store, worker, memory, recordLog, idleMs } = ctx;
   const links = (request: Parameters<typeof linksOf>[1], id: string) => linksOf(ctx, request, id);
 
-  api.post('/assemblies', { schema: S.uploadRoute }, async (request, reply) => {
+  api.post('/assemblies', { schema: uploadRoute }, async (request, reply) => {
     const org = request.principal!.organization;
     const limits = config();
     if (org.licenses.length === 0) throw new HttpProblem(403, 'Forbidden', `The organization ${org.id} holds no license option, so nothing can be signed.`);
@@ -67,11 +208,11 @@ export function registerJobRoutes(api: FastifyInstance, ctx: RouteContext): void
     }
   });
 
-  api.get<{ Querystring: { offset?: number; limit?: number } }>('/assemblies', { schema: S.listRoute }, async (request) =>
+  api.get<{ Querystring: { offset?: number; limit?: number } }>('/assemblies', { schema: listRoute }, async (request) =>
     store.list(request.principal!.organization.id, request.query),
   );
 
-  api.get<{ Params: { id: string } }>('/assemblies/:id/status', { schema: S.statusRoute }, async (request) => {
+  api.get<{ Params: { id: string } }>('/assemblies/:id/status', { schema: statusRoute }, async (request) => {
     const r = await jobOf(ctx, request);
     return {
       id: r.id,

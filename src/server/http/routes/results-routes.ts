@@ -3,12 +3,32 @@ import { Readable } from 'node:stream';
 import type { FastifyInstance } from 'fastify';
 import { DEFAULT_RESULT_FILE } from '../../domain/job-folder.js';
 import { HttpProblem } from '../../problem.js';
-import * as S from '../schemas.js';
+import { jobId, problems } from './shared-schemas.js';
 import { jobOf, type RouteContext } from './context.js';
+
+const downloadRoute = {
+  operationId: 'downloadJobResult',
+  tags: ['assemblies'],
+  summary: 'Download the result package (ZIP): every file at its path, signed where signing succeeded, plus signing-log.txt',
+  params: jobId,
+  produces: ['application/zip'],
+  response: {
+    200: { description: 'The result package', content: { 'application/zip': { schema: { type: 'string', format: 'binary' } } } },
+    ...problems(401, 403, 404, 409),
+  },
+} as const;
+
+const deleteRoute = {
+  operationId: 'deleteJob',
+  tags: ['assemblies'],
+  summary: 'Delete a job and everything stored for it',
+  params: jobId,
+  response: { 204: { description: 'Deleted', type: 'null' }, ...problems(401, 403, 404) },
+} as const;
 
 export function registerResultRoutes(api: FastifyInstance, ctx: RouteContext): void {
   const { store, worker, memory } = ctx;
-  api.get<{ Params: { id: string } }>('/assemblies/:id', { schema: S.downloadRoute }, async (request, reply) => {
+  api.get<{ Params: { id: string } }>('/assemblies/:id', { schema: downloadRoute }, async (request, reply) => {
     const r = await jobOf(ctx, request);
     if (!r.processingFinished)
       throw new HttpProblem(409, 'Not ready', `Job ${r.id} is still being processed; poll its status until processingFinished is true.`);
@@ -19,7 +39,7 @@ export function registerResultRoutes(api: FastifyInstance, ctx: RouteContext): v
     return reply.type('application/zip').header('content-disposition', `attachment; filename="${r.id}.zip"`).send(result);
   });
 
-  api.delete<{ Params: { id: string } }>('/assemblies/:id', { schema: S.deleteRoute }, async (request, reply) => {
+  api.delete<{ Params: { id: string } }>('/assemblies/:id', { schema: deleteRoute }, async (request, reply) => {
     const org = request.principal!.organization.id;
     // The worker lets go of the job first, so that it never writes into a folder that is being removed.
     await worker.cancel(org, request.params.id);
